@@ -1,0 +1,10 @@
+/* burrow-cli subcommands. Each lives in its own cmd-<name>.c and returns the exit status. */
+#pragma once
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*main) (int argc, char **argv);   /* argv[0] is the command name */
+} BwCliCommand;
+
+int bw_cli_inspect_main (int argc, char **argv);

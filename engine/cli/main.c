@@ -1,0 +1,46 @@
+/* burrow-cli: the engine, headless. */
+#include <glib.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "burrow-config.h"
+#include "commands.h"
+
+static const BwCliCommand commands[] = {
+  { "inspect", "Describe a checkpoint folder without loading it", bw_cli_inspect_main },
+};
+
+static void
+print_usage (FILE *out)
+{
+  fprintf (out, "Usage: burrow-cli COMMAND [OPTIONS...]\n\nCommands:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (out, "\nRun 'burrow-cli COMMAND --help' for a command's options.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+
+  if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+    {
+      print_usage (argc < 2 ? stderr : stdout);
+      return argc < 2 ? 2 : 0;
+    }
+  if (strcmp (argv[1], "--version") == 0)
+    {
+      printf ("burrow-cli %s\n", BURROW_VERSION);
+      return 0;
+    }
+
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (argv[1], commands[i].name) == 0)
+      return commands[i].main (argc - 1, argv + 1);
+
+  fprintf (stderr, "burrow-cli: unknown command '%s'\n", argv[1]);
+  print_usage (stderr);
+  return 2;
+}

@@ -1,0 +1,86 @@
+/* A checkpoint folder as publishers ship it: config.json, the safetensors index and every
+ * shard's header, turned into one validated table of tensors. No tensor data is read here. */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+#define BW_MAX_DIMS 8
+
+typedef enum {
+  BW_FAMILY_UNKNOWN = 0,
+  BW_FAMILY_KIMI_LINEAR,   /* model_type "kimi_linear" */
+  BW_FAMILY_KIMI_K3,       /* model_type "kimi_k3", text model under text_config */
+  BW_FAMILY_GLM_MOE_DSA,   /* model_type "glm_moe_dsa" */
+} BwFamily;
+
+typedef enum {
+  BW_ROLE_DENSE = 0,       /* resident: attention, norms, router, shared experts, embeddings */
+  BW_ROLE_EXPERT,          /* routed expert tensor, streamed from disk */
+  BW_ROLE_IGNORED,         /* vision tower, MTP layer: present and never loaded */
+} BwTensorRole;
+
+typedef struct {
+  char *path;              /* absolute path of the shard file */
+  char *file_name;         /* as named in the index */
+  guint64 file_size;
+  guint64 data_start;      /* 8 + header length: first byte of the data section */
+} BwShard;
+
+typedef struct {
+  char *name;              /* full name as stored, e.g. "language_model.model.layers.1..." */
+  BwDType dtype;
+  int n_dims;
+  int64_t shape[BW_MAX_DIMS];
+  int64_t n_elements;
+  int shard;               /* index into BwCheckpoint.shards */
+  guint64 offset;          /* absolute byte offset in the shard file */
+  guint64 nbytes;
+  BwTensorRole role;
+  int layer;               /* -1 when the tensor is not inside model.layers.N */
+  int expert;              /* routed expert id, or -1 */
+} BwTensorInfo;
+
+typedef struct {
+  char *dir;
+  BwFamily family;
+  JsonNode *config_root;   /* the whole config.json */
+  JsonObject *text_config; /* the text model's fields: text_config for K3, the root otherwise */
+  const char *tensor_prefix; /* "language_model." for K3, "" otherwise */
+  BwShard *shards;
+  int n_shards;
+  BwTensorInfo *tensors;   /* sorted by (shard, offset) */
+  int n_tensors;
+  GHashTable *by_name;     /* name -> BwTensorInfo* (borrowed) */
+} BwCheckpoint;
+
+#define BW_CHECKPOINT_ERROR (bw_checkpoint_error_quark ())
+GQuark bw_checkpoint_error_quark (void);
+
+typedef enum {
+  BW_CHECKPOINT_ERROR_IO,
+  BW_CHECKPOINT_ERROR_FORMAT,   /* malformed file: JSON, header, offsets */
+  BW_CHECKPOINT_ERROR_CONFIG,   /* config.json value missing or out of range */
+  BW_CHECKPOINT_ERROR_UNSUPPORTED,
+} BwCheckpointError;
+
+/* Opens and validates a checkpoint folder. Every failure is a GError naming the file. */
+BwCheckpoint *bw_checkpoint_open (const char *dir, GError **error);
+void bw_checkpoint_free (BwCheckpoint *ckpt);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwCheckpoint, bw_checkpoint_free)
+
+/* Looks a tensor up by its full stored name; NULL when absent. */
+const BwTensorInfo *bw_checkpoint_find (const BwCheckpoint *ckpt, const char *name);
+/* Same, with the family's prefix prepended ("model.norm.weight" finds
+ * "language_model.model.norm.weight" in K3). printf-style. */
+const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *fmt, ...)
+  G_GNUC_PRINTF (2, 3);
+
+/* Reads a tensor's bytes into dst (nbytes long). Errors name shard and tensor. */
+gboolean bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
+                             GError **error);
+
+const char *bw_family_name (BwFamily f);

@@ -1,0 +1,47 @@
+/* A weight matrix in any supported storage format, and the matrix-vector / matrix-matrix
+ * products every family uses. Activations and accumulation are f32. The weights are used
+ * as stored: the kernels dequantise on the fly, exactly. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "core/threadpool.h"
+
+typedef enum {
+  BW_FMT_F32 = 0,
+  BW_FMT_BF16,
+  BW_FMT_F16,
+  BW_FMT_FP8_E4M3_B128, /* e4m3 bytes [rows][cols] + f32 scales [ceil(r/128)][ceil(c/128)] */
+  BW_FMT_MXFP4,         /* E2M1 nibbles [rows][cols/2], low first + E8M0 [rows][cols/32] */
+  BW_FMT_Q8,            /* int8 [rows][cols] + f32 scale per row or per group */
+  BW_FMT_Q4,            /* value+8 nibbles, low = even col, [rows][ceil(cols/2)] + f32 scales */
+  BW_FMT_Q2,            /* value+2 in 2-bit fields, lowest first, [rows][ceil(cols/4)] + scales */
+  BW_FMT_COUNT
+} BwFormat;
+
+typedef struct {
+  BwFormat fmt;
+  int64_t rows;         /* output size */
+  int64_t cols;         /* input size */
+  const void *data;     /* element codes, rows x row_bytes */
+  const void *scales;   /* format-specific; NULL for F32/BF16/F16 */
+  int group;            /* Q8/Q4/Q2: columns per scale; 0 = one scale per row */
+} BwMatrix;
+
+/* Bytes of `data` for one row, and of the whole matrix (data + scales). */
+gsize bw_matrix_row_bytes (BwFormat fmt, int64_t cols);
+gsize bw_matrix_bytes (const BwMatrix *m);
+
+/* y[r] = sum_c W[r][c] * x[c], r in [0, rows). */
+void bw_matvec (const BwMatrix *w, const float *x, float *y, BwPool *pool);
+
+/* Y[t][r] = sum_c W[r][c] * X[t][c] for n tokens; X is [n][cols], Y is [n][rows]. */
+void bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool);
+
+/* Same as bw_matvec on rows [r0, r1) only, on the calling thread (for callers that split
+ * work themselves, e.g. several experts at once). */
+void bw_matvec_rows (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1);
+
+/* Dequantises row r into out[cols] (reference path, tests, embeddings lookup). */
+void bw_matrix_dequant_row (const BwMatrix *w, int64_t r, float *out);

@@ -1,0 +1,89 @@
+/* The expert store: where every family gets its routed experts' weights.
+ *
+ * Contract. A family asks for all experts one MoE layer needs for the current token (or
+ * prefill batch) with bw_expert_store_request(); the store starts whatever reads are missing
+ * and returns at once. bw_expert_batch_wait() blocks until expert i's bytes are in memory and
+ * returns its matrices; they stay valid and unmoved until bw_expert_batch_release(), after
+ * which the store may evict or reuse the buffer. One batch per layer is in flight at a time
+ * from the decode thread; prefetch may run ahead for the next layer. */
+#pragma once
+
+#include <glib.h>
+
+#include "core/checkpoint.h"
+#include "kernels/matrix.h"
+
+typedef struct BwExpertStore BwExpertStore;
+
+typedef struct {
+  BwMatrix gate;   /* w1 / gate_proj: [inter, in] */
+  BwMatrix up;     /* w3 / up_proj:   [inter, in] */
+  BwMatrix down;   /* w2 / down_proj: [in, inter] */
+} BwExpertWeights;
+
+#define BW_MAX_BATCH_EXPERTS 1024
+
+typedef struct {
+  BwExpertStore *store;
+  int layer;
+  int n;
+  int experts[BW_MAX_BATCH_EXPERTS];
+  void *slots[BW_MAX_BATCH_EXPERTS];   /* store-private */
+} BwExpertBatch;
+
+typedef enum {
+  BW_IO_AUTO = 0,
+  BW_IO_URING,
+  BW_IO_PREAD,
+} BwIoBackend;
+
+typedef struct {
+  guint64 ram_budget;     /* bytes for cached experts; 0 = derive from MemAvailable */
+  BwIoBackend io;
+  gboolean direct_io;     /* O_DIRECT, falling back to buffered where refused */
+  gboolean pinning;       /* learned pins from the usage history */
+  gboolean prefetch;      /* router lookahead */
+  int io_threads;         /* pread fallback pool size; 0 = default */
+  const char *history_dir;/* usage history location; NULL = user cache dir */
+} BwStoreOptions;
+
+typedef struct {
+  guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
+  guint64 bytes_read;
+  guint64 io_wait_ns;     /* time the decode thread spent blocked in bw_expert_batch_wait */
+  guint64 n_pinned, n_cached, n_on_disk;
+  guint64 bytes_pinned, bytes_cached, bytes_on_disk;
+  const char *backend;    /* "io_uring", "pread", "pread+O_DIRECT", ... (static string) */
+} BwStoreStats;
+
+/* Describes where one expert's three matrices live in the checkpoint. Filled by the family
+ * (it knows the tensor names and formats), handed to the store at creation. */
+typedef struct {
+  BwFormat fmt;
+  int64_t rows, cols;
+  int group;
+  const BwTensorInfo *data;    /* element codes */
+  const BwTensorInfo *scales;  /* NULL when the format has none */
+} BwExpertTensor;
+
+typedef struct {
+  BwExpertTensor gate, up, down;
+} BwExpertLayout;
+
+/* layouts[layer * n_experts + e]; layers that have no routed experts have n_experts_of
+ * zero there and are never requested. */
+BwExpertStore *bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
+                                    const BwExpertLayout *layouts, const BwStoreOptions *opts,
+                                    GError **error);
+void bw_expert_store_free (BwExpertStore *store);
+
+gboolean bw_expert_store_request (BwExpertStore *store, int layer, const int *experts, int n,
+                                  BwExpertBatch *batch, GError **error);
+const BwExpertWeights *bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error);
+void bw_expert_batch_release (BwExpertBatch *batch);
+
+/* Hint: these experts of this layer will probably be requested soon. Never blocks. */
+void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *experts, int n);
+
+/* Cheap; safe to call from another thread while decoding. */
+void bw_expert_store_stats (BwExpertStore *store, BwStoreStats *out);
