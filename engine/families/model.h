@@ -1,0 +1,103 @@
+/* The model runtime: loads a checkpoint folder through its family, owns the resident
+ * weights, the expert store and the thread pool, and runs forward passes that append tokens
+ * to a BwState (the per-conversation caches). Every family plugs in through family.h. */
+#pragma once
+
+#include <gio/gio.h>
+#include <stdint.h>
+
+#include "core/checkpoint.h"
+#include "core/threadpool.h"
+#include "stream/expert-store.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  int threads;            /* compute threads; <= 0 picks the number of online CPUs */
+  int dense_bits;         /* 0 = as stored; 8 or 4 = requantise dense matrices at load */
+  int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
+  int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
+  BwStoreOptions store;   /* routed-expert streaming */
+} BwModelOptions;
+
+/* Defaults: all threads, weights as stored, max_batch 64, store options zeroed (auto). */
+void bw_model_options_init (BwModelOptions *opts);
+
+/* Load progress: fraction in [0, 1] and a short phase text ("Reading weights", ...).
+ * Called on the loading thread. */
+typedef void (*BwModelProgress) (double fraction, const char *phase, gpointer user_data);
+
+typedef struct BwModel BwModel;
+typedef struct BwState BwState;
+
+/* Where a forward pass spends its time. */
+typedef enum {
+  BW_PHASE_ATTENTION = 0,   /* norms + MLA / KDA / DSA, including the state update */
+  BW_PHASE_EXPERT_WAIT,     /* blocked on the expert store (bw_expert_batch_wait) */
+  BW_PHASE_EXPERT_MATMUL,   /* routed + shared expert and dense-MLP products */
+  BW_PHASE_OTHER,           /* embeddings, routing, residual mixing */
+  BW_PHASE_LM_HEAD,         /* final norm + output projection */
+  BW_PHASE_COUNT
+} BwPhase;
+
+typedef struct {
+  guint64 calls;            /* bw_model_forward calls */
+  guint64 tokens;           /* tokens appended in total */
+  guint64 decode_tokens;    /* of which in calls with n == 1 */
+  guint64 ns[BW_PHASE_COUNT];
+  guint64 total_ns;         /* wall time inside bw_model_forward */
+} BwModelStats;
+
+BwModel *bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress progress,
+                        gpointer progress_data, GCancellable *cancellable, GError **error);
+void bw_model_free (BwModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModel, bw_model_free)
+
+BwFamily bw_model_family (const BwModel *model);
+int bw_model_vocab_size (const BwModel *model);
+int bw_model_n_layers (const BwModel *model);
+int bw_model_hidden_size (const BwModel *model);
+/* Stop ids from config.json (eos_token_id, a number or a list); n_out gets the count. */
+const int *bw_model_eos_ids (const BwModel *model, int *n_out);
+const BwCheckpoint *bw_model_checkpoint (const BwModel *model);
+/* NULL for a model without routed experts. */
+BwExpertStore *bw_model_expert_store (const BwModel *model);
+BwPool *bw_model_pool (const BwModel *model);
+/* Identifies the weights and the options that change the numbers (dense/expert bits). */
+guint64 bw_model_config_hash (const BwModel *model);
+/* Resident bytes held by the model (dense weights + scratch), not counting the store. */
+guint64 bw_model_resident_bytes (const BwModel *model);
+
+/* Cumulative since load or the last reset; cheap, call between forwards. */
+void bw_model_stats (const BwModel *model, BwModelStats *out);
+void bw_model_stats_reset (BwModel *model);
+
+/* A conversation's caches (MLA latents, KDA recurrent and conv state, indexer keys). The
+ * per-position part grows as tokens are appended; growth happens once per forward call,
+ * never inside a layer. A state belongs to the model that made it and outlives no model. */
+BwState *bw_state_new (BwModel *model);
+void bw_state_free (BwState *state);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwState, bw_state_free)
+void bw_state_reset (BwState *state);      /* back to position 0, keeps its memory */
+int bw_state_position (const BwState *state);  /* tokens appended so far */
+/* Bytes the state holds now (fixed part + cached positions). */
+guint64 bw_state_bytes (const BwState *state);
+
+/* Appends ids[0..n) at positions position()..position()+n-1. n > 1 is a prefill (processed
+ * in chunks of max_batch with matrix-matrix kernels), n == 1 a decode step; both give the
+ * same numbers. logits receives vocab_size floats for the last position, or n * vocab_size
+ * (row per position) when all_logits is TRUE; NULL skips the LM head. Cancellation is
+ * checked between layers. On error or cancellation the state is unusable (KDA recurrences
+ * were partly advanced): further forwards fail until bw_state_reset or a reload. */
+gboolean bw_model_forward (BwModel *model, BwState *state, const int32_t *ids, int n,
+                           float *logits, gboolean all_logits, GCancellable *cancellable,
+                           GError **error);
+
+/* State persistence. The stream starts with a header naming the family, the config hash and
+ * the position; loading into a model whose hash differs is an error. */
+gboolean bw_state_save_to (const BwState *state, GOutputStream *out, GCancellable *cancellable,
+                           GError **error);
+BwState *bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable,
+                             GError **error);
+
+G_END_DECLS
