@@ -87,3 +87,30 @@ void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *exper
 
 /* Cheap; safe to call from another thread while decoding. */
 void bw_expert_store_stats (BwExpertStore *store, BwStoreStats *out);
+
+/* ---- Extensions (source-compatible additions to the contract above) ---- */
+
+#define BW_STORE_ERROR (bw_store_error_quark ())
+GQuark bw_store_error_quark (void);
+
+typedef enum {
+  BW_STORE_ERROR_IO,        /* a read failed or came back short; names file and tensor */
+  BW_STORE_ERROR_BUDGET,    /* the batch does not fit in the RAM budget */
+  BW_STORE_ERROR_NOMEM,
+  BW_STORE_ERROR_INVALID,   /* bad layer / expert / count */
+} BwStoreError;
+
+typedef struct {
+  guint64 hits, misses, prefetch_hits;
+  guint64 n_resident, bytes_resident;
+} BwStoreLayerStats;
+
+/* One layer's counters; cheap, any thread. */
+void bw_expert_store_layer_stats (BwExpertStore *store, int layer, BwStoreLayerStats *out);
+
+/* How many experts of this layer one batch can hold under the budget (pins and buffers of
+ * unreleased batches excluded). A prefill union larger than this is requested in chunks. */
+int bw_expert_store_batch_limit (BwExpertStore *store, int layer);
+
+/* The RAM budget in effect (the option, or the default derived from MemAvailable). */
+guint64 bw_expert_store_budget (BwExpertStore *store);

@@ -1,0 +1,90 @@
+/* Victim-layer choice, pin selection and the default RAM budget. */
+#include "stream/cache-policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+bw_policy_victim_layer (const BwLayerCacheState *layers, int n_layers, int current)
+{
+  int best = -1;
+  gint64 best_excess = 0;
+
+  for (int l = 0; l < n_layers; l++)
+    {
+      const BwLayerCacheState *s = &layers[l];
+      gint64 excess = (gint64) s->bytes - (gint64) s->quota;
+      gboolean better;
+
+      if (!s->evictable)
+        continue;
+      if (best < 0 || excess > best_excess)
+        better = TRUE;
+      else if (excess < best_excess || best == current)
+        better = FALSE;
+      else
+        better = l == current || s->last_use > layers[best].last_use;
+      if (better)
+        {
+          best = l;
+          best_excess = excess;
+        }
+    }
+  return best;
+}
+
+typedef struct {
+  guint32 count;
+  int index;
+} CountEntry;
+
+static int
+compare_count_desc (const void *a, const void *b)
+{
+  const CountEntry *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->index - y->index;
+}
+
+int
+bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, guint64 max_bytes,
+                       guint32 min_count, gboolean *pin, guint64 *pinned_bytes)
+{
+  CountEntry *entries = g_new (CountEntry, MAX (n, 1));
+  int m = 0, pinned = 0;
+  guint64 sum = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      pin[i] = FALSE;
+      if (bytes[i] > 0 && counts[i] >= MAX (min_count, 1))
+        entries[m++] = (CountEntry) { counts[i], i };
+    }
+  qsort (entries, (size_t) m, sizeof *entries, compare_count_desc);
+  for (int j = 0; j < m; j++)
+    {
+      guint64 b = bytes[entries[j].index];
+      if (sum + b > max_bytes)
+        continue;   /* a smaller expert further down may still fit */
+      sum += b;
+      pin[entries[j].index] = TRUE;
+      pinned++;
+    }
+  g_free (entries);
+  if (pinned_bytes != NULL)
+    *pinned_bytes = sum;
+  return pinned;
+}
+
+guint64
+bw_policy_default_budget (const char *meminfo, double fraction)
+{
+  const char *p = meminfo != NULL ? strstr (meminfo, "MemAvailable:") : NULL;
+  guint64 kb;
+
+  if (p == NULL)
+    return 0;
+  kb = g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10);
+  return (guint64) ((double) kb * 1024.0 * fraction);
+}
