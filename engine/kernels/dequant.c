@@ -1,0 +1,86 @@
+/* Reference decoding of any BwMatrix row segment: the definition every kernel matches. */
+#include "kernels/kernel-table.h"
+#include "quant/bf16.h"
+#include "quant/f16.h"
+#include "quant/fp8.h"
+#include "quant/intq.h"
+#include "quant/mxfp4.h"
+
+static int
+format_bits (BwFormat fmt)
+{
+  return fmt == BW_FMT_Q8 ? 8 : fmt == BW_FMT_Q4 ? 4 : 2;
+}
+
+static void
+decode_intq (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
+{
+  int bits = format_bits (w->fmt);
+  const uint8_t *row = (const uint8_t *) w->data + r * bw_intq_row_bytes (bits, w->cols);
+  int64_t ns = bw_intq_row_scales (w->cols, w->group);
+  const float *sc = (const float *) w->scales + r * ns;
+
+  for (int64_t i = 0; i < len; i++)
+    {
+      int64_t c = c0 + i;
+      float s = w->group > 0 ? sc[c / w->group] : sc[0];
+      out[i] = (float) bw_intq_get (bits, row, c) * s;
+    }
+}
+
+void
+bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
+{
+  switch (w->fmt)
+    {
+    case BW_FMT_F32:
+      {
+        const float *row = (const float *) w->data + r * w->cols;
+        for (int64_t i = 0; i < len; i++)
+          out[i] = row[c0 + i];
+        break;
+      }
+    case BW_FMT_BF16:
+      {
+        const uint16_t *row = (const uint16_t *) w->data + r * w->cols;
+        for (int64_t i = 0; i < len; i++)
+          out[i] = bw_bf16_to_f32 (row[c0 + i]);
+        break;
+      }
+    case BW_FMT_F16:
+      {
+        const uint16_t *row = (const uint16_t *) w->data + r * w->cols;
+        for (int64_t i = 0; i < len; i++)
+          out[i] = bw_f16_to_f32 (row[c0 + i]);
+        break;
+      }
+    case BW_FMT_FP8_E4M3_B128:
+      {
+        const uint8_t *row = (const uint8_t *) w->data + r * w->cols;
+        const float *sc = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
+        for (int64_t i = 0; i < len; i++)
+          out[i] = bw_e4m3_to_f32 (row[c0 + i]) * sc[(c0 + i) / BW_FP8_BLOCK];
+        break;
+      }
+    case BW_FMT_MXFP4:
+      {
+        const uint8_t *row = (const uint8_t *) w->data + r * bw_mxfp4_row_bytes (w->cols);
+        const uint8_t *sc = (const uint8_t *) w->scales + r * bw_mxfp4_row_scales (w->cols);
+        for (int64_t i = 0; i < len; i++)
+          {
+            int64_t c = c0 + i;
+            uint8_t nib = (uint8_t) ((row[c >> 1] >> ((c & 1) * 4)) & 0xFu);
+            out[i] = bw_e2m1_to_f32 (nib) * bw_e8m0_to_f32 (sc[c / BW_MXFP4_GROUP]);
+          }
+        break;
+      }
+    case BW_FMT_Q8:
+    case BW_FMT_Q4:
+    case BW_FMT_Q2:
+      decode_intq (w, r, c0, len, out);
+      break;
+    case BW_FMT_COUNT:
+    default:
+      g_assert_not_reached ();
+    }
+}

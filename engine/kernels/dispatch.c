@@ -1,0 +1,86 @@
+/* Kernel selection from CPU features. */
+#include "kernels/dispatch.h"
+
+static const BwKernelTable *const tables[BW_ISA_COUNT] = {
+  [BW_ISA_SCALAR] = &bw_kernels_scalar,
+  [BW_ISA_AVX2] = &bw_kernels_avx2,
+  [BW_ISA_AVX512] = &bw_kernels_avx512,
+};
+
+static int active_isa; /* BwIsa; 0 until first use */
+
+const char *
+bw_isa_name (BwIsa isa)
+{
+  switch (isa)
+    {
+    case BW_ISA_AUTO: return "auto";
+    case BW_ISA_SCALAR: return "scalar";
+    case BW_ISA_AVX2: return "avx2";
+    case BW_ISA_AVX512: return "avx512";
+    case BW_ISA_COUNT:
+    default: return "?";
+    }
+}
+
+gboolean
+bw_isa_supported (BwIsa isa)
+{
+  switch (isa)
+    {
+    case BW_ISA_AUTO:
+    case BW_ISA_SCALAR:
+      return TRUE;
+#if defined(__x86_64__) || defined(__i386__)
+    case BW_ISA_AVX2:
+      return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+             && __builtin_cpu_supports ("f16c");
+    case BW_ISA_AVX512:
+      return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
+             && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("f16c")
+             && __builtin_cpu_supports ("fma");
+#endif
+    case BW_ISA_COUNT:
+    default:
+      return FALSE;
+    }
+}
+
+static BwIsa
+best_isa (void)
+{
+  for (int isa = BW_ISA_COUNT - 1; isa > BW_ISA_SCALAR; isa--)
+    if (bw_isa_supported ((BwIsa) isa))
+      return (BwIsa) isa;
+  return BW_ISA_SCALAR;
+}
+
+gboolean
+bw_kernels_force_isa (BwIsa isa)
+{
+  if (isa < 0 || isa >= BW_ISA_COUNT || !bw_isa_supported (isa))
+    return FALSE;
+  g_atomic_int_set (&active_isa, isa == BW_ISA_AUTO ? best_isa () : isa);
+  return TRUE;
+}
+
+BwIsa
+bw_kernels_isa (void)
+{
+  int isa = g_atomic_int_get (&active_isa);
+
+  if (G_UNLIKELY (isa == BW_ISA_AUTO))
+    {
+      isa = best_isa ();
+      g_atomic_int_set (&active_isa, isa);
+    }
+  return (BwIsa) isa;
+}
+
+BwRowsKernel
+bw_kernels_get (BwFormat fmt)
+{
+  BwRowsKernel k = tables[bw_kernels_isa ()]->rows[fmt];
+
+  return k ? k : bw_kernels_scalar.rows[fmt];
+}

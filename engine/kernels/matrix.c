@@ -1,0 +1,111 @@
+/* BwMatrix sizes and the threaded front ends of the kernels. */
+#include "kernels/dispatch.h"
+#include "quant/fp8.h"
+#include "quant/intq.h"
+#include "quant/mxfp4.h"
+
+/* Rows per work item are a multiple of this (keeps output writes apart per cache line). */
+#define ROW_ALIGN 16
+/* Work items per thread: a few, so a thread slowed by another process is absorbed. */
+#define ITEMS_PER_THREAD 4
+/* Below this many weight bytes a matrix is done on the calling thread. */
+#define MIN_PARALLEL_BYTES (64 * 1024)
+
+gsize
+bw_matrix_row_bytes (BwFormat fmt, int64_t cols)
+{
+  switch (fmt)
+    {
+    case BW_FMT_F32: return (gsize) cols * 4;
+    case BW_FMT_BF16:
+    case BW_FMT_F16: return (gsize) cols * 2;
+    case BW_FMT_FP8_E4M3_B128: return (gsize) cols;
+    case BW_FMT_MXFP4: return (gsize) bw_mxfp4_row_bytes (cols);
+    case BW_FMT_Q8: return (gsize) bw_intq_row_bytes (8, cols);
+    case BW_FMT_Q4: return (gsize) bw_intq_row_bytes (4, cols);
+    case BW_FMT_Q2: return (gsize) bw_intq_row_bytes (2, cols);
+    case BW_FMT_COUNT:
+    default: return 0;
+    }
+}
+
+gsize
+bw_matrix_bytes (const BwMatrix *m)
+{
+  gsize data = (gsize) m->rows * bw_matrix_row_bytes (m->fmt, m->cols);
+
+  switch (m->fmt)
+    {
+    case BW_FMT_FP8_E4M3_B128:
+      return data + (gsize) (bw_fp8_blocks (m->rows) * bw_fp8_blocks (m->cols)) * 4;
+    case BW_FMT_MXFP4:
+      return data + (gsize) (m->rows * bw_mxfp4_row_scales (m->cols));
+    case BW_FMT_Q8:
+    case BW_FMT_Q4:
+    case BW_FMT_Q2:
+      return data + (gsize) (m->rows * bw_intq_row_scales (m->cols, m->group)) * 4;
+    default:
+      return data;
+    }
+}
+
+void
+bw_matrix_dequant_row (const BwMatrix *w, int64_t r, float *out)
+{
+  bw_decode_segment (w, r, 0, w->cols, out);
+}
+
+void
+bw_matvec_rows (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
+{
+  if (r1 > r0)
+    bw_kernels_get (w->fmt) (w, x, 1, y, w->rows, r0, r1);
+}
+
+typedef struct {
+  const BwMatrix *w;
+  const float *x;
+  float *y;
+  int n;
+  int64_t chunk;
+  BwRowsKernel kernel;
+} RowsJob;
+
+static void
+rows_job_run (void *ctx, int index, int thread_id)
+{
+  const RowsJob *job = ctx;
+  int64_t r0 = (int64_t) index * job->chunk;
+  int64_t r1 = MIN (job->w->rows, r0 + job->chunk);
+
+  if (r1 > r0)
+    job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
+}
+
+void
+bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
+{
+  BwRowsKernel kernel = bw_kernels_get (w->fmt);
+  int threads = bw_pool_size (pool);
+  gsize bytes = bw_matrix_bytes (w);
+
+  if (n <= 0 || w->rows <= 0)
+    return;
+  if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
+    {
+      kernel (w, x, n, y, w->rows, 0, w->rows);
+      return;
+    }
+
+  int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
+  int64_t chunk = (w->rows + items - 1) / items;
+  chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
+  RowsJob job = { w, x, y, n, chunk, kernel };
+  bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
+}
+
+void
+bw_matvec (const BwMatrix *w, const float *x, float *y, BwPool *pool)
+{
+  bw_matmul (w, x, 1, y, pool);
+}
