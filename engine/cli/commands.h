@@ -8,3 +8,4 @@ typedef struct {
 } BwCliCommand;
 
 int bw_cli_inspect_main (int argc, char **argv);
+int bw_cli_run_main (int argc, char **argv);

@@ -45,6 +45,7 @@ struct BwModel {
   BwModelStats stats;
   BwModelProgress progress;
   gpointer progress_data;
+  GPtrArray *allocations;       /* what bw_model_alloc handed out */
 };
 
 struct BwState {
@@ -56,8 +57,16 @@ struct BwState {
   float **cache;                /* [n_layers], capacity * per_pos floats, or NULL */
 };
 
-/* The registered families; NULL when the family has no implementation. */
+/* Makes room for positions cached positions (amortised doubling); called once per forward
+ * call, before any layer runs. */
+gboolean bw_state_reserve (BwState *state, int positions, GError **error);
+
+/* The registered families (one ops table per family file, listed in family-table.c);
+ * NULL when the family has no implementation. */
 const BwFamilyOps *bw_family_ops (BwFamily family);
+extern const BwFamilyOps bw_kimi_linear_ops;
+extern const BwFamilyOps bw_kimi_k3_ops;
+extern const BwFamilyOps bw_glm52_ops;
 
 static inline float *
 bw_state_fixed (BwState *state, int layer)
@@ -103,6 +112,13 @@ gboolean bw_model_create_store (BwModel *model, int n_experts, const BwExpertLay
  * dense_bits when that option is set. Freed with the model. */
 gboolean bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
                                GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* Same, never requantised (router weights, embeddings, anything routing or precision
+ * hangs on). */
+gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                                     GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* Requantises a freshly bound dense matrix to opts.dense_bits (no-op at 0); name for errors. */
+gboolean bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name,
+                                    GError **error);
 /* Reads a vector of n elements (any float dtype) as f32 into model-owned memory. Accepts any
  * tensor shape whose element count is >= n when allow_longer (K3's padded A_log). */
 gboolean bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_longer,

@@ -1,0 +1,291 @@
+#include "blocks/mla.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "blocks/activation.h"
+#include "blocks/norm.h"
+#include "blocks/scratch.h"
+
+/* Cached positions reconstructed per step of the prefill path. */
+#define KV_TILE 32
+
+#define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
+
+gsize
+bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads)
+{
+  gsize H = m->n_heads, dq = m->nope + m->rope, R = m->kv_rank, hw = H * (m->nope + m->v_dim);
+  gsize project = F (n * H * dq) + F (n * m->q_rank) + F (n * (R + m->rope));
+  gsize absorbed = 2 * F (n * H * R) + F ((gsize) MAX (n_threads, 1) * R) + F (n * hw);
+  gsize dense = F (KV_TILE * R) + F (KV_TILE * hw) + F (n * H * (m->v_dim + 2));
+  gsize tail = 2 * F (n * H * m->v_dim);
+  return project + MAX (absorbed, dense) + tail;
+}
+
+void
+bw_mla_project (const BwMla *m, const float *x, int n, int64_t pos0, float *cache, int stride,
+                void *scratch, BwMlaWork *work, BwPool *pool)
+{
+  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank;
+  char *cur = scratch;
+  work->q = bw_scratch_take (&cur, (gsize) n * H * dq * sizeof (float));
+  work->c_q = m->q_rank ? bw_scratch_take (&cur, (gsize) n * m->q_rank * sizeof (float)) : NULL;
+  float *a = bw_scratch_take (&cur, (gsize) n * (R + dr) * sizeof (float));
+  work->cursor = cur;
+
+  if (m->q_rank)
+    {
+      bw_matmul (&m->q_a, x, n, work->c_q, pool);
+      bw_rmsnorm_rows (work->c_q, work->c_q, m->q_a_norm, n, m->q_rank, m->latent_eps);
+      bw_matmul (&m->q_b, work->c_q, n, work->q, pool);
+    }
+  else
+    bw_matmul (&m->q_proj, x, n, work->q, pool);
+  bw_matmul (&m->kv_a, x, n, a, pool);
+
+  for (int i = 0; i < n; i++)
+    {
+      float *row = cache + (pos0 + i) * stride;
+      const float *ai = a + (gsize) i * (R + dr);
+      bw_rmsnorm (row, ai, m->kv_a_norm, R, m->latent_eps);
+      memcpy (row + R, ai + R, dr * sizeof (float));
+      if (m->rope_hook.apply)
+        {
+          m->rope_hook.apply (m->rope_hook.ctx, row + R, dr, pos0 + i);
+          for (int h = 0; h < H; h++)
+            m->rope_hook.apply (m->rope_hook.ctx, work->q + ((gsize) i * H + h) * dq + dn, dr,
+                                pos0 + i);
+        }
+    }
+}
+
+static inline float
+dot (const float *a, const float *b, int n)
+{
+  float s = 0.0f;
+  for (int i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+static inline void
+axpy (float *y, const float *x, float a, int n)
+{
+  for (int i = 0; i < n; i++)
+    y[i] += a * x[i];
+}
+
+/* Running softmax state: max, sum of exponentials, weighted accumulator. */
+static inline void
+online_add (float *mx, float *l, float *acc, const float *v, int n, float s)
+{
+  if (s > *mx)
+    {
+      float f = expf (*mx - s);
+      for (int i = 0; i < n; i++)
+        acc[i] *= f;
+      *l *= f;
+      *mx = s;
+    }
+  float p = expf (s - *mx);
+  *l += p;
+  axpy (acc, v, p, n);
+}
+
+/* First index in the ascending list at or after t. */
+static int
+lower_bound (const int32_t *list, int n, int64_t t)
+{
+  int lo = 0, hi = n;
+  while (lo < hi)
+    {
+      int mid = (lo + hi) / 2;
+      if (list[mid] < t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+typedef struct {
+  const BwMla *m;
+  const BwMlaWork *w;
+  int n;
+  int64_t pos0;
+  const float *cache;
+  int stride;
+  const BwKeySelect *sel;
+  float *qt, *chat, *rowbuf, *ybuf;   /* absorbed */
+  float *kvt, *st;                    /* reconstruct */
+  int64_t t0, nt;
+  float *o;
+} AttnCtx;
+
+/* q~ = W_UK,h^T q_nope for every query row of head h. */
+static void
+absorb_queries (const AttnCtx *c, int h, float *row)
+{
+  const BwMla *m = c->m;
+  int H = m->n_heads, dn = m->nope, dq = dn + m->rope, R = m->kv_rank;
+  for (int i = 0; i < c->n; i++)
+    memset (c->qt + ((gsize) i * H + h) * R, 0, R * sizeof (float));
+  for (int j = 0; j < dn; j++)
+    {
+      bw_matrix_dequant_row (&m->kv_b, (int64_t) h * (dn + m->v_dim) + j, row);
+      for (int i = 0; i < c->n; i++)
+        axpy (c->qt + ((gsize) i * H + h) * R, row, c->w->q[((gsize) i * H + h) * dq + j], R);
+    }
+}
+
+static void
+absorbed_head (void *ctx, int h, int tid)
+{
+  const AttnCtx *c = ctx;
+  const BwMla *m = c->m;
+  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, dv = m->v_dim, R = m->kv_rank;
+  int hw = H * (dn + dv);
+
+  absorb_queries (c, h, c->rowbuf + (gsize) tid * R);
+  for (int i = 0; i < c->n; i++)
+    {
+      const float *qt = c->qt + ((gsize) i * H + h) * R;
+      const float *qr = c->w->q + ((gsize) i * H + h) * dq + dn;
+      float *acc = c->chat + ((gsize) i * H + h) * R;
+      float mx = -INFINITY, l = 0.0f;
+      int64_t qpos = c->pos0 + i;
+      int n_keys = c->sel ? c->sel->count[i] : (int) (qpos + 1);
+      const int32_t *keys = c->sel ? c->sel->idx + (gsize) i * c->sel->stride : NULL;
+
+      memset (acc, 0, R * sizeof (float));
+      for (int j = 0; j < n_keys; j++)
+        {
+          int64_t t = keys ? keys[j] : j;
+          const float *kv = c->cache + t * c->stride;
+          float s = (dot (qt, kv, R) + dot (qr, kv + R, dr)) * m->scale;
+          online_add (&mx, &l, acc, kv, R, s);
+        }
+      float inv = l > 0.0f ? 1.0f / l : 0.0f;
+      for (int r = 0; r < R; r++)
+        acc[r] *= inv;
+      float *y = c->ybuf + (gsize) i * hw;
+      int64_t r0 = (int64_t) h * (dn + dv) + dn;
+      bw_matvec_rows (&m->kv_b, acc, y, r0, r0 + dv);
+      memcpy (c->o + ((gsize) i * H + h) * dv, y + r0, dv * sizeof (float));
+    }
+}
+
+/* One tile of reconstructed keys/values [t0, t0+nt) against every query row of head h. */
+static void
+dense_head_tile (void *ctx, int h, int tid)
+{
+  const AttnCtx *c = ctx;
+  const BwMla *m = c->m;
+  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, dv = m->v_dim, R = m->kv_rank;
+  int hw = H * (dn + dv);
+
+  for (int i = 0; i < c->n; i++)
+    {
+      int64_t qpos = c->pos0 + i, last = MIN (c->t0 + c->nt - 1, qpos);
+      if (last < c->t0)
+        continue;
+      const float *qn = c->w->q + ((gsize) i * H + h) * dq;
+      float *st = c->st + ((gsize) i * H + h) * (dv + 2);
+      int j = 0, n_keys = (int) (last - c->t0 + 1);
+      const int32_t *keys = NULL;
+      if (c->sel)
+        {
+          const int32_t *list = c->sel->idx + (gsize) i * c->sel->stride;
+          j = lower_bound (list, c->sel->count[i], c->t0);
+          n_keys = lower_bound (list, c->sel->count[i], last + 1);
+          keys = list;
+        }
+      for (; j < n_keys; j++)
+        {
+          int64_t t = keys ? keys[j] : c->t0 + j;
+          const float *kn = c->kvt + (t - c->t0) * hw + (gsize) h * (dn + dv);
+          const float *kr = c->cache + t * c->stride + R;
+          float s = (dot (qn, kn, dn) + dot (qn + dn, kr, dr)) * m->scale;
+          online_add (&st[0], &st[1], st + 2, kn + dn, dv, s);
+        }
+    }
+}
+
+static void
+attend_reconstruct (AttnCtx *c, char *cur, BwPool *pool)
+{
+  const BwMla *m = c->m;
+  int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
+  gsize hw = (gsize) H * (m->nope + dv);
+  float *ctile = bw_scratch_take (&cur, (gsize) KV_TILE * R * sizeof (float));
+  c->kvt = bw_scratch_take (&cur, KV_TILE * hw * sizeof (float));
+  c->st = bw_scratch_take (&cur, (gsize) c->n * H * (dv + 2) * sizeof (float));
+
+  for (gsize k = 0; k < (gsize) c->n * H; k++)
+    {
+      float *st = c->st + k * (dv + 2);
+      st[0] = -INFINITY;
+      memset (st + 1, 0, (dv + 1) * sizeof (float));
+    }
+  int64_t total = c->pos0 + c->n;
+  for (c->t0 = 0; c->t0 < total; c->t0 += KV_TILE)
+    {
+      c->nt = MIN (KV_TILE, total - c->t0);
+      for (int64_t t = 0; t < c->nt; t++)
+        memcpy (ctile + t * R, c->cache + (c->t0 + t) * c->stride, R * sizeof (float));
+      bw_matmul (&m->kv_b, ctile, (int) c->nt, c->kvt, pool);
+      bw_pool_run (pool, dense_head_tile, c, H);
+    }
+  for (gsize k = 0; k < (gsize) c->n * H; k++)
+    {
+      const float *st = c->st + k * (dv + 2);
+      float inv = st[1] > 0.0f ? 1.0f / st[1] : 0.0f;
+      for (int v = 0; v < dv; v++)
+        c->o[k * dv + v] = st[2 + v] * inv;
+    }
+}
+
+void
+bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int64_t pos0,
+               const float *cache, int stride, const BwKeySelect *select, int force_path,
+               float *out, BwPool *pool)
+{
+  int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
+  gsize hw = (gsize) H * (m->nope + dv);
+  char *cur = work->cursor;
+  float *o = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
+  float *g = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
+  AttnCtx c = { .m = m, .w = work, .n = n, .pos0 = pos0, .cache = cache, .stride = stride,
+                .sel = select, .o = o };
+  gboolean absorbed = force_path == 1 || (force_path == 0 && n <= m->absorb_max_tokens);
+
+  if (absorbed)
+    {
+      int nt = pool ? bw_pool_size (pool) : 1;
+      c.qt = bw_scratch_take (&cur, (gsize) n * H * R * sizeof (float));
+      c.chat = bw_scratch_take (&cur, (gsize) n * H * R * sizeof (float));
+      c.rowbuf = bw_scratch_take (&cur, (gsize) MAX (nt, 1) * R * sizeof (float));
+      c.ybuf = bw_scratch_take (&cur, n * hw * sizeof (float));
+      bw_pool_run (pool, absorbed_head, &c, H);
+    }
+  else
+    attend_reconstruct (&c, cur, pool);
+
+  if (m->has_gate)
+    {
+      bw_matmul (&m->g_proj, x, n, g, pool);
+      for (gsize i = 0; i < (gsize) n * H * dv; i++)
+        o[i] *= bw_sigmoid (g[i]);
+    }
+  bw_matmul (&m->o_proj, o, n, out, pool);
+}
+
+void
+bw_mla_forward (const BwMla *m, const float *x, int n, int64_t pos0, float *cache, int stride,
+                float *out, void *scratch, BwPool *pool)
+{
+  BwMlaWork work;
+  bw_mla_project (m, x, n, pos0, cache, stride, scratch, &work, pool);
+  bw_mla_attend (m, &work, x, n, pos0, cache, stride, NULL, 0, out, pool);
+}

@@ -1,0 +1,170 @@
+#include "blocks/moe.h"
+
+#include <string.h>
+
+#include "blocks/scratch.h"
+#include "core/threadpool.h"
+
+static guint64
+now_ns (void)
+{
+  return (guint64) g_get_monotonic_time () * 1000u;
+}
+
+gsize
+bw_moe_scratch_bytes (const BwMoe *moe, int n)
+{
+  gsize E = moe->router.n_experts, k = moe->router.top_k, f = sizeof (float);
+  gsize route = bw_scratch_size (n * E * f) + bw_scratch_size (bw_router_scratch_floats (&moe->router) * f)
+                + bw_scratch_size (n * k * sizeof (int)) + bw_scratch_size (n * k * f);
+  gsize mix = bw_scratch_size (E * sizeof (int)) * 3 + bw_scratch_size (n * k * sizeof (int))
+              + bw_scratch_size (n * k * f)
+              + 2 * bw_scratch_size (n * (gsize) moe->expert_width * f)
+              + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f);
+  gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
+  /* bw_moe_forward also keeps the routed sum while the shared experts run. */
+  return route + mix + shared + bw_scratch_size (n * (gsize) moe->expert_width * f);
+}
+
+void
+bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char **cursor,
+              BwPool *pool, BwMoeTimes *times)
+{
+  guint64 t0 = now_ns ();
+  int E = moe->router.n_experts, k = moe->router.top_k;
+  float *logits = bw_scratch_take (cursor, (gsize) n * E * sizeof (float));
+  float *rs = bw_scratch_take (cursor, bw_router_scratch_floats (&moe->router) * sizeof (float));
+  route->ids = bw_scratch_take (cursor, (gsize) n * k * sizeof (int));
+  route->weights = bw_scratch_take (cursor, (gsize) n * k * sizeof (float));
+
+  bw_matmul (&moe->gate, x, n, logits, pool);
+  for (int t = 0; t < n; t++)
+    bw_router_select (&moe->router, logits + (gsize) t * E, moe->bias, route->ids + t * k,
+                      route->weights + t * k, rs);
+  if (times)
+    times->route_ns += now_ns () - t0;
+}
+
+/* The tokens (and their weights) that chose each expert, grouped by expert. */
+typedef struct {
+  int n_used;
+  int *used;       /* expert ids in the order they are requested */
+  int *start;      /* [n_experts]: first entry of expert e in tok/w */
+  int *count;      /* [n_experts] */
+  int *tok;        /* [n * k] */
+  float *w;        /* [n * k] */
+} ExpertTokens;
+
+static void
+group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens *g,
+                 char **cursor)
+{
+  int E = moe->router.n_experts, k = moe->router.top_k;
+  g->used = bw_scratch_take (cursor, E * sizeof (int));
+  g->start = bw_scratch_take (cursor, E * sizeof (int));
+  g->count = bw_scratch_take (cursor, E * sizeof (int));
+  g->tok = bw_scratch_take (cursor, (gsize) n * k * sizeof (int));
+  g->w = bw_scratch_take (cursor, (gsize) n * k * sizeof (float));
+
+  memset (g->count, 0, E * sizeof (int));
+  for (int i = 0; i < n * k; i++)
+    g->count[route->ids[i]]++;
+  g->n_used = 0;
+  int at = 0;
+  for (int e = 0; e < E; e++)
+    {
+      g->start[e] = at;
+      at += g->count[e];
+      if (g->count[e] > 0)
+        g->used[g->n_used++] = e;
+      g->count[e] = 0;
+    }
+  for (int t = 0; t < n; t++)
+    for (int j = 0; j < k; j++)
+      {
+        int e = route->ids[t * k + j];
+        int slot = g->start[e] + g->count[e]++;
+        g->tok[slot] = t;
+        g->w[slot] = route->weights[t * k + j];
+      }
+}
+
+static void
+run_expert (const BwMoe *moe, const BwExpertWeights *ew, const ExpertTokens *g, int e,
+            const float *xe, float *y, float *xg, float *gt, float *up, float *out,
+            BwPool *pool)
+{
+  int64_t width = moe->expert_width, inter = moe->expert_inter;
+  int m = g->count[e];
+  const int *tok = g->tok + g->start[e];
+  const float *w = g->w + g->start[e];
+
+  for (int i = 0; i < m; i++)
+    memcpy (xg + i * width, xe + (gsize) tok[i] * width, width * sizeof (float));
+  bw_matmul (&ew->gate, xg, m, gt, pool);
+  bw_matmul (&ew->up, xg, m, up, pool);
+  bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
+  bw_matmul (&ew->down, gt, m, out, pool);
+  for (int i = 0; i < m; i++)
+    {
+      float *yr = y + (gsize) tok[i] * width;
+      const float *orow = out + i * width;
+      for (int64_t c = 0; c < width; c++)
+        yr[c] += w[i] * orow[c];
+    }
+}
+
+gboolean
+bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, const float *xe,
+            int n, float *y, char **cursor, BwPool *pool, BwMoeTimes *times, GError **error)
+{
+  int64_t width = moe->expert_width, inter = moe->expert_inter;
+  ExpertTokens g;
+  group_by_expert (moe, route, n, &g, cursor);
+  float *xg = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
+  float *out = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
+  float *gt = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
+  float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
+
+  memset (y, 0, (gsize) n * width * sizeof (float));
+  BwExpertBatch batch;
+  if (!bw_expert_store_request (store, moe->layer, g.used, g.n_used, &batch, error))
+    return FALSE;
+  gboolean ok = TRUE;
+  for (int i = 0; i < g.n_used && ok; i++)
+    {
+      guint64 t0 = now_ns ();
+      const BwExpertWeights *ew = bw_expert_batch_wait (&batch, i, error);
+      guint64 t1 = now_ns ();
+      if (!ew)
+        ok = FALSE;
+      else
+        run_expert (moe, ew, &g, g.used[i], xe, y, xg, gt, up, out, pool);
+      if (times)
+        {
+          times->wait_ns += t1 - t0;
+          times->matmul_ns += now_ns () - t1;
+        }
+    }
+  bw_expert_batch_release (&batch);
+  return ok;
+}
+
+gboolean
+bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, float *out,
+                void *scratch, BwPool *pool, BwMoeTimes *times, GError **error)
+{
+  char *cur = scratch;
+  BwMoeRoute route;
+  bw_moe_route (moe, x, n, &route, &cur, pool, times);
+  if (!bw_moe_mix (moe, store, &route, x, n, out, &cur, pool, times, error))
+    return FALSE;
+  if (moe->has_shared)
+    {
+      guint64 t0 = now_ns ();
+      bw_mlp_forward (&moe->shared, x, n, out, TRUE, cur, pool);
+      if (times)
+        times->matmul_ns += now_ns () - t0;
+    }
+  return TRUE;
+}

@@ -1,0 +1,49 @@
+/* Mixture of experts: route each token, fetch the chosen experts' weights from the expert
+ * store (one request per layer for the union over the batch), run every expert on the tokens
+ * that chose it, mix with the routing weights, add the shared experts (ARCHITECTURES 1.4). */
+#pragma once
+
+#include "blocks/mlp.h"
+#include "blocks/router.h"
+#include "stream/expert-store.h"
+
+typedef struct {
+  BwRouterConfig router;
+  BwMatrix gate;          /* router weight [n_experts, width] */
+  const float *bias;      /* e_score_correction_bias [n_experts], or NULL */
+  int layer;              /* layer index in the expert store */
+  int expert_width;       /* input/output width of a routed expert */
+  int expert_inter;       /* its intermediate width */
+  BwActivation act;
+  gboolean has_shared;
+  BwMlp shared;           /* shared experts at full width, unweighted */
+} BwMoe;
+
+typedef struct {
+  guint64 route_ns;       /* router logits + selection */
+  guint64 wait_ns;        /* blocked on the expert store */
+  guint64 matmul_ns;      /* routed and shared expert products */
+} BwMoeTimes;
+
+/* Bytes of scratch bw_moe_forward / bw_moe_route + bw_moe_mix need for n tokens. */
+gsize bw_moe_scratch_bytes (const BwMoe *moe, int n);
+
+/* The routed part's scratch layout, shared by the plain and the latent MoE. */
+typedef struct {
+  int *ids;               /* [n][top_k] */
+  float *weights;         /* [n][top_k] */
+} BwMoeRoute;
+
+/* Routes n tokens of x ([n][width]); route arrays are carved from *cursor. */
+void bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char **cursor,
+                   BwPool *pool, BwMoeTimes *times);
+
+/* y[t] = sum over chosen e of w * Expert_e(xe[t]), xe and y [n][expert_width]. */
+gboolean bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route,
+                     const float *xe, int n, float *y, char **cursor, BwPool *pool,
+                     BwMoeTimes *times, GError **error);
+
+/* out = routed mix of x + shared(x), x and out [n][width] (width = expert_width). */
+gboolean bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n,
+                         float *out, void *scratch, BwPool *pool, BwMoeTimes *times,
+                         GError **error);

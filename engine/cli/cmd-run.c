@@ -1,0 +1,276 @@
+/* burrow-cli run: load a model and run it over token ids (teacher forcing or greedy decode).
+ *
+ *   run --model DIR --teacher-force 3,14,25 --print-ids   last line: argmax at every position
+ *   run --model DIR --ids 3,14,25 --max-tokens N --greedy --print-ids
+ *                                                         last line: the N generated ids */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "families/model.h"
+
+typedef struct {
+  char *model_dir;
+  char *teacher_force;
+  char *ids;
+  char *prompt;
+  int max_tokens;
+  gboolean greedy;
+  gboolean print_ids;
+  gboolean stats;
+  int threads;
+  int dense_bits;
+  int expert_bits;
+  char *ram_budget;
+} RunArgs;
+
+/* "3,14,25" -> ids; FALSE with a message on anything else. */
+static gboolean
+parse_ids (const char *text, GArray *out, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      char *s = g_strstrip (parts[i]);
+      gint64 v;
+      if (!g_ascii_string_to_signed (s, 10, 0, G_MAXINT32, &v, NULL))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "'%s' is not a token id (expected comma-separated non-negative integers)",
+                       s);
+          return FALSE;
+        }
+      int32_t id = (int32_t) v;
+      g_array_append_val (out, id);
+    }
+  if (out->len == 0)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "no token ids given");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* "8G", "512M", "1048576" -> bytes. */
+static gboolean
+parse_size (const char *text, guint64 *out, GError **error)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  guint64 mul = 1;
+  if (end && *end)
+    {
+      switch (g_ascii_toupper (*end))
+        {
+        case 'K': mul = 1ull << 10; break;
+        case 'M': mul = 1ull << 20; break;
+        case 'G': mul = 1ull << 30; break;
+        case 'T': mul = 1ull << 40; break;
+        default: mul = 0; break;
+        }
+      if (mul && end[1] && g_ascii_strcasecmp (end + 1, "B") && g_ascii_strcasecmp (end + 1, "iB"))
+        mul = 0;
+    }
+  if (end == text || mul == 0 || !(v >= 0) || v * mul > 1e18)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", text);
+      return FALSE;
+    }
+  *out = (guint64) (v * mul);
+  return TRUE;
+}
+
+static int
+argmax (const float *v, int n)
+{
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (v[i] > v[best])
+      best = i;
+  return best;
+}
+
+static void
+print_id_list (const int *ids, int n)
+{
+  for (int i = 0; i < n; i++)
+    printf ("%s%d", i ? "," : "", ids[i]);
+  printf ("\n");
+}
+
+static void
+print_stats (BwModel *model, double seconds_prefill, int n_prefill, double seconds_decode,
+             int n_decode)
+{
+  BwModelStats st;
+  static const char *names[BW_PHASE_COUNT] = { "attention", "expert wait", "expert matmul",
+                                               "other", "lm head" };
+  bw_model_stats (model, &st);
+  fprintf (stderr, "prefill: %d tokens in %.3f s (%.2f tok/s)\n", n_prefill, seconds_prefill,
+           seconds_prefill > 0 ? n_prefill / seconds_prefill : 0.0);
+  if (n_decode > 0)
+    fprintf (stderr, "decode: %d tokens in %.3f s (%.2f tok/s)\n", n_decode, seconds_decode,
+             seconds_decode > 0 ? n_decode / seconds_decode : 0.0);
+  for (int p = 0; p < BW_PHASE_COUNT; p++)
+    fprintf (stderr, "  %-14s %.3f s\n", names[p], st.ns[p] / 1e9);
+}
+
+static int
+teacher_force (BwModel *model, const GArray *ids, const RunArgs *a, GError **error)
+{
+  int vocab = bw_model_vocab_size (model), n = (int) ids->len;
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autofree float *logits = g_try_malloc_n ((gsize) n * vocab, sizeof (float));
+  g_autofree int *pred = g_new (int, n);
+  if (logits == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "no memory for %d x %d logits", n,
+                   vocab);
+      return 1;
+    }
+  gint64 t0 = g_get_monotonic_time ();
+  if (!bw_model_forward (model, state, (const int32_t *) ids->data, n, logits, TRUE, NULL,
+                         error))
+    return 1;
+  double secs = (g_get_monotonic_time () - t0) / 1e6;
+  for (int i = 0; i < n; i++)
+    pred[i] = argmax (logits + (gsize) i * vocab, vocab);
+  if (a->stats)
+    print_stats (model, secs, n, 0, 0);
+  print_id_list (pred, n);
+  return 0;
+}
+
+static int
+greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, GError **error)
+{
+  int vocab = bw_model_vocab_size (model), n_new = a->max_tokens;
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autofree float *logits = g_new (float, vocab);
+  g_autofree int *out = g_new (int, MAX (n_new, 1));
+
+  gint64 t0 = g_get_monotonic_time ();
+  if (!bw_model_forward (model, state, (const int32_t *) ids->data, (int) ids->len, logits,
+                         FALSE, NULL, error))
+    return 1;
+  gint64 t1 = g_get_monotonic_time ();
+  for (int i = 0; i < n_new; i++)
+    {
+      out[i] = argmax (logits, vocab);
+      if (!a->print_ids)
+        {
+          printf ("%s%d", i ? "," : "", out[i]);
+          fflush (stdout);
+        }
+      int32_t next = out[i];
+      if (i + 1 < n_new && !bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
+        return 1;
+    }
+  gint64 t2 = g_get_monotonic_time ();
+  if (!a->print_ids && n_new > 0)
+    printf ("\n");
+  if (a->stats)
+    print_stats (model, (t1 - t0) / 1e6, (int) ids->len, (t2 - t1) / 1e6, MAX (n_new - 1, 0));
+  if (a->print_ids)
+    print_id_list (out, n_new);
+  return 0;
+}
+
+static void
+on_progress (double fraction, const char *phase, gpointer user_data)
+{
+  const RunArgs *a = user_data;
+  if (a->stats)
+    fprintf (stderr, "\r%3.0f%% %-40s%s", fraction * 100.0, phase, fraction >= 1.0 ? "\n" : "");
+}
+
+static int
+run_with_args (RunArgs *a, GError **error)
+{
+  int modes = (a->teacher_force != NULL) + (a->ids != NULL) + (a->prompt != NULL);
+  if (a->model_dir == NULL || modes != 1)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "need --model DIR and exactly one of --teacher-force, --ids, --prompt");
+      return 2;
+    }
+  if (a->prompt)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "--prompt needs the tokenizer, which this build does not have yet; "
+                           "use --ids");
+      return 2;
+    }
+  if (a->max_tokens < 0)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "--max-tokens must be >= 0");
+      return 2;
+    }
+
+  BwModelOptions opts;
+  bw_model_options_init (&opts);
+  opts.threads = a->threads;
+  opts.dense_bits = a->dense_bits;
+  opts.expert_bits = a->expert_bits;
+  if (a->ram_budget && !parse_size (a->ram_budget, &opts.store.ram_budget, error))
+    return 2;
+
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
+  if (!parse_ids (a->teacher_force ? a->teacher_force : a->ids, ids, error))
+    return 2;
+
+  g_autoptr (BwModel) model = bw_model_load (a->model_dir, &opts, on_progress, a, NULL, error);
+  if (model == NULL)
+    return 1;
+  if (a->teacher_force)
+    return teacher_force (model, ids, a, error);
+  return greedy_decode (model, ids, a, error);
+}
+
+int
+bw_cli_run_main (int argc, char **argv)
+{
+  RunArgs a = { .max_tokens = 16 };
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model_dir, "Checkpoint folder", "DIR" },
+    { "teacher-force", 0, 0, G_OPTION_ARG_STRING, &a.teacher_force,
+      "One forward over these ids; print the argmax at every position", "IDS" },
+    { "ids", 0, 0, G_OPTION_ARG_STRING, &a.ids, "Prompt token ids, comma-separated", "IDS" },
+    { "prompt", 0, 0, G_OPTION_ARG_STRING, &a.prompt, "Prompt text", "TEXT" },
+    { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens, "Tokens to generate (16)", "N" },
+    { "greedy", 0, 0, G_OPTION_ARG_NONE, &a.greedy, "Greedy decoding (the default)", NULL },
+    { "print-ids", 0, 0, G_OPTION_ARG_NONE, &a.print_ids, "Print ids as the last line", NULL },
+    { "stats", 0, 0, G_OPTION_ARG_NONE, &a.stats, "Print load progress and timings to stderr",
+      NULL },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &a.threads, "Compute threads (all CPUs)", "N" },
+    { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a.dense_bits,
+      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" },
+    { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a.expert_bits,
+      "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" },
+    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a.ram_budget,
+      "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- run a model over token ids");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "burrow-cli run: %s\n", error->message);
+      return 2;
+    }
+  int rc = run_with_args (&a, &error);
+  if (rc != 0 && error)
+    fprintf (stderr, "burrow-cli run: %s\n", error->message);
+  g_free (a.model_dir);
+  g_free (a.teacher_force);
+  g_free (a.ids);
+  g_free (a.prompt);
+  g_free (a.ram_budget);
+  return rc;
+}

@@ -1,0 +1,180 @@
+/* Binding checkpoint tensors to a family's weights: read as stored into model-owned memory
+ * and wrapped as matrices, with errors that name the tensor. Also model-lifetime memory and
+ * the expert store's creation. */
+#include "families/family.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define ALIGN 64
+
+gpointer
+bw_model_alloc (BwModel *model, gsize bytes)
+{
+  if (model->allocations == NULL)
+    model->allocations = g_ptr_array_new_with_free_func (g_aligned_free);
+  gpointer p = g_aligned_alloc0 (1, MAX (bytes, 1), ALIGN);
+  g_ptr_array_add (model->allocations, p);
+  return p;
+}
+
+static gboolean
+tensor_error (BwModel *model, GError **error, const char *name, const char *fmt, ...)
+  G_GNUC_PRINTF (4, 5);
+
+static gboolean
+tensor_error (BwModel *model, GError **error, const char *name, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *what = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT, "%s: tensor %s%s %s",
+               model->ckpt->dir, model->ckpt->tensor_prefix, name, what);
+  return FALSE;
+}
+
+static gboolean
+read_tensor (BwModel *model, const BwTensorInfo *t, void **out, GError **error)
+{
+  void *buf = bw_model_alloc (model, t->nbytes);
+  if (!bw_checkpoint_read (model->ckpt, t, buf, error))
+    return FALSE;
+  model->resident_bytes += t->nbytes;
+  *out = buf;
+  return TRUE;
+}
+
+static BwFormat
+plain_format (BwDType dt)
+{
+  switch (dt)
+    {
+    case BW_DTYPE_F32:
+      return BW_FMT_F32;
+    case BW_DTYPE_BF16:
+      return BW_FMT_BF16;
+    case BW_DTYPE_F16:
+      return BW_FMT_F16;
+    default:
+      return BW_FMT_COUNT;
+    }
+}
+
+/* FP8 E4M3 with its sibling <name>_scale_inv grid of F32 block scales (128 x 128). */
+static gboolean
+bind_fp8 (BwModel *model, BwMatrix *out, const char *name, const BwTensorInfo *t, GError **error)
+{
+  const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s_scale_inv", name);
+  int64_t sr = (out->rows + 127) / 128, sc = (out->cols + 127) / 128;
+  if (s == NULL)
+    return tensor_error (model, error, name, "is FP8 but %s_scale_inv is missing", name);
+  if (s->dtype != BW_DTYPE_F32 || s->n_elements != sr * sc)
+    return tensor_error (model, error, name,
+                         "has a scale tensor that is not F32 [%" G_GINT64_FORMAT ", %"
+                         G_GINT64_FORMAT "]", sr, sc);
+  void *data, *scales;
+  if (!read_tensor (model, t, &data, error) || !read_tensor (model, s, &scales, error))
+    return FALSE;
+  out->fmt = BW_FMT_FP8_E4M3_B128;
+  out->data = data;
+  out->scales = scales;
+  return TRUE;
+}
+
+static gboolean
+bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean exact,
+             const char *name, GError **error)
+{
+  memset (out, 0, sizeof *out);
+  out->rows = rows;
+  out->cols = cols;
+  const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
+  if (t == NULL)
+    return tensor_error (model, error, name, "is missing");
+  gboolean shape_ok = t->n_dims == 2 ? t->shape[0] == rows && t->shape[1] == cols
+                                     : t->n_elements == rows * cols;
+  if (!shape_ok)
+    {
+      g_autoptr (GString) shape = g_string_new ("[");
+      for (int i = 0; i < t->n_dims; i++)
+        g_string_append_printf (shape, "%s%" G_GINT64_FORMAT, i ? ", " : "", t->shape[i]);
+      g_string_append (shape, "]");
+      return tensor_error (model, error, name,
+                           "has shape %s, expected [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                           shape->str, rows, cols);
+    }
+  if (t->dtype == BW_DTYPE_F8_E4M3)
+    return bind_fp8 (model, out, name, t, error);
+  out->fmt = plain_format (t->dtype);
+  if (out->fmt == BW_FMT_COUNT)
+    return tensor_error (model, error, name, "has unsupported dtype %s for a dense weight",
+                         bw_dtype_name (t->dtype));
+  void *data;
+  if (!read_tensor (model, t, &data, error))
+    return FALSE;
+  out->data = data;
+  return exact || bw_model_requantize_dense (model, out, name, error);
+}
+
+gboolean
+bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                      GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  return bind_matrix (model, out, rows, cols, FALSE, name, error);
+}
+
+gboolean
+bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                            GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  return bind_matrix (model, out, rows, cols, TRUE, name, error);
+}
+
+gboolean
+bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_longer,
+                      GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+
+  const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
+  if (t == NULL)
+    return tensor_error (model, error, name, "is missing");
+  if (t->n_elements != n && !(allow_longer && t->n_elements > n))
+    return tensor_error (model, error, name,
+                         "has %" G_GINT64_FORMAT " elements, expected %" G_GINT64_FORMAT,
+                         t->n_elements, n);
+  BwMatrix m = { .fmt = plain_format (t->dtype), .rows = 1, .cols = t->n_elements };
+  if (m.fmt == BW_FMT_COUNT)
+    return tensor_error (model, error, name, "has unsupported dtype %s for a vector",
+                         bw_dtype_name (t->dtype));
+  g_autofree void *raw = g_malloc (t->nbytes);
+  if (!bw_checkpoint_read (model->ckpt, t, raw, error))
+    return FALSE;
+  m.data = raw;
+  float *v = bw_model_alloc (model, t->n_elements * sizeof (float));
+  bw_matrix_dequant_row (&m, 0, v);
+  model->resident_bytes += t->n_elements * sizeof (float);
+  *out = v;
+  return TRUE;
+}
+
+gboolean
+bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layouts,
+                       GError **error)
+{
+  model->store = bw_expert_store_new (model->ckpt, model->n_layers, n_experts, layouts,
+                                      &model->opts.store, error);
+  return model->store != NULL;
+}

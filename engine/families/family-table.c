@@ -1,0 +1,17 @@
+/* Which file implements which family. */
+#include "families/family.h"
+
+static const BwFamilyOps *const families[] = {
+  &bw_kimi_linear_ops,
+  &bw_kimi_k3_ops,
+  &bw_glm52_ops,
+};
+
+const BwFamilyOps *
+bw_family_ops (BwFamily family)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (families); i++)
+    if (families[i]->family == family)
+      return families[i];
+  return NULL;
+}

@@ -1,0 +1,293 @@
+/* The model runtime: loading through the family table, accessors, stats, and the forward
+ * entry point that chunks a prefill and grows the state. */
+#include "families/family.h"
+
+#include <string.h>
+
+void
+bw_model_options_init (BwModelOptions *opts)
+{
+  memset (opts, 0, sizeof *opts);
+  opts->max_batch = 64;
+}
+
+void
+bw_model_progress (BwModel *model, double fraction, const char *phase)
+{
+  if (model->progress)
+    model->progress (CLAMP (fraction, 0.0, 1.0), phase, model->progress_data);
+}
+
+static void
+read_eos_ids (BwModel *model)
+{
+  JsonObject *objs[2] = { model->ckpt->text_config,
+                          json_node_get_object (model->ckpt->config_root) };
+  for (int o = 0; o < 2; o++)
+    {
+      if (objs[o] == NULL || !json_object_has_member (objs[o], "eos_token_id"))
+        continue;
+      JsonNode *node = json_object_get_member (objs[o], "eos_token_id");
+      if (JSON_NODE_HOLDS_ARRAY (node))
+        {
+          JsonArray *arr = json_node_get_array (node);
+          guint n = json_array_get_length (arr);
+          model->eos_ids = bw_model_alloc (model, (n + 1) * sizeof (int));
+          for (guint i = 0; i < n; i++)
+            {
+              JsonNode *el = json_array_get_element (arr, i);
+              if (JSON_NODE_HOLDS_VALUE (el) && json_node_get_value_type (el) == G_TYPE_INT64)
+                model->eos_ids[model->n_eos++] = (int) json_node_get_int (el);
+            }
+          return;
+        }
+      if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64)
+        {
+          model->eos_ids = bw_model_alloc (model, sizeof (int));
+          model->eos_ids[model->n_eos++] = (int) json_node_get_int (node);
+          return;
+        }
+    }
+}
+
+/* FNV-1a over what fixes the numbers: the text config, the tensor table and the options. */
+static guint64
+hash_bytes (guint64 h, const void *data, gsize len)
+{
+  const guint8 *p = data;
+  for (gsize i = 0; i < len; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static guint64
+compute_config_hash (const BwModel *model)
+{
+  guint64 h = 14695981039346656037ull;
+  JsonNode *text = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (text, model->ckpt->text_config);
+  g_autofree char *json = json_to_string (text, FALSE);
+  json_node_unref (text);
+  h = hash_bytes (h, json, strlen (json));
+  for (int i = 0; i < model->ckpt->n_tensors; i++)
+    {
+      const BwTensorInfo *t = &model->ckpt->tensors[i];
+      h = hash_bytes (h, t->name, strlen (t->name));
+      h = hash_bytes (h, &t->nbytes, sizeof t->nbytes);
+      h = hash_bytes (h, &t->dtype, sizeof t->dtype);
+    }
+  int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
+  return hash_bytes (h, bits, sizeof bits);
+}
+
+static gboolean
+check_options (const BwModelOptions *opts, GError **error)
+{
+  if (opts->dense_bits != 0 && opts->dense_bits != 8 && opts->dense_bits != 4)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "dense bits must be 0 (as stored), 8 or 4, not %d", opts->dense_bits);
+      return FALSE;
+    }
+  if (opts->expert_bits != 0 && opts->expert_bits != 8 && opts->expert_bits != 4
+      && opts->expert_bits != 2)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "expert bits must be 0 (as stored), 8, 4 or 2, not %d", opts->expert_bits);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+BwModel *
+bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress progress,
+               gpointer progress_data, GCancellable *cancellable, GError **error)
+{
+  BwModelOptions defaults;
+  if (opts == NULL)
+    {
+      bw_model_options_init (&defaults);
+      opts = &defaults;
+    }
+  if (!check_options (opts, error))
+    return NULL;
+
+  g_autoptr (BwModel) model = g_new0 (BwModel, 1);
+  model->opts = *opts;
+  if (model->opts.max_batch <= 0)
+    model->opts.max_batch = 64;
+  model->progress = progress;
+  model->progress_data = progress_data;
+
+  bw_model_progress (model, 0.0, "Reading the checkpoint index");
+  model->ckpt = bw_checkpoint_open (dir, error);
+  if (model->ckpt == NULL)
+    return NULL;
+  model->ops = bw_family_ops (model->ckpt->family);
+  if (model->ops == NULL)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: model family %s is not supported", dir,
+                   bw_family_name (model->ckpt->family));
+      return NULL;
+    }
+  model->pool = bw_pool_new (opts->threads);
+  if (!model->ops->load (model, cancellable, error))
+    return NULL;
+  g_return_val_if_fail (model->state_sizes != NULL && model->vocab > 0, NULL);
+  read_eos_ids (model);
+  model->config_hash = compute_config_hash (model);
+  bw_model_progress (model, 1.0, "Ready");
+  return g_steal_pointer (&model);
+}
+
+void
+bw_model_free (BwModel *model)
+{
+  if (model == NULL)
+    return;
+  if (model->ops && model->ops->free && model->family_data)
+    model->ops->free (model->family_data);
+  g_clear_pointer (&model->store, bw_expert_store_free);
+  g_clear_pointer (&model->pool, bw_pool_free);
+  if (model->allocations)
+    g_ptr_array_unref (model->allocations);
+  g_clear_pointer (&model->ckpt, bw_checkpoint_free);
+  g_free (model);
+}
+
+BwFamily
+bw_model_family (const BwModel *model)
+{
+  return model->ckpt->family;
+}
+
+int
+bw_model_vocab_size (const BwModel *model)
+{
+  return model->vocab;
+}
+
+int
+bw_model_n_layers (const BwModel *model)
+{
+  return model->n_layers;
+}
+
+int
+bw_model_hidden_size (const BwModel *model)
+{
+  return model->hidden;
+}
+
+const int *
+bw_model_eos_ids (const BwModel *model, int *n_out)
+{
+  *n_out = model->n_eos;
+  return model->eos_ids;
+}
+
+const BwCheckpoint *
+bw_model_checkpoint (const BwModel *model)
+{
+  return model->ckpt;
+}
+
+BwExpertStore *
+bw_model_expert_store (const BwModel *model)
+{
+  return model->store;
+}
+
+BwPool *
+bw_model_pool (const BwModel *model)
+{
+  return model->pool;
+}
+
+guint64
+bw_model_config_hash (const BwModel *model)
+{
+  return model->config_hash;
+}
+
+guint64
+bw_model_resident_bytes (const BwModel *model)
+{
+  return model->resident_bytes;
+}
+
+void
+bw_model_stats (const BwModel *model, BwModelStats *out)
+{
+  *out = model->stats;
+}
+
+void
+bw_model_stats_reset (BwModel *model)
+{
+  memset (&model->stats, 0, sizeof model->stats);
+}
+
+static gboolean
+check_ids (const BwModel *model, const int32_t *ids, int n, GError **error)
+{
+  for (int i = 0; i < n; i++)
+    if (ids[i] < 0 || ids[i] >= model->vocab)
+      {
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                     "token id %d at input position %d is outside the vocabulary [0, %d)",
+                     ids[i], i, model->vocab);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
+bw_model_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
+                  gboolean all_logits, GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (state->model == model, FALSE);
+  if (state->broken)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                           "the decode state was left unusable by a failed or cancelled "
+                           "forward pass; reset it first");
+      return FALSE;
+    }
+  if (n <= 0)
+    return TRUE;
+  if (!check_ids (model, ids, n, error) || !bw_state_reserve (state, state->pos + n, error))
+    return FALSE;
+
+  guint64 t0 = bw_now_ns ();
+  gboolean ok = TRUE;
+  int batch = model->opts.max_batch;
+  for (int off = 0; off < n; off += batch)
+    {
+      int m = MIN (batch, n - off);
+      float *lg = NULL;
+      if (logits && all_logits)
+        lg = logits + (gsize) off * model->vocab;
+      else if (logits && off + m == n)
+        lg = logits;
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          ok = FALSE;
+          break;
+        }
+      if (!model->ops->forward (model, state, ids + off, m, lg, all_logits, cancellable, error))
+        {
+          state->broken = TRUE;
+          ok = FALSE;
+          break;
+        }
+      state->pos += m;
+      model->stats.tokens += m;
+    }
+  model->stats.calls++;
+  if (n == 1)
+    model->stats.decode_tokens++;
+  model->stats.total_ns += bw_now_ns () - t0;
+  return ok;
+}

@@ -1,0 +1,175 @@
+/* A conversation's decode state: per-layer fixed buffers and growing per-position caches,
+ * laid out from the family's BwLayerStateSize table, and its serialised form. */
+#include "families/family.h"
+
+#include <string.h>
+
+#define STATE_MAGIC "BWSTATE1"
+
+BwState *
+bw_state_new (BwModel *model)
+{
+  BwState *state = g_new0 (BwState, 1);
+  state->model = model;
+  state->fixed = g_new0 (float *, model->n_layers);
+  state->cache = g_new0 (float *, model->n_layers);
+  for (int l = 0; l < model->n_layers; l++)
+    if (model->state_sizes[l].fixed)
+      state->fixed[l] = g_new0 (float, model->state_sizes[l].fixed);
+  return state;
+}
+
+void
+bw_state_free (BwState *state)
+{
+  if (state == NULL)
+    return;
+  for (int l = 0; l < state->model->n_layers; l++)
+    {
+      g_free (state->fixed[l]);
+      g_free (state->cache[l]);
+    }
+  g_free (state->fixed);
+  g_free (state->cache);
+  g_free (state);
+}
+
+void
+bw_state_reset (BwState *state)
+{
+  for (int l = 0; l < state->model->n_layers; l++)
+    if (state->fixed[l])
+      memset (state->fixed[l], 0, state->model->state_sizes[l].fixed * sizeof (float));
+  state->pos = 0;
+  state->broken = FALSE;
+}
+
+int
+bw_state_position (const BwState *state)
+{
+  return state->pos;
+}
+
+guint64
+bw_state_bytes (const BwState *state)
+{
+  guint64 floats = 0;
+  for (int l = 0; l < state->model->n_layers; l++)
+    floats += state->model->state_sizes[l].fixed
+              + (guint64) state->pos * state->model->state_sizes[l].per_pos;
+  return floats * sizeof (float);
+}
+
+gboolean
+bw_state_reserve (BwState *state, int positions, GError **error)
+{
+  if (positions <= state->capacity)
+    return TRUE;
+  int cap = MAX (positions, MAX (2 * state->capacity, 256));
+  for (int l = 0; l < state->model->n_layers; l++)
+    {
+      gsize per = state->model->state_sizes[l].per_pos;
+      if (per == 0)
+        continue;
+      float *grown = g_try_realloc_n (state->cache[l], (gsize) cap * per, sizeof (float));
+      if (grown == NULL)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+                       "out of memory growing the attention cache to %d positions", cap);
+          return FALSE;
+        }
+      state->cache[l] = grown;
+    }
+  state->capacity = cap;
+  return TRUE;
+}
+
+typedef struct {
+  char magic[8];
+  guint32 family;
+  guint32 n_layers;
+  guint64 config_hash;
+  guint64 position;
+} StateHeader;
+
+gboolean
+bw_state_save_to (const BwState *state, GOutputStream *out, GCancellable *cancellable,
+                  GError **error)
+{
+  const BwModel *model = state->model;
+  if (state->broken)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                           "cannot save a decode state left unusable by a failed forward pass");
+      return FALSE;
+    }
+  StateHeader h = { .family = model->ckpt->family, .n_layers = model->n_layers,
+                    .config_hash = model->config_hash, .position = state->pos };
+  memcpy (h.magic, STATE_MAGIC, 8);
+  if (!g_output_stream_write_all (out, &h, sizeof h, NULL, cancellable, error))
+    return FALSE;
+  for (int l = 0; l < model->n_layers; l++)
+    {
+      const BwLayerStateSize *sz = &model->state_sizes[l];
+      if (sz->fixed && !g_output_stream_write_all (out, state->fixed[l], sz->fixed * sizeof (float),
+                                                    NULL, cancellable, error))
+        return FALSE;
+      gsize cached = (gsize) state->pos * sz->per_pos * sizeof (float);
+      if (cached && !g_output_stream_write_all (out, state->cache[l], cached, NULL, cancellable,
+                                                error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_exact (GInputStream *in, void *buf, gsize len, GCancellable *cancellable, GError **error)
+{
+  gsize got = 0;
+  if (!g_input_stream_read_all (in, buf, len, &got, cancellable, error))
+    return FALSE;
+  if (got != len)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                           "saved decode state is truncated");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+BwState *
+bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable, GError **error)
+{
+  StateHeader h;
+  if (!read_exact (in, &h, sizeof h, cancellable, error))
+    return NULL;
+  if (memcmp (h.magic, STATE_MAGIC, 8) != 0 || h.family != (guint32) model->ckpt->family
+      || h.n_layers != (guint32) model->n_layers || h.config_hash != model->config_hash)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "saved decode state belongs to another model or configuration");
+      return NULL;
+    }
+  if (h.position > G_MAXINT / 2)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "saved decode state has an implausible position %" G_GUINT64_FORMAT,
+                   h.position);
+      return NULL;
+    }
+  g_autoptr (BwState) state = bw_state_new (model);
+  if (!bw_state_reserve (state, MAX ((int) h.position, 1), error))
+    return NULL;
+  for (int l = 0; l < model->n_layers; l++)
+    {
+      const BwLayerStateSize *sz = &model->state_sizes[l];
+      if (sz->fixed && !read_exact (in, state->fixed[l], sz->fixed * sizeof (float), cancellable,
+                                    error))
+        return NULL;
+      gsize cached = (gsize) h.position * sz->per_pos * sizeof (float);
+      if (cached && !read_exact (in, state->cache[l], cached, cancellable, error))
+        return NULL;
+    }
+  state->pos = (int) h.position;
+  return g_steal_pointer (&state);
+}
