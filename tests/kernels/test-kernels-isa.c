@@ -1,0 +1,153 @@
+/* Every SIMD kernel against the scalar reference on odd shapes (rows and columns not
+ * multiples of the vector width), misaligned weights and activations, 1..9 tokens, and
+ * special values (NaN codes and scales, FP8 scales too large for the folded decode). */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/dispatch.h"
+#include "random-matrix.h"
+
+typedef struct {
+  int64_t rows, cols;
+} Shape;
+
+static const Shape shapes[] = {
+  { 1, 1 }, { 2, 7 }, { 3, 15 }, { 5, 17 }, { 7, 33 }, { 9, 64 }, { 13, 100 },
+  { 6, 129 }, { 17, 250 }, { 130, 288 }, { 4, 1000 },
+};
+
+static const int groups[] = { 0, 32, 64, 128, 48 };
+
+static gboolean
+has_groups (BwFormat fmt)
+{
+  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2;
+}
+
+static void
+matmul_with (BwIsa isa, const BwMatrix *m, const float *x, int n, float *y)
+{
+  g_assert_true (bw_kernels_force_isa (isa));
+  bw_matmul (m, x, n, y, NULL);
+  bw_kernels_force_isa (BW_ISA_AUTO);
+}
+
+static void
+compare (BwIsa isa, const TestMatrix *t, const float *x, int n, const char *what)
+{
+  int64_t rows = t->m.rows, cols = t->m.cols;
+  g_autofree float *want = g_new (float, n * rows);
+  g_autofree float *got = g_new (float, n * rows);
+
+  matmul_with (BW_ISA_SCALAR, &t->m, x, n, want);
+  matmul_with (isa, &t->m, x, n, got);
+  for (int k = 0; k < n; k++)
+    for (int64_t r = 0; r < rows; r++)
+      {
+        double mag = 0;
+        for (int64_t c = 0; c < cols; c++)
+          mag += fabs ((double) test_matrix_weight (&t->m, r, c) * x[k * cols + c]);
+        float a = got[k * rows + r], b = want[k * rows + r];
+        if (isnan (b) ? !isnan (a) : !(fabs ((double) a - b) <= 1e-5 * mag + 1e-30))
+          g_error ("%s %s token %d row %" G_GINT64_FORMAT ": got %.9g, scalar %.9g",
+                   bw_isa_name (isa), what, k, r, a, b);
+      }
+}
+
+static void
+test_isa (gconstpointer data)
+{
+  BwIsa isa = GPOINTER_TO_INT (data);
+  GRand *rand = g_rand_new_with_seed (1234);
+  static const int ns[] = { 1, 2, 3, 4, 5, 8, 9 };
+
+  if (!bw_isa_supported (isa))
+    {
+      g_test_skip ("CPU lacks this instruction set");
+      g_rand_free (rand);
+      return;
+    }
+  for (int f = 0; f < BW_FMT_COUNT; f++)
+    for (gsize g = 0; g < (has_groups (f) ? G_N_ELEMENTS (groups) : 1); g++)
+      for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
+        {
+          int64_t rows = shapes[s].rows, cols = shapes[s].cols;
+          int misalign = (int) (s % 4) * 3 % 5; /* 0, 3, 1, 4, 2 bytes past 64 */
+          int n = ns[s % G_N_ELEMENTS (ns)];
+          TestMatrix t;
+          g_autofree float *xbuf = g_new (float, n * cols + 1);
+          float *x = xbuf + (s & 1); /* odd-float start for half the shapes */
+          g_autofree char *what = g_strdup_printf ("%s g%d %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " n%d +%d",
+                                                   test_format_name (f), groups[g], rows, cols, n, misalign);
+
+          test_matrix_init (&t, (BwFormat) f, rows, cols, groups[g], misalign, rand);
+          test_fill_random (x, n * cols, rand);
+          compare (isa, &t, x, n, what);
+          test_matrix_clear (&t);
+        }
+  g_rand_free (rand);
+}
+
+/* NaN codes and scales propagate like the reference; large FP8 scales stay exact. */
+static void
+test_special_values (gconstpointer data)
+{
+  BwIsa isa = GPOINTER_TO_INT (data);
+  GRand *rand = g_rand_new_with_seed (77);
+  const int64_t rows = 9, cols = 200;
+  g_autofree float *x = g_new (float, cols);
+
+  if (!bw_isa_supported (isa))
+    {
+      g_test_skip ("CPU lacks this instruction set");
+      g_rand_free (rand);
+      return;
+    }
+  test_fill_random (x, cols, rand);
+
+  TestMatrix t;
+  test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, rows, cols, 0, 0, rand);
+  ((guint8 *) t.m.data)[2 * cols + 5] = 0x7F;    /* NaN in row 2 */
+  ((guint8 *) t.m.data)[4 * cols + 150] = 0xFF;  /* -NaN in row 4 */
+  ((float *) t.scale_block)[1] = 1000.0f;        /* beyond the folded-scale range */
+  compare (isa, &t, x, 1, "fp8 specials");
+  test_matrix_clear (&t);
+
+  test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
+  t.scale_block[3 * 7 + 2] = 0xFF;               /* NaN scale in row 3 */
+  t.scale_block[5 * 7 + 0] = 0;                  /* 2^-127 */
+  t.scale_block[6 * 7 + 6] = 254;                /* 2^127: 6 * 2^127 overflows to Inf */
+  compare (isa, &t, x, 1, "mxfp4 specials");
+  test_matrix_clear (&t);
+
+  g_autofree float *y = g_new (float, rows);
+  test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, rows, cols, 0, 0, rand);
+  ((guint8 *) t.m.data)[2 * cols + 5] = 0x7F;
+  matmul_with (isa, &t.m, x, 1, y);
+  g_assert_true (isnan (y[2]));
+  g_assert_false (isnan (y[1]));
+  test_matrix_clear (&t);
+  g_rand_free (rand);
+}
+
+static void
+test_force_isa (void)
+{
+  g_assert_true (bw_kernels_force_isa (BW_ISA_SCALAR));
+  g_assert_cmpint (bw_kernels_isa (), ==, BW_ISA_SCALAR);
+  g_assert_true (bw_kernels_force_isa (BW_ISA_AUTO));
+  g_assert_cmpint (bw_kernels_isa (), !=, BW_ISA_AUTO);
+  g_assert_false (bw_kernels_force_isa (BW_ISA_COUNT));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/kernels/isa/force", test_force_isa);
+  g_test_add_data_func ("/kernels/isa/avx2", GINT_TO_POINTER (BW_ISA_AVX2), test_isa);
+  g_test_add_data_func ("/kernels/isa/avx512", GINT_TO_POINTER (BW_ISA_AVX512), test_isa);
+  g_test_add_data_func ("/kernels/isa/avx2-specials", GINT_TO_POINTER (BW_ISA_AVX2), test_special_values);
+  g_test_add_data_func ("/kernels/isa/avx512-specials", GINT_TO_POINTER (BW_ISA_AVX512), test_special_values);
+  return g_test_run ();
+}
