@@ -1,0 +1,170 @@
+/* burrow_inspect: what a checkpoint folder holds and what running it would cost. */
+#include "burrow-engine.h"
+
+#include <string.h>
+
+#include "core/checkpoint.h"
+#include "core/model-config.h"
+
+/* Columns per f32 scale when the dense part is requantised to int8 / int4. */
+#define REQUANT_GROUP 32
+
+G_STATIC_ASSERT (BW_DTYPE_COUNT <= G_N_ELEMENTS (((BurrowModelInfo *) 0)->bytes_by_dtype));
+
+G_DEFINE_QUARK (burrow-engine-error-quark, burrow_engine_error)
+
+const char *
+burrow_dtype_name (int index)
+{
+  if (index < 0 || index >= BW_DTYPE_COUNT)
+    return NULL;
+  return bw_dtype_name ((BwDType) index);
+}
+
+static gboolean
+is_float_dtype (BwDType t)
+{
+  return t == BW_DTYPE_F32 || t == BW_DTYPE_F16 || t == BW_DTYPE_BF16 || t == BW_DTYPE_F64
+         || t == BW_DTYPE_F8_E4M3;
+}
+
+/* The block scales of an FP8 weight vanish once the weight is requantised with its own. */
+static gboolean
+is_fp8_scale (const BwCheckpoint *ckpt, const BwTensorInfo *t)
+{
+  gsize len = strlen (t->name);
+  g_autofree char *weight = NULL;
+  const BwTensorInfo *w;
+
+  if (!g_str_has_suffix (t->name, "_scale_inv"))
+    return FALSE;
+  weight = g_strndup (t->name, len - strlen ("_scale_inv"));
+  w = bw_checkpoint_find (ckpt, weight);
+  return w != NULL && w->dtype == BW_DTYPE_F8_E4M3;
+}
+
+/* Bytes a dense tensor would take with 2-D float weights requantised to `bits` (8 or 4)
+ * with one f32 scale per REQUANT_GROUP columns; everything else stays as stored. */
+static guint64
+requantised_bytes (const BwCheckpoint *ckpt, const BwTensorInfo *t, int bits)
+{
+  guint64 rows, cols, groups;
+
+  if (is_fp8_scale (ckpt, t))
+    return 0;
+  if (t->n_dims != 2 || !is_float_dtype (t->dtype))
+    return t->nbytes;
+  rows = (guint64) t->shape[0];
+  cols = (guint64) t->shape[1];
+  groups = (cols + REQUANT_GROUP - 1) / REQUANT_GROUP;
+  return rows * (bits == 8 ? cols : (cols + 1) / 2) + rows * groups * sizeof (float);
+}
+
+static guint64
+saturating_mul (guint64 a, guint64 b)
+{
+  guint64 r;
+  return __builtin_mul_overflow (a, b, &r) ? G_MAXUINT64 : r;
+}
+
+/* The largest sum of one (layer, expert)'s tensors: what one expert miss reads. */
+static guint64
+largest_expert (const BwCheckpoint *ckpt, int n_experts)
+{
+  g_autoptr (GHashTable) per_expert = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                                             g_free, g_free);
+  guint64 largest = 0;
+
+  for (int i = 0; i < ckpt->n_tensors; i++)
+    {
+      const BwTensorInfo *t = &ckpt->tensors[i];
+      gint64 key = (gint64) t->layer * n_experts + t->expert;
+      guint64 *sum;
+
+      if (t->role != BW_ROLE_EXPERT)
+        continue;
+      sum = g_hash_table_lookup (per_expert, &key);
+      if (sum == NULL)
+        {
+          sum = g_new0 (guint64, 1);
+          g_hash_table_insert (per_expert, g_memdup2 (&key, sizeof key), sum);
+        }
+      *sum += t->nbytes;
+      largest = MAX (largest, *sum);
+    }
+  return largest;
+}
+
+static void
+tally_tensors (const BwCheckpoint *ckpt, BurrowModelInfo *info)
+{
+  for (int i = 0; i < ckpt->n_tensors; i++)
+    {
+      const BwTensorInfo *t = &ckpt->tensors[i];
+
+      info->total_bytes += t->nbytes;
+      info->bytes_by_dtype[t->dtype] += t->nbytes;
+      switch (t->role)
+        {
+        case BW_ROLE_DENSE:
+          info->resident_bytes += t->nbytes;
+          info->resident_bytes_q8 += requantised_bytes (ckpt, t, 8);
+          info->resident_bytes_q4 += requantised_bytes (ckpt, t, 4);
+          break;
+        case BW_ROLE_EXPERT:
+          info->expert_bytes += t->nbytes;
+          break;
+        case BW_ROLE_IGNORED:
+        default:
+          info->ignored_bytes += t->nbytes;
+          break;
+        }
+    }
+}
+
+gboolean
+burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
+{
+  g_autoptr (BwCheckpoint) ckpt = NULL;
+  g_autoptr (GError) local = NULL;
+  const BwModelConfig *cfg;
+
+  g_return_val_if_fail (dir != NULL && info != NULL, FALSE);
+
+  memset (info, 0, sizeof *info);
+  ckpt = bw_checkpoint_open (dir, &local);
+  if (ckpt == NULL)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR,
+                           local->code == BW_CHECKPOINT_ERROR_IO
+                             ? BURROW_ENGINE_ERROR_IO : BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           local->message);
+      return FALSE;
+    }
+  cfg = bw_checkpoint_get_config (ckpt);
+
+  info->dir = g_strdup (ckpt->dir);
+  info->family = g_strdup (bw_family_name (ckpt->family));
+  info->n_layers = cfg->n_layers;
+  info->n_moe_layers = cfg->n_moe_layers;
+  info->n_experts = cfg->n_experts;
+  info->n_experts_per_token = cfg->n_experts_per_token;
+  info->n_tensors = ckpt->n_tensors;
+  info->n_shards = ckpt->n_shards;
+  tally_tensors (ckpt, info);
+  info->bytes_per_expert = largest_expert (ckpt, cfg->n_experts);
+  info->read_per_token = saturating_mul (saturating_mul ((guint64) cfg->n_moe_layers,
+                                                         (guint64) cfg->n_experts_per_token),
+                                         info->bytes_per_expert);
+  return TRUE;
+}
+
+void
+burrow_model_info_clear (BurrowModelInfo *info)
+{
+  if (info == NULL)
+    return;
+  g_free (info->dir);
+  g_free (info->family);
+  memset (info, 0, sizeof *info);
+}

@@ -1,0 +1,133 @@
+/* Guarded json-glib parsing and typed accessors. */
+#include "core/json-load.h"
+
+#include "core/checkpoint.h"
+
+/* Finds the deepest nesting of objects and arrays outside strings, stopping early once it
+ * passes the limit, so a hostile header cannot exhaust the parser's stack. */
+static gboolean
+nesting_within_limit (const char *data, gsize len, int limit)
+{
+  int depth = 0;
+  gboolean in_string = FALSE, escaped = FALSE;
+
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = data[i];
+      if (in_string)
+        {
+          if (escaped)
+            escaped = FALSE;
+          else if (c == '\\')
+            escaped = TRUE;
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (c == '"')
+        in_string = TRUE;
+      else if (c == '{' || c == '[')
+        {
+          if (++depth > limit)
+            return FALSE;
+        }
+      else if ((c == '}' || c == ']') && depth > 0)
+        depth--;
+    }
+  return TRUE;
+}
+
+JsonNode *
+bw_json_parse_object (const char *file, const char *data, gsize len, GError **error)
+{
+  g_autoptr (JsonParser) parser = NULL;
+  g_autoptr (GError) local = NULL;
+  JsonNode *root;
+
+  if (len > G_MAXSSIZE || !g_utf8_validate_len (data, len, NULL))
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: JSON is not valid UTF-8 text", file);
+      return NULL;
+    }
+  if (!nesting_within_limit (data, len, BW_JSON_MAX_DEPTH))
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: JSON nests deeper than %d levels", file, BW_JSON_MAX_DEPTH);
+      return NULL;
+    }
+
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, data, (gssize) len, &local))
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: malformed JSON: %s", file, local->message);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: JSON top level is not an object", file);
+      return NULL;
+    }
+  return json_node_ref (root);
+}
+
+gboolean
+bw_json_node_get_int (JsonNode *node, gint64 *out)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_int (node);
+  return TRUE;
+}
+
+gboolean
+bw_json_node_get_number (JsonNode *node, double *out)
+{
+  GType t;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  t = json_node_get_value_type (node);
+  if (t == G_TYPE_INT64)
+    *out = (double) json_node_get_int (node);
+  else if (t == G_TYPE_DOUBLE)
+    *out = json_node_get_double (node);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+const char *
+bw_json_node_get_string (JsonNode *node)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+JsonObject *
+bw_json_node_get_object (JsonNode *node)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return NULL;
+  return json_node_get_object (node);
+}
+
+JsonArray *
+bw_json_node_get_array (JsonNode *node)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return NULL;
+  return json_node_get_array (node);
+}
+
+gboolean
+bw_json_node_is_missing (JsonNode *node)
+{
+  return node == NULL || JSON_NODE_HOLDS_NULL (node);
+}
