@@ -1,0 +1,333 @@
+/* A Kimi fixture (argv[1]: kimi_linear, kimi_k3 or kimi_k3/mxfp4 under BURROW_ORACLES)
+ * against the reference outputs in its ref.json:
+ *   - burrow-cli run --teacher-force: argmax at every position == tf_pred
+ *   - burrow-cli run --ids --greedy: the continuation == full_ids after the prompt
+ *   - the library: top-5 ids exact and logits within 1e-4
+ *   - one prefill == token-by-token decode == chunked prefill (logits within 1e-5)
+ *   - a saved and reloaded state continues exactly as the original
+ * A missing fixture fails. */
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "families/model.h"
+
+#define MAX_IDS 64
+#define TOP5_TOL 1e-4
+#define SAME_TOL 1e-5
+
+static const char *fixture;
+
+typedef struct {
+  char *dir;
+  int n_prompt, n_total;
+  int32_t ids[MAX_IDS];
+  int tf_pred[MAX_IDS];
+  int top5_ids[MAX_IDS][5];
+  double top5_logits[MAX_IDS][5];
+} Ref;
+
+static void
+read_ints (JsonArray *arr, int *out, int *n_out)
+{
+  int n = (int) json_array_get_length (arr);
+  g_assert_cmpint (n, <=, MAX_IDS);
+  for (int i = 0; i < n; i++)
+    out[i] = (int) json_array_get_int_element (arr, i);
+  *n_out = n;
+}
+
+/* FALSE (and the test marked failed) when the fixture is missing. */
+static gboolean
+load_ref (Ref *ref)
+{
+  memset (ref, 0, sizeof *ref);
+  ref->dir = g_build_filename (BURROW_ORACLES, fixture, NULL);
+  g_autofree char *path = g_build_filename (ref->dir, "ref.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  if (!json_parser_load_from_file (parser, path, &error))
+    {
+      g_test_message ("fixture missing or unreadable: %s", error->message);
+      g_test_fail ();
+      return FALSE;
+    }
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  JsonObject *top5 = json_object_get_object_member (root, "top5");
+  int full[MAX_IDS], n;
+  ref->n_prompt = (int) json_object_get_int_member (json_object_get_object_member (root, "info"),
+                                                    "n_prompt");
+  read_ints (json_object_get_array_member (root, "full_ids"), full, &ref->n_total);
+  for (int i = 0; i < ref->n_total; i++)
+    ref->ids[i] = full[i];
+  read_ints (json_object_get_array_member (root, "tf_pred"), ref->tf_pred, &n);
+  g_assert_cmpint (n, ==, ref->n_total);
+  JsonArray *lg = json_object_get_array_member (top5, "logits");
+  JsonArray *id = json_object_get_array_member (top5, "ids");
+  for (int i = 0; i < ref->n_total; i++)
+    for (int j = 0; j < 5; j++)
+      {
+        ref->top5_logits[i][j] = json_array_get_double_element (
+          json_array_get_array_element (lg, i), j);
+        ref->top5_ids[i][j] = (int) json_array_get_int_element (
+          json_array_get_array_element (id, i), j);
+      }
+  return TRUE;
+}
+
+static void
+ref_clear (Ref *ref)
+{
+  g_free (ref->dir);
+}
+
+static char *
+join_ids (const int *ids, int n)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%d", i ? "," : "", ids[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* Runs burrow-cli run with extra args; returns its last stdout line. */
+static char *
+run_cli (const char *dir, const char *const *extra)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (char *) BURROW_CLI);
+  g_ptr_array_add (argv, (char *) "run");
+  g_ptr_array_add (argv, (char *) "--model");
+  g_ptr_array_add (argv, (char *) dir);
+  g_ptr_array_add (argv, (char *) "--threads");
+  g_ptr_array_add (argv, (char *) "2");
+  for (int i = 0; extra[i]; i++)
+    g_ptr_array_add (argv, (char *) extra[i]);
+  g_ptr_array_add (argv, NULL);
+
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                &status, &error);
+  g_ptr_array_unref (argv);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_test_message ("burrow-cli stderr: %s", err);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  g_strchomp (out);
+  const char *nl = strrchr (out, '\n');
+  return g_strdup (nl ? nl + 1 : out);
+}
+
+static void
+test_cli_teacher_force (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  int ids[MAX_IDS];
+  for (int i = 0; i < ref.n_total; i++)
+    ids[i] = ref.ids[i];
+  g_autofree char *arg = join_ids (ids, ref.n_total);
+  g_autofree char *want = join_ids (ref.tf_pred, ref.n_total);
+  const char *extra[] = { "--teacher-force", arg, "--print-ids", NULL };
+  g_autofree char *got = run_cli (ref.dir, extra);
+  g_assert_cmpstr (got, ==, want);
+  ref_clear (&ref);
+}
+
+static void
+test_cli_greedy (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  int ids[MAX_IDS];
+  for (int i = 0; i < ref.n_total; i++)
+    ids[i] = ref.ids[i];
+  g_autofree char *prompt = join_ids (ids, ref.n_prompt);
+  g_autofree char *want = join_ids (ids + ref.n_prompt, ref.n_total - ref.n_prompt);
+  g_autofree char *n = g_strdup_printf ("%d", ref.n_total - ref.n_prompt);
+  const char *extra[] = { "--ids", prompt, "--max-tokens", n, "--greedy", "--print-ids", NULL };
+  g_autofree char *got = run_cli (ref.dir, extra);
+  g_assert_cmpstr (got, ==, want);
+  ref_clear (&ref);
+}
+
+static BwModel *
+load_model (const Ref *ref, int max_batch)
+{
+  BwModelOptions opts;
+  g_autoptr (GError) error = NULL;
+  bw_model_options_init (&opts);
+  opts.threads = 2;
+  opts.max_batch = max_batch;
+  BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return model;
+}
+
+/* Logits of every position from one forward over all ids. */
+static float *
+full_forward (BwModel *model, const Ref *ref)
+{
+  int V = bw_model_vocab_size (model);
+  float *logits = g_new (float, (gsize) ref->n_total * V);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (bw_model_forward (model, state, ref->ids, ref->n_total, logits, TRUE, NULL,
+                                   &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (bw_state_position (state), ==, ref->n_total);
+  return logits;
+}
+
+static int
+argmax (const float *v, int n)
+{
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (v[i] > v[best])
+      best = i;
+  return best;
+}
+
+static void
+test_top5_logits (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  int V = bw_model_vocab_size (model);
+  g_autofree float *logits = full_forward (model, &ref);
+  double worst = 0.0;
+  for (int i = 0; i < ref.n_total; i++)
+    {
+      const float *row = logits + (gsize) i * V;
+      g_assert_cmpint (argmax (row, V), ==, ref.tf_pred[i]);
+      for (int j = 0; j < 5; j++)
+        {
+          int id = ref.top5_ids[i][j];
+          double diff = fabs (row[id] - (float) ref.top5_logits[i][j]);
+          worst = MAX (worst, diff);
+          g_assert_cmpfloat_with_epsilon (row[id], ref.top5_logits[i][j], TOP5_TOL);
+          if (j > 0)
+            g_assert_cmpfloat (row[ref.top5_ids[i][j - 1]], >=, row[id]);
+        }
+    }
+  g_test_message ("largest top-5 logit difference: %.3g", worst);
+  ref_clear (&ref);
+}
+
+static void
+assert_rows_equal (const float *a, const float *b, int V, int row)
+{
+  for (int v = 0; v < V; v++)
+    if (fabsf (a[v] - b[v]) > SAME_TOL)
+      g_error ("position %d token %d: %.9g vs %.9g", row, v, a[v], b[v]);
+  g_assert_cmpint (argmax (a, V), ==, argmax (b, V));
+}
+
+/* Token-by-token decode and a prefill in chunks of 5 both equal the single prefill. */
+static void
+test_prefill_equals_incremental (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  g_autoptr (BwModel) chunked = load_model (&ref, 5);
+  int V = bw_model_vocab_size (model);
+  g_autofree float *full = full_forward (model, &ref);
+  g_autofree float *chunk = full_forward (chunked, &ref);
+  g_autofree float *step = g_new (float, V);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autoptr (GError) error = NULL;
+
+  for (int i = 0; i < ref.n_total; i++)
+    {
+      g_assert_true (bw_model_forward (model, state, &ref.ids[i], 1, step, FALSE, NULL, &error));
+      assert_rows_equal (step, full + (gsize) i * V, V, i);
+      assert_rows_equal (chunk + (gsize) i * V, full + (gsize) i * V, V, i);
+    }
+  /* After a reset the same state gives the same numbers again. */
+  bw_state_reset (state);
+  g_assert_true (bw_model_forward (model, state, ref.ids, ref.n_total, step, FALSE, NULL,
+                                   &error));
+  assert_rows_equal (step, full + (gsize) (ref.n_total - 1) * V, V, ref.n_total - 1);
+  ref_clear (&ref);
+}
+
+static void
+test_state_roundtrip (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  int V = bw_model_vocab_size (model), np = ref.n_prompt;
+  g_autofree float *full = full_forward (model, &ref);
+  g_autofree float *rest = g_new (float, (gsize) ref.n_total * V);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (bw_model_forward (model, state, ref.ids, np, NULL, FALSE, NULL, &error));
+  g_autoptr (GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_assert_true (bw_state_save_to (state, out, NULL, &error));
+  g_assert_true (g_output_stream_close (out, NULL, &error));
+  g_autoptr (GBytes) bytes = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
+  g_autoptr (BwState) loaded = bw_state_load_from (model, in, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (bw_state_position (loaded), ==, np);
+
+  g_assert_true (bw_model_forward (model, loaded, ref.ids + np, ref.n_total - np, rest, TRUE,
+                                   NULL, &error));
+  for (int i = np; i < ref.n_total; i++)
+    assert_rows_equal (rest + (gsize) (i - np) * V, full + (gsize) i * V, V, i);
+
+  /* A truncated stream is an error, not a crash. */
+  g_autoptr (GBytes) half = g_bytes_new_from_bytes (bytes, 0, g_bytes_get_size (bytes) / 2);
+  g_autoptr (GInputStream) in2 = g_memory_input_stream_new_from_bytes (half);
+  g_autoptr (GError) trunc = NULL;
+  g_autoptr (BwState) none = bw_state_load_from (model, in2, NULL, &trunc);
+  g_assert_null (none);
+  g_assert_nonnull (trunc);
+  ref_clear (&ref);
+}
+
+static void
+test_bad_ids (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autoptr (GError) error = NULL;
+  int32_t bad = bw_model_vocab_size (model);
+  g_assert_false (bw_model_forward (model, state, &bad, 1, NULL, FALSE, NULL, &error));
+  g_assert_nonnull (error);
+  g_assert_cmpint (bw_state_position (state), ==, 0);
+  ref_clear (&ref);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (argc < 2)
+    g_error ("usage: %s FIXTURE (e.g. kimi_linear)", argv[0]);
+  fixture = argv[1];
+  g_test_add_func ("/oracle/cli-teacher-force", test_cli_teacher_force);
+  g_test_add_func ("/oracle/cli-greedy", test_cli_greedy);
+  g_test_add_func ("/oracle/top5-logits", test_top5_logits);
+  g_test_add_func ("/oracle/prefill-equals-incremental", test_prefill_equals_incremental);
+  g_test_add_func ("/oracle/state-roundtrip", test_state_roundtrip);
+  g_test_add_func ("/oracle/bad-ids", test_bad_ids);
+  return g_test_run ();
+}
