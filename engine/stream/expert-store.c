@@ -1,5 +1,6 @@
 /* The expert store: resident expert buffers per layer under a RAM budget, filled from the
- * checkpoint's shards on demand. */
+ * checkpoint's shards by asynchronous reads. All entry points but the stats queries run on
+ * one thread (the decode thread); completions are reaped there too, inside wait. */
 #include "stream/expert-store.h"
 
 #include <errno.h>
@@ -9,9 +10,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/file-io.h"
 #include "stream/cache-policy.h"
 #include "stream/expert-plan.h"
+#include "stream/store-io.h"
+#include "stream/store-testing.h"
+#include "stream/usage-history.h"
+
+/* Share of MemAvailable the default budget takes; the rest stays with the page cache. */
+#define DEFAULT_BUDGET_FRACTION 0.5
+/* Share of the budget learned pins may hold. */
+#define PIN_FRACTION 0.5
+/* An expert needs this many recorded uses before it may be pinned. */
+#define PIN_MIN_COUNT 2
+/* Prefetched reads in flight may hold at most this share of the budget. */
+#define PREFETCH_FRACTION 0.25
 
 typedef enum {
   SLOT_LOADING,
@@ -27,16 +39,18 @@ struct Slot {
   SlotState state;
   int refs;                 /* batches holding it */
   gboolean sticky;          /* learned pin: never evicted */
-  gboolean prefetched;      /* loaded by a prefetch and not requested yet */
+  gboolean prefetched;      /* started by a prefetch and not requested yet */
   gboolean in_lru;
   Slot *prev, *next;        /* the layer's LRU list, most recent first */
   BwExpertWeights weights;
   GError *error;
+  int n_ops, pending;       /* reads of this expert, and those not finished */
+  BwIoOp ops[BW_EXPERT_TENSORS];
 };
 
 typedef struct {
   Slot *head, *tail;
-  guint64 bytes;
+  guint64 bytes;            /* resident, in use or not */
   guint64 last_use;
   guint64 max_buf;          /* largest expert buffer of the layer */
   _Atomic guint64 n_resident, bytes_resident;
@@ -46,22 +60,34 @@ typedef struct {
 struct BwExpertStore {
   const BwCheckpoint *ckpt;
   int n_layers, n_experts, n_moe_layers;
+  gsize n_slots;
   BwExpertLayout *layouts;
   BwStoreOptions opts;
   int *fds;                 /* per shard, buffered */
-  Slot **table;             /* [n_layers * n_experts] */
+  int *fds_direct;          /* per shard, O_DIRECT, or -1 where refused */
+  guint64 align;            /* read alignment: 1, or the O_DIRECT block */
+  BwIo *io;
+  BwIoOp **op_scratch;      /* [BW_MAX_BATCH_EXPERTS * BW_EXPERT_TENSORS] */
+  Slot **table;             /* [n_slots] */
   LayerCache *layers;
   BwLayerCacheState *policy_scratch;
   guint64 budget;
-  guint64 bytes_used;
+  guint64 bytes_used;       /* all resident buffers */
+  guint64 bytes_evictable;  /* of which in LRU lists */
+  guint64 prefetch_in_flight;
   guint64 tick;
   guint64 total_expert_bytes;
   guint64 n_total_experts;
 
+  guint8 *sticky;           /* [n_slots] learned pins */
+  BwUsageHistory *history;  /* this session's counts */
+  BwUsageHistory *past;     /* loaded from disk, or NULL */
+  char *history_path;
+
   _Atomic guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
   _Atomic guint64 bytes_read, io_wait_ns;
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
-  const char *backend;
+  _Atomic (const char *) backend;
 };
 
 G_DEFINE_QUARK (bw-store-error-quark, bw_store_error)
@@ -72,10 +98,16 @@ now_ns (void)
   return (guint64) g_get_monotonic_time () * 1000u;
 }
 
+static gsize
+slot_index (const BwExpertStore *s, int layer, int expert)
+{
+  return (gsize) layer * (gsize) s->n_experts + (gsize) expert;
+}
+
 static const BwExpertLayout *
 layout_of (const BwExpertStore *s, int layer, int expert)
 {
-  return &s->layouts[(gsize) layer * (gsize) s->n_experts + (gsize) expert];
+  return &s->layouts[slot_index (s, layer, expert)];
 }
 
 /* ---- LRU lists ---- */
@@ -96,12 +128,15 @@ lru_remove (BwExpertStore *s, Slot *slot)
     lc->tail = slot->prev;
   slot->prev = slot->next = NULL;
   slot->in_lru = FALSE;
+  s->bytes_evictable -= slot->cap;
 }
 
 static void
 lru_push_front (BwExpertStore *s, Slot *slot)
 {
   LayerCache *lc = &s->layers[slot->layer];
+  if (slot->in_lru || slot->sticky)
+    return;
   slot->prev = NULL;
   slot->next = lc->head;
   if (lc->head != NULL)
@@ -110,6 +145,7 @@ lru_push_front (BwExpertStore *s, Slot *slot)
     lc->tail = slot;
   lc->head = slot;
   slot->in_lru = TRUE;
+  s->bytes_evictable += slot->cap;
 }
 
 /* ---- slots ---- */
@@ -117,47 +153,62 @@ lru_push_front (BwExpertStore *s, Slot *slot)
 static void
 account (BwExpertStore *s, const Slot *slot, int sign)
 {
+  LayerCache *lc = &s->layers[slot->layer];
   guint64 b = slot->cap;
+  _Atomic guint64 *count = slot->sticky ? &s->n_pinned : &s->n_cached;
+  _Atomic guint64 *bytes = slot->sticky ? &s->bytes_pinned : &s->bytes_cached;
+
   if (sign > 0)
     {
       s->bytes_used += b;
-      s->layers[slot->layer].bytes += b;
-      atomic_fetch_add (&s->layers[slot->layer].n_resident, 1);
-      atomic_fetch_add (&s->layers[slot->layer].bytes_resident, b);
-      atomic_fetch_add (slot->sticky ? &s->n_pinned : &s->n_cached, 1);
-      atomic_fetch_add (slot->sticky ? &s->bytes_pinned : &s->bytes_cached, b);
+      lc->bytes += b;
+      atomic_fetch_add (&lc->n_resident, 1);
+      atomic_fetch_add (&lc->bytes_resident, b);
+      atomic_fetch_add (count, 1);
+      atomic_fetch_add (bytes, b);
     }
   else
     {
       s->bytes_used -= b;
-      s->layers[slot->layer].bytes -= b;
-      atomic_fetch_sub (&s->layers[slot->layer].n_resident, 1);
-      atomic_fetch_sub (&s->layers[slot->layer].bytes_resident, b);
-      atomic_fetch_sub (slot->sticky ? &s->n_pinned : &s->n_cached, 1);
-      atomic_fetch_sub (slot->sticky ? &s->bytes_pinned : &s->bytes_cached, b);
+      lc->bytes -= b;
+      atomic_fetch_sub (&lc->n_resident, 1);
+      atomic_fetch_sub (&lc->bytes_resident, b);
+      atomic_fetch_sub (count, 1);
+      atomic_fetch_sub (bytes, b);
     }
 }
 
-static void
-slot_destroy (BwExpertStore *s, Slot *slot)
+/* Drops a slot that no batch holds and no read targets. Returns its buffer when keep is
+ * set (for reuse), else frees it. */
+static guint8 *
+slot_destroy (BwExpertStore *s, Slot *slot, gboolean keep)
 {
+  guint8 *buf = slot->buf;
   lru_remove (s, slot);
   account (s, slot, -1);
   if (slot->prefetched)
     atomic_fetch_add (&s->prefetch_wasted, 1);
-  s->table[(gsize) slot->layer * (gsize) s->n_experts + (gsize) slot->expert] = NULL;
+  s->table[slot_index (s, slot->layer, slot->expert)] = NULL;
   g_clear_error (&slot->error);
-  free (slot->buf);
   g_free (slot);
+  if (keep)
+    return buf;
+  free (buf);
+  return NULL;
 }
 
-/* Evicts unreferenced buffers until `need` more bytes fit in the budget. */
+/* Evicts unreferenced buffers until `need` more bytes fit in the budget. A victim whose
+ * buffer has exactly the size needed is handed back in *reuse instead of being freed. */
 static gboolean
-make_room (BwExpertStore *s, int layer, guint64 need)
+make_room (BwExpertStore *s, int layer, guint64 need, guint8 **reuse)
 {
+  *reuse = NULL;
   while (s->bytes_used + need > s->budget)
     {
       int victim;
+      Slot *slot;
+      if (s->bytes_used - s->bytes_evictable + need > s->budget)
+        return FALSE;   /* even evicting everything would not do */
       for (int l = 0; l < s->n_layers; l++)
         {
           BwLayerCacheState *st = &s->policy_scratch[l];
@@ -169,7 +220,13 @@ make_room (BwExpertStore *s, int layer, guint64 need)
       victim = bw_policy_victim_layer (s->policy_scratch, s->n_layers, layer);
       if (victim < 0)
         return FALSE;
-      slot_destroy (s, s->layers[victim].tail);
+      slot = s->layers[victim].tail;
+      if (*reuse == NULL && slot->cap == need)
+        *reuse = slot_destroy (s, slot, TRUE);
+      else
+        slot_destroy (s, slot, FALSE);
+      if (*reuse != NULL)
+        return TRUE;   /* the reused buffer is already counted out of bytes_used */
     }
   return TRUE;
 }
@@ -193,78 +250,162 @@ slot_set_weights (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
     }
 }
 
-static const char *
-tensor_name_of_run (BwExpertStore *s, const Slot *slot, const BwReadRun *run)
-{
-  const BwTensorInfo *t =
-    bw_expert_layout_tensor (layout_of (s, slot->layer, slot->expert), run->first_tensor);
-  return t != NULL ? t->name : "?";
-}
-
 static void
-slot_load_sync (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
+slot_set_ops (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
 {
+  slot->n_ops = plan->n_runs;
+  slot->pending = plan->n_runs;
   for (int r = 0; r < plan->n_runs; r++)
     {
       const BwReadRun *run = &plan->runs[r];
-      g_autofree char *what = g_strdup_printf ("%s (tensor %s)",
-                                               s->ckpt->shards[run->shard].path,
-                                               tensor_name_of_run (s, slot, run));
-      GError *local = NULL;
-      if (!bw_pread_full (s->fds[run->shard], slot->buf + run->buf_off, (gsize) run->need,
-                          run->file_off, what, &local))
-        {
-          g_set_error (&slot->error, BW_STORE_ERROR, BW_STORE_ERROR_IO, "%s", local->message);
-          g_error_free (local);
-          slot->state = SLOT_FAILED;
-          return;
-        }
-      atomic_fetch_add (&s->bytes_read, run->need);
+      BwIoOp *op = &slot->ops[r];
+      int direct_fd = s->fds_direct != NULL ? s->fds_direct[run->shard] : -1;
+      memset (op, 0, sizeof *op);
+      op->fd_buffered = s->fds[run->shard];
+      op->direct = direct_fd >= 0;
+      op->fd = op->direct ? direct_fd : op->fd_buffered;
+      op->off = run->file_off;
+      op->len = op->direct ? run->len : run->need;
+      op->need = run->need;
+      op->dst = slot->buf + run->buf_off;
+      op->owner = slot;
     }
-  slot->state = SLOT_READY;
 }
 
-/* A new slot for (layer, expert) with a buffer, or NULL with error. */
+/* A new slot for (layer, expert) with a buffer and its reads prepared (not started), or
+ * NULL with error. */
 static Slot *
-slot_create (BwExpertStore *s, int layer, int expert, BwExpertPlan *plan, GError **error)
+slot_create (BwExpertStore *s, int layer, int expert, GError **error)
 {
   const BwExpertLayout *l = layout_of (s, layer, expert);
+  BwExpertPlan plan;
+  guint8 *buf = NULL;
   Slot *slot;
-  void *buf = NULL;
 
-  if (!bw_expert_plan_build (l, 1, plan))
+  if (!bw_expert_plan_build (l, s->align, &plan))
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_INVALID,
                    "layer %d has no routed expert %d", layer, expert);
       return NULL;
     }
-  if (!make_room (s, layer, plan->buf_bytes))
+  if (!make_room (s, layer, plan.buf_bytes, &buf))
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET,
-                   "expert cache budget of %" G_GUINT64_FORMAT " bytes is too small for the "
-                   "experts layer %d needs at once", s->budget, layer);
+                   "the expert cache budget (%" G_GUINT64_FORMAT " bytes) is too small for "
+                   "the experts layer %d needs at once", s->budget, layer);
       return NULL;
     }
-  if (posix_memalign (&buf, BW_PLAN_BUF_ALIGN, MAX (plan->buf_bytes, 1)) != 0)
+  if (buf == NULL)
     {
-      g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_NOMEM,
-                   "out of memory for a %" G_GSIZE_FORMAT "-byte expert buffer (layer %d, "
-                   "expert %d)", plan->buf_bytes, layer, expert);
-      return NULL;
+      void *p = NULL;
+      if (posix_memalign (&p, BW_PLAN_BUF_ALIGN, MAX (plan.buf_bytes, 1)) != 0)
+        {
+          g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_NOMEM,
+                       "out of memory for a %" G_GSIZE_FORMAT "-byte expert buffer (layer %d, "
+                       "expert %d)", plan.buf_bytes, layer, expert);
+          return NULL;
+        }
+      buf = p;
     }
   slot = g_new0 (Slot, 1);
   slot->layer = layer;
   slot->expert = expert;
   slot->buf = buf;
-  slot->cap = plan->buf_bytes;
+  slot->cap = plan.buf_bytes;
   slot->state = SLOT_LOADING;
-  s->table[(gsize) layer * (gsize) s->n_experts + (gsize) expert] = slot;
+  slot->sticky = s->sticky != NULL && s->sticky[slot_index (s, layer, expert)];
+  s->table[slot_index (s, layer, expert)] = slot;
   account (s, slot, +1);
-  slot_set_weights (s, slot, plan);
+  slot_set_weights (s, slot, &plan);
+  slot_set_ops (s, slot, &plan);
   return slot;
 }
 
-/* ---- public API ---- */
+static int
+compare_ops (const void *a, const void *b)
+{
+  const BwIoOp *x = *(BwIoOp *const *) a, *y = *(BwIoOp *const *) b;
+  if (x->fd_buffered != y->fd_buffered)
+    return x->fd_buffered < y->fd_buffered ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Starts the reads of the given new slots in one submission, sorted by file offset. */
+static void
+start_reads (BwExpertStore *s, Slot **slots, int n)
+{
+  int n_ops = 0;
+  for (int i = 0; i < n; i++)
+    for (int r = 0; r < slots[i]->n_ops; r++)
+      s->op_scratch[n_ops++] = &slots[i]->ops[r];
+  qsort (s->op_scratch, (size_t) n_ops, sizeof *s->op_scratch, compare_ops);
+  bw_io_submit (s->io, s->op_scratch, n_ops);
+}
+
+static const char *
+backend_name (BwExpertStore *s)
+{
+  gboolean uring = strcmp (bw_io_backend_name (s->io), "io_uring") == 0;
+  gboolean direct = FALSE;
+  for (int i = 0; s->fds_direct != NULL && i < s->ckpt->n_shards; i++)
+    direct |= s->fds_direct[i] >= 0;
+  if (direct)
+    return uring ? "io_uring+O_DIRECT" : "pread+O_DIRECT";
+  if (s->opts.direct_io)
+    return uring ? "io_uring (O_DIRECT refused)" : "pread (O_DIRECT refused)";
+  return uring ? "io_uring" : "pread";
+}
+
+/* Folds a finished read into its slot. */
+static void
+op_finished (BwExpertStore *s, BwIoOp *op)
+{
+  Slot *slot = op->owner;
+  int run = (int) (op - slot->ops);
+
+  atomic_fetch_add (&s->bytes_read, op->done);
+  if (op->direct_refused && s->fds_direct != NULL)
+    {
+      /* Later reads of this shard go buffered; the descriptor stays open until free
+       * because reads in flight may still use it. */
+      for (int i = 0; i < s->ckpt->n_shards; i++)
+        if (s->fds[i] == op->fd_buffered)
+          s->fds_direct[i] = -1;
+      atomic_store (&s->backend, backend_name (s));
+    }
+  if (op->err != 0 && slot->error == NULL)
+    {
+      BwExpertPlan plan;
+      const BwTensorInfo *t;
+      bw_expert_plan_build (layout_of (s, slot->layer, slot->expert), s->align, &plan);
+      t = bw_expert_layout_tensor (layout_of (s, slot->layer, slot->expert),
+                                   plan.runs[run].first_tensor);
+      g_set_error (&slot->error, BW_STORE_ERROR, BW_STORE_ERROR_IO,
+                   "%s: reading tensor %s (%" G_GUINT64_FORMAT " bytes at offset %"
+                   G_GUINT64_FORMAT "): %s", s->ckpt->shards[plan.runs[run].shard].path,
+                   t->name, op->need, op->off,
+                   op->err == BW_IO_SHORT ? "unexpected end of file (truncated?)"
+                                          : g_strerror (op->err));
+    }
+  if (--slot->pending > 0)
+    return;
+  slot->state = slot->error != NULL ? SLOT_FAILED : SLOT_READY;
+  if (slot->prefetched)
+    s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->cap);
+  if (slot->refs == 0)
+    {
+      /* A prefetch nobody holds yet. */
+      if (slot->state == SLOT_FAILED)
+        {
+          slot->prefetched = FALSE;
+          slot_destroy (s, slot, FALSE);
+        }
+      else
+        lru_push_front (s, slot);
+    }
+}
+
+/* ---- creation ---- */
 
 static guint64
 default_budget (void)
@@ -272,8 +413,65 @@ default_budget (void)
   g_autofree char *meminfo = NULL;
   guint64 b = 0;
   if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
-    b = bw_policy_default_budget (meminfo, 0.5);
+    b = bw_policy_default_budget (meminfo, DEFAULT_BUDGET_FRACTION);
   return b > 0 ? b : (guint64) 1 << 30;
+}
+
+static gboolean
+open_shards (BwExpertStore *s, GError **error)
+{
+  int n = s->ckpt->n_shards;
+  s->fds = g_new (int, MAX (n, 1));
+  for (int i = 0; i < n; i++)
+    s->fds[i] = -1;
+  if (s->opts.direct_io)
+    {
+      s->fds_direct = g_new (int, MAX (n, 1));
+      for (int i = 0; i < n; i++)
+        s->fds_direct[i] = -1;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const char *path = s->ckpt->shards[i].path;
+      s->fds[i] = open (path, O_RDONLY | O_CLOEXEC);
+      if (s->fds[i] < 0)
+        {
+          int saved = errno;
+          g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO, "%s: %s", path,
+                       g_strerror (saved));
+          return FALSE;
+        }
+      /* Filesystems without O_DIRECT (tmpfs) refuse it here with EINVAL. */
+      if (s->fds_direct != NULL)
+        s->fds_direct[i] = open (path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+    }
+  return TRUE;
+}
+
+static void
+setup_pins (BwExpertStore *s)
+{
+  g_autofree guint64 *bytes = g_new0 (guint64, s->n_slots);
+  g_autofree gboolean *pin = g_new0 (gboolean, s->n_slots);
+  guint64 pinned_bytes = 0;
+
+  s->history = bw_usage_history_new (s->n_layers, s->n_experts);
+  s->history_path = bw_usage_history_path (s->opts.history_dir, s->ckpt, s->n_layers,
+                                           s->n_experts);
+  /* A missing or corrupt history just means no pins yet; it is rewritten at free. */
+  s->past = bw_usage_history_load (s->history_path, s->n_layers, s->n_experts, NULL);
+  if (s->past == NULL)
+    return;
+  for (int l = 0; l < s->n_layers; l++)
+    for (int e = 0; e < s->n_experts; e++)
+      if (layout_of (s, l, e)->gate.data != NULL)
+        bytes[slot_index (s, l, e)] = s->layers[l].max_buf;
+  s->sticky = g_new0 (guint8, s->n_slots);
+  bw_policy_choose_pins (s->past->counts, bytes, (int) s->n_slots,
+                         (guint64) ((double) s->budget * PIN_FRACTION), PIN_MIN_COUNT, pin,
+                         &pinned_bytes);
+  for (gsize i = 0; i < s->n_slots; i++)
+    s->sticky[i] = pin[i] != FALSE;
 }
 
 BwExpertStore *
@@ -282,7 +480,6 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
                      GError **error)
 {
   BwExpertStore *s;
-  gsize n_slots;
 
   if (n_layers <= 0 || n_experts <= 0 || n_experts > 1 << 20 || n_layers > 1 << 16)
     {
@@ -290,20 +487,21 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
                    "expert store: %d layers of %d experts is out of range", n_layers, n_experts);
       return NULL;
     }
-  n_slots = (gsize) n_layers * (gsize) n_experts;
   s = g_new0 (BwExpertStore, 1);
   s->ckpt = ckpt;
   s->n_layers = n_layers;
   s->n_experts = n_experts;
-  s->layouts = g_memdup2 (layouts, n_slots * sizeof *layouts);
+  s->n_slots = (gsize) n_layers * (gsize) n_experts;
+  s->layouts = g_memdup2 (layouts, s->n_slots * sizeof *layouts);
   if (opts != NULL)
     s->opts = *opts;
-  s->opts.history_dir = NULL;   /* borrowed string; not kept */
-  s->table = g_new0 (Slot *, n_slots);
+  s->opts.history_dir = NULL;   /* borrowed; only used below */
+  s->align = s->opts.direct_io ? BW_PLAN_BUF_ALIGN : 1;
+  s->table = g_new0 (Slot *, s->n_slots);
   s->layers = g_new0 (LayerCache, n_layers);
   s->policy_scratch = g_new0 (BwLayerCacheState, n_layers);
+  s->op_scratch = g_new0 (BwIoOp *, BW_MAX_BATCH_EXPERTS * BW_EXPERT_TENSORS);
   s->budget = s->opts.ram_budget > 0 ? s->opts.ram_budget : default_budget ();
-  s->backend = "pread";
 
   for (int l = 0; l < n_layers; l++)
     {
@@ -312,7 +510,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
         {
           const BwExpertLayout *lay = layout_of (s, l, e);
           BwExpertPlan plan;
-          if (!bw_expert_plan_build (lay, 1, &plan))
+          if (!bw_expert_plan_build (lay, s->align, &plan))
             continue;
           has = TRUE;
           s->layers[l].max_buf = MAX (s->layers[l].max_buf, plan.buf_bytes);
@@ -322,22 +520,36 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       s->n_moe_layers += has;
     }
 
-  s->fds = g_new (int, MAX (ckpt->n_shards, 1));
-  for (int i = 0; i < ckpt->n_shards; i++)
-    s->fds[i] = -1;
-  for (int i = 0; i < ckpt->n_shards; i++)
+  if (!open_shards (s, error))
     {
-      s->fds[i] = open (ckpt->shards[i].path, O_RDONLY | O_CLOEXEC);
-      if (s->fds[i] < 0)
-        {
-          int saved = errno;
-          g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO, "%s: %s",
-                       ckpt->shards[i].path, g_strerror (saved));
-          bw_expert_store_free (s);
-          return NULL;
-        }
+      bw_expert_store_free (s);
+      return NULL;
+    }
+  s->io = bw_io_new (s->opts.io, s->opts.io_threads, error);
+  if (s->io == NULL)
+    {
+      bw_expert_store_free (s);
+      return NULL;
+    }
+  atomic_store (&s->backend, backend_name (s));
+  if (s->opts.pinning)
+    {
+      s->opts.history_dir = opts->history_dir;
+      setup_pins (s);
+      s->opts.history_dir = NULL;
     }
   return s;
+}
+
+static void
+save_history (BwExpertStore *s)
+{
+  if (s->history == NULL || s->history->requests == 0)
+    return;
+  if (s->past != NULL)
+    bw_usage_history_merge (s->history, s->past);
+  /* Best effort: a read-only cache directory only costs the pins of the next run. */
+  bw_usage_history_save (s->history, s->history_path, NULL);
 }
 
 void
@@ -345,24 +557,38 @@ bw_expert_store_free (BwExpertStore *s)
 {
   if (s == NULL)
     return;
+  /* Reads in flight target slot buffers: let them land first. */
+  bw_io_free (s->io);
+  save_history (s);
   if (s->table != NULL)
-    for (gsize i = 0; i < (gsize) s->n_layers * (gsize) s->n_experts; i++)
+    for (gsize i = 0; i < s->n_slots; i++)
       if (s->table[i] != NULL)
         {
           s->table[i]->prefetched = FALSE;
-          slot_destroy (s, s->table[i]);
+          slot_destroy (s, s->table[i], FALSE);
         }
-  if (s->fds != NULL)
-    for (int i = 0; i < s->ckpt->n_shards; i++)
+  for (int i = 0; s->fds != NULL && i < s->ckpt->n_shards; i++)
+    {
       if (s->fds[i] >= 0)
         close (s->fds[i]);
+      if (s->fds_direct != NULL && s->fds_direct[i] >= 0)
+        close (s->fds_direct[i]);
+    }
+  bw_usage_history_free (s->history);
+  bw_usage_history_free (s->past);
+  g_free (s->history_path);
+  g_free (s->sticky);
   g_free (s->fds);
+  g_free (s->fds_direct);
   g_free (s->table);
   g_free (s->layers);
   g_free (s->policy_scratch);
+  g_free (s->op_scratch);
   g_free (s->layouts);
   g_free (s);
 }
+
+/* ---- batches ---- */
 
 static void
 batch_unpin (BwExpertBatch *batch, int upto)
@@ -375,16 +601,35 @@ batch_unpin (BwExpertBatch *batch, int upto)
       if (slot == NULL || --slot->refs > 0)
         continue;
       if (slot->state == SLOT_FAILED)
-        slot_destroy (s, slot);   /* a later request retries the read */
-      else if (!slot->sticky)
+        slot_destroy (s, slot, FALSE);   /* a later request retries the read */
+      else if (slot->state == SLOT_READY)
         lru_push_front (s, slot);
+      /* LOADING slots join the LRU list when their reads finish. */
     }
+}
+
+static gboolean
+request_fail (BwExpertBatch *batch, int n_acquired, Slot **fresh, int n_fresh)
+{
+  /* Fresh slots have no reads in flight yet: drop them outright. */
+  for (int i = 0; i < n_acquired; i++)
+    for (int j = 0; j < n_fresh; j++)
+      if (batch->slots[i] == fresh[j])
+        batch->slots[i] = NULL;
+  for (int j = 0; j < n_fresh; j++)
+    if (--fresh[j]->refs == 0)
+      slot_destroy (batch->store, fresh[j], FALSE);
+  batch_unpin (batch, n_acquired);
+  batch->n = 0;
+  return FALSE;
 }
 
 gboolean
 bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
                          BwExpertBatch *batch, GError **error)
 {
+  Slot *fresh[BW_MAX_BATCH_EXPERTS];
+  int n_fresh = 0;
   LayerCache *lc;
 
   batch->store = s;
@@ -406,11 +651,15 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
         {
           g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_INVALID,
                        "expert request: expert %d of layer %d out of range", e, layer);
-          batch_unpin (batch, i);
-          return FALSE;
+          return request_fail (batch, i, fresh, n_fresh);
         }
-      slot = s->table[(gsize) layer * (gsize) s->n_experts + (gsize) e];
-      if (slot != NULL && slot->state != SLOT_FAILED)
+      slot = s->table[slot_index (s, layer, e)];
+      if (slot != NULL && slot->state == SLOT_FAILED && slot->refs == 0)
+        {
+          slot_destroy (s, slot, FALSE);
+          slot = NULL;
+        }
+      if (slot != NULL)
         {
           atomic_fetch_add (&s->hits, 1);
           atomic_fetch_add (&lc->hits, 1);
@@ -424,35 +673,35 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
         }
       else
         {
-          BwExpertPlan plan;
-          if (slot != NULL && slot->refs == 0)
-            slot_destroy (s, slot);
-          slot = slot_create (s, layer, e, &plan, error);
+          slot = slot_create (s, layer, e, error);
           if (slot == NULL)
-            {
-              batch_unpin (batch, i);
-              return FALSE;
-            }
+            return request_fail (batch, i, fresh, n_fresh);
+          fresh[n_fresh++] = slot;
           atomic_fetch_add (&s->misses, 1);
           atomic_fetch_add (&lc->misses, 1);
-          {
-            guint64 t0 = now_ns ();
-            slot_load_sync (s, slot, &plan);
-            atomic_fetch_add (&s->io_wait_ns, now_ns () - t0);
-          }
+        }
+      if (s->history != NULL)
+        {
+          guint32 *c = &s->history->counts[slot_index (s, layer, e)];
+          *c += *c < G_MAXUINT32;
         }
       slot->refs++;
       batch->experts[i] = e;
       batch->slots[i] = slot;
       batch->n = i + 1;
     }
+  if (s->history != NULL)
+    s->history->requests++;
+  start_reads (s, fresh, n_fresh);
   return TRUE;
 }
 
 const BwExpertWeights *
 bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error)
 {
+  BwExpertStore *s = batch->store;
   Slot *slot;
+
   if (i < 0 || i >= batch->n)
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_INVALID,
@@ -460,10 +709,26 @@ bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error)
       return NULL;
     }
   slot = batch->slots[i];
-  if (slot->state == SLOT_FAILED)
+  if (slot->state == SLOT_LOADING)
     {
-      g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO, "layer %d expert %d: %s",
-                   slot->layer, slot->expert, slot->error->message);
+      guint64 t0 = now_ns ();
+      while (slot->state == SLOT_LOADING)
+        {
+          BwIoOp *op = bw_io_reap (s->io, TRUE);
+          if (op == NULL)
+            break;   /* cannot happen: the slot's reads are in flight */
+          op_finished (s, op);
+        }
+      atomic_fetch_add (&s->io_wait_ns, now_ns () - t0);
+    }
+  if (slot->state != SLOT_READY)
+    {
+      if (slot->error != NULL)
+        g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO, "layer %d expert %d: %s",
+                     slot->layer, slot->expert, slot->error->message);
+      else
+        g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO,
+                     "layer %d expert %d: read lost", slot->layer, slot->expert);
       return NULL;
     }
   return &slot->weights;
@@ -481,7 +746,35 @@ bw_expert_batch_release (BwExpertBatch *batch)
 void
 bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n)
 {
+  Slot *fresh[BW_MAX_BATCH_EXPERTS];
+  int n_fresh = 0;
+  guint64 limit = (guint64) ((double) s->budget * PREFETCH_FRACTION);
+
+  if (!s->opts.prefetch || layer < 0 || layer >= s->n_layers)
+    return;
+  /* Fold in finished reads so their buffers become evictable. */
+  for (BwIoOp *op; (op = bw_io_reap (s->io, FALSE)) != NULL;)
+    op_finished (s, op);
+  for (int i = 0; i < MIN (n, BW_MAX_BATCH_EXPERTS); i++)
+    {
+      int e = experts[i];
+      Slot *slot;
+      if (e < 0 || e >= s->n_experts || s->table[slot_index (s, layer, e)] != NULL
+          || layout_of (s, layer, e)->gate.data == NULL
+          || s->prefetch_in_flight + s->layers[layer].max_buf > limit)
+        continue;
+      slot = slot_create (s, layer, e, NULL);
+      if (slot == NULL)
+        break;
+      slot->prefetched = TRUE;
+      s->prefetch_in_flight += slot->cap;
+      fresh[n_fresh++] = slot;
+      atomic_fetch_add (&s->prefetch_issued, 1);
+    }
+  start_reads (s, fresh, n_fresh);
 }
+
+/* ---- queries ---- */
 
 void
 bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
@@ -501,7 +794,7 @@ bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
   out->n_on_disk = s->n_total_experts - MIN (s->n_total_experts, out->n_pinned + out->n_cached);
   out->bytes_on_disk = s->total_expert_bytes
                        - MIN (s->total_expert_bytes, out->bytes_pinned + out->bytes_cached);
-  out->backend = s->backend;
+  out->backend = atomic_load (&s->backend);
 }
 
 void
@@ -520,26 +813,41 @@ bw_expert_store_layer_stats (BwExpertStore *s, int layer, BwStoreLayerStats *out
 int
 bw_expert_store_batch_limit (BwExpertStore *s, int layer)
 {
-  guint64 held = 0, per;
+  guint64 held, per;
 
   if (layer < 0 || layer >= s->n_layers || s->layers[layer].max_buf == 0)
     return 0;
   per = s->layers[layer].max_buf;
-  for (int l = 0; l < s->n_layers; l++)
-    {
-      /* Everything resident that is not in an LRU list is held (in use or pinned). */
-      guint64 evictable = 0;
-      for (Slot *x = s->layers[l].head; x != NULL; x = x->next)
-        evictable += x->cap;
-      held += s->layers[l].bytes - evictable;
-    }
+  held = s->bytes_used - s->bytes_evictable;
   if (held >= s->budget)
     return 0;
-  return (int) MIN ((s->budget - held) / per, (guint64) MIN (s->n_experts, BW_MAX_BATCH_EXPERTS));
+  return (int) MIN ((s->budget - held) / per,
+                    (guint64) MIN (s->n_experts, BW_MAX_BATCH_EXPERTS));
 }
 
 guint64
 bw_expert_store_budget (BwExpertStore *s)
 {
   return s->budget;
+}
+
+void
+bw_expert_store_inject_fault (BwExpertStore *s, int nth, int err)
+{
+  bw_io_inject_fault (s->io, nth, err);
+}
+
+gboolean
+bw_expert_store_is_pinned (BwExpertStore *s, int layer, int expert)
+{
+  if (s->sticky == NULL || layer < 0 || layer >= s->n_layers || expert < 0
+      || expert >= s->n_experts)
+    return FALSE;
+  return s->sticky[slot_index (s, layer, expert)] != 0;
+}
+
+const char *
+bw_expert_store_history_path (BwExpertStore *s)
+{
+  return s->history_path;
 }

@@ -1,0 +1,318 @@
+/* io_uring and pread-pool read engines behind one submit/reap interface. */
+#include "stream/store-io.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <unistd.h>
+
+#define URING_ENTRIES 256
+#define DEFAULT_THREADS 8
+#define MAX_CHUNK ((guint64) 1 << 30)
+#define DIRECT_ALIGN 4096
+
+struct BwIo {
+  BwIoBackend kind;
+  int in_flight;              /* submitted, not yet returned by reap (consumer only) */
+  int fault_countdown, fault_err;
+
+  struct io_uring ring;
+  gboolean ring_ok;
+
+  GMutex lock;
+  GCond work_cond, done_cond;
+  BwIoOp *queue_head, *queue_tail;   /* waiting for a worker */
+  BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
+  GThread **threads;
+  int n_threads;
+  gboolean quit;
+};
+
+static void
+list_push (BwIoOp **head, BwIoOp **tail, BwIoOp *op)
+{
+  op->next = NULL;
+  if (*tail != NULL)
+    (*tail)->next = op;
+  else
+    *head = op;
+  *tail = op;
+}
+
+static BwIoOp *
+list_pop (BwIoOp **head, BwIoOp **tail)
+{
+  BwIoOp *op = *head;
+  if (op != NULL)
+    {
+      *head = op->next;
+      if (*head == NULL)
+        *tail = NULL;
+      op->next = NULL;
+    }
+  return op;
+}
+
+/* Folds one read's result into op. TRUE when op is finished (op->err tells how). */
+static gboolean
+op_after_read (BwIoOp *op, gint64 res)
+{
+  if (res < 0)
+    {
+      int e = (int) -res;
+      if (e == EINTR || e == EAGAIN)
+        return FALSE;
+      if (e == EINVAL && op->direct && op->fd_buffered >= 0)
+        {
+          /* The filesystem refuses O_DIRECT here: redo this read buffered. */
+          op->fd = op->fd_buffered;
+          op->direct = FALSE;
+          op->direct_refused = TRUE;
+          return FALSE;
+        }
+      op->err = e;
+      return TRUE;
+    }
+  if (res == 0)
+    {
+      if (op->done < op->need)
+        op->err = BW_IO_SHORT;
+      return TRUE;
+    }
+  op->done += (guint64) res;
+  if (op->done >= op->need || op->done >= op->len)
+    return TRUE;
+  if (op->direct && op->done % DIRECT_ALIGN != 0 && op->fd_buffered >= 0)
+    {
+      /* An unaligned partial read: finish the tail buffered. */
+      op->fd = op->fd_buffered;
+      op->direct = FALSE;
+    }
+  return FALSE;
+}
+
+static guint64
+op_chunk (const BwIoOp *op)
+{
+  return MIN (op->len - op->done, MAX_CHUNK);
+}
+
+/* ---- pread threads ---- */
+
+static gpointer
+worker_main (gpointer data)
+{
+  BwIo *io = data;
+  for (;;)
+    {
+      BwIoOp *op;
+      g_mutex_lock (&io->lock);
+      while (!io->quit && io->queue_head == NULL)
+        g_cond_wait (&io->work_cond, &io->lock);
+      op = list_pop (&io->queue_head, &io->queue_tail);
+      g_mutex_unlock (&io->lock);
+      if (op == NULL)
+        return NULL;
+      for (;;)
+        {
+          ssize_t n = pread (op->fd, op->dst + op->done, (size_t) op_chunk (op),
+                             (off_t) (op->off + op->done));
+          if (op_after_read (op, n < 0 ? -(gint64) errno : (gint64) n))
+            break;
+        }
+      g_mutex_lock (&io->lock);
+      list_push (&io->ready_head, &io->ready_tail, op);
+      g_cond_signal (&io->done_cond);
+      g_mutex_unlock (&io->lock);
+    }
+}
+
+/* ---- io_uring ---- */
+
+static void
+uring_queue (BwIo *io, BwIoOp *op)
+{
+  struct io_uring_sqe *sqe = io_uring_get_sqe (&io->ring);
+  if (sqe == NULL)
+    {
+      io_uring_submit (&io->ring);
+      sqe = io_uring_get_sqe (&io->ring);
+    }
+  io_uring_prep_read (sqe, op->fd, op->dst + op->done, (unsigned) op_chunk (op),
+                      op->off + op->done);
+  io_uring_sqe_set_data (sqe, op);
+}
+
+static gboolean
+uring_init (BwIo *io)
+{
+  struct io_uring_params p = { 0 };
+  if (io_uring_queue_init_params (URING_ENTRIES, &io->ring, &p) < 0)
+    return FALSE;
+  if (!(p.features & IORING_FEAT_NODROP))
+    {
+      /* Older kernels may drop completions when more reads are in flight than the ring. */
+      io_uring_queue_exit (&io->ring);
+      return FALSE;
+    }
+  io->ring_ok = TRUE;
+  return TRUE;
+}
+
+static BwIoOp *
+uring_reap (BwIo *io, gboolean block)
+{
+  for (;;)
+    {
+      struct io_uring_cqe *cqe = NULL;
+      int ret = block ? io_uring_wait_cqe (&io->ring, &cqe) : io_uring_peek_cqe (&io->ring, &cqe);
+      BwIoOp *op;
+      gint64 res;
+
+      if (ret == -EINTR)
+        continue;
+      if (ret < 0 || cqe == NULL)
+        {
+          if (!block)
+            return NULL;
+          continue;
+        }
+      op = io_uring_cqe_get_data (cqe);
+      res = cqe->res;
+      io_uring_cqe_seen (&io->ring, cqe);
+      if (op_after_read (op, res))
+        return op;
+      uring_queue (io, op);
+      io_uring_submit (&io->ring);
+    }
+}
+
+/* ---- interface ---- */
+
+BwIo *
+bw_io_new (BwIoBackend want, int threads, GError **error)
+{
+  BwIo *io = g_new0 (BwIo, 1);
+
+  g_mutex_init (&io->lock);
+  g_cond_init (&io->work_cond);
+  g_cond_init (&io->done_cond);
+  if (want != BW_IO_PREAD && uring_init (io))
+    {
+      io->kind = BW_IO_URING;
+      return io;
+    }
+  if (want == BW_IO_URING)
+    {
+      g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_IO,
+                   "io_uring is not available on this system (kernel or sandbox refuses it)");
+      bw_io_free (io);
+      return NULL;
+    }
+  io->kind = BW_IO_PREAD;
+  io->n_threads = threads > 0 ? threads : DEFAULT_THREADS;
+  io->threads = g_new0 (GThread *, io->n_threads);
+  for (int i = 0; i < io->n_threads; i++)
+    io->threads[i] = g_thread_new ("bw-io", worker_main, io);
+  return io;
+}
+
+void
+bw_io_free (BwIo *io)
+{
+  if (io == NULL)
+    return;
+  while (bw_io_in_flight (io) > 0)
+    bw_io_reap (io, TRUE);
+  if (io->threads != NULL)
+    {
+      g_mutex_lock (&io->lock);
+      io->quit = TRUE;
+      g_cond_broadcast (&io->work_cond);
+      g_mutex_unlock (&io->lock);
+      for (int i = 0; i < io->n_threads; i++)
+        g_thread_join (io->threads[i]);
+      g_free (io->threads);
+    }
+  if (io->ring_ok)
+    io_uring_queue_exit (&io->ring);
+  g_mutex_clear (&io->lock);
+  g_cond_clear (&io->work_cond);
+  g_cond_clear (&io->done_cond);
+  g_free (io);
+}
+
+const char *
+bw_io_backend_name (const BwIo *io)
+{
+  return io->kind == BW_IO_URING ? "io_uring" : "pread";
+}
+
+int
+bw_io_in_flight (const BwIo *io)
+{
+  return io->in_flight;
+}
+
+void
+bw_io_inject_fault (BwIo *io, int nth, int err)
+{
+  io->fault_countdown = nth;
+  io->fault_err = err;
+}
+
+/* TRUE when an injected fault finished this op. The fault goes through the same path as
+ * a real failed read, so EINVAL on an O_DIRECT read retries buffered. */
+static gboolean
+take_fault (BwIo *io, BwIoOp *op)
+{
+  if (io->fault_countdown <= 0 || --io->fault_countdown > 0)
+    return FALSE;
+  return op_after_read (op, -(gint64) io->fault_err);
+}
+
+void
+bw_io_submit (BwIo *io, BwIoOp **ops, int n)
+{
+  if (n <= 0)
+    return;
+  g_mutex_lock (&io->lock);
+  for (int i = 0; i < n; i++)
+    {
+      BwIoOp *op = ops[i];
+      op->done = 0;
+      op->err = 0;
+      op->direct_refused = FALSE;
+      io->in_flight++;
+      if (take_fault (io, op))
+        list_push (&io->ready_head, &io->ready_tail, op);
+      else if (io->kind == BW_IO_URING)
+        uring_queue (io, op);
+      else
+        list_push (&io->queue_head, &io->queue_tail, op);
+    }
+  if (io->kind == BW_IO_URING)
+    io_uring_submit (&io->ring);
+  else
+    g_cond_broadcast (&io->work_cond);
+  g_mutex_unlock (&io->lock);
+}
+
+BwIoOp *
+bw_io_reap (BwIo *io, gboolean block)
+{
+  BwIoOp *op;
+
+  if (io->in_flight == 0)
+    return NULL;
+  g_mutex_lock (&io->lock);
+  op = list_pop (&io->ready_head, &io->ready_tail);
+  if (op == NULL && io->kind == BW_IO_PREAD)
+    while (block && (op = list_pop (&io->ready_head, &io->ready_tail)) == NULL)
+      g_cond_wait (&io->done_cond, &io->lock);
+  g_mutex_unlock (&io->lock);
+  if (op == NULL && io->kind == BW_IO_URING)
+    op = uring_reap (io, block);
+  if (op != NULL)
+    io->in_flight--;
+  return op;
+}

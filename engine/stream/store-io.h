@@ -1,0 +1,46 @@
+/* Asynchronous reads for the expert store: one io_uring, or a pool of pread threads where
+ * io_uring is unavailable. Ops are owned by the caller; the I/O layer only links them.
+ * One consumer thread submits and reaps; only the pread workers run elsewhere. */
+#pragma once
+
+#include <glib.h>
+
+#include "stream/expert-store.h"
+
+typedef struct BwIoOp BwIoOp;
+struct BwIoOp {
+  int fd;               /* descriptor the read uses now */
+  int fd_buffered;      /* where a refused O_DIRECT read retries (or -1) */
+  gboolean direct;      /* fd is an O_DIRECT descriptor */
+  guint64 off;          /* file offset of byte 0 of dst */
+  guint64 len;          /* bytes asked for */
+  guint64 need;         /* bytes that must arrive; less than len only at an aligned tail */
+  guint8 *dst;
+  guint64 done;
+  int err;              /* 0, an errno, or BW_IO_SHORT for end of file before need */
+  gboolean direct_refused;  /* the O_DIRECT read was refused and redone buffered */
+  gpointer owner;
+  BwIoOp *next;         /* intrusive queue link */
+};
+
+#define BW_IO_SHORT (-1)
+
+typedef struct BwIo BwIo;
+
+/* BW_IO_AUTO tries io_uring, then threads. Forcing io_uring where the kernel refuses it is
+ * an error. threads <= 0 picks a default. */
+BwIo *bw_io_new (BwIoBackend want, int threads, GError **error);
+/* Waits for every op in flight, then frees. */
+void bw_io_free (BwIo *io);
+/* "io_uring" or "pread" */
+const char *bw_io_backend_name (const BwIo *io);
+
+/* Starts n reads (in the order given) with one submission. */
+void bw_io_submit (BwIo *io, BwIoOp **ops, int n);
+/* One finished op (complete or failed), or NULL when block is FALSE and none is ready, or
+ * when nothing is in flight. */
+BwIoOp *bw_io_reap (BwIo *io, gboolean block);
+int bw_io_in_flight (const BwIo *io);
+
+/* Test hook: the nth read started from now (1 = the next) fails with err. */
+void bw_io_inject_fault (BwIo *io, int nth, int err);

@@ -1,0 +1,161 @@
+/* Cache policy pure functions and the usage-history file format. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "stream/cache-policy.h"
+#include "stream/usage-history.h"
+
+static void
+test_victim_layer (void)
+{
+  BwLayerCacheState l[4] = {
+    { .bytes = 100, .quota = 100, .last_use = 1, .evictable = TRUE },
+    { .bytes = 300, .quota = 100, .last_use = 2, .evictable = TRUE },
+    { .bytes = 200, .quota = 100, .last_use = 3, .evictable = FALSE },
+    { .bytes = 100, .quota = 100, .last_use = 4, .evictable = TRUE },
+  };
+  /* The layer furthest over its quota gives up a buffer... */
+  g_assert_cmpint (bw_policy_victim_layer (l, 4, 0), ==, 1);
+  /* ...but never one with nothing evictable. */
+  l[1].evictable = FALSE;
+  /* Tie at zero excess between 0 and 3: the requesting layer first. */
+  g_assert_cmpint (bw_policy_victim_layer (l, 4, 0), ==, 0);
+  g_assert_cmpint (bw_policy_victim_layer (l, 4, 3), ==, 3);
+  /* Requesting layer not tied: the most recently used of the tied ones. */
+  g_assert_cmpint (bw_policy_victim_layer (l, 4, 2), ==, 3);
+  l[0].evictable = l[3].evictable = FALSE;
+  g_assert_cmpint (bw_policy_victim_layer (l, 4, 0), ==, -1);
+}
+
+static void
+test_choose_pins (void)
+{
+  guint32 counts[6] = { 5, 50, 0, 20, 20, 1 };
+  guint64 bytes[6] = { 10, 10, 10, 10, 0, 10 };
+  gboolean pin[6];
+  guint64 pinned = 0;
+
+  /* Room for two: the two most used real experts (index 4 has no bytes: not an expert). */
+  g_assert_cmpint (bw_policy_choose_pins (counts, bytes, 6, 25, 2, pin, &pinned), ==, 2);
+  g_assert_true (pin[1] && pin[3]);
+  g_assert_false (pin[0] || pin[2] || pin[4] || pin[5]);
+  g_assert_cmpuint (pinned, ==, 20);
+  /* min_count keeps rarely used experts out even with room to spare. */
+  g_assert_cmpint (bw_policy_choose_pins (counts, bytes, 6, 1000, 2, pin, &pinned), ==, 3);
+  g_assert_false (pin[5]);
+  g_assert_true (pin[0]);
+  /* No room: nothing pinned. */
+  g_assert_cmpint (bw_policy_choose_pins (counts, bytes, 6, 9, 1, pin, &pinned), ==, 0);
+  g_assert_cmpuint (pinned, ==, 0);
+}
+
+static void
+test_default_budget (void)
+{
+  const char *meminfo = "MemTotal:       24000000 kB\nMemFree:        1000 kB\n"
+                        "MemAvailable:   20000000 kB\nBuffers: 0 kB\n";
+  g_assert_cmpuint (bw_policy_default_budget (meminfo, 0.5), ==, 10000000ull * 1024);
+  g_assert_cmpuint (bw_policy_default_budget ("MemTotal: 5 kB\n", 0.5), ==, 0);
+  g_assert_cmpuint (bw_policy_default_budget (NULL, 0.5), ==, 0);
+}
+
+static void
+test_history_roundtrip (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("bw-hist-XXXXXX", &error);
+  g_autofree char *sub = g_build_filename (dir, "a", "b", NULL);
+  g_autofree char *path = g_build_filename (sub, "h.bin", NULL);
+  g_autoptr (BwUsageHistory) h = bw_usage_history_new (3, 5);
+  g_autoptr (BwUsageHistory) back = NULL;
+  g_autoptr (GDir) listing = NULL;
+  g_autofree char *bytes = NULL;
+  gsize len;
+
+  for (int i = 0; i < 15; i++)
+    h->counts[i] = (guint32) (i * 7);
+  h->requests = 42;
+  /* The directory is created on demand. */
+  g_assert_true (bw_usage_history_save (h, path, &error));
+  g_assert_no_error (error);
+  /* No temporary file is left next to it. */
+  listing = g_dir_open (sub, 0, NULL);
+  g_assert_cmpstr (g_dir_read_name (listing), ==, "h.bin");
+  g_assert_null (g_dir_read_name (listing));
+
+  back = bw_usage_history_load (path, 3, 5, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->requests, ==, 42);
+  g_assert_cmpmem (back->counts, 15 * 4, h->counts, 15 * 4);
+  bw_usage_history_merge (back, h);
+  g_assert_cmpuint (back->counts[14], ==, 2 * 98);
+  g_assert_cmpuint (back->requests, ==, 84);
+  bw_usage_history_free (g_steal_pointer (&back));
+
+  /* Wrong grid. */
+  g_assert_null (bw_usage_history_load (path, 5, 3, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_assert_nonnull (strstr (error->message, path));
+  g_clear_error (&error);
+
+  /* Flipped bit: checksum. */
+  g_assert_true (g_file_get_contents (path, &bytes, &len, NULL));
+  bytes[30] ^= 1;
+  g_assert_true (g_file_set_contents (path, bytes, (gssize) len, NULL));
+  g_assert_null (bw_usage_history_load (path, 3, 5, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_clear_error (&error);
+
+  /* Truncated and foreign files. */
+  g_assert_true (g_file_set_contents (path, bytes, (gssize) len - 1, NULL));
+  g_assert_null (bw_usage_history_load (path, 3, 5, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_clear_error (&error);
+  memset (bytes, 'x', 8);
+  g_assert_true (g_file_set_contents (path, bytes, (gssize) len, NULL));
+  g_assert_null (bw_usage_history_load (path, 3, 5, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_clear_error (&error);
+
+  g_unlink (path);
+  g_assert_null (bw_usage_history_load (path, 3, 5, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_rmdir (sub);
+  {
+    g_autofree char *a = g_build_filename (dir, "a", NULL);
+    g_rmdir (a);
+  }
+  g_rmdir (dir);
+}
+
+static void
+test_history_path (void)
+{
+  BwCheckpoint a = { .dir = (char *) "/nonexistent/model-a" };
+  BwCheckpoint b = { .dir = (char *) "/nonexistent/model-b" };
+  g_autofree char *pa = bw_usage_history_path (NULL, &a, 4, 8);
+  g_autofree char *pa2 = bw_usage_history_path (NULL, &a, 4, 16);
+  g_autofree char *pb = bw_usage_history_path (NULL, &b, 4, 8);
+  g_autofree char *pc = bw_usage_history_path ("/x/y", &a, 4, 8);
+  g_autofree char *cache = g_build_filename (g_get_user_cache_dir (), "burrow", "history", NULL);
+
+  /* In the user cache dir, never in the model folder; keyed by path and grid. */
+  g_assert_true (g_str_has_prefix (pa, cache));
+  g_assert_false (g_str_has_prefix (pa, a.dir));
+  g_assert_true (g_str_has_suffix (pa, ".bin"));
+  g_assert_cmpstr (pa, !=, pa2);
+  g_assert_cmpstr (pa, !=, pb);
+  g_assert_true (g_str_has_prefix (pc, "/x/y/"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/stream/policy/victim-layer", test_victim_layer);
+  g_test_add_func ("/stream/policy/choose-pins", test_choose_pins);
+  g_test_add_func ("/stream/policy/default-budget", test_default_budget);
+  g_test_add_func ("/stream/history/roundtrip", test_history_roundtrip);
+  g_test_add_func ("/stream/history/path", test_history_path);
+  return g_test_run ();
+}
