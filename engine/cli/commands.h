@@ -10,3 +10,4 @@ typedef struct {
 int bw_cli_inspect_main (int argc, char **argv);
 int bw_cli_run_main (int argc, char **argv);
 int bw_cli_tokenize_main (int argc, char **argv);
+int bw_cli_synth_main (int argc, char **argv);

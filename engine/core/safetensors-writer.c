@@ -1,0 +1,186 @@
+/* safetensors writer: JSON header padded to 8 bytes, data streamed with large writes. */
+#include "core/safetensors-writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct BwSafetensorsWriter {
+  GString *header;          /* JSON object body, without the closing brace */
+  guint64 data_bytes;
+  guint64 written;
+  char *path, *tmp_path;
+  int fd;
+  gboolean finished;
+};
+
+BwSafetensorsWriter *
+bw_safetensors_writer_new (void)
+{
+  BwSafetensorsWriter *w = g_new0 (BwSafetensorsWriter, 1);
+  w->header = g_string_new ("{\"__metadata__\":{\"format\":\"pt\"}");
+  w->fd = -1;
+  return w;
+}
+
+void
+bw_safetensors_writer_free (BwSafetensorsWriter *w)
+{
+  if (w == NULL)
+    return;
+  if (w->fd >= 0)
+    close (w->fd);
+  if (w->tmp_path != NULL && !w->finished)
+    g_unlink (w->tmp_path);
+  g_string_free (w->header, TRUE);
+  g_free (w->path);
+  g_free (w->tmp_path);
+  g_free (w);
+}
+
+static void
+append_json_string (GString *s, const char *str)
+{
+  g_string_append_c (s, '"');
+  for (const char *p = str; *p != '\0'; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_c (s, '\\');
+      if ((guchar) *p < 0x20)
+        g_string_append_printf (s, "\\u%04x", (guchar) *p);
+      else
+        g_string_append_c (s, *p);
+    }
+  g_string_append_c (s, '"');
+}
+
+void
+bw_safetensors_writer_add (BwSafetensorsWriter *w, const char *name, BwDType dtype,
+                           int n_dims, const int64_t *shape)
+{
+  guint64 n = bw_dtype_size (dtype);
+  g_string_append_c (w->header, ',');
+  append_json_string (w->header, name);
+  g_string_append_printf (w->header, ":{\"dtype\":\"%s\",\"shape\":[", bw_dtype_name (dtype));
+  for (int d = 0; d < n_dims; d++)
+    {
+      g_string_append_printf (w->header, d ? ",%" G_GINT64_FORMAT : "%" G_GINT64_FORMAT,
+                              shape[d]);
+      n *= (guint64) shape[d];
+    }
+  g_string_append_printf (w->header, "],\"data_offsets\":[%" G_GUINT64_FORMAT ",%"
+                          G_GUINT64_FORMAT "]}", w->data_bytes, w->data_bytes + n);
+  w->data_bytes += n;
+}
+
+guint64
+bw_safetensors_writer_data_bytes (const BwSafetensorsWriter *w)
+{
+  return w->data_bytes;
+}
+
+static gsize
+padded_header_len (const BwSafetensorsWriter *w)
+{
+  return (w->header->len + 1 + 7) / 8 * 8;   /* + closing brace, padded with spaces */
+}
+
+guint64
+bw_safetensors_writer_file_bytes (const BwSafetensorsWriter *w)
+{
+  return 8 + padded_header_len (w) + w->data_bytes;
+}
+
+static gboolean
+write_all (BwSafetensorsWriter *w, const void *data, gsize len, GError **error)
+{
+  const guint8 *p = data;
+  while (len > 0)
+    {
+      ssize_t n = write (w->fd, p, MIN (len, (gsize) 1 << 30));
+      if (n < 0)
+        {
+          int saved = errno;
+          if (saved == EINTR)
+            continue;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
+                       w->tmp_path, g_strerror (saved));
+          return FALSE;
+        }
+      p += n;
+      len -= (gsize) n;
+    }
+  return TRUE;
+}
+
+gboolean
+bw_safetensors_writer_begin (BwSafetensorsWriter *w, const char *path, GError **error)
+{
+  gsize hlen = padded_header_len (w);
+  g_autofree char *hdr = g_malloc (8 + hlen);
+  guint64 le = GUINT64_TO_LE ((guint64) hlen);
+
+  w->path = g_strdup (path);
+  w->tmp_path = g_strdup_printf ("%s.tmp-%d", path, (int) getpid ());
+  w->fd = open (w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
+                   w->tmp_path, g_strerror (saved));
+      return FALSE;
+    }
+  memcpy (hdr, &le, 8);
+  memcpy (hdr + 8, w->header->str, w->header->len);
+  hdr[8 + w->header->len] = '}';
+  memset (hdr + 8 + w->header->len + 1, ' ', hlen - w->header->len - 1);
+  return write_all (w, hdr, 8 + hlen, error);
+}
+
+gboolean
+bw_safetensors_writer_write (BwSafetensorsWriter *w, const void *data, gsize len,
+                             GError **error)
+{
+  if (w->written + len > w->data_bytes)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: more data than the declared tensors hold", w->path);
+      return FALSE;
+    }
+  if (!write_all (w, data, len, error))
+    return FALSE;
+  w->written += len;
+  return TRUE;
+}
+
+gboolean
+bw_safetensors_writer_finish (BwSafetensorsWriter *w, GError **error)
+{
+  if (w->written != w->data_bytes)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "%s: %" G_GUINT64_FORMAT " data bytes written, %" G_GUINT64_FORMAT
+                   " declared", w->path, w->written, w->data_bytes);
+      return FALSE;
+    }
+  if (fdatasync (w->fd) != 0 || close (w->fd) != 0)
+    {
+      int saved = errno;
+      w->fd = -1;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
+                   w->tmp_path, g_strerror (saved));
+      return FALSE;
+    }
+  w->fd = -1;
+  if (g_rename (w->tmp_path, w->path) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s", w->path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  w->finished = TRUE;
+  return TRUE;
+}

@@ -1,0 +1,365 @@
+/* Writing synthetic checkpoints: shard planning, fast random fills, index and config. */
+#include "stream/synth-checkpoint.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/safetensors-writer.h"
+
+#define CHUNK_BYTES ((gsize) 16 << 20)
+
+/* xoshiro256** : fast and good enough for filler weights. */
+typedef struct {
+  guint64 s[4];
+} Rng;
+
+static guint64
+rotl (guint64 x, int k)
+{
+  return (x << k) | (x >> (64 - k));
+}
+
+static guint64
+rng_next (Rng *r)
+{
+  guint64 *s = r->s;
+  guint64 result = rotl (s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl (s[3], 45);
+  return result;
+}
+
+static void
+rng_seed (Rng *r, guint64 seed)
+{
+  for (int i = 0; i < 4; i++)
+    {
+      /* splitmix64 */
+      guint64 z = (seed += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      r->s[i] = z ^ (z >> 31);
+    }
+}
+
+/* Uniform in [-1, 1). */
+static float
+rng_unit (Rng *r)
+{
+  return (float) ((double) (rng_next (r) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+void
+bw_synth_plan_init (BwSynthPlan *plan)
+{
+  plan->tensors = g_array_new (FALSE, TRUE, sizeof (BwSynthTensor));
+  plan->config = NULL;
+}
+
+void
+bw_synth_plan_clear (BwSynthPlan *plan)
+{
+  if (plan->tensors != NULL)
+    {
+      for (guint i = 0; i < plan->tensors->len; i++)
+        g_free (g_array_index (plan->tensors, BwSynthTensor, i).name);
+      g_array_unref (plan->tensors);
+      plan->tensors = NULL;
+    }
+  if (plan->config != NULL)
+    json_node_unref (plan->config);
+  plan->config = NULL;
+}
+
+BwSynthTensor *
+bw_synth_plan_add (BwSynthPlan *plan, BwDType dtype, BwSynthInit init, float a, float b,
+                   int group, int n_dims, const int64_t *shape, const char *fmt, ...)
+{
+  BwSynthTensor t = { 0 };
+  va_list ap;
+
+  va_start (ap, fmt);
+  t.name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  t.dtype = dtype;
+  t.init = init;
+  t.a = a;
+  t.b = b;
+  t.group = group;
+  t.n_dims = n_dims;
+  memcpy (t.shape, shape, (gsize) n_dims * sizeof *shape);
+  g_array_append_val (plan->tensors, t);
+  return &g_array_index (plan->tensors, BwSynthTensor, plan->tensors->len - 1);
+}
+
+guint64
+bw_synth_tensor_bytes (const BwSynthTensor *t)
+{
+  guint64 n = bw_dtype_size (t->dtype);
+  for (int d = 0; d < t->n_dims; d++)
+    n *= (guint64) t->shape[d];
+  return n;
+}
+
+static void
+store_float (BwDType dtype, guint8 *dst, gsize i, float v)
+{
+  if (dtype == BW_DTYPE_F32)
+    memcpy (dst + 4 * i, &v, 4);
+  else
+    {
+      guint32 bits;
+      guint16 h;
+      memcpy (&bits, &v, 4);
+      h = (guint16) ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);   /* BF16, nearest even */
+      memcpy (dst + 2 * i, &h, 2);
+    }
+}
+
+/* Fills bytes [0, len) of the tensor's data starting at byte offset `at` (a multiple of
+ * the element size). */
+static void
+fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
+{
+  gsize esize = bw_dtype_size (t->dtype), n = len / esize;
+
+  switch (t->init)
+    {
+    case BW_SYNTH_BYTES:
+      for (gsize i = 0; i + 8 <= len; i += 8)
+        {
+          guint64 x = rng_next (rng);
+          memcpy (dst + i, &x, 8);
+        }
+      for (gsize i = len / 8 * 8; i < len; i++)
+        dst[i] = (guint8) rng_next (rng);
+      break;
+    case BW_SYNTH_E8M0:
+      {
+        guint32 span = (guint32) (t->b - t->a) + 1;
+        for (gsize i = 0; i < len; i++)
+          dst[i] = (guint8) ((guint32) t->a + (guint32) (rng_next (rng) >> 33) % span);
+      }
+      break;
+    case BW_SYNTH_CONST:
+      for (gsize i = 0; i < n; i++)
+        store_float (t->dtype, dst, i, t->a);
+      break;
+    case BW_SYNTH_UNIFORM:
+      for (gsize i = 0; i < n; i++)
+        store_float (t->dtype, dst, i, t->a + (t->b - t->a) * 0.5f * (rng_unit (rng) + 1.0f));
+      break;
+    case BW_SYNTH_NORMAL:
+      {
+        float half_width = t->a * 1.7320508f;   /* uniform with this std */
+        for (gsize i = 0; i < n; i++)
+          store_float (t->dtype, dst, i, half_width * rng_unit (rng));
+      }
+      break;
+    case BW_SYNTH_ROUTER_BIAS:
+      {
+        /* Random ranks so the popular experts are scattered through the file. */
+        g_autofree int *rank = g_new (int, MAX (n, 1));
+        for (gsize i = 0; i < n; i++)
+          rank[i] = (int) i;
+        for (gsize i = n; i > 1; i--)
+          {
+            gsize j = rng_next (rng) % i;
+            int tmp = rank[i - 1];
+            rank[i - 1] = rank[j];
+            rank[j] = tmp;
+          }
+        for (gsize i = 0; i < n; i++)
+          store_float (t->dtype, dst, i, -t->a * 0.1f * logf (1.0f + (float) rank[i]));
+      }
+      break;
+    }
+}
+
+static gboolean
+write_tensor (BwSafetensorsWriter *w, const BwSynthTensor *t, Rng *rng, guint8 *chunk,
+              GError **error)
+{
+  guint64 total = bw_synth_tensor_bytes (t), done = 0;
+  gsize esize = bw_dtype_size (t->dtype);
+
+  if (t->init == BW_SYNTH_ROUTER_BIAS)
+    {
+      /* Small and needs the whole tensor at once. */
+      g_autofree guint8 *all = g_malloc (MAX (total, 1));
+      fill_chunk (t, rng, all, (gsize) total);
+      return bw_safetensors_writer_write (w, all, (gsize) total, error);
+    }
+  while (done < total)
+    {
+      gsize len = (gsize) MIN (total - done, (guint64) CHUNK_BYTES / esize * esize);
+      fill_chunk (t, rng, chunk, len);
+      if (!bw_safetensors_writer_write (w, chunk, len, error))
+        return FALSE;
+      done += len;
+    }
+  return TRUE;
+}
+
+/* Splits the tensor list into shards of about target bytes, never splitting a group. */
+static GArray *
+plan_shards (const BwSynthPlan *plan, guint64 target)
+{
+  GArray *starts = g_array_new (FALSE, FALSE, sizeof (guint));
+  guint64 size = 0;
+  guint zero = 0;
+
+  g_array_append_val (starts, zero);
+  for (guint i = 0; i < plan->tensors->len; i++)
+    {
+      const BwSynthTensor *t = &g_array_index (plan->tensors, BwSynthTensor, i);
+      gboolean group_continues = i > 0 && t->group != 0
+                                 && g_array_index (plan->tensors, BwSynthTensor, i - 1).group
+                                      == t->group;
+      guint64 b = bw_synth_tensor_bytes (t);
+      if (size > 0 && size + b > target && !group_continues)
+        {
+          g_array_append_val (starts, i);
+          size = 0;
+        }
+      size += b;
+    }
+  return starts;
+}
+
+static gboolean
+write_json (JsonNode *root, const char *path, GError **error)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autofree char *text = NULL;
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  json_generator_set_indent (gen, 2);
+  text = json_generator_to_data (gen, NULL);
+  return g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+}
+
+static gboolean
+write_index (const BwSynthPlan *plan, const GArray *starts, char **shard_names, guint64 total,
+             const char *dir, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *path = g_build_filename (dir, "model.safetensors.index.json", NULL);
+  guint s = 0;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "metadata");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "total_size");
+  json_builder_add_int_value (b, (gint64) total);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "weight_map");
+  json_builder_begin_object (b);
+  for (guint i = 0; i < plan->tensors->len; i++)
+    {
+      while (s + 1 < starts->len && g_array_index (starts, guint, s + 1) <= i)
+        s++;
+      json_builder_set_member_name (b, g_array_index (plan->tensors, BwSynthTensor, i).name);
+      json_builder_add_string_value (b, shard_names[s]);
+    }
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  return write_json (root, path, error);
+}
+
+static gboolean
+write_shard (const BwSynthPlan *plan, guint first, guint end, const char *path, Rng *rng,
+             guint8 *chunk, BwSynthProgress progress, gpointer progress_data, guint64 *done,
+             guint64 total, GError **error)
+{
+  g_autoptr (BwSafetensorsWriter) w = bw_safetensors_writer_new ();
+
+  for (guint i = first; i < end; i++)
+    {
+      const BwSynthTensor *t = &g_array_index (plan->tensors, BwSynthTensor, i);
+      bw_safetensors_writer_add (w, t->name, t->dtype, t->n_dims, t->shape);
+    }
+  if (!bw_safetensors_writer_begin (w, path, error))
+    return FALSE;
+  for (guint i = first; i < end; i++)
+    {
+      const BwSynthTensor *t = &g_array_index (plan->tensors, BwSynthTensor, i);
+      if (!write_tensor (w, t, rng, chunk, error))
+        return FALSE;
+      *done += bw_synth_tensor_bytes (t);
+      if (progress != NULL)
+        progress (*done, total, progress_data);
+    }
+  return bw_safetensors_writer_finish (w, error);
+}
+
+gboolean
+bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
+                     gpointer progress_data, guint64 *bytes_out, GError **error)
+{
+  BwSynthPlan plan;
+  g_autoptr (GArray) starts = NULL;
+  g_autofree guint8 *chunk = NULL;
+  g_autofree char *config_path = NULL;
+  char **names = NULL;
+  guint64 total = 0, done = 0;
+  gboolean ok = FALSE;
+  Rng rng;
+
+  bw_synth_plan_init (&plan);
+  if (opts->family != BW_FAMILY_KIMI_K3)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "synthetic checkpoints: family %s is not supported yet (kimi_k3 is)",
+                   bw_family_name (opts->family));
+      goto out;
+    }
+  if (!bw_synth_plan_kimi_k3 (opts, &plan, error))
+    goto out;
+  if (g_mkdir_with_parents (opts->out_dir, 0755) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
+                   opts->out_dir, g_strerror (saved));
+      goto out;
+    }
+  /* A folder being rewritten must not look complete before it is. */
+  config_path = g_build_filename (opts->out_dir, "config.json", NULL);
+  g_unlink (config_path);
+
+  for (guint i = 0; i < plan.tensors->len; i++)
+    total += bw_synth_tensor_bytes (&g_array_index (plan.tensors, BwSynthTensor, i));
+  starts = plan_shards (&plan, (guint64) ((opts->shard_gb > 0 ? opts->shard_gb : 4.0) * 1e9));
+  names = g_new0 (char *, starts->len + 1);
+  chunk = g_malloc (CHUNK_BYTES);
+  rng_seed (&rng, opts->seed);
+  for (guint s = 0; s < starts->len; s++)
+    {
+      guint first = g_array_index (starts, guint, s);
+      guint end = s + 1 < starts->len ? g_array_index (starts, guint, s + 1) : plan.tensors->len;
+      g_autofree char *path = NULL;
+      names[s] = g_strdup_printf ("model-%05u-of-%05u.safetensors", s + 1, starts->len);
+      path = g_build_filename (opts->out_dir, names[s], NULL);
+      if (!write_shard (&plan, first, end, path, &rng, chunk, progress, progress_data, &done,
+                        total, error))
+        goto out;
+    }
+  if (!write_index (&plan, starts, names, total, opts->out_dir, error)
+      || !write_json (plan.config, config_path, error))
+    goto out;
+  if (bytes_out != NULL)
+    *bytes_out = total;
+  ok = TRUE;
+out:
+  g_strfreev (names);
+  bw_synth_plan_clear (&plan);
+  return ok;
+}
