@@ -1,0 +1,133 @@
+/* burrow-cli tokenize: its stdin/stdout contract and its errors. */
+#include <gio/gio.h>
+#include <string.h>
+
+typedef struct {
+  int status;
+  char *out;
+  char *err;
+} Result;
+
+static void
+result_clear (Result *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+}
+
+static Result
+run (const char *input, const char *const *args)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GSubprocess) proc = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) in = g_bytes_new (input, strlen (input));
+  g_autoptr (GBytes) out = NULL, err = NULL;
+  Result r = { 0 };
+
+  g_ptr_array_add (argv, (gpointer) BURROW_CLI);
+  g_ptr_array_add (argv, (gpointer) "tokenize");
+  for (gsize i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  proc = g_subprocess_newv ((const char *const *) argv->pdata,
+                            G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                            G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate (proc, in, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  r.status = g_subprocess_get_exit_status (proc);
+  r.out = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  r.err = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+  return r;
+}
+
+static char *
+fixture (const char *name)
+{
+  return g_build_filename (BURROW_FIXTURES, "text", name, NULL);
+}
+
+static void
+test_encode_decode (void)
+{
+  g_autofree char *o200k = fixture ("o200k_base/tiktoken.model.gz");
+  g_autofree char *qwen3 = fixture ("qwen3/tokenizer.json.gz");
+  g_autofree char *cl100k = fixture ("cl100k_base/tiktoken.model.gz");
+  Result r;
+
+  r = run ("Hello world!", (const char *[]) { "--tokenizer", o200k, "--pattern", "o200k", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "13225,2375,0\n");
+  result_clear (&r);
+
+  r = run ("13225, 2375,0\n", (const char *[]) { "--tokenizer", o200k, "--decode", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "Hello world!");
+  result_clear (&r);
+
+  r = run ("Hello, world!", (const char *[]) { "--tokenizer", qwen3, NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "9707,11,1879,0\n");
+  result_clear (&r);
+
+  r = run ("a<|endoftext|>", (const char *[]) { "--tokenizer", cl100k, "--pattern", "cl100k", NULL });
+  g_assert_cmpstr (r.out, ==, "64,100257\n");
+  result_clear (&r);
+
+  r = run ("a<|endoftext|>", (const char *[]) { "-t", cl100k, "-p", "cl100k", "--no-special", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (strstr (r.out, "100257") == NULL);
+  result_clear (&r);
+
+  r = run ("", (const char *[]) { "--tokenizer", o200k, NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "\n");
+  result_clear (&r);
+}
+
+static void
+test_errors (void)
+{
+  g_autofree char *o200k = fixture ("o200k_base/tiktoken.model.gz");
+  g_autofree char *bad = fixture ("expect-hf-qwen3.json");
+  Result r;
+
+  r = run ("x", (const char *[]) { "--tokenizer", "/nonexistent/tiktoken.model", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, "/nonexistent/tiktoken.model"));
+  g_assert_cmpint (strchr (r.err, '\n') - r.err, ==, (gssize) strlen (r.err) - 1);
+  result_clear (&r);
+
+  r = run ("x", (const char *[]) { "--tokenizer", bad, NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, bad));
+  result_clear (&r);
+
+  r = run ("1,two,3", (const char *[]) { "--tokenizer", o200k, "--decode", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  result_clear (&r);
+
+  r = run ("999999999", (const char *[]) { "--tokenizer", o200k, "--decode", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, o200k));
+  result_clear (&r);
+
+  r = run ("x", (const char *[]) { "--tokenizer", o200k, "--pattern", "[unclosed", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, o200k));
+  result_clear (&r);
+
+  r = run ("x", (const char *[]) { NULL });
+  g_assert_cmpint (r.status, ==, 2);
+  result_clear (&r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/text/cli/encode-decode", test_encode_decode);
+  g_test_add_func ("/text/cli/errors", test_errors);
+  return g_test_run ();
+}
