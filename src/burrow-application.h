@@ -1,0 +1,20 @@
+/* The application: owns the settings and the one engine worker that every window shares. */
+#pragma once
+
+#include <adwaita.h>
+
+#include "burrow-engine-worker.h"
+#include "burrow-settings.h"
+
+G_BEGIN_DECLS
+
+#define BURROW_TYPE_APPLICATION (burrow_application_get_type ())
+G_DECLARE_FINAL_TYPE (BurrowApplication, burrow_application, BURROW, APPLICATION, AdwApplication)
+
+BurrowApplication *burrow_application_new (GApplicationFlags extra_flags);
+
+/* Both exist from startup to shutdown. */
+BurrowSettings *burrow_application_get_settings (BurrowApplication *self);
+BurrowEngineWorker *burrow_application_get_worker (BurrowApplication *self);
+
+G_END_DECLS

@@ -1,0 +1,84 @@
+/* The engine worker: one long-lived thread that owns the engine.
+ *
+ * Requests go in through a queue and run one at a time, in order. Everything a request
+ * produces comes back on the main context captured at construction, through one coalesced
+ * source, in the order it was produced. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "burrow-engine.h"
+
+G_BEGIN_DECLS
+
+#define BURROW_TYPE_ENGINE_WORKER (burrow_engine_worker_get_type ())
+G_DECLARE_FINAL_TYPE (BurrowEngineWorker, burrow_engine_worker, BURROW, ENGINE_WORKER, GObject)
+
+typedef struct _BurrowWorkerJob BurrowWorkerJob;
+
+/* Runs on the worker thread. Returns the request's final result, or NULL with @error set.
+ * A NULL result without an error is a success that carries no data. @cancellable fires when
+ * the caller cancels, when the owner goes away, or when the worker shuts down. */
+typedef gpointer (*BurrowWorkerFunc) (BurrowWorkerJob  *job,
+                                      gpointer          payload,
+                                      GCancellable     *cancellable,
+                                      GError          **error);
+
+/* What kind of work a request does: one static constant per kind. */
+typedef struct {
+  const char *name;
+  BurrowWorkerFunc run;
+  GDestroyNotify result_free;   /* frees what run returns; may be NULL */
+} BurrowWorkerRequestKind;
+
+/* One delivery on the main context. A request gets any number of posted results
+ * (done == FALSE), then exactly one final call (done == TRUE) with its result or error.
+ * The callback may take @data with g_steal_pointer; otherwise it is freed afterwards. */
+typedef struct {
+  guint64 request_id;
+  gboolean done;
+  gpointer data;
+  const GError *error;
+} BurrowWorkerResult;
+
+/* @owner is the object passed at submit time (NULL if none was given). */
+typedef void (*BurrowWorkerCallback) (GObject            *owner,
+                                      BurrowWorkerResult *result,
+                                      gpointer            user_data);
+
+BurrowEngineWorker *burrow_engine_worker_new (void);
+
+/* Queues a request and returns its id (never 0). @payload is freed with @payload_free on
+ * either thread once the request is over. @owner is held weakly: once it is finalized the
+ * request is cancelled and nothing more is delivered. After @cancellable is cancelled, no
+ * more posted results are delivered and the final call carries G_IO_ERROR_CANCELLED. */
+guint64 burrow_engine_worker_submit (BurrowEngineWorker            *self,
+                                     const BurrowWorkerRequestKind *kind,
+                                     gpointer                       payload,
+                                     GDestroyNotify                 payload_free,
+                                     GCancellable                  *cancellable,
+                                     GObject                       *owner,
+                                     BurrowWorkerCallback           callback,
+                                     gpointer                       user_data);
+
+/* How many times the result source has run on the main context. */
+guint burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self);
+
+/* For BurrowWorkerFunc implementations, on the worker thread: hands @data to the main
+ * context as a posted result. Dropped at once if the request is already cancelled. */
+void burrow_worker_job_post (BurrowWorkerJob *job,
+                             gpointer         data,
+                             GDestroyNotify   data_free);
+
+/* Requests the app makes. Each lives in burrow-engine-worker-<kind>.c. */
+
+/* Reads a checkpoint folder's headers (burrow_inspect). The final result's data is a
+ * BurrowModelInfo *. */
+guint64 burrow_engine_worker_inspect (BurrowEngineWorker   *self,
+                                      const char           *dir,
+                                      GCancellable         *cancellable,
+                                      GObject              *owner,
+                                      BurrowWorkerCallback  callback,
+                                      gpointer              user_data);
+
+G_END_DECLS

@@ -1,0 +1,510 @@
+/* The engine worker: ordering, a 10,000-result burst through one coalesced source,
+ * cancellation before and during a run, owners that go away, and dispose while busy. */
+#include "burrow-config.h"
+
+#include "burrow-engine-worker.h"
+
+#define WAIT_USEC (20 * G_USEC_PER_SEC)
+
+/* Iterates the default main context until @cond holds; fails after WAIT_USEC. */
+#define ITERATE_UNTIL(cond)                                                  \
+  G_STMT_START {                                                             \
+    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
+    while (!(cond))                                                          \
+      {                                                                      \
+        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
+        if (!g_main_context_iteration (NULL, FALSE))                         \
+          g_usleep (200);                                                    \
+      }                                                                      \
+  } G_STMT_END
+
+/* Waits for the worker thread without running the main context. */
+#define SLEEP_UNTIL(cond)                                                    \
+  G_STMT_START {                                                             \
+    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
+    while (!(cond))                                                          \
+      {                                                                      \
+        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
+        g_usleep (200);                                                      \
+      }                                                                      \
+  } G_STMT_END
+
+static gint n_count_runs;
+static gint n_payloads_freed;
+static gint n_results_freed;
+
+/* ---- Request kinds used by the tests ---- */
+
+typedef struct {
+  guint n;          /* results to post */
+  guint tag;        /* returned as the final result */
+  gint *finished;   /* set when run returns, if not NULL */
+} CountJob;
+
+static void
+count_job_free (gpointer data)
+{
+  g_atomic_int_inc (&n_payloads_freed);
+  g_free (data);
+}
+
+static void
+count_result_free (gpointer data)
+{
+  g_atomic_int_inc (&n_results_freed);
+}
+
+static gpointer
+count_run (BurrowWorkerJob  *job,
+           gpointer          payload,
+           GCancellable     *cancellable,
+           GError          **error)
+{
+  CountJob *c = payload;
+
+  g_atomic_int_inc (&n_count_runs);
+  for (guint i = 0; i < c->n; i++)
+    burrow_worker_job_post (job, GUINT_TO_POINTER (i + 1), NULL);
+  if (c->finished != NULL)
+    g_atomic_int_set (c->finished, 1);
+
+  return GUINT_TO_POINTER (c->tag);
+}
+
+static const BurrowWorkerRequestKind count_kind = { "count", count_run, count_result_free };
+
+static guint64
+submit_count (BurrowEngineWorker   *worker,
+              guint                 n,
+              guint                 tag,
+              gint                 *finished,
+              GCancellable         *cancellable,
+              GObject              *owner,
+              BurrowWorkerCallback  callback,
+              gpointer              user_data)
+{
+  CountJob *c = g_new0 (CountJob, 1);
+
+  c->n = n;
+  c->tag = tag;
+  c->finished = finished;
+  return burrow_engine_worker_submit (worker, &count_kind, c, count_job_free, cancellable,
+                                      owner, callback, user_data);
+}
+
+/* Blocks until opened or cancelled; posts one result every millisecond if asked to. */
+typedef struct {
+  GMutex mutex;
+  GCond cond;
+  gboolean open;
+  gboolean post;
+  gint running;
+  gint saw_cancel;
+  gint exited;
+  gint n_posted;
+} Gate;
+
+static gpointer
+gate_run (BurrowWorkerJob  *job,
+          gpointer          payload,
+          GCancellable     *cancellable,
+          GError          **error)
+{
+  Gate *gate = payload;
+  gpointer result = GUINT_TO_POINTER (1);
+
+  g_atomic_int_set (&gate->running, 1);
+  g_mutex_lock (&gate->mutex);
+  while (!gate->open && !g_cancellable_is_cancelled (cancellable))
+    {
+      g_cond_wait_until (&gate->cond, &gate->mutex, g_get_monotonic_time () + 1000);
+      if (gate->post)
+        {
+          g_atomic_int_inc (&gate->n_posted);
+          burrow_worker_job_post (job, GUINT_TO_POINTER (1), NULL);
+        }
+    }
+  g_mutex_unlock (&gate->mutex);
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    {
+      g_atomic_int_set (&gate->saw_cancel, 1);
+      result = NULL;
+    }
+  g_atomic_int_set (&gate->exited, 1);
+
+  return result;
+}
+
+static const BurrowWorkerRequestKind gate_kind = { "gate", gate_run, NULL };
+
+static void
+gate_open (Gate *gate)
+{
+  g_mutex_lock (&gate->mutex);
+  gate->open = TRUE;
+  g_cond_signal (&gate->cond);
+  g_mutex_unlock (&gate->mutex);
+}
+
+/* ---- What the main context sees ---- */
+
+typedef struct {
+  guint64 id;
+  gboolean done;
+  guint value;
+} Event;
+
+typedef struct {
+  GArray *events;
+  guint n_done;
+  guint n_progress;
+  GError *error;             /* of the last final call */
+  GObject *last_owner;
+  GCancellable *cancel_on_first;
+  BurrowEngineWorker *drop_on_first;
+} Recorder;
+
+static void
+recorder_init (Recorder *rec)
+{
+  memset (rec, 0, sizeof *rec);
+  rec->events = g_array_new (FALSE, FALSE, sizeof (Event));
+}
+
+static void
+recorder_clear (Recorder *rec)
+{
+  g_array_unref (rec->events);
+  g_clear_error (&rec->error);
+}
+
+static void
+record (GObject            *owner,
+        BurrowWorkerResult *result,
+        gpointer            user_data)
+{
+  Recorder *rec = user_data;
+  Event ev = { result->request_id, result->done, GPOINTER_TO_UINT (result->data) };
+
+  g_array_append_val (rec->events, ev);
+  rec->last_owner = owner;
+  if (result->done)
+    {
+      rec->n_done++;
+      g_clear_error (&rec->error);
+      if (result->error != NULL)
+        rec->error = g_error_copy (result->error);
+      return;
+    }
+
+  rec->n_progress++;
+  if (rec->n_progress == 1 && rec->cancel_on_first != NULL)
+    g_cancellable_cancel (rec->cancel_on_first);
+  if (rec->n_progress == 1 && rec->drop_on_first != NULL)
+    g_clear_object (&rec->drop_on_first);
+}
+
+static void
+reset_counters (void)
+{
+  n_count_runs = 0;
+  n_payloads_freed = 0;
+  n_results_freed = 0;
+}
+
+/* ---- Tests ---- */
+
+static void
+test_order (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  const guint n_requests = 50;
+  guint64 ids[50];
+  Recorder rec;
+  guint k = 0;
+
+  reset_counters ();
+  recorder_init (&rec);
+
+  for (guint r = 0; r < n_requests; r++)
+    ids[r] = submit_count (worker, r % 5, 1000 + r, NULL, NULL, NULL, record, &rec);
+  ITERATE_UNTIL (rec.n_done == n_requests);
+
+  /* Request by request: its posted results 1..n in order, then its final result. */
+  for (guint r = 0; r < n_requests; r++)
+    {
+      g_assert_cmpuint (ids[r], >, r == 0 ? 0 : ids[r - 1]);
+      for (guint i = 0; i < r % 5; i++, k++)
+        {
+          Event *ev = &g_array_index (rec.events, Event, k);
+
+          g_assert_cmpuint (ev->id, ==, ids[r]);
+          g_assert_false (ev->done);
+          g_assert_cmpuint (ev->value, ==, i + 1);
+        }
+      g_assert_cmpuint (g_array_index (rec.events, Event, k).id, ==, ids[r]);
+      g_assert_true (g_array_index (rec.events, Event, k).done);
+      g_assert_cmpuint (g_array_index (rec.events, Event, k).value, ==, 1000 + r);
+      k++;
+    }
+  g_assert_cmpuint (k, ==, rec.events->len);
+  g_assert_null (rec.error);
+  g_assert_cmpint (n_count_runs, ==, n_requests);
+  g_assert_cmpint (n_payloads_freed, ==, n_requests);
+  g_assert_cmpint (n_results_freed, ==, n_requests);
+
+  recorder_clear (&rec);
+}
+
+static void
+check_burst (Recorder *rec,
+             guint     n)
+{
+  g_assert_cmpuint (rec->events->len, ==, n + 1);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_false (g_array_index (rec->events, Event, i).done);
+      g_assert_cmpuint (g_array_index (rec->events, Event, i).value, ==, i + 1);
+    }
+  g_assert_true (g_array_index (rec->events, Event, n).done);
+  g_assert_cmpuint (g_array_index (rec->events, Event, n).value, ==, 7);
+  g_assert_null (rec->error);
+}
+
+/* 10,000 results while the main loop keeps running: all arrive, in order, in far fewer
+ * source dispatches than results. */
+static void
+test_burst_live (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  const guint n = 10000;
+  guint before, dispatches;
+  Recorder rec;
+
+  recorder_init (&rec);
+  before = burrow_engine_worker_get_n_dispatches (worker);
+  submit_count (worker, n, 7, NULL, NULL, NULL, record, &rec);
+  ITERATE_UNTIL (rec.n_done == 1);
+  dispatches = burrow_engine_worker_get_n_dispatches (worker) - before;
+
+  check_burst (&rec, n);
+  g_test_message ("%u results in %u dispatches", n + 1, dispatches);
+  g_assert_cmpuint (dispatches, >=, 1);
+  g_assert_cmpuint (dispatches, <, n / 10);
+
+  recorder_clear (&rec);
+}
+
+/* 10,000 results queued while the main loop is not running: one wakeup delivers them
+ * (a few if the time budget splits the batch). */
+static void
+test_burst_coalesced (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  const guint n = 10000;
+  gint finished = 0;
+  guint before, dispatches;
+  Recorder rec;
+
+  recorder_init (&rec);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  before = burrow_engine_worker_get_n_dispatches (worker);
+  submit_count (worker, n, 7, &finished, NULL, NULL, record, &rec);
+  SLEEP_UNTIL (g_atomic_int_get (&finished));
+  g_usleep (20000);   /* the final result is posted right after run returns */
+  ITERATE_UNTIL (rec.n_done == 1);
+  dispatches = burrow_engine_worker_get_n_dispatches (worker) - before;
+
+  check_burst (&rec, n);
+  g_test_message ("%u queued results in %u dispatches", n + 1, dispatches);
+  g_assert_cmpuint (dispatches, >=, 1);
+  g_assert_cmpuint (dispatches, <=, 5);
+
+  recorder_clear (&rec);
+}
+
+static void
+test_cancel_before_start (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  Gate gate = { 0 };
+  Recorder blocker, rec;
+
+  reset_counters ();
+  recorder_init (&blocker);
+  recorder_init (&rec);
+
+  burrow_engine_worker_submit (worker, &gate_kind, &gate, NULL, NULL, NULL, record, &blocker);
+  SLEEP_UNTIL (g_atomic_int_get (&gate.running));
+  submit_count (worker, 3, 1, NULL, cancellable, NULL, record, &rec);
+  g_cancellable_cancel (cancellable);
+  gate_open (&gate);
+
+  ITERATE_UNTIL (blocker.n_done == 1 && rec.n_done == 1);
+  g_assert_null (blocker.error);
+  g_assert_cmpint (n_count_runs, ==, 0);
+  g_assert_cmpuint (rec.n_progress, ==, 0);
+  g_assert_error (rec.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (n_payloads_freed, ==, 1);
+
+  recorder_clear (&blocker);
+  recorder_clear (&rec);
+}
+
+/* Cancelling from a callback stops the running job and nothing it posts afterwards is
+ * delivered. */
+static void
+test_cancel_while_running (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  Gate gate = { .post = TRUE };
+  Recorder rec;
+
+  recorder_init (&rec);
+  rec.cancel_on_first = cancellable;
+  burrow_engine_worker_submit (worker, &gate_kind, &gate, NULL, cancellable, NULL, record, &rec);
+
+  ITERATE_UNTIL (rec.n_done == 1);
+  g_assert_true (g_atomic_int_get (&gate.exited));
+  g_assert_true (g_atomic_int_get (&gate.saw_cancel));
+  g_assert_cmpuint (rec.n_progress, ==, 1);
+  g_assert_error (rec.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_true (g_array_index (rec.events, Event, rec.events->len - 1).done);
+
+  recorder_clear (&rec);
+}
+
+/* A request that succeeded on the worker but was cancelled before delivery ends as
+ * cancelled, and its result is freed. */
+static void
+test_cancel_after_finish (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  gint finished = 0;
+  Recorder rec;
+
+  reset_counters ();
+  recorder_init (&rec);
+  submit_count (worker, 2, 5, &finished, cancellable, NULL, record, &rec);
+  SLEEP_UNTIL (g_atomic_int_get (&finished));
+  g_usleep (20000);
+  g_cancellable_cancel (cancellable);
+
+  ITERATE_UNTIL (rec.n_done == 1);
+  g_assert_cmpuint (rec.n_progress, ==, 0);
+  g_assert_error (rec.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (g_array_index (rec.events, Event, 0).value, ==, 0);
+  g_assert_cmpint (n_results_freed, ==, 1);
+
+  recorder_clear (&rec);
+}
+
+/* Once the owner is finalized its request is cancelled and its callback never runs again. */
+static void
+test_owner_gone (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  GObject *owner = g_object_new (G_TYPE_OBJECT, NULL);
+  Gate gate = { .post = TRUE };
+  Recorder rec, after;
+
+  recorder_init (&rec);
+  recorder_init (&after);
+  burrow_engine_worker_submit (worker, &gate_kind, &gate, NULL, NULL, owner, record, &rec);
+  ITERATE_UNTIL (rec.n_progress >= 1);
+  g_assert_true (rec.last_owner == owner);
+  g_object_unref (owner);
+
+  /* The next delivery finds the owner gone and cancels the job. */
+  ITERATE_UNTIL (g_atomic_int_get (&gate.exited));
+  g_assert_true (g_atomic_int_get (&gate.saw_cancel));
+
+  /* The worker is free again, and the old request stays silent. */
+  submit_count (worker, 1, 9, NULL, NULL, NULL, record, &after);
+  ITERATE_UNTIL (after.n_done == 1);
+  g_assert_cmpuint (rec.n_done, ==, 0);
+
+  recorder_clear (&rec);
+  recorder_clear (&after);
+}
+
+/* Dropping the last reference while a job runs and others wait: the running job is
+ * cancelled, the waiting ones never run, the thread is joined, every payload is freed and
+ * no callback runs afterwards. */
+static void
+test_dispose_while_busy (void)
+{
+  BurrowEngineWorker *worker = burrow_engine_worker_new ();
+  Gate gate = { .post = TRUE };
+  Recorder rec;
+
+  reset_counters ();
+  recorder_init (&rec);
+  burrow_engine_worker_submit (worker, &gate_kind, &gate, NULL, NULL, NULL, record, &rec);
+  for (guint i = 0; i < 3; i++)
+    submit_count (worker, 10, i, NULL, NULL, NULL, record, &rec);
+  SLEEP_UNTIL (g_atomic_int_get (&gate.n_posted) >= 3);
+
+  g_object_unref (worker);
+
+  g_assert_true (g_atomic_int_get (&gate.exited));
+  g_assert_true (g_atomic_int_get (&gate.saw_cancel));
+  g_assert_cmpint (n_count_runs, ==, 0);
+  g_assert_cmpint (n_payloads_freed, ==, 3);
+  for (guint i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpuint (rec.events->len, ==, 0);
+
+  recorder_clear (&rec);
+}
+
+/* A callback that drops the last reference to the worker mid-batch. */
+static void
+test_dispose_from_callback (void)
+{
+  BurrowEngineWorker *worker = burrow_engine_worker_new ();
+  GWeakRef weak;
+  gint finished = 0;
+  Recorder rec;
+
+  recorder_init (&rec);
+  g_weak_ref_init (&weak, worker);
+  rec.drop_on_first = worker;
+  submit_count (worker, 100, 3, &finished, NULL, NULL, record, &rec);
+  SLEEP_UNTIL (g_atomic_int_get (&finished));
+  g_usleep (20000);
+
+  ITERATE_UNTIL (rec.drop_on_first == NULL);
+  for (guint i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_null (g_weak_ref_get (&weak));
+  g_assert_cmpuint (rec.events->len, ==, 1);
+  g_assert_cmpuint (rec.n_done, ==, 0);
+
+  g_weak_ref_clear (&weak);
+  recorder_clear (&rec);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/engine-worker/order", test_order);
+  g_test_add_func ("/engine-worker/burst-live", test_burst_live);
+  g_test_add_func ("/engine-worker/burst-coalesced", test_burst_coalesced);
+  g_test_add_func ("/engine-worker/cancel-before-start", test_cancel_before_start);
+  g_test_add_func ("/engine-worker/cancel-while-running", test_cancel_while_running);
+  g_test_add_func ("/engine-worker/cancel-after-finish", test_cancel_after_finish);
+  g_test_add_func ("/engine-worker/owner-gone", test_owner_gone);
+  g_test_add_func ("/engine-worker/dispose-while-busy", test_dispose_while_busy);
+  g_test_add_func ("/engine-worker/dispose-from-callback", test_dispose_from_callback);
+
+  return g_test_run ();
+}

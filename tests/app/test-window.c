@@ -1,0 +1,502 @@
+/* The real window under a display: what it shows with no model, after opening the Kimi
+ * Linear oracle (directly, from the recent list, through the file chooser), after opening
+ * bad folders, and what it remembers. */
+#include "burrow-config.h"
+
+#include <glib/gstdio.h>
+
+#include "burrow-window.h"
+
+/* g_format_size puts a no-break space between number and unit. */
+#define NBSP "\302\240"
+
+#define WAIT_USEC (20 * G_USEC_PER_SEC)
+
+#define ITERATE_UNTIL(cond)                                                  \
+  G_STMT_START {                                                             \
+    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
+    while (!(cond))                                                          \
+      {                                                                      \
+        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
+        if (!g_main_context_iteration (NULL, FALSE))                         \
+          g_usleep (1000);                                                   \
+      }                                                                      \
+  } G_STMT_END
+
+static BurrowApplication *app;
+
+static GObject *
+child (BurrowWindow *window,
+       const char   *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+static const char *
+visible_page (BurrowWindow *window)
+{
+  return gtk_stack_get_visible_child_name (GTK_STACK (child (window, "stack")));
+}
+
+static gboolean
+page_is (BurrowWindow *window,
+         const char   *name)
+{
+  return g_strcmp0 (visible_page (window), name) == 0;
+}
+
+static void
+reset_settings (void)
+{
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  const char *none[] = { NULL };
+
+  g_object_set (settings, "recent-models", none, "window-maximized", FALSE,
+                "window-width", 960, "window-height", 700, NULL);
+}
+
+static gboolean
+on_tick (GtkWidget     *widget,
+         GdkFrameClock *clock,
+         gpointer       user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static BurrowWindow *
+show_window (void)
+{
+  BurrowWindow *window = burrow_window_new (app);
+  gboolean ticked = FALSE;
+
+  gtk_window_present (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  /* Let the frame clock run once before poking at it. */
+  gtk_widget_add_tick_callback (GTK_WIDGET (window), on_tick, &ticked, NULL);
+  ITERATE_UNTIL (ticked);
+
+  return window;
+}
+
+static void
+close_window (BurrowWindow *window)
+{
+  gtk_window_destroy (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_application_get_windows (GTK_APPLICATION (app)) == NULL);
+}
+
+static GtkWidget *
+find_row (GtkWidget  *root,
+          const char *title)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (ADW_IS_ACTION_ROW (w) &&
+          g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), title) == 0)
+        return w;
+      if ((found = find_row (w, title)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+find_value_label (GtkWidget *root)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (GTK_IS_LABEL (w) && gtk_widget_has_css_class (w, "numeric"))
+        return w;
+      if ((found = find_value_label (w)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static void
+assert_shown (BurrowWindow *window,
+              const char   *title,
+              const char   *value)
+{
+  GtkWidget *row = find_row (GTK_WIDGET (child (window, "model_view")), title);
+  GtkWidget *label;
+
+  g_assert_nonnull (row);
+  g_assert_true (gtk_widget_is_visible (row));
+  label = find_value_label (row);
+  g_assert_nonnull (label);
+  g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, value);
+}
+
+static void
+assert_kimi_linear_shown (BurrowWindow *window,
+                          const char   *dir)
+{
+  g_auto(GStrv) recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
+
+  g_assert_cmpstr (adw_window_title_get_subtitle (ADW_WINDOW_TITLE (child (window, "window_title"))),
+                   ==, "kimi_linear");
+  assert_shown (window, "Family", "Kimi Linear");
+  assert_shown (window, "Layers", "3");
+  assert_shown (window, "Experts per layer", "4");
+  assert_shown (window, "Experts per token", "2");
+  assert_shown (window, "All experts", "3.1" NBSP "kB");
+  assert_shown (window, "One expert", "384 bytes");
+  assert_shown (window, "Read per token", "1.5" NBSP "kB");
+  g_assert_nonnull (recent[0]);
+  g_assert_cmpstr (recent[0], ==, dir);
+}
+
+static char *
+oracle_dir (void)
+{
+  return g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
+}
+
+static void
+test_empty (void)
+{
+  BurrowWindow *window;
+  g_auto(GStrv) open_accels = NULL;
+  g_auto(GStrv) quit_accels = NULL;
+  g_auto(GStrv) help_accels = NULL;
+
+  reset_settings ();
+  window = show_window ();
+
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Burrow");
+  g_assert_cmpstr (visible_page (window), ==, "empty");
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child (window, "empty_page"))),
+                   ==, "No Model Open");
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
+
+  open_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "win.open-model");
+  quit_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "app.quit");
+  help_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                       "win.show-help-overlay");
+  g_assert_true (g_strv_contains ((const char * const *) open_accels, "<Control>o"));
+  g_assert_true (g_strv_contains ((const char * const *) quit_accels, "<Control>q"));
+  g_assert_true (g_strv_contains ((const char * const *) help_accels, "<Control>question"));
+  g_assert_nonnull (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
+  g_assert_true (g_action_group_has_action (G_ACTION_GROUP (app), "about"));
+
+  /* Follows the system's light or dark preference unless told otherwise. */
+  g_assert_cmpint (adw_style_manager_get_color_scheme (adw_style_manager_get_default ()),
+                   ==, ADW_COLOR_SCHEME_DEFAULT);
+
+  close_window (window);
+}
+
+static void
+test_open_oracle (void)
+{
+  g_autofree char *dir = oracle_dir ();
+  g_autoptr(GFile) folder = g_file_new_for_path (dir);
+  BurrowWindow *window;
+
+  reset_settings ();
+  window = show_window ();
+
+  burrow_window_open_model (window, folder);
+  /* The inspection runs on the worker: the call returns at once with a spinner up. */
+  g_assert_cmpstr (visible_page (window), ==, "loading");
+  ITERATE_UNTIL (!page_is (window, "loading"));
+  g_assert_cmpstr (visible_page (window), ==, "model");
+  assert_kimi_linear_shown (window, dir);
+
+  /* The recent list on the start page now offers it. */
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
+  g_assert_nonnull (find_row (GTK_WIDGET (child (window, "recent_list")), "kimi_linear"));
+
+  close_window (window);
+}
+
+static void
+write_file (const char *dir,
+            const char *name,
+            const void *data,
+            gsize       len)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_file_set_contents (path, data, (gssize) len, &error);
+  g_assert_no_error (error);
+}
+
+static void
+remove_tree (const char *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      g_unlink (path);
+    }
+  g_clear_pointer (&d, g_dir_close);
+  g_rmdir (dir);
+}
+
+static void
+open_expecting_error (BurrowWindow *window,
+                      const char   *dir,
+                      const char   *named_file)
+{
+  g_autoptr(GFile) folder = g_file_new_for_path (dir);
+  const char *description;
+
+  burrow_window_open_model (window, folder);
+  ITERATE_UNTIL (!page_is (window, "loading"));
+  g_assert_cmpstr (visible_page (window), ==, "error");
+
+  description = adw_status_page_get_description (ADW_STATUS_PAGE (child (window, "error_page")));
+  g_test_message ("error shown: %s", description);
+  g_assert_nonnull (strstr (description, named_file));
+  g_assert_cmpstr (adw_window_title_get_subtitle (ADW_WINDOW_TITLE (child (window, "window_title"))),
+                   ==, "");
+}
+
+static void
+test_open_bad_folders (void)
+{
+  g_autofree char *empty = g_dir_make_tmp ("burrow-empty-XXXXXX", NULL);
+  g_autofree char *broken = g_dir_make_tmp ("burrow-broken-XXXXXX", NULL);
+  g_autofree char *oracle = oracle_dir ();
+  g_autofree char *config_path = g_build_filename (oracle, "config.json", NULL);
+  g_autofree char *config = NULL;
+  g_auto(GStrv) recent = NULL;
+  /* A safetensors header that claims to be far longer than the file. */
+  const guint8 truncated[12] = { 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, '{', '"', 'a', '"' };
+  gsize config_len;
+  BurrowWindow *window;
+
+  reset_settings ();
+  g_assert_true (g_file_get_contents (config_path, &config, &config_len, NULL));
+  write_file (broken, "config.json", config, config_len);
+  write_file (broken, "model.safetensors", truncated, sizeof truncated);
+
+  window = show_window ();
+  open_expecting_error (window, empty, "config.json");
+  open_expecting_error (window, broken, "model.safetensors");
+
+  recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
+  g_assert_cmpuint (g_strv_length (recent), ==, 0);
+
+  close_window (window);
+  remove_tree (empty);
+  remove_tree (broken);
+}
+
+/* A newer open replaces one still running; only the newer result is shown. */
+static void
+test_open_twice (void)
+{
+  g_autofree char *dir = oracle_dir ();
+  g_autofree char *empty = g_dir_make_tmp ("burrow-empty-XXXXXX", NULL);
+  g_autoptr(GFile) bad = g_file_new_for_path (empty);
+  g_autoptr(GFile) good = g_file_new_for_path (dir);
+  BurrowWindow *window;
+
+  reset_settings ();
+  window = show_window ();
+
+  burrow_window_open_model (window, bad);
+  burrow_window_open_model (window, good);
+  ITERATE_UNTIL (!page_is (window, "loading"));
+  g_assert_cmpstr (visible_page (window), ==, "model");
+  assert_kimi_linear_shown (window, dir);
+
+  close_window (window);
+  remove_tree (empty);
+}
+
+static void
+test_recent_actions (void)
+{
+  g_autofree char *dir = oracle_dir ();
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  g_auto(GStrv) recent = NULL;
+  BurrowWindow *window;
+
+  reset_settings ();
+  burrow_settings_add_recent_model (settings, "/nowhere/else");
+  burrow_settings_add_recent_model (settings, dir);
+  window = show_window ();
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", dir));
+  ITERATE_UNTIL (page_is (window, "model"));
+  assert_kimi_linear_shown (window, dir);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.remove-recent", "s",
+                                             "/nowhere/else"));
+  recent = burrow_settings_dup_recent_models (settings);
+  g_assert_cmpuint (g_strv_length (recent), ==, 1);
+  g_assert_null (find_row (GTK_WIDGET (child (window, "recent_list")), "else"));
+
+  close_window (window);
+}
+
+static GtkWindow *find_toplevel (GType type);
+
+static GtkWidget *
+find_file_chooser_dialog (void)
+{
+  return GTK_WIDGET (find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
+}
+
+static gboolean
+chooser_is_at (GtkWidget *dialog,
+               GFile     *folder)
+{
+  g_autoptr(GFile) chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+  return chosen != NULL && g_file_equal (chosen, folder);
+}
+
+/* win.open-model shows a folder chooser; accepting it opens the chosen folder. Without a
+ * portal, GtkFileChooserNative falls back to GtkFileChooserDialog, which we can drive. */
+static void
+test_file_chooser (void)
+{
+  g_autofree char *dir = oracle_dir ();
+  g_autoptr(GFile) folder = g_file_new_for_path (dir);
+  g_autoptr(GError) error = NULL;
+  GtkWidget *dialog = NULL;
+  BurrowWindow *window;
+
+  reset_settings ();
+  window = show_window ();
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-model", NULL));
+  ITERATE_UNTIL ((dialog = find_file_chooser_dialog ()) != NULL);
+  g_assert_cmpint (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (dialog)), ==,
+                   GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER);
+
+  /* Cancel leaves the window as it was. */
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
+  ITERATE_UNTIL (find_file_chooser_dialog () == NULL);
+  g_assert_cmpstr (visible_page (window), ==, "empty");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-model", NULL));
+  ITERATE_UNTIL ((dialog = find_file_chooser_dialog ()) != NULL);
+  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (dialog), folder, &error);
+  g_assert_no_error (error);
+  /* The chooser changes folder asynchronously; accept once it has. */
+  ITERATE_UNTIL (chooser_is_at (dialog, folder));
+  gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_ACCEPT);
+  ITERATE_UNTIL (page_is (window, "model"));
+  assert_kimi_linear_shown (window, dir);
+
+  close_window (window);
+}
+
+static GtkWindow *
+find_toplevel (GType type)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return GTK_WINDOW (w);
+    }
+  return NULL;
+}
+
+/* The menu's About and Keyboard Shortcuts items open their windows. */
+static void
+test_about_and_shortcuts (void)
+{
+  BurrowWindow *window;
+  GtkWindow *about, *shortcuts;
+
+  reset_settings ();
+  window = show_window ();
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
+  ITERATE_UNTIL ((about = find_toplevel (ADW_TYPE_ABOUT_WINDOW)) != NULL);
+  g_assert_cmpstr (adw_about_window_get_application_name (ADW_ABOUT_WINDOW (about)), ==, "Burrow");
+  g_assert_cmpstr (adw_about_window_get_version (ADW_ABOUT_WINDOW (about)), ==, BURROW_VERSION);
+  g_assert_cmpstr (adw_about_window_get_application_icon (ADW_ABOUT_WINDOW (about)), ==,
+                   BURROW_APP_ID);
+  g_assert_true (gtk_window_get_transient_for (about) == GTK_WINDOW (window));
+  gtk_window_destroy (about);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
+  ITERATE_UNTIL ((shortcuts = find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW)) != NULL);
+  gtk_window_close (shortcuts);
+  ITERATE_UNTIL (find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW) == NULL);
+
+  close_window (window);
+}
+
+static void
+test_close_saves_size (void)
+{
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  BurrowWindow *window;
+  int width = 0, height = 0;
+
+  reset_settings ();
+  g_object_set (settings, "window-width", 800, "window-height", 600, NULL);
+  window = show_window ();
+  gtk_window_get_default_size (GTK_WINDOW (window), &width, &height);
+  g_assert_cmpint (width, ==, 800);
+  g_assert_cmpint (height, ==, 600);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 720, 540);
+  gtk_window_close (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_application_get_windows (GTK_APPLICATION (app)) == NULL);
+
+  g_object_get (settings, "window-width", &width, "window-height", &height, NULL);
+  g_assert_cmpint (width, ==, 720);
+  g_assert_cmpint (height, ==, 540);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  int ret;
+
+  if (!gtk_init_check ())
+    {
+      g_print ("1..0 # SKIP no display\n");
+      return 0;
+    }
+
+  g_test_init (&argc, &argv, NULL);
+
+  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
+  g_application_register (G_APPLICATION (app), NULL, &error);
+  g_assert_no_error (error);
+
+  g_test_add_func ("/window/empty", test_empty);
+  g_test_add_func ("/window/open-oracle", test_open_oracle);
+  g_test_add_func ("/window/open-bad-folders", test_open_bad_folders);
+  g_test_add_func ("/window/open-twice", test_open_twice);
+  g_test_add_func ("/window/recent-actions", test_recent_actions);
+  g_test_add_func ("/window/file-chooser", test_file_chooser);
+  g_test_add_func ("/window/about-and-shortcuts", test_about_and_shortcuts);
+  g_test_add_func ("/window/close-saves-size", test_close_saves_size);
+
+  ret = g_test_run ();
+  g_clear_object (&app);
+
+  return ret;
+}
