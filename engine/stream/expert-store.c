@@ -53,6 +53,8 @@ typedef struct {
   guint64 bytes;            /* resident, in use or not */
   guint64 last_use;
   guint64 max_buf;          /* largest expert buffer of the layer */
+  guint64 stored;           /* bytes of its largest expert as stored */
+  int n_experts;            /* routed experts it has */
   _Atomic guint64 n_resident, bytes_resident;
   _Atomic guint64 hits, misses, prefetch_hits;
 } LayerCache;
@@ -514,6 +516,8 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
             continue;
           has = TRUE;
           s->layers[l].max_buf = MAX (s->layers[l].max_buf, plan.buf_bytes);
+          s->layers[l].stored = MAX (s->layers[l].stored, bw_expert_layout_bytes (lay));
+          s->layers[l].n_experts++;
           s->total_expert_bytes += bw_expert_layout_bytes (lay);
           s->n_total_experts++;
         }
@@ -850,4 +854,30 @@ const char *
 bw_expert_store_history_path (BwExpertStore *s)
 {
   return s->history_path;
+}
+
+int
+bw_expert_store_layer_experts (BwExpertStore *s, int layer)
+{
+  return layer >= 0 && layer < s->n_layers ? s->layers[layer].n_experts : 0;
+}
+
+guint64
+bw_expert_store_expert_bytes (BwExpertStore *s, int layer)
+{
+  return layer >= 0 && layer < s->n_layers ? s->layers[layer].stored : 0;
+}
+
+gboolean
+bw_expert_store_is_resident (BwExpertStore *s, int layer, int expert)
+{
+  if (layer < 0 || layer >= s->n_layers || expert < 0 || expert >= s->n_experts)
+    return FALSE;
+  return s->table[slot_index (s, layer, expert)] != NULL;
+}
+
+int
+bw_expert_store_n_layers (BwExpertStore *s)
+{
+  return s->n_layers;
 }

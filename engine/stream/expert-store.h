@@ -114,3 +114,11 @@ int bw_expert_store_batch_limit (BwExpertStore *store, int layer);
 
 /* The RAM budget in effect (the option, or the default derived from MemAvailable). */
 guint64 bw_expert_store_budget (BwExpertStore *store);
+
+/* Layers the store was created with; routed experts of a layer (0 for a layer without
+ * them) and bytes of one as stored. */
+int bw_expert_store_n_layers (BwExpertStore *store);
+int bw_expert_store_layer_experts (BwExpertStore *store, int layer);
+guint64 bw_expert_store_expert_bytes (BwExpertStore *store, int layer);
+/* Whether the expert's buffer is in memory (or being read). Decode thread only. */
+gboolean bw_expert_store_is_resident (BwExpertStore *store, int layer, int expert);

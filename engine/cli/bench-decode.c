@@ -1,0 +1,390 @@
+/* burrow-cli bench decode: decode time per token against the machine's limits, measured
+ * in the same run for the same access pattern.
+ *
+ *   bench decode --model DIR --tokens N [--json] [--warm] [--ram-budget SIZE] ...
+ *
+ * Unless --warm, every shard's pages are dropped from the page cache first (and again
+ * before the disk probe), so expert reads come from the disk. */
+#include <fcntl.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench-decode.h"
+#include "burrow-engine.h"
+#include "families/model.h"
+#include "stream/store-probe.h"
+
+typedef struct {
+  char *model_dir;
+  int tokens, prompt_tokens, threads, probe_mib;
+  gboolean json, warm, direct, no_pinning, prefetch;
+  char *ram_budget, *io;
+} DecodeArgs;
+
+typedef struct {
+  double s_per_token, prefill_s, tokens_per_s;
+  double bytes_read, bytes_touched, hits, misses;
+  double phase_s[BW_PHASE_COUNT];
+  double io_wait_s;
+  double disk_gbps, mem_gbps, probe_bytes;
+  gint64 max_rss;           /* after the decode, before the bandwidth probes */
+  BwStoreStats end;
+} DecodeResult;
+
+static int
+fail (const char *message)
+{
+  g_autofree char *line = g_strdup (message);
+  g_strdelimit (line, "\r\n", ' ');
+  fprintf (stderr, "burrow-cli bench decode: %s\n", line);
+  return 1;
+}
+
+/* "8G", "512M", "1048576" -> bytes. */
+static gboolean
+parse_size (const char *text, guint64 *out)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  guint64 mul = 1;
+  if (end == text || !(v >= 0))
+    return FALSE;
+  if (*end != '\0')
+    {
+      const char *units = "KMGT";
+      const char *u = strchr (units, g_ascii_toupper (*end));
+      if (u == NULL || (end[1] != '\0' && g_ascii_strcasecmp (end + 1, "B") != 0
+                        && g_ascii_strcasecmp (end + 1, "iB") != 0))
+        return FALSE;
+      mul = (guint64) 1 << (10 * (u - units + 1));
+    }
+  *out = (guint64) (v * (double) mul);
+  return TRUE;
+}
+
+static void
+drop_page_cache (const BwCheckpoint *ck)
+{
+  for (int i = 0; i < ck->n_shards; i++)
+    {
+      int fd = open (ck->shards[i].path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      fdatasync (fd);
+      posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
+      close (fd);
+    }
+}
+
+static int
+argmax (const float *v, int n)
+{
+  int best = 0;
+  for (int i = 1; i < n; i++)
+    if (v[i] > v[best])
+      best = i;
+  return best;
+}
+
+static void
+on_kernel (const BurrowKernelBenchResult *r, gpointer data)
+{
+  double *mem = data;
+  *mem = MAX (*mem, r->mem_gbps);
+}
+
+/* Read bandwidth of RAM with the decode's threads, streaming like the weight kernels. */
+static gboolean
+measure_memory (int threads, double *gbps, GError **error)
+{
+  BurrowKernelBenchOptions o = { .threads = threads, .seconds = 0.3, .repeats = 2,
+                                 .formats = "bf16", .kernels = "matvec" };
+  *gbps = 0;
+  return burrow_bench_kernels (&o, on_kernel, gbps, error);
+}
+
+/* Expert bytes the decode touched in RAM per token, hits and misses alike. */
+static double
+expert_bytes_touched (BwExpertStore *store, const BwStoreLayerStats *before, int n_tokens)
+{
+  double sum = 0;
+  for (int l = 0; l < bw_expert_store_n_layers (store); l++)
+    {
+      BwStoreLayerStats now;
+      bw_expert_store_layer_stats (store, l, &now);
+      sum += (double) (now.hits + now.misses - before[l].hits - before[l].misses)
+             * (double) bw_expert_store_expert_bytes (store, l);
+    }
+  return sum / MAX (n_tokens, 1);
+}
+
+static guint64
+embedding_bytes (const BwCheckpoint *ck)
+{
+  const BwTensorInfo *t = bw_checkpoint_findf (ck, "model.embed_tokens.weight");
+  return t != NULL ? t->nbytes : 0;
+}
+
+static gboolean
+run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  int vocab = bw_model_vocab_size (model), n_layers = bw_expert_store_n_layers (store);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autofree float *logits = g_new (float, vocab);
+  g_autofree int32_t *prompt = g_new (int32_t, a->prompt_tokens);
+  g_autofree BwStoreLayerStats *layer0 = g_new0 (BwStoreLayerStats, n_layers);
+  BwStoreStats s0, s1;
+  BwModelStats m0, m1;
+  guint64 t0, t1;
+  int32_t next;
+
+  /* A fixed prompt: spread-out ids, the same on every run. */
+  for (int i = 0; i < a->prompt_tokens; i++)
+    prompt[i] = (int32_t) ((1 + (guint64) i * 7919) % (guint64) vocab);
+  t0 = g_get_monotonic_time ();
+  if (!bw_model_forward (model, state, prompt, a->prompt_tokens, logits, FALSE, NULL, error))
+    return FALSE;
+  r->prefill_s = (double) (g_get_monotonic_time () - t0) / 1e6;
+
+  bw_expert_store_stats (store, &s0);
+  for (int l = 0; l < n_layers; l++)
+    bw_expert_store_layer_stats (store, l, &layer0[l]);
+  bw_model_stats (model, &m0);
+  t0 = g_get_monotonic_time ();
+  for (int t = 0; t < a->tokens; t++)
+    {
+      next = argmax (logits, vocab);
+      if (!bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
+        return FALSE;
+    }
+  t1 = g_get_monotonic_time ();
+  bw_expert_store_stats (store, &s1);
+  bw_model_stats (model, &m1);
+
+  r->s_per_token = (double) (t1 - t0) / 1e6 / a->tokens;
+  r->tokens_per_s = 1.0 / r->s_per_token;
+  r->bytes_read = (double) (s1.bytes_read - s0.bytes_read) / a->tokens;
+  r->hits = (double) (s1.hits - s0.hits);
+  r->misses = (double) (s1.misses - s0.misses);
+  r->io_wait_s = (double) (s1.io_wait_ns - s0.io_wait_ns) / 1e9 / a->tokens;
+  for (int p = 0; p < BW_PHASE_COUNT; p++)
+    r->phase_s[p] = (double) (m1.ns[p] - m0.ns[p]) / 1e9 / a->tokens;
+  r->bytes_touched = expert_bytes_touched (store, layer0, a->tokens)
+                     + (double) (bw_model_resident_bytes (model)
+                                 - embedding_bytes (bw_model_checkpoint (model)))
+                     + (double) bw_state_bytes (state);
+  return TRUE;
+}
+
+static void
+member_double (JsonBuilder *b, const char *name, double v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_double_value (b, v);
+}
+
+static void
+member_int (JsonBuilder *b, const char *name, gint64 v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, v);
+}
+
+static void
+member_string (JsonBuilder *b, const char *name, const char *v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_string_value (b, v);
+}
+
+static const char *phase_names[BW_PHASE_COUNT] = {
+  "attention", "expert_wait", "expert_matmul", "other", "lm_head",
+};
+
+static void
+print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  double disk_s = r->disk_gbps > 0 ? r->bytes_read / (r->disk_gbps * 1e9) : 0;
+  double mem_s = r->mem_gbps > 0 ? r->bytes_touched / (r->mem_gbps * 1e9) : 0;
+  double roof = MAX (disk_s, mem_s);
+  double hit_rate = r->hits + r->misses > 0 ? r->hits / (r->hits + r->misses) : 0;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+
+  json_builder_begin_object (b);
+  member_string (b, "model", a->model_dir);
+  member_int (b, "tokens", a->tokens);
+  member_int (b, "prompt_tokens", a->prompt_tokens);
+  json_builder_set_member_name (b, "warm");
+  json_builder_add_boolean_value (b, a->warm);
+  member_string (b, "backend", r->end.backend);
+  member_int (b, "ram_budget", (gint64) bw_expert_store_budget (store));
+  member_double (b, "s_per_token", r->s_per_token);
+  member_double (b, "tokens_per_s", r->tokens_per_s);
+  member_double (b, "prefill_s", r->prefill_s);
+  member_double (b, "bytes_read_per_token", r->bytes_read);
+  member_double (b, "bytes_touched_per_token", r->bytes_touched);
+  member_double (b, "hit_rate", hit_rate);
+  member_int (b, "hits", (gint64) r->hits);
+  member_int (b, "misses", (gint64) r->misses);
+  member_int (b, "prefetch_issued", (gint64) r->end.prefetch_issued);
+  member_int (b, "prefetch_hits", (gint64) r->end.prefetch_hits);
+  member_int (b, "prefetch_wasted", (gint64) r->end.prefetch_wasted);
+  member_double (b, "io_wait_s_per_token", r->io_wait_s);
+  json_builder_set_member_name (b, "phase_s_per_token");
+  json_builder_begin_object (b);
+  for (int p = 0; p < BW_PHASE_COUNT; p++)
+    member_double (b, phase_names[p], r->phase_s[p]);
+  json_builder_end_object (b);
+  member_double (b, "disk_gbps", r->disk_gbps);
+  member_double (b, "disk_probe_bytes", r->probe_bytes);
+  member_double (b, "mem_gbps", r->mem_gbps);
+  member_double (b, "roofline_disk_s", disk_s);
+  member_double (b, "roofline_mem_s", mem_s);
+  member_double (b, "roofline_s", roof);
+  member_double (b, "ratio", roof > 0 ? r->s_per_token / roof : 0);
+  member_int (b, "n_pinned", (gint64) r->end.n_pinned);
+  member_int (b, "n_cached", (gint64) r->end.n_cached);
+  member_int (b, "n_on_disk", (gint64) r->end.n_on_disk);
+  member_int (b, "bytes_cached", (gint64) (r->end.bytes_cached + r->end.bytes_pinned));
+  member_int (b, "max_rss_bytes", r->max_rss);
+  member_int (b, "resident_bytes", (gint64) bw_model_resident_bytes (model));
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, !a->json);
+  text = json_generator_to_data (gen, NULL);
+  printf ("%s\n", text);
+}
+
+static gboolean
+parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
+{
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir, "Checkpoint folder", "DIR" },
+    { "tokens", 'n', 0, G_OPTION_ARG_INT, &a->tokens, "Tokens to decode (16)", "N" },
+    { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &a->prompt_tokens, "Prompt length (8)", "P" },
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &a->json, "One JSON object on one line", NULL },
+    { "warm", 0, 0, G_OPTION_ARG_NONE, &a->warm, "Keep the page cache", NULL },
+    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget, "RAM for cached experts", "SIZE" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads, "Compute threads (all CPUs)", "T" },
+    { "io", 0, 0, G_OPTION_ARG_STRING, &a->io, "I/O backend: auto, uring, pread", "NAME" },
+    { "direct", 0, 0, G_OPTION_ARG_NONE, &a->direct, "O_DIRECT reads", NULL },
+    { "no-pinning", 0, 0, G_OPTION_ARG_NONE, &a->no_pinning, "No learned pins", NULL },
+    { "prefetch", 0, 0, G_OPTION_ARG_NONE, &a->prefetch, "Router lookahead prefetch", NULL },
+    { "probe-mib", 0, 0, G_OPTION_ARG_INT, &a->probe_mib, "Disk probe size (1024)", "MIB" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- decode speed against the roofline");
+  a->tokens = 16;
+  a->prompt_tokens = 8;
+  a->probe_mib = 1024;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, error))
+    return FALSE;
+  if (a->model_dir == NULL || a->tokens < 1 || a->prompt_tokens < 1 || a->probe_mib < 1)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "--model is required; --tokens, --prompt-tokens, --probe-mib >= 1");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+fill_options (const DecodeArgs *a, BwModelOptions *o, GError **error)
+{
+  bw_model_options_init (o);
+  o->threads = a->threads;
+  o->store.direct_io = a->direct;
+  o->store.pinning = !a->no_pinning;
+  o->store.prefetch = a->prefetch;
+  if (a->ram_budget != NULL && !parse_size (a->ram_budget, &o->store.ram_budget))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", a->ram_budget);
+      return FALSE;
+    }
+  if (a->io == NULL || strcmp (a->io, "auto") == 0)
+    o->store.io = BW_IO_AUTO;
+  else if (strcmp (a->io, "uring") == 0)
+    o->store.io = BW_IO_URING;
+  else if (strcmp (a->io, "pread") == 0)
+    o->store.io = BW_IO_PREAD;
+  else
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--io must be auto, uring or pread, not '%s'", a->io);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+int
+bw_cli_bench_decode_main (int argc, char **argv)
+{
+  DecodeArgs a = { 0 };
+  DecodeResult r = { 0 };
+  BwModelOptions opts;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwCheckpoint) ck = NULL;
+  g_autoptr (BwModel) model = NULL;
+  BwExpertStore *store;
+  int topk = 16;
+
+  if (!parse_args (argc, argv, &a, &error) || !fill_options (&a, &opts, &error))
+    {
+      fprintf (stderr, "burrow-cli bench decode: %s\n", error->message);
+      g_free (a.model_dir);
+      g_free (a.ram_budget);
+      g_free (a.io);
+      return 2;
+    }
+  ck = bw_checkpoint_open (a.model_dir, &error);
+  if (ck == NULL)
+    return fail (error->message);
+  if (!a.warm)
+    drop_page_cache (ck);
+  model = bw_model_load (a.model_dir, &opts, NULL, NULL, NULL, &error);
+  if (model == NULL)
+    return fail (error->message);
+  store = bw_model_expert_store (model);
+  if (store == NULL)
+    return fail ("the model has no routed experts to stream");
+  if (json_object_has_member (ck->text_config, "num_experts_per_token"))
+    topk = (int) json_object_get_int_member (ck->text_config, "num_experts_per_token");
+  if (!a.warm)
+    drop_page_cache (ck);
+  if (!run_decode (model, &a, &r, &error))
+    return fail (error->message);
+  bw_expert_store_stats (store, &r.end);
+  {
+    struct rusage ru;
+    getrusage (RUSAGE_SELF, &ru);
+    r.max_rss = (gint64) ru.ru_maxrss * 1024;
+  }
+  if (!measure_memory (a.threads, &r.mem_gbps, &error))
+    return fail (error->message);
+  if (!a.warm)
+    drop_page_cache (ck);
+  {
+    guint64 probe = 0;
+    if (!bw_store_probe_disk (store, topk, (guint64) a.probe_mib << 20, 10.0, 7, &r.disk_gbps,
+                              &probe, &error))
+      return fail (error->message);
+    r.probe_bytes = (double) probe;
+  }
+  print_result (&a, model, &r);
+  g_free (a.model_dir);
+  g_free (a.ram_budget);
+  g_free (a.io);
+  return 0;
+}
