@@ -19,9 +19,12 @@
 /* Share of MemAvailable the default budget takes; the rest stays with the page cache. */
 #define DEFAULT_BUDGET_FRACTION 0.5
 /* Share of the budget learned pins may hold. */
-#define PIN_FRACTION 0.5
+#define PIN_FRACTION 0.75
 /* An expert needs this many recorded uses before it may be pinned. */
 #define PIN_MIN_COUNT 2
+/* Pins are dropped when, after this many expert picks, pinned experts got less than half
+ * the share of picks the history promised (the workload moved on). */
+#define PIN_CHECK_PICKS 2048
 /* Prefetched reads in flight may hold at most this share of the budget. */
 #define PREFETCH_FRACTION 0.25
 
@@ -82,6 +85,8 @@ struct BwExpertStore {
   guint64 n_total_experts;
 
   guint8 *sticky;           /* [n_slots] learned pins */
+  double pin_share;         /* share of past picks that went to pinned experts */
+  guint64 picks, pinned_picks;   /* this session, since the last check */
   BwUsageHistory *history;  /* this session's counts */
   BwUsageHistory *past;     /* loaded from disk, or NULL */
   char *history_path;
@@ -472,8 +477,16 @@ setup_pins (BwExpertStore *s)
   bw_policy_choose_pins (s->past->counts, bytes, (int) s->n_slots,
                          (guint64) ((double) s->budget * PIN_FRACTION), PIN_MIN_COUNT, pin,
                          &pinned_bytes);
-  for (gsize i = 0; i < s->n_slots; i++)
-    s->sticky[i] = pin[i] != FALSE;
+  {
+    guint64 all = 0, pinned = 0;
+    for (gsize i = 0; i < s->n_slots; i++)
+      {
+        s->sticky[i] = pin[i] != FALSE;
+        all += s->past->counts[i];
+        pinned += pin[i] ? s->past->counts[i] : 0;
+      }
+    s->pin_share = all > 0 ? (double) pinned / (double) all : 0;
+  }
 }
 
 BwExpertStore *
@@ -592,6 +605,36 @@ bw_expert_store_free (BwExpertStore *s)
   g_free (s);
 }
 
+/* Turns every learned pin into an ordinary cached expert. */
+static void
+drop_pins (BwExpertStore *s)
+{
+  for (gsize i = 0; i < s->n_slots; i++)
+    {
+      Slot *slot = s->table[i];
+      if (slot != NULL && slot->sticky)
+        {
+          account (s, slot, -1);
+          slot->sticky = FALSE;
+          account (s, slot, +1);
+          if (slot->refs == 0 && slot->state == SLOT_READY)
+            lru_push_front (s, slot);
+        }
+    }
+  g_clear_pointer (&s->sticky, g_free);
+}
+
+/* Keeps pins only while they earn their place. */
+static void
+check_pins (BwExpertStore *s)
+{
+  if (s->sticky == NULL || s->picks < PIN_CHECK_PICKS)
+    return;
+  if ((double) s->pinned_picks / (double) s->picks < 0.5 * s->pin_share)
+    drop_pins (s);
+  s->picks = s->pinned_picks = 0;
+}
+
 /* ---- batches ---- */
 
 static void
@@ -689,6 +732,8 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
           guint32 *c = &s->history->counts[slot_index (s, layer, e)];
           *c += *c < G_MAXUINT32;
         }
+      s->picks++;
+      s->pinned_picks += s->sticky != NULL && s->sticky[slot_index (s, layer, e)];
       slot->refs++;
       batch->experts[i] = e;
       batch->slots[i] = slot;
@@ -697,6 +742,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
   if (s->history != NULL)
     s->history->requests++;
   start_reads (s, fresh, n_fresh);
+  check_pins (s);
   return TRUE;
 }
 
