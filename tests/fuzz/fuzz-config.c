@@ -1,0 +1,105 @@
+/* Fuzz target: config.json bytes through the config parser and tensor classification, and
+ * the same bytes through the safetensors index parser. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model-config.h"
+#include "core/safetensors.h"
+#include "core/tensor-role.h"
+#include "fuzz.h"
+
+const char bw_fuzz_label[] = "config.json";
+
+/* Names around the config's layer and expert bounds, classified against the parsed config. */
+static void
+classify_probes (const BwModelConfig *cfg)
+{
+  const char *prefix = bw_family_tensor_prefix (cfg->family);
+  const char *block = cfg->family == BW_FAMILY_GLM_MOE_DSA ? "mlp" : "block_sparse_moe";
+  const int layers[] = { 0, 1, cfg->n_layers - 1, cfg->n_layers, 9999999 };
+  const int experts[] = { 0, cfg->n_experts - 1, cfg->n_experts, 12345678 };
+
+  for (gsize l = 0; l < G_N_ELEMENTS (layers); l++)
+    for (gsize e = 0; e < G_N_ELEMENTS (experts); e++)
+      {
+        g_autofree char *name = g_strdup_printf ("%smodel.layers.%d.%s.experts.%d.w1.weight",
+                                                 prefix, layers[l], block, experts[e]);
+        BwTensorInfo t = { .name = name };
+        GError *error = NULL;
+        if (bw_tensor_classify (cfg, bw_fuzz_label, &t, &error))
+          {
+            if (t.role == BW_ROLE_EXPERT
+                && (t.layer < 0 || t.layer >= cfg->n_layers || !cfg->layer_is_moe[t.layer]
+                    || t.expert < 0 || t.expert >= cfg->n_experts))
+              abort ();
+          }
+        else
+          g_error_free (error);
+      }
+}
+
+static void
+check_config (const BwModelConfig *cfg)
+{
+  int moe = 0;
+
+  if (cfg->n_layers < 1 || cfg->n_layers > BW_CONFIG_MAX_LAYERS || cfg->n_experts < 1
+      || cfg->n_experts_per_token < 1 || cfg->n_experts_per_token > cfg->n_experts
+      || cfg->hidden_size < 1 || cfg->text == NULL)
+    abort ();
+  for (int i = 0; i < cfg->n_layers; i++)
+    moe += cfg->layer_is_moe[i] != 0;
+  if (moe != cfg->n_moe_layers)
+    abort ();
+  classify_probes (cfg);
+}
+
+/* The index parser gets the same bytes: accepted maps name only plain shard files. */
+static void
+parse_as_index (const uint8_t *data, size_t size)
+{
+  GPtrArray *shards = NULL;
+  GError *error = NULL;
+  GHashTable *map = bw_safetensors_index_parse ("model.safetensors.index.json",
+                                                (const char *) data, size, &shards, &error);
+
+  if (map == NULL)
+    {
+      g_error_free (error);
+      return;
+    }
+  if (shards->len == 0)
+    abort ();
+  for (guint i = 0; i < shards->len; i++)
+    if (strchr (shards->pdata[i], '/') != NULL)
+      abort ();
+  g_ptr_array_unref (shards);
+  g_hash_table_unref (map);
+}
+
+gboolean
+bw_fuzz_parse (const uint8_t *data, size_t size, GError **error)
+{
+  BwModelConfig *cfg = bw_model_config_parse (bw_fuzz_label, (const char *) data, size, error);
+
+  if (cfg == NULL)
+    return FALSE;
+  check_config (cfg);
+  bw_model_config_free (cfg);
+  return TRUE;
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  GError *error = NULL;
+
+  if (!bw_fuzz_parse (data, size, &error))
+    {
+      if (error == NULL || strstr (error->message, bw_fuzz_label) == NULL)
+        abort ();
+      g_error_free (error);
+    }
+  parse_as_index (data, size);
+  return 0;
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Writes the fuzz seed corpus: tests/fixtures/fuzz/{safetensors,config}/.
+
+Files named ok-* must be accepted by the parser, bad-* rejected; the replay test checks
+both. Run from anywhere: python3 tests/fuzz/make-seeds.py
+"""
+import json
+import os
+import struct
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "fuzz")
+ORACLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "oracles")
+
+
+def st_file(header, data_len, claimed=None, pad=False):
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
+    n = len(text) if claimed is None else claimed
+    return struct.pack("<Q", n) + text + bytes(i & 0xFF for i in range(data_len))
+
+
+def tensor(dtype, shape, begin, end):
+    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
+
+
+def safetensors_seeds():
+    small = {
+        "__metadata__": {"format": "pt"},
+        "model.norm.weight": tensor("F32", [2, 2], 0, 16),
+        "lm_head.weight": tensor("BF16", [3], 16, 22),
+        "model.layers.1.block_sparse_moe.experts.0.w1.weight_packed": tensor("U8", [4, 2], 22, 30),
+    }
+    all_dtypes, off = {}, 0
+    for name, size in [("F32", 4), ("F16", 2), ("BF16", 2), ("F64", 8), ("F8_E4M3", 1),
+                       ("float8_e4m3fn", 1), ("U8", 1), ("I8", 1), ("I16", 2), ("I32", 4),
+                       ("I64", 8), ("BOOL", 1)]:
+        all_dtypes["t_" + name] = tensor(name, [2], off, off + 2 * size)
+        off += 2 * size
+    seeds = {
+        "ok-small.safetensors": st_file(small, 30),
+        "ok-padded.safetensors": st_file(small, 30, pad=True),
+        "ok-all-dtypes.safetensors": st_file(all_dtypes, off),
+        "ok-empty-tensors.safetensors": st_file({"a": tensor("F32", [0], 0, 0),
+                                                 "b": tensor("F32", [], 0, 4),
+                                                 "c": tensor("BF16", [2, 0, 3], 4, 4)}, 4),
+        "ok-metadata-only.safetensors": st_file({"__metadata__": {"format": "pt"}}, 0),
+        "bad-truncated-prefix.safetensors": b"\x40\x00\x00\x00\x00",
+        "bad-truncated-header.safetensors": st_file(small, 30)[:60],
+        "bad-oversized-header.safetensors": st_file(small, 30, claimed=1 << 40),
+        "bad-header-past-end.safetensors": st_file(small, 30, claimed=4096),
+        "bad-header-length-max.safetensors": st_file(small, 30, claimed=(1 << 64) - 1),
+        "bad-overlapping-offsets.safetensors": st_file({"a": tensor("F32", [3], 0, 12),
+                                                        "b": tensor("F32", [2], 8, 16)}, 16),
+        "bad-wrong-dtype.safetensors": st_file({"a": tensor("Q4_K", [4], 0, 16)}, 16),
+        "bad-dtype-not-string.safetensors": st_file({"a": tensor(7, [4], 0, 16)}, 16),
+        "bad-size-mismatch.safetensors": st_file({"a": tensor("F32", [2, 2], 0, 12)}, 16),
+        "bad-offsets-outside.safetensors": st_file({"a": tensor("F32", [8], 0, 32)}, 16),
+        "bad-offsets-reversed.safetensors": st_file({"a": tensor("F32", [0], 16, 0)}, 16),
+        "bad-negative-dim.safetensors": st_file({"a": tensor("F32", [-4], 0, 16)}, 16),
+        "bad-too-many-dims.safetensors": st_file({"a": tensor("U8", [1] * 9, 0, 1)}, 1),
+        "bad-element-overflow.safetensors": st_file({"a": tensor("U8", [1 << 32, 1 << 32],
+                                                                 0, 16)}, 16),
+        "bad-not-object.safetensors": st_file(b"[1, 2, 3]", 0),
+        "bad-json.safetensors": st_file(b'{"a": {"dtype": "F32", "shape": [4', 16),
+        "bad-invalid-utf8.safetensors": st_file(b'{"\xff\xfe": {}}', 0),
+        "bad-deep-nesting.safetensors": st_file(b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}", 0),
+        "bad-metadata-type.safetensors": st_file({"__metadata__": 5}, 0),
+    }
+    return seeds
+
+
+def config_seeds():
+    kimi = {
+        "model_type": "kimi_linear", "hidden_size": 16, "num_hidden_layers": 3,
+        "num_attention_heads": 2, "vocab_size": 64, "kv_lora_rank": 8, "q_lora_rank": None,
+        "qk_nope_head_dim": 4, "qk_rope_head_dim": 2, "v_head_dim": 4, "num_experts": 4,
+        "num_experts_per_token": 2, "num_shared_experts": 1, "first_k_dense_replace": 1,
+        "moe_layer_freq": 1, "rms_norm_eps": 1e-5, "routed_scaling_factor": 2.446,
+        "linear_attn_config": {"head_dim": 4, "num_heads": 2, "short_conv_kernel_size": 4,
+                               "kda_layers": [1, 2], "full_attn_layers": [3]},
+    }
+    k3_text = dict(kimi, q_lora_rank=16, routed_expert_hidden_size=32, attn_res_block_size=2,
+                   linear_attn_config=dict(kimi["linear_attn_config"], gate_lower_bound=-5.0,
+                                           use_full_rank_gate=True))
+    k3 = {"model_type": "kimi_k3", "vision_config": None, "text_config": k3_text}
+    glm = {
+        "model_type": "glm_moe_dsa", "hidden_size": 128, "num_hidden_layers": 5,
+        "num_attention_heads": 8, "vocab_size": 256, "q_lora_rank": 64, "kv_lora_rank": 32,
+        "qk_nope_head_dim": 24, "qk_rope_head_dim": 8, "v_head_dim": 8, "n_routed_experts": 8,
+        "num_experts_per_tok": 2, "n_shared_experts": 1, "first_k_dense_replace": 3,
+        "n_group": 1, "topk_group": 1, "index_topk": 4096, "index_head_dim": 16,
+        "index_n_heads": 16, "mlp_layer_types": ["dense"] * 3 + ["sparse"] * 2,
+        "indexer_types": ["full", "full", "shared", "full", "shared"],
+    }
+
+    def with_(base, **changes):
+        out = json.loads(json.dumps(base))
+        out.update(changes)
+        return out
+
+    seeds = {
+        "ok-kimi-linear.json": kimi,
+        "ok-kimi-k3.json": k3,
+        "ok-glm.json": glm,
+        "ok-glm-no-layer-types.json": {k: v for k, v in glm.items() if k != "mlp_layer_types"},
+        "bad-unknown-model-type.json": with_(kimi, model_type="llama"),
+        "bad-no-model-type.json": {k: v for k, v in kimi.items() if k != "model_type"},
+        "bad-k3-no-text-config.json": {"model_type": "kimi_k3"},
+        "bad-hidden-size-zero.json": with_(kimi, hidden_size=0),
+        "bad-hidden-size-string.json": with_(kimi, hidden_size="16"),
+        "bad-layers-huge.json": with_(kimi, num_hidden_layers=1 << 40),
+        "bad-top-k-above-experts.json": with_(kimi, num_experts_per_token=9),
+        "bad-kda-layer-out-of-range.json": with_(kimi, linear_attn_config=dict(
+            kimi["linear_attn_config"], kda_layers=[1, 2, 4])),
+        "bad-layer-in-both-lists.json": with_(kimi, linear_attn_config=dict(
+            kimi["linear_attn_config"], kda_layers=[1, 2, 3])),
+        "bad-glm-mlp-types-short.json": with_(glm, mlp_layer_types=["dense"]),
+        "bad-glm-groups-uneven.json": with_(glm, n_group=3),
+        "bad-eps-negative.json": with_(kimi, rms_norm_eps=-1.0),
+    }
+    out = {name: json.dumps(value, indent=1).encode() for name, value in seeds.items()}
+    out["bad-not-json.json"] = b'{"model_type": "kimi_linear",,}'
+    out["bad-deep-nesting.json"] = b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}"
+    out["bad-empty.json"] = b""
+    with open(os.path.join(ORACLES, "kimi_linear", "model.safetensors.index.json"), "rb") as f:
+        out["index-kimi-linear.json"] = f.read()
+    out["index-path-escape.json"] = b'{"weight_map": {"a": "../etc/passwd"}}'
+    return out
+
+
+def main():
+    for sub, seeds in [("safetensors", safetensors_seeds()), ("config", config_seeds())]:
+        folder = os.path.join(ROOT, sub)
+        os.makedirs(folder, exist_ok=True)
+        for name, data in seeds.items():
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+
+
+if __name__ == "__main__":
+    main()
