@@ -254,7 +254,7 @@ bind_globals (BwModel *model, BwKimiModel *km, GError **error)
 {
   const BwKimiConfig *c = &km->cfg;
   float *norm;
-  if (!bw_model_bind_matrix_exact (model, &km->embed, c->vocab, c->D, error,
+  if (!bw_model_bind_matrix (model, &km->embed, c->vocab, c->D, error,
                                    "model.embed_tokens.weight")
       || !bw_model_bind_vector (model, &norm, c->D, FALSE, error, "model.norm.weight")
       || !bw_model_bind_matrix (model, &km->lm_head, c->vocab, c->D, error, "lm_head.weight"))
