@@ -2,7 +2,8 @@
  *
  *   run --model DIR --teacher-force 3,14,25 --print-ids   last line: argmax at every position
  *   run --model DIR --ids 3,14,25 --max-tokens N --greedy --print-ids
- *                                                         last line: the N generated ids */
+ *                                                         last line: the N generated ids
+ *   run --model DIR --prompt TEXT [--system TEXT] [--raw]  streams the reply as text */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,12 +12,19 @@
 
 #include "commands.h"
 #include "families/model.h"
+#include "text/chat-template.h"
+#include "text/tokenizer.h"
 
 typedef struct {
   char *model_dir;
   char *teacher_force;
   char *ids;
   char *prompt;
+  char *system;
+  char *tokenizer;
+  gboolean raw;
+  gboolean thinking;
+  gboolean ignore_eos;
   int max_tokens;
   gboolean greedy;
   gboolean print_ids;
@@ -145,39 +153,116 @@ teacher_force (BwModel *model, const GArray *ids, const RunArgs *a, GError **err
   return 0;
 }
 
-static int
-greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, GError **error)
+/* Text output of a --prompt run: the tokenizer, the streaming decoder and the stop ids. */
+typedef struct {
+  BwTokenizer *tok;
+  BwTokenStream stream;
+  GArray *stop;            /* gint32; empty with --ignore-eos */
+} TextOut;
+
+static gboolean
+is_stop (const TextOut *text, int id)
 {
-  int vocab = bw_model_vocab_size (model), n_new = a->max_tokens;
+  for (guint i = 0; text && i < text->stop->len; i++)
+    if (g_array_index (text->stop, gint32, i) == id)
+      return TRUE;
+  return FALSE;
+}
+
+/* Prefill, then up to max_tokens greedy steps. Without text the ids stream to stdout
+ * (unless --print-ids); with text the decoded reply does, ending at a stop id. */
+static int
+greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *text,
+               GError **error)
+{
+  int vocab = bw_model_vocab_size (model), n_new = a->max_tokens, n_out = 0;
   g_autoptr (BwState) state = bw_state_new (model);
   g_autofree float *logits = g_new (float, vocab);
   g_autofree int *out = g_new (int, MAX (n_new, 1));
+  g_autoptr (GString) piece = g_string_new (NULL);
 
   gint64 t0 = g_get_monotonic_time ();
   if (!bw_model_forward (model, state, (const int32_t *) ids->data, (int) ids->len, logits,
                          FALSE, NULL, error))
     return 1;
   gint64 t1 = g_get_monotonic_time ();
-  for (int i = 0; i < n_new; i++)
+  while (n_out < n_new)
     {
-      out[i] = argmax (logits, vocab);
-      if (!a->print_ids)
+      int id = argmax (logits, vocab);
+      out[n_out++] = id;
+      if (text && is_stop (text, id))
+        break;
+      if (text)
         {
-          printf ("%s%d", i ? "," : "", out[i]);
-          fflush (stdout);
+          g_string_truncate (piece, 0);
+          if (!bw_token_stream_push (&text->stream, id, piece, error))
+            return 1;
+          fputs (piece->str, stdout);
         }
-      int32_t next = out[i];
-      if (i + 1 < n_new && !bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
+      else if (!a->print_ids)
+        printf ("%s%d", n_out > 1 ? "," : "", id);
+      fflush (stdout);
+      int32_t next = id;
+      if (n_out < n_new && !bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
         return 1;
     }
   gint64 t2 = g_get_monotonic_time ();
-  if (!a->print_ids && n_new > 0)
+  if (text)
+    {
+      g_string_truncate (piece, 0);
+      bw_token_stream_finish (&text->stream, piece);
+      fputs (piece->str, stdout);
+    }
+  if ((text || !a->print_ids) && n_out > 0)
     printf ("\n");
   if (a->stats)
-    print_stats (model, (t1 - t0) / 1e6, (int) ids->len, (t2 - t1) / 1e6, MAX (n_new - 1, 0));
+    print_stats (model, (t1 - t0) / 1e6, (int) ids->len, (t2 - t1) / 1e6, MAX (n_out - 1, 0));
   if (a->print_ids)
-    print_id_list (out, n_new);
+    print_id_list (out, n_out);
   return 0;
+}
+
+/* Tokenises --prompt (through the family's chat template unless --raw) into ids. */
+static gboolean
+prepare_prompt (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GError **error)
+{
+  text->tok = a->tokenizer ? bw_tokenizer_open (a->tokenizer, NULL, error)
+                           : bw_tokenizer_open_dir (a->model_dir, NULL, error);
+  if (text->tok == NULL)
+    return FALSE;
+  bw_token_stream_init (&text->stream, text->tok);
+  text->stop = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (a->raw)
+    {
+      int n_eos;
+      const int *eos = bw_model_eos_ids (model, &n_eos);
+      for (int i = 0; i < n_eos && !a->ignore_eos; i++)
+        g_array_append_val (text->stop, eos[i]);
+      return bw_tokenizer_encode (text->tok, a->prompt, -1, FALSE, ids, error);
+    }
+
+  BwChatOptions chat = { .thinking = a->thinking, .add_generation_prompt = TRUE };
+  if (!bw_chat_format_for_model_type (bw_family_name (bw_model_family (model)), &chat.format))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           "this model family has no chat template; use --raw");
+      return FALSE;
+    }
+  BwChatMessage msgs[2] = { { BW_CHAT_SYSTEM, a->system, NULL },
+                            { BW_CHAT_USER, a->prompt, NULL } };
+  gsize first = a->system ? 0 : 1;
+  g_autofree char *rendered = bw_chat_render (&chat, msgs + first, 2 - first);
+  if (!a->ignore_eos && !bw_chat_stop_ids (chat.format, text->tok, text->stop, error))
+    return FALSE;
+  return bw_tokenizer_encode (text->tok, rendered, -1, TRUE, ids, error);
+}
+
+static void
+text_out_clear (TextOut *text)
+{
+  g_clear_pointer (&text->tok, bw_tokenizer_free);
+  if (text->stop)
+    g_array_unref (text->stop);
 }
 
 static void
@@ -198,13 +283,6 @@ run_with_args (RunArgs *a, GError **error)
                            "need --model DIR and exactly one of --teacher-force, --ids, --prompt");
       return 2;
     }
-  if (a->prompt)
-    {
-      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--prompt needs the tokenizer, which this build does not have yet; "
-                           "use --ids");
-      return 2;
-    }
   if (a->max_tokens < 0)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
@@ -221,7 +299,7 @@ run_with_args (RunArgs *a, GError **error)
     return 2;
 
   g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
-  if (!parse_ids (a->teacher_force ? a->teacher_force : a->ids, ids, error))
+  if (!a->prompt && !parse_ids (a->teacher_force ? a->teacher_force : a->ids, ids, error))
     return 2;
 
   g_autoptr (BwModel) model = bw_model_load (a->model_dir, &opts, on_progress, a, NULL, error);
@@ -229,7 +307,14 @@ run_with_args (RunArgs *a, GError **error)
     return 1;
   if (a->teacher_force)
     return teacher_force (model, ids, a, error);
-  return greedy_decode (model, ids, a, error);
+  if (!a->prompt)
+    return greedy_decode (model, ids, a, NULL, error);
+
+  TextOut text = { 0 };
+  int rc = prepare_prompt (model, a, &text, ids, error) ? greedy_decode (model, ids, a, &text, error)
+                                                        : 1;
+  text_out_clear (&text);
+  return rc;
 }
 
 int
@@ -241,7 +326,19 @@ bw_cli_run_main (int argc, char **argv)
     { "teacher-force", 0, 0, G_OPTION_ARG_STRING, &a.teacher_force,
       "One forward over these ids; print the argmax at every position", "IDS" },
     { "ids", 0, 0, G_OPTION_ARG_STRING, &a.ids, "Prompt token ids, comma-separated", "IDS" },
-    { "prompt", 0, 0, G_OPTION_ARG_STRING, &a.prompt, "Prompt text", "TEXT" },
+    { "prompt", 'p', 0, G_OPTION_ARG_STRING, &a.prompt,
+      "Prompt text: a user turn in the model's chat format; the reply streams as text",
+      "TEXT" },
+    { "system", 0, 0, G_OPTION_ARG_STRING, &a.system, "System prompt (with --prompt)", "TEXT" },
+    { "raw", 0, 0, G_OPTION_ARG_NONE, &a.raw,
+      "Encode --prompt as is, without the chat template", NULL },
+    { "thinking", 0, 0, G_OPTION_ARG_NONE, &a.thinking,
+      "Chat template with thinking on (K3, GLM)", NULL },
+    { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a.tokenizer,
+      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
+      "FILE" },
+    { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a.ignore_eos,
+      "Keep generating past the end-of-turn token", NULL },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens, "Tokens to generate (16)", "N" },
     { "greedy", 0, 0, G_OPTION_ARG_NONE, &a.greedy, "Greedy decoding (the default)", NULL },
     { "print-ids", 0, 0, G_OPTION_ARG_NONE, &a.print_ids, "Print ids as the last line", NULL },
@@ -271,6 +368,8 @@ bw_cli_run_main (int argc, char **argv)
   g_free (a.teacher_force);
   g_free (a.ids);
   g_free (a.prompt);
+  g_free (a.system);
+  g_free (a.tokenizer);
   g_free (a.ram_budget);
   return rc;
 }

@@ -8,10 +8,13 @@
  * A missing fixture fails. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "families/model.h"
+#include "text/tokenizer.h"
 
 #define MAX_IDS 64
 #define TOP5_TOL 1e-4
@@ -91,9 +94,9 @@ join_ids (const int *ids, int n)
   return g_string_free (s, FALSE);
 }
 
-/* Runs burrow-cli run with extra args; returns its last stdout line. */
-static char *
-run_cli (const char *dir, const char *const *extra)
+/* Runs burrow-cli run with extra args; returns its stdout lines. */
+static GStrv
+run_cli_lines (const char *dir, const char *const *extra)
 {
   GPtrArray *argv = g_ptr_array_new ();
   g_ptr_array_add (argv, (char *) BURROW_CLI);
@@ -118,8 +121,17 @@ run_cli (const char *dir, const char *const *extra)
   g_assert_true (g_spawn_check_wait_status (status, NULL));
 
   g_strchomp (out);
-  const char *nl = strrchr (out, '\n');
-  return g_strdup (nl ? nl + 1 : out);
+  return g_strsplit (out, "\n", -1);
+}
+
+/* Its last stdout line. */
+static char *
+run_cli (const char *dir, const char *const *extra)
+{
+  g_auto (GStrv) lines = run_cli_lines (dir, extra);
+  guint n = g_strv_length (lines);
+  g_assert_cmpuint (n, >, 0);
+  return g_strdup (lines[n - 1]);
 }
 
 static void
@@ -154,6 +166,96 @@ test_cli_greedy (void)
   const char *extra[] = { "--ids", prompt, "--max-tokens", n, "--greedy", "--print-ids", NULL };
   g_autofree char *got = run_cli (ref.dir, extra);
   g_assert_cmpstr (got, ==, want);
+  ref_clear (&ref);
+}
+
+/* 64 byte-level BPE ranks (26 letters, space, full stop, 36 pairs), so every id a tiny
+ * model emits decodes. */
+static const char *const tiny_ranks[] = {
+  "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r",
+  "s", "t", "u", "v", "w", "x", "y", "z", " ", ".", "th", "he", "in", "er", "an", "re", "on",
+  "at", "en", "nd", "ti", "es", "or", "te", "of", "ed", "is", "it", "al", "ar", "st", "to",
+  "nt", "ng", "se", "ha", "as", "ou", "io", "le", "ve", "co", "me", "de", "hi", "ri",
+};
+
+/* A copy of the fixture folder (links) with that tiktoken.model next to it. */
+static char *
+fixture_with_tokenizer (const Ref *ref)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp ("burrow-kimi-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_autoptr (GDir) d = g_dir_open (ref->dir, 0, &error);
+  g_assert_no_error (error);
+  const char *name;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *src = g_build_filename (ref->dir, name, NULL);
+      g_autofree char *dst = g_build_filename (dir, name, NULL);
+      if (g_file_test (src, G_FILE_TEST_IS_REGULAR))
+        g_assert_cmpint (symlink (src, dst), ==, 0);
+    }
+  g_autoptr (GString) model = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (tiny_ranks); i++)
+    {
+      g_autofree char *b64 = g_base64_encode ((const guchar *) tiny_ranks[i],
+                                              strlen (tiny_ranks[i]));
+      g_string_append_printf (model, "%s %" G_GSIZE_FORMAT "\n", b64, i);
+    }
+  g_autofree char *path = g_build_filename (dir, "tiktoken.model", NULL);
+  g_assert_true (g_file_set_contents (path, model->str, -1, &error));
+  return dir;
+}
+
+static void
+remove_tree (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+/* --prompt --raw: the prompt's tokens, the same greedy ids as --ids, streamed as text. */
+static void
+test_cli_prompt (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autofree char *dir = fixture_with_tokenizer (&ref);
+  g_autofree char *tok_path = g_build_filename (dir, "tiktoken.model", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open (tok_path, NULL, &error);
+  g_assert_no_error (error);
+  const char *prompt = "the cat sat on the mat.";
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_assert_true (bw_tokenizer_encode (tok, prompt, -1, FALSE, ids, &error));
+  g_assert_cmpuint (ids->len, >, 3);
+
+  g_autofree char *id_arg = join_ids ((const int *) ids->data, (int) ids->len);
+  const char *by_ids[] = { "--ids", id_arg, "--max-tokens", "8", "--print-ids", NULL };
+  const char *by_text[] = { "--prompt", prompt, "--raw", "--ignore-eos", "--max-tokens", "8",
+                            "--print-ids", NULL };
+  g_autofree char *want = run_cli (dir, by_ids);
+  g_auto (GStrv) lines = run_cli_lines (dir, by_text);
+  guint n = g_strv_length (lines);
+  g_assert_cmpuint (n, >=, 2);
+  g_assert_cmpstr (lines[n - 1], ==, want);
+
+  /* The text line is the decoded ids. */
+  g_auto (GStrv) parts = g_strsplit (want, ",", -1);
+  gint32 out[8];
+  for (int i = 0; i < 8; i++)
+    out[i] = (gint32) g_ascii_strtoll (parts[i], NULL, 10);
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  g_assert_true (bw_tokenizer_decode (tok, out, 8, bytes, &error));
+  g_assert_cmpmem (lines[n - 2], strlen (lines[n - 2]), bytes->data, bytes->len);
+  remove_tree (dir);
   ref_clear (&ref);
 }
 
@@ -379,6 +481,7 @@ main (int argc, char **argv)
   fixture = argv[1];
   g_test_add_func ("/oracle/cli-teacher-force", test_cli_teacher_force);
   g_test_add_func ("/oracle/cli-greedy", test_cli_greedy);
+  g_test_add_func ("/oracle/cli-prompt", test_cli_prompt);
   g_test_add_func ("/oracle/top5-logits", test_top5_logits);
   g_test_add_func ("/oracle/prefill-equals-incremental", test_prefill_equals_incremental);
   g_test_add_func ("/oracle/state-roundtrip", test_state_roundtrip);
