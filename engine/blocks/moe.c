@@ -127,27 +127,36 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
   float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
 
   memset (y, 0, (gsize) n * width * sizeof (float));
-  BwExpertBatch batch;
-  if (!bw_expert_store_request (store, moe->layer, g.used, g.n_used, &batch, error))
-    return FALSE;
-  gboolean ok = TRUE;
-  for (int i = 0; i < g.n_used && ok; i++)
+  /* A prefill's union may exceed what the store's budget holds at once: request it in
+   * slices, releasing each before the next. */
+  int limit = MAX (bw_expert_store_batch_limit (store, moe->layer), 1);
+  for (int first = 0; first < g.n_used; first += limit)
     {
-      guint64 t0 = now_ns ();
-      const BwExpertWeights *ew = bw_expert_batch_wait (&batch, i, error);
-      guint64 t1 = now_ns ();
-      if (!ew)
-        ok = FALSE;
-      else
-        run_expert (moe, ew, &g, g.used[i], xe, y, xg, gt, up, out, pool);
-      if (times)
+      int count = MIN (limit, g.n_used - first);
+      BwExpertBatch batch;
+      if (!bw_expert_store_request (store, moe->layer, g.used + first, count, &batch, error))
+        return FALSE;
+      gboolean ok = TRUE;
+      for (int i = 0; i < count && ok; i++)
         {
-          times->wait_ns += t1 - t0;
-          times->matmul_ns += now_ns () - t1;
+          guint64 t0 = now_ns ();
+          const BwExpertWeights *ew = bw_expert_batch_wait (&batch, i, error);
+          guint64 t1 = now_ns ();
+          if (!ew)
+            ok = FALSE;
+          else
+            run_expert (moe, ew, &g, g.used[first + i], xe, y, xg, gt, up, out, pool);
+          if (times)
+            {
+              times->wait_ns += t1 - t0;
+              times->matmul_ns += now_ns () - t1;
+            }
         }
+      bw_expert_batch_release (&batch);
+      if (!ok)
+        return FALSE;
     }
-  bw_expert_batch_release (&batch);
-  return ok;
+  return TRUE;
 }
 
 gboolean

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "burrow-engine.h"
 #include "families/model.h"
 #include "text/tokenizer.h"
 
@@ -287,9 +288,10 @@ full_forward (BwModel *model, const Ref *ref)
   float *logits = g_new (float, (gsize) ref->n_total * V);
   g_autoptr (BwState) state = bw_state_new (model);
   g_autoptr (GError) error = NULL;
-  g_assert_true (bw_model_forward (model, state, ref->ids, ref->n_total, logits, TRUE, NULL,
-                                   &error));
+  gboolean ok = bw_model_forward (model, state, ref->ids, ref->n_total, logits, TRUE, NULL,
+                                  &error);
   g_assert_no_error (error);
+  g_assert_true (ok);
   g_assert_cmpint (bw_state_position (state), ==, ref->n_total);
   return logits;
 }
@@ -456,6 +458,51 @@ test_dense_requantised (void)
   ref_clear (&ref);
 }
 
+static BwModel *
+load_with_budget (const Ref *ref, guint64 budget)
+{
+  BwModelOptions opts;
+  g_autoptr (GError) error = NULL;
+  bw_model_options_init (&opts);
+  opts.threads = 2;
+  opts.store.ram_budget = budget;
+  BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return model;
+}
+
+/* An expert budget of three experts' buffers: the prefill's expert union is fetched in
+ * slices and the numbers do not change. */
+static void
+test_small_expert_budget (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  BurrowModelInfo info;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (burrow_inspect (ref.dir, &info, &error));
+  /* The store pads buffers; find the budget that holds exactly one expert. */
+  guint64 one = info.bytes_per_expert;
+  burrow_model_info_clear (&info);
+  for (;; one += 256)
+    {
+      g_autoptr (BwModel) probe = load_with_budget (&ref, one);
+      if (bw_expert_store_batch_limit (bw_model_expert_store (probe), 1) >= 1)
+        break;
+      g_assert_cmpuint (one, <, 1 << 20);
+    }
+  g_autoptr (BwModel) small = load_with_budget (&ref, 3 * one);
+  g_assert_cmpint (bw_expert_store_batch_limit (bw_model_expert_store (small), 1), ==, 3);
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  int V = bw_model_vocab_size (model);
+  g_autofree float *want = full_forward (model, &ref);
+  g_autofree float *got = full_forward (small, &ref);
+  for (int i = 0; i < ref.n_total; i++)
+    assert_rows_equal (got + (gsize) i * V, want + (gsize) i * V, V, i);
+  ref_clear (&ref);
+}
+
 static void
 test_bad_ids (void)
 {
@@ -486,6 +533,7 @@ main (int argc, char **argv)
   g_test_add_func ("/oracle/prefill-equals-incremental", test_prefill_equals_incremental);
   g_test_add_func ("/oracle/state-roundtrip", test_state_roundtrip);
   g_test_add_func ("/oracle/bad-ids", test_bad_ids);
+  g_test_add_func ("/oracle/small-expert-budget", test_small_expert_budget);
   g_test_add_func ("/oracle/dense-requantised", test_dense_requantised);
   return g_test_run ();
 }
