@@ -45,4 +45,37 @@ gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
 void burrow_model_info_clear (BurrowModelInfo *info);
 const char *burrow_dtype_name (int index);   /* NULL past the end of bytes_by_dtype */
 
+/* ---- Kernel benchmark: how close the matrix kernels stream weights to memory speed ---- */
+
+typedef struct {
+  int threads;            /* <= 0: every online CPU */
+  double seconds;         /* length of one timed run; <= 0: 0.4 */
+  int repeats;            /* best of this many kernel/bandwidth pairs; <= 0: 3 */
+  guint64 working_set;    /* weight bytes cycled through; 0: >= 16 matrices and 4x the LLC */
+  const char *formats;    /* comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2; NULL: all */
+  const char *kernels;    /* comma list of matvec,matmul; NULL: both */
+  int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */
+  gint64 rows, cols;      /* matrix shape; <= 0: 3072 x 3584 (a Kimi K3 expert projection) */
+} BurrowKernelBenchOptions;
+
+typedef struct {
+  const char *kernel;     /* "matvec" or "matmul" */
+  const char *format;     /* as in BurrowKernelBenchOptions.formats */
+  const char *isa;        /* "avx512", "avx2" or "scalar" */
+  gint64 rows, cols;
+  int tokens;
+  int threads;
+  guint64 working_set;    /* bytes of weights (codes + scales) cycled through */
+  double gbps;            /* weight bytes streamed per second, in 1e9 */
+  double mem_gbps;        /* streaming-sum read bandwidth, same threads, same buffer */
+} BurrowKernelBenchResult;
+
+typedef void (*BurrowKernelBenchFunc) (const BurrowKernelBenchResult *result, gpointer user_data);
+
+/* Runs the benchmark, calling func once per kernel and format as results arrive. Fails
+ * on an unknown format or kernel name, or when the working set cannot be allocated. */
+gboolean burrow_bench_kernels (const BurrowKernelBenchOptions *options,
+                               BurrowKernelBenchFunc func, gpointer user_data,
+                               GError **error);
+
 G_END_DECLS

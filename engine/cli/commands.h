@@ -9,5 +9,6 @@ typedef struct {
 
 int bw_cli_inspect_main (int argc, char **argv);
 int bw_cli_run_main (int argc, char **argv);
+int bw_cli_bench_main (int argc, char **argv);
 int bw_cli_tokenize_main (int argc, char **argv);
 int bw_cli_synth_main (int argc, char **argv);

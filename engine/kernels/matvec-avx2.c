@@ -15,26 +15,37 @@
 #define RB_MAX 2
 
 static inline __m256 vec_zero (void) { return _mm256_setzero_ps (); }
-static inline __m256 vec_loadu (const float *p) { return _mm256_loadu_ps (p); }
 
 static inline __m256i
-tail_mask (int rem)
+first_lanes (int n)
 {
-  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 (rem), _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-static inline __m256
-vec_load_tail (const float *p, int rem)
-{
-  return _mm256_maskload_ps (p, tail_mask (rem));
+  return _mm256_cmpgt_epi32 (_mm256_set1_epi32 (n), _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 static inline __m256 vec_fma (__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps (a, b, c); }
 
 static inline __m256
-vec_fma_tail (__m256 w, __m256 x, __m256 acc, int rem)
+vec_fma_tail (__m256 w, __m256 x, __m256 acc, int n)
 {
-  return _mm256_blendv_ps (acc, _mm256_fmadd_ps (w, x, acc), _mm256_castsi256_ps (tail_mask (rem)));
+  return _mm256_blendv_ps (acc, _mm256_fmadd_ps (w, x, acc), _mm256_castsi256_ps (first_lanes (n)));
+}
+
+static inline __attribute__((always_inline)) int
+pairs (BwFormat fmt)
+{
+  return 1;
+}
+
+static inline __attribute__((always_inline)) void
+load_x (BwFormat fmt, const float *p, __m256 out[2])
+{
+  out[0] = _mm256_loadu_ps (p);
+}
+
+static inline __attribute__((always_inline)) void
+load_x_tail (BwFormat fmt, const float *p, int rem, __m256 out[2])
+{
+  out[0] = _mm256_maskload_ps (p, first_lanes (rem));
 }
 
 static inline float
@@ -50,14 +61,20 @@ static const float lut_e2m1_mag[8] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6 };
 static const float lut_q2[8] = { -2, -1, 0, 1, -2, -1, 0, 1 };
 
 static inline __attribute__((always_inline)) __m256
-group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+{
+  return _mm256_setzero_ps ();
+}
+
+static inline __attribute__((always_inline)) __m256
+group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m256 block)
 {
   switch (fmt)
     {
     case BW_FMT_FP8_E4M3_B128:
       {
         const float *s = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
-        return _mm256_set1_ps (s[g] * 0x1p120f);
+        return _mm256_set1_ps (s[g] * 0x1p8f);
       }
     case BW_FMT_MXFP4:
       {
@@ -89,7 +106,7 @@ nibbles8 (const uint8_t *p)
 }
 
 static inline __attribute__((always_inline)) __m256
-decode (BwFormat fmt, const uint8_t *p, __m256 st)
+decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
 {
   switch (fmt)
     {
@@ -104,12 +121,14 @@ decode (BwFormat fmt, const uint8_t *p, __m256 st)
       return _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p));
     case BW_FMT_FP8_E4M3_B128:
       {
-        __m256i b = _mm256_cvtepi8_epi32 (_mm_loadl_epi64 ((const __m128i *) p));
-        __m256i v = _mm256_and_si256 (_mm256_slli_epi32 (b, 20), _mm256_set1_epi32 ((int) 0x87F00000u));
-        __m256i nan = _mm256_cmpeq_epi32 (_mm256_and_si256 (v, _mm256_set1_epi32 (0x07F00000)),
-                                          _mm256_set1_epi32 (0x07F00000));
-        __m256 f = _mm256_blendv_ps (_mm256_castsi256_ps (v), _mm256_set1_ps (NAN), _mm256_castsi256_ps (nan));
-        return _mm256_mul_ps (f, st);
+        /* As in the AVX-512 kernel: an exact f16 of the value times 2^-8; st holds
+         * scale * 2^8; magnitude 0x7F lanes become NaN. */
+        const __m128i mag = _mm_set1_epi16 (0x3F80);
+        __m128i b = _mm_cvtepi8_epi16 (_mm_loadl_epi64 ((const __m128i *) p));
+        __m128i h = _mm_and_si128 (_mm_slli_epi16 (b, 7), _mm_set1_epi16 ((short) 0xBF80));
+        __m256i nan = _mm256_cvtepi16_epi32 (_mm_cmpeq_epi16 (_mm_and_si128 (h, mag), mag));
+        __m256 f = _mm256_mul_ps (_mm256_cvtph_ps (h), st);
+        return _mm256_blendv_ps (f, _mm256_set1_ps (NAN), _mm256_castsi256_ps (nan));
       }
     case BW_FMT_MXFP4:
       {
@@ -140,6 +159,12 @@ decode (BwFormat fmt, const uint8_t *p, __m256 st)
     default:
       return _mm256_setzero_ps ();
     }
+}
+
+static inline __attribute__((always_inline)) void
+decode (BwFormat fmt, const uint8_t *p, __m256 st, __m256 out[2])
+{
+  out[0] = decode1 (fmt, p, st);
 }
 
 #include "kernels/simd-rows.h"

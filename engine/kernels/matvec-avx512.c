@@ -16,71 +16,116 @@
 #define RB_MAX 4
 
 static inline __m512 vec_zero (void) { return _mm512_setzero_ps (); }
-static inline __m512 vec_loadu (const float *p) { return _mm512_loadu_ps (p); }
-static inline __mmask16 tail_mask (int rem) { return (__mmask16) ((1u << rem) - 1); }
-
-static inline __m512
-vec_load_tail (const float *p, int rem)
-{
-  return _mm512_maskz_loadu_ps (tail_mask (rem), p);
-}
-
+static inline __mmask16 first_lanes (int n) { return (__mmask16) ((1u << n) - 1); }
 static inline __m512 vec_fma (__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps (a, b, c); }
 
 static inline __m512
-vec_fma_tail (__m512 w, __m512 x, __m512 acc, int rem)
+vec_fma_tail (__m512 w, __m512 x, __m512 acc, int n)
 {
-  return _mm512_mask3_fmadd_ps (w, x, acc, tail_mask (rem));
+  return _mm512_mask3_fmadd_ps (w, x, acc, first_lanes (n));
 }
 
 static inline float vec_reduce (__m512 v) { return _mm512_reduce_add_ps (v); }
+
+/* Packed nibble formats decode 32 columns at a time as even and odd columns. */
+static inline __attribute__((always_inline)) int
+pairs (BwFormat fmt)
+{
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 ? 2 : 1;
+}
+
+static inline void
+deinterleave (__m512 lo, __m512 hi, __m512 out[2])
+{
+  const __m512i even = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32 (1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  out[0] = _mm512_permutex2var_ps (lo, even, hi);
+  out[1] = _mm512_permutex2var_ps (lo, odd, hi);
+}
+
+static inline __attribute__((always_inline)) void
+load_x (BwFormat fmt, const float *p, __m512 out[2])
+{
+  if (pairs (fmt) == 2)
+    deinterleave (_mm512_loadu_ps (p), _mm512_loadu_ps (p + 16), out);
+  else
+    out[0] = _mm512_loadu_ps (p);
+}
+
+static inline __attribute__((always_inline)) void
+load_x_tail (BwFormat fmt, const float *p, int rem, __m512 out[2])
+{
+  if (pairs (fmt) == 2)
+    deinterleave (_mm512_maskz_loadu_ps (first_lanes (MIN (rem, 16)), p),
+                  _mm512_maskz_loadu_ps (first_lanes (MAX (rem - 16, 0)), p + 16), out);
+  else
+    out[0] = _mm512_maskz_loadu_ps (first_lanes (rem), p);
+}
 
 /* The 16 E2M1 values, and int4/int2 codes (int2 repeated so any 4-bit index works). */
 static const float lut_e2m1[16] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6 };
 static const float lut_q4[16] = { -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7 };
 static const float lut_q2[16] = { -2, -1, 0, 1, -2, -1, 0, 1, -2, -1, 0, 1, -2, -1, 0, 1 };
 
+/* Scales of 16 consecutive groups of row r from group g (fewer at the row's end). */
 static inline __attribute__((always_inline)) __m512
-group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+{
+  if (fmt == BW_FMT_MXFP4)
+    {
+      int64_t ns = bw_mxfp4_row_scales (w->cols);
+      __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
+      __m512i e = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (k, (const uint8_t *) w->scales + r * ns + g));
+      /* E8M0 s is the f32 with bits s << 23, except 0 (2^-127, subnormal) and 0xFF (NaN). */
+      __m512i f = _mm512_slli_epi32 (e, 23);
+      f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
+                                 _mm512_set1_epi32 (1 << 22));
+      f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_set1_epi32 (255)),
+                                 _mm512_set1_epi32 (0x7FC00000));
+      return _mm512_castsi512_ps (f);
+    }
+  if ((fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2) && w->group > 0)
+    {
+      int64_t ns = bw_intq_row_scales (w->cols, w->group);
+      __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
+      return _mm512_maskz_loadu_ps (k, (const float *) w->scales + r * ns + g);
+    }
+  return _mm512_setzero_ps ();
+}
+
+static inline __attribute__((always_inline)) __m512
+group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m512 block)
 {
   switch (fmt)
     {
     case BW_FMT_FP8_E4M3_B128:
       {
         const float *s = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
-        return _mm512_set1_ps (s[g] * 0x1p120f);
+        return _mm512_set1_ps (s[g] * 0x1p8f);
       }
     case BW_FMT_MXFP4:
       {
-        uint8_t e = ((const uint8_t *) w->scales)[r * bw_mxfp4_row_scales (w->cols) + g];
-        return _mm512_mul_ps (_mm512_loadu_ps (lut_e2m1), _mm512_set1_ps (bw_e8m0_to_f32 (e)));
+        __m512 s = _mm512_permutexvar_ps (_mm512_set1_epi32 ((int) (g & 15)), block);
+        return _mm512_mul_ps (_mm512_loadu_ps (lut_e2m1), s);
       }
     case BW_FMT_Q8:
     case BW_FMT_Q4:
     case BW_FMT_Q2:
       {
-        float s = ((const float *) w->scales)[r * bw_intq_row_scales (w->cols, w->group) + g];
-        const float *lut = fmt == BW_FMT_Q4 ? lut_q4 : lut_q2;
+        __m512 s = w->group > 0
+          ? _mm512_permutexvar_ps (_mm512_set1_epi32 ((int) (g & 15)), block)
+          : _mm512_set1_ps (((const float *) w->scales)[r]);
         if (fmt == BW_FMT_Q8)
-          return _mm512_set1_ps (s);
-        return _mm512_mul_ps (_mm512_loadu_ps (lut), _mm512_set1_ps (s));
+          return s;
+        return _mm512_mul_ps (_mm512_loadu_ps (fmt == BW_FMT_Q4 ? lut_q4 : lut_q2), s);
       }
     default:
       return _mm512_setzero_ps ();
     }
 }
 
-/* Two nibbles per byte into 16 dwords whose low 4 bits are the nibbles, in column order:
- * each byte b becomes the qword b | b << 28, i.e. dwords (b, b >> 4). */
-static inline __m512i
-nibbles16 (const uint8_t *p)
-{
-  __m512i q = _mm512_cvtepu8_epi64 (_mm_loadl_epi64 ((const __m128i *) p));
-  return _mm512_or_si512 (q, _mm512_slli_epi64 (q, 28));
-}
-
 static inline __attribute__((always_inline)) __m512
-decode (BwFormat fmt, const uint8_t *p, __m512 st)
+decode1 (BwFormat fmt, const uint8_t *p, __m512 st)
 {
   switch (fmt)
     {
@@ -95,18 +140,16 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st)
       return _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) p));
     case BW_FMT_FP8_E4M3_B128:
       {
-        /* Sign-extended byte << 20, masked to sign + 7 magnitude bits, is the e4m3 value
-         * times 2^-120 (normals and subnormals); st holds scale * 2^120. */
-        __m512i b = _mm512_cvtepi8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
-        __m512i v = _mm512_and_si512 (_mm512_slli_epi32 (b, 20), _mm512_set1_epi32 ((int) 0x87F00000u));
-        __mmask16 nan = _mm512_cmpeq_epi32_mask (_mm512_and_si512 (v, _mm512_set1_epi32 (0x07F00000)),
-                                                 _mm512_set1_epi32 (0x07F00000));
-        __m512 f = _mm512_mask_mov_ps (_mm512_castsi512_ps (v), nan, _mm512_set1_ps (NAN));
-        return _mm512_mul_ps (f, st);
+        /* The sign-extended byte << 7, with bit 14 cleared, is an f16 equal to the e4m3
+         * value times 2^-8 (normals and subnormals alike); converting it is exact and,
+         * unlike an f32 bit trick, never feeds a subnormal to the multiplier. st holds
+         * scale * 2^8. Magnitude 0x7F is NaN: those lanes take NaN, not the product. */
+        const __m256i mag = _mm256_set1_epi16 (0x3F80);
+        __m256i b = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) p));
+        __m256i h = _mm256_and_si256 (_mm256_slli_epi16 (b, 7), _mm256_set1_epi16 ((short) 0xBF80));
+        __mmask16 ok = _mm256_cmpneq_epi16_mask (_mm256_and_si256 (h, mag), mag);
+        return _mm512_mask_mul_ps (_mm512_set1_ps (NAN), ok, _mm512_cvtph_ps (h), st);
       }
-    case BW_FMT_MXFP4:
-    case BW_FMT_Q4:
-      return _mm512_permutexvar_ps (nibbles16 (p), st);
     case BW_FMT_Q2:
       {
         /* 16 two-bit fields of one dword: shift each lane to its field; the table
@@ -125,6 +168,21 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st)
     default:
       return _mm512_setzero_ps ();
     }
+}
+
+static inline __attribute__((always_inline)) void
+decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
+{
+  if (pairs (fmt) == 2)
+    {
+      /* 16 bytes = 32 nibbles; the table lookup reads only the low 4 bits of a lane, so
+       * the byte itself indexes the even column and byte >> 4 the odd one. */
+      __m512i d = _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
+      out[0] = _mm512_permutexvar_ps (d, st);
+      out[1] = _mm512_permutexvar_ps (_mm512_srli_epi32 (d, 4), st);
+    }
+  else
+    out[0] = decode1 (fmt, p, st);
 }
 
 #include "kernels/simd-rows.h"

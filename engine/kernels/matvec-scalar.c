@@ -1,5 +1,5 @@
 /* Scalar kernels: decode a segment of a row to f32, then multiply-accumulate it with up to
- * BW_SCALAR_TOKENS tokens at a time. This is the reference the SIMD kernels are tested
+ * TOKENS tokens at a time. This is the reference the SIMD kernels are tested
  * against. */
 #include "kernels/kernel-table.h"
 
@@ -13,32 +13,29 @@ rows_scalar (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
   float seg[SEG];
   int64_t cols = w->cols;
 
-  for (int t0 = 0; t0 < n; t0 += TOKENS)
-    {
-      int nt = MIN (TOKENS, n - t0);
+  for (int64_t r = r0; r < r1; r++)
+    for (int t0 = 0; t0 < n; t0 += TOKENS)
+      {
+        int nt = MIN (TOKENS, n - t0);
+        float acc[TOKENS] = { 0 };
 
-      for (int64_t r = r0; r < r1; r++)
-        {
-          float acc[TOKENS] = { 0 };
+        for (int64_t c0 = 0; c0 < cols; c0 += SEG)
+          {
+            int64_t len = MIN (SEG, cols - c0);
 
-          for (int64_t c0 = 0; c0 < cols; c0 += SEG)
-            {
-              int64_t len = MIN (SEG, cols - c0);
-
-              bw_decode_segment (w, r, c0, len, seg);
-              for (int t = 0; t < nt; t++)
-                {
-                  const float *xt = x + (int64_t) (t0 + t) * cols + c0;
-                  float a = acc[t];
-                  for (int64_t i = 0; i < len; i++)
-                    a += seg[i] * xt[i];
-                  acc[t] = a;
-                }
-            }
-          for (int t = 0; t < nt; t++)
-            y[(int64_t) (t0 + t) * ldy + r] = acc[t];
-        }
-    }
+            bw_decode_segment (w, r, c0, len, seg);
+            for (int t = 0; t < nt; t++)
+              {
+                const float *xt = x + (int64_t) (t0 + t) * cols + c0;
+                float a = acc[t];
+                for (int64_t i = 0; i < len; i++)
+                  a += seg[i] * xt[i];
+                acc[t] = a;
+              }
+          }
+        for (int t = 0; t < nt; t++)
+          y[(int64_t) (t0 + t) * ldy + r] = acc[t];
+      }
 }
 
 const BwKernelTable bw_kernels_scalar = {

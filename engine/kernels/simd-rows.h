@@ -1,19 +1,24 @@
 /* The SIMD row-block driver shared by the per-ISA kernel files. It is a template: the
- * including file defines, for its vector type,
- *   VEC, VL (lanes), vec_zero(), vec_loadu(p), vec_load_tail(p, rem),
- *   vec_fma(a, b, acc), vec_fma_tail(w, x, acc, rem) (lanes >= rem keep acc),
- *   vec_reduce(v) -> float, and
- *   group_state(fmt, w, r, g) -> VEC: per-row state of scale group g (scale, or a
+ * including file includes quant/fp8.h, intq.h and mxfp4.h, defines for its vector type
+ *   VEC, VL (lanes), RB_MAX (rows per block), vec_zero(), vec_fma(a, b, acc),
+ *   vec_fma_tail(w, x, acc, n) (only the first n lanes updated), vec_reduce(v) -> float,
+ *   pairs(fmt): vectors per step, 1, or 2 when one load of packed codes yields the even
+ *       and the odd columns of 2*VL columns as two vectors,
+ *   load_x(fmt, p, VEC out[2]) and load_x_tail(fmt, p, rem, VEC out[2]): one step of
+ *       activations laid out like the decoded weights (zero past rem),
+ *   scale_block(fmt, w, r, g) -> VEC: the scales of groups g .. g+VL-1 of row r, decoded
+ *       (called when g is a multiple of VL; may return zero when unused),
+ *   group_state(fmt, w, r, g, block) -> VEC: per-row state of scale group g (scale, or a
  *       lookup table already multiplied by the scale),
- *   decode(fmt, p, state) -> VEC: VL weights starting at byte pointer p,
- * (with quant/fp8.h, intq.h, mxfp4.h included) then includes this file once. Each kernel decodes VL columns of RB rows, and multiplies
- * each with NT tokens' activations, so one decode serves every token of a block. */
+ *   decode(fmt, p, state, VEC out[2]): one step of weights from byte pointer p,
+ * then includes this file once. Each kernel decodes a step of RB rows and multiplies it
+ * with NT tokens' activations, so one decode serves every token of a block. */
 
 #include <string.h>
 
 #define AI static inline __attribute__((always_inline))
 
-/* Columns per scale group: every group but the last is a whole number of vectors. */
+/* Columns per scale group: every group but the last is a whole number of steps. */
 AI int64_t
 group_cols (BwFormat fmt, const BwMatrix *w)
 {
@@ -28,7 +33,7 @@ group_cols (BwFormat fmt, const BwMatrix *w)
     }
 }
 
-/* Byte offset of column c (c a multiple of VL) within a row. */
+/* Byte offset of column c (c a multiple of the step) within a row. */
 AI int64_t
 col_byte (BwFormat fmt, int64_t c)
 {
@@ -49,14 +54,17 @@ AI void
 block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, int64_t r,
        const int RB, const int NT)
 {
+  const int P = pairs (fmt), STEP = VL * P;
   const int64_t cols = w->cols, gsz = group_cols (fmt, w);
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols);
   const uint8_t *rows[4];
-  VEC acc[4][4];
+  VEC acc[4][4], sb[4] = { vec_zero (), vec_zero (), vec_zero (), vec_zero () };
 
+#pragma GCC unroll 4
   for (int i = 0; i < RB; i++)
     {
       rows[i] = (const uint8_t *) w->data + (r + i) * row_bytes;
+#pragma GCC unroll 4
       for (int t = 0; t < NT; t++)
         acc[i][t] = vec_zero ();
     }
@@ -67,61 +75,69 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
       VEC st[4];
       int64_t c = g0;
 
+      if ((g & (VL - 1)) == 0)
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++)
+          sb[i] = scale_block (fmt, w, r + i, g);
+#pragma GCC unroll 4
       for (int i = 0; i < RB; i++)
-        st[i] = group_state (fmt, w, r + i, g);
-      for (; c + VL <= g1; c += VL)
+        st[i] = group_state (fmt, w, r + i, g, sb[i]);
+      for (; c + STEP <= g1; c += STEP)
         {
-          VEC xv[4];
+          VEC xv[4][2];
+#pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            xv[t] = vec_loadu (x + t * cols + c);
+            load_x (fmt, x + t * cols + c, xv[t]);
+#pragma GCC unroll 4
           for (int i = 0; i < RB; i++)
             {
-              VEC wv = decode (fmt, rows[i] + col_byte (fmt, c), st[i]);
+              VEC wv[2];
+              decode (fmt, rows[i] + col_byte (fmt, c), st[i], wv);
+#pragma GCC unroll 4
               for (int t = 0; t < NT; t++)
-                acc[i][t] = vec_fma (wv, xv[t], acc[i][t]);
+#pragma GCC unroll 2
+                for (int k = 0; k < P; k++)
+                  acc[i][t] = vec_fma (wv[k], xv[t][k], acc[i][t]);
             }
         }
       if (c < g1)
         {
-          /* The row's last partial vector: decode from a zero-padded copy so no load
+          /* The row's last partial step: decode from a zero-padded copy so no load
            * crosses the end of the row, and leave the padding lanes out of the sums. */
           const int rem = (int) (g1 - c);
           const int64_t off = col_byte (fmt, c);
-          VEC xv[4];
+          VEC xv[4][2];
+#pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            xv[t] = vec_load_tail (x + t * cols + c, rem);
+            load_x_tail (fmt, x + t * cols + c, rem, xv[t]);
+#pragma GCC unroll 4
           for (int i = 0; i < RB; i++)
             {
               uint8_t tail[64] __attribute__((aligned (64))) = { 0 };
+              VEC wv[2];
               memcpy (tail, rows[i] + off, (size_t) (row_bytes - off));
-              VEC wv = decode (fmt, tail, st[i]);
+              decode (fmt, tail, st[i], wv);
+#pragma GCC unroll 4
               for (int t = 0; t < NT; t++)
-                acc[i][t] = vec_fma_tail (wv, xv[t], acc[i][t], rem);
+#pragma GCC unroll 2
+                for (int k = 0; k < P; k++)
+                  acc[i][t] = vec_fma_tail (wv[k], xv[t][k], acc[i][t], P == 1 ? rem : (rem - k + 1) / 2);
             }
         }
     }
 
+#pragma GCC unroll 4
   for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
     for (int t = 0; t < NT; t++)
       y[t * ldy + r + i] = vec_reduce (acc[i][t]);
 }
 
-/* Rows [r0, r1) for NT tokens: blocks of RB_MAX rows, then single rows. */
+/* RB rows from r for n tokens, NT_MAX at a time; the rows' weights stay in cache while
+ * every token block passes over them. */
 AI void
-rows_nt (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy,
-         int64_t r0, int64_t r1, const int NT)
-{
-  int64_t r = r0;
-
-  for (; r + RB_MAX <= r1; r += RB_MAX)
-    block (fmt, w, x, y, ldy, r, RB_MAX, NT);
-  for (; r < r1; r++)
-    block (fmt, w, x, y, ldy, r, 1, NT);
-}
-
-AI void
-rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
-             int64_t r0, int64_t r1)
+rows_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+             int64_t r, const int RB)
 {
   for (int t0 = 0; t0 < n; t0 += 4)
     {
@@ -130,27 +146,39 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
 
       switch (MIN (4, n - t0))
         {
-        case 1: rows_nt (fmt, w, xt, yt, ldy, r0, r1, 1); break;
-        case 2: rows_nt (fmt, w, xt, yt, ldy, r0, r1, 2); break;
-        case 3: rows_nt (fmt, w, xt, yt, ldy, r0, r1, 3); break;
-        default: rows_nt (fmt, w, xt, yt, ldy, r0, r1, 4); break;
+        case 1: block (fmt, w, xt, yt, ldy, r, RB, 1); break;
+        case 2: block (fmt, w, xt, yt, ldy, r, RB, 2); break;
+        case 3: block (fmt, w, xt, yt, ldy, r, RB, 3); break;
+        default: block (fmt, w, xt, yt, ldy, r, RB, 4); break;
         }
     }
 }
 
-/* Whether the fast path applies: scale groups a whole number of vectors, and FP8 block
- * scales small enough that folding the 2^120 of the bit-trick decode into them is exact. */
+AI void
+rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+             int64_t r0, int64_t r1)
+{
+  int64_t r = r0;
+
+  for (; r + RB_MAX <= r1; r += RB_MAX)
+    rows_tokens (fmt, w, x, n, y, ldy, r, RB_MAX);
+  for (; r < r1; r++)
+    rows_tokens (fmt, w, x, n, y, ldy, r, 1);
+}
+
+/* Whether the fast path applies: scale groups a whole number of steps, and FP8 block
+ * scales small enough that folding the 2^8 of the f16 decode into them is exact. */
 AI gboolean
 fast_path_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
 {
   if (fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2)
-    return w->group == 0 || w->group % VL == 0;
+    return w->group == 0 || w->group % (VL * pairs (fmt)) == 0;
   if (fmt == BW_FMT_FP8_E4M3_B128)
     {
       int64_t cb = bw_fp8_blocks (w->cols);
       const float *s = w->scales;
       for (int64_t i = (r0 / BW_FP8_BLOCK) * cb; i < bw_fp8_blocks (r1) * cb; i++)
-        if (!(fabsf (s[i]) < 256.0f) && !isnan (s[i]))
+        if (!(fabsf (s[i]) < 0x1p119f) && !isnan (s[i]))
           return FALSE;
     }
   return TRUE;

@@ -1,0 +1,234 @@
+/* burrow_bench_kernels: weight-streaming rate of bw_matvec/bw_matmul over a working set
+ * larger than the last-level cache, next to the machine's read bandwidth measured on the
+ * same buffer with the same threads. */
+#include <string.h>
+#include <unistd.h>
+
+#include "burrow-engine.h"
+#include "kernels/bandwidth.h"
+#include "kernels/dispatch.h"
+#include "quant/bf16.h"
+#include "quant/f16.h"
+
+#define MIN_MATRICES 16
+#define LLC_FALLBACK (32u << 20)
+#define INT_GROUP 128
+
+static const char *const format_names[BW_FMT_COUNT] = {
+  [BW_FMT_F32] = "f32", [BW_FMT_BF16] = "bf16", [BW_FMT_F16] = "f16",
+  [BW_FMT_FP8_E4M3_B128] = "fp8", [BW_FMT_MXFP4] = "mxfp4",
+  [BW_FMT_Q8] = "q8", [BW_FMT_Q4] = "q4", [BW_FMT_Q2] = "q2",
+};
+
+static const char *const kernel_names[] = { "matvec", "matmul" };
+
+/* Whether `name` is in the comma list (NULL: everything is). */
+static gboolean
+listed (const char *list, const char *name)
+{
+  if (list == NULL)
+    return TRUE;
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  return g_strv_contains ((const char *const *) items, name);
+}
+
+static gboolean
+check_list (const char *list, const char *const *names, gsize n, const char *what, GError **error)
+{
+  if (list == NULL)
+    return TRUE;
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+  for (char **it = items; *it; it++)
+    {
+      gboolean known = FALSE;
+      for (gsize i = 0; i < n; i++)
+        known |= g_strcmp0 (*it, names[i]) == 0;
+      if (!known)
+        {
+          g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                       "Unknown %s '%s' in benchmark options", what, *it);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+typedef struct {
+  BwMatrix *mats;
+  int count;
+  guint8 *buf;
+  gsize bytes;          /* allocated, a multiple of 64 */
+  guint64 weight_bytes; /* sum of bw_matrix_bytes */
+} WorkingSet;
+
+/* A valid random element code of the format, as little-endian bytes. */
+static void
+random_code (BwFormat fmt, GRand *rand, guint8 *out, gsize size)
+{
+  float f = (float) g_rand_double_range (rand, -1, 1);
+  guint8 b = (guint8) g_rand_int_range (rand, 0, 256);
+
+  switch (fmt)
+    {
+    case BW_FMT_F32: memcpy (out, &f, 4); break;
+    case BW_FMT_BF16: { guint16 h = bw_f32_to_bf16 (f); memcpy (out, &h, 2); break; }
+    case BW_FMT_F16: { guint16 h = bw_f32_to_f16 (f); memcpy (out, &h, 2); break; }
+    case BW_FMT_FP8_E4M3_B128: out[0] = (b & 0x7F) == 0x7F ? 0x7E : b; break;
+    default: memset (out, b, size); break;
+    }
+}
+
+static void
+fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
+{
+  if (m->fmt == BW_FMT_MXFP4)
+    memset (scales, 120, n_bytes);
+  else
+    for (gsize i = 0; i + 4 <= n_bytes; i += 4)
+      {
+        float s = 0.01f;
+        memcpy (scales + i, &s, 4);
+      }
+}
+
+static gboolean
+working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint64 target,
+                  GError **error)
+{
+  BwMatrix proto = { .fmt = fmt, .rows = rows, .cols = cols, .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+  gsize data = (gsize) rows * bw_matrix_row_bytes (fmt, cols);
+  gsize scales = bw_matrix_bytes (&proto) - data;
+  gsize data_stride = (data + 63) & ~(gsize) 63, stride = data_stride + ((scales + 63) & ~(gsize) 63);
+  GRand *rand = g_rand_new_with_seed (17);
+  guint8 pattern[1 << 16];
+  gsize esize = fmt == BW_FMT_F32 ? 4 : (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16) ? 2 : 1;
+
+  memset (ws, 0, sizeof *ws);
+  ws->count = (int) MAX ((guint64) MIN_MATRICES, (target + stride - 1) / stride);
+  ws->bytes = stride * (gsize) ws->count;
+  ws->buf = g_aligned_alloc0 (1, ws->bytes, 64);
+  if (ws->buf == NULL)
+    {
+      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_FAILED,
+                   "Cannot allocate a %" G_GSIZE_FORMAT "-byte benchmark working set", ws->bytes);
+      g_rand_free (rand);
+      return FALSE;
+    }
+  for (gsize i = 0; i < sizeof pattern; i += esize)
+    random_code (fmt, rand, pattern + i, esize);
+  ws->mats = g_new0 (BwMatrix, ws->count);
+  for (int k = 0; k < ws->count; k++)
+    {
+      guint8 *base = ws->buf + (gsize) k * stride;
+      for (gsize off = 0; off < data; off += sizeof pattern)
+        memcpy (base + off, pattern, MIN (sizeof pattern, data - off));
+      ws->mats[k] = proto;
+      ws->mats[k].data = base;
+      if (scales > 0)
+        {
+          fill_scales (&ws->mats[k], base + data_stride, scales);
+          ws->mats[k].scales = base + data_stride;
+        }
+      ws->weight_bytes += bw_matrix_bytes (&proto);
+    }
+  g_rand_free (rand);
+  return TRUE;
+}
+
+static void
+working_set_clear (WorkingSet *ws)
+{
+  g_aligned_free (ws->buf);
+  g_free (ws->mats);
+}
+
+/* GB/s of weights streamed by `tokens`-token products cycling through the set. */
+static double
+time_kernel (const WorkingSet *ws, const float *x, float *y, int tokens, BwPool *pool,
+             double seconds)
+{
+  double bytes = 0;
+  gint64 t0 = g_get_monotonic_time (), elapsed;
+  int k = 0;
+
+  do
+    {
+      for (int i = 0; i < ws->count; i++, k = (k + 1) % ws->count)
+        {
+          bw_matmul (&ws->mats[k], x, tokens, y, pool);
+          bytes += (double) bw_matrix_bytes (&ws->mats[k]);
+        }
+      elapsed = g_get_monotonic_time () - t0;
+    }
+  while (elapsed < (gint64) (seconds * 1e6));
+  return bytes / ((double) elapsed * 1e3);
+}
+
+static guint64
+llc_bytes (void)
+{
+  long l3 = sysconf (_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? (guint64) l3 : LLC_FALLBACK;
+}
+
+gboolean
+burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBenchFunc func,
+                      gpointer user_data, GError **error)
+{
+  BurrowKernelBenchOptions o = *options;
+
+  if (!check_list (o.formats, format_names, BW_FMT_COUNT, "format", error)
+      || !check_list (o.kernels, kernel_names, G_N_ELEMENTS (kernel_names), "kernel", error))
+    return FALSE;
+  if (o.seconds <= 0)
+    o.seconds = 0.4;
+  if (o.repeats <= 0)
+    o.repeats = 3;
+  if (o.matmul_tokens <= 0)
+    o.matmul_tokens = 8;
+  if (o.rows <= 0)
+    o.rows = 3072;
+  if (o.cols <= 0)
+    o.cols = 3584;
+  guint64 target = o.working_set > 0 ? o.working_set : 4 * llc_bytes ();
+
+  BwPool *pool = bw_pool_new (o.threads);
+  g_autofree float *x = g_new (float, (gsize) o.matmul_tokens * o.cols);
+  g_autofree float *y = g_new (float, (gsize) o.matmul_tokens * o.rows);
+  gboolean ok = TRUE;
+
+  for (gsize i = 0; i < (gsize) o.matmul_tokens * o.cols; i++)
+    x[i] = (float) ((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+  for (int f = 0; f < BW_FMT_COUNT && ok; f++)
+    {
+      WorkingSet ws;
+      if (!listed (o.formats, format_names[f]))
+        continue;
+      if (!(ok = working_set_init (&ws, (BwFormat) f, o.rows, o.cols, target, error)))
+        break;
+      for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
+        {
+          int tokens = k == 0 ? 1 : o.matmul_tokens;
+          double best = 0, best_mem = 0;
+          if (!listed (o.kernels, kernel_names[k]))
+            continue;
+          /* Alternate the two measurements and keep the best of each, so a burst of
+           * load from other processes hurts neither more than the other. */
+          for (int rep = 0; rep < o.repeats; rep++)
+            {
+              best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
+              best = MAX (best, time_kernel (&ws, x, y, tokens, pool, o.seconds));
+            }
+          BurrowKernelBenchResult res = {
+            .kernel = kernel_names[k], .format = format_names[f],
+            .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
+            .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
+            .gbps = best, .mem_gbps = best_mem,
+          };
+          func (&res, user_data);
+        }
+      working_set_clear (&ws);
+    }
+  bw_pool_free (pool);
+  return ok;
+}
