@@ -17,10 +17,22 @@ bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads)
 {
   gsize H = m->n_heads, dq = m->nope + m->rope, R = m->kv_rank, hw = H * (m->nope + m->v_dim);
   gsize project = F (n * H * dq) + F (n * m->q_rank) + F (n * (R + m->rope));
-  gsize absorbed = 2 * F (n * H * R) + F ((gsize) MAX (n_threads, 1) * R) + F (n * hw);
+  int threads = MAX (n_threads, 1), splits = MAX (threads / MAX (n, 1), 1);
+  gsize absorbed = F (n * H * R) + F ((gsize) n * splits * H * (R + 2)) + F ((gsize) threads * R)
+                   + F (n * hw);
   gsize dense = F (KV_TILE * R) + F (KV_TILE * hw) + F (n * H * (m->v_dim + 2));
   gsize tail = 2 * F (n * H * m->v_dim);
   return project + MAX (absorbed, dense) + tail;
+}
+
+int
+bw_mla_absorb_crossover (const BwMla *m)
+{
+  int per_key_absorbed = 2 * m->kv_rank + m->rope;
+  int per_key_dense = m->nope + m->rope + m->v_dim;
+  if (per_key_absorbed <= per_key_dense)
+    return G_MAXINT;
+  return (m->nope + m->v_dim) * m->kv_rank / (per_key_absorbed - per_key_dense);
 }
 
 void
@@ -117,7 +129,8 @@ typedef struct {
   const float *cache;
   int stride;
   const BwKeySelect *sel;
-  float *qt, *chat, *rowbuf, *ybuf;   /* absorbed */
+  float *qt, *part, *rowbuf, *ybuf;   /* absorbed */
+  int splits;                         /* absorbed: key ranges per query row */
   float *kvt, *st;                    /* reconstruct */
   int64_t t0, nt;
   float *o;
@@ -140,40 +153,79 @@ absorb_queries (const AttnCtx *c, int h, float *row)
 }
 
 static void
-absorbed_head (void *ctx, int h, int tid)
+absorb_head (void *ctx, int h, int tid)
+{
+  const AttnCtx *c = ctx;
+  absorb_queries (c, h, c->rowbuf + (gsize) tid * c->m->kv_rank);
+}
+
+/* Keys [lo, hi) of query row i's key list against every head: a partial softmax state
+ * (max, sum, R-wide accumulator) per head. Each cached row is read once for all heads. */
+static void
+absorbed_split (void *ctx, int job, int tid)
 {
   const AttnCtx *c = ctx;
   const BwMla *m = c->m;
-  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, dv = m->v_dim, R = m->kv_rank;
-  int hw = H * (dn + dv);
+  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank;
+  int i = job / c->splits, sp = job % c->splits;
+  int64_t qpos = c->pos0 + i;
+  int n_keys = c->sel ? c->sel->count[i] : (int) (qpos + 1);
+  const int32_t *keys = c->sel ? c->sel->idx + (gsize) i * c->sel->stride : NULL;
+  int lo = (int) ((int64_t) n_keys * sp / c->splits);
+  int hi = (int) ((int64_t) n_keys * (sp + 1) / c->splits);
+  float *part = c->part + (gsize) job * H * (R + 2);
 
-  absorb_queries (c, h, c->rowbuf + (gsize) tid * R);
-  for (int i = 0; i < c->n; i++)
+  for (int h = 0; h < H; h++)
     {
-      const float *qt = c->qt + ((gsize) i * H + h) * R;
-      const float *qr = c->w->q + ((gsize) i * H + h) * dq + dn;
-      float *acc = c->chat + ((gsize) i * H + h) * R;
-      float mx = -INFINITY, l = 0.0f;
-      int64_t qpos = c->pos0 + i;
-      int n_keys = c->sel ? c->sel->count[i] : (int) (qpos + 1);
-      const int32_t *keys = c->sel ? c->sel->idx + (gsize) i * c->sel->stride : NULL;
-
-      memset (acc, 0, R * sizeof (float));
-      for (int j = 0; j < n_keys; j++)
-        {
-          int64_t t = keys ? keys[j] : j;
-          const float *kv = c->cache + t * c->stride;
-          float s = (dot (qt, kv, R) + dot (qr, kv + R, dr)) * m->scale;
-          online_add (&mx, &l, acc, kv, R, s);
-        }
-      float inv = l > 0.0f ? 1.0f / l : 0.0f;
-      for (int r = 0; r < R; r++)
-        acc[r] *= inv;
-      float *y = c->ybuf + (gsize) i * hw;
-      int64_t r0 = (int64_t) h * (dn + dv) + dn;
-      bw_matvec_rows (&m->kv_b, acc, y, r0, r0 + dv);
-      memcpy (c->o + ((gsize) i * H + h) * dv, y + r0, dv * sizeof (float));
+      float *st = part + (gsize) h * (R + 2);
+      st[0] = -INFINITY;
+      memset (st + 1, 0, (R + 1) * sizeof (float));
     }
+  for (int j = lo; j < hi; j++)
+    {
+      int64_t t = keys ? keys[j] : j;
+      const float *kv = c->cache + t * c->stride;
+      for (int h = 0; h < H; h++)
+        {
+          const float *qt = c->qt + ((gsize) i * H + h) * R;
+          const float *qr = c->w->q + ((gsize) i * H + h) * dq + dn;
+          float *st = part + (gsize) h * (R + 2);
+          float s = (dot (qt, kv, R) + dot (qr, kv + R, dr)) * m->scale;
+          online_add (&st[0], &st[1], st + 2, kv, R, s);
+        }
+    }
+}
+
+/* Merges the partial states of (row i, head h) and applies W_UV,h. */
+static void
+absorbed_merge (void *ctx, int job, int tid)
+{
+  const AttnCtx *c = ctx;
+  const BwMla *m = c->m;
+  int H = m->n_heads, dn = m->nope, dv = m->v_dim, R = m->kv_rank, hw = H * (dn + dv);
+  int i = job / H, h = job % H;
+  float *acc = c->rowbuf + (gsize) tid * R;
+  float mx = -INFINITY, l = 0.0f;
+
+  for (int sp = 0; sp < c->splits; sp++)
+    mx = fmaxf (mx, c->part[((gsize) (i * c->splits + sp) * H + h) * (R + 2)]);
+  memset (acc, 0, R * sizeof (float));
+  for (int sp = 0; sp < c->splits && mx > -INFINITY; sp++)
+    {
+      const float *st = c->part + ((gsize) (i * c->splits + sp) * H + h) * (R + 2);
+      if (st[1] == 0.0f)
+        continue;
+      float f = expf (st[0] - mx);
+      l += st[1] * f;
+      axpy (acc, st + 2, f, R);
+    }
+  float inv = l > 0.0f ? 1.0f / l : 0.0f;
+  for (int r = 0; r < R; r++)
+    acc[r] *= inv;
+  float *y = c->ybuf + (gsize) i * hw;
+  int64_t r0 = (int64_t) h * (dn + dv) + dn;
+  bw_matvec_rows (&m->kv_b, acc, y, r0, r0 + dv);
+  memcpy (c->o + ((gsize) i * H + h) * dv, y + r0, dv * sizeof (float));
 }
 
 /* One tile of reconstructed keys/values [t0, t0+nt) against every query row of head h. */
@@ -262,12 +314,15 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
 
   if (absorbed)
     {
-      int nt = pool ? bw_pool_size (pool) : 1;
+      int nt = MAX (pool ? bw_pool_size (pool) : 1, 1);
+      c.splits = MAX (nt / n, 1);
       c.qt = bw_scratch_take (&cur, (gsize) n * H * R * sizeof (float));
-      c.chat = bw_scratch_take (&cur, (gsize) n * H * R * sizeof (float));
-      c.rowbuf = bw_scratch_take (&cur, (gsize) MAX (nt, 1) * R * sizeof (float));
+      c.part = bw_scratch_take (&cur, (gsize) n * c.splits * H * (R + 2) * sizeof (float));
+      c.rowbuf = bw_scratch_take (&cur, (gsize) nt * R * sizeof (float));
       c.ybuf = bw_scratch_take (&cur, n * hw * sizeof (float));
-      bw_pool_run (pool, absorbed_head, &c, H);
+      bw_pool_run (pool, absorb_head, &c, H);
+      bw_pool_run (pool, absorbed_split, &c, n * c.splits);
+      bw_pool_run (pool, absorbed_merge, &c, n * H);
     }
   else
     attend_reconstruct (&c, cur, pool);

@@ -51,6 +51,11 @@ bw_mla_cache_floats (const BwMla *m)
   return m->kv_rank + m->rope;
 }
 
+/* The call size above which reconstructing K/V (once per cached position per call) costs
+ * fewer multiply-adds than the absorbed path (per query, key and head): a good
+ * absorb_max_tokens. */
+int bw_mla_absorb_crossover (const BwMla *m);
+
 /* What bw_mla_project leaves for bw_mla_attend (pointers into the scratch). */
 typedef struct {
   float *q;                /* [n][H (nope+rope)], rope part rotated */

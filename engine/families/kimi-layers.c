@@ -55,8 +55,8 @@ bind_mla (BwModel *model, const BwKimiConfig *c, int l, BwMla *m, GError **error
   float *kvn, *qn;
   *m = (BwMla) { .n_heads = c->H, .nope = c->dn, .rope = c->dr, .v_dim = c->dv,
                  .kv_rank = c->R, .q_rank = c->Q, .latent_eps = 1e-6f,
-                 .scale = 1.0f / sqrtf ((float) dq), .has_gate = c->mla_gate,
-                 .absorb_max_tokens = 4 };
+                 .scale = 1.0f / sqrtf ((float) dq), .has_gate = c->mla_gate };
+  m->absorb_max_tokens = bw_mla_absorb_crossover (m);
   if (c->Q)
     {
       if (!bw_model_bind_matrix (model, &m->q_a, c->Q, D, error, ATT "q_a_proj.weight", l)
