@@ -52,6 +52,10 @@ struct _BurrowEngineWorker {
   guint64 last_id;
   guint n_dispatches;
 
+  /* Worker thread only. */
+  gpointer state;
+  GDestroyNotify state_free;
+
   GMutex lock;              /* guards the fields below */
   GQueue results;
   gboolean dispatch_pending;
@@ -173,6 +177,10 @@ worker_thread (gpointer data)
         }
       run_request (self, r);
     }
+
+  if (self->state != NULL && self->state_free != NULL)
+    self->state_free (self->state);
+  self->state = NULL;
 
   return NULL;
 }
@@ -348,6 +356,30 @@ burrow_worker_job_post (BurrowWorkerJob *job,
     }
 
   post_item (job->worker, request_ref (job->request), FALSE, data, data_free, NULL);
+}
+
+gpointer
+burrow_worker_job_get_state (BurrowWorkerJob *job)
+{
+  g_return_val_if_fail (job != NULL, NULL);
+
+  return job->worker->state;
+}
+
+void
+burrow_worker_job_set_state (BurrowWorkerJob *job,
+                             gpointer         state,
+                             GDestroyNotify   state_free)
+{
+  BurrowEngineWorker *self;
+
+  g_return_if_fail (job != NULL);
+
+  self = job->worker;
+  if (self->state != NULL && self->state != state && self->state_free != NULL)
+    self->state_free (self->state);
+  self->state = state;
+  self->state_free = state_free;
 }
 
 guint

@@ -70,6 +70,14 @@ void burrow_worker_job_post (BurrowWorkerJob *job,
                              gpointer         data,
                              GDestroyNotify   data_free);
 
+/* What the worker thread keeps between requests: the engine and its loaded model. One
+ * request sets it, later ones use it; only the worker thread ever touches it, and it is
+ * freed there (with @state_free) when replaced or when the worker shuts down. */
+gpointer burrow_worker_job_get_state (BurrowWorkerJob *job);
+void burrow_worker_job_set_state (BurrowWorkerJob *job,
+                                  gpointer         state,
+                                  GDestroyNotify   state_free);
+
 /* Requests the app makes. Each lives in burrow-engine-worker-<kind>.c. */
 
 /* Reads a checkpoint folder's headers (burrow_inspect). The final result's data is a

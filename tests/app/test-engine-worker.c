@@ -147,6 +147,42 @@ gate_open (Gate *gate)
   g_mutex_unlock (&gate->mutex);
 }
 
+/* Thread-owned state: each run adds one to a counter kept between requests. */
+typedef struct {
+  guint count;
+  GThread **freed_on_out;
+} Counter;
+
+static void
+counter_free (gpointer data)
+{
+  Counter *counter = data;
+
+  *counter->freed_on_out = g_thread_self ();
+  g_free (counter);
+}
+
+static gpointer
+tally_run (BurrowWorkerJob  *job,
+           gpointer          payload,
+           GCancellable     *cancellable,
+           GError          **error)
+{
+  Counter *counter = burrow_worker_job_get_state (job);
+
+  if (counter == NULL)
+    {
+      counter = g_new0 (Counter, 1);
+      counter->freed_on_out = payload;
+      burrow_worker_job_set_state (job, counter, counter_free);
+    }
+  counter->count++;
+
+  return GUINT_TO_POINTER (counter->count);
+}
+
+static const BurrowWorkerRequestKind tally_kind = { "tally", tally_run, NULL };
+
 /* ---- What the main context sees ---- */
 
 typedef struct {
@@ -490,6 +526,29 @@ test_dispose_from_callback (void)
   recorder_clear (&rec);
 }
 
+/* State set by one request is seen by the next, and freed on the worker thread. */
+static void
+test_thread_state (void)
+{
+  BurrowEngineWorker *worker = burrow_engine_worker_new ();
+  GThread *freed_on = NULL;
+  Recorder rec;
+
+  recorder_init (&rec);
+  for (guint i = 0; i < 3; i++)
+    burrow_engine_worker_submit (worker, &tally_kind, &freed_on, NULL, NULL, NULL, record, &rec);
+  ITERATE_UNTIL (rec.n_done == 3);
+  for (guint i = 0; i < 3; i++)
+    g_assert_cmpuint (g_array_index (rec.events, Event, i).value, ==, i + 1);
+  g_assert_null (freed_on);
+
+  g_object_unref (worker);
+  g_assert_nonnull (freed_on);
+  g_assert_true (freed_on != g_thread_self ());
+
+  recorder_clear (&rec);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -505,6 +564,7 @@ main (int   argc,
   g_test_add_func ("/engine-worker/owner-gone", test_owner_gone);
   g_test_add_func ("/engine-worker/dispose-while-busy", test_dispose_while_busy);
   g_test_add_func ("/engine-worker/dispose-from-callback", test_dispose_from_callback);
+  g_test_add_func ("/engine-worker/thread-state", test_thread_state);
 
   return g_test_run ();
 }
