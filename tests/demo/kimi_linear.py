@@ -90,6 +90,7 @@ class MoE(nn.Module):
         self.biased_weights = True
         self.last_choice = None
         self.last_gap = None
+        self.aux_loss = None
 
     def route(self, x):
         """Top-k expert ids and their weights for rows of x ([N, D])."""
@@ -97,6 +98,13 @@ class MoE(nn.Module):
         choice = scores + self.gate.e_score_correction_bias
         top = torch.topk(choice.detach(), self.top_k + 1, dim=-1)
         ids = top.indices[:, :self.top_k]
+        if self.training:
+            # Switch-style balance loss on the unbiased scores (training only).
+            n_exp = scores.shape[1]
+            frac = torch.bincount(ids.reshape(-1), minlength=n_exp).float() * (
+                n_exp / ids.numel())
+            prob = (scores / scores.sum(-1, keepdim=True)).mean(0)
+            self.aux_loss = (frac * prob).sum()
         self.last_gap = (top.values[:, self.top_k - 1] - top.values[:, self.top_k]).min().item()
         # The Kimi Linear reference adds the bias in place, so its weights are biased scores.
         weights = torch.gather(choice if self.biased_weights else scores, 1, ids)
@@ -135,33 +143,32 @@ def kda_recurrent(q, k, v, g, beta, state):
 
 
 def kda_chunked(q, k, v, g, beta, state, chunk):
-    """The same recurrence, C tokens at a time (same result up to rounding; used to train).
+    """The same recurrence, C tokens at a time (equal up to rounding; used for training).
 
     Within a chunk, with G_t = cumulative log-decay, S_t = diag(e^G_t) R_t and
     R_t = S_0 + sum_{s<=t} beta_s (k_s e^-G_s) u_s^T, where the corrected values u solve the unit
-    lower-triangular system u_t + sum_{s<t} beta_s (k_t . k_s e^(G_t-G_s)) u_s = v_t - S_0^T (k_t e^G_t).
-    Only differences G_t - G_s with s <= t are exponentiated, so nothing overflows."""
-    b, h, t, d = q.shape
+    lower-triangular system u_t + sum_{s<t} beta_s (k_t e^G_t . k_s e^-G_s) u_s = v_t - S_0^T (k_t e^G_t).
+    e^-G must stay finite in float32: the caller keeps every chunk's total log-decay above -80
+    (training floors g at -80/C)."""
     outs = []
-    for c0 in range(0, t, chunk):
-        qc, kc, vc = q[:, :, c0:c0 + chunk], k[:, :, c0:c0 + chunk], v[:, :, c0:c0 + chunk]
-        bc = beta[:, :, c0:c0 + chunk]
+    parts = [x.split(chunk, dim=2) for x in (q, k, v, g, beta)]
+    for qc, kc, vc, gc, bc in zip(*parts):
+        bc = bc.unsqueeze(2)                                            # [B,H,1,n] (over s)
         n = qc.shape[2]
-        cum = torch.cumsum(g[:, :, c0:c0 + chunk], dim=2)               # [B,H,n,d]
-        diff = cum.unsqueeze(3) - cum.unsqueeze(2)                      # [B,H,n(t),n(s),d]
+        cum = torch.cumsum(gc, dim=2)                                   # [B,H,n,d]
+        grow, shrink = torch.exp(cum), torch.exp(-cum)
+        k_in = kc * shrink
         causal = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
-        decay_ts = torch.exp(diff.masked_fill(~causal[:, :, None], float("-inf")))
-        kk = torch.einsum("bhti,bhsi,bhtsi->bhts", kc, kc, decay_ts)
-        qk = torch.einsum("bhti,bhsi,bhtsi->bhts", qc, kc, decay_ts)
-        strict = causal.clone()
-        strict.fill_diagonal_(False)
-        a = (kk * bc.unsqueeze(2)).masked_fill(~strict, 0.0)
+        strict = torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-1)
+        kk = torch.matmul(kc * grow, k_in.transpose(2, 3)) * bc
+        qk = torch.matmul(qc * grow, k_in.transpose(2, 3)) * bc
         eye = torch.eye(n, dtype=q.dtype, device=q.device)
-        rhs = vc - torch.matmul(kc * torch.exp(cum), state)
-        u = torch.linalg.solve_triangular(eye + a, rhs, upper=False, unitriangular=True)
-        o = torch.matmul(qc * torch.exp(cum), state) + torch.matmul(qk * bc.unsqueeze(2), u)
+        rhs = vc - torch.matmul(kc * grow, state)
+        u = torch.linalg.solve_triangular(eye + kk.masked_fill(~strict, 0.0), rhs,
+                                          upper=False, unitriangular=True)
+        o = torch.matmul(qc * grow, state) + torch.matmul(qk.masked_fill(~causal, 0.0), u)
         last = cum[:, :, -1:]                                           # [B,H,1,d]
-        kw = kc * torch.exp(last - cum) * bc.unsqueeze(-1)
+        kw = kc * torch.exp(last - cum) * bc.transpose(2, 3)
         state = torch.exp(last).transpose(2, 3) * state + torch.matmul(kw.transpose(2, 3), u)
         outs.append(o)
     return torch.cat(outs, dim=2), state
@@ -189,7 +196,9 @@ class KDA(nn.Module):
         self.g_a_proj, self.g_b_proj = linear(dim, self.d), linear(self.d, p)
         self.o_norm = Norm(self.d, cfg["rms_norm_eps"])
         self.o_proj = linear(p, dim)
-        self.chunk = 0      # 0: token-by-token recurrence; C > 0: chunks of C (training)
+        # 0: exact token-by-token recurrence. C > 0 (training only): chunks of C tokens, with the
+        # per-token log-decay floored at -80/C (a decay factor below e^-5 for C = 16).
+        self.chunk = 0
 
     def conv(self, conv, x, fifo=None):
         """Causal depthwise conv + SiLU over x [B, T, P]; fifo [B, P, Kc-1] holds the past."""
@@ -211,6 +220,8 @@ class KDA(nn.Module):
         v = v.view(b, t, h, d)
         z = (self.f_b_proj(self.f_a_proj(x)) + self.dt_bias).view(b, t, h, d)
         g = -torch.exp(self.A_log.view(1, 1, h, 1)) * F.softplus(z)
+        if self.chunk and t > 1:
+            g = g.clamp(min=-80.0 / self.chunk)
         beta = torch.sigmoid(self.b_proj(x))
         state = cache.get("state") if cache is not None else None
         if state is None:
