@@ -25,6 +25,9 @@
 /* Pins are dropped when, after this many expert picks, pinned experts got less than half
  * the share of picks the history promised (the workload moved on). */
 #define PIN_CHECK_PICKS 2048
+/* Reads are issued in pieces of at most this many bytes so that one expert's bytes stream
+ * through several requests at once (a multiple of the O_DIRECT block). */
+#define READ_PIECE ((guint64) 2 << 20)
 /* Prefetched reads in flight may hold at most this share of the budget. */
 #define PREFETCH_FRACTION 0.25
 
@@ -48,7 +51,7 @@ struct Slot {
   BwExpertWeights weights;
   GError *error;
   int n_ops, pending;       /* reads of this expert, and those not finished */
-  BwIoOp ops[BW_EXPERT_TENSORS];
+  BwIoOp *ops;              /* [n_ops], tag = index of the plan's run */
 };
 
 typedef struct {
@@ -72,7 +75,8 @@ struct BwExpertStore {
   int *fds_direct;          /* per shard, O_DIRECT, or -1 where refused */
   guint64 align;            /* read alignment: 1, or the O_DIRECT block */
   BwIo *io;
-  BwIoOp **op_scratch;      /* [BW_MAX_BATCH_EXPERTS * BW_EXPERT_TENSORS] */
+  BwIoOp **op_scratch;      /* [BW_MAX_BATCH_EXPERTS * max_ops] */
+  int max_ops;              /* most reads one expert needs */
   Slot **table;             /* [n_slots] */
   LayerCache *layers;
   BwLayerCacheState *policy_scratch;
@@ -197,6 +201,7 @@ slot_destroy (BwExpertStore *s, Slot *slot, gboolean keep)
     atomic_fetch_add (&s->prefetch_wasted, 1);
   s->table[slot_index (s, slot->layer, slot->expert)] = NULL;
   g_clear_error (&slot->error);
+  g_free (slot->ops);
   g_free (slot);
   if (keep)
     return buf;
@@ -257,25 +262,43 @@ slot_set_weights (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
     }
 }
 
+static int
+plan_ops (const BwExpertPlan *plan)
+{
+  int n = 0;
+  for (int r = 0; r < plan->n_runs; r++)
+    n += (int) ((plan->runs[r].need + READ_PIECE - 1) / READ_PIECE);
+  return n;
+}
+
+/* One op per piece of each run; only the last piece of a run may stop short of its aligned
+ * length (the file may end inside the O_DIRECT tail). */
 static void
 slot_set_ops (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
 {
-  slot->n_ops = plan->n_runs;
-  slot->pending = plan->n_runs;
+  int k = 0;
+  slot->n_ops = plan_ops (plan);
+  slot->ops = g_new0 (BwIoOp, MAX (slot->n_ops, 1));
+  slot->pending = slot->n_ops;
   for (int r = 0; r < plan->n_runs; r++)
     {
       const BwReadRun *run = &plan->runs[r];
-      BwIoOp *op = &slot->ops[r];
       int direct_fd = s->fds_direct != NULL ? s->fds_direct[run->shard] : -1;
-      memset (op, 0, sizeof *op);
-      op->fd_buffered = s->fds[run->shard];
-      op->direct = direct_fd >= 0;
-      op->fd = op->direct ? direct_fd : op->fd_buffered;
-      op->off = run->file_off;
-      op->len = op->direct ? run->len : run->need;
-      op->need = run->need;
-      op->dst = slot->buf + run->buf_off;
-      op->owner = slot;
+      guint64 full = direct_fd >= 0 ? run->len : run->need;
+      for (guint64 at = 0; at < run->need; at += READ_PIECE)
+        {
+          BwIoOp *op = &slot->ops[k++];
+          gboolean last = at + READ_PIECE >= run->need;
+          op->fd_buffered = s->fds[run->shard];
+          op->direct = direct_fd >= 0;
+          op->fd = op->direct ? direct_fd : op->fd_buffered;
+          op->off = run->file_off + at;
+          op->len = last ? full - at : READ_PIECE;
+          op->need = last ? run->need - at : READ_PIECE;
+          op->dst = slot->buf + run->buf_off + at;
+          op->owner = slot;
+          op->tag = r;
+        }
     }
 }
 
@@ -368,7 +391,7 @@ static void
 op_finished (BwExpertStore *s, BwIoOp *op)
 {
   Slot *slot = op->owner;
-  int run = (int) (op - slot->ops);
+  int run = op->tag;
 
   atomic_fetch_add (&s->bytes_read, op->done);
   if (op->direct_refused && s->fds_direct != NULL)
@@ -515,7 +538,6 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
   s->table = g_new0 (Slot *, s->n_slots);
   s->layers = g_new0 (LayerCache, n_layers);
   s->policy_scratch = g_new0 (BwLayerCacheState, n_layers);
-  s->op_scratch = g_new0 (BwIoOp *, BW_MAX_BATCH_EXPERTS * BW_EXPERT_TENSORS);
   s->budget = s->opts.ram_budget > 0 ? s->opts.ram_budget : default_budget ();
 
   for (int l = 0; l < n_layers; l++)
@@ -531,12 +553,14 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
           s->layers[l].max_buf = MAX (s->layers[l].max_buf, plan.buf_bytes);
           s->layers[l].stored = MAX (s->layers[l].stored, bw_expert_layout_bytes (lay));
           s->layers[l].n_experts++;
+          s->max_ops = MAX (s->max_ops, plan_ops (&plan));
           s->total_expert_bytes += bw_expert_layout_bytes (lay);
           s->n_total_experts++;
         }
       s->n_moe_layers += has;
     }
 
+  s->op_scratch = g_new0 (BwIoOp *, (gsize) BW_MAX_BATCH_EXPERTS * (gsize) MAX (s->max_ops, 1));
   if (!open_shards (s, error))
     {
       bw_expert_store_free (s);

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #define URING_ENTRIES 256
+/* Reads the ring keeps in the kernel at once. More would block the submitting thread on a
+ * shallow device queue; the rest wait in order and go out as completions are reaped. */
+#define URING_DEPTH 8
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -20,7 +23,8 @@ struct BwIo {
 
   GMutex lock;
   GCond work_cond, done_cond;
-  BwIoOp *queue_head, *queue_tail;   /* waiting for a worker */
+  BwIoOp *queue_head, *queue_tail;   /* waiting for a worker, or for ring depth */
+  int in_kernel;                     /* io_uring: reads submitted and not completed */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
   int n_threads;
@@ -140,6 +144,25 @@ uring_queue (BwIo *io, BwIoOp *op)
   io_uring_prep_read (sqe, op->fd, op->dst + op->done, (unsigned) op_chunk (op),
                       op->off + op->done);
   io_uring_sqe_set_data (sqe, op);
+  /* Buffered reads of a cold cache block when issued inline and would serialise the batch
+   * inside the submit: send them straight to the kernel's workers. */
+  if (!op->direct)
+    io_uring_sqe_set_flags (sqe, IOSQE_ASYNC);
+}
+
+/* Tops the ring up from the waiting queue to URING_DEPTH reads and submits. */
+static void
+uring_fill (BwIo *io)
+{
+  gboolean any = FALSE;
+  while (io->in_kernel < URING_DEPTH && io->queue_head != NULL)
+    {
+      uring_queue (io, list_pop (&io->queue_head, &io->queue_tail));
+      io->in_kernel++;
+      any = TRUE;
+    }
+  if (any)
+    io_uring_submit (&io->ring);
 }
 
 static gboolean
@@ -179,10 +202,18 @@ uring_reap (BwIo *io, gboolean block)
       op = io_uring_cqe_get_data (cqe);
       res = cqe->res;
       io_uring_cqe_seen (&io->ring, cqe);
+      io->in_kernel--;
       if (op_after_read (op, res))
-        return op;
-      uring_queue (io, op);
-      io_uring_submit (&io->ring);
+        {
+          uring_fill (io);
+          return op;
+        }
+      /* The rest of a partial read goes first: the caller is probably waiting on it. */
+      op->next = io->queue_head;
+      io->queue_head = op;
+      if (io->queue_tail == NULL)
+        io->queue_tail = op;
+      uring_fill (io);
     }
 }
 
@@ -285,13 +316,11 @@ bw_io_submit (BwIo *io, BwIoOp **ops, int n)
       io->in_flight++;
       if (take_fault (io, op))
         list_push (&io->ready_head, &io->ready_tail, op);
-      else if (io->kind == BW_IO_URING)
-        uring_queue (io, op);
       else
         list_push (&io->queue_head, &io->queue_tail, op);
     }
   if (io->kind == BW_IO_URING)
-    io_uring_submit (&io->ring);
+    uring_fill (io);
   else
     g_cond_broadcast (&io->work_cond);
   g_mutex_unlock (&io->lock);

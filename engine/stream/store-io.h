@@ -20,6 +20,7 @@ struct BwIoOp {
   int err;              /* 0, an errno, or BW_IO_SHORT for end of file before need */
   gboolean direct_refused;  /* the O_DIRECT read was refused and redone buffered */
   gpointer owner;
+  int tag;              /* the owner's own index (which read of an expert) */
   BwIoOp *next;         /* intrusive queue link */
 };
 
