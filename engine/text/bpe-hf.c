@@ -55,40 +55,42 @@ hf_bpe_free (gpointer impl)
 
 /* ---- The GPT-2 byte-level alphabet ---- */
 
-/* Printable bytes stand for themselves; the other 68 map to U+0100.. in byte order. */
-static gunichar
-byte_to_char (guint8 b)
+/* Printable bytes stand for themselves; the other 68 map to U+0100.. in byte order. The
+ * alphabet's highest character is U+0143. */
+#define ALPHABET_END 0x144
+
+typedef struct {
+  gunichar byte_to_char[256];
+  gint16 char_to_byte[ALPHABET_END];
+} Alphabet;
+
+static const Alphabet *
+alphabet (void)
 {
-  static gunichar table[256];
+  static Alphabet a;
   static gsize once = 0;
 
   if (g_once_init_enter (&once))
     {
       gunichar next = 256;
+      for (int c = 0; c < ALPHABET_END; c++)
+        a.char_to_byte[c] = -1;
       for (int i = 0; i < 256; i++)
         {
           gboolean printable = (i >= 33 && i <= 126) || (i >= 161 && i <= 172) || i >= 174;
-          table[i] = printable ? (gunichar) i : next++;
+          a.byte_to_char[i] = printable ? (gunichar) i : next++;
+          a.char_to_byte[a.byte_to_char[i]] = (gint16) i;
         }
       g_once_init_leave (&once, 1);
     }
-  return table[b];
+  return &a;
 }
 
 /* The byte a character of the alphabet stands for, or -1. */
 static int
 char_to_byte (gunichar c)
 {
-  if (c < 256)
-    {
-      if (byte_to_char ((guint8) c) == c)
-        return (int) c;
-      return -1;
-    }
-  for (int b = 0; b < 256; b++)
-    if (byte_to_char ((guint8) b) == c)
-      return b;
-  return -1;
+  return c < ALPHABET_END ? alphabet ()->char_to_byte[c] : -1;
 }
 
 /* Decodes a vocabulary string written in the alphabet; FALSE if a character is not in it
