@@ -4,7 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-/* Keys scored per work item when one row's scores are split across threads. */
+/* Keys scored per matrix product, and per work item when one row is split across
+ * threads. */
+#define SCORE_TILE 64
 #define SCORE_CHUNK 512
 
 struct BwDsaIndexer {
@@ -19,6 +21,8 @@ struct BwDsaIndexer {
   int64_t ctx_cap;     /* positions the per-thread scratch below can hold */
   float *scores;       /* [n_threads][ctx_cap] */
   int32_t *perm;       /* [n_threads][ctx_cap] */
+  float *tiles;        /* [n_threads][SCORE_TILE * head_dim] */
+  float *dots;         /* [n_threads][SCORE_TILE * n_heads] */
   int *count;          /* [max_batch] */
   int32_t *keys;       /* [max_batch][topk], allocated with the context scratch */
   BwDsaSelection sel;
@@ -103,43 +107,37 @@ bw_dsa_select_topk (const float *scores, int64_t n, int k, int32_t *perm, int32_
       out[kept++] = (int32_t) i;
 }
 
-static inline float
-dot (const float *a, const float *b, int n)
-{
-  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-  int i = 0;
-
-  for (; i + 4 <= n; i += 4)
-    {
-      s0 += a[i] * b[i];
-      s1 += a[i + 1] * b[i + 1];
-      s2 += a[i + 2] * b[i + 2];
-      s3 += a[i + 3] * b[i + 3];
-    }
-  for (; i < n; i++)
-    s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
-}
-
-/* I_t for t in [t0, t1) of one query row. */
+/* I_t for t in [t0, t1) of one query row. The row's heads form a small [n_heads, head_dim]
+ * matrix; keys are gathered SCORE_TILE at a time into a contiguous tile so one matrix
+ * product on the calling thread scores them all. tile: SCORE_TILE * head_dim floats,
+ * dots: SCORE_TILE * n_heads floats. */
 static void
 score_keys (const BwDsaIndexer *ix, const float *q, const float *w, const float *keys,
-            gsize stride, int64_t t0, int64_t t1, float *out)
+            gsize stride, int64_t t0, int64_t t1, float *tile, float *dots, float *out)
 {
   int heads = ix->shape.n_heads, dim = ix->shape.head_dim;
+  BwMatrix qm = { .fmt = BW_FMT_F32, .rows = heads, .cols = dim, .data = q };
 
-  for (int64_t t = t0; t < t1; t++)
+  for (int64_t a = t0; a < t1; a += SCORE_TILE)
     {
-      const float *k = keys + (gsize) t * stride;
-      float acc = 0.0f;
+      int nk = (int) MIN (SCORE_TILE, t1 - a);
 
-      for (int h = 0; h < heads; h++)
+      for (int k = 0; k < nk; k++)
+        memcpy (tile + (gsize) k * dim, keys + (gsize) (a + k) * stride, dim * sizeof (float));
+      bw_matmul (&qm, tile, nk, dots, NULL);
+      for (int k = 0; k < nk; k++)
         {
-          float d = dot (q + (gsize) h * dim, k, dim) * ix->q_scale;
-          if (d > 0.0f)
-            acc += w[h] * d;
+          const float *d = dots + (gsize) k * heads;
+          float acc = 0.0f;
+
+          for (int h = 0; h < heads; h++)
+            {
+              float s = d[h] * ix->q_scale;
+              if (s > 0.0f)
+                acc += w[h] * s;
+            }
+          out[a + k] = acc;
         }
-      out[t] = acc;
     }
 }
 
@@ -178,6 +176,8 @@ bw_dsa_indexer_new (const BwDsaShape *shape, int max_batch, int n_threads)
   ix->w = g_new (float, (gsize) max_batch * shape->n_heads);
   ix->k = g_new (float, (gsize) max_batch * shape->head_dim);
   ix->count = g_new0 (int, max_batch);
+  ix->tiles = g_new (float, (gsize) ix->n_threads * SCORE_TILE * shape->head_dim);
+  ix->dots = g_new (float, (gsize) ix->n_threads * SCORE_TILE * shape->n_heads);
   ix->sel.topk = shape->topk;
   ix->sel.count = ix->count;
   return ix;
@@ -194,6 +194,8 @@ bw_dsa_indexer_free (BwDsaIndexer *ix)
   g_free (ix->scores);
   g_free (ix->perm);
   g_free (ix->count);
+  g_free (ix->tiles);
+  g_free (ix->dots);
   g_free (ix->keys);
   g_free (ix);
 }
@@ -209,7 +211,8 @@ indexer_bytes (const BwDsaIndexer *ix)
 {
   gsize per_row = (gsize) ix->shape.n_heads * ix->shape.head_dim + ix->shape.n_heads
                   + ix->shape.head_dim + 1;
-  gsize b = per_row * ix->max_batch * sizeof (float);
+  gsize per_thread = (gsize) SCORE_TILE * (ix->shape.head_dim + ix->shape.n_heads);
+  gsize b = (per_row * ix->max_batch + per_thread * ix->n_threads) * sizeof (float);
 
   b += (gsize) ix->ctx_cap * ix->n_threads * (sizeof (float) + sizeof (int32_t));
   if (ix->keys != NULL)
@@ -261,7 +264,8 @@ row_job (void *ctx, int index, int thread_id)
 
   score_keys (ix, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
               ix->w + (gsize) row * sh->n_heads, job->key_cache, job->key_stride, 0, n_keys,
-              scores);
+              ix->tiles + (gsize) thread_id * SCORE_TILE * sh->head_dim,
+              ix->dots + (gsize) thread_id * SCORE_TILE * sh->n_heads, scores);
   bw_dsa_select_topk (scores, n_keys, sh->topk, perm, ix->keys + (gsize) row * sh->topk);
   ix->count[row] = sh->topk;
 }
@@ -279,7 +283,8 @@ chunk_job (void *ctx, int index, int thread_id)
 
   score_keys (ix, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
               ix->w + (gsize) row * sh->n_heads, job->key_cache, job->key_stride, t0, t1,
-              ix->scores);
+              ix->tiles + (gsize) thread_id * SCORE_TILE * sh->head_dim,
+              ix->dots + (gsize) thread_id * SCORE_TILE * sh->n_heads, ix->scores);
 }
 
 static void

@@ -5,6 +5,7 @@
 #include "families/glm52.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "blocks/mla.h"

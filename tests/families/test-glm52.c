@@ -1,8 +1,9 @@
 /* GLM-5.2 against the transformers oracles (tests/fixtures/oracles/glm52{,/sparse,/fp8,
  * /sparse_fp8}): teacher forcing at every position with top-5 logits, the greedy continuation
- * through the decode cache, prefill == incremental == chunked, and DSA really dropping keys
- * on the sparse fixtures. A missing fixture fails. */
-#include <glib.h>
+ * through the decode cache, both through the library and `burrow-cli run`; prefill ==
+ * incremental == chunked; a saved state continues exactly; DSA really drops keys on the
+ * sparse fixtures. A missing fixture fails. */
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
@@ -90,6 +91,62 @@ load_model (const char *dir, int max_batch, int threads)
   g_assert_nonnull (model);
   g_assert_cmpint (bw_model_family (model), ==, BW_FAMILY_GLM_MOE_DSA);
   return model;
+}
+
+static char *
+join_ids (const int *ids, int n)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%d", i ? "," : "", ids[i]);
+  return g_string_free (s, FALSE);
+}
+
+/* burrow-cli run --model dir ARGS...; returns the last line of its output. */
+static char *
+run_cli (const char *dir, const char *const *extra)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *head[] = { BURROW_CLI, "run", "--model", dir, "--threads", "2" };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (head); i++)
+    g_ptr_array_add (argv, (char *) head[i]);
+  for (int i = 0; extra[i]; i++)
+    g_ptr_array_add (argv, (char *) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                &status, &error);
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("burrow-cli run failed: %s", err);
+  g_strchomp (out);
+  const char *nl = strrchr (out, '\n');
+  return g_strdup (nl ? nl + 1 : out);
+}
+
+/* The run command's two id forms against ref.json. */
+static void
+check_cli (const char *dir, const Ref *ref)
+{
+  int ids[64];
+  for (int i = 0; i < ref->n_total; i++)
+    ids[i] = ref->ids[i];
+
+  g_autofree char *all = join_ids (ids, ref->n_total);
+  g_autofree char *want_tf = join_ids (ref->tf_pred, ref->n_total);
+  const char *tf[] = { "--teacher-force", all, "--print-ids", NULL };
+  g_autofree char *got_tf = run_cli (dir, tf);
+  g_assert_cmpstr (got_tf, ==, want_tf);
+
+  g_autofree char *prompt = join_ids (ids, ref->n_prompt);
+  g_autofree char *want = join_ids (ids + ref->n_prompt, ref->n_total - ref->n_prompt);
+  g_autofree char *n = g_strdup_printf ("%d", ref->n_total - ref->n_prompt);
+  const char *greedy[] = { "--ids", prompt, "--max-tokens", n, "--greedy", "--print-ids", NULL };
+  g_autofree char *got = run_cli (dir, greedy);
+  g_assert_cmpstr (got, ==, want);
 }
 
 /* First index on ties, as torch.argmax. */
@@ -197,6 +254,32 @@ check_schedule (BwModel *model, const Ref *ref, const float *whole, const int *p
 /* Chunks across index_topk = 8 of the sparse fixtures. */
 static const int straddle[] = { 5, 4, 3, 1, 9, 10 };
 
+/* A state saved after the prompt (MLA latents and index keys) and loaded back continues
+ * exactly like the uninterrupted forward. */
+static void
+check_state_roundtrip (BwModel *model, const Ref *ref, const float *whole)
+{
+  int V = bw_model_vocab_size (model), np = ref->n_prompt;
+  g_autofree float *rest = g_new (float, (gsize) ref->n_total * V);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_autoptr (GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr (GError) error = NULL;
+  double worst = 0.0;
+
+  forward (model, state, ref->ids, np, NULL, FALSE);
+  g_assert_true (bw_state_save_to (state, out, NULL, &error));
+  g_assert_true (g_output_stream_close (out, NULL, &error));
+  g_autoptr (GBytes) bytes = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
+  g_autoptr (BwState) loaded = bw_state_load_from (model, in, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (bw_state_position (loaded), ==, np);
+  forward (model, loaded, ref->ids + np, ref->n_total - np, rest, TRUE);
+  for (gsize i = 0; i < (gsize) (ref->n_total - np) * V; i++)
+    worst = MAX (worst, fabs ((double) rest[i] - whole[(gsize) np * V + i]));
+  g_assert_cmpfloat (worst, <, 2e-5);
+}
+
 static void
 check_selection (BwModel *model, const Ref *ref)
 {
@@ -242,6 +325,8 @@ run_fixture (const char *sub)
     ones[i] = 1;
   check_schedule (model, &ref, whole, ones, ref.n_total);
   check_schedule (model, &ref, whole, straddle, G_N_ELEMENTS (straddle));
+  check_state_roundtrip (model, &ref, whole);
+  check_cli (dir, &ref);
 
   /* A small max_batch makes the runtime chunk the prefill itself; one thread. */
   g_autoptr (BwModel) chunked = load_model (dir, 3, 1);
