@@ -6,6 +6,7 @@
 #include "blocks/activation.h"
 #include "blocks/norm.h"
 #include "blocks/scratch.h"
+#include "blocks/vec.h"
 
 #define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
 
@@ -68,28 +69,22 @@ recur_head (void *ctx, int h, int tid)
       float beta = c->beta[(gsize) t * c->k->n_heads + h];
       float *o = c->o + off;
 
+      /* Pass 1: decay each row and take its share of S^T k. Pass 2: the rank-one update
+       * and the read-out, each row touched once. */
+      memcpy (u, v, d * sizeof (float));
       for (int i = 0; i < d; i++)
         {
-          float f = expf (a[i]);
-          for (int j = 0; j < d; j++)
-            S[i * d + j] *= f;
+          float *row = S + (gsize) i * d;
+          bw_vec_scale (row, expf (a[i]), d);
+          bw_vec_axpy (u, row, -kv[i], d);
         }
-      for (int j = 0; j < d; j++)
-        u[j] = v[j];
-      for (int i = 0; i < d; i++)
-        for (int j = 0; j < d; j++)
-          u[j] -= kv[i] * S[i * d + j];
+      memset (o, 0, d * sizeof (float));
       for (int i = 0; i < d; i++)
         {
-          float bk = beta * kv[i];
-          for (int j = 0; j < d; j++)
-            S[i * d + j] += bk * u[j];
+          float *row = S + (gsize) i * d;
+          bw_vec_axpy (row, u, beta * kv[i], d);
+          bw_vec_axpy (o, row, q[i], d);
         }
-      for (int j = 0; j < d; j++)
-        o[j] = 0.0f;
-      for (int i = 0; i < d; i++)
-        for (int j = 0; j < d; j++)
-          o[j] += q[i] * S[i * d + j];
     }
 }
 

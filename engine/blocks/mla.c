@@ -6,9 +6,12 @@
 #include "blocks/activation.h"
 #include "blocks/norm.h"
 #include "blocks/scratch.h"
+#include "blocks/vec.h"
 
 /* Cached positions reconstructed per step of the prefill path. */
 #define KV_TILE 32
+/* Cached rows scored together by the absorbed path. */
+#define KEY_BLOCK 64
 
 #define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
 
@@ -18,8 +21,9 @@ bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads)
   gsize H = m->n_heads, dq = m->nope + m->rope, R = m->kv_rank, hw = H * (m->nope + m->v_dim);
   gsize project = F (n * H * dq) + F (n * m->q_rank) + F (n * (R + m->rope));
   int threads = MAX (n_threads, 1), splits = MAX (threads / MAX (n, 1), 1);
-  gsize absorbed = F (n * H * R) + F ((gsize) n * splits * H * (R + 2)) + F ((gsize) threads * R)
-                   + F (n * hw);
+  gsize w = R + m->rope;
+  gsize absorbed = F (n * H * w) + F ((gsize) n * splits * H * (R + 2)) + F ((gsize) threads * R)
+                   + F (n * hw) + F ((gsize) threads * KEY_BLOCK * (w + H));
   gsize dense = F (KV_TILE * R) + F (KV_TILE * hw) + F (n * H * (m->v_dim + 2));
   gsize tail = 2 * F (n * H * m->v_dim);
   return project + MAX (absorbed, dense) + tail;
@@ -72,22 +76,6 @@ bw_mla_project (const BwMla *m, const float *x, int n, int64_t pos0, float *cach
     }
 }
 
-static inline float
-dot (const float *a, const float *b, int n)
-{
-  float s = 0.0f;
-  for (int i = 0; i < n; i++)
-    s += a[i] * b[i];
-  return s;
-}
-
-static inline void
-axpy (float *y, const float *x, float a, int n)
-{
-  for (int i = 0; i < n; i++)
-    y[i] += a * x[i];
-}
-
 /* Running softmax state: max, sum of exponentials, weighted accumulator. */
 static inline void
 online_add (float *mx, float *l, float *acc, const float *v, int n, float s)
@@ -95,14 +83,13 @@ online_add (float *mx, float *l, float *acc, const float *v, int n, float s)
   if (s > *mx)
     {
       float f = expf (*mx - s);
-      for (int i = 0; i < n; i++)
-        acc[i] *= f;
+      bw_vec_scale (acc, f, n);
       *l *= f;
       *mx = s;
     }
   float p = expf (s - *mx);
   *l += p;
-  axpy (acc, v, p, n);
+  bw_vec_axpy (acc, v, p, n);
 }
 
 /* First index in the ascending list at or after t. */
@@ -130,25 +117,34 @@ typedef struct {
   int stride;
   const BwKeySelect *sel;
   float *qt, *part, *rowbuf, *ybuf;   /* absorbed */
+  float *blk, *sc;                    /* absorbed: per-thread key block and its scores */
   int splits;                         /* absorbed: key ranges per query row */
   float *kvt, *st;                    /* reconstruct */
   int64_t t0, nt;
   float *o;
 } AttnCtx;
 
-/* q~ = W_UK,h^T q_nope for every query row of head h. */
+/* q~ = [W_UK,h^T q_nope, q_rope] * scale for every query row of head h, so that one dot
+ * with a cached row [c_kv, k_rope] is the score. */
 static void
 absorb_queries (const AttnCtx *c, int h, float *row)
 {
   const BwMla *m = c->m;
-  int H = m->n_heads, dn = m->nope, dq = dn + m->rope, R = m->kv_rank;
+  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank, w = R + dr;
   for (int i = 0; i < c->n; i++)
-    memset (c->qt + ((gsize) i * H + h) * R, 0, R * sizeof (float));
+    {
+      float *qt = c->qt + ((gsize) i * H + h) * w;
+      const float *q = c->w->q + ((gsize) i * H + h) * dq;
+      memset (qt, 0, R * sizeof (float));
+      for (int j = 0; j < dr; j++)
+        qt[R + j] = q[dn + j] * m->scale;
+    }
   for (int j = 0; j < dn; j++)
     {
       bw_matrix_dequant_row (&m->kv_b, (int64_t) h * (dn + m->v_dim) + j, row);
       for (int i = 0; i < c->n; i++)
-        axpy (c->qt + ((gsize) i * H + h) * R, row, c->w->q[((gsize) i * H + h) * dq + j], R);
+        bw_vec_axpy (c->qt + ((gsize) i * H + h) * w, row,
+              c->w->q[((gsize) i * H + h) * dq + j] * m->scale, R);
     }
 }
 
@@ -159,14 +155,43 @@ absorb_head (void *ctx, int h, int tid)
   absorb_queries (c, h, c->rowbuf + (gsize) tid * c->m->kv_rank);
 }
 
-/* Keys [lo, hi) of query row i's key list against every head: a partial softmax state
- * (max, sum, R-wide accumulator) per head. Each cached row is read once for all heads. */
+/* Folds a block of nb keys (rows of blk, scores sc[h][0..nb)) into every head's state. */
+static void
+absorbed_fold (const AttnCtx *c, float *part, const float *blk, const float *sc, int nb)
+{
+  int H = c->m->n_heads, R = c->m->kv_rank, w = R + c->m->rope;
+  for (int h = 0; h < H; h++)
+    {
+      float *st = part + (gsize) h * (R + 2);
+      const float *sh = sc + (gsize) h * nb;
+      float bmax = -INFINITY;
+      for (int t = 0; t < nb; t++)
+        bmax = fmaxf (bmax, sh[t]);
+      if (bmax > st[0])
+        {
+          float f = expf (st[0] - bmax);
+          st[1] *= f;
+          bw_vec_scale (st + 2, f, R);
+          st[0] = bmax;
+        }
+      for (int t = 0; t < nb; t++)
+        {
+          float p = expf (sh[t] - st[0]);
+          st[1] += p;
+          bw_vec_axpy (st + 2, blk + (gsize) t * w, p, R);
+        }
+    }
+}
+
+/* Keys [lo, hi) of query row i's key list against every head, KEY_BLOCK at a time: the
+ * rows are gathered once, scored for all heads with one matrix product, and folded into a
+ * partial softmax state (max, sum, R-wide accumulator) per head. */
 static void
 absorbed_split (void *ctx, int job, int tid)
 {
   const AttnCtx *c = ctx;
   const BwMla *m = c->m;
-  int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank;
+  int H = m->n_heads, R = m->kv_rank, w = R + m->rope;
   int i = job / c->splits, sp = job % c->splits;
   int64_t qpos = c->pos0 + i;
   int n_keys = c->sel ? c->sel->count[i] : (int) (qpos + 1);
@@ -174,6 +199,8 @@ absorbed_split (void *ctx, int job, int tid)
   int lo = (int) ((int64_t) n_keys * sp / c->splits);
   int hi = (int) ((int64_t) n_keys * (sp + 1) / c->splits);
   float *part = c->part + (gsize) job * H * (R + 2);
+  float *blk = c->blk + (gsize) tid * KEY_BLOCK * w;
+  float *sc = c->sc + (gsize) tid * KEY_BLOCK * H;
 
   for (int h = 0; h < H; h++)
     {
@@ -181,18 +208,17 @@ absorbed_split (void *ctx, int job, int tid)
       st[0] = -INFINITY;
       memset (st + 1, 0, (R + 1) * sizeof (float));
     }
-  for (int j = lo; j < hi; j++)
+  for (int j0 = lo; j0 < hi; j0 += KEY_BLOCK)
     {
-      int64_t t = keys ? keys[j] : j;
-      const float *kv = c->cache + t * c->stride;
-      for (int h = 0; h < H; h++)
+      int nb = MIN (KEY_BLOCK, hi - j0);
+      for (int t = 0; t < nb; t++)
         {
-          const float *qt = c->qt + ((gsize) i * H + h) * R;
-          const float *qr = c->w->q + ((gsize) i * H + h) * dq + dn;
-          float *st = part + (gsize) h * (R + 2);
-          float s = (dot (qt, kv, R) + dot (qr, kv + R, dr)) * m->scale;
-          online_add (&st[0], &st[1], st + 2, kv, R, s);
+          int64_t key = keys ? keys[j0 + t] : j0 + t;
+          memcpy (blk + (gsize) t * w, c->cache + key * c->stride, w * sizeof (float));
         }
+      BwMatrix kb = { .fmt = BW_FMT_F32, .rows = nb, .cols = w, .data = blk };
+      bw_matmul (&kb, c->qt + (gsize) i * H * w, H, sc, NULL);
+      absorbed_fold (c, part, blk, sc, nb);
     }
 }
 
@@ -217,7 +243,7 @@ absorbed_merge (void *ctx, int job, int tid)
         continue;
       float f = expf (st[0] - mx);
       l += st[1] * f;
-      axpy (acc, st + 2, f, R);
+      bw_vec_axpy (acc, st + 2, f, R);
     }
   float inv = l > 0.0f ? 1.0f / l : 0.0f;
   for (int r = 0; r < R; r++)
@@ -258,7 +284,7 @@ dense_head_tile (void *ctx, int h, int tid)
           int64_t t = keys ? keys[j] : c->t0 + j;
           const float *kn = c->kvt + (t - c->t0) * hw + (gsize) h * (dn + dv);
           const float *kr = c->cache + t * c->stride + R;
-          float s = (dot (qn, kn, dn) + dot (qn + dn, kr, dr)) * m->scale;
+          float s = (bw_vec_dot (qn, kn, dn) + bw_vec_dot (qn + dn, kr, dr)) * m->scale;
           online_add (&st[0], &st[1], st + 2, kn + dn, dv, s);
         }
     }
@@ -316,10 +342,13 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
     {
       int nt = MAX (pool ? bw_pool_size (pool) : 1, 1);
       c.splits = MAX (nt / n, 1);
-      c.qt = bw_scratch_take (&cur, (gsize) n * H * R * sizeof (float));
+      gsize w = R + m->rope;
+      c.qt = bw_scratch_take (&cur, (gsize) n * H * w * sizeof (float));
       c.part = bw_scratch_take (&cur, (gsize) n * c.splits * H * (R + 2) * sizeof (float));
       c.rowbuf = bw_scratch_take (&cur, (gsize) nt * R * sizeof (float));
       c.ybuf = bw_scratch_take (&cur, n * hw * sizeof (float));
+      c.blk = bw_scratch_take (&cur, (gsize) nt * KEY_BLOCK * w * sizeof (float));
+      c.sc = bw_scratch_take (&cur, (gsize) nt * KEY_BLOCK * H * sizeof (float));
       bw_pool_run (pool, absorb_head, &c, H);
       bw_pool_run (pool, absorbed_split, &c, n * c.splits);
       bw_pool_run (pool, absorbed_merge, &c, n * H);
