@@ -24,16 +24,16 @@ function plain(obj) {
   return o;
 }
 
-function generate(name, pkg) {
-  const json = plain(pkg.tokenizerJSON);
+function generate(name, pkg, override = {}) {
+  const json = { ...plain(pkg.tokenizerJSON), ...override };
   const dir = path.join(OUT, name);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "tokenizer.json.gz"), zlib.gzipSync(JSON.stringify(json), { level: 9 }));
 
-  const tok = pkg.fromPreTrained();
+  const tok = pkg.fromPreTrained({ tokenizerJSON: override });
   // Without special tokens: the same tokenizer with only the non-special added tokens.
   const noSpecial = pkg.fromPreTrained({
-    tokenizerJSON: { added_tokens: json.added_tokens.filter((t) => !t.special) },
+    tokenizerJSON: { ...override, added_tokens: json.added_tokens.filter((t) => !t.special) },
   });
   const encode = (t, s) => Array.from(t.encode(s, { add_special_tokens: false }));
   const decode = (ids) => ids.length === 0 ? new Uint8Array() : te.encode(tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false }));
@@ -56,3 +56,9 @@ function generate(name, pkg) {
 
 generate("qwen3", qwen3);
 generate("deepseek_v3", deepseek);
+// The plain GPT-2 style pre-tokenizer (ByteLevel with its own regex and a prefix space)
+// over DeepSeek-V3's vocabulary and merges.
+generate("deepseek_v3-bytelevel", deepseek, {
+  normalizer: null,
+  pre_tokenizer: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
+});
