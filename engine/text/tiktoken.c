@@ -255,6 +255,12 @@ add_specials (BwTokenizer *tok, const char *path, gint32 n_base, const BwTokeniz
   g_hash_table_iter_init (&iter, names);
   while (g_hash_table_iter_next (&iter, &key, &value))
     {
+      if (opts->n_reserved_specials > 0 &&
+          GPOINTER_TO_INT (key) - n_base >= opts->n_reserved_specials)
+        {
+          g_hash_table_iter_remove (&iter);
+          continue;
+        }
       lowest = MIN (lowest, GPOINTER_TO_INT (key));
       highest = MAX (highest, GPOINTER_TO_INT (key));
     }

@@ -27,7 +27,8 @@ typedef struct {
   const char *pattern;
   /* tiktoken.model only: how many special ids follow the base ranks when the specials
    * start right after them (Kimi's layout; unnamed ones are <|reserved_token_{id}|>).
-   * 0 means max(256, highest id named in tokenizer_config.json + 1 - base). */
+   * 0 means max(256, highest id named in tokenizer_config.json + 1 - base): 258 for Kimi
+   * Linear's file. A positive value is exact (K3: 256); named ids past it are dropped. */
   int n_reserved_specials;
 } BwTokenizerOptions;
 

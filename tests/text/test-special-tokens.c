@@ -158,14 +158,16 @@ static void
 test_k3_layout (Fixture *f, gconstpointer data)
 {
   static const char *const names[] = {
-    "[BOS]", "[EOS]", "<|end_of_msg|>", "<|open|>", "<|close|>", "<|sep|>", "[PAD]",
+    "[BOS]", "[EOS]", "<|end_of_msg|>", "<|open|>", "<|close|>", "<|sep|>", "[PAD]", "<|past|>",
   };
   static const int ids[] = {
-    N_BASE, N_BASE + 1, N_BASE + 2, N_BASE + 3, N_BASE + 4, N_BASE + 5, N_BASE + 255,
+    N_BASE, N_BASE + 1, N_BASE + 2, N_BASE + 3, N_BASE + 4, N_BASE + 5, N_BASE + 255, N_BASE + 256,
   };
   g_autofree char *path = write_tiktoken (f, names, ids, G_N_ELEMENTS (names));
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwTokenizer) tok = bw_tokenizer_open (path, NULL, &error);
+  /* K3 asks for exactly 256: a named id past the block is dropped. */
+  BwTokenizerOptions k3 = { NULL, 256 };
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open (path, &k3, &error);
   g_autoptr (GArray) stop = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr (GArray) prompt_ids = NULL;
   BwChatOptions opts = { BW_CHAT_KIMI_K3, FALSE, NULL, TRUE, FALSE };
@@ -178,6 +180,7 @@ test_k3_layout (Fixture *f, gconstpointer data)
   g_assert_cmpint (bw_tokenizer_vocab_size (tok), ==, N_BASE + 256);
   g_assert_null (bw_tokenizer_token_bytes (tok, N_BASE + 256, &len));
   g_assert_cmpint (bw_tokenizer_special_id (tok, "[PAD]"), ==, N_BASE + 255);
+  g_assert_cmpint (bw_tokenizer_special_id (tok, "<|past|>"), ==, -1);
   g_assert_true (bw_chat_stop_ids (BW_CHAT_KIMI_K3, tok, stop, &error));
   assert_ids (stop, (const gint32[]) { N_BASE + 2 }, 1);
 
