@@ -78,4 +78,209 @@ gboolean burrow_bench_kernels (const BurrowKernelBenchOptions *options,
                                BurrowKernelBenchFunc func, gpointer user_data,
                                GError **error);
 
+/* ---- Generation and sessions ----
+ *
+ * A BurrowEngine is a loaded model with its tokenizer and its family's chat format. A
+ * BurrowConversation is one chat with it: the messages, the token ids the model has been
+ * fed for them, and the model's decode state over those ids. A conversation attached to a
+ * session file is saved there after every turn (atomically: temporary file, fsync, rename)
+ * and reopens warm: its next turn prefills only the new message, and continues exactly as
+ * the live conversation would have.
+ *
+ * Threads: an engine and its conversations are used by one thread at a time (the app's
+ * worker thread, the server's generation thread). burrow_engine_get_turn_stats,
+ * burrow_engine_get_cache_stats and g_cancellable_cancel may be called from any thread at
+ * any time; they are cheap. */
+
+typedef struct _BurrowEngine BurrowEngine;
+typedef struct _BurrowConversation BurrowConversation;
+
+/* Load (and long prefill) progress: fraction in [0, 1], a short phase text. Called on the
+ * thread doing the work. */
+typedef void (*BurrowProgressFunc) (double fraction, const char *phase, gpointer user_data);
+
+typedef struct {
+  int threads;              /* compute threads; <= 0: every online CPU */
+  int dense_bits;           /* 0: dense weights as stored; 8 or 4: requantised at load */
+  guint64 ram_budget;       /* bytes for cached routed experts; 0: from available memory */
+  int max_batch;            /* prefill tokens per forward chunk; <= 0: 64 */
+  const char *tokenizer;    /* tokenizer file; NULL: tokenizer.json or tiktoken.model in
+                             * the model folder */
+} BurrowEngineOptions;
+
+void burrow_engine_options_init (BurrowEngineOptions *options);
+
+/* Loads the checkpoint folder, its tokenizer and chat format. A model without a chat
+ * format (or a folder without a tokenizer) fails here, naming what is missing. */
+BurrowEngine *burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
+                                  BurrowProgressFunc progress, gpointer user_data,
+                                  GCancellable *cancellable, GError **error);
+BurrowEngine *burrow_engine_ref (BurrowEngine *engine);
+void burrow_engine_unref (BurrowEngine *engine);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
+
+const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", ... */
+const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
+/* TRUE for the families with a thinking mode (Kimi K3, GLM-5.2). */
+gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
+/* Encodes text (no chat template, special-token text as plain text) and returns the
+ * count; -1 with error if the tokenizer cannot encode it. */
+int burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error);
+
+typedef struct {
+  int max_tokens;            /* reply length limit; <= 0: 1024 */
+  float temperature;         /* <= 0: greedy */
+  int top_k;                 /* <= 0: off */
+  float top_p;               /* <= 0 or >= 1: off */
+  float min_p;               /* <= 0: off; keeps tokens with p >= min_p * p_max */
+  float repetition_penalty;  /* <= 0 or 1: off; > 1 discourages recent tokens */
+  int repetition_window;     /* how many recent ids (prompt and reply) it looks at;
+                              * <= 0: 64 */
+  guint64 seed;              /* the same seed and conversation give the same reply */
+  const char *const *stop;   /* NULL-terminated stop strings (may be NULL): the reply ends
+                              * before the first one, which is not part of it */
+  gboolean ignore_eos;       /* keep going past the end-of-turn tokens (benchmarks) */
+  gboolean thinking;         /* K3, GLM: reason before answering */
+  const char *thinking_effort;  /* K3: "low", "medium", "high" or "max" (NULL: max) */
+  BurrowProgressFunc prefill_progress;  /* long prompts: called between prefill chunks */
+  gpointer prefill_progress_data;
+} BurrowGenerateOptions;
+
+/* Greedy, 1024 tokens, no penalty, seed 0, thinking off. */
+void burrow_generate_options_init (BurrowGenerateOptions *options);
+
+/* One step of a reply. Text is split into reasoning and answer as the family marks them
+ * (K3 think/response tags, GLM <think>); either may be "" (a character still incomplete,
+ * or text held back because it may be the start of a stop string or a tag). Strings are
+ * valid during the call only. A last call with id -1 may release held-back text. */
+typedef struct {
+  gint32 id;                 /* the generated token, or -1 */
+  int index;                 /* its index within the reply */
+  const char *reasoning;     /* newly final reasoning text */
+  const char *answer;        /* newly final answer text */
+} BurrowToken;
+
+typedef void (*BurrowTokenFunc) (const BurrowToken *token, gpointer user_data);
+
+typedef enum {
+  BURROW_FINISH_NONE,        /* the turn is still running, or none ran yet */
+  BURROW_FINISH_STOP,        /* an end-of-turn token or a stop string */
+  BURROW_FINISH_LENGTH,      /* max_tokens reached */
+  BURROW_FINISH_CANCELLED,
+  BURROW_FINISH_ERROR,
+} BurrowFinishReason;
+
+#define BURROW_N_PHASES 5
+/* "attention", "expert wait", "expert matmul", "other", "lm head"; NULL past the end. */
+const char *burrow_phase_name (int phase);
+
+/* What one turn cost. While a turn runs, burrow_engine_get_turn_stats returns its progress
+ * so far (running TRUE). */
+typedef struct {
+  gboolean running;
+  BurrowFinishReason finish;
+  int prompt_tokens;         /* ids of the whole prompt: history and new messages */
+  int cached_tokens;         /* of which the decode state already covered */
+  int prefill_tokens;        /* of which prefilled in this turn (prompt - cached) */
+  int prefill_done;          /* of those, done so far */
+  int generated_tokens;
+  gboolean state_restored;   /* the state came back from the session file in this turn */
+  double restore_seconds;    /* reading that state */
+  double prefill_seconds;
+  double ttft_seconds;       /* start of the turn to the first generated token */
+  double decode_seconds;     /* first to last generated token */
+  double prefill_tokens_per_second;
+  double decode_tokens_per_second;   /* generated tokens after the first / decode_seconds */
+  double phase_seconds[BURROW_N_PHASES];  /* inside the model, this turn */
+  guint64 expert_hits;       /* routed-expert lookups served from RAM, this turn */
+  guint64 expert_misses;
+  double hit_rate;           /* hits / (hits + misses); 0 without lookups */
+  guint64 bytes_read;        /* expert bytes read from disk, this turn */
+  guint64 state_bytes;       /* decode state size at the end */
+  double save_seconds;       /* writing the session file */
+} BurrowTurnStats;
+
+/* The running turn's progress, or the last turn's totals. Any thread. */
+void burrow_engine_get_turn_stats (BurrowEngine *engine, BurrowTurnStats *out);
+
+typedef struct {
+  guint64 hits, misses, prefetch_hits;   /* since load */
+  guint64 bytes_read;
+  guint64 n_cached, bytes_cached;        /* experts in RAM now */
+  guint64 n_pinned, bytes_pinned;
+  guint64 ram_budget;
+  guint64 resident_bytes;                /* dense weights and scratch */
+  const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
+} BurrowCacheStats;
+
+/* The expert store since load (all zero for a model without routed experts). Any thread. */
+void burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out);
+
+typedef enum {
+  BURROW_ROLE_SYSTEM,
+  BURROW_ROLE_USER,
+  BURROW_ROLE_ASSISTANT,
+} BurrowRole;
+
+/* A new, empty conversation. It holds a reference on the engine. */
+BurrowConversation *burrow_conversation_new (BurrowEngine *engine);
+void burrow_conversation_free (BurrowConversation *conv);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowConversation, burrow_conversation_free)
+
+/* Appends a message (reasoning: assistant turns only, may be NULL). Messages are never
+ * changed once added; the next burrow_conversation_generate feeds the new ones. */
+void burrow_conversation_add_message (BurrowConversation *conv, BurrowRole role,
+                                      const char *content, const char *reasoning);
+guint burrow_conversation_get_n_messages (BurrowConversation *conv);
+/* content and reasoning (never NULL; "" when empty) stay valid while the conversation
+ * lives. */
+BurrowRole burrow_conversation_get_message (BurrowConversation *conv, guint index,
+                                            const char **content, const char **reasoning);
+/* Token ids the conversation holds (fed to the model, or to be fed with the next turn
+ * where a turn was cut short). */
+int burrow_conversation_get_n_tokens (BurrowConversation *conv);
+
+#define BURROW_SESSION_ERROR (burrow_session_error_quark ())
+GQuark burrow_session_error_quark (void);
+
+typedef enum {
+  BURROW_SESSION_ERROR_CORRUPT,   /* damaged or truncated (the checksums disagree) */
+  BURROW_SESSION_ERROR_MISMATCH,  /* saved by another model, configuration or tokenizer */
+  BURROW_SESSION_ERROR_VERSION,   /* not a session file, or a newer format */
+  BURROW_SESSION_ERROR_IO,        /* cannot be read or written */
+} BurrowSessionError;
+
+/* Attaches a session file to an empty conversation: every later turn is saved there. A
+ * file that exists is read first. Returns FALSE with error when it could not be used as
+ * is; the conversation then keeps only what could be trusted, and stays usable:
+ *   MISMATCH: the messages are kept, the saved state is not (the next turn re-reads them);
+ *   CORRUPT:  if the damage is in the saved state, the messages and their ids are kept and
+ *             the next turn prefills them again; otherwise nothing is loaded;
+ *   VERSION, IO: nothing is loaded.
+ * Nothing in a rejected part is ever used. The next save replaces the file. */
+gboolean burrow_conversation_open_session (BurrowConversation *conv, const char *path,
+                                           GCancellable *cancellable, GError **error);
+const char *burrow_conversation_get_session_path (BurrowConversation *conv);
+/* Saves now (generate already does after every turn when a session is attached). */
+gboolean burrow_conversation_save (BurrowConversation *conv, GCancellable *cancellable,
+                                   GError **error);
+
+/* Generates the assistant's reply to the messages added since the last turn (the last
+ * message must be a user or system message), streaming it through func (may be NULL), then
+ * appends it as an assistant message and saves the session if one is attached. stats (may
+ * be NULL) receives the turn's statistics.
+ *
+ * Stop: cancelling returns FALSE with G_IO_ERROR_CANCELLED within one layer's time. The
+ * reply so far is kept as the assistant message (none if no token came yet) and the
+ * conversation stays usable: a decode state left unusable by the cancelled forward pass is
+ * replaced by the session file's (or dropped), and the next turn prefills what it lacks.
+ * Other failures (BURROW_ENGINE_ERROR, G_IO_ERROR from the model or the expert store) keep
+ * the conversation in the same way. A reply that succeeded but could not be saved returns
+ * FALSE with BURROW_SESSION_ERROR_IO; the reply is in the conversation. */
+gboolean burrow_conversation_generate (BurrowConversation *conv,
+                                       const BurrowGenerateOptions *options,
+                                       BurrowTokenFunc func, gpointer user_data,
+                                       BurrowTurnStats *stats, GCancellable *cancellable,
+                                       GError **error);
+
 G_END_DECLS

@@ -1,0 +1,214 @@
+/* BurrowEngine: a loaded model with its tokenizer, chat format and stop tokens, and the
+ * statistics other threads read (see burrow-engine.h, "Generation and sessions"). */
+#include "run/run-private.h"
+
+#include <string.h>
+
+#include "run/checksum.h"
+
+void
+burrow_engine_options_init (BurrowEngineOptions *options)
+{
+  memset (options, 0, sizeof *options);
+}
+
+void
+burrow_generate_options_init (BurrowGenerateOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->max_tokens = 1024;
+  options->repetition_penalty = 1.0f;
+  options->repetition_window = 64;
+}
+
+const char *
+burrow_phase_name (int phase)
+{
+  static const char *const names[BURROW_N_PHASES] = { "attention", "expert wait",
+                                                      "expert matmul", "other", "lm head" };
+  G_STATIC_ASSERT (BURROW_N_PHASES == BW_PHASE_COUNT);
+  return phase >= 0 && phase < BURROW_N_PHASES ? names[phase] : NULL;
+}
+
+/* Identifies the tokenizer for session files: every token's bytes and kind. */
+static guint64
+tokenizer_hash (const BwTokenizer *tok)
+{
+  BwChecksum sum;
+  bw_checksum_init (&sum);
+  gint32 n = bw_tokenizer_vocab_size (tok);
+  for (gint32 id = 0; id < n; id++)
+    {
+      gsize len = 0;
+      const guint8 *bytes = bw_tokenizer_token_bytes (tok, id, &len);
+      guint32 head[2] = { (guint32) (bytes ? len : G_MAXUINT32),
+                          (guint32) bw_tokenizer_is_special (tok, id) };
+      bw_checksum_update (&sum, head, sizeof head);
+      if (bytes)
+        bw_checksum_update (&sum, bytes, len);
+    }
+  return bw_checksum_finish (&sum);
+}
+
+static void
+add_stop_id (GArray *ids, gint32 id, int vocab)
+{
+  if (id < 0 || id >= vocab)
+    return;
+  for (guint i = 0; i < ids->len; i++)
+    if (g_array_index (ids, gint32, i) == id)
+      return;
+  g_array_append_val (ids, id);
+}
+
+/* Tokenizer, chat format and stop ids for a loaded model. */
+static gboolean
+engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GError **error)
+{
+  engine->tok = options->tokenizer ? bw_tokenizer_open (options->tokenizer, NULL, error)
+                                   : bw_tokenizer_open_dir (engine->dir, NULL, error);
+  if (engine->tok == NULL)
+    return FALSE;
+  const char *family = bw_family_name (bw_model_family (engine->model));
+  if (!bw_chat_format_for_model_type (family, &engine->format))
+    {
+      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                   "%s: model family %s has no chat format", engine->dir, family);
+      return FALSE;
+    }
+  g_autoptr (GArray) template_stops = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!bw_chat_stop_ids (engine->format, engine->tok, template_stops, error))
+    return FALSE;
+  int vocab = bw_model_vocab_size (engine->model), n_eos = 0;
+  const int *eos = bw_model_eos_ids (engine->model, &n_eos);
+  engine->stop_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  for (int i = 0; i < n_eos; i++)
+    add_stop_id (engine->stop_ids, eos[i], vocab);
+  for (guint i = 0; i < template_stops->len; i++)
+    add_stop_id (engine->stop_ids, g_array_index (template_stops, gint32, i), vocab);
+  engine->identity = (BwSessionIdentity) { bw_model_config_hash (engine->model),
+                                           tokenizer_hash (engine->tok),
+                                           (guint32) bw_model_family (engine->model) };
+  return TRUE;
+}
+
+BurrowEngine *
+burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
+                    BurrowProgressFunc progress, gpointer user_data, GCancellable *cancellable,
+                    GError **error)
+{
+  BurrowEngineOptions defaults;
+  if (options == NULL)
+    {
+      burrow_engine_options_init (&defaults);
+      options = &defaults;
+    }
+  BwModelOptions mo;
+  bw_model_options_init (&mo);
+  mo.threads = options->threads;
+  mo.dense_bits = options->dense_bits;
+  mo.store.ram_budget = options->ram_budget;
+  if (options->max_batch > 0)
+    mo.max_batch = options->max_batch;
+
+  g_autoptr (BurrowEngine) engine = g_new0 (BurrowEngine, 1);
+  g_atomic_ref_count_init (&engine->ref);
+  g_mutex_init (&engine->stats_lock);
+  engine->dir = g_strdup (dir);
+  engine->name = g_path_get_basename (dir);
+  engine->max_batch = mo.max_batch;
+  engine->model = bw_model_load (dir, &mo, progress, user_data, cancellable, error);
+  if (engine->model == NULL || !engine_setup_text (engine, options, error))
+    return NULL;
+  engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
+  return g_steal_pointer (&engine);
+}
+
+BurrowEngine *
+burrow_engine_ref (BurrowEngine *engine)
+{
+  g_atomic_ref_count_inc (&engine->ref);
+  return engine;
+}
+
+void
+burrow_engine_unref (BurrowEngine *engine)
+{
+  if (engine == NULL || !g_atomic_ref_count_dec (&engine->ref))
+    return;
+  g_clear_pointer (&engine->tok, bw_tokenizer_free);
+  g_clear_pointer (&engine->model, bw_model_free);
+  if (engine->stop_ids)
+    g_array_unref (engine->stop_ids);
+  g_mutex_clear (&engine->stats_lock);
+  g_free (engine->logits);
+  g_free (engine->dir);
+  g_free (engine->name);
+  g_free (engine);
+}
+
+const char *
+burrow_engine_get_family (BurrowEngine *engine)
+{
+  return bw_family_name (bw_model_family (engine->model));
+}
+
+const char *
+burrow_engine_get_name (BurrowEngine *engine)
+{
+  return engine->name;
+}
+
+gboolean
+burrow_engine_supports_thinking (BurrowEngine *engine)
+{
+  return engine->format != BW_CHAT_KIMI_LINEAR;
+}
+
+int
+burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error)
+{
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!bw_tokenizer_encode (engine->tok, text, -1, FALSE, ids, error))
+    return -1;
+  return (int) ids->len;
+}
+
+void
+bw_engine_publish_turn (BurrowEngine *engine, const BurrowTurnStats *turn)
+{
+  g_mutex_lock (&engine->stats_lock);
+  engine->turn = *turn;
+  g_mutex_unlock (&engine->stats_lock);
+}
+
+void
+burrow_engine_get_turn_stats (BurrowEngine *engine, BurrowTurnStats *out)
+{
+  g_mutex_lock (&engine->stats_lock);
+  *out = engine->turn;
+  g_mutex_unlock (&engine->stats_lock);
+}
+
+void
+burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
+{
+  memset (out, 0, sizeof *out);
+  out->backend = "";
+  out->resident_bytes = bw_model_resident_bytes (engine->model);
+  BwExpertStore *store = bw_model_expert_store (engine->model);
+  if (store == NULL)
+    return;
+  BwStoreStats st;
+  bw_expert_store_stats (store, &st);
+  out->hits = st.hits;
+  out->misses = st.misses;
+  out->prefetch_hits = st.prefetch_hits;
+  out->bytes_read = st.bytes_read;
+  out->n_cached = st.n_cached;
+  out->bytes_cached = st.bytes_cached;
+  out->n_pinned = st.n_pinned;
+  out->bytes_pinned = st.bytes_pinned;
+  out->ram_budget = bw_expert_store_budget (store);
+  out->backend = st.backend ? st.backend : "";
+}

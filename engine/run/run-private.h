@@ -1,0 +1,56 @@
+/* What engine.c, conversation.c and turn.c share behind the public Generation and
+ * sessions API of burrow-engine.h. */
+#pragma once
+
+#include "burrow-engine.h"
+#include "families/model.h"
+#include "run/session-file.h"
+#include "text/chat-template.h"
+#include "text/tokenizer.h"
+
+G_BEGIN_DECLS
+
+struct _BurrowEngine {
+  gatomicrefcount ref;
+  char *dir;
+  char *name;
+  BwModel *model;
+  BwTokenizer *tok;
+  BwChatFormat format;
+  GArray *stop_ids;            /* gint32: config eos ids and the template's stop ids */
+  BwSessionIdentity identity;
+  int max_batch;
+  float *logits;               /* [vocab], the turn's scratch */
+  GMutex stats_lock;
+  BurrowTurnStats turn;        /* under stats_lock */
+};
+
+typedef struct {
+  BurrowRole role;
+  char *content;
+  char *reasoning;
+} BwMessage;
+
+struct _BurrowConversation {
+  BurrowEngine *engine;
+  GArray *messages;            /* BwMessage */
+  guint n_fed;                 /* messages[0..n_fed) are rendered into ids */
+  GArray *ids;                 /* gint32: the conversation so far, as the model reads it */
+  BwState *state;              /* NULL, or the decode state over fed */
+  GArray *fed;                 /* gint32: the ids the state covers, a prefix of ids */
+  char *session_path;
+  double pending_restore_seconds;  /* a state restored by open_session, for the next turn */
+};
+
+/* Updates the shared turn statistics (engine->turn) under the lock. */
+void bw_engine_publish_turn (BurrowEngine *engine, const BurrowTurnStats *turn);
+
+/* Drops the decode state, then takes the session file's if it covers a prefix of the
+ * conversation's ids; TRUE if it did. Used after a forward pass broke the state. */
+gboolean bw_conversation_recover_state (BurrowConversation *conv, double *seconds);
+
+/* Writes the session file if one is attached (TRUE when there is none). */
+gboolean bw_conversation_save_if_attached (BurrowConversation *conv, double *seconds,
+                                           GCancellable *cancellable, GError **error);
+
+G_END_DECLS

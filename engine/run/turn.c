@@ -1,0 +1,403 @@
+/* One turn of a conversation (burrow_conversation_generate): the prompt ids for the new
+ * messages, the decode state that already covers as much of them as it can, the prefill of
+ * the rest, the sampling loop, and the commit of the reply to the conversation. */
+#include "run/run-private.h"
+
+#include <string.h>
+
+#include "families/family.h"
+#include "run/reply-text.h"
+#include "run/sampler.h"
+
+typedef struct {
+  BurrowConversation *conv;
+  BurrowEngine *engine;
+  BwModel *model;
+  const BurrowGenerateOptions *opts;
+  BurrowTokenFunc func;
+  gpointer user_data;
+  GCancellable *cancellable;
+  BwChatOptions chat;
+  GArray *seq;               /* gint32: the prompt, then the reply's ids */
+  guint n_prompt;
+  int max_tokens;
+  BwSampler *sampler;
+  BwTokenStream stream;
+  BwReplyText reply;
+  GString *piece, *reasoning_delta, *answer_delta;
+  BurrowTurnStats stats;
+  gint64 t_start, t_prefill0, t_prefill, t_first, t_last;
+  BwModelStats model0;
+  BwStoreStats store0;
+} Turn;
+
+static void
+turn_clear (Turn *t)
+{
+  if (t->seq)
+    g_array_unref (t->seq);
+  g_clear_pointer (&t->sampler, bw_sampler_free);
+  bw_reply_text_clear (&t->reply);
+  if (t->piece)
+    g_string_free (t->piece, TRUE);
+  if (t->reasoning_delta)
+    g_string_free (t->reasoning_delta, TRUE);
+  if (t->answer_delta)
+    g_string_free (t->answer_delta, TRUE);
+}
+
+/* Timings and the model and store counters since the turn began, then publish. */
+static void
+turn_publish (Turn *t)
+{
+  BurrowTurnStats *s = &t->stats;
+  BwModelStats ms;
+  bw_model_stats (t->model, &ms);
+  for (int p = 0; p < BURROW_N_PHASES; p++)
+    s->phase_seconds[p] = (ms.ns[p] - t->model0.ns[p]) / 1e9;
+  BwExpertStore *store = bw_model_expert_store (t->model);
+  if (store)
+    {
+      BwStoreStats st;
+      bw_expert_store_stats (store, &st);
+      s->expert_hits = st.hits - t->store0.hits;
+      s->expert_misses = st.misses - t->store0.misses;
+      s->bytes_read = st.bytes_read - t->store0.bytes_read;
+      guint64 lookups = s->expert_hits + s->expert_misses;
+      s->hit_rate = lookups ? (double) s->expert_hits / (double) lookups : 0.0;
+    }
+  if (t->t_prefill)
+    {
+      s->prefill_seconds = (t->t_prefill - t->t_prefill0) / 1e6;
+      s->prefill_tokens_per_second = s->prefill_seconds > 0
+                                       ? s->prefill_done / s->prefill_seconds : 0.0;
+    }
+  if (t->t_first)
+    {
+      s->ttft_seconds = (t->t_first - t->t_start) / 1e6;
+      s->decode_seconds = (t->t_last - t->t_first) / 1e6;
+      s->decode_tokens_per_second = s->decode_seconds > 0
+                                      ? (s->generated_tokens - 1) / s->decode_seconds : 0.0;
+    }
+  if (t->conv->state)
+    s->state_bytes = bw_state_bytes (t->conv->state);
+  bw_engine_publish_turn (t->engine, s);
+}
+
+/* The conversation's ids, then the new messages rendered with the generation prompt. */
+static gboolean
+turn_prompt (Turn *t, GError **error)
+{
+  BurrowConversation *conv = t->conv;
+  guint n = conv->messages->len - conv->n_fed;
+  g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, n);
+  static const BwChatRole roles[] = { BW_CHAT_SYSTEM, BW_CHAT_USER, BW_CHAT_ASSISTANT };
+  for (guint i = 0; i < n; i++)
+    {
+      const BwMessage *m = &g_array_index (conv->messages, BwMessage, conv->n_fed + i);
+      msgs[i] = (BwChatMessage) { roles[m->role], m->content, m->reasoning };
+    }
+  t->chat = (BwChatOptions) { .format = t->engine->format, .thinking = t->opts->thinking,
+                              .thinking_effort = t->opts->thinking_effort,
+                              .add_generation_prompt = TRUE,
+                              .continuation = conv->ids->len > 0 };
+  g_autofree char *text = bw_chat_render (&t->chat, msgs, n);
+  t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
+  if (!bw_tokenizer_encode (t->engine->tok, text, -1, TRUE, t->seq, error))
+    return FALSE;
+  t->n_prompt = t->seq->len;
+  /* Reserve the reply's room now: nothing grows inside the loop. */
+  g_array_set_size (t->seq, t->n_prompt + (guint) t->max_tokens + 1);
+  g_array_set_size (t->seq, t->n_prompt);
+  t->stats.prompt_tokens = (int) t->n_prompt;
+  return TRUE;
+}
+
+static gboolean
+fed_is_prefix (const BurrowConversation *conv, const GArray *seq, guint limit)
+{
+  return conv->fed->len <= limit
+         && memcmp (conv->fed->data, seq->data, conv->fed->len * sizeof (gint32)) == 0;
+}
+
+/* Keeps the decode state if what it covers starts the prompt (leaving at least one token to
+ * prefill for the logits); otherwise starts from an empty one. */
+static void
+turn_state (Turn *t)
+{
+  BurrowConversation *conv = t->conv;
+  if (conv->pending_restore_seconds > 0)
+    {
+      t->stats.state_restored = TRUE;
+      t->stats.restore_seconds = conv->pending_restore_seconds;
+      conv->pending_restore_seconds = 0;
+    }
+  if ((conv->state == NULL || conv->state->broken) && conv->session_path)
+    t->stats.state_restored = bw_conversation_recover_state (conv, &t->stats.restore_seconds);
+  if (conv->state && !fed_is_prefix (conv, t->seq, t->n_prompt - 1))
+    {
+      g_clear_pointer (&conv->state, bw_state_free);
+      g_array_set_size (conv->fed, 0);
+      t->stats.state_restored = FALSE;
+    }
+  if (conv->state == NULL)
+    conv->state = bw_state_new (t->model);
+  t->stats.cached_tokens = (int) conv->fed->len;
+  t->stats.prefill_tokens = (int) (t->n_prompt - conv->fed->len);
+}
+
+/* After a failed forward pass: what the state still covers, if it is usable. */
+static void
+turn_sync_fed (Turn *t)
+{
+  BurrowConversation *conv = t->conv;
+  g_array_set_size (conv->fed, 0);
+  if (!conv->state->broken)
+    g_array_append_vals (conv->fed, t->seq->data, (guint) bw_state_position (conv->state));
+}
+
+static gboolean
+turn_prefill (Turn *t, GError **error)
+{
+  BurrowConversation *conv = t->conv;
+  guint start = conv->fed->len, slice = (guint) MAX (t->engine->max_batch, 1);
+  const gint32 *ids = (const gint32 *) t->seq->data;
+  t->t_prefill0 = g_get_monotonic_time ();
+  for (guint off = start; off < t->n_prompt; off += slice)
+    {
+      guint m = MIN (slice, t->n_prompt - off);
+      gboolean last = off + m == t->n_prompt;
+      if (!bw_model_forward (t->model, conv->state, ids + off, (int) m,
+                             last ? t->engine->logits : NULL, FALSE, t->cancellable, error))
+        {
+          turn_sync_fed (t);
+          return FALSE;
+        }
+      g_array_append_vals (conv->fed, ids + off, m);
+      t->stats.prefill_done += (int) m;
+      t->t_prefill = g_get_monotonic_time ();
+      if (t->opts->prefill_progress && t->n_prompt - start > slice)
+        t->opts->prefill_progress ((double) (off + m - start) / (t->n_prompt - start),
+                                   "Reading the prompt", t->opts->prefill_progress_data);
+      turn_publish (t);
+    }
+  return TRUE;
+}
+
+static gboolean
+is_stop_id (const Turn *t, gint32 id)
+{
+  const GArray *stops = t->engine->stop_ids;
+  for (guint i = 0; !t->opts->ignore_eos && i < stops->len; i++)
+    if (g_array_index (stops, gint32, i) == id)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+emit (Turn *t, gint32 id, int index)
+{
+  if (t->func && (id >= 0 || t->reasoning_delta->len || t->answer_delta->len))
+    {
+      BurrowToken tok = { id, index, t->reasoning_delta->str, t->answer_delta->str };
+      t->func (&tok, t->user_data);
+    }
+  g_string_truncate (t->reasoning_delta, 0);
+  g_string_truncate (t->answer_delta, 0);
+}
+
+/* Samples, streams and feeds tokens until a stop, the length limit, a cancellation or an
+ * error. FALSE with error on the last two (finish says which). */
+static gboolean
+turn_decode (Turn *t, GError **error)
+{
+  BurrowConversation *conv = t->conv;
+  float *logits = t->engine->logits;
+  int window = t->opts->repetition_window > 0 ? t->opts->repetition_window : 64;
+  for (int i = 0;; i++)
+    {
+      if (g_cancellable_set_error_if_cancelled (t->cancellable, error))
+        return (t->stats.finish = BURROW_FINISH_CANCELLED), FALSE;
+      int n_recent = MIN ((int) t->seq->len, window);
+      gint32 id = bw_sampler_sample (t->sampler, logits,
+                                     (const gint32 *) t->seq->data + t->seq->len - n_recent,
+                                     n_recent);
+      t->t_last = g_get_monotonic_time ();
+      if (is_stop_id (t, id))
+        return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+      g_array_append_val (t->seq, id);
+      t->stats.generated_tokens++;
+      if (t->t_first == 0)
+        t->t_first = t->t_last;
+      g_string_truncate (t->piece, 0);
+      if (!bw_token_stream_push (&t->stream, id, t->piece, error))
+        return (t->stats.finish = BURROW_FINISH_ERROR), FALSE;
+      gboolean stopped = bw_reply_text_push (&t->reply, t->piece->str, t->piece->len,
+                                             t->reasoning_delta, t->answer_delta);
+      emit (t, id, i);
+      turn_publish (t);
+      if (stopped)
+        return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+      if (i + 1 >= t->max_tokens)
+        return (t->stats.finish = BURROW_FINISH_LENGTH), TRUE;
+      if (!bw_model_forward (t->model, conv->state, &id, 1, logits, FALSE, t->cancellable,
+                             error))
+        {
+          t->stats.finish = g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                              ? BURROW_FINISH_CANCELLED : BURROW_FINISH_ERROR;
+          return FALSE;
+        }
+      g_array_append_val (conv->fed, id);
+    }
+}
+
+/* What ends an assistant turn in the ids when the model did not write it all: the stop
+ * token is never fed, and a reply cut short (length, Stop) lacks its closing tags. */
+static void
+close_text (const Turn *t, GString *out)
+{
+  const char *text = t->reply.text->str;
+  switch (t->chat.format)
+    {
+    case BW_CHAT_KIMI_LINEAR:
+      g_string_append (out, "<|im_end|>");
+      return;
+    case BW_CHAT_KIMI_K3:
+      if (strstr (text, "<|close|>message<|sep|>") == NULL)
+        {
+          if (t->chat.thinking && strstr (text, "<|close|>think<|sep|>") == NULL)
+            g_string_append (out, "<|close|>think<|sep|><|open|>response<|sep|>");
+          if (strstr (text, "<|close|>response<|sep|>") == NULL)
+            g_string_append (out, "<|close|>response<|sep|>");
+          g_string_append (out, "<|close|>message<|sep|>");
+        }
+      g_string_append (out, "<|end_of_msg|>");
+      return;
+    case BW_CHAT_GLM:
+      return;   /* the next role tag ends the turn */
+    }
+}
+
+/* Adds the reply as an assistant message and its ids to the conversation's. Nothing is
+ * added when the turn ended before its first token for another reason than a stop. */
+static gboolean
+turn_commit (Turn *t)
+{
+  BurrowConversation *conv = t->conv;
+  if (t->stats.generated_tokens == 0 && t->stats.finish != BURROW_FINISH_STOP)
+    return FALSE;
+  burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
+                                   t->reply.reasoning);
+  g_autoptr (GString) close = g_string_new (NULL);
+  close_text (t, close);
+  g_array_set_size (conv->ids, 0);
+  g_array_append_vals (conv->ids, t->seq->data, t->seq->len);
+  /* The closing specials were checked at load; a tokenizer that cannot encode them only
+   * leaves the turn open, which the next message's tags end anyway. */
+  if (close->len)
+    bw_tokenizer_encode (t->engine->tok, close->str, -1, TRUE, conv->ids, NULL);
+  conv->n_fed = conv->messages->len;
+  return TRUE;
+}
+
+/* Releases held-back text once the reply is over. */
+static void
+turn_flush (Turn *t)
+{
+  if (!t->reply.stopped)
+    {
+      g_string_truncate (t->piece, 0);
+      bw_token_stream_finish (&t->stream, t->piece);
+      bw_reply_text_push (&t->reply, t->piece->str, t->piece->len, t->reasoning_delta,
+                          t->answer_delta);
+      bw_reply_text_finish (&t->reply, t->reasoning_delta, t->answer_delta);
+    }
+  emit (t, -1, t->stats.generated_tokens);
+}
+
+static gboolean
+check_request (BurrowConversation *conv, GError **error)
+{
+  guint n = conv->messages->len;
+  if (n == conv->n_fed
+      || g_array_index (conv->messages, BwMessage, n - 1).role == BURROW_ROLE_ASSISTANT)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "nothing to reply to: add a user message first");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+turn_begin (Turn *t)
+{
+  t->t_start = g_get_monotonic_time ();
+  t->stats.running = TRUE;
+  bw_model_stats (t->model, &t->model0);
+  if (bw_model_expert_store (t->model))
+    bw_expert_store_stats (bw_model_expert_store (t->model), &t->store0);
+  t->max_tokens = t->opts->max_tokens > 0 ? t->opts->max_tokens : 1024;
+  BwSamplerOptions so = { t->opts->temperature, t->opts->top_k, t->opts->top_p,
+                          t->opts->min_p, t->opts->repetition_penalty, t->opts->seed };
+  t->sampler = bw_sampler_new (bw_model_vocab_size (t->model), &so);
+  bw_token_stream_init (&t->stream, t->engine->tok);
+  t->piece = g_string_sized_new (64);
+  t->reasoning_delta = g_string_sized_new (64);
+  t->answer_delta = g_string_sized_new (64);
+  turn_publish (t);
+}
+
+gboolean
+burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
+                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+                              GCancellable *cancellable, GError **error)
+{
+  BurrowGenerateOptions defaults;
+  if (options == NULL)
+    {
+      burrow_generate_options_init (&defaults);
+      options = &defaults;
+    }
+  if (!check_request (conv, error))
+    return FALSE;
+  g_autoptr (GError) local = NULL;
+  Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
+             .opts = options, .func = func, .user_data = user_data,
+             .cancellable = cancellable };
+  turn_begin (&t);
+  gboolean ok = turn_prompt (&t, &local);
+  if (ok)
+    {
+      bw_reply_text_init (&t.reply, &t.chat, options->stop);
+      turn_state (&t);
+      turn_publish (&t);
+      ok = turn_prefill (&t, &local) && turn_decode (&t, &local);
+      if (!ok && t.stats.finish == BURROW_FINISH_NONE)
+        t.stats.finish = g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+                           ? BURROW_FINISH_CANCELLED : BURROW_FINISH_ERROR;
+      turn_flush (&t);
+      gboolean committed = turn_commit (&t);
+      if (conv->state->broken)
+        t.stats.state_restored = bw_conversation_recover_state (conv, &t.stats.restore_seconds);
+      g_autoptr (GError) save_error = NULL;
+      if (committed && !bw_conversation_save_if_attached (conv, &t.stats.save_seconds, NULL,
+                                                          &save_error)
+          && ok)
+        {
+          local = g_steal_pointer (&save_error);
+          ok = FALSE;
+        }
+    }
+  else
+    t.stats.finish = BURROW_FINISH_ERROR;
+  t.stats.running = FALSE;
+  turn_publish (&t);
+  if (stats)
+    *stats = t.stats;
+  turn_clear (&t);
+  if (!ok)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return ok;
+}

@@ -1,0 +1,316 @@
+/* Generation through the public API on a tiny oracle model with a fixture tokenizer:
+ * greedy replies equal a reference decode over the model runtime, streamed text equals the
+ * decoded ids, stop strings cut the reply, max_tokens and stats, multi-turn prefill of the
+ * new suffix only, and reasoning kept apart on K3. */
+#include <string.h>
+
+#include "burrow-engine.h"
+#include "families/model.h"
+#include "run-fixture.h"
+#include "text/chat-template.h"
+#include "text/tokenizer.h"
+
+typedef struct {
+  GArray *ids;
+  GString *reasoning, *answer;
+  int calls_after_end;
+} Collect;
+
+static void
+on_token (const BurrowToken *tok, gpointer data)
+{
+  Collect *c = data;
+  if (tok->id >= 0)
+    {
+      g_assert_cmpint (tok->index, ==, (int) c->ids->len);
+      g_array_append_val (c->ids, tok->id);
+    }
+  else
+    c->calls_after_end++;
+  g_assert_true (g_utf8_validate (tok->answer, -1, NULL));
+  g_string_append (c->reasoning, tok->reasoning);
+  g_string_append (c->answer, tok->answer);
+}
+
+static void
+collect_init (Collect *c)
+{
+  c->ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  c->reasoning = g_string_new (NULL);
+  c->answer = g_string_new (NULL);
+  c->calls_after_end = 0;
+}
+
+static void
+collect_clear (Collect *c)
+{
+  g_array_unref (c->ids);
+  g_string_free (c->reasoning, TRUE);
+  g_string_free (c->answer, TRUE);
+}
+
+static BurrowEngine *
+load (const char *dir)
+{
+  g_autoptr (GError) error = NULL;
+  BurrowEngineOptions o;
+  burrow_engine_options_init (&o);
+  o.threads = 2;
+  BurrowEngine *e = burrow_engine_load (dir, &o, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return e;
+}
+
+/* Greedy reference over the runtime: prefill the rendered prompt, argmax until a stop id
+ * (eos 57 or <|im_end|> 58) or n tokens. */
+static GArray *
+reference_greedy (const char *dir, const char *user, int n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwModel) model = bw_model_load (dir, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open_dir (dir, NULL, &error);
+  g_assert_no_error (error);
+  BwChatOptions chat = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = TRUE };
+  BwChatMessage msg = { BW_CHAT_USER, user, NULL };
+  g_autofree char *text = bw_chat_render (&chat, &msg, 1);
+  g_autoptr (GArray) prompt = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_assert_true (bw_tokenizer_encode (tok, text, -1, TRUE, prompt, &error));
+  g_autoptr (BwState) state = bw_state_new (model);
+  int vocab = bw_model_vocab_size (model);
+  g_autofree float *logits = g_new (float, vocab);
+  g_assert_true (bw_model_forward (model, state, (gint32 *) prompt->data, (int) prompt->len,
+                                   logits, FALSE, NULL, &error));
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (gint32));
+  for (int i = 0; i < n; i++)
+    {
+      gint32 id = 0;
+      for (int v = 1; v < vocab; v++)
+        if (logits[v] > logits[id])
+          id = v;
+      if (id == 57 || id == 58)
+        break;
+      g_array_append_val (out, id);
+      g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
+    }
+  return out;
+}
+
+static char *
+decode (const char *dir, const GArray *ids)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open_dir (dir, NULL, &error);
+  g_assert_no_error (error);
+  BwTokenStream stream;
+  GString *out = g_string_new (NULL);
+  bw_token_stream_init (&stream, tok);
+  for (guint i = 0; i < ids->len; i++)
+    g_assert_true (bw_token_stream_push (&stream, g_array_index (ids, gint32, i), out, &error));
+  bw_token_stream_finish (&stream, out);
+  return g_string_free (out, FALSE);
+}
+
+static gboolean
+reply (BurrowConversation *conv, const BurrowGenerateOptions *o, Collect *c,
+       BurrowTurnStats *st, GError **error)
+{
+  collect_init (c);
+  return burrow_conversation_generate (conv, o, on_token, c, st, NULL, error);
+}
+
+static void
+test_greedy_matches_reference (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_assert_cmpstr (burrow_engine_get_family (engine), ==, "kimi_linear");
+  g_assert_false (burrow_engine_supports_thinking (engine));
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there, the ring", NULL);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 24;
+  o.ignore_eos = FALSE;
+  Collect c;
+  BurrowTurnStats st;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_no_error (error);
+  g_autoptr (GArray) ref = reference_greedy (dir, "hello there, the ring", 24);
+  g_assert_cmpint (c.ids->len, ==, ref->len);
+  g_assert_cmpmem (c.ids->data, c.ids->len * 4, ref->data, ref->len * 4);
+  g_autofree char *text = decode (dir, ref);
+  g_test_message ("greedy reply: %u tokens, \"%s\"", ref->len, text);
+  g_assert_cmpstr (c.answer->str, ==, text);
+  g_assert_cmpint (st.generated_tokens, ==, (int) ref->len);
+  g_assert_cmpint (st.finish, ==, ref->len == 24 ? BURROW_FINISH_LENGTH : BURROW_FINISH_STOP);
+  g_assert_cmpint (st.cached_tokens, ==, 0);
+  g_assert_cmpint (st.prefill_tokens, ==, st.prompt_tokens);
+  g_assert_cmpint (st.prefill_done, ==, st.prompt_tokens);
+  g_assert_false (st.running);
+  g_assert_cmpfloat (st.ttft_seconds, >, 0);
+  g_assert_cmpfloat (st.phase_seconds[0], >, 0);
+  g_assert_cmpuint (st.expert_hits + st.expert_misses, >, 0);
+  BurrowTurnStats shared;
+  burrow_engine_get_turn_stats (engine, &shared);
+  g_assert_cmpint (shared.generated_tokens, ==, st.generated_tokens);
+  g_assert_false (shared.running);
+  /* The reply is the conversation's assistant message. */
+  g_assert_cmpuint (burrow_conversation_get_n_messages (conv), ==, 2);
+  const char *content, *reasoning;
+  g_assert_cmpint (burrow_conversation_get_message (conv, 1, &content, &reasoning), ==,
+                   BURROW_ROLE_ASSISTANT);
+  g_assert_cmpstr (content, ==, text);
+  g_assert_cmpstr (reasoning, ==, "");
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
+static void
+test_stop_string_and_length (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 40;
+  o.ignore_eos = TRUE;
+  o.temperature = 1.0f;
+  o.seed = 5;
+  Collect full, cut;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BurrowConversation) a = burrow_conversation_new (engine);
+  burrow_conversation_add_message (a, BURROW_ROLE_USER, "once upon a time", NULL);
+  BurrowTurnStats st;
+  g_assert_true (reply (a, &o, &full, &st, &error));
+  g_assert_cmpint (st.finish, ==, BURROW_FINISH_LENGTH);
+  g_assert_cmpint (full.ids->len, ==, 40);
+  g_assert_cmpuint (full.answer->len, >=, 12);
+  /* A stop string taken from the middle of the reply, three bytes from its own text. */
+  gsize at = full.answer->len / 2;
+  while (at > 0 && (full.answer->str[at] & 0xc0) == 0x80)
+    at--;
+  g_autofree char *stop = g_strndup (full.answer->str + at, 3);
+  g_test_message ("sampled reply \"%s\", stop \"%s\"", full.answer->str, stop);
+  const char *first = strstr (full.answer->str, stop);
+  const char *stops[] = { "never-seen", stop, NULL };
+  o.stop = stops;
+  g_autoptr (BurrowConversation) b = burrow_conversation_new (engine);
+  burrow_conversation_add_message (b, BURROW_ROLE_USER, "once upon a time", NULL);
+  g_assert_true (reply (b, &o, &cut, &st, &error));
+  g_assert_cmpint (st.finish, ==, BURROW_FINISH_STOP);
+  g_assert_cmpint ((int) cut.answer->len, ==, (int) (first - full.answer->str));
+  g_assert_true (strncmp (cut.answer->str, full.answer->str, cut.answer->len) == 0);
+  g_assert_cmpuint (cut.ids->len, <=, full.ids->len);
+  g_assert_cmpmem (cut.ids->data, cut.ids->len * 4, full.ids->data, cut.ids->len * 4);
+  collect_clear (&full);
+  collect_clear (&cut);
+  run_fixture_remove (dir);
+}
+
+/* The second turn prefills only what the state lacks, and its reply equals that of a fresh
+ * conversation holding the same messages and ids (cold prefill). */
+static void
+test_multi_turn_suffix (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 10;
+  o.ignore_eos = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_SYSTEM, "be brief", NULL);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hi", NULL);
+  Collect c1, c2;
+  BurrowTurnStats s1, s2;
+  g_assert_true (reply (conv, &o, &c1, &s1, &error));
+  int after1 = burrow_conversation_get_n_tokens (conv);
+  g_assert_cmpint (after1, >, s1.prompt_tokens + 10);  /* prompt, reply, <|im_end|> */
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "and then?", NULL);
+  g_assert_true (reply (conv, &o, &c2, &s2, &error));
+  /* Cached: the prompt and all reply tokens but the last (sampled, never fed). */
+  g_assert_cmpint (s2.cached_tokens, ==, s1.prompt_tokens + 9);
+  g_assert_cmpint (s2.prefill_tokens, ==, s2.prompt_tokens - s2.cached_tokens);
+  g_assert_cmpint (s2.prompt_tokens, >, after1);
+  g_assert_cmpuint (burrow_conversation_get_n_messages (conv), ==, 5);
+  collect_clear (&c1);
+  collect_clear (&c2);
+  run_fixture_remove (dir);
+}
+
+static void
+test_bad_requests (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (burrow_conversation_generate (conv, NULL, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT);
+  g_clear_error (&error);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "x", NULL);
+  burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, "y", NULL);
+  g_assert_false (burrow_conversation_generate (conv, NULL, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT);
+  g_clear_error (&error);
+  /* Text the tokenizer cannot encode (no capital letters in the fixture vocabulary). */
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "Capital", NULL);
+  g_assert_false (burrow_conversation_generate (conv, NULL, NULL, NULL, NULL, NULL, &error));
+  g_assert_nonnull (error);
+  g_assert_cmpuint (burrow_conversation_get_n_messages (conv), ==, 3);
+  run_fixture_remove (dir);
+}
+
+/* K3 with thinking: the reply's reasoning and answer are split as the tags say. A random
+ * model writes no tags, so all of it is reasoning and the answer is empty. */
+static void
+test_k3_reasoning (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_k3");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_assert_true (burrow_engine_supports_thinking (engine));
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 12;
+  o.ignore_eos = TRUE;
+  o.thinking = TRUE;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "What is 2+2?", NULL);
+  Collect c;
+  BurrowTurnStats st;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_no_error (error);
+  const char *content, *reasoning;
+  burrow_conversation_get_message (conv, 1, &content, &reasoning);
+  g_assert_cmpstr (c.reasoning->str, ==, reasoning);
+  g_assert_cmpstr (c.answer->str, ==, content);
+  g_autofree char *text = decode (dir, c.ids);
+  if (strstr (text, "<|close|>think<|sep|>") == NULL)
+    {
+      g_assert_cmpstr (content, ==, "");
+      g_assert_cmpstr (reasoning, ==, text);
+    }
+  /* The next turn continues after the closing tags the reply lacked. */
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "And 3+3?", NULL);
+  collect_clear (&c);
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_cmpint (st.cached_tokens, >, 0);
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/generate/greedy-matches-reference", test_greedy_matches_reference);
+  g_test_add_func ("/generate/stop-string-and-length", test_stop_string_and_length);
+  g_test_add_func ("/generate/multi-turn-suffix", test_multi_turn_suffix);
+  g_test_add_func ("/generate/bad-requests", test_bad_requests);
+  g_test_add_func ("/generate/k3-reasoning", test_k3_reasoning);
+  return g_test_run ();
+}
