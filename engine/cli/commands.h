@@ -12,3 +12,4 @@ int bw_cli_run_main (int argc, char **argv);
 int bw_cli_bench_main (int argc, char **argv);
 int bw_cli_tokenize_main (int argc, char **argv);
 int bw_cli_synth_main (int argc, char **argv);
+int bw_cli_chat_main (int argc, char **argv);

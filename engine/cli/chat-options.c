@@ -1,0 +1,178 @@
+/* Options shared by chat and serve (see chat-options.h). */
+#include "chat-options.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void
+bw_cli_add_engine_entries (GOptionContext *ctx, BwCliEngineArgs *a)
+{
+  const GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir, "Checkpoint folder", "DIR" },
+    { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a->tokenizer,
+      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
+      "FILE" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads, "Compute threads (all CPUs)", "N" },
+    { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a->dense_bits,
+      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" },
+    { "max-batch", 0, 0, G_OPTION_ARG_INT, &a->max_batch,
+      "Prefill tokens per forward chunk (64)", "N" },
+    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
+      "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" },
+    { NULL }
+  };
+  g_option_context_add_main_entries (ctx, entries, NULL);
+}
+
+void
+bw_cli_sampling_args_init (BwCliSamplingArgs *a)
+{
+  memset (a, 0, sizeof *a);
+  a->temperature = 0.7;
+  a->top_p = 0.95;
+  a->repeat_penalty = 1.0;
+  a->repeat_window = 64;
+  a->seed = -1;
+  a->max_tokens = 1024;
+}
+
+void
+bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
+{
+  const GOptionEntry entries[] = {
+    { "temperature", 0, 0, G_OPTION_ARG_DOUBLE, &a->temperature,
+      "Sampling temperature; 0 is greedy (0.7)", "T" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &a->top_k, "Keep the K most likely tokens (0: off)",
+      "K" },
+    { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &a->top_p,
+      "Keep the most likely tokens up to this probability mass (0.95; 1: off)", "P" },
+    { "min-p", 0, 0, G_OPTION_ARG_DOUBLE, &a->min_p,
+      "Drop tokens less likely than P times the top one (0: off)", "P" },
+    { "repeat-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &a->repeat_penalty,
+      "Penalty on recently seen tokens (1: off)", "R" },
+    { "repeat-window", 0, 0, G_OPTION_ARG_INT, &a->repeat_window,
+      "How many recent tokens the penalty looks at (64)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &a->seed, "Sampling seed (default: random)", "N" },
+    { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a->max_tokens, "Reply length limit (1024)",
+      "N" },
+    { "stop", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->stop,
+      "End the reply before this text (repeatable)", "TEXT" },
+    { "thinking", 0, 0, G_OPTION_ARG_NONE, &a->thinking,
+      "Let the model reason before answering (K3, GLM)", NULL },
+    { "effort", 0, 0, G_OPTION_ARG_STRING, &a->effort,
+      "K3 thinking effort: low, medium, high or max", "LEVEL" },
+    { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a->ignore_eos,
+      "Keep generating past the end of the turn (benchmarks)", NULL },
+    { NULL }
+  };
+  g_option_context_add_main_entries (ctx, entries, NULL);
+}
+
+void
+bw_cli_engine_args_clear (BwCliEngineArgs *a)
+{
+  g_free (a->model_dir);
+  g_free (a->tokenizer);
+  g_free (a->ram_budget);
+  memset (a, 0, sizeof *a);
+}
+
+void
+bw_cli_sampling_args_clear (BwCliSamplingArgs *a)
+{
+  g_strfreev (a->stop);
+  g_free (a->effort);
+  memset (a, 0, sizeof *a);
+}
+
+gboolean
+bw_cli_parse_size (const char *text, guint64 *out, GError **error)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  guint64 mul = 1;
+  if (end && *end)
+    {
+      const char *units = "KMGT";
+      const char *u = strchr (units, g_ascii_toupper (*end));
+      mul = u && *end ? 1ull << (10 * (u - units + 1)) : 0;
+      if (mul && end[1] && g_ascii_strcasecmp (end + 1, "B") && g_ascii_strcasecmp (end + 1, "iB"))
+        mul = 0;
+    }
+  if (end == text || mul == 0 || !(v >= 0) || v * (double) mul > 1e18)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", text);
+      return FALSE;
+    }
+  *out = (guint64) (v * (double) mul);
+  return TRUE;
+}
+
+static void
+on_load_progress (double fraction, const char *phase, gpointer user_data)
+{
+  fprintf (stderr, "\r\033[K%3.0f%% %s", fraction * 100.0, phase);
+  if (fraction >= 1.0)
+    fputs ("\r\033[K", stderr);
+  fflush (stderr);
+}
+
+BurrowEngine *
+bw_cli_load_engine (const BwCliEngineArgs *a, GError **error)
+{
+  if (a->model_dir == NULL)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "--model DIR is required");
+      return NULL;
+    }
+  BurrowEngineOptions o;
+  burrow_engine_options_init (&o);
+  o.threads = a->threads;
+  o.dense_bits = a->dense_bits;
+  o.max_batch = a->max_batch;
+  o.tokenizer = a->tokenizer;
+  if (a->ram_budget && !bw_cli_parse_size (a->ram_budget, &o.ram_budget, error))
+    return NULL;
+  return burrow_engine_load (a->model_dir, &o, isatty (2) ? on_load_progress : NULL, NULL,
+                             NULL, error);
+}
+
+static gboolean
+bad_value (GError **error, const char *what)
+{
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s", what);
+  return FALSE;
+}
+
+gboolean
+bw_cli_generate_options (const BwCliSamplingArgs *a, BurrowGenerateOptions *o, GError **error)
+{
+  if (!(a->temperature >= 0 && a->temperature <= 100))
+    return bad_value (error, "--temperature must be between 0 and 100");
+  if (!(a->top_p >= 0 && a->top_p <= 1) || !(a->min_p >= 0 && a->min_p <= 1))
+    return bad_value (error, "--top-p and --min-p must be between 0 and 1");
+  if (a->top_k < 0 || a->max_tokens <= 0 || a->repeat_window < 0)
+    return bad_value (error, "--top-k and --repeat-window must be >= 0, --max-tokens > 0");
+  if (!(a->repeat_penalty > 0 && a->repeat_penalty <= 10))
+    return bad_value (error, "--repeat-penalty must be in (0, 10]");
+  if (a->effort && !g_strv_contains ((const char *const[]) { "low", "medium", "high", "max",
+                                                             NULL }, a->effort))
+    return bad_value (error, "--effort must be low, medium, high or max");
+  burrow_generate_options_init (o);
+  o->temperature = (float) a->temperature;
+  o->top_k = a->top_k;
+  o->top_p = (float) a->top_p;
+  o->min_p = (float) a->min_p;
+  o->repetition_penalty = (float) a->repeat_penalty;
+  o->repetition_window = a->repeat_window;
+  o->seed = a->seed >= 0 ? (guint64) a->seed : g_random_int () | ((guint64) g_random_int () << 32);
+  o->max_tokens = a->max_tokens;
+  o->stop = (const char *const *) a->stop;
+  o->thinking = a->thinking || a->effort != NULL;
+  o->thinking_effort = a->effort;
+  o->ignore_eos = a->ignore_eos;
+  return TRUE;
+}
