@@ -1,0 +1,776 @@
+/* Conversations in SQLite. The main context does the writes, each one small and without
+ * fsync (WAL with synchronous=NORMAL survives any crash of the app; only a power cut may
+ * lose the last changes, never the database's consistency). The WAL is folded back into
+ * the database by a passive checkpoint on a thread of its own, so the fsyncs that costs
+ * never land on the main loop. */
+#include "burrow-config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "burrow-chat-store.h"
+
+#define SCHEMA_VERSION 1
+/* Pages in the WAL before a background checkpoint starts. */
+#define CHECKPOINT_PAGES 256
+
+struct _BurrowChatStore {
+  GObject parent_instance;
+
+  char *path;
+  char *sessions_dir;
+  sqlite3 *db;
+  GPtrArray *chats;          /* BurrowChat, most recently updated first */
+  gint64 last_time;
+  gboolean checkpointing;
+  gboolean checkpoint_again;
+};
+
+static void list_model_iface_init (GListModelInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowChatStore, burrow_chat_store, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, list_model_iface_init))
+
+G_DEFINE_QUARK (burrow-chat-store-error-quark, burrow_chat_store_error)
+
+static const char schema_sql[] =
+  "CREATE TABLE IF NOT EXISTS chats ("
+  "  id INTEGER PRIMARY KEY,"
+  "  title TEXT NOT NULL DEFAULT '',"
+  "  created INTEGER NOT NULL,"
+  "  updated INTEGER NOT NULL,"
+  "  model_dir TEXT NOT NULL DEFAULT '',"
+  "  system_prompt TEXT NOT NULL DEFAULT '',"
+  "  temperature REAL NOT NULL DEFAULT 0,"
+  "  top_p REAL NOT NULL DEFAULT 1,"
+  "  top_k INTEGER NOT NULL DEFAULT 0,"
+  "  session_path TEXT NOT NULL DEFAULT '',"
+  "  trashed INTEGER NOT NULL DEFAULT 0);"
+  "CREATE TABLE IF NOT EXISTS messages ("
+  "  id INTEGER PRIMARY KEY,"
+  "  chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+  "  position INTEGER NOT NULL,"
+  "  role INTEGER NOT NULL,"
+  "  content TEXT NOT NULL,"
+  "  reasoning TEXT NOT NULL DEFAULT '',"
+  "  n_tokens INTEGER NOT NULL DEFAULT 0,"
+  "  tokens_per_second REAL NOT NULL DEFAULT 0,"
+  "  ttft REAL NOT NULL DEFAULT 0,"
+  "  finish INTEGER NOT NULL DEFAULT 0,"
+  "  UNIQUE (chat_id, position));";
+
+static gboolean
+fail (BurrowChatStore  *self,
+      const char       *what,
+      GError          **error)
+{
+  g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
+               "%s: %s: %s", self->path, what, sqlite3_errmsg (self->db));
+  return FALSE;
+}
+
+static gboolean
+exec (BurrowChatStore  *self,
+      const char       *sql,
+      GError          **error)
+{
+  if (sqlite3_exec (self->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return fail (self, sql, error);
+  return TRUE;
+}
+
+static sqlite3_stmt *
+prepare (BurrowChatStore  *self,
+         const char       *sql,
+         GError          **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    {
+      fail (self, sql, error);
+      return NULL;
+    }
+  return stmt;
+}
+
+/* Steps a statement that returns no rows and finalizes it. */
+static gboolean
+run (BurrowChatStore  *self,
+     sqlite3_stmt     *stmt,
+     GError          **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  if (rc != SQLITE_DONE)
+    {
+      g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
+                   "%s: %s: %s", self->path, sqlite3_sql (stmt), sqlite3_errmsg (self->db));
+      sqlite3_finalize (stmt);
+      return FALSE;
+    }
+  sqlite3_finalize (stmt);
+  return TRUE;
+}
+
+static const char *
+column_text (sqlite3_stmt *stmt,
+             int           col)
+{
+  const unsigned char *text = sqlite3_column_text (stmt, col);
+
+  return text != NULL ? (const char *) text : "";
+}
+
+static gint64
+next_time (BurrowChatStore *self)
+{
+  self->last_time = MAX (g_get_real_time (), self->last_time + 1);
+  return self->last_time;
+}
+
+/* ---- the checkpoint thread ---- */
+
+static void
+checkpoint_thread (GTask        *task,
+                   gpointer      source,
+                   gpointer      task_data,
+                   GCancellable *cancellable)
+{
+  const char *path = task_data;
+  sqlite3 *db = NULL;
+
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    {
+      sqlite3_busy_timeout (db, 1000);
+      sqlite3_wal_checkpoint_v2 (db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
+  sqlite3_close (db);
+  g_task_return_boolean (task, TRUE);
+}
+
+static void start_checkpoint (BurrowChatStore *self);
+
+static void
+on_checkpoint_done (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  BurrowChatStore *self = BURROW_CHAT_STORE (source);
+
+  self->checkpointing = FALSE;
+  if (self->checkpoint_again && self->db != NULL)
+    start_checkpoint (self);
+}
+
+static void
+start_checkpoint (BurrowChatStore *self)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (self->checkpointing)
+    {
+      self->checkpoint_again = TRUE;
+      return;
+    }
+  self->checkpointing = TRUE;
+  self->checkpoint_again = FALSE;
+
+  task = g_task_new (self, NULL, on_checkpoint_done, NULL);
+  g_task_set_source_tag (task, start_checkpoint);
+  g_task_set_task_data (task, g_strdup (self->path), g_free);
+  g_task_run_in_thread (task, checkpoint_thread);
+}
+
+static int
+on_wal_commit (void       *user_data,
+               sqlite3    *db,
+               const char *name,
+               int         n_pages)
+{
+  if (n_pages >= CHECKPOINT_PAGES)
+    start_checkpoint (user_data);
+  return SQLITE_OK;
+}
+
+/* ---- GListModel ---- */
+
+static GType
+list_get_item_type (GListModel *model)
+{
+  return BURROW_TYPE_CHAT;
+}
+
+static guint
+list_get_n_items (GListModel *model)
+{
+  return BURROW_CHAT_STORE (model)->chats->len;
+}
+
+static gpointer
+list_get_item (GListModel *model,
+               guint       position)
+{
+  BurrowChatStore *self = BURROW_CHAT_STORE (model);
+
+  if (position >= self->chats->len)
+    return NULL;
+  return g_object_ref (g_ptr_array_index (self->chats, position));
+}
+
+static void
+list_model_iface_init (GListModelInterface *iface)
+{
+  iface->get_item_type = list_get_item_type;
+  iface->get_n_items = list_get_n_items;
+  iface->get_item = list_get_item;
+}
+
+/* Where @chat belongs in the list (most recently updated first). */
+static guint
+sorted_position (BurrowChatStore *self,
+                 BurrowChat      *chat)
+{
+  guint i = 0;
+
+  while (i < self->chats->len &&
+         burrow_chat_get_updated (g_ptr_array_index (self->chats, i)) > burrow_chat_get_updated (chat))
+    i++;
+  return i;
+}
+
+static void
+list_insert (BurrowChatStore *self,
+             BurrowChat      *chat)
+{
+  guint pos = sorted_position (self, chat);
+
+  g_ptr_array_insert (self->chats, (int) pos, g_object_ref (chat));
+  g_list_model_items_changed (G_LIST_MODEL (self), pos, 0, 1);
+}
+
+static void
+list_remove (BurrowChatStore *self,
+             BurrowChat      *chat)
+{
+  guint pos;
+
+  if (g_ptr_array_find (self->chats, chat, &pos))
+    {
+      g_ptr_array_remove_index (self->chats, pos);
+      g_list_model_items_changed (G_LIST_MODEL (self), pos, 1, 0);
+    }
+}
+
+/* ---- opening ---- */
+
+static BurrowChat *
+chat_from_row (sqlite3_stmt *stmt)
+{
+  BurrowChat *chat = _burrow_chat_new (sqlite3_column_int64 (stmt, 0),
+                                       sqlite3_column_int64 (stmt, 2),
+                                       sqlite3_column_int64 (stmt, 3),
+                                       column_text (stmt, 9));
+  BurrowSampling sampling = {
+    sqlite3_column_double (stmt, 6),
+    sqlite3_column_double (stmt, 7),
+    (guint) MAX (0, sqlite3_column_int (stmt, 8)),
+  };
+
+  burrow_chat_set_title (chat, column_text (stmt, 1));
+  burrow_chat_set_model_dir (chat, column_text (stmt, 4));
+  burrow_chat_set_system_prompt (chat, column_text (stmt, 5));
+  burrow_chat_set_sampling (chat, &sampling);
+  return chat;
+}
+
+static gboolean
+load_chats (BurrowChatStore  *self,
+            GError          **error)
+{
+  sqlite3_stmt *stmt = prepare (self,
+                                "SELECT id, title, created, updated, model_dir, system_prompt,"
+                                " temperature, top_p, top_k, session_path FROM chats"
+                                " WHERE trashed = 0 ORDER BY updated DESC, id DESC", error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      BurrowChat *chat = chat_from_row (stmt);
+
+      self->last_time = MAX (self->last_time, burrow_chat_get_updated (chat));
+      g_ptr_array_add (self->chats, chat);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return fail (self, "reading conversations", error);
+  return TRUE;
+}
+
+static gboolean
+setup_schema (BurrowChatStore  *self,
+              GError          **error)
+{
+  sqlite3_stmt *stmt;
+  int version = 0;
+
+  if (!exec (self, "PRAGMA journal_mode=WAL", error) ||
+      !exec (self, "PRAGMA synchronous=NORMAL", error) ||
+      !exec (self, "PRAGMA foreign_keys=ON", error) ||
+      !exec (self, "PRAGMA wal_autocheckpoint=0", error))
+    return FALSE;
+
+  stmt = prepare (self, "PRAGMA user_version", error);
+  if (stmt == NULL)
+    return FALSE;
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    version = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+
+  if (version > SCHEMA_VERSION)
+    {
+      g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_VERSION,
+                   "%s: written by a newer version of Burrow (format %d)", self->path, version);
+      return FALSE;
+    }
+
+  return exec (self, "BEGIN IMMEDIATE", error) &&
+         (exec (self, schema_sql, error) &&
+          exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
+          exec (self, "COMMIT", error));
+}
+
+char *
+burrow_chat_store_default_path (void)
+{
+  return g_build_filename (g_get_user_data_dir (), "burrow", "chats.db", NULL);
+}
+
+BurrowChatStore *
+burrow_chat_store_new (const char  *path,
+                       GError     **error)
+{
+  g_autoptr(BurrowChatStore) self = g_object_new (BURROW_TYPE_CHAT_STORE, NULL);
+  g_autofree char *dir = NULL;
+
+  self->path = path != NULL ? g_strdup (path) : burrow_chat_store_default_path ();
+  dir = g_path_get_dirname (self->path);
+  self->sessions_dir = g_build_filename (dir, "sessions", NULL);
+
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "%s: %s", dir, g_strerror (saved));
+      return NULL;
+    }
+
+  if (sqlite3_open_v2 (self->path, &self->db,
+                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+    {
+      fail (self, "opening", error);
+      return NULL;
+    }
+  sqlite3_extended_result_codes (self->db, 1);
+  sqlite3_busy_timeout (self->db, 2000);
+
+  if (!setup_schema (self, error))
+    {
+      exec (self, "ROLLBACK", NULL);
+      return NULL;
+    }
+  sqlite3_wal_hook (self->db, on_wal_commit, self);
+
+  /* The trash of a run that ended before its undo toast did. */
+  if (!burrow_chat_store_empty_trash (self, error) || !load_chats (self, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+static void
+burrow_chat_store_finalize (GObject *object)
+{
+  BurrowChatStore *self = BURROW_CHAT_STORE (object);
+
+  /* The last connection to close folds the WAL back into the database. */
+  if (self->db != NULL)
+    sqlite3_close (self->db);
+  g_ptr_array_unref (self->chats);
+  g_free (self->path);
+  g_free (self->sessions_dir);
+
+  G_OBJECT_CLASS (burrow_chat_store_parent_class)->finalize (object);
+}
+
+static void
+burrow_chat_store_class_init (BurrowChatStoreClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = burrow_chat_store_finalize;
+}
+
+static void
+burrow_chat_store_init (BurrowChatStore *self)
+{
+  self->chats = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+const char *
+burrow_chat_store_get_path (BurrowChatStore *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), NULL);
+  return self->path;
+}
+
+/* ---- conversations ---- */
+
+BurrowChat *
+burrow_chat_store_create_chat (BurrowChatStore      *self,
+                               const char           *model_dir,
+                               const char           *system_prompt,
+                               const BurrowSampling *sampling,
+                               GError              **error)
+{
+  g_autoptr(BurrowChat) chat = NULL;
+  g_autofree char *session = NULL;
+  g_autofree char *name = NULL;
+  sqlite3_stmt *stmt;
+  gint64 now = next_time (self);
+  gint64 id;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), NULL);
+  g_return_val_if_fail (sampling != NULL, NULL);
+
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return NULL;
+  stmt = prepare (self,
+                  "INSERT INTO chats (created, updated, model_dir, system_prompt,"
+                  " temperature, top_p, top_k) VALUES (?, ?, ?, ?, ?, ?, ?)", error);
+  if (stmt == NULL)
+    goto rollback;
+  sqlite3_bind_int64 (stmt, 1, now);
+  sqlite3_bind_int64 (stmt, 2, now);
+  sqlite3_bind_text (stmt, 3, model_dir != NULL ? model_dir : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, 4, system_prompt != NULL ? system_prompt : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double (stmt, 5, sampling->temperature);
+  sqlite3_bind_double (stmt, 6, sampling->top_p);
+  sqlite3_bind_int (stmt, 7, (int) sampling->top_k);
+  if (!run (self, stmt, error))
+    goto rollback;
+  id = sqlite3_last_insert_rowid (self->db);
+
+  /* The session file's name comes from the id, so it is set in a second statement. */
+  name = g_strdup_printf ("chat-%" G_GINT64_FORMAT ".session", id);
+  session = g_build_filename (self->sessions_dir, name, NULL);
+  stmt = prepare (self, "UPDATE chats SET session_path = ? WHERE id = ?", error);
+  if (stmt == NULL)
+    goto rollback;
+  sqlite3_bind_text (stmt, 1, session, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64 (stmt, 2, id);
+  if (!run (self, stmt, error) || !exec (self, "COMMIT", error))
+    goto rollback;
+  g_mkdir_with_parents (self->sessions_dir, 0700);
+
+  chat = _burrow_chat_new (id, now, now, session);
+  burrow_chat_set_model_dir (chat, model_dir);
+  burrow_chat_set_system_prompt (chat, system_prompt);
+  burrow_chat_set_sampling (chat, sampling);
+  list_insert (self, chat);
+
+  return chat;
+
+rollback:
+  exec (self, "ROLLBACK", NULL);
+  return NULL;
+}
+
+BurrowChat *
+burrow_chat_store_find_chat (BurrowChatStore *self,
+                             gint64           id)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), NULL);
+
+  for (guint i = 0; i < self->chats->len; i++)
+    if (burrow_chat_get_id (g_ptr_array_index (self->chats, i)) == id)
+      return g_ptr_array_index (self->chats, i);
+  return NULL;
+}
+
+gboolean
+burrow_chat_store_save_chat (BurrowChatStore  *self,
+                             BurrowChat       *chat,
+                             GError          **error)
+{
+  BurrowSampling sampling;
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+
+  stmt = prepare (self,
+                  "UPDATE chats SET title = ?, model_dir = ?, system_prompt = ?,"
+                  " temperature = ?, top_p = ?, top_k = ? WHERE id = ?", error);
+  if (stmt == NULL)
+    return FALSE;
+  burrow_chat_get_sampling (chat, &sampling);
+  sqlite3_bind_text (stmt, 1, burrow_chat_get_title (chat), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, 2, burrow_chat_get_model_dir (chat), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, 3, burrow_chat_get_system_prompt (chat), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double (stmt, 4, sampling.temperature);
+  sqlite3_bind_double (stmt, 5, sampling.top_p);
+  sqlite3_bind_int (stmt, 6, (int) sampling.top_k);
+  sqlite3_bind_int64 (stmt, 7, burrow_chat_get_id (chat));
+  return run (self, stmt, error);
+}
+
+static gboolean
+set_trashed (BurrowChatStore  *self,
+             BurrowChat       *chat,
+             gboolean          trashed,
+             GError          **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE chats SET trashed = ? WHERE id = ?", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int (stmt, 1, trashed);
+  sqlite3_bind_int64 (stmt, 2, burrow_chat_get_id (chat));
+  return run (self, stmt, error);
+}
+
+gboolean
+burrow_chat_store_trash_chat (BurrowChatStore  *self,
+                              BurrowChat       *chat,
+                              GError          **error)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+
+  if (!set_trashed (self, chat, TRUE, error))
+    return FALSE;
+  list_remove (self, chat);
+  return TRUE;
+}
+
+gboolean
+burrow_chat_store_restore_chat (BurrowChatStore  *self,
+                                BurrowChat       *chat,
+                                GError          **error)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+
+  if (g_ptr_array_find (self->chats, chat, NULL))
+    return TRUE;
+  if (!set_trashed (self, chat, FALSE, error))
+    return FALSE;
+  list_insert (self, chat);
+  return TRUE;
+}
+
+gboolean
+burrow_chat_store_empty_trash (BurrowChatStore  *self,
+                               GError          **error)
+{
+  g_autoptr(GPtrArray) sessions = g_ptr_array_new_with_free_func (g_free);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+
+  stmt = prepare (self, "SELECT session_path FROM chats WHERE trashed = 1", error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (sessions, g_strdup (column_text (stmt, 0)));
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return fail (self, "reading the trash", error);
+
+  if (sessions->len == 0)
+    return TRUE;
+  if (!exec (self, "DELETE FROM chats WHERE trashed = 1", error))
+    return FALSE;
+
+  /* After the rows are gone: a session file without a row is only wasted space. */
+  for (guint i = 0; i < sessions->len; i++)
+    {
+      const char *session = g_ptr_array_index (sessions, i);
+
+      if (session[0] != '\0')
+        g_unlink (session);
+    }
+  return TRUE;
+}
+
+/* ---- messages ---- */
+
+GPtrArray *
+burrow_chat_store_load_messages (BurrowChatStore  *self,
+                                 BurrowChat       *chat,
+                                 GError          **error)
+{
+  g_autoptr(GPtrArray) messages = g_ptr_array_new_with_free_func (g_object_unref);
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), NULL);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), NULL);
+
+  stmt = prepare (self,
+                  "SELECT id, role, content, reasoning, n_tokens, tokens_per_second, ttft, finish"
+                  " FROM messages WHERE chat_id = ? ORDER BY position", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      BurrowChatMessage *message = burrow_chat_message_new (sqlite3_column_int (stmt, 1),
+                                                            column_text (stmt, 2));
+      BurrowReplyStats stats = {
+        sqlite3_column_int (stmt, 4),
+        sqlite3_column_double (stmt, 5),
+        sqlite3_column_double (stmt, 6),
+        sqlite3_column_int (stmt, 7),
+      };
+
+      _burrow_chat_message_set_id (message, sqlite3_column_int64 (stmt, 0));
+      burrow_chat_message_set_reasoning (message, column_text (stmt, 3));
+      burrow_chat_message_set_stats (message, &stats);
+      g_ptr_array_add (messages, message);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      fail (self, "reading messages", error);
+      return NULL;
+    }
+
+  return g_steal_pointer (&messages);
+}
+
+static void
+bind_message (sqlite3_stmt      *stmt,
+              int                first,
+              BurrowChatMessage *message)
+{
+  BurrowReplyStats stats;
+
+  burrow_chat_message_get_stats (message, &stats);
+  sqlite3_bind_text (stmt, first, burrow_chat_message_get_content (message), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, first + 1, burrow_chat_message_get_reasoning (message), -1,
+                     SQLITE_TRANSIENT);
+  sqlite3_bind_int (stmt, first + 2, stats.n_tokens);
+  sqlite3_bind_double (stmt, first + 3, stats.tokens_per_second);
+  sqlite3_bind_double (stmt, first + 4, stats.ttft_seconds);
+  sqlite3_bind_int (stmt, first + 5, (int) stats.finish);
+}
+
+static gboolean
+touch_chat (BurrowChatStore  *self,
+            BurrowChat       *chat,
+            GError          **error)
+{
+  gint64 now = next_time (self);
+  sqlite3_stmt *stmt = prepare (self, "UPDATE chats SET updated = ? WHERE id = ?", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, now);
+  sqlite3_bind_int64 (stmt, 2, burrow_chat_get_id (chat));
+  if (!run (self, stmt, error))
+    return FALSE;
+
+  _burrow_chat_set_updated (chat, now);
+  if (g_ptr_array_find (self->chats, chat, NULL))
+    {
+      g_object_ref (chat);
+      list_remove (self, chat);
+      list_insert (self, chat);
+      g_object_unref (chat);
+    }
+  return TRUE;
+}
+
+gboolean
+burrow_chat_store_add_message (BurrowChatStore    *self,
+                               BurrowChat         *chat,
+                               BurrowChatMessage  *message,
+                               GError            **error)
+{
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
+
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+
+  stmt = prepare (self,
+                  "INSERT INTO messages (chat_id, position, role, content, reasoning, n_tokens,"
+                  " tokens_per_second, ttft, finish) VALUES (?1,"
+                  " (SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE chat_id = ?1),"
+                  " ?2, ?3, ?4, ?5, ?6, ?7, ?8)", error);
+  if (stmt == NULL)
+    goto rollback;
+  sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
+  sqlite3_bind_int (stmt, 2, (int) burrow_chat_message_get_role (message));
+  bind_message (stmt, 3, message);
+  if (!run (self, stmt, error))
+    goto rollback;
+  _burrow_chat_message_set_id (message, sqlite3_last_insert_rowid (self->db));
+
+  if (!touch_chat (self, chat, error) || !exec (self, "COMMIT", error))
+    goto rollback;
+  return TRUE;
+
+rollback:
+  exec (self, "ROLLBACK", NULL);
+  _burrow_chat_message_set_id (message, 0);
+  return FALSE;
+}
+
+gboolean
+burrow_chat_store_update_message (BurrowChatStore    *self,
+                                  BurrowChatMessage  *message,
+                                  GError            **error)
+{
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
+  g_return_val_if_fail (burrow_chat_message_get_id (message) > 0, FALSE);
+
+  stmt = prepare (self,
+                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
+                  " tokens_per_second = ?, ttft = ?, finish = ? WHERE id = ?", error);
+  if (stmt == NULL)
+    return FALSE;
+  bind_message (stmt, 1, message);
+  sqlite3_bind_int64 (stmt, 7, burrow_chat_message_get_id (message));
+  return run (self, stmt, error);
+}
+
+gboolean
+burrow_chat_store_truncate (BurrowChatStore  *self,
+                            BurrowChat       *chat,
+                            guint             n_keep,
+                            GError          **error)
+{
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+
+  stmt = prepare (self, "DELETE FROM messages WHERE chat_id = ? AND position >= ?", error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
+  sqlite3_bind_int64 (stmt, 2, n_keep);
+  return run (self, stmt, error);
+}

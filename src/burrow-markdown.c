@@ -1,0 +1,558 @@
+/* md4c calls back for every block, span and run of text; this file turns those calls into
+ * markup strings. Prose accumulates into one TEXT block until a code block, a table or a
+ * rule interrupts it, so a whole run of paragraphs is one selectable label. */
+#include "burrow-config.h"
+
+#include <md4c.h>
+#include <string.h>
+
+#include "burrow-markdown.h"
+
+#define MAX_LIST_DEPTH 16
+
+typedef struct {
+  gboolean ordered;
+  guint next;
+} List;
+
+typedef struct {
+  GPtrArray *blocks;
+  GString *text;          /* the TEXT block being built */
+  GString *code;          /* non-NULL inside a code block */
+  char *code_language;
+  GString *cell;          /* non-NULL inside a table cell */
+  BurrowMarkdownBlock *table;
+  gboolean cell_is_header;
+  List lists[MAX_LIST_DEPTH];
+  int depth;              /* lists open */
+  int quote_depth;
+  gboolean item_fresh;    /* an item marker was written and nothing followed it yet */
+} Ctx;
+
+static void
+block_free (gpointer data)
+{
+  BurrowMarkdownBlock *block = data;
+
+  g_free (block->text);
+  g_free (block->language);
+  g_clear_pointer (&block->cells, g_ptr_array_unref);
+  g_free (block->column_xalign);
+  g_free (block);
+}
+
+static BurrowMarkdownBlock *
+add_block (Ctx                *ctx,
+           BurrowMarkdownKind  kind)
+{
+  BurrowMarkdownBlock *block = g_new0 (BurrowMarkdownBlock, 1);
+
+  block->kind = kind;
+  g_ptr_array_add (ctx->blocks, block);
+  return block;
+}
+
+static void
+flush_text (Ctx *ctx)
+{
+  if (ctx->text->len == 0)
+    return;
+  add_block (ctx, BURROW_MARKDOWN_TEXT)->text = g_strdup (ctx->text->str);
+  g_string_truncate (ctx->text, 0);
+}
+
+/* Where inline content goes now. */
+static GString *
+target (Ctx *ctx)
+{
+  if (ctx->code != NULL)
+    return ctx->code;
+  if (ctx->cell != NULL)
+    return ctx->cell;
+  return ctx->text;
+}
+
+static char *
+attribute_string (const MD_ATTRIBUTE *attr)
+{
+  return g_strndup (attr->text, attr->size);
+}
+
+static void
+append_escaped (GString    *out,
+                const char *text,
+                gsize       size)
+{
+  g_autofree char *escaped = g_markup_escape_text (text, (gssize) size);
+
+  g_string_append (out, escaped);
+}
+
+/* Named entities Pango's markup parser does not know, and the common ones models write. */
+static const struct {
+  const char *name;
+  const char *utf8;
+} entities[] = {
+  { "&nbsp;", "\302\240" }, { "&copy;", "©" }, { "&reg;", "®" }, { "&trade;", "™" },
+  { "&mdash;", "—" }, { "&ndash;", "–" }, { "&hellip;", "…" }, { "&times;", "×" },
+  { "&rarr;", "→" }, { "&larr;", "←" }, { "&deg;", "°" }, { "&euro;", "€" },
+  { "&amp;", "&" }, { "&lt;", "<" }, { "&gt;", ">" }, { "&quot;", "\"" }, { "&apos;", "'" },
+};
+
+static void
+append_entity (GString    *out,
+               const char *text,
+               gsize       size,
+               gboolean    markup)
+{
+  g_autofree char *entity = g_strndup (text, size);
+  gunichar c = 0;
+
+  if (size > 3 && entity[1] == '#')
+    {
+      gboolean hex = entity[2] == 'x' || entity[2] == 'X';
+
+      c = (gunichar) g_ascii_strtoull (entity + (hex ? 3 : 2), NULL, hex ? 16 : 10);
+      if (c == 0 || !g_unichar_validate (c))
+        c = 0xFFFD;
+      if (markup && (c == '<' || c == '>' || c == '&'))
+        {
+          char ascii = (char) c;
+
+          append_escaped (out, &ascii, 1);
+        }
+      else
+        g_string_append_unichar (out, c);
+      return;
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (entities); i++)
+    if (g_str_equal (entity, entities[i].name))
+      {
+        if (markup)
+          append_escaped (out, entities[i].utf8, strlen (entities[i].utf8));
+        else
+          g_string_append (out, entities[i].utf8);
+        return;
+      }
+
+  if (markup)
+    append_escaped (out, text, size);
+  else
+    g_string_append_len (out, text, (gssize) size);
+}
+
+static void
+paragraph_break (Ctx *ctx)
+{
+  if (ctx->text->len == 0 || ctx->item_fresh)
+    return;
+  g_string_append (ctx->text, ctx->depth > 0 ? "\n" : "\n\n");
+  /* A later paragraph of a list item lines up with the item's text. */
+  for (int i = 0; i < ctx->depth; i++)
+    g_string_append (ctx->text, "    ");
+}
+
+static void
+list_item (Ctx                      *ctx,
+           const MD_BLOCK_LI_DETAIL *detail)
+{
+  List *list = &ctx->lists[CLAMP (ctx->depth, 1, MAX_LIST_DEPTH) - 1];
+
+  if (ctx->text->len > 0 && ctx->text->str[ctx->text->len - 1] != '\n')
+    g_string_append_c (ctx->text, '\n');
+  for (int i = 1; i < ctx->depth; i++)
+    g_string_append (ctx->text, "    ");
+
+  if (list->ordered)
+    g_string_append_printf (ctx->text, "%u. ", list->next++);
+  else
+    g_string_append (ctx->text, ctx->depth % 2 == 1 ? "•  " : "◦  ");
+  if (detail->is_task)
+    g_string_append (ctx->text, detail->task_mark == ' ' ? "☐ " : "☑ ");
+  ctx->item_fresh = TRUE;
+}
+
+static const char *
+heading_open (unsigned level)
+{
+  switch (level)
+    {
+    case 1:
+      return "<span weight=\"bold\" size=\"x-large\">";
+    case 2:
+      return "<span weight=\"bold\" size=\"large\">";
+    default:
+      return "<span weight=\"bold\">";
+    }
+}
+
+static float
+align_to_x (MD_ALIGN align)
+{
+  switch (align)
+    {
+    case MD_ALIGN_CENTER:
+      return 0.5f;
+    case MD_ALIGN_RIGHT:
+      return 1.0f;
+    case MD_ALIGN_DEFAULT:
+    case MD_ALIGN_LEFT:
+    default:
+      return 0.0f;
+    }
+}
+
+static int
+enter_block (MD_BLOCKTYPE  type,
+             void         *detail,
+             void         *user_data)
+{
+  Ctx *ctx = user_data;
+
+  switch (type)
+    {
+    case MD_BLOCK_QUOTE:
+      ctx->quote_depth++;
+      break;
+    case MD_BLOCK_UL:
+    case MD_BLOCK_OL:
+      if (ctx->depth == 0)
+        paragraph_break (ctx);
+      if (ctx->depth < MAX_LIST_DEPTH)
+        {
+          List *list = &ctx->lists[ctx->depth];
+
+          list->ordered = type == MD_BLOCK_OL;
+          list->next = list->ordered ? ((MD_BLOCK_OL_DETAIL *) detail)->start : 0;
+        }
+      ctx->depth++;
+      break;
+    case MD_BLOCK_LI:
+      list_item (ctx, detail);
+      break;
+    case MD_BLOCK_H:
+      paragraph_break (ctx);
+      g_string_append (ctx->text, heading_open (((MD_BLOCK_H_DETAIL *) detail)->level));
+      break;
+    case MD_BLOCK_P:
+      paragraph_break (ctx);
+      if (ctx->quote_depth > 0)
+        g_string_append (ctx->text, "<span style=\"italic\" alpha=\"70%\">▍ ");
+      break;
+    case MD_BLOCK_CODE:
+      flush_text (ctx);
+      ctx->code = g_string_new (NULL);
+      ctx->code_language = attribute_string (&((MD_BLOCK_CODE_DETAIL *) detail)->lang);
+      break;
+    case MD_BLOCK_HR:
+      flush_text (ctx);
+      add_block (ctx, BURROW_MARKDOWN_RULE);
+      break;
+    case MD_BLOCK_TABLE:
+      flush_text (ctx);
+      ctx->table = add_block (ctx, BURROW_MARKDOWN_TABLE);
+      ctx->table->n_columns = MAX (1u, ((MD_BLOCK_TABLE_DETAIL *) detail)->col_count);
+      ctx->table->cells = g_ptr_array_new_with_free_func (g_free);
+      ctx->table->column_xalign = g_new0 (float, ctx->table->n_columns);
+      break;
+    case MD_BLOCK_TH:
+    case MD_BLOCK_TD:
+      if (ctx->table != NULL)
+        {
+          guint column = ctx->table->cells->len % ctx->table->n_columns;
+
+          ctx->table->column_xalign[column] = align_to_x (((MD_BLOCK_TD_DETAIL *) detail)->align);
+          ctx->cell = g_string_new (NULL);
+          ctx->cell_is_header = type == MD_BLOCK_TH;
+        }
+      break;
+    case MD_BLOCK_DOC:
+    case MD_BLOCK_HTML:
+    case MD_BLOCK_THEAD:
+    case MD_BLOCK_TBODY:
+    case MD_BLOCK_TR:
+    default:
+      break;
+    }
+  return 0;
+}
+
+static int
+leave_block (MD_BLOCKTYPE  type,
+             void         *detail,
+             void         *user_data)
+{
+  Ctx *ctx = user_data;
+
+  switch (type)
+    {
+    case MD_BLOCK_QUOTE:
+      ctx->quote_depth--;
+      break;
+    case MD_BLOCK_UL:
+    case MD_BLOCK_OL:
+      ctx->depth--;
+      break;
+    case MD_BLOCK_LI:
+      ctx->item_fresh = FALSE;
+      break;
+    case MD_BLOCK_H:
+      g_string_append (ctx->text, "</span>");
+      break;
+    case MD_BLOCK_P:
+      if (ctx->quote_depth > 0)
+        g_string_append (ctx->text, "</span>");
+      break;
+    case MD_BLOCK_CODE:
+      if (ctx->code != NULL)
+        {
+          BurrowMarkdownBlock *block = add_block (ctx, BURROW_MARKDOWN_CODE);
+
+          if (ctx->code->len > 0 && ctx->code->str[ctx->code->len - 1] == '\n')
+            g_string_truncate (ctx->code, ctx->code->len - 1);
+          block->text = g_string_free (g_steal_pointer (&ctx->code), FALSE);
+          block->language = g_steal_pointer (&ctx->code_language);
+        }
+      break;
+    case MD_BLOCK_TABLE:
+      if (ctx->table != NULL)
+        {
+          /* Short rows are padded so the grid is always full. */
+          while (ctx->table->cells->len % ctx->table->n_columns != 0)
+            g_ptr_array_add (ctx->table->cells, g_strdup (""));
+          ctx->table = NULL;
+        }
+      break;
+    case MD_BLOCK_TH:
+    case MD_BLOCK_TD:
+      if (ctx->cell != NULL)
+        {
+          char *cell = g_string_free (g_steal_pointer (&ctx->cell), FALSE);
+
+          if (ctx->cell_is_header)
+            {
+              char *bold = g_strconcat ("<b>", cell, "</b>", NULL);
+
+              g_free (cell);
+              cell = bold;
+            }
+          g_ptr_array_add (ctx->table->cells, cell);
+        }
+      break;
+    case MD_BLOCK_DOC:
+    case MD_BLOCK_HR:
+    case MD_BLOCK_HTML:
+    case MD_BLOCK_THEAD:
+    case MD_BLOCK_TBODY:
+    case MD_BLOCK_TR:
+    default:
+      break;
+    }
+  return 0;
+}
+
+static void
+open_link (Ctx                     *ctx,
+           const MD_SPAN_A_DETAIL  *detail)
+{
+  g_autoptr(GString) href = g_string_new (NULL);
+
+  for (unsigned i = 0; i < detail->href.size;)
+    {
+      /* Runs of the attribute: plain text and entities, as md4c split them. */
+      unsigned k = 0;
+      unsigned end;
+
+      while (detail->href.substr_offsets[k + 1] <= i)
+        k++;
+      end = detail->href.substr_offsets[k + 1];
+      if (detail->href.substr_types[k] == MD_TEXT_ENTITY)
+        append_entity (href, detail->href.text + i, end - i, FALSE);
+      else
+        g_string_append_len (href, detail->href.text + i, end - i);
+      i = end;
+    }
+
+  g_string_append (target (ctx), "<a href=\"");
+  append_escaped (target (ctx), href->str, href->len);
+  g_string_append (target (ctx), "\">");
+}
+
+static int
+enter_span (MD_SPANTYPE  type,
+            void        *detail,
+            void        *user_data)
+{
+  Ctx *ctx = user_data;
+  GString *out = target (ctx);
+
+  ctx->item_fresh = FALSE;
+  switch (type)
+    {
+    case MD_SPAN_EM:
+      g_string_append (out, "<i>");
+      break;
+    case MD_SPAN_STRONG:
+      g_string_append (out, "<b>");
+      break;
+    case MD_SPAN_A:
+      open_link (ctx, detail);
+      break;
+    case MD_SPAN_CODE:
+    case MD_SPAN_LATEXMATH:
+    case MD_SPAN_LATEXMATH_DISPLAY:
+      g_string_append (out, "<tt>");
+      break;
+    case MD_SPAN_DEL:
+      g_string_append (out, "<s>");
+      break;
+    case MD_SPAN_U:
+      g_string_append (out, "<u>");
+      break;
+    case MD_SPAN_IMG:
+    case MD_SPAN_WIKILINK:
+    default:
+      break;
+    }
+  return 0;
+}
+
+static int
+leave_span (MD_SPANTYPE  type,
+            void        *detail,
+            void        *user_data)
+{
+  GString *out = target (user_data);
+
+  switch (type)
+    {
+    case MD_SPAN_EM:
+      g_string_append (out, "</i>");
+      break;
+    case MD_SPAN_STRONG:
+      g_string_append (out, "</b>");
+      break;
+    case MD_SPAN_A:
+      g_string_append (out, "</a>");
+      break;
+    case MD_SPAN_CODE:
+    case MD_SPAN_LATEXMATH:
+    case MD_SPAN_LATEXMATH_DISPLAY:
+      g_string_append (out, "</tt>");
+      break;
+    case MD_SPAN_DEL:
+      g_string_append (out, "</s>");
+      break;
+    case MD_SPAN_U:
+      g_string_append (out, "</u>");
+      break;
+    case MD_SPAN_IMG:
+    case MD_SPAN_WIKILINK:
+    default:
+      break;
+    }
+  return 0;
+}
+
+static int
+on_text (MD_TEXTTYPE     type,
+         const MD_CHAR  *text,
+         MD_SIZE         size,
+         void           *user_data)
+{
+  Ctx *ctx = user_data;
+  GString *out = target (ctx);
+
+  ctx->item_fresh = FALSE;
+  if (ctx->code != NULL)
+    {
+      /* Code is shown as written, never as markup. */
+      if (type == MD_TEXT_NULLCHAR)
+        g_string_append (out, "\357\277\275");
+      else
+        g_string_append_len (out, text, (gssize) size);
+      return 0;
+    }
+
+  switch (type)
+    {
+    case MD_TEXT_NULLCHAR:
+      g_string_append (out, "\357\277\275");
+      break;
+    case MD_TEXT_BR:
+    case MD_TEXT_SOFTBR:
+      /* Models break lines where they mean them; a table cell stays on one line. */
+      g_string_append_c (out, ctx->cell != NULL ? ' ' : '\n');
+      for (int i = 0; ctx->cell == NULL && i < ctx->depth; i++)
+        g_string_append (out, "    ");
+      break;
+    case MD_TEXT_ENTITY:
+      append_entity (out, text, size, TRUE);
+      break;
+    case MD_TEXT_NORMAL:
+    case MD_TEXT_CODE:
+    case MD_TEXT_HTML:
+    case MD_TEXT_LATEXMATH:
+    default:
+      append_escaped (out, text, size);
+      break;
+    }
+  return 0;
+}
+
+GPtrArray *
+burrow_markdown_parse (const char *text)
+{
+  MD_PARSER parser = {
+    .flags = MD_DIALECT_GITHUB | MD_FLAG_NOHTML,
+    .enter_block = enter_block,
+    .leave_block = leave_block,
+    .enter_span = enter_span,
+    .leave_span = leave_span,
+    .text = on_text,
+  };
+  Ctx ctx = { 0 };
+
+  g_return_val_if_fail (text != NULL, NULL);
+
+  ctx.blocks = g_ptr_array_new_with_free_func (block_free);
+  ctx.text = g_string_new (NULL);
+
+  if (md_parse (text, (MD_SIZE) strlen (text), &parser, &ctx) != 0)
+    {
+      /* Out of memory inside md4c: show the text as it is. */
+      g_ptr_array_set_size (ctx.blocks, 0);
+      g_string_truncate (ctx.text, 0);
+      append_escaped (ctx.text, text, strlen (text));
+    }
+  flush_text (&ctx);
+
+  /* md4c closes every block it opens; these only matter if it stopped early. */
+  if (ctx.code != NULL)
+    g_string_free (ctx.code, TRUE);
+  if (ctx.cell != NULL)
+    g_string_free (ctx.cell, TRUE);
+  g_free (ctx.code_language);
+  g_string_free (ctx.text, TRUE);
+
+  return ctx.blocks;
+}
+
+gboolean
+burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
+                             const BurrowMarkdownBlock *b)
+{
+  if (a->kind != b->kind || g_strcmp0 (a->text, b->text) != 0 ||
+      g_strcmp0 (a->language, b->language) != 0 || a->n_columns != b->n_columns)
+    return FALSE;
+  if (a->kind != BURROW_MARKDOWN_TABLE)
+    return TRUE;
+  if (a->cells->len != b->cells->len ||
+      memcmp (a->column_xalign, b->column_xalign, a->n_columns * sizeof (float)) != 0)
+    return FALSE;
+  for (guint i = 0; i < a->cells->len; i++)
+    if (g_strcmp0 (a->cells->pdata[i], b->cells->pdata[i]) != 0)
+      return FALSE;
+  return TRUE;
+}

@@ -1,0 +1,34 @@
+/* Markdown (GitHub dialect, parsed by md4c) as the blocks a message row shows: runs of
+ * prose as Pango markup for one label, code blocks as plain text for a monospace view with
+ * a copy button, tables as grids of markup cells, and rules. No GTK: tests compare the
+ * markup directly. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  BURROW_MARKDOWN_TEXT,    /* markup: paragraphs, headings, lists, quotes */
+  BURROW_MARKDOWN_CODE,    /* text: the code as written; language: the fence's first word */
+  BURROW_MARKDOWN_TABLE,   /* cells: markup, row-major, n_columns wide; row 0 is the header */
+  BURROW_MARKDOWN_RULE,
+} BurrowMarkdownKind;
+
+typedef struct {
+  BurrowMarkdownKind kind;
+  char *text;              /* TEXT: Pango markup; CODE: plain text; otherwise NULL */
+  char *language;          /* CODE only, "" when none */
+  guint n_columns;         /* TABLE only */
+  GPtrArray *cells;        /* TABLE only: char * markup */
+  float *column_xalign;    /* TABLE only: [n_columns], 0 left, 0.5 centre, 1 right */
+} BurrowMarkdownBlock;
+
+/* Parses @text (UTF-8, may be incomplete while a reply streams in). Never fails: what is
+ * not Markdown is shown as written. Returns a GPtrArray of BurrowMarkdownBlock. */
+GPtrArray *burrow_markdown_parse (const char *text);
+
+gboolean burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
+                                      const BurrowMarkdownBlock *b);
+
+G_END_DECLS

@@ -1,0 +1,445 @@
+/* BurrowChatStore: what it lists and in which order, what survives reopening, delete with
+ * undo, regenerate's truncation, and crash safety: a writer process killed with SIGKILL at
+ * random moments loses nothing it had committed and leaves a consistent database. */
+#include "burrow-config.h"
+
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sqlite3.h>
+
+#include "burrow-chat-store.h"
+
+static const BurrowSampling sampling = { 0.7, 0.95, 40 };
+
+static char *
+temp_db (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("burrow-store-XXXXXX", NULL);
+
+  g_assert_nonnull (dir);
+  return g_build_filename (dir, "sub", "chats.db", NULL);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileEnumerator) children =
+    g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                               G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  GFileInfo *info;
+
+  while (children != NULL && (info = g_file_enumerator_next_file (children, NULL, NULL)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, g_file_info_get_name (info), NULL);
+
+      remove_tree (child);
+      g_object_unref (info);
+    }
+  g_remove (path);
+}
+
+/* Removes the temporary folder around a database made by temp_db. */
+static void
+remove_db (const char *db)
+{
+  g_autofree char *sub = g_path_get_dirname (db);
+  g_autofree char *top = g_path_get_dirname (sub);
+
+  remove_tree (top);
+}
+
+static BurrowChat *
+item (BurrowChatStore *store,
+      guint            i)
+{
+  g_autoptr(BurrowChat) chat = g_list_model_get_item (G_LIST_MODEL (store), i);
+
+  g_assert_nonnull (chat);
+  return chat;   /* the store keeps it alive */
+}
+
+static void
+add (BurrowChatStore *store,
+     BurrowChat      *chat,
+     BurrowRole       role,
+     const char      *text)
+{
+  g_autoptr(BurrowChatMessage) message = burrow_chat_message_new (role, text);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (burrow_chat_store_add_message (store, chat, message, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (burrow_chat_message_get_id (message), >, 0);
+}
+
+static void
+on_items_changed (GListModel *model,
+                  guint       position,
+                  guint       removed,
+                  guint       added,
+                  gpointer    user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+static void
+test_order_and_reopen (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  g_autoptr(GPtrArray) messages = NULL;
+  BurrowChat *a, *b;
+  BurrowReplyStats stats = { 12, 34.5, 0.25, BURROW_FINISH_STOP }, got;
+  BurrowSampling s;
+  guint changes = 0;
+  gint64 a_id, b_id;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 0);
+  g_signal_connect (store, "items-changed", G_CALLBACK (on_items_changed), &changes);
+
+  a = burrow_chat_store_create_chat (store, "/models/a", "Be brief.", &sampling, &error);
+  g_assert_no_error (error);
+  b = burrow_chat_store_create_chat (store, "/models/b", "", &sampling, &error);
+  g_assert_no_error (error);
+  a_id = burrow_chat_get_id (a);
+  b_id = burrow_chat_get_id (b);
+  g_assert_cmpint (a_id, !=, b_id);
+  g_assert_cmpuint (changes, ==, 2);
+
+  /* Newest first; a message moves its conversation to the top. */
+  g_assert_true (item (store, 0) == b);
+  add (store, a, BURROW_ROLE_USER, "Hello *there*");
+  g_assert_true (item (store, 0) == a);
+  g_assert_true (item (store, 1) == b);
+
+  {
+    g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "Hi");
+
+    burrow_chat_message_set_reasoning (reply, "They greeted me.");
+    burrow_chat_message_set_stats (reply, &stats);
+    g_assert_true (burrow_chat_store_add_message (store, a, reply, &error));
+    burrow_chat_message_set_content (reply, "Hi! How can I help?");
+    g_assert_true (burrow_chat_store_update_message (store, reply, &error));
+    g_assert_no_error (error);
+  }
+
+  burrow_chat_set_title (b, "Rust questions");
+  g_assert_true (burrow_chat_store_save_chat (store, b, &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpstr (burrow_chat_get_session_path (a), !=, burrow_chat_get_session_path (b));
+  g_assert_true (g_str_has_suffix (burrow_chat_get_session_path (a), ".session"));
+  g_clear_object (&store);
+
+  /* Everything comes back from disk in the same order. */
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 2);
+  a = item (store, 0);
+  b = item (store, 1);
+  g_assert_cmpint (burrow_chat_get_id (a), ==, a_id);
+  g_assert_cmpint (burrow_chat_get_id (b), ==, b_id);
+  g_assert_true (burrow_chat_store_find_chat (store, b_id) == b);
+  g_assert_null (burrow_chat_store_find_chat (store, 9999));
+  g_assert_cmpstr (burrow_chat_get_title (b), ==, "Rust questions");
+  g_assert_cmpstr (burrow_chat_get_title (a), ==, "");
+  g_assert_cmpstr (burrow_chat_get_model_dir (a), ==, "/models/a");
+  g_assert_cmpstr (burrow_chat_get_system_prompt (a), ==, "Be brief.");
+  burrow_chat_get_sampling (a, &s);
+  g_assert_cmpfloat (s.temperature, ==, 0.7);
+  g_assert_cmpfloat (s.top_p, ==, 0.95);
+  g_assert_cmpuint (s.top_k, ==, 40);
+
+  messages = burrow_chat_store_load_messages (store, a, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (messages->len, ==, 2);
+  g_assert_cmpint (burrow_chat_message_get_role (messages->pdata[0]), ==, BURROW_ROLE_USER);
+  g_assert_cmpstr (burrow_chat_message_get_content (messages->pdata[0]), ==, "Hello *there*");
+  g_assert_cmpint (burrow_chat_message_get_role (messages->pdata[1]), ==, BURROW_ROLE_ASSISTANT);
+  g_assert_cmpstr (burrow_chat_message_get_content (messages->pdata[1]), ==, "Hi! How can I help?");
+  g_assert_cmpstr (burrow_chat_message_get_reasoning (messages->pdata[1]), ==, "They greeted me.");
+  burrow_chat_message_get_stats (messages->pdata[1], &got);
+  g_assert_cmpint (got.n_tokens, ==, 12);
+  g_assert_cmpfloat (got.tokens_per_second, ==, 34.5);
+  g_assert_cmpfloat (got.ttft_seconds, ==, 0.25);
+  g_assert_cmpint (got.finish, ==, BURROW_FINISH_STOP);
+
+  g_clear_object (&store);
+  remove_db (path);
+}
+
+static void
+test_trash_and_truncate (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  g_autoptr(GPtrArray) messages = NULL;
+  g_autofree char *session = NULL;
+  BurrowChat *keep, *gone;
+
+  g_assert_no_error (error);
+  keep = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  gone = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  g_object_ref (gone);
+  for (int i = 0; i < 5; i++)
+    add (store, keep, i % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, i % 2 ? "reply" : "ask");
+  add (store, gone, BURROW_ROLE_USER, "to be deleted");
+
+  /* The engine writes session files; stand in for it. */
+  session = g_strdup (burrow_chat_get_session_path (gone));
+  g_assert_true (g_file_set_contents (session, "state", -1, NULL));
+
+  /* Trash and undo. */
+  g_assert_true (burrow_chat_store_trash_chat (store, gone, &error));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+  g_assert_true (burrow_chat_store_restore_chat (store, gone, &error));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 2);
+  g_assert_true (item (store, 0) == gone);
+  g_assert_no_error (error);
+
+  /* Trash, and the app ends before the undo toast does: the next open empties it. */
+  g_assert_true (burrow_chat_store_trash_chat (store, gone, &error));
+  g_clear_object (&store);
+  g_assert_true (g_file_test (session, G_FILE_TEST_EXISTS));
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+  g_assert_false (g_file_test (session, G_FILE_TEST_EXISTS));
+  g_object_unref (gone);
+
+  /* Regenerate: keep the first four messages, then add a new reply at position 4. */
+  keep = item (store, 0);
+  g_assert_true (burrow_chat_store_truncate (store, keep, 4, &error));
+  add (store, keep, BURROW_ROLE_ASSISTANT, "a better reply");
+  messages = burrow_chat_store_load_messages (store, keep, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (messages->len, ==, 5);
+  g_assert_cmpstr (burrow_chat_message_get_content (messages->pdata[3]), ==, "reply");
+  g_assert_cmpstr (burrow_chat_message_get_content (messages->pdata[4]), ==, "a better reply");
+
+  g_clear_object (&store);
+  remove_db (path);
+}
+
+static void
+test_newer_version (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  sqlite3 *db;
+
+  g_assert_no_error (error);
+  g_clear_object (&store);
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version=99", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+
+  store = burrow_chat_store_new (path, &error);
+  g_assert_null (store);
+  g_assert_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_VERSION);
+  g_assert_nonnull (strstr (error->message, path));
+  remove_db (path);
+}
+
+static void
+test_title_from_text (void)
+{
+  struct { const char *text; guint max; const char *title; } cases[] = {
+    { "Hello", 40, "Hello" },
+    { "\n\n  What   is\ta KDA layer?\nMore here", 40, "What is a KDA layer?" },
+    { "Explain the expert store and its cache policy in detail", 24, "Explain the expert…" },
+    { "Ünïcödé wörds everywhere", 10, "Ünïcödé…" },
+    { "", 40, "" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *title = burrow_chat_title_from_text (cases[i].text, cases[i].max);
+
+      g_assert_cmpstr (title, ==, cases[i].title);
+    }
+}
+
+/* ---- crash safety ---- */
+
+/* The content of message @i of the writer's round @round: lengths from 1 byte to 96 KB so
+ * that a kill often lands while SQLite is writing pages. */
+static char *
+expected_content (int round,
+                  int i)
+{
+  gsize len = 1 + (gsize) ((i * 7919 + round * 104729) % 98304);
+  char *text = g_malloc (len + 1);
+
+  for (gsize k = 0; k < len; k++)
+    text[k] = "abcdefghijklmnopqrstuvwxyz 0123456789\n"[(k + (gsize) i + (gsize) round) % 38];
+  text[len] = '\0';
+  return text;
+}
+
+/* The child: one new conversation per round, messages appended as fast as it can; after
+ * each commit returns it reports "<chat id> <index>" on stdout. Never returns. */
+G_NORETURN static void
+run_writer (const char *path,
+            int         round)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  BurrowChat *chat;
+
+  if (store == NULL)
+    g_error ("writer: %s", error->message);
+  chat = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  if (chat == NULL)
+    g_error ("writer: %s", error->message);
+
+  for (int i = 0;; i++)
+    {
+      g_autofree char *text = expected_content (round, i);
+      g_autoptr(BurrowChatMessage) message =
+        burrow_chat_message_new (i % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, text);
+
+      if (!burrow_chat_store_add_message (store, chat, message, &error))
+        g_error ("writer: %s", error->message);
+      if (i % 7 == 3)
+        {
+          g_autofree char *title = g_strdup_printf ("round %d after %d", round, i);
+
+          burrow_chat_set_title (chat, title);
+          if (!burrow_chat_store_save_chat (store, chat, &error))
+            g_error ("writer: %s", error->message);
+        }
+      printf ("%" G_GINT64_FORMAT " %d\n", burrow_chat_get_id (chat), i);
+      fflush (stdout);
+      /* Let the checkpoint thread run now and then, so kills land inside it too. */
+      while (i % 13 == 0 && g_main_context_iteration (NULL, FALSE))
+        ;
+    }
+}
+
+static void
+check_integrity (const char *path)
+{
+  sqlite3 *db;
+  sqlite3_stmt *stmt;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "PRAGMA integrity_check", -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  g_assert_cmpstr ((const char *) sqlite3_column_text (stmt, 0), ==, "ok");
+  sqlite3_finalize (stmt);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "PRAGMA foreign_key_check", -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+}
+
+static void
+test_killed_mid_write (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261130);
+  /* Per round: the chat id and the last index the writer reported as committed. */
+  gint64 chat_ids[8];
+  int committed[8];
+  const int n_rounds = G_N_ELEMENTS (committed);
+
+  g_assert_nonnull (self);
+  for (int round = 0; round < n_rounds; round++)
+    {
+      g_autofree char *round_str = g_strdup_printf ("%d", round);
+      const char *argv[] = { self, "--writer", path, round_str, NULL };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GSubprocess) child =
+        g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+      g_autoptr(GDataInputStream) out = NULL;
+      int stop_after = g_rand_int_range (rand, 5, 60);
+      char *line;
+
+      g_assert_no_error (error);
+      out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (child));
+      committed[round] = -1;
+      chat_ids[round] = 0;
+
+      /* Read reports until the chosen count, then kill at a random moment after it. */
+      while (committed[round] < stop_after &&
+             (line = g_data_input_stream_read_line (out, NULL, NULL, NULL)) != NULL)
+        {
+          g_assert_cmpint (sscanf (line, "%" G_GINT64_FORMAT " %d", &chat_ids[round],
+                                   &committed[round]), ==, 2);
+          g_free (line);
+        }
+      g_usleep (g_rand_int_range (rand, 0, 20000));
+      g_subprocess_send_signal (child, SIGKILL);
+      g_subprocess_wait (child, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_false (g_subprocess_get_if_exited (child));
+
+      /* Reports already in the pipe were committed too. */
+      while ((line = g_data_input_stream_read_line (out, NULL, NULL, NULL)) != NULL)
+        {
+          g_assert_cmpint (sscanf (line, "%" G_GINT64_FORMAT " %d", &chat_ids[round],
+                                   &committed[round]), ==, 2);
+          g_free (line);
+        }
+      g_test_message ("round %d: killed after %d commits", round, committed[round] + 1);
+      g_assert_cmpint (committed[round], >=, stop_after);
+    }
+
+  check_integrity (path);
+
+  /* Reopened by the app's own code: every reported message is there, intact, in order;
+   * at most one more (committed just before the kill, not yet reported) follows it. */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_rounds);
+    for (int round = 0; round < n_rounds; round++)
+      {
+        BurrowChat *chat = burrow_chat_store_find_chat (store, chat_ids[round]);
+        g_autoptr(GPtrArray) messages = NULL;
+
+        g_assert_nonnull (chat);
+        messages = burrow_chat_store_load_messages (store, chat, &error);
+        g_assert_no_error (error);
+        g_assert_cmpuint (messages->len, >=, (guint) committed[round] + 1);
+        g_assert_cmpuint (messages->len, <=, (guint) committed[round] + 2);
+        for (guint i = 0; i < messages->len; i++)
+          {
+            g_autofree char *want = expected_content (round, (int) i);
+
+            g_assert_cmpstr (burrow_chat_message_get_content (messages->pdata[i]), ==, want);
+          }
+      }
+  }
+  check_integrity (path);
+
+  remove_db (path);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  if (argc == 4 && g_str_equal (argv[1], "--writer"))
+    run_writer (argv[2], atoi (argv[3]));
+
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/chat-store/order-and-reopen", test_order_and_reopen);
+  g_test_add_func ("/chat-store/trash-and-truncate", test_trash_and_truncate);
+  g_test_add_func ("/chat-store/newer-version", test_newer_version);
+  g_test_add_func ("/chat-store/title-from-text", test_title_from_text);
+  g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
+
+  return g_test_run ();
+}

@@ -1,0 +1,169 @@
+/* Markdown to blocks: the markup each construct becomes, what breaks a run of prose into
+ * separate blocks, escaping, and half-written replies as they stream in. */
+#include "burrow-config.h"
+
+#include <pango/pango.h>
+
+#include "burrow-markdown.h"
+
+/* GtkLabel takes <a href> on top of Pango's markup; Pango alone does not know it. */
+static void
+assert_valid_markup (const char *markup)
+{
+  g_autoptr(GRegex) link = g_regex_new ("</?a( href=\"[^\"]*\")?>", 0, 0, NULL);
+  g_autofree char *pango = g_regex_replace_literal (link, markup, -1, 0, "", 0, NULL);
+  g_autoptr(GError) error = NULL;
+
+  pango_parse_markup (pango, -1, 0, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+}
+
+static GPtrArray *
+parse (const char *text)
+{
+  GPtrArray *blocks = burrow_markdown_parse (text);
+
+  /* Every piece of markup must be something Pango accepts. */
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const BurrowMarkdownBlock *block = blocks->pdata[i];
+
+      if (block->kind == BURROW_MARKDOWN_TEXT)
+        assert_valid_markup (block->text);
+      for (guint c = 0; block->cells != NULL && c < block->cells->len; c++)
+        assert_valid_markup (block->cells->pdata[c]);
+    }
+  return blocks;
+}
+
+static const BurrowMarkdownBlock *
+block (GPtrArray          *blocks,
+       guint               i,
+       BurrowMarkdownKind  kind)
+{
+  const BurrowMarkdownBlock *b;
+
+  g_assert_cmpuint (i, <, blocks->len);
+  b = blocks->pdata[i];
+  g_assert_cmpint (b->kind, ==, kind);
+  return b;
+}
+
+static void
+assert_single_text (const char *markdown,
+                    const char *markup)
+{
+  g_autoptr(GPtrArray) blocks = parse (markdown);
+
+  g_assert_cmpuint (blocks->len, ==, 1);
+  g_assert_cmpstr (block (blocks, 0, BURROW_MARKDOWN_TEXT)->text, ==, markup);
+}
+
+static void
+test_inline (void)
+{
+  assert_single_text ("plain", "plain");
+  assert_single_text ("*em* and **strong** and ~~gone~~",
+                      "<i>em</i> and <b>strong</b> and <s>gone</s>");
+  assert_single_text ("use `a < b && c`", "use <tt>a &lt; b &amp;&amp; c</tt>");
+  assert_single_text ("[GNOME](https://gnome.org/?a=1&b=2)",
+                      "<a href=\"https://gnome.org/?a=1&amp;b=2\">GNOME</a>");
+  assert_single_text ("see https://example.com now",
+                      "see <a href=\"https://example.com\">https://example.com</a> now");
+  /* HTML is shown, not interpreted; entities become characters. */
+  assert_single_text ("<b>not bold</b> &copy; &#x41; &amp;",
+                      "&lt;b&gt;not bold&lt;/b&gt; © A &amp;");
+  assert_single_text ("line one\nline two", "line one\nline two");
+}
+
+static void
+test_blocks_of_prose (void)
+{
+  assert_single_text ("# Title\n\nFirst paragraph.\n\n## Sub\n\nSecond.",
+                      "<span weight=\"bold\" size=\"x-large\">Title</span>\n\n"
+                      "First paragraph.\n\n"
+                      "<span weight=\"bold\" size=\"large\">Sub</span>\n\nSecond.");
+  assert_single_text ("Items:\n\n- one\n- two\n  - nested\n- [x] done\n",
+                      "Items:\n\n•  one\n•  two\n    ◦  nested\n•  ☑ done");
+  assert_single_text ("3. three\n4. four", "3. three\n4. four");
+  assert_single_text ("> quoted *text*",
+                      "<span style=\"italic\" alpha=\"70%\">▍ quoted <i>text</i></span>");
+}
+
+static void
+test_code_blocks (void)
+{
+  g_autoptr(GPtrArray) blocks =
+    parse ("Run this:\n\n```sh\nmeson setup build && echo '<ok>'\n```\n\nThen that.");
+  const BurrowMarkdownBlock *code;
+
+  g_assert_cmpuint (blocks->len, ==, 3);
+  g_assert_cmpstr (block (blocks, 0, BURROW_MARKDOWN_TEXT)->text, ==, "Run this:");
+  code = block (blocks, 1, BURROW_MARKDOWN_CODE);
+  /* Code is text, not markup: nothing is escaped. */
+  g_assert_cmpstr (code->text, ==, "meson setup build && echo '<ok>'");
+  g_assert_cmpstr (code->language, ==, "sh");
+  g_assert_cmpstr (block (blocks, 2, BURROW_MARKDOWN_TEXT)->text, ==, "Then that.");
+}
+
+static void
+test_table_and_rule (void)
+{
+  g_autoptr(GPtrArray) blocks =
+    parse ("| Format | Bits |\n|:--|--:|\n| **FP8** | 8 |\n| MXFP4 |\n\n---\n\nafter");
+  const BurrowMarkdownBlock *table = block (blocks, 0, BURROW_MARKDOWN_TABLE);
+
+  g_assert_cmpuint (blocks->len, ==, 3);
+  g_assert_cmpuint (table->n_columns, ==, 2);
+  g_assert_cmpuint (table->cells->len, ==, 6);
+  g_assert_cmpstr (table->cells->pdata[0], ==, "<b>Format</b>");
+  g_assert_cmpstr (table->cells->pdata[1], ==, "<b>Bits</b>");
+  g_assert_cmpstr (table->cells->pdata[2], ==, "<b>FP8</b>");
+  g_assert_cmpstr (table->cells->pdata[3], ==, "8");
+  g_assert_cmpstr (table->cells->pdata[4], ==, "MXFP4");
+  g_assert_cmpstr (table->cells->pdata[5], ==, "");
+  g_assert_cmpfloat (table->column_xalign[0], ==, 0.0);
+  g_assert_cmpfloat (table->column_xalign[1], ==, 1.0);
+  block (blocks, 1, BURROW_MARKDOWN_RULE);
+  g_assert_cmpstr (block (blocks, 2, BURROW_MARKDOWN_TEXT)->text, ==, "after");
+}
+
+/* Every prefix of a reply parses to valid markup, and an unfinished code fence is already
+ * a code block. */
+static void
+test_streaming_prefixes (void)
+{
+  const char *reply = "Here is **bold** and a [link](http://x.org).\n\n"
+                      "```c\nint main (void) { return 0; }\n```\n\n"
+                      "| a | b |\n|---|---|\n| 1 | 2 |\n\n- item *one*\n- item two";
+  g_autoptr(GPtrArray) partial = parse ("Look:\n\n```python\nprint('hi')\n");
+  g_autoptr(GPtrArray) again = parse ("Look:\n\n```python\nprint('hi')\n");
+
+  for (gsize n = 0; reply[n] != '\0'; n++)
+    {
+      g_autofree char *prefix = g_strndup (reply, n);
+      g_autoptr(GPtrArray) blocks = parse (prefix);
+
+      (void) blocks;
+    }
+
+  g_assert_cmpuint (partial->len, ==, 2);
+  g_assert_cmpstr (block (partial, 1, BURROW_MARKDOWN_CODE)->text, ==, "print('hi')");
+  g_assert_true (burrow_markdown_block_equal (partial->pdata[1], again->pdata[1]));
+  g_assert_false (burrow_markdown_block_equal (partial->pdata[0], again->pdata[1]));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/markdown/inline", test_inline);
+  g_test_add_func ("/markdown/prose", test_blocks_of_prose);
+  g_test_add_func ("/markdown/code-blocks", test_code_blocks);
+  g_test_add_func ("/markdown/table-and-rule", test_table_and_rule);
+  g_test_add_func ("/markdown/streaming-prefixes", test_streaming_prefixes);
+
+  return g_test_run ();
+}
