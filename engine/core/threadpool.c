@@ -10,8 +10,9 @@
 
 #include "core/threadpool.h"
 
-/* Polls before sleeping: a few tens of microseconds. */
-#define SPIN_LIMIT 20000
+/* How long a thread polls before sleeping: long enough to span the gaps between the
+ * kernels of one decode step, short enough not to steal a shared core for long. */
+#define SPIN_US 50
 /* Index part of a claim word while the job fields are being written. */
 #define CLOSED 0xFFFFFFFFu
 
@@ -45,6 +46,19 @@ cpu_relax (void)
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause ();
 #endif
+}
+
+/* Polls: TRUE while still within SPIN_US of the first call (start = 0 initially). */
+static inline gboolean
+keep_spinning (int *polls, gint64 *start)
+{
+  cpu_relax ();
+  if ((++*polls & 255) != 0)
+    return TRUE;
+  gint64 now = g_get_monotonic_time ();
+  if (*start == 0)
+    *start = now;
+  return now - *start < SPIN_US;
 }
 
 /* Claims and runs items of generation gen until none are left. The job fields are read
@@ -90,23 +104,22 @@ worker_main (void *data)
   for (;;)
     {
       uint32_t gen;
-      int spins = 0;
+      int polls = 0;
+      gint64 start = 0;
 
       while ((gen = atomic_load_explicit (&pool->generation, memory_order_acquire)) == seen
              && !atomic_load (&pool->stop))
         {
-          if (++spins < SPIN_LIMIT)
-            {
-              cpu_relax ();
-              continue;
-            }
+          if (keep_spinning (&polls, &start))
+            continue;
           atomic_fetch_add (&pool->sleepers, 1);
           pthread_mutex_lock (&pool->lock);
           while (atomic_load (&pool->generation) == seen && !atomic_load (&pool->stop))
             pthread_cond_wait (&pool->wake, &pool->lock);
           pthread_mutex_unlock (&pool->lock);
           atomic_fetch_sub (&pool->sleepers, 1);
-          spins = 0;
+          polls = 0;
+          start = 0;
         }
       if (atomic_load (&pool->stop))
         return NULL;
@@ -168,13 +181,13 @@ bw_pool_size (const BwPool *pool)
 static void
 wait_done (BwPool *pool, int n)
 {
-  for (int spins = 0; atomic_load_explicit (&pool->done, memory_order_acquire) < n; spins++)
+  int polls = 0;
+  gint64 start = 0;
+
+  while (atomic_load_explicit (&pool->done, memory_order_acquire) < n)
     {
-      if (spins < SPIN_LIMIT)
-        {
-          cpu_relax ();
-          continue;
-        }
+      if (keep_spinning (&polls, &start))
+        continue;
       pthread_mutex_lock (&pool->lock);
       atomic_store (&pool->caller_sleeping, true);
       while (atomic_load (&pool->done) < n)

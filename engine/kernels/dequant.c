@@ -1,10 +1,20 @@
 /* Reference decoding of any BwMatrix row segment: the definition every kernel matches. */
+#include <string.h>
+
 #include "kernels/kernel-table.h"
 #include "quant/bf16.h"
 #include "quant/f16.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
+
+static inline uint16_t
+load_u16 (const void *p)
+{
+  uint16_t v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
 
 static int
 format_bits (BwFormat fmt)
@@ -18,12 +28,12 @@ decode_intq (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
   int bits = format_bits (w->fmt);
   const uint8_t *row = (const uint8_t *) w->data + r * bw_intq_row_bytes (bits, w->cols);
   int64_t ns = bw_intq_row_scales (w->cols, w->group);
-  const float *sc = (const float *) w->scales + r * ns;
+  const uint8_t *sc = (const uint8_t *) w->scales + r * ns * 4;
 
   for (int64_t i = 0; i < len; i++)
     {
       int64_t c = c0 + i;
-      float s = w->group > 0 ? sc[c / w->group] : sc[0];
+      float s = bw_load_f32 (sc + 4 * (w->group > 0 ? c / w->group : 0));
       out[i] = (float) bw_intq_get (bits, row, c) * s;
     }
 }
@@ -35,31 +45,31 @@ bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float 
     {
     case BW_FMT_F32:
       {
-        const float *row = (const float *) w->data + r * w->cols;
+        const uint8_t *row = (const uint8_t *) w->data + r * w->cols * 4;
         for (int64_t i = 0; i < len; i++)
-          out[i] = row[c0 + i];
+          out[i] = bw_load_f32 (row + 4 * (c0 + i));
         break;
       }
     case BW_FMT_BF16:
       {
-        const uint16_t *row = (const uint16_t *) w->data + r * w->cols;
+        const uint8_t *row = (const uint8_t *) w->data + r * w->cols * 2;
         for (int64_t i = 0; i < len; i++)
-          out[i] = bw_bf16_to_f32 (row[c0 + i]);
+          out[i] = bw_bf16_to_f32 (load_u16 (row + 2 * (c0 + i)));
         break;
       }
     case BW_FMT_F16:
       {
-        const uint16_t *row = (const uint16_t *) w->data + r * w->cols;
+        const uint8_t *row = (const uint8_t *) w->data + r * w->cols * 2;
         for (int64_t i = 0; i < len; i++)
-          out[i] = bw_f16_to_f32 (row[c0 + i]);
+          out[i] = bw_f16_to_f32 (load_u16 (row + 2 * (c0 + i)));
         break;
       }
     case BW_FMT_FP8_E4M3_B128:
       {
         const uint8_t *row = (const uint8_t *) w->data + r * w->cols;
-        const float *sc = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
+        const uint8_t *sc = (const uint8_t *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols) * 4;
         for (int64_t i = 0; i < len; i++)
-          out[i] = bw_e4m3_to_f32 (row[c0 + i]) * sc[(c0 + i) / BW_FP8_BLOCK];
+          out[i] = bw_e4m3_to_f32 (row[c0 + i]) * bw_load_f32 (sc + 4 * ((c0 + i) / BW_FP8_BLOCK));
         break;
       }
     case BW_FMT_MXFP4:

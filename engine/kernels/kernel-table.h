@@ -1,7 +1,25 @@
 /* Internal: the per-ISA kernel tables behind bw_matvec/bw_matmul. */
 #pragma once
 
+#include <string.h>
+
 #include "kernels/matrix.h"
+
+/* The i-th f32 scale of w. Weights and scales may sit at any byte offset of a mapped
+ * file, so f32 values are loaded bytewise. */
+static inline float
+bw_load_f32 (const void *p)
+{
+  float v;
+  memcpy (&v, p, sizeof v);
+  return v;
+}
+
+static inline float
+bw_load_scale (const BwMatrix *w, int64_t i)
+{
+  return bw_load_f32 ((const uint8_t *) w->scales + 4 * i);
+}
 
 /* Y[t][r] = sum_c W[r][c] * X[t][c] for t in [0, n), r in [r0, r1); X is [n][cols] and
  * Y is [n][ldy]. Runs on the calling thread and allocates nothing. */

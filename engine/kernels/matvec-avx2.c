@@ -73,8 +73,7 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m256 block
     {
     case BW_FMT_FP8_E4M3_B128:
       {
-        const float *s = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
-        return _mm256_set1_ps (s[g] * 0x1p8f);
+        return _mm256_set1_ps (bw_load_scale (w, (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols) + g) * 0x1p8f);
       }
     case BW_FMT_MXFP4:
       {
@@ -85,7 +84,7 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m256 block
     case BW_FMT_Q4:
     case BW_FMT_Q2:
       {
-        float s = ((const float *) w->scales)[r * bw_intq_row_scales (w->cols, w->group) + g];
+        float s = bw_load_scale (w, r * bw_intq_row_scales (w->cols, w->group) + g);
         if (fmt == BW_FMT_Q2)
           return _mm256_mul_ps (_mm256_loadu_ps (lut_q2), _mm256_set1_ps (s));
         return _mm256_set1_ps (s);

@@ -100,8 +100,7 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m512 block
     {
     case BW_FMT_FP8_E4M3_B128:
       {
-        const float *s = (const float *) w->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols);
-        return _mm512_set1_ps (s[g] * 0x1p8f);
+        return _mm512_set1_ps (bw_load_scale (w, (r / BW_FP8_BLOCK) * bw_fp8_blocks (w->cols) + g) * 0x1p8f);
       }
     case BW_FMT_MXFP4:
       {
@@ -114,7 +113,7 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m512 block
       {
         __m512 s = w->group > 0
           ? _mm512_permutexvar_ps (_mm512_set1_epi32 ((int) (g & 15)), block)
-          : _mm512_set1_ps (((const float *) w->scales)[r]);
+          : _mm512_set1_ps (bw_load_scale (w, r));
         if (fmt == BW_FMT_Q8)
           return s;
         return _mm512_mul_ps (_mm512_loadu_ps (fmt == BW_FMT_Q4 ? lut_q4 : lut_q2), s);

@@ -176,10 +176,12 @@ fast_path_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
   if (fmt == BW_FMT_FP8_E4M3_B128)
     {
       int64_t cb = bw_fp8_blocks (w->cols);
-      const float *s = w->scales;
       for (int64_t i = (r0 / BW_FP8_BLOCK) * cb; i < bw_fp8_blocks (r1) * cb; i++)
-        if (!(fabsf (s[i]) < 0x1p119f) && !isnan (s[i]))
-          return FALSE;
+        {
+          float s = bw_load_scale (w, i);
+          if (!(fabsf (s) < 0x1p119f) && !isnan (s))
+            return FALSE;
+        }
     }
   return TRUE;
 }

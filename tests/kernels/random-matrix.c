@@ -5,6 +5,14 @@
 #include "random-matrix.h"
 
 static float
+scale_at (const BwMatrix *m, int64_t i)
+{
+  float v;
+  memcpy (&v, (const guint8 *) m->scales + 4 * i, 4);
+  return v;
+}
+
+static float
 ref_e4m3 (guint8 b)
 {
   int exp = (b >> 3) & 15, mant = b & 7;
@@ -112,7 +120,9 @@ test_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, int g
 
   if (ns == 0)
     return;
-  t->scale_block = g_malloc (ns);
+  /* Scales start misaligned too (an f32 tensor can sit at any offset of a file). */
+  t->scale_alloc = g_malloc (ns + 8);
+  t->scale_block = t->scale_alloc + misalign % 4;
   t->m.scales = t->scale_block;
   if (fmt == BW_FMT_MXFP4)
     {
@@ -133,7 +143,7 @@ void
 test_matrix_clear (TestMatrix *t)
 {
   g_free (t->data_block);
-  g_free (t->scale_block);
+  g_free (t->scale_alloc);
 }
 
 float
@@ -159,8 +169,7 @@ test_matrix_weight (const BwMatrix *m, int64_t r, int64_t c)
       }
     case BW_FMT_FP8_E4M3_B128:
       {
-        const float *s = m->scales;
-        return ref_e4m3 (d[r * cols + c]) * s[(r / 128) * ((cols + 127) / 128) + c / 128];
+        return ref_e4m3 (d[r * cols + c]) * scale_at (m, (r / 128) * ((cols + 127) / 128) + c / 128);
       }
     case BW_FMT_MXFP4:
       {
@@ -174,9 +183,8 @@ test_matrix_weight (const BwMatrix *m, int64_t r, int64_t c)
         int64_t per_byte = 8 / bits, rb = (cols + per_byte - 1) / per_byte;
         int field = (d[r * rb + c / per_byte] >> ((c % per_byte) * bits)) & ((1 << bits) - 1);
         int q = bits == 8 ? (int) (gint8) field : field - (1 << (bits - 1));
-        const float *s = m->scales;
         int64_t ns = m->group > 0 ? (cols + m->group - 1) / m->group : 1;
-        return (float) q * s[r * ns + (m->group > 0 ? c / m->group : 0)];
+        return (float) q * scale_at (m, r * ns + (m->group > 0 ? c / m->group : 0));
       }
     }
 }

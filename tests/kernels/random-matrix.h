@@ -9,7 +9,8 @@
 typedef struct {
   BwMatrix m;
   guint8 *data_block;   /* owns data, allocated with `misalign` bytes in front */
-  guint8 *scale_block;
+  guint8 *scale_block;  /* the scales, `misalign % 4` bytes into scale_alloc */
+  guint8 *scale_alloc;
 } TestMatrix;
 
 /* A random matrix; data starts `misalign` bytes past a 64-byte boundary. */

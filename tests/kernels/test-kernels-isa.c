@@ -109,7 +109,7 @@ test_special_values (gconstpointer data)
   test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, rows, cols, 0, 0, rand);
   ((guint8 *) t.m.data)[2 * cols + 5] = 0x7F;    /* NaN in row 2 */
   ((guint8 *) t.m.data)[4 * cols + 150] = 0xFF;  /* -NaN in row 4 */
-  ((float *) t.scale_block)[1] = 0x1p119f;       /* beyond the folded-scale range */
+  memcpy (t.scale_block + 4, &(float) { 0x1p119f }, 4); /* beyond the folded-scale range */
   compare (isa, &t, x, 1, "fp8 specials");
   test_matrix_clear (&t);
 
