@@ -283,4 +283,29 @@ gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        BurrowTurnStats *stats, GCancellable *cancellable,
                                        GError **error);
 
+/* ---- Live views for the app's dashboard ----
+ *
+ * What the expert store and the model's phase clocks hold right now. The functions marked
+ * "engine thread" read state that only the thread running the engine may touch: call them
+ * between forward passes, e.g. from a BurrowTokenFunc. */
+
+typedef enum {
+  BURROW_EXPERT_ON_DISK,
+  BURROW_EXPERT_CACHED,      /* in memory, or being read */
+  BURROW_EXPERT_PINNED,      /* kept in memory for good */
+} BurrowExpertTier;
+
+/* Layers and routed experts per layer of the expert grid; both 0 without routed experts.
+ * Any thread. */
+void burrow_engine_get_expert_grid (BurrowEngine *engine, int *n_layers, int *n_experts);
+/* tiers[layer * n_experts + e] gets the expert's BurrowExpertTier; uses (may be NULL) how
+ * often it was routed to since load. Engine thread. */
+void burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses);
+/* Routed-expert lookups since load, per layer: hits[l], misses[l] for l < n_layers (0 for
+ * layers without experts). Any thread. */
+void burrow_engine_get_layer_hits (BurrowEngine *engine, guint64 *hits, guint64 *misses);
+/* Seconds spent in each phase (burrow_phase_name) inside the model since load; the
+ * difference between two calls is the time between them. Engine thread. */
+void burrow_engine_get_phase_seconds (BurrowEngine *engine, double seconds[BURROW_N_PHASES]);
+
 G_END_DECLS

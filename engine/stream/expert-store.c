@@ -572,13 +572,16 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       setup_pins (s);
       s->opts.history_dir = NULL;
     }
+  /* Counted even without pins, for bw_expert_store_expert_map; saved only with them. */
+  if (s->history == NULL)
+    s->history = bw_usage_history_new (s->n_layers, s->n_experts);
   return s;
 }
 
 static void
 save_history (BwExpertStore *s)
 {
-  if (s->history == NULL || s->history->requests == 0)
+  if (s->history == NULL || s->history->requests == 0 || s->history_path == NULL)
     return;
   if (s->past != NULL)
     bw_usage_history_merge (s->history, s->past);
@@ -943,4 +946,17 @@ int
 bw_expert_store_n_layers (BwExpertStore *s)
 {
   return s->n_layers;
+}
+
+void
+bw_expert_store_expert_map (BwExpertStore *s, guint8 *tiers, guint32 *uses)
+{
+  for (gsize i = 0; i < s->n_slots; i++)
+    {
+      const Slot *slot = s->table[i];
+      tiers[i] = slot == NULL ? BW_EXPERT_ON_DISK
+                 : slot->sticky ? BW_EXPERT_PINNED : BW_EXPERT_CACHED;
+    }
+  if (uses != NULL)
+    memcpy (uses, s->history->counts, s->n_slots * sizeof *uses);
 }

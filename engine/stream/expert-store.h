@@ -122,3 +122,14 @@ int bw_expert_store_layer_experts (BwExpertStore *store, int layer);
 guint64 bw_expert_store_expert_bytes (BwExpertStore *store, int layer);
 /* Whether the expert's buffer is in memory (or being read). Decode thread only. */
 gboolean bw_expert_store_is_resident (BwExpertStore *store, int layer, int expert);
+
+typedef enum {
+  BW_EXPERT_ON_DISK,
+  BW_EXPERT_CACHED,   /* in memory or being read */
+  BW_EXPERT_PINNED,
+} BwExpertTier;
+
+/* Every expert at once, for a dashboard's heat map: tiers[layer * n_experts + e] gets its
+ * BwExpertTier, uses (may be NULL) how often it was requested since the store was made.
+ * Decode thread only, between forward passes. */
+void bw_expert_store_expert_map (BwExpertStore *store, guint8 *tiers, guint32 *uses);
