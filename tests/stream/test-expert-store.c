@@ -174,6 +174,50 @@ test_budget (Fixture *fx, gconstpointer data)
   bw_expert_store_free (s);
 }
 
+static guint64
+rss_bytes (void)
+{
+  g_autofree char *status = NULL;
+  const char *p;
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  p = strstr (status, "VmRSS:");
+  g_assert_nonnull (p);
+  return g_ascii_strtoull (p + 6, NULL, 10) * 1024;
+}
+
+/* The process's resident memory grows by the budget, not by what was read. */
+static void
+test_rss (Fixture *fx, gconstpointer data)
+{
+  BwStoreOptions o;
+  BwExpertStore *s;
+  GRand *rng = g_rand_new_with_seed (9);
+  guint64 expert = fx->fake->layouts[8].gate.data->nbytes * 3 + 3 * 4096, base, peak = 0;
+  BwStoreStats st;
+
+  options_for (&o, data);
+  o.ram_budget = 4 * (expert + PAD);
+  base = rss_bytes ();
+  s = store_new (fx, &o);
+  for (int step = 0; step < 60; step++)
+    {
+      int layer = 1 + step % 2, e = g_rand_int_range (rng, 0, 8);
+      BwExpertBatch batch;
+      g_autoptr (GError) error = NULL;
+      g_assert_true (bw_expert_store_request (s, layer, &e, 1, &batch, &error));
+      assert_expert_bytes (fx, layer, e, bw_expert_batch_wait (&batch, 0, &error));
+      bw_expert_batch_release (&batch);
+      peak = MAX (peak, rss_bytes ());
+    }
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.bytes_read, >, 4 * o.ram_budget);   /* read far more than it kept */
+  g_test_message ("budget %" G_GUINT64_FORMAT " B, RSS grew by %" G_GUINT64_FORMAT " B",
+                  o.ram_budget, peak - base);
+  g_assert_cmpuint (peak - base, <=, o.ram_budget + o.ram_budget / 20 + (1u << 20));
+  bw_expert_store_free (s);
+  g_rand_free (rng);
+}
+
 static void
 test_batch_over_budget (Fixture *fx, gconstpointer data)
 {
@@ -544,6 +588,12 @@ main (int argc, char **argv)
                     test_bytes_match, fixture_teardown);
         g_test_add (p2, Fixture, GINT_TO_POINTER (b | direct | 8), fixture_setup,
                     test_injected_fault, fixture_teardown);
+        if (!direct)
+          {
+            g_autofree char *p3 = g_strdup_printf ("/stream/store/%s/large-rss", tag);
+            g_test_add (p3, Fixture, GINT_TO_POINTER (b | 8), fixture_setup, test_rss,
+                        fixture_teardown);
+          }
       }
   add_for_backends ("prefetch", test_prefetch);
   g_test_add_func ("/stream/store/direct-on-tmpfs", test_direct_on_tmpfs);
