@@ -14,6 +14,7 @@ static const BwCliCommand commands[] = {
   { "tokenize", "Text on stdin to token ids, or ids back to text (--decode)", bw_cli_tokenize_main },
   { "synth", "Write a synthetic checkpoint in a family's real format", bw_cli_synth_main },
   { "chat", "Chat with a model in the terminal (multi-turn, --session to keep it)", bw_cli_chat_main },
+  { "serve", "Serve a model over an OpenAI-compatible HTTP API", bw_cli_serve_main },
 };
 
 static void

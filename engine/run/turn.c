@@ -107,8 +107,8 @@ turn_prompt (Turn *t, GError **error)
   if (!bw_tokenizer_encode (t->engine->tok, text, -1, TRUE, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
-  /* Reserve the reply's room now: nothing grows inside the loop. */
-  g_array_set_size (t->seq, t->n_prompt + (guint) t->max_tokens + 1);
+  /* Reserve the reply's room now, so the loop rarely grows it (max_tokens can be huge). */
+  g_array_set_size (t->seq, t->n_prompt + (guint) MIN (t->max_tokens, 8192) + 1);
   g_array_set_size (t->seq, t->n_prompt);
   t->stats.prompt_tokens = (int) t->n_prompt;
   return TRUE;

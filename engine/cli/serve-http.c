@@ -1,0 +1,352 @@
+/* The server's HTTP side, on the main loop: routes, API key, body size limit, admission
+ * to the bounded queue (429 beyond it), and the flow of each job's bytes from the worker
+ * to its paused message. A client that goes away cancels its job. */
+#include "serve.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define BODY_KEY "burrow-body"
+#define TOO_LARGE_KEY "burrow-too-large"
+
+/* ---- Jobs ---- */
+
+ServeJob *
+serve_job_ref (ServeJob *job)
+{
+  g_atomic_ref_count_inc (&job->ref);
+  return job;
+}
+
+void
+serve_job_unref (ServeJob *job)
+{
+  if (!g_atomic_ref_count_dec (&job->ref))
+    return;
+  serve_request_free (job->req);
+  g_object_unref (job->cancel);
+  g_string_free (job->pending, TRUE);
+  g_free (job->body);
+  g_free (job->id);
+  g_mutex_clear (&job->lock);
+  g_free (job);
+}
+
+static void
+send_json (SoupServerMessage *msg, guint status, char *body)
+{
+  soup_server_message_set_status (msg, status, NULL);
+  soup_server_message_set_response (msg, "application/json", SOUP_MEMORY_TAKE, body,
+                                    strlen (body));
+}
+
+static void
+send_error (SoupServerMessage *msg, guint status, const char *type, const char *code,
+            const char *param, const char *message)
+{
+  ServeError err = { 0 };
+  serve_error_set (&err, status, type, code, param, "%s", message);
+  send_json (msg, status, serve_json_error (&err));
+  serve_error_clear (&err);
+}
+
+/* soup is done with the message (answered, or the client is gone). */
+static void
+job_detach (ServeJob *job)
+{
+  if (job->msg == NULL)
+    return;
+  g_signal_handler_disconnect (job->msg, job->finished_handler);
+  if (job->hup)
+    {
+      g_source_destroy (job->hup);
+      g_clear_pointer (&job->hup, g_source_unref);
+    }
+  g_clear_object (&job->msg);
+}
+
+static void
+on_finished (SoupServerMessage *msg, gpointer data)
+{
+  ServeJob *job = data;
+  g_cancellable_cancel (job->cancel);
+  job_detach (job);
+}
+
+/* Readable with nothing to read, or hung up: the client closed its end. */
+static gboolean
+on_socket_event (GSocket *socket, GIOCondition cond, gpointer data)
+{
+  ServeJob *job = data;
+  char probe;
+  gssize n = (cond & (G_IO_HUP | G_IO_ERR))
+               ? 0 : recv (g_socket_get_fd (socket), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+    g_cancellable_cancel (job->cancel);
+  g_clear_pointer (&job->hup, g_source_unref);
+  return G_SOURCE_REMOVE;   /* pipelined data (n > 0) is soup's business */
+}
+
+static void
+watch_client (ServeJob *job)
+{
+  GSocket *socket = soup_server_message_get_socket (job->msg);
+  if (socket == NULL)
+    return;
+  job->hup = g_socket_create_source (socket, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
+  g_source_set_callback (job->hup, (GSourceFunc) (void (*) (void)) on_socket_event, job, NULL);
+  g_source_attach (job->hup, job->server->main_context);
+}
+
+/* Main thread: writes what the worker posted. */
+static gboolean
+job_flush (gpointer data)
+{
+  ServeJob *job = data;
+  g_mutex_lock (&job->lock);
+  g_autoptr (GString) bytes = job->pending;
+  job->pending = g_string_new (NULL);
+  gboolean done = job->done;
+  char *body = g_steal_pointer (&job->body);
+  job->flush_queued = FALSE;
+  g_mutex_unlock (&job->lock);
+
+  if (job->msg && job->req->stream)
+    {
+      SoupMessageBody *out = soup_server_message_get_response_body (job->msg);
+      if (bytes->len)
+        soup_message_body_append (out, SOUP_MEMORY_COPY, bytes->str, bytes->len);
+      if (done)
+        soup_message_body_complete (out);
+      soup_server_message_unpause (job->msg);
+    }
+  else if (job->msg && done)
+    {
+      if (body)
+        send_json (job->msg, job->status, g_steal_pointer (&body));
+      else
+        send_error (job->msg, 503, "server_error", NULL, NULL, "The request was cancelled.");
+      soup_server_message_unpause (job->msg);
+    }
+  g_free (body);
+  if (done)
+    {
+      job_detach (job);
+      job->server->active--;
+      g_ptr_array_remove (job->server->jobs, job);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+void
+serve_job_post (ServeJob *job, const char *bytes, gboolean done, guint status, char *body)
+{
+  g_mutex_lock (&job->lock);
+  if (bytes)
+    g_string_append (job->pending, bytes);
+  if (done)
+    {
+      job->done = TRUE;
+      job->status = status;
+      g_free (job->body);
+      job->body = body;
+    }
+  gboolean schedule = !job->flush_queued;
+  job->flush_queued = TRUE;
+  g_mutex_unlock (&job->lock);
+  if (schedule)
+    g_main_context_invoke_full (job->server->main_context, G_PRIORITY_DEFAULT, job_flush,
+                                serve_job_ref (job), (GDestroyNotify) serve_job_unref);
+}
+
+/* ---- Handlers ---- */
+
+static gboolean
+authorized (ServeServer *server, SoupServerMessage *msg)
+{
+  if (server->api_key == NULL)
+    return TRUE;
+  const char *auth = soup_message_headers_get_one (soup_server_message_get_request_headers (msg),
+                                                   "Authorization");
+  if (auth == NULL || g_ascii_strncasecmp (auth, "Bearer ", 7) != 0)
+    return FALSE;
+  const char *key = auth + 7;
+  gsize n = strlen (key), m = strlen (server->api_key);
+  guint diff = n != m;
+  for (gsize i = 0; i < n && i < m; i++)
+    diff |= (guint) (key[i] ^ server->api_key[i]);   /* no early exit on the first mismatch */
+  return diff == 0;
+}
+
+/* Collects the body ourselves, keeping at most max_body bytes. */
+static void
+on_got_chunk (SoupServerMessage *msg, GBytes *chunk, gpointer data)
+{
+  ServeServer *server = data;
+  GByteArray *body = g_object_get_data (G_OBJECT (msg), BODY_KEY);
+  gsize n = g_bytes_get_size (chunk);
+  if (body->len + n > server->max_body)
+    g_object_set_data (G_OBJECT (msg), TOO_LARGE_KEY, GINT_TO_POINTER (1));
+  else
+    g_byte_array_append (body, g_bytes_get_data (chunk, NULL), (guint) n);
+}
+
+/* After the headers: refuse early (no key, declared body too large), else collect. */
+static void
+early_handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+               gpointer data)
+{
+  ServeServer *server = data;
+  if (!authorized (server, msg))
+    {
+      send_error (msg, 401, "invalid_request_error", "invalid_api_key", NULL,
+                  "Incorrect API key provided (send it as 'Authorization: Bearer KEY').");
+      return;
+    }
+  goffset declared = soup_message_headers_get_content_length (
+    soup_server_message_get_request_headers (msg));
+  if (declared > (goffset) server->max_body)
+    {
+      g_autofree char *text = g_strdup_printf ("The request body is larger than %" G_GSIZE_FORMAT
+                                               " bytes.", server->max_body);
+      send_error (msg, 413, "invalid_request_error", "request_too_large", NULL, text);
+      return;
+    }
+  soup_message_body_set_accumulate (soup_server_message_get_request_body (msg), FALSE);
+  g_object_set_data_full (G_OBJECT (msg), BODY_KEY, g_byte_array_new (),
+                          (GDestroyNotify) g_byte_array_unref);
+  g_signal_connect (msg, "got-chunk", G_CALLBACK (on_got_chunk), server);
+}
+
+static void
+start_job (ServeServer *server, SoupServerMessage *msg, ServeRequest *req)
+{
+  ServeJob *job = g_new0 (ServeJob, 1);
+  g_atomic_ref_count_init (&job->ref);
+  g_mutex_init (&job->lock);
+  job->server = server;
+  job->req = req;
+  job->cancel = g_cancellable_new ();
+  job->pending = g_string_new (NULL);
+  job->id = g_strdup_printf ("chatcmpl-%08x%08x%" G_GUINT64_FORMAT, g_random_int (),
+                             g_random_int (), ++server->n_jobs);
+  job->rid = (ServeReplyId) { job->id, g_get_real_time () / G_USEC_PER_SEC,
+                              burrow_engine_get_name (server->engine) };
+  job->msg = g_object_ref (msg);
+  job->finished_handler = g_signal_connect (msg, "finished", G_CALLBACK (on_finished), job);
+  if (req->stream)
+    {
+      SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_message_headers_set_content_type (h, "text/event-stream", NULL);
+      soup_message_headers_replace (h, "Cache-Control", "no-cache");
+      soup_message_headers_set_encoding (h, SOUP_ENCODING_CHUNKED);
+    }
+  soup_server_message_pause (msg);
+  watch_client (job);
+  server->active++;
+  g_ptr_array_add (server->jobs, job);     /* takes the first reference */
+  serve_worker_push (server, job);
+}
+
+static void
+handle_completions (ServeServer *server, SoupServerMessage *msg)
+{
+  if (strcmp (soup_server_message_get_method (msg), "POST") != 0)
+    {
+      send_error (msg, 405, "invalid_request_error", "method_not_allowed", NULL,
+                  "Use POST for /v1/chat/completions.");
+      return;
+    }
+  GByteArray *body = g_object_get_data (G_OBJECT (msg), BODY_KEY);
+  if (g_object_get_data (G_OBJECT (msg), TOO_LARGE_KEY))
+    {
+      g_autofree char *text = g_strdup_printf ("The request body is larger than %" G_GSIZE_FORMAT
+                                               " bytes.", server->max_body);
+      send_error (msg, 413, "invalid_request_error", "request_too_large", NULL, text);
+      return;
+    }
+  if (server->active >= 1 + server->max_queue)
+    {
+      soup_message_headers_replace (soup_server_message_get_response_headers (msg),
+                                    "Retry-After", "1");
+      send_error (msg, 429, "rate_limit_error", "rate_limit_exceeded", NULL,
+                  "The server is busy: one reply is being generated and the queue is full. "
+                  "Try again later.");
+      return;
+    }
+  ServeError err = { 0 };
+  ServeRequest *req = serve_request_parse (body ? (const char *) body->data : "",
+                                           body ? body->len : 0, server->max_tokens, &err);
+  if (req == NULL)
+    {
+      send_json (msg, err.status, serve_json_error (&err));
+      serve_error_clear (&err);
+      return;
+    }
+  start_job (server, msg, req);
+}
+
+static void
+handle_profile (ServeServer *server, SoupServerMessage *msg)
+{
+  BurrowTurnStats turns[SERVE_PROFILE_TURNS], current;
+  BurrowCacheStats cache;
+  g_mutex_lock (&server->profile_lock);
+  guint n = server->n_turns;
+  for (guint i = 0; i < n; i++)
+    turns[i] = server->turns[(server->next_turn + SERVE_PROFILE_TURNS - n + i)
+                             % SERVE_PROFILE_TURNS];
+  g_mutex_unlock (&server->profile_lock);
+  burrow_engine_get_turn_stats (server->engine, &current);
+  burrow_engine_get_cache_stats (server->engine, &cache);
+  send_json (msg, 200, serve_json_profile (burrow_engine_get_name (server->engine),
+                                           burrow_engine_get_family (server->engine), turns, n,
+                                           &current, &cache,
+                                           server->active ? server->active - 1 : 0));
+}
+
+static void
+handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+         gpointer data)
+{
+  ServeServer *server = data;
+  const char *method = soup_server_message_get_method (msg);
+  if (strcmp (path, "/v1/chat/completions") == 0)
+    handle_completions (server, msg);
+  else if (strcmp (path, "/v1/models") == 0 && strcmp (method, "GET") == 0)
+    send_json (msg, 200, serve_json_models (burrow_engine_get_name (server->engine),
+                                            burrow_engine_get_family (server->engine),
+                                            server->created));
+  else if (strcmp (path, "/v1/profile") == 0 && strcmp (method, "GET") == 0)
+    handle_profile (server, msg);
+  else
+    {
+      g_autofree char *text = g_strdup_printf ("Unknown request: %s %s", method, path);
+      send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, text);
+    }
+}
+
+void
+serve_http_setup (ServeServer *server)
+{
+  server->jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) serve_job_unref);
+  soup_server_add_early_handler (server->soup, NULL, early_handler, server, NULL);
+  soup_server_add_handler (server->soup, NULL, handler, server, NULL);
+}
+
+void
+serve_http_cancel_all (ServeServer *server)
+{
+  for (guint i = 0; i < server->jobs->len; i++)
+    g_cancellable_cancel (((ServeJob *) g_ptr_array_index (server->jobs, i))->cancel);
+}
+
+void
+serve_http_release (ServeServer *server)
+{
+  for (guint i = 0; i < server->jobs->len; i++)
+    job_detach (g_ptr_array_index (server->jobs, i));
+  g_clear_pointer (&server->jobs, g_ptr_array_unref);
+}

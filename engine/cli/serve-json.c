@@ -1,0 +1,243 @@
+/* JSON bodies of the server (see serve-json.h). */
+#include "serve-json.h"
+
+#include <json-glib/json-glib.h>
+
+static char *
+finish_builder (JsonBuilder *b)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  return json_to_string (root, FALSE);
+}
+
+static void
+add_string (JsonBuilder *b, const char *name, const char *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+add_int (JsonBuilder *b, const char *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, value);
+}
+
+static void
+add_double (JsonBuilder *b, const char *name, double value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_double_value (b, value);
+}
+
+char *
+serve_json_error (const ServeError *err)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "error");
+  json_builder_begin_object (b);
+  add_string (b, "message", err->message);
+  add_string (b, "type", err->type);
+  add_string (b, "param", err->param);
+  add_string (b, "code", err->code);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}
+
+const char *
+serve_finish_reason (BurrowFinishReason finish)
+{
+  return finish == BURROW_FINISH_LENGTH ? "length" : "stop";
+}
+
+static void
+begin_reply (JsonBuilder *b, const ServeReplyId *rid, const char *object)
+{
+  json_builder_begin_object (b);
+  add_string (b, "id", rid->id);
+  add_string (b, "object", object);
+  add_int (b, "created", rid->created);
+  add_string (b, "model", rid->model);
+  add_string (b, "system_fingerprint", "burrow");
+}
+
+static void
+add_usage (JsonBuilder *b, const BurrowTurnStats *st)
+{
+  json_builder_set_member_name (b, "usage");
+  json_builder_begin_object (b);
+  add_int (b, "prompt_tokens", st->prompt_tokens);
+  add_int (b, "completion_tokens", st->generated_tokens);
+  add_int (b, "total_tokens", (gint64) st->prompt_tokens + st->generated_tokens);
+  json_builder_set_member_name (b, "prompt_tokens_details");
+  json_builder_begin_object (b);
+  add_int (b, "cached_tokens", st->cached_tokens);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+}
+
+char *
+serve_json_completion (const ServeReplyId *rid, const char *content, const char *reasoning,
+                       const BurrowTurnStats *stats)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  begin_reply (b, rid, "chat.completion");
+  json_builder_set_member_name (b, "choices");
+  json_builder_begin_array (b);
+  json_builder_begin_object (b);
+  add_int (b, "index", 0);
+  json_builder_set_member_name (b, "message");
+  json_builder_begin_object (b);
+  add_string (b, "role", "assistant");
+  add_string (b, "content", content);
+  if (reasoning && *reasoning)
+    add_string (b, "reasoning_content", reasoning);
+  json_builder_end_object (b);
+  add_string (b, "logprobs", NULL);
+  add_string (b, "finish_reason", serve_finish_reason (stats->finish));
+  json_builder_end_object (b);
+  json_builder_end_array (b);
+  add_usage (b, stats);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}
+
+char *
+serve_json_chunk (const ServeReplyId *rid, const char *role, const char *content,
+                  const char *reasoning, const char *finish)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  begin_reply (b, rid, "chat.completion.chunk");
+  json_builder_set_member_name (b, "choices");
+  json_builder_begin_array (b);
+  json_builder_begin_object (b);
+  add_int (b, "index", 0);
+  json_builder_set_member_name (b, "delta");
+  json_builder_begin_object (b);
+  if (role)
+    add_string (b, "role", role);
+  if (content)
+    add_string (b, "content", content);
+  if (reasoning)
+    add_string (b, "reasoning_content", reasoning);
+  json_builder_end_object (b);
+  add_string (b, "logprobs", NULL);
+  add_string (b, "finish_reason", finish);
+  json_builder_end_object (b);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}
+
+char *
+serve_json_usage_chunk (const ServeReplyId *rid, const BurrowTurnStats *stats)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  begin_reply (b, rid, "chat.completion.chunk");
+  json_builder_set_member_name (b, "choices");
+  json_builder_begin_array (b);
+  json_builder_end_array (b);
+  add_usage (b, stats);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}
+
+char *
+serve_json_models (const char *model, const char *family, gint64 created)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "object", "list");
+  json_builder_set_member_name (b, "data");
+  json_builder_begin_array (b);
+  json_builder_begin_object (b);
+  add_string (b, "id", model);
+  add_string (b, "object", "model");
+  add_int (b, "created", created);
+  add_string (b, "owned_by", "burrow");
+  add_string (b, "family", family);
+  json_builder_end_object (b);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}
+
+static void
+add_turn (JsonBuilder *b, const BurrowTurnStats *st)
+{
+  static const char *const finish[] = { "none", "stop", "length", "cancelled", "error" };
+  json_builder_begin_object (b);
+  add_string (b, "finish", finish[st->finish]);
+  add_int (b, "prompt_tokens", st->prompt_tokens);
+  add_int (b, "cached_tokens", st->cached_tokens);
+  add_int (b, "prefill_tokens", st->prefill_tokens);
+  add_int (b, "prefill_done", st->prefill_done);
+  add_int (b, "generated_tokens", st->generated_tokens);
+  add_double (b, "prefill_seconds", st->prefill_seconds);
+  add_double (b, "prefill_tokens_per_second", st->prefill_tokens_per_second);
+  add_double (b, "ttft_seconds", st->ttft_seconds);
+  add_double (b, "decode_seconds", st->decode_seconds);
+  add_double (b, "decode_tokens_per_second", st->decode_tokens_per_second);
+  json_builder_set_member_name (b, "phase_seconds");
+  json_builder_begin_object (b);
+  for (int p = 0; p < BURROW_N_PHASES; p++)
+    add_double (b, burrow_phase_name (p), st->phase_seconds[p]);
+  json_builder_end_object (b);
+  add_int (b, "expert_hits", (gint64) st->expert_hits);
+  add_int (b, "expert_misses", (gint64) st->expert_misses);
+  add_double (b, "hit_rate", st->hit_rate);
+  add_int (b, "bytes_read", (gint64) st->bytes_read);
+  add_int (b, "state_bytes", (gint64) st->state_bytes);
+  json_builder_end_object (b);
+}
+
+static void
+add_cache (JsonBuilder *b, const BurrowCacheStats *c)
+{
+  json_builder_set_member_name (b, "cache");
+  json_builder_begin_object (b);
+  add_string (b, "backend", c->backend);
+  add_int (b, "hits", (gint64) c->hits);
+  add_int (b, "misses", (gint64) c->misses);
+  add_int (b, "prefetch_hits", (gint64) c->prefetch_hits);
+  add_double (b, "hit_rate", c->hits + c->misses ? (double) c->hits / (c->hits + c->misses) : 0);
+  add_int (b, "bytes_read", (gint64) c->bytes_read);
+  add_int (b, "experts_cached", (gint64) c->n_cached);
+  add_int (b, "bytes_cached", (gint64) c->bytes_cached);
+  add_int (b, "experts_pinned", (gint64) c->n_pinned);
+  add_int (b, "bytes_pinned", (gint64) c->bytes_pinned);
+  add_int (b, "ram_budget", (gint64) c->ram_budget);
+  add_int (b, "resident_bytes", (gint64) c->resident_bytes);
+  json_builder_end_object (b);
+}
+
+char *
+serve_json_profile (const char *model, const char *family, const BurrowTurnStats *turns,
+                    guint n_turns, const BurrowTurnStats *current, const BurrowCacheStats *cache,
+                    guint queued)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_string (b, "model", model);
+  add_string (b, "family", family);
+  add_int (b, "queued", queued);
+  json_builder_set_member_name (b, "turns");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < n_turns; i++)
+    add_turn (b, &turns[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "current");
+  if (current->running)
+    add_turn (b, current);
+  else
+    json_builder_add_null_value (b);
+  add_cache (b, cache);
+  json_builder_end_object (b);
+  return finish_builder (b);
+}

@@ -1,0 +1,81 @@
+/* burrow-cli serve: what the HTTP side (soup, on the main loop) and the generation thread
+ * share. One generation runs at a time on the worker; requests wait in a bounded queue.
+ * Jobs go to the worker through an async queue, and come back as bytes and a final answer
+ * posted to the main context, coalesced into one flush at a time. */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "burrow-engine.h"
+#include "serve-json.h"
+#include "serve-request.h"
+
+G_BEGIN_DECLS
+
+#define SERVE_PROFILE_TURNS 64
+
+typedef struct {
+  BurrowEngine *engine;
+  char *api_key;               /* NULL: no auth */
+  gsize max_body;              /* request bytes */
+  guint max_queue;             /* requests waiting behind the running one */
+  int max_tokens;              /* default reply limit */
+  gint64 created;
+  GMainContext *main_context;
+  SoupServer *soup;
+  /* main thread */
+  guint active;                /* accepted jobs the worker has not finished */
+  GPtrArray *jobs;             /* those jobs (owned), to cancel at shutdown */
+  guint64 n_jobs;
+  /* worker */
+  GAsyncQueue *queue;
+  GThread *worker;
+  BurrowConversation *last;    /* the previous request's conversation, reused when the next
+                                * request extends it */
+  /* the profile, under profile_lock */
+  GMutex profile_lock;
+  BurrowTurnStats turns[SERVE_PROFILE_TURNS];
+  guint n_turns;
+  guint next_turn;
+} ServeServer;
+
+typedef struct {
+  gatomicrefcount ref;
+  ServeServer *server;
+  ServeRequest *req;
+  GCancellable *cancel;
+  char *id;
+  ServeReplyId rid;
+  /* main thread only */
+  SoupServerMessage *msg;      /* NULL once soup is done with it */
+  GSource *hup;                /* watches the client's socket while the job runs */
+  gulong finished_handler;
+  /* worker -> main, under lock */
+  GMutex lock;
+  GString *pending;            /* SSE bytes not yet written */
+  gboolean done;
+  guint status;                /* non-stream: the final answer */
+  char *body;
+  gboolean flush_queued;
+} ServeJob;
+
+ServeJob *serve_job_ref (ServeJob *job);
+void serve_job_unref (ServeJob *job);
+
+/* Worker side (serve-worker.c). */
+void serve_worker_start (ServeServer *server);
+void serve_worker_stop (ServeServer *server);
+void serve_worker_push (ServeServer *server, ServeJob *job);
+
+/* Posts SSE bytes (may be NULL) and, with done, the final answer (status and body for a
+ * non-streamed reply; 0 and NULL otherwise; body is taken). Any thread. */
+void serve_job_post (ServeJob *job, const char *bytes, gboolean done, guint status, char *body);
+
+/* HTTP side (serve-http.c). */
+void serve_http_setup (ServeServer *server);
+/* Shutdown: cancels every job; then, once the worker has stopped, lets go of the jobs
+ * that were never answered and of their messages. */
+void serve_http_cancel_all (ServeServer *server);
+void serve_http_release (ServeServer *server);
+
+G_END_DECLS

@@ -1,0 +1,412 @@
+// burrow-cli serve against the official OpenAI client and raw HTTP, printed as TAP.
+//
+//   node test-server.mjs BURROW_CLI ORACLES_DIR RUN_FIXTURES_DIR
+//
+// The model is the tiny kimi_linear oracle (random weights) with the fixture tokenizer of
+// tests/run/fixtures, assembled in a temporary folder as tests/run/run-fixture.c does.
+// Fails (never skips) when the openai package or the fixtures are missing.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+const [cli, oracles, runFixtures] = process.argv.slice(2).map((p) => path.resolve(p));
+let OpenAI;
+try {
+  OpenAI = (await import('openai')).default;
+} catch (e) {
+  console.log(`Bail out! the openai package is missing (npm ci --prefix tests/server): ${e.message}`);
+  process.exit(1);
+}
+
+// ---- a minimal TAP harness ----
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+function assert(cond, what) {
+  if (!cond) throw new Error(`assertion failed: ${what}`);
+}
+function equal(a, b, what) {
+  if (a !== b) throw new Error(`${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
+}
+
+// ---- the model folder and the servers ----
+
+function makeModel() {
+  const src = path.join(oracles, 'kimi_linear');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-serve-'));
+  for (const f of ['model.safetensors.index.json', 'model-00001-of-00002.safetensors',
+                   'model-00002-of-00002.safetensors']) {
+    if (!fs.existsSync(path.join(src, f))) throw new Error(`oracle fixture ${f} is missing`);
+    fs.symlinkSync(path.join(src, f), path.join(dir, f));
+  }
+  for (const f of ['tiktoken.model', 'tokenizer_config.json'])
+    fs.copyFileSync(path.join(runFixtures, 'kimi_linear', f), path.join(dir, f));
+  const config = JSON.parse(fs.readFileSync(path.join(src, 'config.json'), 'utf8'));
+  config.eos_token_id = 57;                // the fixture tokenizer's [EOS]
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
+  return dir;
+}
+
+const children = [];
+
+// Starts a server; resolves with its base URL once it prints "Listening on URL".
+function startServer(modelDir, extra = []) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cli, ['serve', '--model', modelDir, '--port', '0', '--threads', '2',
+                              ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '', err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/Listening on (http:\/\/\S+\/)/);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
+  });
+}
+
+// Runs burrow-cli to completion (for the refusal checks and the chat comparison).
+function runCli(args, input = '') {
+  return new Promise((resolve) => {
+    const child = spawn(cli, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('exit', (code, signal) => resolve({ code, signal, out, err, child }));
+    child.stdin.end(input);
+  });
+}
+
+// A raw request; resolves with { status, headers, body, json }.
+function request(base, method, urlPath, { body, headers = {}, chunked = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const url = new URL(urlPath, base);
+    const h = { ...headers };
+    if (body !== undefined && !chunked) h['Content-Length'] = Buffer.byteLength(body);
+    const req = http.request(url, { method, headers: h }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => {
+        let json = null;
+        try { json = JSON.parse(data); } catch { /* not JSON */ }
+        resolve({ status: res.statusCode, headers: res.headers, body: data, json });
+      });
+    });
+    req.on('error', reject);
+    if (body !== undefined && chunked) {
+      for (let i = 0; i < body.length; i += 16384) req.write(body.slice(i, i + 16384));
+      req.end();
+    } else
+      req.end(body);
+  });
+}
+
+// A long generation whose client can vanish: resolves once the first bytes arrived.
+function longRequest(base, stream) {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }],
+                                  max_tokens: 100000000, ignore_eos: true, stream });
+    const req = http.request(new URL('/v1/chat/completions', base), {
+      method: 'POST', headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      resolve({ req, res, status: res.statusCode });
+      res.on('data', () => {});
+      res.on('error', () => {});
+    });
+    req.on('error', () => {});
+    req.end(body);
+    if (!stream) resolve({ req });
+    setTimeout(() => reject(new Error('no response to a long request')), 20000);
+  });
+}
+
+async function profile(base) {
+  return (await request(base, 'GET', '/v1/profile')).json;
+}
+
+// Waits until the server has no running turn and nothing queued.
+async function idle(base, ms = 5000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const p = await profile(base);
+    if (p.current === null && p.queued === 0) return p;
+    if (Date.now() > end) throw new Error(`server still busy: ${JSON.stringify(p.current)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const user = (content) => [{ role: 'user', content }];
+
+// ---- the tests ----
+
+const modelDir = makeModel();
+const main = await startServer(modelDir, ['--queue', '2', '--max-body', '65536']);
+const client = new OpenAI({ baseURL: main.url + 'v1', apiKey: 'unused', maxRetries: 0 });
+let greedy = null;
+
+test('openai client: non-streaming completion, usage, same text as burrow-cli chat',
+  async () => {
+    const r = await client.chat.completions.create({
+      model: 'any', messages: user('hello there'), max_tokens: 8, temperature: 0 });
+    equal(r.object, 'chat.completion', 'object');
+    const c = r.choices[0];
+    equal(c.message.role, 'assistant', 'role');
+    assert(typeof c.message.content === 'string', 'content is a string');
+    assert(['stop', 'length'].includes(c.finish_reason), 'finish_reason');
+    assert(r.usage.completion_tokens > 0 && r.usage.completion_tokens <= 8, 'completion_tokens');
+    if (c.finish_reason === 'length') equal(r.usage.completion_tokens, 8, 'completion_tokens');
+    equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens, 'total');
+    const chat = await runCli(['chat', '--model', modelDir, '--threads', '2', '--quiet',
+                               '--temperature', '0', '-n', '8'], 'hello there\n');
+    equal(chat.code, 0, 'chat exit status');
+    equal(chat.out, c.message.content + '\n', 'chat output');
+    greedy = r;
+  });
+
+test('openai client: streaming completion equals the whole one, with usage', async () => {
+  const stream = await client.chat.completions.create({
+    model: 'any', messages: user('hello there'), max_tokens: 8, temperature: 0, stream: true,
+    stream_options: { include_usage: true } });
+  let text = '', finish = null, usage = null, role = null, chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    equal(chunk.object, 'chat.completion.chunk', 'chunk object');
+    if (chunk.usage) usage = chunk.usage;
+    for (const ch of chunk.choices) {
+      if (ch.delta.role) role = ch.delta.role;
+      if (ch.delta.content) text += ch.delta.content;
+      if (ch.finish_reason) finish = ch.finish_reason;
+    }
+  }
+  assert(chunks >= 3, 'several chunks');
+  equal(role, 'assistant', 'role');
+  equal(text, greedy.choices[0].message.content, 'streamed text');
+  equal(finish, greedy.choices[0].finish_reason, 'finish_reason');
+  equal(usage.completion_tokens, greedy.usage.completion_tokens, 'usage');
+});
+
+test('openai client: models list', async () => {
+  const list = await client.models.list();
+  const ids = [];
+  for await (const m of list) ids.push(m.id);
+  equal(ids.length, 1, 'one model');
+  equal(ids[0], path.basename(modelDir), 'model id');
+});
+
+test('a request extending the previous conversation reuses its decode state', async () => {
+  const first = await client.chat.completions.create({
+    model: 'any', messages: user('where is the ring?'), max_tokens: 6, temperature: 0 });
+  const second = await client.chat.completions.create({
+    model: 'any', max_tokens: 6, temperature: 0,
+    messages: [...user('where is the ring?'),
+               { role: 'assistant', content: first.choices[0].message.content },
+               ...user('in the river')] });
+  const cached = second.usage.prompt_tokens_details.cached_tokens;
+  assert(cached >= first.usage.prompt_tokens, `cached ${cached} of ${second.usage.prompt_tokens}`);
+  assert(second.usage.prompt_tokens > cached, 'new tokens prefilled');
+});
+
+test('stop strings end the reply before them', async () => {
+  const full = greedy.choices[0].message.content;
+  const stop = full.slice(3, 5);
+  const r = await client.chat.completions.create({
+    model: 'any', messages: user('hello there'), max_tokens: 8, temperature: 0,
+    stop: [stop, 'never seen'] });
+  equal(r.choices[0].message.content, full.slice(0, full.indexOf(stop)), 'cut content');
+  equal(r.choices[0].finish_reason, 'stop', 'finish_reason');
+});
+
+test('openai client: API errors come back as APIError with status and param', async () => {
+  try {
+    await client.chat.completions.create({ model: 'any', messages: user('x'), temperature: 5 });
+    throw new Error('no error');
+  } catch (e) {
+    assert(e instanceof OpenAI.APIError, `APIError, got ${e}`);
+    equal(e.status, 400, 'status');
+    equal(e.param, 'temperature', 'param');
+    equal(e.type, 'invalid_request_error', 'type');
+  }
+});
+
+const bad = [
+  ['bad JSON', '{"model": "m", "messages": [', null],
+  ['not an object', '[1, 2]', null],
+  ['missing messages', '{"model": "m"}', 'messages'],
+  ['missing model', '{"messages": [{"role": "user", "content": "hi"}]}', 'model'],
+  ['messages not an array', '{"model": "m", "messages": "hi"}', 'messages'],
+  ['empty messages', '{"model": "m", "messages": []}', 'messages'],
+  ['role not a string', '{"model": "m", "messages": [{"role": 5, "content": "hi"}]}',
+   'messages[0].role'],
+  ['unknown role', '{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}',
+   'messages[0].role'],
+  ['content not text', '{"model": "m", "messages": [{"role": "user", "content": 3}]}',
+   'messages[0].content'],
+  ['image part', '{"model": "m", "messages": [{"role": "user", "content": [{"type": ' +
+   '"image_url", "image_url": {"url": "x"}}]}]}', 'messages[0].content[0]'],
+  ['last message from the assistant', '{"model": "m", "messages": [{"role": "assistant", ' +
+   '"content": "hi"}]}', 'messages'],
+  ['temperature a string', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], ' +
+   '"temperature": "hot"}', 'temperature'],
+  ['negative max_tokens', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], ' +
+   '"max_tokens": -1}', 'max_tokens'],
+  ['fractional max_tokens', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], ' +
+   '"max_tokens": 1.5}', 'max_tokens'],
+  ['n = 2', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], "n": 2}', 'n'],
+  ['stream a string', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], ' +
+   '"stream": "yes"}', 'stream'],
+  ['stop a number', '{"model": "m", "messages": [{"role": "user", "content": "hi"}], ' +
+   '"stop": 4}', 'stop'],
+];
+for (const [name, body, param] of bad)
+  test(`400 for ${name}`, async () => {
+    const r = await request(main.url, 'POST', '/v1/chat/completions',
+                            { body, headers: { 'Content-Type': 'application/json' } });
+    equal(r.status, 400, 'status');
+    assert(r.json && r.json.error, `error body: ${r.body}`);
+    equal(r.json.error.type, 'invalid_request_error', 'type');
+    assert(typeof r.json.error.message === 'string' && r.json.error.message.length > 0, 'message');
+    equal(r.json.error.param, param, 'param');
+    assert('code' in r.json.error, 'code present');
+  });
+
+test('unknown and unused fields are ignored', async () => {
+  const body = JSON.stringify({ model: 'm', messages: [{ role: 'system', content: 'be brief' },
+    { role: 'developer', content: [{ type: 'text', text: 'really' }] },
+    { role: 'user', content: 'hi', name: 'bob' }], max_tokens: 2, user: 'u1',
+    logit_bias: { 5: 1 }, tools: [], frequency_penalty: 0.5, presence_penalty: null,
+    response_format: { type: 'text' }, parallel_tool_calls: false, some_future_field: [1] });
+  const r = await request(main.url, 'POST', '/v1/chat/completions', { body });
+  equal(r.status, 200, `status (${r.body})`);
+  equal(r.json.usage.completion_tokens <= 2, true, 'completion_tokens');
+});
+
+test('413 for a body over --max-body, declared or chunked', async () => {
+  const big = JSON.stringify({ model: 'm', messages: user('a'.repeat(70000)) });
+  const declared = await request(main.url, 'POST', '/v1/chat/completions', { body: big });
+  equal(declared.status, 413, 'declared status');
+  equal(declared.json.error.code, 'request_too_large', 'code');
+  const chunked = await request(main.url, 'POST', '/v1/chat/completions',
+                                { body: big, chunked: true });
+  equal(chunked.status, 413, 'chunked status');
+});
+
+test('404 and 405', async () => {
+  equal((await request(main.url, 'GET', '/v1/nothing')).status, 404, 'unknown path');
+  equal((await request(main.url, 'GET', '/v1/chat/completions')).status, 405, 'GET');
+});
+
+test('a client that disconnects cancels its generation (streamed and whole)', async () => {
+  for (const stream of [true, false]) {
+    await idle(main.url);
+    const before = (await profile(main.url)).turns.length;
+    const long = await longRequest(main.url, stream);
+    await sleep(200);
+    let p = await profile(main.url);
+    assert(p.current !== null, 'generating');
+    long.req.destroy();
+    p = await idle(main.url, 3000);
+    const last = p.turns[p.turns.length - 1];
+    assert(p.turns.length === before + 1 || p.turns.length === 64, 'one more turn');
+    equal(last.finish, 'cancelled', `finish (stream ${stream})`);
+    assert(last.generated_tokens < 100000000, 'stopped early');
+  }
+});
+
+test('429 with concurrent clients beyond the queue; disconnects free the queue', async () => {
+  await idle(main.url);
+  const running = await longRequest(main.url, true);
+  await sleep(100);
+  const waiting = [await longRequest(main.url, false), await longRequest(main.url, false)];
+  await sleep(100);
+  const p = await profile(main.url);
+  equal(p.queued, 2, 'queued');
+  const refused = await Promise.all([1, 2, 3].map(() => request(main.url, 'POST',
+    '/v1/chat/completions', { body: JSON.stringify({ model: 'm', messages: user('hi') }) })));
+  for (const r of refused) {
+    equal(r.status, 429, 'status');
+    equal(r.json.error.code, 'rate_limit_exceeded', 'code');
+    assert(r.headers['retry-after'], 'Retry-After');
+  }
+  const viaClient = await client.chat.completions.create({ model: 'm', messages: user('hi') })
+    .then(() => null, (e) => e);
+  assert(viaClient instanceof OpenAI.RateLimitError, `RateLimitError, got ${viaClient}`);
+  for (const w of waiting) w.req.destroy();
+  running.req.destroy();
+  await idle(main.url, 3000);
+  const ok = await client.chat.completions.create({ model: 'm', messages: user('hi'),
+                                                    max_tokens: 3 });
+  assert(ok.usage.completion_tokens <= 3, 'served again');
+});
+
+test('GET /v1/profile: per-turn phases and cache statistics', async () => {
+  const p = await profile(main.url);
+  equal(p.family, 'kimi_linear', 'family');
+  assert(p.turns.length >= 5, 'turns recorded');
+  const t = p.turns.find((x) => x.finish === 'length');
+  for (const k of ['prompt_tokens', 'cached_tokens', 'generated_tokens', 'ttft_seconds',
+                   'decode_tokens_per_second', 'hit_rate', 'bytes_read'])
+    assert(typeof t[k] === 'number', `turn.${k}`);
+  for (const k of ['attention', 'expert wait', 'expert matmul', 'other', 'lm head'])
+    assert(typeof t.phase_seconds[k] === 'number', `phase ${k}`);
+  assert(p.cache.hits + p.cache.misses > 0, 'cache lookups');
+  assert(typeof p.cache.backend === 'string', 'backend');
+});
+
+test('--api-key: 401 without or with a wrong key, accepted with it', async () => {
+  const keyed = await startServer(modelDir, ['--api-key', 'sekrit']);
+  const body = JSON.stringify({ model: 'm', messages: user('hi'), max_tokens: 2 });
+  const none = await request(keyed.url, 'POST', '/v1/chat/completions', { body });
+  equal(none.status, 401, 'no key');
+  equal(none.json.error.code, 'invalid_api_key', 'code');
+  const wrong = await request(keyed.url, 'GET', '/v1/models',
+                              { headers: { Authorization: 'Bearer sekrit2' } });
+  equal(wrong.status, 401, 'wrong key');
+  const good = new OpenAI({ baseURL: keyed.url + 'v1', apiKey: 'sekrit', maxRetries: 0 });
+  const r = await good.chat.completions.create({ model: 'm', messages: user('hi'),
+                                                 max_tokens: 2 });
+  assert(r.usage.completion_tokens <= 2, 'answered');
+  const bad = new OpenAI({ baseURL: keyed.url + 'v1', apiKey: 'nope', maxRetries: 0 });
+  const e = await bad.models.list().then(() => null, (x) => x);
+  assert(e instanceof OpenAI.AuthenticationError, `AuthenticationError, got ${e}`);
+  keyed.child.kill('SIGTERM');
+});
+
+test('a non-loopback address is refused without --api-key', async () => {
+  const r = await runCli(['serve', '--model', modelDir, '--host', '0.0.0.0', '--port', '0']);
+  equal(r.code, 2, 'exit status');
+  assert(/refusing/.test(r.err), `message: ${r.err}`);
+  const named = await runCli(['serve', '--model', modelDir, '--host', 'example.org']);
+  equal(named.code, 2, 'host name');
+});
+
+test('SIGTERM stops the server cleanly', async () => {
+  const s = await startServer(modelDir);
+  const exited = new Promise((resolve) => s.child.on('exit', (code) => resolve(code)));
+  const long = await longRequest(s.url, true);
+  await sleep(100);
+  s.child.kill('SIGTERM');
+  equal(await exited, 0, 'exit status');
+  long.req.destroy();
+});
+
+// ---- run ----
+
+console.log(`1..${tests.length}`);
+let failed = 0;
+for (const [i, t] of tests.entries()) {
+  try {
+    await t.fn();
+    console.log(`ok ${i + 1} - ${t.name}`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok ${i + 1} - ${t.name}`);
+    for (const line of String(e.stack || e).split('\n')) console.log(`# ${line}`);
+  }
+}
+for (const c of children) c.removeAllListeners('exit'), c.kill('SIGKILL');
+fs.rmSync(modelDir, { recursive: true, force: true });
+process.exit(failed ? 1 : 0);
