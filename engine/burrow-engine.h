@@ -106,6 +106,11 @@ typedef struct {
   int max_batch;            /* prefill tokens per forward chunk; <= 0: 64 */
   const char *tokenizer;    /* tokenizer file; NULL: tokenizer.json or tiktoken.model in
                              * the model folder */
+  int expert_bits;          /* 0: routed experts as stored; 8, 4 or 2: requantised when read */
+  const char *io_backend;   /* expert reads: NULL or "auto", "io_uring", "pread" */
+  gboolean direct_io;       /* O_DIRECT expert reads, buffered where refused */
+  gboolean pinning;         /* learned pins from the usage history */
+  gboolean prefetch;        /* read the next layers' likely experts ahead */
 } BurrowEngineOptions;
 
 void burrow_engine_options_init (BurrowEngineOptions *options);

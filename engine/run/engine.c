@@ -108,6 +108,14 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   mo.threads = options->threads;
   mo.dense_bits = options->dense_bits;
   mo.store.ram_budget = options->ram_budget;
+  mo.expert_bits = options->expert_bits;
+  if (g_strcmp0 (options->io_backend, "io_uring") == 0)
+    mo.store.io = BW_IO_URING;
+  else if (g_strcmp0 (options->io_backend, "pread") == 0)
+    mo.store.io = BW_IO_PREAD;
+  mo.store.direct_io = options->direct_io;
+  mo.store.pinning = options->pinning;
+  mo.store.prefetch = options->prefetch;
   if (options->max_batch > 0)
     mo.max_batch = options->max_batch;
 
