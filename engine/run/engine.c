@@ -86,6 +86,10 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
     add_stop_id (engine->stop_ids, eos[i], vocab);
   for (guint i = 0; i < template_stops->len; i++)
     add_stop_id (engine->stop_ids, g_array_index (template_stops, gint32, i), vocab);
+  engine->no_text_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+  for (gint32 id = 0; id < vocab; id++)
+    if (bw_tokenizer_token_bytes (engine->tok, id, &(gsize) { 0 }) == NULL)
+      g_array_append_val (engine->no_text_ids, id);
   engine->identity = (BwSessionIdentity) { bw_model_config_hash (engine->model),
                                            tokenizer_hash (engine->tok),
                                            (guint32) bw_model_family (engine->model) };
@@ -148,6 +152,8 @@ burrow_engine_unref (BurrowEngine *engine)
   g_clear_pointer (&engine->model, bw_model_free);
   if (engine->stop_ids)
     g_array_unref (engine->stop_ids);
+  if (engine->no_text_ids)
+    g_array_unref (engine->no_text_ids);
   g_mutex_clear (&engine->stats_lock);
   g_free (engine->logits);
   g_free (engine->dir);

@@ -18,6 +18,8 @@ struct _BurrowEngine {
   BwTokenizer *tok;
   BwChatFormat format;
   GArray *stop_ids;            /* gint32: config eos ids and the template's stop ids */
+  GArray *no_text_ids;         /* gint32: model ids the tokenizer has no token for (a padded
+                                * vocabulary); never sampled */
   BwSessionIdentity identity;
   int max_batch;
   float *logits;               /* [vocab], the turn's scratch */

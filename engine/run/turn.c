@@ -3,6 +3,7 @@
  * the rest, the sampling loop, and the commit of the reply to the conversation. */
 #include "run/run-private.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "families/family.h"
@@ -219,6 +220,9 @@ turn_decode (Turn *t, GError **error)
     {
       if (g_cancellable_set_error_if_cancelled (t->cancellable, error))
         return (t->stats.finish = BURROW_FINISH_CANCELLED), FALSE;
+      const GArray *no_text = t->engine->no_text_ids;
+      for (guint k = 0; k < no_text->len; k++)
+        logits[g_array_index (no_text, gint32, k)] = -INFINITY;
       int n_recent = MIN ((int) t->seq->len, window);
       gint32 id = bw_sampler_sample (t->sampler, logits,
                                      (const gint32 *) t->seq->data + t->seq->len - n_recent,

@@ -5,8 +5,8 @@
 
 #include <glib.h>
 
-/* Creates a temporary folder for the oracle "kimi_linear" or "kimi_k3"; the test fails if
- * the oracle or the tokenizer fixture is missing. */
+/* Creates a temporary folder for the oracle "kimi_linear", "kimi_k3" or "glm52"; the test
+ * fails if the oracle or the tokenizer fixture is missing. */
 char *run_fixture_make (const char *oracle);
 /* Removes what run_fixture_make created (and any other plain files left in it). */
 void run_fixture_remove (const char *dir);

@@ -303,6 +303,60 @@ test_k3_reasoning (void)
   run_fixture_remove (dir);
 }
 
+/* GLM with thinking: ids without a token (108-255 in the fixture) are never sampled, the
+ * reasoning is split off at </think>, and the next turn continues the ids. */
+static void
+test_glm_thinking (void)
+{
+  g_autofree char *dir = run_fixture_make ("glm52");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_assert_cmpstr (burrow_engine_get_family (engine), ==, "glm_moe_dsa");
+  g_assert_true (burrow_engine_supports_thinking (engine));
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 64;
+  o.ignore_eos = TRUE;
+  o.thinking = TRUE;
+  o.temperature = 3.0f;      /* flat: every id is likely, the padded ones included */
+  o.seed = 9;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_SYSTEM, "Be brief.", NULL);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "What is 2+2?", NULL);
+  Collect c;
+  BurrowTurnStats st;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (c.ids->len, ==, 64);
+  for (guint i = 0; i < c.ids->len; i++)
+    g_assert_cmpint (g_array_index (c.ids, gint32, i), <, 108);
+  g_autofree char *text = decode (dir, c.ids);
+  const char *end = strstr (text, "</think>");
+  const char *content, *reasoning;
+  burrow_conversation_get_message (conv, 2, &content, &reasoning);
+  if (end)
+    {
+      g_assert_true (strncmp (reasoning, text, (gsize) (end - text)) == 0);
+      g_assert_cmpstr (content, ==, end + strlen ("</think>"));
+    }
+  else
+    {
+      g_assert_cmpstr (reasoning, ==, text);
+      g_assert_cmpstr (content, ==, "");
+    }
+  g_assert_cmpstr (c.reasoning->str, ==, reasoning);
+  g_assert_cmpstr (c.answer->str, ==, content);
+  /* GLM needs nothing to close a turn: the next <|user|> does. */
+  g_assert_cmpint (burrow_conversation_get_n_tokens (conv), ==, st.prompt_tokens + 64);
+  int first_prompt = st.prompt_tokens;
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "And 3+3?", NULL);
+  collect_clear (&c);
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_cmpint (st.cached_tokens, ==, first_prompt + 63);
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -312,5 +366,6 @@ main (int argc, char **argv)
   g_test_add_func ("/generate/multi-turn-suffix", test_multi_turn_suffix);
   g_test_add_func ("/generate/bad-requests", test_bad_requests);
   g_test_add_func ("/generate/k3-reasoning", test_k3_reasoning);
+  g_test_add_func ("/generate/glm-thinking", test_glm_thinking);
   return g_test_run ();
 }
