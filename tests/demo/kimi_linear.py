@@ -89,7 +89,7 @@ class MoE(nn.Module):
         self.shared_experts = SwiGLU(dim, width * cfg["num_shared_experts"])
         self.biased_weights = True
         self.last_choice = None
-        self.last_gap = None
+        self.last_gaps = None      # per row: k-th minus (k+1)-th choice score
         self.aux_loss = None
 
     def route(self, x):
@@ -105,7 +105,7 @@ class MoE(nn.Module):
                 n_exp / ids.numel())
             prob = (scores / scores.sum(-1, keepdim=True)).mean(0)
             self.aux_loss = (frac * prob).sum()
-        self.last_gap = (top.values[:, self.top_k - 1] - top.values[:, self.top_k]).min().item()
+        self.last_gaps = top.values[:, self.top_k - 1] - top.values[:, self.top_k]
         # The Kimi Linear reference adds the bias in place, so its weights are biased scores.
         weights = torch.gather(choice if self.biased_weights else scores, 1, ids)
         if self.renormalize and self.top_k > 1:
