@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "burrow-engine.h"
+#include "burrow-perf-snapshot.h"
 
 G_BEGIN_DECLS
 
@@ -88,5 +89,83 @@ guint64 burrow_engine_worker_inspect (BurrowEngineWorker   *self,
                                       GObject              *owner,
                                       BurrowWorkerCallback  callback,
                                       gpointer              user_data);
+
+/* Loads a model folder, replacing (and first freeing) the model loaded before; when it
+ * fails or is cancelled, no model is loaded. With no RAM budget in @options and
+ * @expert_share > 0, the expert cache gets that share of all the experts' bytes (the demo
+ * model is small enough to fit whole, and should still stream). Posted results are
+ * BurrowLoadProgress *; the final result is a BurrowLoadResult *. */
+typedef struct {
+  double fraction;              /* 0 to 1 */
+  char *phase;                  /* the engine's words for what it is doing */
+} BurrowLoadProgress;
+
+typedef struct {
+  char *dir;
+  char *name;
+  char *family;
+  gboolean supports_thinking;
+  guint64 bytes_per_expert;     /* as stored */
+  BurrowPerfSnapshot *snapshot; /* the expert store right after loading */
+} BurrowLoadResult;
+
+void burrow_load_result_free (BurrowLoadResult *result);
+
+guint64 burrow_engine_worker_load (BurrowEngineWorker        *self,
+                                   const char                *dir,
+                                   const BurrowEngineOptions *options,
+                                   double                     expert_share,
+                                   GCancellable              *cancellable,
+                                   GObject                   *owner,
+                                   BurrowWorkerCallback       callback,
+                                   gpointer                   user_data);
+
+/* One assistant reply from the loaded model. The request names the chat (the worker keeps
+ * its engine conversation between turns), its session file, and every message so far
+ * ending with the one to answer. */
+typedef struct _BurrowGenerateRequest BurrowGenerateRequest;
+
+/* @session_path: "" or NULL for none. An empty @system_prompt adds no system message. */
+BurrowGenerateRequest *burrow_generate_request_new (gint64      chat_id,
+                                                    const char *session_path,
+                                                    const char *system_prompt);
+void burrow_generate_request_add_message (BurrowGenerateRequest *request,
+                                          BurrowRole             role,
+                                          const char            *content,
+                                          const char            *reasoning);
+/* Sampling, length and thinking; initialised with burrow_generate_options_init. */
+BurrowGenerateOptions *burrow_generate_request_get_options (BurrowGenerateRequest *request);
+/* Seconds between dashboard snapshots in the posted updates (default 0.2); <= 0: none. */
+void burrow_generate_request_set_snapshot_interval (BurrowGenerateRequest *request,
+                                                    double                 seconds);
+void burrow_generate_request_free (BurrowGenerateRequest *request);
+
+/* Posted once per generated token (and once more for text held back to the end). */
+typedef struct {
+  char *answer;                 /* new answer text, "" if none */
+  char *reasoning;              /* new reasoning text, "" if none */
+  gboolean has_token;           /* FALSE for the last release of held-back text */
+  gboolean first;               /* the reply's first token: its time includes the prefill */
+  int n_tokens;                 /* generated so far */
+  double phase_seconds[BURROW_N_PHASES];  /* this token's time inside the model */
+  BurrowPerfSnapshot *snapshot; /* every snapshot interval, else NULL */
+} BurrowGenerateUpdate;
+
+typedef struct {
+  BurrowTurnStats stats;
+  BurrowPerfSnapshot *snapshot; /* at the end of the turn; NULL without snapshots */
+} BurrowGenerateResult;
+
+void burrow_generate_result_free (BurrowGenerateResult *result);
+
+/* Takes @request. Posted results are BurrowGenerateUpdate *; the final result is a
+ * BurrowGenerateResult *. Cancelling stops within one layer's time; the engine keeps the
+ * reply so far in its conversation. */
+guint64 burrow_engine_worker_generate (BurrowEngineWorker    *self,
+                                       BurrowGenerateRequest *request,
+                                       GCancellable          *cancellable,
+                                       GObject               *owner,
+                                       BurrowWorkerCallback   callback,
+                                       gpointer               user_data);
 
 G_END_DECLS

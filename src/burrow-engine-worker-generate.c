@@ -1,0 +1,331 @@
+/* The worker's generate request: one assistant reply for a conversation, streamed back a
+ * token at a time with the dashboard's numbers. The engine conversation stays on the worker
+ * between turns, so the next turn of the same chat prefills only the new message; a chat
+ * reopened later comes back warm from its session file. */
+#include "burrow-config.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "burrow-engine-worker.h"
+#include "burrow-engine-worker-state.h"
+
+typedef struct {
+  BurrowRole role;
+  char *content;
+  char *reasoning;
+} Message;
+
+struct _BurrowGenerateRequest {
+  gint64 chat_id;
+  char *session_path;
+  GArray *messages;             /* Message: the system prompt (if any) first */
+  BurrowGenerateOptions options;
+  double snapshot_interval;
+};
+
+typedef struct {
+  BurrowWorkerJob *job;
+  BurrowEngine *engine;
+  gint64 interval_usec;         /* 0: no dashboard numbers */
+  gint64 last_snapshot;
+  double phases[BURROW_N_PHASES];
+  int n_tokens;
+  gsize n_cells;
+  guint8 *tiers;                /* scratch */
+  guint32 *uses;                /* as they were after the previous token */
+} Stream;
+
+static void
+message_clear (gpointer data)
+{
+  Message *m = data;
+
+  g_free (m->content);
+  g_free (m->reasoning);
+}
+
+BurrowGenerateRequest *
+burrow_generate_request_new (gint64      chat_id,
+                             const char *session_path,
+                             const char *system_prompt)
+{
+  BurrowGenerateRequest *request = g_new0 (BurrowGenerateRequest, 1);
+
+  request->chat_id = chat_id;
+  request->session_path = session_path != NULL && session_path[0] != '\0'
+                            ? g_strdup (session_path) : NULL;
+  request->messages = g_array_new (FALSE, FALSE, sizeof (Message));
+  g_array_set_clear_func (request->messages, message_clear);
+  burrow_generate_options_init (&request->options);
+  request->snapshot_interval = 0.2;
+
+  if (system_prompt != NULL && system_prompt[0] != '\0')
+    burrow_generate_request_add_message (request, BURROW_ROLE_SYSTEM, system_prompt, NULL);
+
+  return request;
+}
+
+void
+burrow_generate_request_add_message (BurrowGenerateRequest *request,
+                                     BurrowRole             role,
+                                     const char            *content,
+                                     const char            *reasoning)
+{
+  Message m = { role, g_strdup (content ? content : ""), g_strdup (reasoning ? reasoning : "") };
+
+  g_array_append_val (request->messages, m);
+}
+
+BurrowGenerateOptions *
+burrow_generate_request_get_options (BurrowGenerateRequest *request)
+{
+  return &request->options;
+}
+
+void
+burrow_generate_request_set_snapshot_interval (BurrowGenerateRequest *request,
+                                               double                 seconds)
+{
+  request->snapshot_interval = seconds;
+}
+
+void
+burrow_generate_request_free (BurrowGenerateRequest *request)
+{
+  if (request == NULL)
+    return;
+  g_free (request->session_path);
+  g_array_unref (request->messages);
+  g_free (request);
+}
+
+static void
+update_free (gpointer data)
+{
+  BurrowGenerateUpdate *update = data;
+
+  g_free (update->answer);
+  g_free (update->reasoning);
+  burrow_perf_snapshot_free (update->snapshot);
+  g_free (update);
+}
+
+void
+burrow_generate_result_free (BurrowGenerateResult *result)
+{
+  if (result == NULL)
+    return;
+  burrow_perf_snapshot_free (result->snapshot);
+  g_free (result);
+}
+
+/* TRUE if the conversation's messages are the first of the wanted ones and at least the
+ * last wanted one (the new user message) is still to be added. */
+static gboolean
+continues (BurrowConversation *conv,
+           GArray             *wanted)
+{
+  guint n = burrow_conversation_get_n_messages (conv);
+
+  if (n >= wanted->len)
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      const Message *m = &g_array_index (wanted, Message, i);
+      const char *content, *reasoning;
+
+      if (burrow_conversation_get_message (conv, i, &content, &reasoning) != m->role ||
+          g_strcmp0 (content, m->content) != 0 || g_strcmp0 (reasoning, m->reasoning) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+add_rest (BurrowConversation *conv,
+          GArray             *wanted)
+{
+  for (guint i = burrow_conversation_get_n_messages (conv); i < wanted->len; i++)
+    {
+      const Message *m = &g_array_index (wanted, Message, i);
+
+      burrow_conversation_add_message (conv, m->role, m->content,
+                                       m->role == BURROW_ROLE_ASSISTANT ? m->reasoning : NULL);
+    }
+}
+
+/* The engine conversation for this turn: the one kept from the chat's last turn, the one
+ * in its session file, or (when the chat was edited, regenerated or its file is unusable)
+ * a new one that prefills every message. */
+static gboolean
+prepare_conversation (BurrowWorkerModel      *model,
+                      BurrowGenerateRequest  *request,
+                      GCancellable           *cancellable,
+                      GError                **error)
+{
+  BurrowConversation *conv;
+
+  if (model->conv != NULL && model->chat_id == request->chat_id &&
+      continues (model->conv, request->messages))
+    {
+      add_rest (model->conv, request->messages);
+      return TRUE;
+    }
+
+  g_clear_pointer (&model->conv, burrow_conversation_free);
+  model->chat_id = request->chat_id;
+  conv = burrow_conversation_new (model->engine);
+
+  if (request->session_path != NULL)
+    {
+      g_autoptr(GError) session_error = NULL;
+
+      /* An unusable file keeps what could be trusted; the prefix check decides the rest. */
+      if (!burrow_conversation_open_session (conv, request->session_path, cancellable,
+                                             &session_error) &&
+          g_error_matches (session_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          burrow_conversation_free (conv);
+          g_propagate_error (error, g_steal_pointer (&session_error));
+          return FALSE;
+        }
+
+      if (!continues (conv, request->messages))
+        {
+          burrow_conversation_free (conv);
+          g_unlink (request->session_path);
+          conv = burrow_conversation_new (model->engine);
+          if (!burrow_conversation_open_session (conv, request->session_path, cancellable, error))
+            {
+              burrow_conversation_free (conv);
+              return FALSE;
+            }
+        }
+    }
+
+  add_rest (conv, request->messages);
+  model->conv = conv;
+  return TRUE;
+}
+
+static void
+on_token (const BurrowToken *token,
+          gpointer           user_data)
+{
+  Stream *s = user_data;
+  BurrowGenerateUpdate *update = g_new0 (BurrowGenerateUpdate, 1);
+  double now[BURROW_N_PHASES];
+
+  update->answer = g_strdup (token->answer);
+  update->reasoning = g_strdup (token->reasoning);
+
+  if (token->id >= 0)
+    {
+      update->has_token = TRUE;
+      update->first = s->n_tokens == 0;
+      update->n_tokens = ++s->n_tokens;
+
+      burrow_engine_get_phase_seconds (s->engine, now);
+      for (int p = 0; p < BURROW_N_PHASES; p++)
+        update->phase_seconds[p] = now[p] - s->phases[p];
+      memcpy (s->phases, now, sizeof now);
+
+      if (s->interval_usec > 0)
+        {
+          gint64 t = g_get_monotonic_time ();
+
+          if (t - s->last_snapshot >= s->interval_usec)
+            {
+              update->snapshot = burrow_perf_snapshot_take (s->engine, s->uses);
+              if (s->uses != NULL)
+                memcpy (s->uses, update->snapshot->uses, s->n_cells * sizeof *s->uses);
+              s->last_snapshot = t;
+            }
+          else if (s->uses != NULL)
+            burrow_engine_get_expert_map (s->engine, s->tiers, s->uses);
+        }
+    }
+
+  burrow_worker_job_post (s->job, update, update_free);
+}
+
+static gpointer
+generate_run (BurrowWorkerJob  *job,
+              gpointer          data,
+              GCancellable     *cancellable,
+              GError          **error)
+{
+  BurrowGenerateRequest *request = data;
+  BurrowWorkerModel *model = burrow_worker_job_get_state (job);
+  BurrowGenerateResult *result;
+  Stream s = { job };
+  int n_layers, n_experts;
+  gboolean ok;
+
+  if (model == NULL)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "No model is loaded");
+      return NULL;
+    }
+  if (request->messages->len == 0 ||
+      g_array_index (request->messages, Message, request->messages->len - 1).role == BURROW_ROLE_ASSISTANT)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "The conversation does not end with a message to answer");
+      return NULL;
+    }
+
+  if (!prepare_conversation (model, request, cancellable, error))
+    return NULL;
+
+  s.engine = model->engine;
+  s.interval_usec = (gint64) (request->snapshot_interval * G_USEC_PER_SEC);
+  burrow_engine_get_phase_seconds (model->engine, s.phases);
+  burrow_engine_get_expert_grid (model->engine, &n_layers, &n_experts);
+  s.n_cells = (gsize) n_layers * (gsize) n_experts;
+  if (s.interval_usec > 0 && s.n_cells > 0)
+    {
+      s.tiers = g_new0 (guint8, s.n_cells);
+      s.uses = g_new0 (guint32, s.n_cells);
+      burrow_engine_get_expert_map (model->engine, s.tiers, s.uses);
+    }
+
+  result = g_new0 (BurrowGenerateResult, 1);
+  ok = burrow_conversation_generate (model->conv, &request->options, on_token, &s,
+                                     &result->stats, cancellable, error);
+  if (ok && s.interval_usec > 0)
+    result->snapshot = burrow_perf_snapshot_take (model->engine, s.uses);
+
+  g_free (s.tiers);
+  g_free (s.uses);
+
+  if (!ok)
+    {
+      burrow_generate_result_free (result);
+      return NULL;
+    }
+  return result;
+}
+
+static const BurrowWorkerRequestKind generate_kind = {
+  .name = "generate",
+  .run = generate_run,
+  .result_free = (GDestroyNotify) burrow_generate_result_free,
+};
+
+guint64
+burrow_engine_worker_generate (BurrowEngineWorker    *self,
+                               BurrowGenerateRequest *request,
+                               GCancellable          *cancellable,
+                               GObject               *owner,
+                               BurrowWorkerCallback   callback,
+                               gpointer               user_data)
+{
+  g_return_val_if_fail (request != NULL, 0);
+
+  return burrow_engine_worker_submit (self, &generate_kind, request,
+                                      (GDestroyNotify) burrow_generate_request_free,
+                                      cancellable, owner, callback, user_data);
+}
