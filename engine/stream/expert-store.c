@@ -683,9 +683,9 @@ request_fail (BwExpertBatch *batch, int n_acquired, Slot **fresh, int n_fresh)
     for (int j = 0; j < n_fresh; j++)
       if (batch->slots[i] == fresh[j])
         batch->slots[i] = NULL;
+  /* Every reference to a fresh slot came from this batch (a repeated expert id included). */
   for (int j = 0; j < n_fresh; j++)
-    if (--fresh[j]->refs == 0)
-      slot_destroy (batch->store, fresh[j], FALSE);
+    slot_destroy (batch->store, fresh[j], FALSE);
   batch_unpin (batch, n_acquired);
   batch->n = 0;
   return FALSE;

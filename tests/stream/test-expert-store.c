@@ -234,6 +234,15 @@ test_batch_over_budget (Fixture *fx, gconstpointer data)
   g_assert_false (bw_expert_store_request (s, 1, experts, 8, &batch, &error));
   g_assert_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET);
   g_clear_error (&error);
+  {
+    /* A repeated id in a refused batch leaves nothing behind either. */
+    int dup[6] = { 4, 4, 5, 6, 7, 3 };
+    g_assert_false (bw_expert_store_request (s, 1, dup, 6, &batch, &error));
+    g_assert_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET);
+    g_clear_error (&error);
+    bw_expert_store_stats (s, &st);
+    g_assert_cmpuint (st.n_cached, ==, 0);
+  }
   /* Nothing leaked: a fitting batch still works, and a second one while it is held is
    * refused rather than evicting its buffers. */
   g_assert_true (bw_expert_store_request (s, 1, experts, 3, &batch, &error));
