@@ -1,16 +1,17 @@
-/* Read bandwidth by a streaming sum: eight independent 64-bit accumulators keep the
- * loads, not the adds, the limit. */
+/* Read bandwidth by a streaming sum, with the widest loads the CPU has. */
 #include <stdint.h>
 
 #include "kernels/bandwidth.h"
+#include "kernels/dispatch.h"
 
 #define ITEMS_PER_THREAD 4
 #define MAX_ITEMS 1024
 
 typedef struct {
-  const uint64_t *words;
-  gsize n_words;
-  gsize per_item;
+  const uint8_t *buf;
+  gsize bytes;
+  gsize per_item; /* a multiple of 64 */
+  BwStreamSum sum;
   uint64_t sums[MAX_ITEMS];
 } SumJob;
 
@@ -19,14 +20,10 @@ sum_item (void *ctx, int index, int thread_id)
 {
   SumJob *job = ctx;
   gsize start = (gsize) index * job->per_item;
-  gsize end = MIN (job->n_words, start + job->per_item);
-  const uint64_t *p = job->words;
-  uint64_t s[8] = { 0 };
+  gsize end = MIN (job->bytes, start + job->per_item);
 
-  for (gsize i = start; i + 8 <= end; i += 8)
-    for (int k = 0; k < 8; k++)
-      s[k] += p[i + k];
-  job->sums[index] = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+  if (end > start)
+    job->sums[index] = job->sum (job->buf + start, end - start);
 }
 
 double
@@ -38,9 +35,10 @@ bw_read_bandwidth (BwPool *pool, const void *buf, gsize bytes, double seconds)
   double total = 0;
   volatile uint64_t sink = 0;
 
-  job->words = buf;
-  job->n_words = bytes / 8;
-  job->per_item = (job->n_words / (gsize) items + 7) / 8 * 8;
+  job->buf = buf;
+  job->bytes = bytes / 64 * 64;
+  job->per_item = (job->bytes / (gsize) items + 63) / 64 * 64;
+  job->sum = bw_kernels_stream_sum ();
   t0 = g_get_monotonic_time ();
   do
     {

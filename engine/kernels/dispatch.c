@@ -84,3 +84,9 @@ bw_kernels_get (BwFormat fmt)
 
   return k ? k : bw_kernels_scalar.rows[fmt];
 }
+
+BwStreamSum
+bw_kernels_stream_sum (void)
+{
+  return tables[bw_kernels_isa ()]->stream_sum;
+}

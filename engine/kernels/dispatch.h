@@ -27,3 +27,6 @@ BwIsa bw_kernels_isa (void);
 
 /* The kernel in use for a format. */
 BwRowsKernel bw_kernels_get (BwFormat fmt);
+
+/* The streaming sum of the ISA in use (for the bandwidth measurement). */
+BwStreamSum bw_kernels_stream_sum (void);

@@ -26,9 +26,14 @@ bw_load_scale (const BwMatrix *w, int64_t i)
 typedef void (*BwRowsKernel) (const BwMatrix *w, const float *x, int n, float *y,
                               int64_t ldy, int64_t r0, int64_t r1);
 
+/* Sum of the 64-bit words of p[0, bytes) (p 64-byte aligned, bytes a multiple of 64):
+ * the streaming read the memory-bandwidth measurement times. */
+typedef uint64_t (*BwStreamSum) (const void *p, size_t bytes);
+
 typedef struct {
   const char *name;
   BwRowsKernel rows[BW_FMT_COUNT]; /* NULL: use the scalar kernel */
+  BwStreamSum stream_sum;
 } BwKernelTable;
 
 extern const BwKernelTable bw_kernels_scalar;

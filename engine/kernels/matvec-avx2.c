@@ -36,6 +36,12 @@ pairs (BwFormat fmt)
   return 1;
 }
 
+static inline __attribute__((always_inline)) int
+tail_lanes (BwFormat fmt, int rem, int k)
+{
+  return rem;
+}
+
 static inline __attribute__((always_inline)) void
 load_x (BwFormat fmt, const float *p, __m256 out[2])
 {
@@ -164,6 +170,19 @@ static inline __attribute__((always_inline)) void
 decode (BwFormat fmt, const uint8_t *p, __m256 st, __m256 out[2])
 {
   out[0] = decode1 (fmt, p, st);
+}
+
+#define VEC_I __m256i
+static inline __m256i vec_i_zero (void) { return _mm256_setzero_si256 (); }
+static inline __m256i vec_i_load (const void *p) { return _mm256_load_si256 ((const __m256i *) p); }
+static inline __m256i vec_i_add (__m256i a, __m256i b) { return _mm256_add_epi64 (a, b); }
+
+static inline uint64_t
+vec_i_reduce (__m256i v)
+{
+  uint64_t lanes[4];
+  _mm256_storeu_si256 ((__m256i *) lanes, v);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
 #include "kernels/simd-rows.h"

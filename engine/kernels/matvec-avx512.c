@@ -27,11 +27,29 @@ vec_fma_tail (__m512 w, __m512 x, __m512 acc, int n)
 
 static inline float vec_reduce (__m512 v) { return _mm512_reduce_add_ps (v); }
 
-/* Packed nibble formats decode 32 columns at a time as even and odd columns. */
+/* Some formats decode 32 columns per step: nibbles and BF16 as even and odd columns
+ * (one load yields both without shuffles), FP8 as two halves (converted as 16-bit
+ * lanes, 32 at a time). */
 static inline __attribute__((always_inline)) int
 pairs (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 ? 2 : 1;
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_BF16 || fmt == BW_FMT_FP8_E4M3_B128 ? 2 : 1;
+}
+
+static inline __attribute__((always_inline)) gboolean
+interleaved (BwFormat fmt)
+{
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_BF16;
+}
+
+static inline __attribute__((always_inline)) int
+tail_lanes (BwFormat fmt, int rem, int k)
+{
+  if (pairs (fmt) == 1)
+    return rem;
+  if (interleaved (fmt))
+    return (rem - k + 1) / 2;
+  return CLAMP (rem - 16 * k, 0, 16);
 }
 
 static inline void
@@ -46,20 +64,29 @@ deinterleave (__m512 lo, __m512 hi, __m512 out[2])
 static inline __attribute__((always_inline)) void
 load_x (BwFormat fmt, const float *p, __m512 out[2])
 {
-  if (pairs (fmt) == 2)
+  if (pairs (fmt) == 1)
+    out[0] = _mm512_loadu_ps (p);
+  else if (interleaved (fmt))
     deinterleave (_mm512_loadu_ps (p), _mm512_loadu_ps (p + 16), out);
   else
-    out[0] = _mm512_loadu_ps (p);
+    out[0] = _mm512_loadu_ps (p), out[1] = _mm512_loadu_ps (p + 16);
 }
 
 static inline __attribute__((always_inline)) void
 load_x_tail (BwFormat fmt, const float *p, int rem, __m512 out[2])
 {
-  if (pairs (fmt) == 2)
-    deinterleave (_mm512_maskz_loadu_ps (first_lanes (MIN (rem, 16)), p),
-                  _mm512_maskz_loadu_ps (first_lanes (MAX (rem - 16, 0)), p + 16), out);
+  __m512 lo = _mm512_maskz_loadu_ps (first_lanes (MIN (rem, 16)), p);
+
+  if (pairs (fmt) == 1)
+    out[0] = lo;
   else
-    out[0] = _mm512_maskz_loadu_ps (first_lanes (rem), p);
+    {
+      __m512 hi = _mm512_maskz_loadu_ps (first_lanes (MAX (rem - 16, 0)), p + 16);
+      if (interleaved (fmt))
+        deinterleave (lo, hi, out);
+      else
+        out[0] = lo, out[1] = hi;
+    }
 }
 
 /* The 16 E2M1 values, and int4/int2 codes (int2 repeated so any 4-bit index works). */
@@ -130,25 +157,8 @@ decode1 (BwFormat fmt, const uint8_t *p, __m512 st)
     {
     case BW_FMT_F32:
       return _mm512_loadu_ps ((const float *) p);
-    case BW_FMT_BF16:
-      {
-        __m512i h = _mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) p));
-        return _mm512_castsi512_ps (_mm512_slli_epi32 (h, 16));
-      }
     case BW_FMT_F16:
       return _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) p));
-    case BW_FMT_FP8_E4M3_B128:
-      {
-        /* The sign-extended byte << 7, with bit 14 cleared, is an f16 equal to the e4m3
-         * value times 2^-8 (normals and subnormals alike); converting it is exact and,
-         * unlike an f32 bit trick, never feeds a subnormal to the multiplier. st holds
-         * scale * 2^8. Magnitude 0x7F is NaN: those lanes take NaN, not the product. */
-        const __m256i mag = _mm256_set1_epi16 (0x3F80);
-        __m256i b = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) p));
-        __m256i h = _mm256_and_si256 (_mm256_slli_epi16 (b, 7), _mm256_set1_epi16 ((short) 0xBF80));
-        __mmask16 ok = _mm256_cmpneq_epi16_mask (_mm256_and_si256 (h, mag), mag);
-        return _mm512_mask_mul_ps (_mm512_set1_ps (NAN), ok, _mm512_cvtph_ps (h), st);
-      }
     case BW_FMT_Q2:
       {
         /* 16 two-bit fields of one dword: shift each lane to its field; the table
@@ -172,17 +182,53 @@ decode1 (BwFormat fmt, const uint8_t *p, __m512 st)
 static inline __attribute__((always_inline)) void
 decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
 {
-  if (pairs (fmt) == 2)
+  switch (fmt)
     {
-      /* 16 bytes = 32 nibbles; the table lookup reads only the low 4 bits of a lane, so
-       * the byte itself indexes the even column and byte >> 4 the odd one. */
-      __m512i d = _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
-      out[0] = _mm512_permutexvar_ps (d, st);
-      out[1] = _mm512_permutexvar_ps (_mm512_srli_epi32 (d, 4), st);
+    case BW_FMT_MXFP4:
+    case BW_FMT_Q4:
+      {
+        /* 16 bytes = 32 nibbles; the table lookup reads only the low 4 bits of a lane,
+         * so the byte itself indexes the even column and byte >> 4 the odd one. */
+        __m512i d = _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
+        out[0] = _mm512_permutexvar_ps (d, st);
+        out[1] = _mm512_permutexvar_ps (_mm512_srli_epi32 (d, 4), st);
+        break;
+      }
+    case BW_FMT_BF16:
+      {
+        /* 32 bf16 = 16 dwords: the low half of each is the even column. */
+        __m512i d = _mm512_loadu_si512 (p);
+        out[0] = _mm512_castsi512_ps (_mm512_slli_epi32 (d, 16));
+        out[1] = _mm512_castsi512_ps (_mm512_and_si512 (d, _mm512_set1_epi32 ((int) 0xFFFF0000u)));
+        break;
+      }
+    case BW_FMT_FP8_E4M3_B128:
+      {
+        /* The sign-extended byte << 7, with bit 14 cleared, is an f16 equal to the e4m3
+         * value times 2^-8 (normals and subnormals alike); converting it is exact and,
+         * unlike an f32 bit trick, never feeds a subnormal to the multiplier. st holds
+         * scale * 2^8. Magnitude 0x7F is NaN: those lanes take NaN, not the product. */
+        const __m512i mag = _mm512_set1_epi16 (0x3F80);
+        const __m512 nan = _mm512_set1_ps (NAN);
+        __m512i b = _mm512_cvtepi8_epi16 (_mm256_loadu_si256 ((const __m256i *) p));
+        __m512i h = _mm512_and_si512 (_mm512_slli_epi16 (b, 7), _mm512_set1_epi16 ((short) 0xBF80));
+        __mmask32 ok = _mm512_cmpneq_epi16_mask (_mm512_and_si512 (h, mag), mag);
+        out[0] = _mm512_mask_mul_ps (nan, (__mmask16) ok, _mm512_cvtph_ps (_mm512_castsi512_si256 (h)), st);
+        out[1] = _mm512_mask_mul_ps (nan, (__mmask16) (ok >> 16),
+                                     _mm512_cvtph_ps (_mm512_extracti64x4_epi64 (h, 1)), st);
+        break;
+      }
+    default:
+      out[0] = decode1 (fmt, p, st);
+      break;
     }
-  else
-    out[0] = decode1 (fmt, p, st);
 }
+
+#define VEC_I __m512i
+static inline __m512i vec_i_zero (void) { return _mm512_setzero_si512 (); }
+static inline __m512i vec_i_load (const void *p) { return _mm512_load_si512 (p); }
+static inline __m512i vec_i_add (__m512i a, __m512i b) { return _mm512_add_epi64 (a, b); }
+static inline uint64_t vec_i_reduce (__m512i v) { return (uint64_t) _mm512_reduce_add_epi64 (v); }
 
 #include "kernels/simd-rows.h"
 

@@ -38,6 +38,18 @@ rows_scalar (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
       }
 }
 
+static uint64_t
+stream_sum_scalar (const void *p, size_t bytes)
+{
+  const uint64_t *w = p;
+  uint64_t s[8] = { 0 };
+
+  for (size_t i = 0; i < bytes / 8; i += 8)
+    for (int k = 0; k < 8; k++)
+      s[k] += w[i + k];
+  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
 const BwKernelTable bw_kernels_scalar = {
   .name = "scalar",
   .rows = {
@@ -50,4 +62,5 @@ const BwKernelTable bw_kernels_scalar = {
     [BW_FMT_Q4] = rows_scalar,
     [BW_FMT_Q2] = rows_scalar,
   },
+  .stream_sum = stream_sum_scalar,
 };

@@ -2,15 +2,19 @@
  * including file includes quant/fp8.h, intq.h and mxfp4.h, defines for its vector type
  *   VEC, VL (lanes), RB_MAX (rows per block), vec_zero(), vec_fma(a, b, acc),
  *   vec_fma_tail(w, x, acc, n) (only the first n lanes updated), vec_reduce(v) -> float,
- *   pairs(fmt): vectors per step, 1, or 2 when one load of packed codes yields the even
- *       and the odd columns of 2*VL columns as two vectors,
+ *   pairs(fmt): vectors per step, 1 or 2 (2*VL columns decoded from one load, either as
+ *       even and odd columns or as two halves),
  *   load_x(fmt, p, VEC out[2]) and load_x_tail(fmt, p, rem, VEC out[2]): one step of
  *       activations laid out like the decoded weights (zero past rem),
+ *   tail_lanes(fmt, rem, k): how many lanes of vector k of a step hold one of its first
+ *       rem columns,
  *   scale_block(fmt, w, r, g) -> VEC: the scales of groups g .. g+VL-1 of row r, decoded
  *       (called when g is a multiple of VL; may return zero when unused),
  *   group_state(fmt, w, r, g, block) -> VEC: per-row state of scale group g (scale, or a
  *       lookup table already multiplied by the scale),
  *   decode(fmt, p, state, VEC out[2]): one step of weights from byte pointer p,
+ *   VEC_I, vec_i_zero(), vec_i_load(p) (aligned), vec_i_add(a, b) (64-bit lanes),
+ *       vec_i_reduce(v) -> uint64_t: for the streaming sum,
  * then includes this file once. Each kernel decodes a step of RB rows and multiplies it
  * with NT tokens' activations, so one decode serves every token of a block. */
 
@@ -121,7 +125,7 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
               for (int t = 0; t < NT; t++)
 #pragma GCC unroll 2
                 for (int k = 0; k < P; k++)
-                  acc[i][t] = vec_fma_tail (wv[k], xv[t][k], acc[i][t], P == 1 ? rem : (rem - k + 1) / 2);
+                  acc[i][t] = vec_fma_tail (wv[k], xv[t][k], acc[i][t], tail_lanes (fmt, rem, k));
             }
         }
     }
@@ -207,6 +211,27 @@ DEFINE_ROWS_KERNEL (rows_q8, BW_FMT_Q8)
 DEFINE_ROWS_KERNEL (rows_q4, BW_FMT_Q4)
 DEFINE_ROWS_KERNEL (rows_q2, BW_FMT_Q2)
 
+/* Four independent accumulators of full-width loads: the loads are the limit. */
+static uint64_t
+stream_sum (const void *p, size_t bytes)
+{
+  const uint8_t *b = p;
+  VEC_I s0 = vec_i_zero (), s1 = s0, s2 = s0, s3 = s0;
+  const size_t step = 4 * sizeof (VEC_I);
+  size_t i = 0;
+
+  for (; i + step <= bytes; i += step)
+    {
+      s0 = vec_i_add (s0, vec_i_load (b + i));
+      s1 = vec_i_add (s1, vec_i_load (b + i + sizeof (VEC_I)));
+      s2 = vec_i_add (s2, vec_i_load (b + i + 2 * sizeof (VEC_I)));
+      s3 = vec_i_add (s3, vec_i_load (b + i + 3 * sizeof (VEC_I)));
+    }
+  for (; i < bytes; i += sizeof (VEC_I))
+    s0 = vec_i_add (s0, vec_i_load (b + i));
+  return vec_i_reduce (vec_i_add (vec_i_add (s0, s1), vec_i_add (s2, s3)));
+}
+
 #define SIMD_KERNEL_TABLE(isa_name)                                                      \
   {                                                                                      \
     .name = isa_name,                                                                    \
@@ -220,4 +245,5 @@ DEFINE_ROWS_KERNEL (rows_q2, BW_FMT_Q2)
       [BW_FMT_Q4] = rows_q4,                                                             \
       [BW_FMT_Q2] = rows_q2,                                                             \
     },                                                                                   \
+    .stream_sum = stream_sum,                                                            \
   }

@@ -130,6 +130,30 @@ test_special_values (gconstpointer data)
   g_rand_free (rand);
 }
 
+/* The bandwidth probe's streaming sum equals a plain sum of the 64-bit words. */
+static void
+test_stream_sum (gconstpointer data)
+{
+  BwIsa isa = GPOINTER_TO_INT (data);
+  const gsize bytes = 64 * 1000 + 64 * 3;
+  guint64 *words = g_aligned_alloc (bytes / 8, 8, 64), want = 0;
+
+  if (!bw_isa_supported (isa))
+    {
+      g_test_skip ("CPU lacks this instruction set");
+      g_aligned_free (words);
+      return;
+    }
+  for (gsize i = 0; i < bytes / 8; i++)
+    want += words[i] = (guint64) i * 0x9E3779B97F4A7C15u;
+  g_assert_true (bw_kernels_force_isa (isa));
+  g_assert_cmpuint (bw_kernels_stream_sum () (words, bytes), ==, want);
+  g_assert_cmpuint (bw_kernels_stream_sum () (words, 64), ==, words[0] + words[1] + words[2] + words[3]
+                    + words[4] + words[5] + words[6] + words[7]);
+  bw_kernels_force_isa (BW_ISA_AUTO);
+  g_aligned_free (words);
+}
+
 static void
 test_force_isa (void)
 {
@@ -149,5 +173,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/kernels/isa/avx512", GINT_TO_POINTER (BW_ISA_AVX512), test_isa);
   g_test_add_data_func ("/kernels/isa/avx2-specials", GINT_TO_POINTER (BW_ISA_AVX2), test_special_values);
   g_test_add_data_func ("/kernels/isa/avx512-specials", GINT_TO_POINTER (BW_ISA_AVX512), test_special_values);
+  g_test_add_data_func ("/kernels/isa/scalar-stream-sum", GINT_TO_POINTER (BW_ISA_SCALAR), test_stream_sum);
+  g_test_add_data_func ("/kernels/isa/avx2-stream-sum", GINT_TO_POINTER (BW_ISA_AVX2), test_stream_sum);
+  g_test_add_data_func ("/kernels/isa/avx512-stream-sum", GINT_TO_POINTER (BW_ISA_AVX512), test_stream_sum);
   return g_test_run ();
 }
