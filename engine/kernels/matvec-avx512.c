@@ -27,19 +27,18 @@ vec_fma_tail (__m512 w, __m512 x, __m512 acc, int n)
 
 static inline float vec_reduce (__m512 v) { return _mm512_reduce_add_ps (v); }
 
-/* Some formats decode 32 columns per step: nibbles and BF16 as even and odd columns
- * (one load yields both without shuffles), FP8 as two halves (converted as 16-bit
- * lanes, 32 at a time). */
+/* Some formats decode 32 columns per step: nibbles as even and odd columns (one widening
+ * load yields both), FP8 as two halves (converted as 16-bit lanes, 32 at a time). */
 static inline __attribute__((always_inline)) int
 pairs (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_BF16 || fmt == BW_FMT_FP8_E4M3_B128 ? 2 : 1;
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_FP8_E4M3_B128 ? 2 : 1;
 }
 
 static inline __attribute__((always_inline)) gboolean
 interleaved (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_BF16;
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4;
 }
 
 static inline __attribute__((always_inline)) int
@@ -157,6 +156,11 @@ decode1 (BwFormat fmt, const uint8_t *p, __m512 st)
     {
     case BW_FMT_F32:
       return _mm512_loadu_ps ((const float *) p);
+    case BW_FMT_BF16:
+      {
+        __m512i h = _mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) p));
+        return _mm512_castsi512_ps (_mm512_slli_epi32 (h, 16));
+      }
     case BW_FMT_F16:
       return _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) p));
     case BW_FMT_Q2:
@@ -192,14 +196,6 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
         __m512i d = _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
         out[0] = _mm512_permutexvar_ps (d, st);
         out[1] = _mm512_permutexvar_ps (_mm512_srli_epi32 (d, 4), st);
-        break;
-      }
-    case BW_FMT_BF16:
-      {
-        /* 32 bf16 = 16 dwords: the low half of each is the even column. */
-        __m512i d = _mm512_loadu_si512 (p);
-        out[0] = _mm512_castsi512_ps (_mm512_slli_epi32 (d, 16));
-        out[1] = _mm512_castsi512_ps (_mm512_and_si512 (d, _mm512_set1_epi32 ((int) 0xFFFF0000u)));
         break;
       }
     case BW_FMT_FP8_E4M3_B128:
