@@ -1,7 +1,7 @@
 /* burrow-cli bench decode: decode time per token against the machine's limits, measured
  * in the same run for the same access pattern.
  *
- *   bench decode --model DIR --tokens N [--json] [--warm] [--ram-budget SIZE] ...
+ *   bench decode [--model DIR] --tokens N [--json] [--warm] [--ram-budget SIZE] ...
  *
  * Unless --warm, every shard's pages are dropped from the page cache first (and again
  * before the disk probe), so expert reads come from the disk. */
@@ -15,14 +15,15 @@
 
 #include "bench-decode.h"
 #include "burrow-engine.h"
+#include "cli-common.h"
 #include "families/model.h"
 #include "stream/store-probe.h"
 
 typedef struct {
-  char *model_dir;
-  int tokens, prompt_tokens, threads, probe_mib;
+  BwCliModelArgs model;
+  int tokens, prompt_tokens, probe_mib;
   gboolean json, warm, buffered, no_pinning, prefetch;
-  char *ram_budget, *io;
+  char *io;
 } DecodeArgs;
 
 typedef struct {
@@ -38,32 +39,7 @@ typedef struct {
 static int
 fail (const char *message)
 {
-  g_autofree char *line = g_strdup (message);
-  g_strdelimit (line, "\r\n", ' ');
-  fprintf (stderr, "burrow-cli bench decode: %s\n", line);
-  return 1;
-}
-
-/* "8G", "512M", "1048576" -> bytes. */
-static gboolean
-parse_size (const char *text, guint64 *out)
-{
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  guint64 mul = 1;
-  if (end == text || !(v >= 0))
-    return FALSE;
-  if (*end != '\0')
-    {
-      const char *units = "KMGT";
-      const char *u = strchr (units, g_ascii_toupper (*end));
-      if (u == NULL || (end[1] != '\0' && g_ascii_strcasecmp (end + 1, "B") != 0
-                        && g_ascii_strcasecmp (end + 1, "iB") != 0))
-        return FALSE;
-      mul = (guint64) 1 << (10 * (u - units + 1));
-    }
-  *out = (guint64) (v * (double) mul);
-  return TRUE;
+  return bw_cli_fail (1, "burrow-cli bench decode", message);
 }
 
 static void
@@ -78,16 +54,6 @@ drop_page_cache (const BwCheckpoint *ck)
       posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
       close (fd);
     }
-}
-
-static int
-argmax (const float *v, int n)
-{
-  int best = 0;
-  for (int i = 1; i < n; i++)
-    if (v[i] > v[best])
-      best = i;
-  return best;
 }
 
 static void
@@ -158,7 +124,7 @@ run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error
   t0 = g_get_monotonic_time ();
   for (int t = 0; t < a->tokens; t++)
     {
-      next = argmax (logits, vocab);
+      next = bw_cli_argmax (logits, vocab);
       if (!bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
         return FALSE;
     }
@@ -220,7 +186,7 @@ print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
   g_autofree char *text = NULL;
 
   json_builder_begin_object (b);
-  member_string (b, "model", a->model_dir);
+  member_string (b, "model", a->model.model_dir);
   member_int (b, "tokens", a->tokens);
   member_int (b, "prompt_tokens", a->prompt_tokens);
   json_builder_set_member_name (b, "warm");
@@ -269,13 +235,10 @@ static gboolean
 parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
 {
   GOptionEntry entries[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir, "Checkpoint folder", "DIR" },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &a->tokens, "Tokens to decode (16)", "N" },
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &a->prompt_tokens, "Prompt length (8)", "P" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &a->json, "One JSON object on one line", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &a->warm, "Keep the page cache", NULL },
-    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget, "RAM for cached experts", "SIZE" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads, "Compute threads (all CPUs)", "T" },
     { "io", 0, 0, G_OPTION_ARG_STRING, &a->io, "I/O backend: auto, uring, pread", "NAME" },
     { "buffered", 0, 0, G_OPTION_ARG_NONE, &a->buffered, "Buffered reads, not O_DIRECT", NULL },
     { "no-pinning", 0, 0, G_OPTION_ARG_NONE, &a->no_pinning, "No learned pins", NULL },
@@ -288,32 +251,27 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
   a->prompt_tokens = 8;
   a->probe_mib = 1024;
   g_option_context_add_main_entries (ctx, entries, NULL);
+  bw_cli_add_model_entries (ctx, &a->model, BW_CLI_MODEL_THREADS | BW_CLI_MODEL_RAM_BUDGET);
   if (!g_option_context_parse (ctx, &argc, &argv, error))
     return FALSE;
-  if (a->model_dir == NULL || a->tokens < 1 || a->prompt_tokens < 1 || a->probe_mib < 1)
+  if (a->tokens < 1 || a->prompt_tokens < 1 || a->probe_mib < 1)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--model is required; --tokens, --prompt-tokens, --probe-mib >= 1");
+                           "--tokens, --prompt-tokens and --probe-mib must be >= 1");
       return FALSE;
     }
-  return TRUE;
+  return bw_cli_resolve_model (&a->model, error);
 }
 
 static gboolean
 fill_options (const DecodeArgs *a, BwModelOptions *o, GError **error)
 {
-  bw_model_options_init (o);
-  o->threads = a->threads;
+  if (!bw_cli_model_options (&a->model, o, error))
+    return FALSE;
   /* O_DIRECT unless asked otherwise: 8-15x the buffered rate measured on a cold cache. */
   o->store.direct_io = !a->buffered;
   o->store.pinning = !a->no_pinning;
   o->store.prefetch = a->prefetch;
-  if (a->ram_budget != NULL && !parse_size (a->ram_budget, &o->store.ram_budget))
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", a->ram_budget);
-      return FALSE;
-    }
   if (a->io == NULL || strcmp (a->io, "auto") == 0)
     o->store.io = BW_IO_AUTO;
   else if (strcmp (a->io, "uring") == 0)
@@ -343,18 +301,16 @@ bw_cli_bench_decode_main (int argc, char **argv)
 
   if (!parse_args (argc, argv, &a, &error) || !fill_options (&a, &opts, &error))
     {
-      fprintf (stderr, "burrow-cli bench decode: %s\n", error->message);
-      g_free (a.model_dir);
-      g_free (a.ram_budget);
+      bw_cli_model_args_clear (&a.model);
       g_free (a.io);
-      return 2;
+      return bw_cli_fail (2, "burrow-cli bench decode", error->message);
     }
-  ck = bw_checkpoint_open (a.model_dir, &error);
+  ck = bw_checkpoint_open (a.model.model_dir, &error);
   if (ck == NULL)
     return fail (error->message);
   if (!a.warm)
     drop_page_cache (ck);
-  model = bw_model_load (a.model_dir, &opts, NULL, NULL, NULL, &error);
+  model = bw_model_load (a.model.model_dir, &opts, NULL, NULL, NULL, &error);
   if (model == NULL)
     return fail (error->message);
   store = bw_model_expert_store (model);
@@ -372,7 +328,7 @@ bw_cli_bench_decode_main (int argc, char **argv)
     getrusage (RUSAGE_SELF, &ru);
     r.max_rss = (gint64) ru.ru_maxrss * 1024;
   }
-  if (!measure_memory (a.threads, &r.mem_gbps, &error))
+  if (!measure_memory (a.model.threads, &r.mem_gbps, &error))
     return fail (error->message);
   if (!a.warm)
     drop_page_cache (ck);
@@ -384,8 +340,7 @@ bw_cli_bench_decode_main (int argc, char **argv)
     r.probe_bytes = (double) probe;
   }
   print_result (&a, model, &r);
-  g_free (a.model_dir);
-  g_free (a.ram_budget);
+  bw_cli_model_args_clear (&a.model);
   g_free (a.io);
   return 0;
 }

@@ -8,21 +8,9 @@
 void
 bw_cli_add_engine_entries (GOptionContext *ctx, BwCliEngineArgs *a)
 {
-  const GOptionEntry entries[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir, "Checkpoint folder", "DIR" },
-    { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a->tokenizer,
-      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
-      "FILE" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads, "Compute threads (all CPUs)", "N" },
-    { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a->dense_bits,
-      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" },
-    { "max-batch", 0, 0, G_OPTION_ARG_INT, &a->max_batch,
-      "Prefill tokens per forward chunk (64)", "N" },
-    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
-      "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" },
-    { NULL }
-  };
-  g_option_context_add_main_entries (ctx, entries, NULL);
+  bw_cli_add_model_entries (ctx, a, BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS
+                                    | BW_CLI_MODEL_DENSE_BITS | BW_CLI_MODEL_MAX_BATCH
+                                    | BW_CLI_MODEL_RAM_BUDGET);
 }
 
 void
@@ -72,10 +60,7 @@ bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
 void
 bw_cli_engine_args_clear (BwCliEngineArgs *a)
 {
-  g_free (a->model_dir);
-  g_free (a->tokenizer);
-  g_free (a->ram_budget);
-  memset (a, 0, sizeof *a);
+  bw_cli_model_args_clear (a);
 }
 
 void
@@ -84,30 +69,6 @@ bw_cli_sampling_args_clear (BwCliSamplingArgs *a)
   g_strfreev (a->stop);
   g_free (a->effort);
   memset (a, 0, sizeof *a);
-}
-
-gboolean
-bw_cli_parse_size (const char *text, guint64 *out, GError **error)
-{
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  guint64 mul = 1;
-  if (end && *end)
-    {
-      const char *units = "KMGT";
-      const char *u = strchr (units, g_ascii_toupper (*end));
-      mul = u && *end ? 1ull << (10 * (u - units + 1)) : 0;
-      if (mul && end[1] && g_ascii_strcasecmp (end + 1, "B") && g_ascii_strcasecmp (end + 1, "iB"))
-        mul = 0;
-    }
-  if (end == text || mul == 0 || !(v >= 0) || v * (double) mul > 1e18)
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", text);
-      return FALSE;
-    }
-  *out = (guint64) (v * (double) mul);
-  return TRUE;
 }
 
 static void
@@ -120,14 +81,10 @@ on_load_progress (double fraction, const char *phase, gpointer user_data)
 }
 
 BurrowEngine *
-bw_cli_load_engine (const BwCliEngineArgs *a, GError **error)
+bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
 {
-  if (a->model_dir == NULL)
-    {
-      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--model DIR is required");
-      return NULL;
-    }
+  if (!bw_cli_resolve_model (a, error))
+    return NULL;
   BurrowEngineOptions o;
   burrow_engine_options_init (&o);
   o.threads = a->threads;

@@ -5,17 +5,11 @@
 #include <glib.h>
 
 #include "burrow-engine.h"
+#include "cli-common.h"
 
 G_BEGIN_DECLS
 
-typedef struct {
-  char *model_dir;
-  char *tokenizer;
-  int threads;
-  int dense_bits;
-  int max_batch;
-  char *ram_budget;
-} BwCliEngineArgs;
+typedef BwCliModelArgs BwCliEngineArgs;
 
 typedef struct {
   double temperature;
@@ -39,11 +33,9 @@ void bw_cli_sampling_args_init (BwCliSamplingArgs *args);
 void bw_cli_engine_args_clear (BwCliEngineArgs *args);
 void bw_cli_sampling_args_clear (BwCliSamplingArgs *args);
 
-/* "8G", "512M", "1048576" -> bytes. */
-gboolean bw_cli_parse_size (const char *text, guint64 *out, GError **error);
-
-/* Loads the engine; progress goes to stderr when it is a terminal. */
-BurrowEngine *bw_cli_load_engine (const BwCliEngineArgs *args, GError **error);
+/* Loads the engine (the demo model without --model); progress goes to stderr when it is a
+ * terminal. */
+BurrowEngine *bw_cli_load_engine (BwCliEngineArgs *args, GError **error);
 
 /* The generation options the sampling arguments ask for; checks their ranges. */
 gboolean bw_cli_generate_options (const BwCliSamplingArgs *args, BurrowGenerateOptions *out,

@@ -6,6 +6,7 @@
 
 #include "bench-decode.h"
 #include "burrow-engine.h"
+#include "cli-common.h"
 #include "commands.h"
 
 typedef struct {
@@ -17,10 +18,7 @@ typedef struct {
 static int
 fail (int status, const char *message)
 {
-  g_autofree char *line = g_strdup (message);
-  g_strdelimit (line, "\r\n", ' ');
-  fprintf (stderr, "burrow-cli: %s\n", line);
-  return status;
+  return bw_cli_fail (status, "burrow-cli", message);
 }
 
 /* ---- bench kernels ---- */

@@ -4,16 +4,14 @@
 #include <stdio.h>
 
 #include "burrow-engine.h"
+#include "cli-common.h"
 #include "commands.h"
 
 /* Prints one line to stderr, whatever newlines the message holds. */
 static int
 fail (int status, const char *message)
 {
-  g_autofree char *line = g_strdup (message);
-  g_strdelimit (line, "\r\n", ' ');
-  fprintf (stderr, "burrow-cli: %s\n", line);
-  return status;
+  return bw_cli_fail (status, "burrow-cli", message);
 }
 
 static void

@@ -3,25 +3,27 @@
  *   run --model DIR --teacher-force 3,14,25 --print-ids   last line: argmax at every position
  *   run --model DIR --ids 3,14,25 --max-tokens N --greedy --print-ids
  *                                                         last line: the N generated ids
- *   run --model DIR --prompt TEXT [--system TEXT] [--raw]  streams the reply as text */
+ *   run --model DIR --prompt TEXT [--system TEXT] [--raw]  streams the reply as text
+ *
+ * Without --model it runs the bundled demo model. */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-common.h"
 #include "commands.h"
 #include "families/model.h"
 #include "text/chat-template.h"
 #include "text/tokenizer.h"
 
 typedef struct {
-  char *model_dir;
+  BwCliModelArgs model;
   char *teacher_force;
   char *ids;
   char *prompt;
   char *system;
-  char *tokenizer;
   gboolean raw;
   gboolean thinking;
   gboolean ignore_eos;
@@ -29,78 +31,7 @@ typedef struct {
   gboolean greedy;
   gboolean print_ids;
   gboolean stats;
-  int threads;
-  int dense_bits;
-  int expert_bits;
-  char *ram_budget;
 } RunArgs;
-
-/* "3,14,25" -> ids; FALSE with a message on anything else. */
-static gboolean
-parse_ids (const char *text, GArray *out, GError **error)
-{
-  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
-  for (int i = 0; parts[i]; i++)
-    {
-      char *s = g_strstrip (parts[i]);
-      gint64 v;
-      if (!g_ascii_string_to_signed (s, 10, 0, G_MAXINT32, &v, NULL))
-        {
-          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "'%s' is not a token id (expected comma-separated non-negative integers)",
-                       s);
-          return FALSE;
-        }
-      int32_t id = (int32_t) v;
-      g_array_append_val (out, id);
-    }
-  if (out->len == 0)
-    {
-      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "no token ids given");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* "8G", "512M", "1048576" -> bytes. */
-static gboolean
-parse_size (const char *text, guint64 *out, GError **error)
-{
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  guint64 mul = 1;
-  if (end && *end)
-    {
-      switch (g_ascii_toupper (*end))
-        {
-        case 'K': mul = 1ull << 10; break;
-        case 'M': mul = 1ull << 20; break;
-        case 'G': mul = 1ull << 30; break;
-        case 'T': mul = 1ull << 40; break;
-        default: mul = 0; break;
-        }
-      if (mul && end[1] && g_ascii_strcasecmp (end + 1, "B") && g_ascii_strcasecmp (end + 1, "iB"))
-        mul = 0;
-    }
-  if (end == text || mul == 0 || !(v >= 0) || v * mul > 1e18)
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "'%s' is not a size (e.g. 8G, 512M or a byte count)", text);
-      return FALSE;
-    }
-  *out = (guint64) (v * mul);
-  return TRUE;
-}
-
-static int
-argmax (const float *v, int n)
-{
-  int best = 0;
-  for (int i = 1; i < n; i++)
-    if (v[i] > v[best])
-      best = i;
-  return best;
-}
 
 static void
 print_id_list (const int *ids, int n)
@@ -146,7 +77,7 @@ teacher_force (BwModel *model, const GArray *ids, const RunArgs *a, GError **err
     return 1;
   double secs = (g_get_monotonic_time () - t0) / 1e6;
   for (int i = 0; i < n; i++)
-    pred[i] = argmax (logits + (gsize) i * vocab, vocab);
+    pred[i] = bw_cli_argmax (logits + (gsize) i * vocab, vocab);
   if (a->stats)
     print_stats (model, secs, n, 0, 0);
   print_id_list (pred, n);
@@ -188,7 +119,7 @@ greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *tex
   gint64 t1 = g_get_monotonic_time ();
   while (n_out < n_new)
     {
-      int id = argmax (logits, vocab);
+      int id = bw_cli_argmax (logits, vocab);
       out[n_out++] = id;
       if (text && is_stop (text, id))
         break;
@@ -226,8 +157,8 @@ greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *tex
 static gboolean
 prepare_prompt (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GError **error)
 {
-  text->tok = a->tokenizer ? bw_tokenizer_open (a->tokenizer, NULL, error)
-                           : bw_tokenizer_open_dir (a->model_dir, NULL, error);
+  text->tok = a->model.tokenizer ? bw_tokenizer_open (a->model.tokenizer, NULL, error)
+                                 : bw_tokenizer_open_dir (a->model.model_dir, NULL, error);
   if (text->tok == NULL)
     return FALSE;
   bw_token_stream_init (&text->stream, text->tok);
@@ -277,10 +208,10 @@ static int
 run_with_args (RunArgs *a, GError **error)
 {
   int modes = (a->teacher_force != NULL) + (a->ids != NULL) + (a->prompt != NULL);
-  if (a->model_dir == NULL || modes != 1)
+  if (modes != 1)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "need --model DIR and exactly one of --teacher-force, --ids, --prompt");
+                           "need exactly one of --teacher-force, --ids, --prompt");
       return 2;
     }
   if (a->max_tokens < 0)
@@ -291,18 +222,17 @@ run_with_args (RunArgs *a, GError **error)
     }
 
   BwModelOptions opts;
-  bw_model_options_init (&opts);
-  opts.threads = a->threads;
-  opts.dense_bits = a->dense_bits;
-  opts.expert_bits = a->expert_bits;
-  if (a->ram_budget && !parse_size (a->ram_budget, &opts.store.ram_budget, error))
+  if (!bw_cli_model_options (&a->model, &opts, error))
     return 2;
 
   g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
-  if (!a->prompt && !parse_ids (a->teacher_force ? a->teacher_force : a->ids, ids, error))
+  if (!a->prompt && !bw_cli_parse_ids (a->teacher_force ? a->teacher_force : a->ids, ids, error))
+    return 2;
+  if (!bw_cli_resolve_model (&a->model, error))
     return 2;
 
-  g_autoptr (BwModel) model = bw_model_load (a->model_dir, &opts, on_progress, a, NULL, error);
+  g_autoptr (BwModel) model = bw_model_load (a->model.model_dir, &opts, on_progress, a, NULL,
+                                             error);
   if (model == NULL)
     return 1;
   if (a->teacher_force)
@@ -322,7 +252,6 @@ bw_cli_run_main (int argc, char **argv)
 {
   RunArgs a = { .max_tokens = 16 };
   GOptionEntry entries[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a.model_dir, "Checkpoint folder", "DIR" },
     { "teacher-force", 0, 0, G_OPTION_ARG_STRING, &a.teacher_force,
       "One forward over these ids; print the argmax at every position", "IDS" },
     { "ids", 0, 0, G_OPTION_ARG_STRING, &a.ids, "Prompt token ids, comma-separated", "IDS" },
@@ -334,9 +263,6 @@ bw_cli_run_main (int argc, char **argv)
       "Encode --prompt as is, without the chat template", NULL },
     { "thinking", 0, 0, G_OPTION_ARG_NONE, &a.thinking,
       "Chat template with thinking on (K3, GLM)", NULL },
-    { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a.tokenizer,
-      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
-      "FILE" },
     { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a.ignore_eos,
       "Keep generating past the end-of-turn token", NULL },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens, "Tokens to generate (16)", "N" },
@@ -344,18 +270,14 @@ bw_cli_run_main (int argc, char **argv)
     { "print-ids", 0, 0, G_OPTION_ARG_NONE, &a.print_ids, "Print ids as the last line", NULL },
     { "stats", 0, 0, G_OPTION_ARG_NONE, &a.stats, "Print load progress and timings to stderr",
       NULL },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &a.threads, "Compute threads (all CPUs)", "N" },
-    { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a.dense_bits,
-      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" },
-    { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a.expert_bits,
-      "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" },
-    { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a.ram_budget,
-      "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- run a model over token ids");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
+  bw_cli_add_model_entries (ctx, &a.model,
+                            BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS | BW_CLI_MODEL_DENSE_BITS
+                            | BW_CLI_MODEL_EXPERT_BITS | BW_CLI_MODEL_RAM_BUDGET);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
       fprintf (stderr, "burrow-cli run: %s\n", error->message);
@@ -364,12 +286,10 @@ bw_cli_run_main (int argc, char **argv)
   int rc = run_with_args (&a, &error);
   if (rc != 0 && error)
     fprintf (stderr, "burrow-cli run: %s\n", error->message);
-  g_free (a.model_dir);
+  bw_cli_model_args_clear (&a.model);
   g_free (a.teacher_force);
   g_free (a.ids);
   g_free (a.prompt);
   g_free (a.system);
-  g_free (a.tokenizer);
-  g_free (a.ram_budget);
   return rc;
 }
