@@ -136,7 +136,8 @@ parse_content (JsonNode *n, const char *param, BurrowRole role, ServeError *err)
     {
       JsonNode *p = json_array_get_element (parts, i);
       JsonObject *part = JSON_NODE_HOLDS_OBJECT (p) ? json_node_get_object (p) : NULL;
-      JsonNode *type = part ? member (part, "type") : NULL, *t = part ? member (part, "text") : NULL;
+      JsonNode *type = part ? member (part, "type") : NULL;
+      JsonNode *t = part ? member (part, "text") : NULL;
       g_autofree char *where = g_strdup_printf ("%s[%u]", param, i);
       if (type == NULL || !is_type (type, G_TYPE_STRING)
           || strcmp (json_node_get_string (type), "text") != 0 || t == NULL
@@ -213,7 +214,8 @@ parse_stop (JsonObject *obj, ServeRequest *req, ServeError *err)
   g_autoptr (GPtrArray) stops = g_ptr_array_new_with_free_func (g_free);
   if (is_type (n, G_TYPE_STRING))
     g_ptr_array_add (stops, g_strdup (json_node_get_string (n)));
-  else if (JSON_NODE_HOLDS_ARRAY (n) && json_array_get_length (json_node_get_array (n)) <= MAX_STOPS)
+  else if (JSON_NODE_HOLDS_ARRAY (n)
+           && json_array_get_length (json_node_get_array (n)) <= MAX_STOPS)
     {
       JsonArray *arr = json_node_get_array (n);
       for (guint i = 0; i < json_array_get_length (arr); i++)

@@ -49,6 +49,8 @@ void
 bw_checksum_update (BwChecksum *sum, const void *data, gsize len)
 {
   const guint8 *p = data;
+  if (len == 0)
+    return;
   sum->total += len;
   if (sum->n_buf > 0)
     {

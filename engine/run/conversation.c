@@ -46,8 +46,9 @@ burrow_conversation_add_message (BurrowConversation *conv, BurrowRole role,
                                  const char *content, const char *reasoning)
 {
   g_return_if_fail (role <= BURROW_ROLE_ASSISTANT);
-  BwMessage m = { role, g_strdup (content ? content : ""),
-                  g_strdup (reasoning ? reasoning : "") };
+  /* Repaired here so the session's JSON (and the tokenizer) only ever see UTF-8. */
+  BwMessage m = { role, g_utf8_make_valid (content ? content : "", -1),
+                  g_utf8_make_valid (reasoning ? reasoning : "", -1) };
   g_array_append_val (conv->messages, m);
 }
 
@@ -179,7 +180,7 @@ same_identity (const BwSessionIdentity *a, const BwSessionIdentity *b)
 static gboolean
 ids_start_with (const GArray *ids, const gint32 *prefix, guint n)
 {
-  return ids->len >= n && memcmp (ids->data, prefix, (gsize) n * sizeof (gint32)) == 0;
+  return ids->len >= n && (n == 0 || memcmp (ids->data, prefix, (gsize) n * sizeof (gint32)) == 0);
 }
 
 /* Takes file's state if it covers a prefix of the conversation's ids. */

@@ -119,7 +119,8 @@ static gboolean
 fed_is_prefix (const BurrowConversation *conv, const GArray *seq, guint limit)
 {
   return conv->fed->len <= limit
-         && memcmp (conv->fed->data, seq->data, conv->fed->len * sizeof (gint32)) == 0;
+         && (conv->fed->len == 0
+             || memcmp (conv->fed->data, seq->data, conv->fed->len * sizeof (gint32)) == 0);
 }
 
 /* Keeps the decode state if what it covers starts the prompt (leaving at least one token to

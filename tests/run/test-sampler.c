@@ -186,7 +186,9 @@ test_greedy_ties (void)
 {
   float logits[5] = { 1.0f, 3.0f, 3.0f, NAN, 2.0f };
   g_assert_cmpint (bw_argmax (logits, 5), ==, 1);
-  g_autoptr (BwSampler) s = make (0, 0, 0, 0, 1);
+  BwSamplerOptions o;
+  bw_sampler_options_init (&o);
+  g_autoptr (BwSampler) s = bw_sampler_new (5, &o);
   g_assert_cmpint (bw_sampler_sample (s, logits, NULL, 0), ==, 1);
 }
 

@@ -451,7 +451,8 @@ stop_from_thread (const char *dir, BurrowEngine *engine, gboolean decode)
   g_autoptr (GArray) expect = reference_third_turn (engine, second, n, "go on", &ref3);
   assert_same_ids (expect, third);
   g_assert_cmpint (st3.prompt_tokens, ==, ref3.prompt_tokens);
-  g_assert_cmpint (st3.cached_tokens, >=, after_first - 2);  /* all but the last reply token and <|im_end|> */
+  /* All of turn one but its last reply token and <|im_end|>. */
+  g_assert_cmpint (st3.cached_tokens, >=, after_first - 2);
   return inside;
 }
 
@@ -477,6 +478,30 @@ test_stop_inside_forward (void)
   run_fixture_remove (dir);
 }
 
+/* Messages are kept as UTF-8 whatever the caller passes, so they survive a save. */
+static void
+test_invalid_utf8 (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autofree char *path = g_build_filename (dir, "s.session", NULL);
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_autoptr (GError) error = NULL;
+  {
+    g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+    g_assert_true (burrow_conversation_open_session (conv, path, NULL, &error));
+    burrow_conversation_add_message (conv, BURROW_ROLE_USER, "caf\xc3 ok \xff", NULL);
+    g_assert_true (burrow_conversation_save (conv, NULL, &error));
+  }
+  g_autoptr (BurrowConversation) back = burrow_conversation_new (engine);
+  g_assert_true (burrow_conversation_open_session (back, path, NULL, &error));
+  g_assert_no_error (error);
+  const char *content;
+  burrow_conversation_get_message (back, 0, &content, NULL);
+  g_assert_true (g_utf8_validate (content, -1, NULL));
+  g_assert_true (g_str_has_prefix (content, "caf"));
+  run_fixture_remove (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -493,6 +518,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/foreign", test_foreign);
   g_test_add_func ("/session/mismatched-model", test_mismatched_model);
   g_test_add_func ("/session/atomic-save", test_atomic_save);
+  g_test_add_func ("/session/invalid-utf8", test_invalid_utf8);
   g_test_add_func ("/session/stop-between-tokens", test_stop_between_tokens);
   g_test_add_func ("/session/stop-inside-forward", test_stop_inside_forward);
   return g_test_run ();
