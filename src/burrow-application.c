@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-application.h"
+#include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
 struct _BurrowApplication {
@@ -10,6 +11,9 @@ struct _BurrowApplication {
 
   BurrowSettings *settings;
   BurrowEngineWorker *worker;
+  BurrowChatStore *store;
+  char *store_error;          /* why the saved conversations could not be opened */
+  gboolean open_demo;         /* --demo */
 };
 
 G_DEFINE_FINAL_TYPE (BurrowApplication, burrow_application, ADW_TYPE_APPLICATION)
@@ -25,10 +29,50 @@ get_or_create_window (BurrowApplication *self)
   return burrow_window_new (self);
 }
 
+/* A first run (no chat, no model ever opened) goes straight to the demo model, so the
+ * quick start ends with Burrow chatting. */
+static gboolean
+is_first_run (BurrowApplication *self)
+{
+  g_auto(GStrv) recent = burrow_settings_dup_recent_models (self->settings);
+
+  return recent[0] == NULL && g_list_model_get_n_items (G_LIST_MODEL (self->store)) == 0;
+}
+
 static void
 burrow_application_activate (GApplication *app)
 {
-  gtk_window_present (GTK_WINDOW (get_or_create_window (BURROW_APPLICATION (app))));
+  BurrowApplication *self = BURROW_APPLICATION (app);
+  GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (app));
+  BurrowWindow *window = get_or_create_window (self);
+
+  if (active == NULL && (self->open_demo || is_first_run (self)))
+    burrow_window_open_demo (window);
+  self->open_demo = FALSE;
+  gtk_window_present (GTK_WINDOW (window));
+
+  if (self->store_error != NULL)
+    {
+      AdwMessageDialog *dialog =
+        ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (window),
+                                                    _("Chats Will Not Be Saved"),
+                                                    self->store_error));
+
+      adw_message_dialog_add_response (dialog, "close", _("_Close"));
+      gtk_window_present (GTK_WINDOW (dialog));
+      g_clear_pointer (&self->store_error, g_free);
+    }
+}
+
+static int
+burrow_application_handle_local_options (GApplication *app,
+                                         GVariantDict *options)
+{
+  BurrowApplication *self = BURROW_APPLICATION (app);
+
+  if (g_variant_dict_contains (options, "demo"))
+    self->open_demo = TRUE;
+  return -1;
 }
 
 static void
@@ -77,9 +121,23 @@ about_action (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (about));
 }
 
+static void
+preferences_action (GSimpleAction *action,
+                    GVariant      *param,
+                    gpointer       user_data)
+{
+  BurrowApplication *self = BURROW_APPLICATION (user_data);
+  GtkWidget *window = burrow_preferences_window_new (self->settings);
+
+  gtk_window_set_transient_for (GTK_WINDOW (window),
+                                gtk_application_get_active_window (GTK_APPLICATION (self)));
+  gtk_window_present (GTK_WINDOW (window));
+}
+
 static const GActionEntry app_actions[] = {
   { .name = "quit", .activate = quit_action },
   { .name = "about", .activate = about_action },
+  { .name = "preferences", .activate = preferences_action },
 };
 
 static void
@@ -87,20 +145,32 @@ burrow_application_startup (GApplication *app)
 {
   BurrowApplication *self = BURROW_APPLICATION (app);
   GtkApplication *gtk_app = GTK_APPLICATION (app);
+  g_autoptr(GError) error = NULL;
+  const struct { const char *action; const char *accel; } accels[] = {
+    { "app.quit", "<Control>q" },
+    { "app.preferences", "<Control>comma" },
+    { "win.open-model", "<Control>o" },
+    { "win.new-chat", "<Control>n" },
+    { "window.close", "<Control>w" },
+  };
 
   G_APPLICATION_CLASS (burrow_application_parent_class)->startup (app);
 
   self->settings = burrow_settings_new ();
   self->worker = burrow_engine_worker_new ();
+  self->store = burrow_chat_store_new (NULL, &error);
+  if (self->store == NULL)
+    {
+      /* Still usable: chats live in memory until Burrow quits. */
+      self->store_error = g_strdup (error->message);
+      self->store = burrow_chat_store_new (":memory:", NULL);
+    }
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
-  gtk_application_set_accels_for_action (gtk_app, "app.quit",
-                                         (const char *[]) { "<Control>q", NULL });
-  gtk_application_set_accels_for_action (gtk_app, "win.open-model",
-                                         (const char *[]) { "<Control>o", NULL });
-  gtk_application_set_accels_for_action (gtk_app, "window.close",
-                                         (const char *[]) { "<Control>w", NULL });
+  for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
+    gtk_application_set_accels_for_action (gtk_app, accels[i].action,
+                                           (const char *[]) { accels[i].accel, NULL });
 }
 
 static void
@@ -121,7 +191,9 @@ burrow_application_finalize (GObject *object)
   BurrowApplication *self = BURROW_APPLICATION (object);
 
   g_clear_object (&self->worker);
+  g_clear_object (&self->store);
   g_clear_object (&self->settings);
+  g_free (self->store_error);
 
   G_OBJECT_CLASS (burrow_application_parent_class)->finalize (object);
 }
@@ -134,6 +206,7 @@ burrow_application_class_init (BurrowApplicationClass *klass)
 
   object_class->finalize = burrow_application_finalize;
   app_class->activate = burrow_application_activate;
+  app_class->handle_local_options = burrow_application_handle_local_options;
   app_class->open = burrow_application_open;
   app_class->startup = burrow_application_startup;
   app_class->shutdown = burrow_application_shutdown;
@@ -142,6 +215,12 @@ burrow_application_class_init (BurrowApplicationClass *klass)
 static void
 burrow_application_init (BurrowApplication *self)
 {
+  const GOptionEntry entries[] = {
+    { "demo", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Start a chat with the bundled demo model"), NULL },
+    { NULL }
+  };
+
+  g_application_add_main_option_entries (G_APPLICATION (self), entries);
 }
 
 BurrowApplication *
@@ -168,4 +247,12 @@ burrow_application_get_worker (BurrowApplication *self)
   g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
 
   return self->worker;
+}
+
+BurrowChatStore *
+burrow_application_get_chat_store (BurrowApplication *self)
+{
+  g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
+
+  return self->store;
 }

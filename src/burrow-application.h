@@ -1,8 +1,10 @@
-/* The application: owns the settings and the one engine worker that every window shares. */
+/* The application: owns the settings, the conversation store and the one engine worker
+ * that every window shares. */
 #pragma once
 
 #include <adwaita.h>
 
+#include "burrow-chat-store.h"
 #include "burrow-engine-worker.h"
 #include "burrow-settings.h"
 
@@ -13,8 +15,9 @@ G_DECLARE_FINAL_TYPE (BurrowApplication, burrow_application, BURROW, APPLICATION
 
 BurrowApplication *burrow_application_new (GApplicationFlags extra_flags);
 
-/* Both exist from startup to shutdown. */
+/* All three exist from startup to shutdown. */
 BurrowSettings *burrow_application_get_settings (BurrowApplication *self);
 BurrowEngineWorker *burrow_application_get_worker (BurrowApplication *self);
+BurrowChatStore *burrow_application_get_chat_store (BurrowApplication *self);
 
 G_END_DECLS

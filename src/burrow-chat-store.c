@@ -357,10 +357,13 @@ burrow_chat_store_new (const char  *path,
   g_autofree char *dir = NULL;
 
   self->path = path != NULL ? g_strdup (path) : burrow_chat_store_default_path ();
-  dir = g_path_get_dirname (self->path);
+  /* An in-memory store (when the real one cannot be opened) keeps sessions in the cache. */
+  dir = g_str_equal (self->path, ":memory:")
+          ? g_build_filename (g_get_user_cache_dir (), "burrow", NULL)
+          : g_path_get_dirname (self->path);
   self->sessions_dir = g_build_filename (dir, "sessions", NULL);
 
-  if (g_mkdir_with_parents (dir, 0700) != 0)
+  if (!g_str_equal (self->path, ":memory:") && g_mkdir_with_parents (dir, 0700) != 0)
     {
       int saved = errno;
 

@@ -193,13 +193,22 @@ prepare_conversation (BurrowWorkerModel      *model,
 
       if (!continues (conv, request->messages))
         {
+          g_autoptr(GError) fresh_error = NULL;
+
           burrow_conversation_free (conv);
           g_unlink (request->session_path);
           conv = burrow_conversation_new (model->engine);
-          if (!burrow_conversation_open_session (conv, request->session_path, cancellable, error))
+          /* A file that cannot be written costs only the warm reopen, not the reply. */
+          if (!burrow_conversation_open_session (conv, request->session_path, cancellable,
+                                                 &fresh_error))
             {
               burrow_conversation_free (conv);
-              return FALSE;
+              if (g_error_matches (fresh_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+                {
+                  g_propagate_error (error, g_steal_pointer (&fresh_error));
+                  return FALSE;
+                }
+              conv = burrow_conversation_new (model->engine);
             }
         }
     }

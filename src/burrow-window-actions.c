@@ -77,13 +77,258 @@ remove_recent_action (GtkWidget  *widget,
   burrow_settings_remove_recent_model (self->settings, g_variant_get_string (param, NULL));
 }
 
+static void
+open_demo_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *param)
+{
+  burrow_window_open_demo (BURROW_WINDOW (widget));
+}
+
+static void
+start_chat_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  if (self->inspect_dir != NULL)
+    _burrow_window_start_chat (self, self->inspect_dir);
+}
+
+static void
+load_chat_model_action (GtkWidget  *widget,
+                        const char *action_name,
+                        GVariant   *param)
+{
+  _burrow_window_ensure_chat_model (BURROW_WINDOW (widget));
+}
+
+static void
+cancel_load_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  _burrow_window_cancel_load (BURROW_WINDOW (widget));
+}
+
+static void
+new_chat_action (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *param)
+{
+  _burrow_window_new_chat (BURROW_WINDOW (widget), NULL);
+}
+
+static BurrowChat *
+chat_for_param (BurrowWindow *self,
+                GVariant     *param)
+{
+  if (param == NULL)
+    return self->chat;
+  return burrow_chat_store_find_chat (self->store, g_variant_get_int64 (param));
+}
+
+static void
+select_chat_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  BurrowChat *chat = chat_for_param (self, param);
+
+  if (chat == NULL)
+    return;
+  _burrow_window_select_chat (self, chat);
+  _burrow_window_ensure_chat_model (self);
+}
+
+static void
+rename_chat_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  BurrowChat *chat = chat_for_param (self, param);
+
+  if (chat != NULL)
+    _burrow_window_rename_chat (self, chat);
+}
+
+static void
+delete_chat_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  BurrowChat *chat = chat_for_param (self, param);
+
+  if (chat != NULL)
+    _burrow_window_trash_chat (self, chat);
+}
+
+static void
+undo_delete_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  _burrow_window_undo_trash (BURROW_WINDOW (widget));
+}
+
+static void
+send_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *param)
+{
+  _burrow_window_send (BURROW_WINDOW (widget));
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *param)
+{
+  _burrow_window_stop (BURROW_WINDOW (widget));
+}
+
+static void
+regenerate_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *param)
+{
+  _burrow_window_regenerate (BURROW_WINDOW (widget));
+}
+
+static void
+edit_message_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *param)
+{
+  _burrow_window_edit_message (BURROW_WINDOW (widget), g_variant_get_uint32 (param));
+}
+
+static void
+copy_text_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *param)
+{
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), g_variant_get_string (param, NULL));
+  _burrow_window_toast (BURROW_WINDOW (widget), _("Copied"));
+}
+
+static void
+copy_last_reply_action (GtkWidget  *widget,
+                        const char *action_name,
+                        GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+
+  for (guint i = n; i > 0; i--)
+    {
+      g_autoptr(BurrowChatMessage) m = g_list_model_get_item (G_LIST_MODEL (self->messages), i - 1);
+
+      if (burrow_chat_message_get_role (m) == BURROW_ROLE_ASSISTANT)
+        {
+          gtk_widget_activate_action (widget, "win.copy-text", "s",
+                                      burrow_chat_message_get_content (m));
+          return;
+        }
+    }
+}
+
+static void
+show_performance_action (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  gboolean on_page = g_strcmp0 (adw_view_stack_get_visible_child_name (self->view_stack),
+                                "performance") == 0;
+
+  adw_view_stack_set_visible_child_name (self->view_stack, on_page ? "chat" : "performance");
+}
+
+static void
+toggle_panel_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
+}
+
+static void
+show_sidebar_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *param)
+{
+  adw_leaflet_navigate (BURROW_WINDOW (widget)->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+}
+
+static void
+focus_composer_action (GtkWidget  *widget,
+                       const char *action_name,
+                       GVariant   *param)
+{
+  burrow_chat_view_focus_composer (BURROW_WINDOW (widget)->chat_view);
+}
+
 void
 _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "win.open-model", NULL, open_model_action);
-  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
-  gtk_widget_class_install_action (widget_class, "win.remove-recent", "s", remove_recent_action);
+  const struct {
+    const char *name;
+    const char *type;
+    GtkWidgetActionActivateFunc activate;
+  } actions[] = {
+    { "win.open-model", NULL, open_model_action },
+    { "win.open-recent", "s", open_recent_action },
+    { "win.remove-recent", "s", remove_recent_action },
+    { "win.open-demo", NULL, open_demo_action },
+    { "win.start-chat", NULL, start_chat_action },
+    { "win.load-chat-model", NULL, load_chat_model_action },
+    { "win.cancel-load", NULL, cancel_load_action },
+    { "win.new-chat", NULL, new_chat_action },
+    { "win.select-chat", "x", select_chat_action },
+    { "win.rename-chat", "x", rename_chat_action },
+    { "win.delete-chat", "x", delete_chat_action },
+    { "win.rename-current", NULL, rename_chat_action },
+    { "win.delete-current", NULL, delete_chat_action },
+    { "win.undo-delete", NULL, undo_delete_action },
+    { "win.send", NULL, send_action },
+    { "win.stop", NULL, stop_action },
+    { "win.regenerate", NULL, regenerate_action },
+    { "win.edit-message", "u", edit_message_action },
+    { "win.copy-text", "s", copy_text_action },
+    { "win.copy-last-reply", NULL, copy_last_reply_action },
+    { "win.show-performance", NULL, show_performance_action },
+    { "win.toggle-panel", NULL, toggle_panel_action },
+    { "win.show-sidebar", NULL, show_sidebar_action },
+    { "win.focus-composer", NULL, focus_composer_action },
+  };
+  const struct {
+    guint key;
+    GdkModifierType mods;
+    const char *action;
+  } bindings[] = {
+    { GDK_KEY_o, GDK_CONTROL_MASK, "win.open-model" },
+    { GDK_KEY_n, GDK_CONTROL_MASK, "win.new-chat" },
+    { GDK_KEY_Escape, 0, "win.stop" },
+    { GDK_KEY_r, GDK_CONTROL_MASK, "win.regenerate" },
+    { GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-last-reply" },
+    { GDK_KEY_F2, 0, "win.rename-current" },
+    { GDK_KEY_Delete, GDK_CONTROL_MASK, "win.delete-current" },
+    { GDK_KEY_F9, 0, "win.toggle-panel" },
+    { GDK_KEY_p, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.show-performance" },
+    { GDK_KEY_l, GDK_CONTROL_MASK, "win.focus-composer" },
+  };
 
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK,
-                                       "win.open-model", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
+    gtk_widget_class_install_action (widget_class, actions[i].name, actions[i].type,
+                                     actions[i].activate);
+  for (guint i = 0; i < G_N_ELEMENTS (bindings); i++)
+    gtk_widget_class_add_binding_action (widget_class, bindings[i].key, bindings[i].mods,
+                                         bindings[i].action, NULL);
 }

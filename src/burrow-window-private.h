@@ -1,8 +1,15 @@
-/* BurrowWindow's instance struct, shared by burrow-window.c and burrow-window-actions.c. */
+/* BurrowWindow's instance struct and the functions its files share: burrow-window.c
+ * (construction, pages, header), burrow-window-actions.c (what actions and shortcuts do),
+ * burrow-window-models.c (open, inspect, load) and burrow-window-chats.c (conversations,
+ * sending and streaming replies). */
 #pragma once
 
+#include "burrow-chat-store.h"
+#include "burrow-chat-view.h"
+#include "burrow-dashboard.h"
 #include "burrow-engine-worker.h"
 #include "burrow-model-view.h"
+#include "burrow-perf-monitor.h"
 #include "burrow-settings.h"
 #include "burrow-window.h"
 
@@ -13,21 +20,102 @@ struct _BurrowWindow {
 
   BurrowSettings *settings;
   BurrowEngineWorker *worker;
+  BurrowChatStore *store;
+  BurrowPerfMonitor *monitor;
+
+  /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
   char *inspect_dir;
   GtkFileChooserNative *chooser;
 
-  AdwWindowTitle *window_title;
+  /* The model on the worker. */
+  char *loaded_dir;             /* NULL until a load succeeded */
+  char *loading_dir;            /* the load in flight, or NULL */
+  char *load_error;             /* why the last load of loading_dir failed */
+  char *failed_dir;
+  GCancellable *load_cancellable;
+  double load_fraction;
+  char *load_phase;
+
+  /* The open conversation. */
+  BurrowChat *chat;
+  GListStore *messages;         /* BurrowChatMessage */
+
+  /* The reply being generated. */
+  GCancellable *generate_cancellable;
+  guint64 generate_id;
+  BurrowChatMessage *reply;
+  BurrowChat *reply_chat;
+  int reply_tokens;
+  gboolean notified_generating;
+  guint flush_tick;             /* the dashboard redraws once per frame */
+
+  /* Delete with undo. */
+  BurrowChat *trashed;
+  AdwToast *undo_toast;
+
+  AdwLeaflet *leaflet;
+  GtkWidget *sidebar;
+  GtkWidget *content;
+  GtkStack *sidebar_stack;
+  GtkListBox *chat_list;
+  AdwViewSwitcherTitle *switcher_title;
+  GtkToggleButton *panel_button;
+  AdwToastOverlay *toast_overlay;
   GtkStack *stack;
   AdwStatusPage *empty_page;
+  GtkWidget *demo_button;
   AdwPreferencesGroup *recent_group;
   GtkListBox *recent_list;
   AdwStatusPage *loading_page;
   GtkSpinner *loading_spinner;
   BurrowModelView *model_view;
   AdwStatusPage *error_page;
+  AdwViewStack *view_stack;
+  AdwFlap *flap;
+  BurrowChatView *chat_view;
+  BurrowDashboard *panel;
+  BurrowDashboard *performance;
 };
 
 void _burrow_window_class_actions_init (GtkWidgetClass *widget_class);
+
+/* burrow-window.c */
+void _burrow_window_show_page (BurrowWindow *self,
+                               const char   *name);
+void _burrow_window_toast (BurrowWindow *self,
+                           const char   *text);
+/* Action states and the header from the window's state. */
+void _burrow_window_update_state (BurrowWindow *self);
+
+/* burrow-window-models.c */
+void _burrow_window_load_model (BurrowWindow *self,
+                                const char   *dir);
+void _burrow_window_cancel_load (BurrowWindow *self);
+/* Starts loading the open chat's model unless it is loaded, loading, or failed. */
+void _burrow_window_ensure_chat_model (BurrowWindow *self);
+void _burrow_window_update_model_bar (BurrowWindow *self);
+void _burrow_window_start_chat (BurrowWindow *self,
+                                const char   *dir);
+void _burrow_window_models_dispose (BurrowWindow *self);
+
+/* burrow-window-chats.c */
+void _burrow_window_chats_init (BurrowWindow *self);
+void _burrow_window_chats_dispose (BurrowWindow *self);
+void _burrow_window_select_chat (BurrowWindow *self,
+                                 BurrowChat   *chat);
+BurrowChat *_burrow_window_new_chat (BurrowWindow *self,
+                                     const char   *model_dir);
+void _burrow_window_send (BurrowWindow *self);
+void _burrow_window_stop (BurrowWindow *self);
+void _burrow_window_regenerate (BurrowWindow *self);
+void _burrow_window_edit_message (BurrowWindow *self,
+                                  guint         index);
+void _burrow_window_rename_chat (BurrowWindow *self,
+                                 BurrowChat   *chat);
+void _burrow_window_trash_chat (BurrowWindow *self,
+                                BurrowChat   *chat);
+void _burrow_window_undo_trash (BurrowWindow *self);
+gboolean _burrow_window_is_generating (BurrowWindow *self);
 
 G_END_DECLS

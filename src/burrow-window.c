@@ -2,6 +2,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-demo.h"
 #include "burrow-window-private.h"
 
 G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -10,82 +11,95 @@ enum {
   PROP_0,
   PROP_SETTINGS,
   PROP_WORKER,
+  PROP_STORE,
+  PROP_GENERATING,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-show_page (BurrowWindow *self,
-           const char   *name)
+void
+_burrow_window_show_page (BurrowWindow *self,
+                          const char   *name)
 {
   gtk_spinner_set_spinning (self->loading_spinner, g_str_equal (name, "loading"));
   gtk_stack_set_visible_child_name (self->stack, name);
-}
-
-static void
-on_inspected (GObject            *owner,
-              BurrowWorkerResult *result,
-              gpointer            user_data)
-{
-  BurrowWindow *self = BURROW_WINDOW (owner);
-  const BurrowModelInfo *info = result->data;
-  g_autofree char *name = NULL;
-
-  /* Only the newest request is not cancelled; older ones have nothing left to show. */
-  if (!result->done || g_error_matches (result->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  g_clear_object (&self->inspect_cancellable);
-
-  if (result->error != NULL)
-    {
-      g_autofree char *markup = g_markup_escape_text (result->error->message, -1);
-
-      adw_status_page_set_description (self->error_page, markup);
-      show_page (self, "error");
-      return;
-    }
-
-  name = g_path_get_basename (self->inspect_dir);
-  burrow_model_view_set_info (self->model_view, info);
-  adw_window_title_set_subtitle (self->window_title, name);
-  burrow_settings_add_recent_model (self->settings, self->inspect_dir);
-  show_page (self, "model");
+  _burrow_window_update_state (self);
 }
 
 void
-burrow_window_open_model (BurrowWindow *self,
-                          GFile        *folder)
+_burrow_window_toast (BurrowWindow *self,
+                      const char   *text)
 {
-  g_autofree char *path = NULL;
-  g_autofree char *markup = NULL;
+  AdwToast *toast = adw_toast_new (text);
 
-  g_return_if_fail (BURROW_IS_WINDOW (self));
-  g_return_if_fail (G_IS_FILE (folder));
+  adw_toast_set_timeout (toast, 3);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
 
-  path = g_file_get_path (folder);
-  if (path == NULL)
+gboolean
+_burrow_window_is_generating (BurrowWindow *self)
+{
+  return self->generate_cancellable != NULL;
+}
+
+gboolean
+burrow_window_get_generating (BurrowWindow *self)
+{
+  g_return_val_if_fail (BURROW_IS_WINDOW (self), FALSE);
+  return _burrow_window_is_generating (self);
+}
+
+void
+_burrow_window_update_state (BurrowWindow *self)
+{
+  GtkWidget *widget = GTK_WIDGET (self);
+  gboolean on_chat = g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "chat") == 0;
+  gboolean generating = _burrow_window_is_generating (self);
+  gboolean ready = self->chat != NULL && self->loaded_dir != NULL && self->loading_dir == NULL &&
+                   g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0;
+  guint n_messages = self->messages ? g_list_model_get_n_items (G_LIST_MODEL (self->messages)) : 0;
+  g_autoptr(BurrowChatMessage) last = n_messages > 0
+    ? g_list_model_get_item (G_LIST_MODEL (self->messages), n_messages - 1) : NULL;
+  const char *title = NULL;
+  g_autofree char *model_name = NULL;
+
+  gtk_widget_action_set_enabled (widget, "win.send", on_chat && ready && !generating);
+  gtk_widget_action_set_enabled (widget, "win.stop", generating);
+  gtk_widget_action_set_enabled (widget, "win.regenerate",
+                                 on_chat && ready && !generating && last != NULL &&
+                                 burrow_chat_message_get_role (last) == BURROW_ROLE_ASSISTANT);
+  gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
+  gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
+  gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);
+  gtk_widget_action_set_enabled (widget, "win.toggle-panel", on_chat);
+  gtk_widget_action_set_enabled (widget, "win.rename-current", self->chat != NULL);
+  gtk_widget_action_set_enabled (widget, "win.delete-current", self->chat != NULL);
+  burrow_chat_view_set_generating (self->chat_view, generating);
+  if (self->notified_generating != generating)
     {
-      adw_status_page_set_description (self->error_page,
-                                       _("Burrow can only read model folders stored on this computer."));
-      show_page (self, "error");
-      return;
+      self->notified_generating = generating;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GENERATING]);
     }
 
-  g_cancellable_cancel (self->inspect_cancellable);
-  g_clear_object (&self->inspect_cancellable);
-  self->inspect_cancellable = g_cancellable_new ();
-  g_free (self->inspect_dir);
-  self->inspect_dir = g_strdup (path);
+  adw_view_switcher_title_set_view_switcher_enabled (self->switcher_title, on_chat);
+  gtk_widget_set_visible (GTK_WIDGET (self->panel_button), on_chat);
 
-  markup = g_markup_escape_text (path, -1);
-  adw_status_page_set_description (self->loading_page, markup);
-  adw_window_title_set_subtitle (self->window_title, NULL);
-  show_page (self, "loading");
-
-  burrow_engine_worker_inspect (self->worker, path, self->inspect_cancellable,
-                                G_OBJECT (self), on_inspected, NULL);
+  if (on_chat && self->chat != NULL)
+    {
+      title = burrow_chat_get_title (self->chat);
+      if (title[0] == '\0')
+        title = _("New Chat");
+      model_name = g_path_get_basename (burrow_chat_get_model_dir (self->chat));
+    }
+  else if (g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "model") == 0 &&
+           self->inspect_dir != NULL)
+    {
+      title = _("Burrow");
+      model_name = g_path_get_basename (self->inspect_dir);
+    }
+  adw_view_switcher_title_set_title (self->switcher_title, title ? title : _("Burrow"));
+  adw_view_switcher_title_set_subtitle (self->switcher_title, model_name ? model_name : "");
 }
 
 static GtkWidget *
@@ -94,13 +108,13 @@ create_recent_row (const char *dir)
   g_autofree char *name = g_path_get_basename (dir);
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *remove = gtk_button_new_from_icon_name ("edit-delete-symbolic");
-  GVariant *target = g_variant_new_string (dir);
+  GVariant *target = g_variant_ref_sink (g_variant_new_string (dir));
 
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), dir);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-recent");
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row), target);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-recent");
 
   gtk_widget_set_valign (remove, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (remove, "flat");
@@ -108,9 +122,10 @@ create_recent_row (const char *dir)
   gtk_accessible_update_property (GTK_ACCESSIBLE (remove),
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, _("Remove From Recent Models"),
                                   -1);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (remove), "win.remove-recent");
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (remove), target);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (remove), "win.remove-recent");
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), remove);
+  g_variant_unref (target);
 
   return row;
 }
@@ -130,10 +145,29 @@ update_recent_models (BurrowWindow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->recent_group), recent[0] != NULL);
 }
 
+gboolean
+burrow_window_open_demo (BurrowWindow *self)
+{
+  g_autofree char *dir = burrow_demo_model_dir ();
+
+  g_return_val_if_fail (BURROW_IS_WINDOW (self), FALSE);
+
+  if (dir == NULL)
+    {
+      _burrow_window_toast (self, _("The demo model is not installed"));
+      return FALSE;
+    }
+  _burrow_window_start_chat (self, dir);
+  return TRUE;
+}
+
 static gboolean
 burrow_window_close_request (GtkWindow *window)
 {
   BurrowWindow *self = BURROW_WINDOW (window);
+
+  /* A reply cut short by closing is kept like a stopped one. */
+  _burrow_window_stop (self);
 
   if (!gtk_window_is_maximized (window))
     {
@@ -147,13 +181,19 @@ burrow_window_close_request (GtkWindow *window)
 }
 
 static void
+on_flap_revealed (BurrowWindow *self)
+{
+  _burrow_window_update_state (self);
+}
+
+static void
 burrow_window_constructed (GObject *object)
 {
   BurrowWindow *self = BURROW_WINDOW (object);
 
   G_OBJECT_CLASS (burrow_window_parent_class)->constructed (object);
 
-  g_return_if_fail (self->settings != NULL && self->worker != NULL);
+  g_return_if_fail (self->settings != NULL && self->worker != NULL && self->store != NULL);
 
   g_object_bind_property (self->settings, "window-width", self, "default-width",
                           G_BINDING_SYNC_CREATE);
@@ -161,10 +201,27 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE);
   g_object_bind_property (self->settings, "window-maximized", self, "maximized",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_object_bind_property (self->flap, "reveal-flap", self->panel_button, "active",
+                          G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_signal_connect_object (self->flap, "notify::reveal-flap", G_CALLBACK (on_flap_revealed),
+                           self, G_CONNECT_SWAPPED);
 
   g_signal_connect_object (self->settings, "notify::recent-models",
                            G_CALLBACK (update_recent_models), self, G_CONNECT_SWAPPED);
   update_recent_models (self);
+
+  {
+    g_autofree char *demo = burrow_demo_model_dir ();
+
+    gtk_widget_set_visible (self->demo_button, demo != NULL);
+  }
+
+  burrow_dashboard_set_monitor (self->panel, self->monitor);
+  burrow_dashboard_set_compact (self->panel, TRUE);
+  burrow_dashboard_set_monitor (self->performance, self->monitor);
+
+  _burrow_window_chats_init (self);
+  _burrow_window_show_page (self, "empty");
 }
 
 static void
@@ -172,14 +229,14 @@ burrow_window_dispose (GObject *object)
 {
   BurrowWindow *self = BURROW_WINDOW (object);
 
-  g_cancellable_cancel (self->inspect_cancellable);
-  g_clear_object (&self->inspect_cancellable);
-  if (self->chooser != NULL)
-    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
-  g_clear_object (&self->chooser);
+  _burrow_window_chats_dispose (self);
+  _burrow_window_models_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->worker);
-  g_clear_pointer (&self->inspect_dir, g_free);
+  g_clear_object (&self->store);
+  g_clear_object (&self->monitor);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), BURROW_TYPE_WINDOW);
 
   G_OBJECT_CLASS (burrow_window_parent_class)->dispose (object);
 }
@@ -199,6 +256,12 @@ burrow_window_get_property (GObject    *object,
       break;
     case PROP_WORKER:
       g_value_set_object (value, self->worker);
+      break;
+    case PROP_STORE:
+      g_value_set_object (value, self->store);
+      break;
+    case PROP_GENERATING:
+      g_value_set_boolean (value, _burrow_window_is_generating (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -220,6 +283,9 @@ burrow_window_set_property (GObject      *object,
       break;
     case PROP_WORKER:
       self->worker = g_value_dup_object (value);
+      break;
+    case PROP_STORE:
+      self->store = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -245,21 +311,42 @@ burrow_window_class_init (BurrowWindowClass *klass)
   properties[PROP_WORKER] =
     g_param_spec_object ("worker", NULL, NULL, BURROW_TYPE_ENGINE_WORKER,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_STORE] =
+    g_param_spec_object ("store", NULL, NULL, BURROW_TYPE_CHAT_STORE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_GENERATING] =
+    g_param_spec_boolean ("generating", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (BURROW_TYPE_MODEL_VIEW);
+  g_type_ensure (BURROW_TYPE_CHAT_VIEW);
+  g_type_ensure (BURROW_TYPE_DASHBOARD);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-window.ui");
-  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, window_title);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, leaflet);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, sidebar);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, content);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, sidebar_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_list);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_title);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, empty_page);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, demo_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_group);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_view);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);
 
   _burrow_window_class_actions_init (widget_class);
 }
@@ -268,6 +355,8 @@ static void
 burrow_window_init (BurrowWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->monitor = burrow_perf_monitor_new ();
+  self->messages = g_list_store_new (BURROW_TYPE_CHAT_MESSAGE);
 }
 
 BurrowWindow *
@@ -279,5 +368,6 @@ burrow_window_new (BurrowApplication *application)
                        "application", application,
                        "settings", burrow_application_get_settings (application),
                        "worker", burrow_application_get_worker (application),
+                       "store", burrow_application_get_chat_store (application),
                        NULL);
 }

@@ -1,4 +1,5 @@
-/* The main window: open a model folder, see what it holds. */
+/* The main window: conversations in a sidebar, the chat with its performance panel, the
+ * full performance page, and the pages for opening a model. */
 #pragma once
 
 #include <adwaita.h>
@@ -12,8 +13,13 @@ G_DECLARE_FINAL_TYPE (BurrowWindow, burrow_window, BURROW, WINDOW, AdwApplicatio
 
 BurrowWindow *burrow_window_new (BurrowApplication *application);
 
+/* The "generating" property: TRUE while a reply streams in. */
+gboolean burrow_window_get_generating (BurrowWindow *self);
+
 /* Inspects @folder on the engine worker, then shows the model or the error. */
 void burrow_window_open_model (BurrowWindow *self,
                                GFile        *folder);
+/* Starts a chat with the bundled demo model; FALSE if it is not installed. */
+gboolean burrow_window_open_demo (BurrowWindow *self);
 
 G_END_DECLS

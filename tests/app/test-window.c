@@ -142,7 +142,7 @@ assert_kimi_linear_shown (BurrowWindow *window,
 {
   g_auto(GStrv) recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
 
-  g_assert_cmpstr (adw_window_title_get_subtitle (ADW_WINDOW_TITLE (child (window, "window_title"))),
+  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (child (window, "switcher_title"))),
                    ==, "kimi_linear");
   assert_shown (window, "Family", "Kimi Linear");
   assert_shown (window, "Layers", "3");
@@ -263,7 +263,7 @@ open_expecting_error (BurrowWindow *window,
   description = adw_status_page_get_description (ADW_STATUS_PAGE (child (window, "error_page")));
   g_test_message ("error shown: %s", description);
   g_assert_nonnull (strstr (description, named_file));
-  g_assert_cmpstr (adw_window_title_get_subtitle (ADW_WINDOW_TITLE (child (window, "window_title"))),
+  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (child (window, "switcher_title"))),
                    ==, "");
 }
 
@@ -467,6 +467,24 @@ test_close_saves_size (void)
   g_assert_cmpint (height, ==, 540);
 }
 
+/* The app opens its conversation store at startup, before any test runs: give the whole
+ * run its own folders so nothing touches the real ones. */
+static void
+isolate_user_dirs (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("burrow-window-test-XXXXXX", NULL);
+  const char *vars[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
+
+  g_assert_nonnull (root);
+  for (guint i = 0; i < G_N_ELEMENTS (vars); i++)
+    {
+      g_autofree char *dir = g_build_filename (root, vars[i], NULL);
+
+      g_mkdir_with_parents (dir, 0700);
+      g_setenv (vars[i], dir, TRUE);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -474,6 +492,7 @@ main (int   argc,
   g_autoptr(GError) error = NULL;
   int ret;
 
+  isolate_user_dirs ();
   if (!gtk_init_check ())
     {
       g_print ("1..0 # SKIP no display\n");

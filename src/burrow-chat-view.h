@@ -1,0 +1,46 @@
+/* The chat: its messages (following the reply as it streams, pinned to the bottom only if
+ * the reader was there), the composer (Enter sends, Shift+Enter adds a line) and a bar
+ * above them for the model's state (loading with progress, not loaded, failed). Buttons
+ * name the window's actions; the view holds no conversation logic. */
+#pragma once
+
+#include <adwaita.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  BURROW_MODEL_BAR_HIDDEN,     /* the chat's model is loaded */
+  BURROW_MODEL_BAR_LOADING,    /* progress and Cancel */
+  BURROW_MODEL_BAR_UNLOADED,   /* a Load button */
+  BURROW_MODEL_BAR_FAILED,     /* the error and Choose Another Folder */
+} BurrowModelBarState;
+
+#define BURROW_TYPE_CHAT_VIEW (burrow_chat_view_get_type ())
+G_DECLARE_FINAL_TYPE (BurrowChatView, burrow_chat_view, BURROW, CHAT_VIEW, AdwBin)
+
+GtkWidget *burrow_chat_view_new (void);
+
+/* A GListModel of BurrowChatMessage; the view adds and removes rows as it changes. */
+void burrow_chat_view_set_messages (BurrowChatView *self,
+                                    GListModel     *messages);
+void burrow_chat_view_set_generating (BurrowChatView *self,
+                                      gboolean        generating);
+void burrow_chat_view_set_model_bar (BurrowChatView      *self,
+                                     BurrowModelBarState  state,
+                                     const char          *title,
+                                     const char          *detail,
+                                     double               fraction);
+BurrowModelBarState burrow_chat_view_get_model_bar (BurrowChatView *self);
+double burrow_chat_view_get_load_fraction (BurrowChatView *self);
+
+/* The composer's text. */
+char *burrow_chat_view_dup_draft (BurrowChatView *self);
+void burrow_chat_view_set_draft (BurrowChatView *self,
+                                 const char     *text);
+void burrow_chat_view_focus_composer (BurrowChatView *self);
+
+/* Whether new content scrolls into view (the reader is at the bottom). */
+gboolean burrow_chat_view_get_sticks_to_bottom (BurrowChatView *self);
+void burrow_chat_view_scroll_to_bottom (BurrowChatView *self);
+
+G_END_DECLS

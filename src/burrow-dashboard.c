@@ -1,0 +1,279 @@
+#include "burrow-config.h"
+
+#include <glib/gi18n.h>
+
+#include "burrow-dashboard.h"
+#include "burrow-expert-map.h"
+#include "burrow-history-chart.h"
+#include "burrow-layer-chart.h"
+#include "burrow-palette.h"
+#include "burrow-token-chart.h"
+
+#define NO_VALUE "—"
+
+struct _BurrowDashboard {
+  AdwBin parent_instance;
+
+  BurrowPerfMonitor *monitor;
+  gboolean compact;
+
+  AdwClamp *clamp;
+  GtkWidget *header;
+  GtkFlowBox *sections;
+  GtkLabel *decode_value;
+  GtkLabel *ttft_value;
+  GtkLabel *prefill_value;
+  GtkLabel *hit_rate_value;
+  GtkLabel *read_rate_value;
+  GtkLabel *bytes_read_value;
+  GtkLabel *backend_label;
+  GtkLabel *tier_labels[3];
+  GtkWidget *speed_section;
+  GtkWidget *layer_box;
+  BurrowChart *charts[6];
+  GtkBox *token_box;
+  GtkBox *tier_legend;
+};
+
+G_DEFINE_FINAL_TYPE (BurrowDashboard, burrow_dashboard, ADW_TYPE_BIN)
+
+static void
+set_value (GtkLabel *label,
+           char     *text)
+{
+  if (g_strcmp0 (gtk_label_get_label (label), text) != 0)
+    gtk_label_set_label (label, text);
+  g_free (text);
+}
+
+static char *
+rate_text (double per_second)
+{
+  g_autofree char *size = g_format_size ((guint64) per_second);
+
+  /* Translators: a disk read rate, e.g. "12 MB/s" */
+  return g_strdup_printf (_("%s/s"), size);
+}
+
+static void
+update_numbers (BurrowDashboard *self)
+{
+  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (self->monitor);
+  guint n_points = burrow_perf_monitor_get_n_points (self->monitor);
+  guint64 counts[3], bytes[3];
+  guint64 lookups;
+
+  if (s == NULL)
+    {
+      GtkLabel *all[] = { self->decode_value, self->ttft_value, self->prefill_value,
+                          self->hit_rate_value, self->read_rate_value, self->bytes_read_value };
+
+      for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+        set_value (all[i], g_strdup (NO_VALUE));
+      for (guint t = 0; t < 3; t++)
+        set_value (self->tier_labels[t], g_strdup (NO_VALUE));
+      set_value (self->backend_label, g_strdup (""));
+      return;
+    }
+
+  set_value (self->decode_value, s->turn.decode_tokens_per_second > 0
+                                   ? g_strdup_printf ("%.1f", s->turn.decode_tokens_per_second)
+                                   : g_strdup (NO_VALUE));
+  set_value (self->ttft_value, s->turn.ttft_seconds > 0
+                                 /* Translators: seconds */
+                                 ? g_strdup_printf (_("%.2f s"), s->turn.ttft_seconds)
+                                 : g_strdup (NO_VALUE));
+  set_value (self->prefill_value, s->turn.prefill_tokens_per_second > 0
+                                    ? g_strdup_printf ("%.0f", s->turn.prefill_tokens_per_second)
+                                    : g_strdup (NO_VALUE));
+  lookups = s->cache.hits + s->cache.misses;
+  set_value (self->hit_rate_value, lookups > 0
+                                     ? g_strdup_printf ("%.0f%%", 100.0 * (double) s->cache.hits / (double) lookups)
+                                     : g_strdup (NO_VALUE));
+  set_value (self->read_rate_value,
+             n_points > 0 ? rate_text (burrow_perf_monitor_get_point (self->monitor,
+                                                                      BURROW_PERF_READ_RATE,
+                                                                      n_points - 1))
+                          : g_strdup (NO_VALUE));
+  set_value (self->bytes_read_value, g_format_size (s->cache.bytes_read));
+
+  burrow_perf_monitor_get_tiers (self->monitor, counts, bytes);
+  for (guint t = 0; t < 3; t++)
+    {
+      g_autofree char *size = g_format_size (bytes[t]);
+
+      set_value (self->tier_labels[t],
+                 /* Translators: a number of experts, then how many bytes they take */
+                 g_strdup_printf (ngettext ("%" G_GUINT64_FORMAT " expert · %s",
+                                            "%" G_GUINT64_FORMAT " experts · %s",
+                                            (gulong) counts[t]), counts[t], size));
+    }
+  set_value (self->backend_label,
+             s->cache.backend[0] != '\0'
+               /* Translators: how experts are read from disk, e.g. "io_uring" */
+               ? g_strdup_printf (_("Read with %s"), s->cache.backend) : g_strdup (""));
+}
+
+const char *
+burrow_dashboard_get_value (BurrowDashboard *self,
+                            const char      *name)
+{
+  const struct { const char *name; GtkLabel *label; } values[] = {
+    { "decode", self->decode_value }, { "ttft", self->ttft_value },
+    { "prefill", self->prefill_value }, { "hit-rate", self->hit_rate_value },
+    { "read-rate", self->read_rate_value }, { "bytes-read", self->bytes_read_value },
+  };
+
+  g_return_val_if_fail (BURROW_IS_DASHBOARD (self), NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    if (g_str_equal (values[i].name, name))
+      return gtk_label_get_label (values[i].label);
+  g_return_val_if_reached (NULL);
+}
+
+void
+burrow_dashboard_set_monitor (BurrowDashboard   *self,
+                              BurrowPerfMonitor *monitor)
+{
+  g_return_if_fail (BURROW_IS_DASHBOARD (self));
+
+  if (self->monitor != NULL)
+    g_signal_handlers_disconnect_by_data (self->monitor, self);
+  g_set_object (&self->monitor, monitor);
+  for (guint i = 0; i < G_N_ELEMENTS (self->charts); i++)
+    burrow_chart_set_monitor (self->charts[i], monitor);
+  if (monitor != NULL)
+    {
+      g_signal_connect_object (monitor, "updated", G_CALLBACK (update_numbers), self,
+                               G_CONNECT_SWAPPED);
+      update_numbers (self);
+    }
+}
+
+void
+burrow_dashboard_set_compact (BurrowDashboard *self,
+                              gboolean         compact)
+{
+  g_return_if_fail (BURROW_IS_DASHBOARD (self));
+
+  self->compact = compact;
+  gtk_widget_set_visible (self->header, compact);
+  gtk_widget_set_visible (self->speed_section, !compact);
+  gtk_widget_set_visible (self->layer_box, !compact);
+  gtk_flow_box_set_max_children_per_line (self->sections, compact ? 1 : 2);
+  adw_clamp_set_maximum_size (self->clamp, compact ? 400 : 1100);
+}
+
+static GtkWidget *
+swatch_new (GdkRGBA *color)
+{
+  GtkWidget *swatch = gtk_label_new ("●");
+  g_autofree char *hex = g_strdup_printf ("<span foreground=\"#%02x%02x%02x\">●</span>",
+                                          (int) (color->red * 255), (int) (color->green * 255),
+                                          (int) (color->blue * 255));
+
+  gtk_label_set_markup (GTK_LABEL (swatch), hex);
+  return swatch;
+}
+
+/* Legend of the expert map and the tier rows: a dot of each tier's colour, and the flash. */
+static void
+build_tier_legend (BurrowDashboard *self)
+{
+  const char *names[] = { N_("On disk"), N_("Cached"), N_("Pinned"), N_("Latest token") };
+
+  for (guint t = 0; t < G_N_ELEMENTS (names); t++)
+    {
+      GtkWidget *item = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
+      GtkWidget *label = gtk_label_new (_(names[t]));
+      GdkRGBA color;
+
+      if (t < 3)
+        burrow_palette_tier ((int) t, &color);
+      else
+        burrow_palette_flash (&color);
+      gtk_widget_add_css_class (label, "caption");
+      gtk_box_append (GTK_BOX (item), swatch_new (&color));
+      gtk_box_append (GTK_BOX (item), label);
+      gtk_box_append (self->tier_legend, item);
+    }
+}
+
+static void
+burrow_dashboard_dispose (GObject *object)
+{
+  BurrowDashboard *self = BURROW_DASHBOARD (object);
+
+  if (self->monitor != NULL)
+    g_signal_handlers_disconnect_by_data (self->monitor, self);
+  g_clear_object (&self->monitor);
+
+  G_OBJECT_CLASS (burrow_dashboard_parent_class)->dispose (object);
+}
+
+static void
+burrow_dashboard_class_init (BurrowDashboardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = burrow_dashboard_dispose;
+
+  g_type_ensure (BURROW_TYPE_TOKEN_CHART);
+  g_type_ensure (BURROW_TYPE_HISTORY_CHART);
+  g_type_ensure (BURROW_TYPE_LAYER_CHART);
+  g_type_ensure (BURROW_TYPE_EXPERT_MAP);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/burrow/Burrow/burrow-dashboard.ui");
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, clamp);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, header);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, sections);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, decode_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, ttft_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, prefill_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, hit_rate_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, read_rate_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, bytes_read_value);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, backend_label);
+  gtk_widget_class_bind_template_child_full (widget_class, "disk_label", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_labels[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "cached_label", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_labels[1]));
+  gtk_widget_class_bind_template_child_full (widget_class, "pinned_label", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_labels[2]));
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, speed_section);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, layer_box);
+  gtk_widget_class_bind_template_child_full (widget_class, "token_chart", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "hit_rate_chart", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[1]));
+  gtk_widget_class_bind_template_child_full (widget_class, "read_rate_chart", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[2]));
+  gtk_widget_class_bind_template_child_full (widget_class, "decode_rate_chart", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[3]));
+  gtk_widget_class_bind_template_child_full (widget_class, "layer_chart", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[4]));
+  gtk_widget_class_bind_template_child_full (widget_class, "expert_map", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, charts[5]));
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, token_box);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, tier_legend);
+  gtk_widget_class_set_css_name (widget_class, "dashboard");
+}
+
+static void
+burrow_dashboard_init (BurrowDashboard *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  gtk_box_append (self->token_box, burrow_palette_phase_legend_new ());
+  build_tier_legend (self);
+  burrow_dashboard_set_compact (self, FALSE);
+}
+
+GtkWidget *
+burrow_dashboard_new (void)
+{
+  return g_object_new (BURROW_TYPE_DASHBOARD, NULL);
+}

@@ -1,0 +1,264 @@
+#include "burrow-config.h"
+
+#include <glib/gi18n.h>
+
+#include "burrow-markdown.h"
+#include "burrow-markdown-view.h"
+
+struct _BurrowMarkdownView {
+  GtkWidget parent_instance;
+
+  GPtrArray *blocks;    /* BurrowMarkdownBlock, as shown */
+  GPtrArray *widgets;   /* GtkWidget, one per block */
+};
+
+G_DEFINE_FINAL_TYPE (BurrowMarkdownView, burrow_markdown_view, GTK_TYPE_WIDGET)
+
+static GtkWidget *
+prose_label_new (const char *markup)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_markup (GTK_LABEL (label), markup);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_widget_set_halign (label, GTK_ALIGN_FILL);
+  return label;
+}
+
+static void
+code_set (GtkWidget                 *box,
+          const BurrowMarkdownBlock *block)
+{
+  GtkLabel *code = g_object_get_data (G_OBJECT (box), "code");
+  GtkLabel *language = g_object_get_data (G_OBJECT (box), "language");
+  GtkWidget *copy = g_object_get_data (G_OBJECT (box), "copy");
+
+  gtk_label_set_text (code, block->text);
+  gtk_label_set_text (language, block->language[0] != '\0' ? block->language : _("Code"));
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", block->text);
+}
+
+static GtkWidget *
+code_block_new (const BurrowMarkdownBlock *block)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *language = gtk_label_new (NULL);
+  GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *code = gtk_label_new (NULL);
+
+  gtk_widget_add_css_class (box, "code-block");
+  gtk_widget_add_css_class (header, "code-header");
+  gtk_widget_add_css_class (language, "caption");
+  gtk_widget_add_css_class (language, "dim-label");
+  gtk_label_set_xalign (GTK_LABEL (language), 0);
+  gtk_widget_set_hexpand (language, TRUE);
+
+  gtk_widget_add_css_class (copy, "flat");
+  gtk_widget_add_css_class (copy, "circular");
+  gtk_widget_set_tooltip_text (copy, _("Copy Code"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (copy), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Copy Code"), -1);
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", block->text);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (copy), "win.copy-text");
+
+  gtk_label_set_selectable (GTK_LABEL (code), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (code), 0);
+  gtk_widget_add_css_class (code, "monospace");
+  gtk_widget_add_css_class (code, "code-text");
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_AUTOMATIC,
+                                  GTK_POLICY_NEVER);
+  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), code);
+
+  gtk_box_append (GTK_BOX (header), language);
+  gtk_box_append (GTK_BOX (header), copy);
+  gtk_box_append (GTK_BOX (box), header);
+  gtk_box_append (GTK_BOX (box), scroller);
+
+  g_object_set_data (G_OBJECT (box), "code", code);
+  g_object_set_data (G_OBJECT (box), "language", language);
+  g_object_set_data (G_OBJECT (box), "copy", copy);
+  code_set (box, block);
+  return box;
+}
+
+static GtkWidget *
+table_new (const BurrowMarkdownBlock *block)
+{
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *grid = gtk_grid_new ();
+
+  gtk_widget_add_css_class (grid, "markdown-table");
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 18);
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+
+  for (guint i = 0; i < block->cells->len; i++)
+    {
+      guint column = i % block->n_columns;
+      GtkWidget *cell = prose_label_new (block->cells->pdata[i]);
+
+      gtk_label_set_xalign (GTK_LABEL (cell), block->column_xalign[column]);
+      gtk_label_set_max_width_chars (GTK_LABEL (cell), 40);
+      if (i < block->n_columns)
+        gtk_widget_add_css_class (cell, "table-header");
+      gtk_grid_attach (GTK_GRID (grid), cell, (int) column, (int) (i / block->n_columns), 1, 1);
+    }
+
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_AUTOMATIC,
+                                  GTK_POLICY_NEVER);
+  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), grid);
+  return scroller;
+}
+
+static GtkWidget *
+block_widget_new (const BurrowMarkdownBlock *block)
+{
+  switch (block->kind)
+    {
+    case BURROW_MARKDOWN_TEXT:
+      return prose_label_new (block->text);
+    case BURROW_MARKDOWN_CODE:
+      return code_block_new (block);
+    case BURROW_MARKDOWN_TABLE:
+      return table_new (block);
+    case BURROW_MARKDOWN_RULE:
+    default:
+      return gtk_separator_new (GTK_ORIENTATION_HORIZONTAL);
+    }
+}
+
+/* Updates @widget in place from @old to @block where that is cheap; FALSE if it must be
+ * replaced. */
+static gboolean
+block_widget_update (GtkWidget                 *widget,
+                     const BurrowMarkdownBlock *old,
+                     const BurrowMarkdownBlock *block)
+{
+  if (old->kind != block->kind)
+    return FALSE;
+  switch (block->kind)
+    {
+    case BURROW_MARKDOWN_TEXT:
+      gtk_label_set_markup (GTK_LABEL (widget), block->text);
+      return TRUE;
+    case BURROW_MARKDOWN_CODE:
+      code_set (widget, block);
+      return TRUE;
+    case BURROW_MARKDOWN_TABLE:
+    case BURROW_MARKDOWN_RULE:
+    default:
+      return block->kind == BURROW_MARKDOWN_RULE;
+    }
+}
+
+void
+burrow_markdown_view_set_text (BurrowMarkdownView *self,
+                               const char         *text)
+{
+  g_autoptr(GPtrArray) blocks = NULL;
+  guint keep = 0;
+
+  g_return_if_fail (BURROW_IS_MARKDOWN_VIEW (self));
+
+  blocks = burrow_markdown_parse (text != NULL ? text : "");
+  while (keep < blocks->len && keep < self->blocks->len &&
+         burrow_markdown_block_equal (blocks->pdata[keep], self->blocks->pdata[keep]))
+    keep++;
+
+  /* A streaming reply changes its last block: update it rather than rebuild it. */
+  if (keep < blocks->len && keep < self->blocks->len &&
+      block_widget_update (self->widgets->pdata[keep], self->blocks->pdata[keep],
+                           blocks->pdata[keep]))
+    keep++;
+
+  while (self->widgets->len > keep)
+    {
+      gtk_widget_unparent (g_ptr_array_index (self->widgets, self->widgets->len - 1));
+      g_ptr_array_set_size (self->widgets, self->widgets->len - 1);
+    }
+  for (guint i = keep; i < blocks->len; i++)
+    {
+      GtkWidget *widget = block_widget_new (blocks->pdata[i]);
+
+      gtk_widget_set_parent (widget, GTK_WIDGET (self));
+      g_ptr_array_add (self->widgets, widget);
+    }
+
+  g_ptr_array_unref (self->blocks);
+  self->blocks = g_steal_pointer (&blocks);
+}
+
+guint
+burrow_markdown_view_get_n_blocks (BurrowMarkdownView *self)
+{
+  g_return_val_if_fail (BURROW_IS_MARKDOWN_VIEW (self), 0);
+  return self->blocks->len;
+}
+
+GtkWidget *
+burrow_markdown_view_get_block_widget (BurrowMarkdownView *self,
+                                       guint               index)
+{
+  g_return_val_if_fail (BURROW_IS_MARKDOWN_VIEW (self), NULL);
+  g_return_val_if_fail (index < self->widgets->len, NULL);
+  return self->widgets->pdata[index];
+}
+
+static void
+burrow_markdown_view_dispose (GObject *object)
+{
+  BurrowMarkdownView *self = BURROW_MARKDOWN_VIEW (object);
+
+  for (guint i = 0; i < self->widgets->len; i++)
+    gtk_widget_unparent (self->widgets->pdata[i]);
+  g_ptr_array_set_size (self->widgets, 0);
+
+  G_OBJECT_CLASS (burrow_markdown_view_parent_class)->dispose (object);
+}
+
+static void
+burrow_markdown_view_finalize (GObject *object)
+{
+  BurrowMarkdownView *self = BURROW_MARKDOWN_VIEW (object);
+
+  g_ptr_array_unref (self->blocks);
+  g_ptr_array_unref (self->widgets);
+
+  G_OBJECT_CLASS (burrow_markdown_view_parent_class)->finalize (object);
+}
+
+static void
+burrow_markdown_view_class_init (BurrowMarkdownViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = burrow_markdown_view_dispose;
+  object_class->finalize = burrow_markdown_view_finalize;
+
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BOX_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "markdown");
+}
+
+static void
+burrow_markdown_view_init (BurrowMarkdownView *self)
+{
+  GtkLayoutManager *layout = gtk_widget_get_layout_manager (GTK_WIDGET (self));
+
+  gtk_orientable_set_orientation (GTK_ORIENTABLE (layout), GTK_ORIENTATION_VERTICAL);
+  gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 12);
+  self->blocks = g_ptr_array_new ();
+  self->widgets = g_ptr_array_new ();
+}
+
+GtkWidget *
+burrow_markdown_view_new (void)
+{
+  return g_object_new (BURROW_TYPE_MARKDOWN_VIEW, NULL);
+}

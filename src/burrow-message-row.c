@@ -1,0 +1,242 @@
+#include "burrow-config.h"
+
+#include <glib/gi18n.h>
+
+#include "burrow-markdown-view.h"
+#include "burrow-message-row.h"
+
+struct _BurrowMessageRow {
+  AdwBin parent_instance;
+
+  BurrowChatMessage *message;
+  guint index;
+  gboolean is_last;
+  guint render_tick;
+
+  GtkBox *box;
+  GtkExpander *thinking_expander;
+  GtkLabel *reasoning_label;
+  GtkLabel *user_label;
+  BurrowMarkdownView *markdown;
+  GtkWidget *typing;
+  GtkSpinner *typing_spinner;
+  GtkLabel *stats_label;
+  GtkWidget *copy_button;
+  GtkWidget *edit_button;
+  GtkWidget *regenerate_button;
+};
+
+G_DEFINE_FINAL_TYPE (BurrowMessageRow, burrow_message_row, ADW_TYPE_BIN)
+
+char *
+burrow_message_row_format_stats (const BurrowReplyStats *stats)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  if (stats->n_tokens <= 0)
+    return g_strdup ("");
+
+  g_string_append_printf (out, ngettext ("%d token", "%d tokens", (gulong) stats->n_tokens),
+                          stats->n_tokens);
+  if (stats->tokens_per_second > 0)
+    {
+      g_string_append (out, " · ");
+      /* Translators: generation speed */
+      g_string_append_printf (out, _("%.1f tokens/s"), stats->tokens_per_second);
+    }
+  if (stats->ttft_seconds > 0)
+    {
+      g_string_append (out, " · ");
+      /* Translators: time from sending to the first token of the reply */
+      g_string_append_printf (out, _("%.2f s to first token"), stats->ttft_seconds);
+    }
+  if (stats->finish == BURROW_FINISH_CANCELLED)
+    {
+      g_string_append (out, " · ");
+      g_string_append (out, _("stopped"));
+    }
+  else if (stats->finish == BURROW_FINISH_LENGTH)
+    {
+      g_string_append (out, " · ");
+      g_string_append (out, _("cut at the length limit"));
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+render (BurrowMessageRow *self)
+{
+  BurrowChatMessage *m = self->message;
+  gboolean user = burrow_chat_message_get_role (m) == BURROW_ROLE_USER;
+  gboolean streaming = burrow_chat_message_get_streaming (m);
+  const char *content = burrow_chat_message_get_content (m);
+  const char *reasoning = burrow_chat_message_get_reasoning (m);
+  g_autofree char *stats_text = NULL;
+  BurrowReplyStats stats;
+
+  if (user)
+    gtk_label_set_text (self->user_label, content);
+  else
+    burrow_markdown_view_set_text (self->markdown, content);
+
+  gtk_widget_set_visible (GTK_WIDGET (self->thinking_expander), reasoning[0] != '\0');
+  gtk_label_set_text (self->reasoning_label, reasoning);
+  gtk_expander_set_label (self->thinking_expander,
+                          streaming && content[0] == '\0' ? _("Thinking…") : _("Thoughts"));
+
+  gtk_widget_set_visible (self->typing, streaming && content[0] == '\0' && reasoning[0] == '\0');
+  gtk_spinner_set_spinning (self->typing_spinner, gtk_widget_get_visible (self->typing));
+
+  burrow_chat_message_get_stats (m, &stats);
+  stats_text = burrow_message_row_format_stats (&stats);
+  gtk_label_set_text (self->stats_label, stats_text);
+
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (self->copy_button), "s", content);
+  gtk_widget_set_visible (self->copy_button, !streaming && content[0] != '\0');
+  gtk_widget_set_visible (self->edit_button, user);
+  gtk_widget_set_visible (self->regenerate_button, !user && !streaming && self->is_last);
+}
+
+static gboolean
+render_tick (GtkWidget     *widget,
+             GdkFrameClock *clock,
+             gpointer       user_data)
+{
+  BurrowMessageRow *self = BURROW_MESSAGE_ROW (widget);
+
+  self->render_tick = 0;
+  render (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A reply may grow by many tokens between two frames: draw it once per frame. */
+static void
+queue_render (BurrowMessageRow *self)
+{
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      render (self);
+      return;
+    }
+  if (self->render_tick == 0)
+    self->render_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), render_tick, NULL, NULL);
+}
+
+static void
+on_message_notify (BurrowMessageRow *self,
+                   GParamSpec       *pspec,
+                   BurrowChatMessage *message)
+{
+  /* The end of a reply shows at once, not a frame later. */
+  if (g_str_equal (pspec->name, "streaming"))
+    render (self);
+  else
+    queue_render (self);
+}
+
+void
+burrow_message_row_set_index (BurrowMessageRow *self,
+                              guint             index)
+{
+  g_return_if_fail (BURROW_IS_MESSAGE_ROW (self));
+
+  self->index = index;
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (self->edit_button), "u", index);
+}
+
+void
+burrow_message_row_set_is_last (BurrowMessageRow *self,
+                                gboolean          is_last)
+{
+  g_return_if_fail (BURROW_IS_MESSAGE_ROW (self));
+
+  self->is_last = is_last;
+  render (self);
+}
+
+BurrowChatMessage *
+burrow_message_row_get_message (BurrowMessageRow *self)
+{
+  g_return_val_if_fail (BURROW_IS_MESSAGE_ROW (self), NULL);
+  return self->message;
+}
+
+static void
+burrow_message_row_dispose (GObject *object)
+{
+  BurrowMessageRow *self = BURROW_MESSAGE_ROW (object);
+
+  if (self->render_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->render_tick);
+  self->render_tick = 0;
+  if (self->message != NULL)
+    g_signal_handlers_disconnect_by_data (self->message, self);
+  g_clear_object (&self->message);
+
+  G_OBJECT_CLASS (burrow_message_row_parent_class)->dispose (object);
+}
+
+static void
+burrow_message_row_class_init (BurrowMessageRowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = burrow_message_row_dispose;
+
+  g_type_ensure (BURROW_TYPE_MARKDOWN_VIEW);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/io/github/burrow/Burrow/burrow-message-row.ui");
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, box);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, thinking_expander);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, reasoning_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, user_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, markdown);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing_spinner);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, stats_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, copy_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, edit_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, regenerate_button);
+  gtk_widget_class_set_css_name (widget_class, "message");
+}
+
+static void
+burrow_message_row_init (BurrowMessageRow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  /* Targets before names: an action with a parameter must never see a button without. */
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (self->copy_button), "s", "");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->copy_button), "win.copy-text");
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (self->edit_button), "u", 0);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->edit_button), "win.edit-message");
+}
+
+GtkWidget *
+burrow_message_row_new (BurrowChatMessage *message)
+{
+  BurrowMessageRow *self;
+  gboolean user;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), NULL);
+
+  self = g_object_new (BURROW_TYPE_MESSAGE_ROW, NULL);
+  self->message = g_object_ref (message);
+  user = burrow_chat_message_get_role (message) == BURROW_ROLE_USER;
+
+  gtk_widget_set_visible (GTK_WIDGET (self->user_label), user);
+  gtk_widget_set_visible (GTK_WIDGET (self->markdown), !user);
+  gtk_widget_add_css_class (GTK_WIDGET (self), user ? "user" : "assistant");
+  if (user)
+    {
+      gtk_widget_set_halign (GTK_WIDGET (self->box), GTK_ALIGN_END);
+      gtk_widget_add_css_class (GTK_WIDGET (self->user_label), "user-bubble");
+    }
+
+  g_signal_connect_object (message, "notify", G_CALLBACK (on_message_notify), self,
+                           G_CONNECT_SWAPPED);
+  render (self);
+
+  return GTK_WIDGET (self);
+}

@@ -1,0 +1,17 @@
+/* Preferences: how models load (memory, threads, disk reads, formats) and the defaults
+ * new chats start with. Every row is bound to a BurrowSettings property. */
+#pragma once
+
+#include <adwaita.h>
+
+#include "burrow-settings.h"
+
+G_BEGIN_DECLS
+
+#define BURROW_TYPE_PREFERENCES_WINDOW (burrow_preferences_window_get_type ())
+G_DECLARE_FINAL_TYPE (BurrowPreferencesWindow, burrow_preferences_window, BURROW,
+                      PREFERENCES_WINDOW, AdwPreferencesWindow)
+
+GtkWidget *burrow_preferences_window_new (BurrowSettings *settings);
+
+G_END_DECLS
