@@ -303,6 +303,8 @@ typedef enum {
 /* Layers and routed experts per layer of the expert grid; both 0 without routed experts.
  * Any thread. */
 void burrow_engine_get_expert_grid (BurrowEngine *engine, int *n_layers, int *n_experts);
+/* Routed experts of one layer of the grid (0 for a dense layer). Any thread. */
+int burrow_engine_get_layer_experts (BurrowEngine *engine, int layer);
 /* tiers[layer * n_experts + e] gets the expert's BurrowExpertTier; uses (may be NULL) how
  * often it was routed to since load. Engine thread. */
 void burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses);

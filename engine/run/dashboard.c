@@ -18,6 +18,14 @@ burrow_engine_get_expert_grid (BurrowEngine *engine, int *n_layers, int *n_exper
     *n_layers = 0;
 }
 
+int
+burrow_engine_get_layer_experts (BurrowEngine *engine, int layer)
+{
+  BwExpertStore *store = bw_model_expert_store (engine->model);
+
+  return store ? bw_expert_store_layer_experts (store, layer) : 0;
+}
+
 void
 burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses)
 {
