@@ -98,6 +98,13 @@ burrow_chat_view_set_messages (BurrowChatView *self,
   burrow_chat_view_scroll_to_bottom (self);
 }
 
+GListModel *
+burrow_chat_view_get_messages (BurrowChatView *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_VIEW (self), NULL);
+  return self->messages;
+}
+
 void
 burrow_chat_view_set_generating (BurrowChatView *self,
                                  gboolean        generating)

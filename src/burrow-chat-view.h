@@ -23,6 +23,7 @@ GtkWidget *burrow_chat_view_new (void);
 /* A GListModel of BurrowChatMessage; the view adds and removes rows as it changes. */
 void burrow_chat_view_set_messages (BurrowChatView *self,
                                     GListModel     *messages);
+GListModel *burrow_chat_view_get_messages (BurrowChatView *self);
 void burrow_chat_view_set_generating (BurrowChatView *self,
                                       gboolean        generating);
 void burrow_chat_view_set_model_bar (BurrowChatView      *self,

@@ -8,6 +8,7 @@
 #include "burrow-layer-chart.h"
 #include "burrow-palette.h"
 #include "burrow-token-chart.h"
+#include "burrow-value-label.h"
 
 #define NO_VALUE "—"
 
@@ -17,17 +18,18 @@ struct _BurrowDashboard {
   BurrowPerfMonitor *monitor;
   gboolean compact;
 
+  GtkScrolledWindow *scroller;
   AdwClamp *clamp;
   GtkWidget *header;
   GtkFlowBox *sections;
-  GtkLabel *decode_value;
-  GtkLabel *ttft_value;
-  GtkLabel *prefill_value;
-  GtkLabel *hit_rate_value;
-  GtkLabel *read_rate_value;
-  GtkLabel *bytes_read_value;
+  BurrowValueLabel *decode_value;
+  BurrowValueLabel *ttft_value;
+  BurrowValueLabel *prefill_value;
+  BurrowValueLabel *hit_rate_value;
+  BurrowValueLabel *read_rate_value;
+  BurrowValueLabel *bytes_read_value;
   GtkLabel *backend_label;
-  GtkLabel *tier_labels[3];
+  BurrowValueLabel *tier_labels[3];
   GtkWidget *speed_section;
   GtkWidget *layer_box;
   BurrowChart *charts[6];
@@ -38,11 +40,10 @@ struct _BurrowDashboard {
 G_DEFINE_FINAL_TYPE (BurrowDashboard, burrow_dashboard, ADW_TYPE_BIN)
 
 static void
-set_value (GtkLabel *label,
-           char     *text)
+set_value (BurrowValueLabel *label,
+           char             *text)
 {
-  if (g_strcmp0 (gtk_label_get_label (label), text) != 0)
-    gtk_label_set_label (label, text);
+  burrow_value_label_set_text (label, text);
   g_free (text);
 }
 
@@ -65,14 +66,14 @@ update_numbers (BurrowDashboard *self)
 
   if (s == NULL)
     {
-      GtkLabel *all[] = { self->decode_value, self->ttft_value, self->prefill_value,
+      BurrowValueLabel *all[] = { self->decode_value, self->ttft_value, self->prefill_value,
                           self->hit_rate_value, self->read_rate_value, self->bytes_read_value };
 
       for (guint i = 0; i < G_N_ELEMENTS (all); i++)
         set_value (all[i], g_strdup (NO_VALUE));
       for (guint t = 0; t < 3; t++)
         set_value (self->tier_labels[t], g_strdup (NO_VALUE));
-      set_value (self->backend_label, g_strdup (""));
+      gtk_label_set_label (self->backend_label, "");
       return;
     }
 
@@ -108,17 +109,21 @@ update_numbers (BurrowDashboard *self)
                                             "%" G_GUINT64_FORMAT " experts · %s",
                                             (gulong) counts[t]), counts[t], size));
     }
-  set_value (self->backend_label,
-             s->cache.backend[0] != '\0'
-               /* Translators: how experts are read from disk, e.g. "io_uring" */
-               ? g_strdup_printf (_("Read with %s"), s->cache.backend) : g_strdup (""));
+  if (s->cache.backend[0] != '\0')
+    {
+      /* Translators: how experts are read from disk, e.g. "io_uring" */
+      g_autofree char *backend = g_strdup_printf (_("Read with %s"), s->cache.backend);
+
+      if (g_strcmp0 (gtk_label_get_label (self->backend_label), backend) != 0)
+        gtk_label_set_label (self->backend_label, backend);
+    }
 }
 
 const char *
 burrow_dashboard_get_value (BurrowDashboard *self,
                             const char      *name)
 {
-  const struct { const char *name; GtkLabel *label; } values[] = {
+  const struct { const char *name; BurrowValueLabel *label; } values[] = {
     { "decode", self->decode_value }, { "ttft", self->ttft_value },
     { "prefill", self->prefill_value }, { "hit-rate", self->hit_rate_value },
     { "read-rate", self->read_rate_value }, { "bytes-read", self->bytes_read_value },
@@ -128,7 +133,7 @@ burrow_dashboard_get_value (BurrowDashboard *self,
 
   for (guint i = 0; i < G_N_ELEMENTS (values); i++)
     if (g_str_equal (values[i].name, name))
-      return gtk_label_get_label (values[i].label);
+      return burrow_value_label_get_text (values[i].label);
   g_return_val_if_reached (NULL);
 }
 
@@ -162,7 +167,15 @@ burrow_dashboard_set_compact (BurrowDashboard *self,
   gtk_widget_set_visible (self->speed_section, !compact);
   gtk_widget_set_visible (self->layer_box, !compact);
   gtk_flow_box_set_max_children_per_line (self->sections, compact ? 1 : 2);
-  adw_clamp_set_maximum_size (self->clamp, compact ? 400 : 1100);
+  /* A panel squeezed by a narrowing window scrolls rather than crush its charts. */
+  gtk_scrolled_window_set_policy (self->scroller,
+                                  compact ? GTK_POLICY_AUTOMATIC : GTK_POLICY_NEVER,
+                                  GTK_POLICY_AUTOMATIC);
+  /* The panel keeps to a sidebar's width; the page uses what the window has. */
+  adw_clamp_set_maximum_size (self->clamp, compact ? 320 : 1100);
+  adw_clamp_set_tightening_threshold (self->clamp, compact ? 320 : 1100);
+  for (guint i = 0; i < G_N_ELEMENTS (self->charts); i++)
+    gtk_widget_set_size_request (GTK_WIDGET (self->charts[i]), -1, compact ? 96 : 160);
 }
 
 static GtkWidget *
@@ -224,9 +237,11 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   g_type_ensure (BURROW_TYPE_HISTORY_CHART);
   g_type_ensure (BURROW_TYPE_LAYER_CHART);
   g_type_ensure (BURROW_TYPE_EXPERT_MAP);
+  g_type_ensure (BURROW_TYPE_VALUE_LABEL);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-dashboard.ui");
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, scroller);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, clamp);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, header);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, sections);

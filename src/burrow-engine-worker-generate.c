@@ -34,6 +34,7 @@ typedef struct {
   gsize n_cells;
   guint8 *tiers;                /* scratch */
   guint32 *uses;                /* as they were after the previous token */
+  gint64 dashboard_usec;        /* spent on the dashboard's reads */
 } Stream;
 
 static void
@@ -253,6 +254,7 @@ on_token (const BurrowToken *token,
             }
           else if (s->uses != NULL)
             burrow_engine_get_expert_map (s->engine, s->tiers, s->uses);
+          s->dashboard_usec += g_get_monotonic_time () - t;
         }
     }
 
@@ -306,6 +308,7 @@ generate_run (BurrowWorkerJob  *job,
                                      &result->stats, cancellable, error);
   if (ok && s.interval_usec > 0)
     result->snapshot = burrow_perf_snapshot_take (model->engine, s.uses);
+  result->dashboard_seconds = (double) s.dashboard_usec / G_USEC_PER_SEC;
 
   g_free (s.tiers);
   g_free (s.uses);

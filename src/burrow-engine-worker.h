@@ -154,6 +154,7 @@ typedef struct {
 typedef struct {
   BurrowTurnStats stats;
   BurrowPerfSnapshot *snapshot; /* at the end of the turn; NULL without snapshots */
+  double dashboard_seconds;     /* decode-thread time spent on snapshots and expert maps */
 } BurrowGenerateResult;
 
 void burrow_generate_result_free (BurrowGenerateResult *result);

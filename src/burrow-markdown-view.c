@@ -14,6 +14,23 @@ struct _BurrowMarkdownView {
 
 G_DEFINE_FINAL_TYPE (BurrowMarkdownView, burrow_markdown_view, GTK_TYPE_WIDGET)
 
+/* A horizontally scrolling frame for wide code and tables. GTK 4.8's own viewport would
+ * scroll to focus and warn when focus leaves for nowhere (a reply's rows going away). */
+static GtkWidget *
+scroller_new (GtkWidget *child)
+{
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *viewport = gtk_viewport_new (NULL, NULL);
+
+  gtk_viewport_set_scroll_to_focus (GTK_VIEWPORT (viewport), FALSE);
+  gtk_viewport_set_child (GTK_VIEWPORT (viewport), child);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_AUTOMATIC,
+                                  GTK_POLICY_NEVER);
+  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), viewport);
+  return scroller;
+}
+
 static GtkWidget *
 prose_label_new (const char *markup)
 {
@@ -48,7 +65,6 @@ code_block_new (const BurrowMarkdownBlock *block)
   GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *language = gtk_label_new (NULL);
   GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
-  GtkWidget *scroller = gtk_scrolled_window_new ();
   GtkWidget *code = gtk_label_new (NULL);
 
   gtk_widget_add_css_class (box, "code-block");
@@ -70,15 +86,11 @@ code_block_new (const BurrowMarkdownBlock *block)
   gtk_label_set_xalign (GTK_LABEL (code), 0);
   gtk_widget_add_css_class (code, "monospace");
   gtk_widget_add_css_class (code, "code-text");
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_AUTOMATIC,
-                                  GTK_POLICY_NEVER);
-  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), code);
 
   gtk_box_append (GTK_BOX (header), language);
   gtk_box_append (GTK_BOX (header), copy);
   gtk_box_append (GTK_BOX (box), header);
-  gtk_box_append (GTK_BOX (box), scroller);
+  gtk_box_append (GTK_BOX (box), scroller_new (code));
 
   g_object_set_data (G_OBJECT (box), "code", code);
   g_object_set_data (G_OBJECT (box), "language", language);
@@ -90,7 +102,6 @@ code_block_new (const BurrowMarkdownBlock *block)
 static GtkWidget *
 table_new (const BurrowMarkdownBlock *block)
 {
-  GtkWidget *scroller = gtk_scrolled_window_new ();
   GtkWidget *grid = gtk_grid_new ();
 
   gtk_widget_add_css_class (grid, "markdown-table");
@@ -109,11 +120,7 @@ table_new (const BurrowMarkdownBlock *block)
       gtk_grid_attach (GTK_GRID (grid), cell, (int) column, (int) (i / block->n_columns), 1, 1);
     }
 
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_AUTOMATIC,
-                                  GTK_POLICY_NEVER);
-  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), grid);
-  return scroller;
+  return scroller_new (grid);
 }
 
 static GtkWidget *

@@ -1,6 +1,7 @@
 /* md4c calls back for every block, span and run of text; this file turns those calls into
- * markup strings. Prose accumulates into one TEXT block until a code block, a table or a
- * rule interrupts it, so a whole run of paragraphs is one selectable label. */
+ * markup strings. Each top-level paragraph, heading, list or quote is its own TEXT block:
+ * while a reply streams in only its last block changes, so redrawing it stays cheap however
+ * long the reply grows. */
 #include "burrow-config.h"
 
 #include <md4c.h>
@@ -59,6 +60,14 @@ flush_text (Ctx *ctx)
     return;
   add_block (ctx, BURROW_MARKDOWN_TEXT)->text = g_strdup (ctx->text->str);
   g_string_truncate (ctx->text, 0);
+}
+
+/* A block that ends outside any list or quote ends its TEXT block too. */
+static void
+flush_top_level (Ctx *ctx)
+{
+  if (ctx->depth == 0 && ctx->quote_depth == 0 && ctx->cell == NULL)
+    flush_text (ctx);
 }
 
 /* Where inline content goes now. */
@@ -289,20 +298,24 @@ leave_block (MD_BLOCKTYPE  type,
     {
     case MD_BLOCK_QUOTE:
       ctx->quote_depth--;
+      flush_top_level (ctx);
       break;
     case MD_BLOCK_UL:
     case MD_BLOCK_OL:
       ctx->depth--;
+      flush_top_level (ctx);
       break;
     case MD_BLOCK_LI:
       ctx->item_fresh = FALSE;
       break;
     case MD_BLOCK_H:
       g_string_append (ctx->text, "</span>");
+      flush_top_level (ctx);
       break;
     case MD_BLOCK_P:
       if (ctx->quote_depth > 0)
         g_string_append (ctx->text, "</span>");
+      flush_top_level (ctx);
       break;
     case MD_BLOCK_CODE:
       if (ctx->code != NULL)

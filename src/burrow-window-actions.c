@@ -172,7 +172,7 @@ undo_delete_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
 {
-  _burrow_window_undo_trash (BURROW_WINDOW (widget));
+  _burrow_window_undo_trash (BURROW_WINDOW (widget), g_variant_get_int64 (param));
 }
 
 static void
@@ -256,7 +256,8 @@ toggle_panel_action (GtkWidget  *widget,
 {
   BurrowWindow *self = BURROW_WINDOW (widget);
 
-  adw_flap_set_reveal_flap (self->flap, !adw_flap_get_reveal_flap (self->flap));
+  gtk_widget_set_visible (GTK_WIDGET (self->panel),
+                          !gtk_widget_get_visible (GTK_WIDGET (self->panel)));
 }
 
 static void
@@ -296,7 +297,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.delete-chat", "x", delete_chat_action },
     { "win.rename-current", NULL, rename_chat_action },
     { "win.delete-current", NULL, delete_chat_action },
-    { "win.undo-delete", NULL, undo_delete_action },
+    { "win.undo-delete", "x", undo_delete_action },
     { "win.send", NULL, send_action },
     { "win.stop", NULL, stop_action },
     { "win.regenerate", NULL, regenerate_action },

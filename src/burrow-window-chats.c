@@ -313,9 +313,9 @@ _burrow_window_trash_chat (BurrowWindow *self,
   g_autofree char *text = NULL;
   const char *title = burrow_chat_get_title (chat);
 
-  /* One undo at a time: an earlier deletion becomes final now. */
-  if (self->undo_toast != NULL)
-    adw_toast_dismiss (self->undo_toast);
+  /* One undo at a time: an earlier deletion becomes final now (its toast's Undo names
+   * that chat, so it can no longer bring back this one). */
+  self->undo_toast = NULL;
   empty_trash (self);
 
   if (chat == self->reply_chat)
@@ -339,6 +339,8 @@ _burrow_window_trash_chat (BurrowWindow *self,
   text = g_strdup_printf (_("“%s” deleted"), title[0] != '\0' ? title : _("New Chat"));
   self->undo_toast = adw_toast_new (text);
   adw_toast_set_button_label (self->undo_toast, _("_Undo"));
+  adw_toast_set_action_target_value (self->undo_toast,
+                                     g_variant_new_int64 (burrow_chat_get_id (chat)));
   adw_toast_set_action_name (self->undo_toast, "win.undo-delete");
   adw_toast_set_priority (self->undo_toast, ADW_TOAST_PRIORITY_HIGH);
   g_signal_connect_object (self->undo_toast, "dismissed", G_CALLBACK (on_undo_toast_dismissed),
@@ -347,13 +349,15 @@ _burrow_window_trash_chat (BurrowWindow *self,
 }
 
 void
-_burrow_window_undo_trash (BurrowWindow *self)
+_burrow_window_undo_trash (BurrowWindow *self,
+                           gint64        id)
 {
-  g_autoptr(BurrowChat) chat = g_steal_pointer (&self->trashed);
+  g_autoptr(BurrowChat) chat = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (chat == NULL)
+  if (self->trashed == NULL || burrow_chat_get_id (self->trashed) != id)
     return;
+  chat = g_steal_pointer (&self->trashed);
   self->undo_toast = NULL;
   if (!burrow_chat_store_restore_chat (self->store, chat, &error))
     {
@@ -523,8 +527,8 @@ start_reply (BurrowWindow *self)
                                                      G_OBJECT (self), on_generated, NULL);
 
   /* The panel shows while the model works, where there is room for it beside the chat. */
-  if (!adw_flap_get_folded (self->flap))
-    adw_flap_set_reveal_flap (self->flap, TRUE);
+  if (!adw_leaflet_get_folded (self->leaflet))
+    gtk_widget_set_visible (GTK_WIDGET (self->panel), TRUE);
   burrow_chat_view_scroll_to_bottom (self->chat_view);
   _burrow_window_update_state (self);
 }

@@ -72,7 +72,7 @@ struct _BurrowWindow {
   BurrowModelView *model_view;
   AdwStatusPage *error_page;
   AdwViewStack *view_stack;
-  AdwFlap *flap;
+  GtkPaned *paned;
   BurrowChatView *chat_view;
   BurrowDashboard *panel;
   BurrowDashboard *performance;
@@ -115,7 +115,9 @@ void _burrow_window_rename_chat (BurrowWindow *self,
                                  BurrowChat   *chat);
 void _burrow_window_trash_chat (BurrowWindow *self,
                                 BurrowChat   *chat);
-void _burrow_window_undo_trash (BurrowWindow *self);
+/* Brings back the chat deleted last, if it has this id. */
+void _burrow_window_undo_trash (BurrowWindow *self,
+                                gint64        id);
 gboolean _burrow_window_is_generating (BurrowWindow *self);
 
 G_END_DECLS

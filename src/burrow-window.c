@@ -180,10 +180,12 @@ burrow_window_close_request (GtkWindow *window)
   return GTK_WINDOW_CLASS (burrow_window_parent_class)->close_request (window);
 }
 
+/* No room for the panel beside a folded window's chat: it would squeeze it. */
 static void
-on_flap_revealed (BurrowWindow *self)
+on_folded (BurrowWindow *self)
 {
-  _burrow_window_update_state (self);
+  if (adw_leaflet_get_folded (self->leaflet))
+    gtk_widget_set_visible (GTK_WIDGET (self->panel), FALSE);
 }
 
 static void
@@ -201,9 +203,9 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE);
   g_object_bind_property (self->settings, "window-maximized", self, "maximized",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
-  g_object_bind_property (self->flap, "reveal-flap", self->panel_button, "active",
+  g_object_bind_property (self->panel, "visible", self->panel_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
-  g_signal_connect_object (self->flap, "notify::reveal-flap", G_CALLBACK (on_flap_revealed),
+  g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
                            self, G_CONNECT_SWAPPED);
 
   g_signal_connect_object (self->settings, "notify::recent-models",
@@ -343,7 +345,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
-  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, flap);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, paned);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);

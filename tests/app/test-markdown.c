@@ -77,17 +77,34 @@ test_inline (void)
 }
 
 static void
+assert_blocks (const char  *markdown,
+               const char **markups)
+{
+  g_autoptr(GPtrArray) blocks = parse (markdown);
+  guint n = g_strv_length ((char **) markups);
+
+  g_assert_cmpuint (blocks->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpstr (block (blocks, i, BURROW_MARKDOWN_TEXT)->text, ==, markups[i]);
+}
+
+/* Each top-level paragraph, heading, list and quote is a block of its own. */
+static void
 test_blocks_of_prose (void)
 {
-  assert_single_text ("# Title\n\nFirst paragraph.\n\n## Sub\n\nSecond.",
-                      "<span weight=\"bold\" size=\"x-large\">Title</span>\n\n"
-                      "First paragraph.\n\n"
-                      "<span weight=\"bold\" size=\"large\">Sub</span>\n\nSecond.");
-  assert_single_text ("Items:\n\n- one\n- two\n  - nested\n- [x] done\n",
-                      "Items:\n\n•  one\n•  two\n    ◦  nested\n•  ☑ done");
+  assert_blocks ("# Title\n\nFirst paragraph.\n\n## Sub\n\nSecond.",
+                 (const char *[]) { "<span weight=\"bold\" size=\"x-large\">Title</span>",
+                                    "First paragraph.",
+                                    "<span weight=\"bold\" size=\"large\">Sub</span>",
+                                    "Second.", NULL });
+  assert_blocks ("Items:\n\n- one\n- two\n  - nested\n- [x] done\n",
+                 (const char *[]) { "Items:", "•  one\n•  two\n    ◦  nested\n•  ☑ done", NULL });
+  assert_blocks ("1. first\n\n   more about it\n2. second",
+                 (const char *[]) { "1. first\n    more about it\n2. second", NULL });
   assert_single_text ("3. three\n4. four", "3. three\n4. four");
-  assert_single_text ("> quoted *text*",
-                      "<span style=\"italic\" alpha=\"70%\">▍ quoted <i>text</i></span>");
+  assert_single_text ("> quoted *text*\n>\n> again",
+                      "<span style=\"italic\" alpha=\"70%\">▍ quoted <i>text</i></span>\n\n"
+                      "<span style=\"italic\" alpha=\"70%\">▍ again</span>");
 }
 
 static void
