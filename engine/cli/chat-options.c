@@ -9,7 +9,8 @@ void
 bw_cli_add_engine_entries (GOptionContext *ctx, BwCliEngineArgs *a)
 {
   bw_cli_add_model_entries (ctx, a, BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS
-                                    | BW_CLI_MODEL_DENSE_BITS | BW_CLI_MODEL_MAX_BATCH
+                                    | BW_CLI_MODEL_DENSE_BITS | BW_CLI_MODEL_EXPERT_BITS
+                                    | BW_CLI_MODEL_MAX_BATCH
                                     | BW_CLI_MODEL_RAM_BUDGET);
 }
 
@@ -89,6 +90,7 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
   burrow_engine_options_init (&o);
   o.threads = a->threads;
   o.dense_bits = a->dense_bits;
+  o.expert_bits = a->expert_bits;
   o.max_batch = a->max_batch;
   o.tokenizer = a->tokenizer;
   if (a->ram_budget && !bw_cli_parse_size (a->ram_budget, &o.ram_budget, error))
