@@ -157,7 +157,8 @@ void burrow_generate_options_init (BurrowGenerateOptions *options);
 /* One step of a reply. Text is split into reasoning and answer as the family marks them
  * (K3 think/response tags, GLM <think>); either may be "" (a character still incomplete,
  * or text held back because it may be the start of a stop string or a tag). Strings are
- * valid during the call only. A last call with id -1 may release held-back text. */
+ * valid during the call only. A last call with id -1 may release held-back text. Ids the
+ * tokenizer has no token for (a padded vocabulary) are never sampled. */
 typedef struct {
   gint32 id;                 /* the generated token, or -1 */
   int index;                 /* its index within the reply */
@@ -233,7 +234,9 @@ void burrow_conversation_free (BurrowConversation *conv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowConversation, burrow_conversation_free)
 
 /* Appends a message (reasoning: assistant turns only, may be NULL). Messages are never
- * changed once added; the next burrow_conversation_generate feeds the new ones. */
+ * changed once added; the next burrow_conversation_generate feeds the new ones. Text is
+ * kept as UTF-8 (ill-formed bytes become U+FFFD); the text of a special token in it is read
+ * as that token, as the family's chat template reads every rendered message. */
 void burrow_conversation_add_message (BurrowConversation *conv, BurrowRole role,
                                       const char *content, const char *reasoning);
 guint burrow_conversation_get_n_messages (BurrowConversation *conv);
