@@ -22,6 +22,7 @@ struct _BurrowChatView {
   GtkProgressBar *load_progress;
   GtkButton *model_bar_button;
   GtkStack *content_stack;
+  AdwStatusPage *empty_status;
   GtkScrolledWindow *scroller;
   GtkBox *message_box;
   GtkWidget *scroll_button;
@@ -160,6 +161,28 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
   gtk_widget_remove_css_class (GTK_WIDGET (self->model_bar), "error");
   if (state == BURROW_MODEL_BAR_FAILED)
     gtk_widget_add_css_class (GTK_WIDGET (self->model_bar), "error");
+}
+
+void
+burrow_chat_view_set_model_name (BurrowChatView *self,
+                                 const char     *name)
+{
+  g_autofree char *escaped = NULL;
+  g_autofree char *description = NULL;
+
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+
+  if (name == NULL || name[0] == '\0')
+    {
+      adw_status_page_set_description (self->empty_status,
+                                       _("Everything you write stays on this computer"));
+      return;
+    }
+  escaped = g_markup_escape_text (name, -1);
+  /* Translators: the model's folder name */
+  description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
+                                 escaped);
+  adw_status_page_set_description (self->empty_status, description);
 }
 
 BurrowModelBarState
@@ -321,6 +344,7 @@ burrow_chat_view_class_init (BurrowChatViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, load_progress);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, content_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatView, empty_status);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, scroller);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, message_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, scroll_button);

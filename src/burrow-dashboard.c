@@ -6,6 +6,7 @@
 #include "burrow-expert-map.h"
 #include "burrow-history-chart.h"
 #include "burrow-layer-chart.h"
+#include "burrow-message-row.h"
 #include "burrow-palette.h"
 #include "burrow-token-chart.h"
 #include "burrow-value-label.h"
@@ -18,8 +19,8 @@ struct _BurrowDashboard {
   BurrowPerfMonitor *monitor;
   gboolean compact;
 
-  GtkScrolledWindow *scroller;
   AdwClamp *clamp;
+  GtkFlowBox *tiles;
   GtkWidget *header;
   GtkFlowBox *sections;
   BurrowValueLabel *decode_value;
@@ -81,8 +82,7 @@ update_numbers (BurrowDashboard *self)
                                    ? g_strdup_printf ("%.1f", s->turn.decode_tokens_per_second)
                                    : g_strdup (NO_VALUE));
   set_value (self->ttft_value, s->turn.ttft_seconds > 0
-                                 /* Translators: seconds */
-                                 ? g_strdup_printf (_("%.2f s"), s->turn.ttft_seconds)
+                                 ? burrow_format_seconds (s->turn.ttft_seconds)
                                  : g_strdup (NO_VALUE));
   set_value (self->prefill_value, s->turn.prefill_tokens_per_second > 0
                                     ? g_strdup_printf ("%.0f", s->turn.prefill_tokens_per_second)
@@ -167,10 +167,7 @@ burrow_dashboard_set_compact (BurrowDashboard *self,
   gtk_widget_set_visible (self->speed_section, !compact);
   gtk_widget_set_visible (self->layer_box, !compact);
   gtk_flow_box_set_max_children_per_line (self->sections, compact ? 1 : 2);
-  /* A panel squeezed by a narrowing window scrolls rather than crush its charts. */
-  gtk_scrolled_window_set_policy (self->scroller,
-                                  compact ? GTK_POLICY_AUTOMATIC : GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
+  gtk_flow_box_set_max_children_per_line (self->tiles, compact ? 2 : 3);
   /* The panel keeps to a sidebar's width; the page uses what the window has. */
   adw_clamp_set_maximum_size (self->clamp, compact ? 320 : 1100);
   adw_clamp_set_tightening_threshold (self->clamp, compact ? 320 : 1100);
@@ -241,8 +238,8 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-dashboard.ui");
-  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, scroller);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, clamp);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, tiles);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, header);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, sections);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, decode_value);

@@ -114,7 +114,8 @@ table_new (const BurrowMarkdownBlock *block)
       GtkWidget *cell = prose_label_new (block->cells->pdata[i]);
 
       gtk_label_set_xalign (GTK_LABEL (cell), block->column_xalign[column]);
-      gtk_label_set_max_width_chars (GTK_LABEL (cell), 40);
+      /* A table scrolls sideways rather than wrap its cells into a tall column. */
+      gtk_label_set_wrap (GTK_LABEL (cell), FALSE);
       if (i < block->n_columns)
         gtk_widget_add_css_class (cell, "table-header");
       gtk_grid_attach (GTK_GRID (grid), cell, (int) column, (int) (i / block->n_columns), 1, 1);

@@ -29,6 +29,16 @@ struct _BurrowMessageRow {
 G_DEFINE_FINAL_TYPE (BurrowMessageRow, burrow_message_row, ADW_TYPE_BIN)
 
 char *
+burrow_format_seconds (double seconds)
+{
+  /* Translators: milliseconds */
+  if (seconds < 0.1)
+    return g_strdup_printf (_("%.0f ms"), seconds * 1000);
+  /* Translators: seconds */
+  return g_strdup_printf (_("%.2f s"), seconds);
+}
+
+char *
 burrow_message_row_format_stats (const BurrowReplyStats *stats)
 {
   g_autoptr(GString) out = g_string_new (NULL);
@@ -46,9 +56,11 @@ burrow_message_row_format_stats (const BurrowReplyStats *stats)
     }
   if (stats->ttft_seconds > 0)
     {
+      g_autofree char *ttft = burrow_format_seconds (stats->ttft_seconds);
+
       g_string_append (out, " · ");
-      /* Translators: time from sending to the first token of the reply */
-      g_string_append_printf (out, _("%.2f s to first token"), stats->ttft_seconds);
+      /* Translators: time from sending to the first token of the reply, e.g. "0.45 s" */
+      g_string_append_printf (out, _("%s to first token"), ttft);
     }
   if (stats->finish == BURROW_FINISH_CANCELLED)
     {

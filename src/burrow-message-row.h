@@ -21,6 +21,9 @@ void burrow_message_row_set_index (BurrowMessageRow *self,
 void burrow_message_row_set_is_last (BurrowMessageRow *self,
                                      gboolean          is_last);
 
+/* "8 ms" below a tenth of a second, "0.45 s" above. */
+char *burrow_format_seconds (double seconds);
+
 /* "42 tokens · 12.3 tokens/s · 0.45 s to first token" */
 char *burrow_message_row_format_stats (const BurrowReplyStats *stats);
 

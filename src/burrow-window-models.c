@@ -126,6 +126,7 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   g_autofree char *name = g_path_get_basename (dir);
   g_autofree char *title = NULL;
 
+  burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? name : NULL);
   if (dir[0] == '\0' || g_strcmp0 (dir, self->loaded_dir) == 0)
     {
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_HIDDEN, NULL, NULL, 0);

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 
 #include "burrow-chat-view.h"
+#include "burrow-markdown-view.h"
 #include "burrow-window.h"
 
 #define WAIT_USEC (120 * G_USEC_PER_SEC)
@@ -72,6 +73,47 @@ send (BurrowWindow *window,
   gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL);
 }
 
+/* A reply rendered from Markdown with every construct, to look at (not for the metainfo:
+ * the demo model does not write Markdown). */
+static void
+shoot_markdown (const char *dir)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *scroller = gtk_scrolled_window_new ();
+  GtkWidget *view = burrow_markdown_view_new ();
+
+  burrow_markdown_view_set_text (BURROW_MARKDOWN_VIEW (view),
+    "## Reading experts from disk\n\n"
+    "Burrow keeps the **dense part** in memory and reads *experts* as tokens need them; "
+    "see [io_uring](https://kernel.dk/io_uring.pdf) and `O_DIRECT`.\n\n"
+    "1. Inspect the folder\n2. Load the dense weights\n   - requantised to `int8` if asked\n"
+    "3. Stream experts\n\n"
+    "> Pinned experts are never evicted.\n\n"
+    "| Format | Bits | Block |\n|:--|--:|:-:|\n| BF16 | 16 | — |\n| FP8 E4M3 | 8 | 128×128 |\n"
+    "| MXFP4 | 4 | 32 |\n\n"
+    "```c\nstatic int\nadd (int a, int b)\n{\n  return a + b;   /* a long line to show horizontal scrolling of wide code */\n}\n```\n\n"
+    "---\n\nThat is all.");
+  gtk_widget_set_margin_start (view, 18);
+  gtk_widget_set_margin_end (view, 18);
+  gtk_widget_set_margin_top (view, 18);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), view);
+  gtk_window_set_child (GTK_WINDOW (window), scroller);
+  gtk_window_set_default_size (GTK_WINDOW (window), 640, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  gtk_window_set_focus (GTK_WINDOW (window), NULL);
+  iterate_for (1.0);
+  save (window, dir, "6-markdown.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+chat_turn (BurrowWindow *window,
+           const char   *text)
+{
+  send (window, text);
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+}
+
 static void
 shoot (const char *dir,
        int         width,
@@ -86,8 +128,10 @@ shoot (const char *dir,
   ITERATE_UNTIL (loaded (window));
   save (GTK_WIDGET (window), dir, "1-new-chat.png");
 
-  send (window, "Once upon a time, a small fox lived at the edge of the forest.");
-  iterate_for (2.5);
+  chat_turn (window, "Once upon a time, a small fox lived at the edge of the forest.");
+  chat_turn (window, "What did the fox find in the forest?");
+  send (window, "Tell me more about her journey home.");
+  iterate_for (0.4);
   save (GTK_WIDGET (window), dir, "2-streaming.png");
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   save (GTK_WIDGET (window), dir, "3-reply.png");
@@ -96,11 +140,19 @@ shoot (const char *dir,
   save (GTK_WIDGET (window), dir, "4-performance.png");
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
 
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
+  save (GTK_WIDGET (window), dir, "7-dark.png");
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
+
+  /* Narrowing past the sidebar hides the panel; in one jump the window would stop at
+   * the width the panel needs, so close it first as the fold would. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.toggle-panel", NULL);
   gtk_window_set_default_size (GTK_WINDOW (window), 390, height);
   iterate_for (1.0);
   save (GTK_WIDGET (window), dir, "5-narrow.png");
 
   gtk_window_destroy (GTK_WINDOW (window));
+  shoot_markdown (dir);
 }
 
 int

@@ -21,7 +21,9 @@ for f in \
   "share/metainfo/$id.metainfo.xml" \
   "share/glib-2.0/schemas/$id.gschema.xml" \
   "share/icons/hicolor/scalable/apps/$id.svg" \
-  "share/icons/hicolor/symbolic/apps/$id-symbolic.svg"
+  "share/icons/hicolor/symbolic/apps/$id-symbolic.svg" \
+  share/burrow/demo-model/config.json \
+  share/burrow/demo-model/model.safetensors.index.json
 do
   if [ -f "$root/$f" ]; then
     echo "ok   $f"
