@@ -5,6 +5,7 @@
 
 #include <glib/gstdio.h>
 
+#include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
 /* g_format_size puts a no-break space between number and unit. */
@@ -467,6 +468,70 @@ test_close_saves_size (void)
   g_assert_cmpint (height, ==, 540);
 }
 
+static GObject *
+pref (GtkWindow  *prefs,
+      const char *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (prefs),
+                                                   BURROW_TYPE_PREFERENCES_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+/* app.preferences opens the preferences; every row is bound both ways to its setting. */
+static void
+test_preferences (void)
+{
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  g_autofree char *io = NULL;
+  g_autofree char *experts = NULL;
+  g_autofree char *prompt = NULL;
+  BurrowWindow *window;
+  GtkWindow *prefs;
+  guint64 budget;
+  guint threads, top_k;
+  gboolean direct;
+
+  reset_settings ();
+  g_object_set (settings, "io-backend", "auto", "expert-format", "as-stored", "direct-io", FALSE,
+                "ram-budget", (guint64) 0, "dense-format", "as-stored", "system-prompt", "",
+                NULL);
+  window = show_window ();
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
+  g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
+
+  /* Widgets to settings. */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "ram_budget_spin")), 8);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "threads_spin")), 3);
+  adw_combo_row_set_selected (ADW_COMBO_ROW (pref (prefs, "io_backend_row")), 2);
+  adw_combo_row_set_selected (ADW_COMBO_ROW (pref (prefs, "expert_format_row")), 3);
+  gtk_switch_set_active (GTK_SWITCH (pref (prefs, "direct_io_switch")), TRUE);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "top_k_spin")), 12);
+  gtk_editable_set_text (GTK_EDITABLE (pref (prefs, "system_prompt_row")), "Answer briefly.");
+  g_object_get (settings, "ram-budget", &budget, "threads", &threads, "io-backend", &io,
+                "expert-format", &experts, "direct-io", &direct, "top-k", &top_k,
+                "system-prompt", &prompt, NULL);
+  g_assert_cmpuint (budget, ==, (guint64) 8 << 30);
+  g_assert_cmpuint (threads, ==, 3);
+  g_assert_cmpstr (io, ==, "pread");
+  g_assert_cmpstr (experts, ==, "int2");
+  g_assert_true (direct);
+  g_assert_cmpuint (top_k, ==, 12);
+  g_assert_cmpstr (prompt, ==, "Answer briefly.");
+
+  /* Settings to widgets. */
+  g_object_set (settings, "dense-format", "int4", "temperature", 1.25, NULL);
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (pref (prefs, "dense_format_row"))), ==, 2);
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (pref (prefs, "temperature_spin"))),
+                     ==, 1.25);
+
+  gtk_window_destroy (prefs);
+  close_window (window);
+}
+
 /* The app opens its conversation store at startup, before any test runs: give the whole
  * run its own folders so nothing touches the real ones. */
 static void
@@ -513,6 +578,7 @@ main (int   argc,
   g_test_add_func ("/window/file-chooser", test_file_chooser);
   g_test_add_func ("/window/about-and-shortcuts", test_about_and_shortcuts);
   g_test_add_func ("/window/close-saves-size", test_close_saves_size);
+  g_test_add_func ("/window/preferences", test_preferences);
 
   ret = g_test_run ();
   g_clear_object (&app);
