@@ -14,6 +14,7 @@ struct _BurrowApplication {
   BurrowChatStore *store;
   char *store_error;          /* why the saved conversations could not be opened */
   gboolean open_demo;         /* --demo */
+  char *prompt;               /* --prompt */
 };
 
 G_DEFINE_FINAL_TYPE (BurrowApplication, burrow_application, ADW_TYPE_APPLICATION)
@@ -46,9 +47,12 @@ burrow_application_activate (GApplication *app)
   GtkWindow *active = gtk_application_get_active_window (GTK_APPLICATION (app));
   BurrowWindow *window = get_or_create_window (self);
 
-  if (active == NULL && (self->open_demo || is_first_run (self)))
+  if (active == NULL && (self->open_demo || self->prompt != NULL || is_first_run (self)))
     burrow_window_open_demo (window);
+  if (self->prompt != NULL)
+    burrow_window_send_when_ready (window, self->prompt);
   self->open_demo = FALSE;
+  g_clear_pointer (&self->prompt, g_free);
   gtk_window_present (GTK_WINDOW (window));
 
   if (self->store_error != NULL)
@@ -72,6 +76,7 @@ burrow_application_handle_local_options (GApplication *app,
 
   if (g_variant_dict_contains (options, "demo"))
     self->open_demo = TRUE;
+  g_variant_dict_lookup (options, "prompt", "s", &self->prompt);
   return -1;
 }
 
@@ -194,6 +199,7 @@ burrow_application_finalize (GObject *object)
   g_clear_object (&self->store);
   g_clear_object (&self->settings);
   g_free (self->store_error);
+  g_free (self->prompt);
 
   G_OBJECT_CLASS (burrow_application_parent_class)->finalize (object);
 }
@@ -217,6 +223,8 @@ burrow_application_init (BurrowApplication *self)
 {
   const GOptionEntry entries[] = {
     { "demo", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Start a chat with the bundled demo model"), NULL },
+    { "prompt", 0, 0, G_OPTION_ARG_STRING, NULL,
+      N_("Start a chat with the demo model and send it this message"), N_("TEXT") },
     { NULL }
   };
 

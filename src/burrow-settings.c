@@ -127,9 +127,9 @@ burrow_settings_class_init (BurrowSettingsClass *klass)
   object_class->dispose = burrow_settings_dispose;
 
   properties[PROP_WINDOW_WIDTH] =
-    g_param_spec_int ("window-width", NULL, NULL, G_MININT32, G_MAXINT32, 960, RW);
+    g_param_spec_int ("window-width", NULL, NULL, G_MININT32, G_MAXINT32, 1200, RW);
   properties[PROP_WINDOW_HEIGHT] =
-    g_param_spec_int ("window-height", NULL, NULL, G_MININT32, G_MAXINT32, 700, RW);
+    g_param_spec_int ("window-height", NULL, NULL, G_MININT32, G_MAXINT32, 760, RW);
   properties[PROP_WINDOW_MAXIMIZED] =
     g_param_spec_boolean ("window-maximized", NULL, NULL, FALSE, RW);
   properties[PROP_RECENT_MODELS] =

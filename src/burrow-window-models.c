@@ -196,7 +196,34 @@ on_loaded (GObject            *owner,
   _burrow_window_update_state (self);
   if (result->error == NULL && self->chat != NULL &&
       g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0)
-    burrow_chat_view_focus_composer (self->chat_view);
+    {
+      burrow_chat_view_focus_composer (self->chat_view);
+      if (self->pending_prompt != NULL)
+        {
+          g_autofree char *prompt = g_steal_pointer (&self->pending_prompt);
+
+          burrow_chat_view_set_draft (self->chat_view, prompt);
+          _burrow_window_send (self);
+        }
+    }
+}
+
+void
+burrow_window_send_when_ready (BurrowWindow *self,
+                               const char   *text)
+{
+  g_return_if_fail (BURROW_IS_WINDOW (self));
+
+  g_free (self->pending_prompt);
+  self->pending_prompt = g_strdup (text);
+  if (self->chat != NULL && self->loading_dir == NULL &&
+      g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0)
+    {
+      g_autofree char *prompt = g_steal_pointer (&self->pending_prompt);
+
+      burrow_chat_view_set_draft (self->chat_view, prompt);
+      _burrow_window_send (self);
+    }
 }
 
 void
@@ -272,4 +299,5 @@ _burrow_window_models_dispose (BurrowWindow *self)
   g_clear_pointer (&self->failed_dir, g_free);
   g_clear_pointer (&self->load_error, g_free);
   g_clear_pointer (&self->load_phase, g_free);
+  g_clear_pointer (&self->pending_prompt, g_free);
 }

@@ -47,6 +47,7 @@ struct _BurrowWindow {
   BurrowChatMessage *reply;
   BurrowChat *reply_chat;
   int reply_tokens;
+  char *pending_prompt;         /* sent once the chat's model is ready */
   gboolean notified_generating;
   guint flush_tick;             /* the dashboard redraws once per frame */
 

@@ -21,5 +21,8 @@ void burrow_window_open_model (BurrowWindow *self,
                                GFile        *folder);
 /* Starts a chat with the bundled demo model; FALSE if it is not installed. */
 gboolean burrow_window_open_demo (BurrowWindow *self);
+/* Sends @text in the open chat as soon as its model has loaded (--prompt). */
+void burrow_window_send_when_ready (BurrowWindow *self,
+                                    const char   *text);
 
 G_END_DECLS

@@ -49,8 +49,8 @@ test_defaults (void)
                 "top-k", &top_k, "system-prompt", &prompt,
                 NULL);
 
-  g_assert_cmpint (width, ==, 960);
-  g_assert_cmpint (height, ==, 700);
+  g_assert_cmpint (width, ==, 1200);
+  g_assert_cmpint (height, ==, 760);
   g_assert_false (maximized);
   g_assert_cmpuint (g_strv_length (recent), ==, 0);
   g_assert_cmpuint (budget, ==, 0);

@@ -5,6 +5,7 @@
 
 #include <glib/gstdio.h>
 
+#include "burrow-demo.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
@@ -532,6 +533,35 @@ test_preferences (void)
   close_window (window);
 }
 
+/* Activating the app on a first run (no chat, no model ever opened) opens a chat with the
+ * demo model, which starts loading at once: the quick start ends chatting. */
+static void
+test_first_run_opens_demo (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  BurrowChatStore *store = burrow_application_get_chat_store (app);
+  g_autoptr(BurrowChat) chat = NULL;
+  GtkWindow *window;
+
+  reset_settings ();
+  g_assert_nonnull (demo);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 0);
+
+  g_application_activate (G_APPLICATION (app));
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_assert_true (BURROW_IS_WINDOW (window));
+  g_assert_cmpstr (visible_page (BURROW_WINDOW (window)), ==, "chat");
+  chat = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  g_assert_nonnull (chat);
+  g_assert_cmpstr (burrow_chat_get_model_dir (chat), ==, demo);
+
+  /* Not a first run any more: activating again just presents the window. */
+  g_application_activate (G_APPLICATION (app));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+
+  close_window (BURROW_WINDOW (window));
+}
+
 /* The app opens its conversation store at startup, before any test runs: give the whole
  * run its own folders so nothing touches the real ones. */
 static void
@@ -579,6 +609,7 @@ main (int   argc,
   g_test_add_func ("/window/about-and-shortcuts", test_about_and_shortcuts);
   g_test_add_func ("/window/close-saves-size", test_close_saves_size);
   g_test_add_func ("/window/preferences", test_preferences);
+  g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
 
   ret = g_test_run ();
   g_clear_object (&app);
