@@ -36,6 +36,19 @@ pairs (BwFormat fmt)
   return 1;
 }
 
+static inline void vec_storeu (float *p, __m256 v) { _mm256_storeu_ps (p, v); }
+
+static inline __m256
+vec_first (__m256 v, int n)
+{
+  return _mm256_and_ps (v, _mm256_castsi256_ps (first_lanes (n)));
+}
+
+static inline __attribute__((always_inline)) void
+to_columns (BwFormat fmt, __m256 v[2])
+{
+}
+
 static inline __attribute__((always_inline)) int
 tail_lanes (BwFormat fmt, int rem, int k)
 {
@@ -66,14 +79,13 @@ vec_reduce (__m256 v)
 static const float lut_e2m1_mag[8] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6 };
 static const float lut_q2[8] = { -2, -1, 0, 1, -2, -1, 0, 1 };
 
-static inline __attribute__((always_inline)) __m256
-scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+static inline __attribute__((always_inline)) void
+scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, float out[8])
 {
-  return _mm256_setzero_ps ();
 }
 
 static inline __attribute__((always_inline)) __m256
-group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m256 block)
+group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, const float block[8])
 {
   switch (fmt)
     {

@@ -51,6 +51,23 @@ tail_lanes (BwFormat fmt, int rem, int k)
   return CLAMP (rem - 16 * k, 0, 16);
 }
 
+static inline void vec_storeu (float *p, __m512 v) { _mm512_storeu_ps (p, v); }
+static inline __m512 vec_first (__m512 v, int n) { return _mm512_maskz_mov_ps (first_lanes (n), v); }
+
+/* Even and odd columns back to column order. */
+static inline __attribute__((always_inline)) void
+to_columns (BwFormat fmt, __m512 v[2])
+{
+  if (pairs (fmt) == 2 && interleaved (fmt))
+    {
+      const __m512i lo = _mm512_setr_epi32 (0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const __m512i hi = _mm512_setr_epi32 (8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      __m512 a = _mm512_permutex2var_ps (v[0], lo, v[1]);
+      v[1] = _mm512_permutex2var_ps (v[0], hi, v[1]);
+      v[0] = a;
+    }
+}
+
 static inline void
 deinterleave (__m512 lo, __m512 hi, __m512 out[2])
 {
@@ -93,9 +110,10 @@ static const float lut_e2m1[16] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, 
 static const float lut_q4[16] = { -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7 };
 static const float lut_q2[16] = { -2, -1, 0, 1, -2, -1, 0, 1, -2, -1, 0, 1, -2, -1, 0, 1 };
 
-/* Scales of 16 consecutive groups of row r from group g (fewer at the row's end). */
-static inline __attribute__((always_inline)) __m512
-scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
+/* Decodes the scales of 16 consecutive groups of row r from group g (fewer at the row's
+ * end) into out, from where group_state broadcasts one with a plain load. */
+static inline __attribute__((always_inline)) void
+scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, float out[16])
 {
   if (fmt == BW_FMT_MXFP4)
     {
@@ -108,19 +126,18 @@ scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g)
                                  _mm512_set1_epi32 (1 << 22));
       f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_set1_epi32 (255)),
                                  _mm512_set1_epi32 (0x7FC00000));
-      return _mm512_castsi512_ps (f);
+      _mm512_store_ps (out, _mm512_castsi512_ps (f));
     }
-  if ((fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2) && w->group > 0)
+  else if ((fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2) && w->group > 0)
     {
       int64_t ns = bw_intq_row_scales (w->cols, w->group);
       __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
-      return _mm512_maskz_loadu_ps (k, (const float *) w->scales + r * ns + g);
+      _mm512_store_ps (out, _mm512_maskz_loadu_ps (k, (const float *) w->scales + r * ns + g));
     }
-  return _mm512_setzero_ps ();
 }
 
 static inline __attribute__((always_inline)) __m512
-group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m512 block)
+group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, const float block[16])
 {
   switch (fmt)
     {
@@ -130,16 +147,13 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, __m512 block
       }
     case BW_FMT_MXFP4:
       {
-        __m512 s = _mm512_permutexvar_ps (_mm512_set1_epi32 ((int) (g & 15)), block);
-        return _mm512_mul_ps (_mm512_loadu_ps (lut_e2m1), s);
+        return _mm512_mul_ps (_mm512_loadu_ps (lut_e2m1), _mm512_set1_ps (block[g & 15]));
       }
     case BW_FMT_Q8:
     case BW_FMT_Q4:
     case BW_FMT_Q2:
       {
-        __m512 s = w->group > 0
-          ? _mm512_permutexvar_ps (_mm512_set1_epi32 ((int) (g & 15)), block)
-          : _mm512_set1_ps (bw_load_scale (w, r));
+        __m512 s = _mm512_set1_ps (w->group > 0 ? block[g & 15] : bw_load_scale (w, r));
         if (fmt == BW_FMT_Q8)
           return s;
         return _mm512_mul_ps (_mm512_loadu_ps (fmt == BW_FMT_Q4 ? lut_q4 : lut_q2), s);
@@ -224,7 +238,16 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
 static inline __m512i vec_i_zero (void) { return _mm512_setzero_si512 (); }
 static inline __m512i vec_i_load (const void *p) { return _mm512_load_si512 (p); }
 static inline __m512i vec_i_add (__m512i a, __m512i b) { return _mm512_add_epi64 (a, b); }
-static inline uint64_t vec_i_reduce (__m512i v) { return (uint64_t) _mm512_reduce_add_epi64 (v); }
+/* Wrapping sum (GCC's _mm512_reduce_add_epi64 adds as signed and may overflow). */
+static inline uint64_t
+vec_i_reduce (__m512i v)
+{
+  uint64_t lanes[8], sum = 0;
+  _mm512_storeu_si512 (lanes, v);
+  for (int i = 0; i < 8; i++)
+    sum += lanes[i];
+  return sum;
+}
 
 #include "kernels/simd-rows.h"
 

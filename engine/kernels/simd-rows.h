@@ -8,11 +8,13 @@
  *       activations laid out like the decoded weights (zero past rem),
  *   tail_lanes(fmt, rem, k): how many lanes of vector k of a step hold one of its first
  *       rem columns,
- *   scale_block(fmt, w, r, g) -> VEC: the scales of groups g .. g+VL-1 of row r, decoded
- *       (called when g is a multiple of VL; may return zero when unused),
- *   group_state(fmt, w, r, g, block) -> VEC: per-row state of scale group g (scale, or a
- *       lookup table already multiplied by the scale),
+ *   scale_block(fmt, w, r, g, float out[VL]): decodes the scales of groups g .. g+VL-1
+ *       of row r into out (called when g is a multiple of VL; may do nothing),
+ *   group_state(fmt, w, r, g, const float block[VL]) -> VEC: per-row state of scale
+ *       group g (scale, or a lookup table already multiplied by the scale),
  *   decode(fmt, p, state, VEC out[2]): one step of weights from byte pointer p,
+ *   to_columns(fmt, VEC v[2]): reorders a decoded step into column order,
+ *   vec_storeu(p, v), vec_first(v, n): v with lanes from n on zeroed,
  *   VEC_I, vec_i_zero(), vec_i_load(p) (aligned), vec_i_add(a, b) (64-bit lanes),
  *       vec_i_reduce(v) -> uint64_t: for the streaming sum,
  * then includes this file once. Each kernel decodes a step of RB rows and multiplies it
@@ -53,16 +55,18 @@ col_byte (BwFormat fmt, int64_t c)
     }
 }
 
-/* RB rows from r, NT tokens from x, all columns. */
+/* RB rows from r, NT tokens from x (rows ldx apart), all columns; y is set, or added to
+ * when `add`. */
 AI void
-block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, int64_t r,
-       const int RB, const int NT)
+block (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
+       int64_t r, const int RB, const int NT, gboolean add)
 {
   const int P = pairs (fmt), STEP = VL * P;
   const int64_t cols = w->cols, gsz = group_cols (fmt, w);
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols);
   const uint8_t *rows[4];
-  VEC acc[4][4], sb[4] = { vec_zero (), vec_zero (), vec_zero (), vec_zero () };
+  VEC acc[4][4];
+  float sb[4][VL] __attribute__((aligned (64)));
 
 #pragma GCC unroll 4
   for (int i = 0; i < RB; i++)
@@ -82,7 +86,7 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
       if ((g & (VL - 1)) == 0)
 #pragma GCC unroll 4
         for (int i = 0; i < RB; i++)
-          sb[i] = scale_block (fmt, w, r + i, g);
+          scale_block (fmt, w, r + i, g, sb[i]);
 #pragma GCC unroll 4
       for (int i = 0; i < RB; i++)
         st[i] = group_state (fmt, w, r + i, g, sb[i]);
@@ -91,7 +95,7 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
           VEC xv[4][2];
 #pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            load_x (fmt, x + t * cols + c, xv[t]);
+            load_x (fmt, x + t * ldx + c, xv[t]);
 #pragma GCC unroll 4
           for (int i = 0; i < RB; i++)
             {
@@ -113,7 +117,7 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
           VEC xv[4][2];
 #pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            load_x_tail (fmt, x + t * cols + c, rem, xv[t]);
+            load_x_tail (fmt, x + t * ldx + c, rem, xv[t]);
 #pragma GCC unroll 4
           for (int i = 0; i < RB; i++)
             {
@@ -134,40 +138,134 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, i
   for (int i = 0; i < RB; i++)
 #pragma GCC unroll 4
     for (int t = 0; t < NT; t++)
-      y[t * ldy + r + i] = vec_reduce (acc[i][t]);
+      y[t * ldy + r + i] = (add ? y[t * ldy + r + i] : 0.0f) + vec_reduce (acc[i][t]);
 }
 
-/* RB rows from r for n tokens, NT_MAX at a time; the rows' weights stay in cache while
- * every token block passes over them. */
+/* RB rows from r for n tokens (x rows ldx apart), NT_MAX at a time; the rows' weights
+ * stay in cache while every token block passes over them. */
 AI void
-rows_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
-             int64_t r, const int RB)
+rows_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, int n, float *y,
+             int64_t ldy, int64_t r, const int RB, gboolean add)
 {
   for (int t0 = 0; t0 < n; t0 += 4)
     {
-      const float *xt = x + (int64_t) t0 * w->cols;
+      const float *xt = x + (int64_t) t0 * ldx;
       float *yt = y + (int64_t) t0 * ldy;
 
       switch (MIN (4, n - t0))
         {
-        case 1: block (fmt, w, xt, yt, ldy, r, RB, 1); break;
-        case 2: block (fmt, w, xt, yt, ldy, r, RB, 2); break;
-        case 3: block (fmt, w, xt, yt, ldy, r, RB, 3); break;
-        default: block (fmt, w, xt, yt, ldy, r, RB, 4); break;
+        case 1: block (fmt, w, xt, ldx, yt, ldy, r, RB, 1, add); break;
+        case 2: block (fmt, w, xt, ldx, yt, ldy, r, RB, 2, add); break;
+        case 3: block (fmt, w, xt, ldx, yt, ldy, r, RB, 3, add); break;
+        default: block (fmt, w, xt, ldx, yt, ldy, r, RB, 4, add); break;
+        }
+    }
+}
+
+/* ---- Many tokens: decode a chunk of rows to f32 once, multiply it with every token ---- */
+
+/* Columns decoded at a time: a whole number of scale groups, about 512. */
+AI int64_t
+chunk_cols (BwFormat fmt, const BwMatrix *w)
+{
+  const int64_t gsz = group_cols (fmt, w);
+  return gsz >= w->cols ? 512 : gsz * MAX (1, 512 / gsz);
+}
+
+/* Decodes columns [c0, c0 + k) of rows r .. r+RB-1 into out, rows k floats apart, in
+ * column order. The last step of a row may run up to a step past c0 + k (only at the end
+ * of the matrix row, as zeros): out needs that much room after the last row. */
+AI void
+decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t c0, int64_t k,
+              float *out)
+{
+  const int P = pairs (fmt), STEP = VL * P;
+  const int64_t cols = w->cols, gsz = group_cols (fmt, w), c1 = c0 + k;
+  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols);
+  float sb[VL] __attribute__((aligned (64)));
+
+  for (int i = 0; i < RB; i++)
+    {
+      const uint8_t *row = (const uint8_t *) w->data + (r + i) * row_bytes;
+      float *o = out + i * k;
+      int64_t g = gsz >= cols ? 0 : c0 / gsz;
+
+      scale_block (fmt, w, r + i, g & ~(int64_t) (VL - 1), sb);
+      for (int64_t gc = c0; gc < c1; g++)
+        {
+          const int64_t g1 = gsz >= cols ? c1 : MIN (c1, (g + 1) * gsz);
+          if (gc != c0 && (g & (VL - 1)) == 0)
+            scale_block (fmt, w, r + i, g, sb);
+          VEC st = group_state (fmt, w, r + i, g, sb);
+          for (; gc < g1; gc += STEP)
+            {
+              VEC wv[2];
+              if (gc + STEP <= cols)
+                decode (fmt, row + col_byte (fmt, gc), st, wv);
+              else
+                {
+                  uint8_t tail[64] __attribute__((aligned (64))) = { 0 };
+                  memcpy (tail, row + col_byte (fmt, gc), (size_t) (row_bytes - col_byte (fmt, gc)));
+                  decode (fmt, tail, st, wv);
+                }
+              to_columns (fmt, wv);
+#pragma GCC unroll 2
+              for (int q = 0; q < P; q++)
+                vec_storeu (o + (gc - c0) + q * VL,
+                            vec_first (wv[q], (int) CLAMP (cols - gc - q * VL, 0, VL)));
+            }
         }
     }
 }
 
 AI void
+gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, int64_t ldy,
+           int64_t r, const int RB)
+{
+  const int64_t kc = chunk_cols (fmt, w);
+  float buf[4 * 2048 + 2 * VL] __attribute__((aligned (64)));
+
+  for (int64_t c0 = 0; c0 < w->cols; c0 += kc)
+    {
+      const int64_t k = MIN (kc, w->cols - c0);
+      BwMatrix f = { .fmt = BW_FMT_F32, .rows = RB, .cols = k, .data = buf };
+
+      decode_chunk (fmt, w, r, RB, c0, k, buf);
+      rows_tokens (BW_FMT_F32, &f, x + c0, w->cols, nt, y + r, ldy, 0, RB, c0 > 0);
+    }
+}
+
+/* Activation bytes of one token block: a tile that stays in L2 while every row block of
+ * the range passes over it. */
+#define X_TILE_BYTES (256 * 1024)
+/* From this many tokens, rows are decoded once per tile into f32 (gemm_rows). */
+#define GEMM_MIN_TOKENS 8
+
+AI void
 rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
              int64_t r0, int64_t r1)
 {
-  int64_t r = r0;
+  const int64_t tile = MAX (4, X_TILE_BYTES / (4 * MAX (w->cols, 1)) / 4 * 4);
+  const gboolean gemm = n >= GEMM_MIN_TOKENS && fmt != BW_FMT_F32 && chunk_cols (fmt, w) <= 2048;
 
-  for (; r + RB_MAX <= r1; r += RB_MAX)
-    rows_tokens (fmt, w, x, n, y, ldy, r, RB_MAX);
-  for (; r < r1; r++)
-    rows_tokens (fmt, w, x, n, y, ldy, r, 1);
+  for (int64_t t0 = 0; t0 < n; t0 += tile)
+    {
+      const int nt = (int) MIN (tile, n - t0);
+      const float *xt = x + t0 * w->cols;
+      float *yt = y + t0 * ldy;
+      int64_t r = r0;
+
+      for (; r + RB_MAX <= r1; r += RB_MAX)
+        if (gemm)
+          gemm_rows (fmt, w, xt, nt, yt, ldy, r, RB_MAX);
+        else
+          rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, RB_MAX, FALSE);
+      for (; r < r1; r++)
+        if (gemm)
+          gemm_rows (fmt, w, xt, nt, yt, ldy, r, 1);
+        else
+          rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, 1, FALSE);
+    }
 }
 
 /* Whether the fast path applies: scale groups a whole number of steps, and FP8 block

@@ -88,6 +88,34 @@ test_isa (gconstpointer data)
   g_rand_free (rand);
 }
 
+/* Many tokens over wide rows: several activation tiles per call. */
+static void
+test_many_tokens (gconstpointer data)
+{
+  BwIsa isa = GPOINTER_TO_INT (data);
+  GRand *rand = g_rand_new_with_seed (99);
+  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
+
+  if (!bw_isa_supported (isa))
+    {
+      g_test_skip ("CPU lacks this instruction set");
+      g_rand_free (rand);
+      return;
+    }
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    {
+      const int64_t rows = 21, cols = 4100;
+      const int n = 37;
+      TestMatrix t;
+      g_autofree float *x = g_new (float, n * cols);
+      test_matrix_init (&t, fmts[f], rows, cols, 64, 0, rand);
+      test_fill_random (x, n * cols, rand);
+      compare (isa, &t, x, n, test_format_name (fmts[f]));
+      test_matrix_clear (&t);
+    }
+  g_rand_free (rand);
+}
+
 /* NaN codes and scales propagate like the reference; large FP8 scales stay exact. */
 static void
 test_special_values (gconstpointer data)
@@ -173,6 +201,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/kernels/isa/avx512", GINT_TO_POINTER (BW_ISA_AVX512), test_isa);
   g_test_add_data_func ("/kernels/isa/avx2-specials", GINT_TO_POINTER (BW_ISA_AVX2), test_special_values);
   g_test_add_data_func ("/kernels/isa/avx512-specials", GINT_TO_POINTER (BW_ISA_AVX512), test_special_values);
+  g_test_add_data_func ("/kernels/isa/avx2-many-tokens", GINT_TO_POINTER (BW_ISA_AVX2), test_many_tokens);
+  g_test_add_data_func ("/kernels/isa/avx512-many-tokens", GINT_TO_POINTER (BW_ISA_AVX512), test_many_tokens);
   g_test_add_data_func ("/kernels/isa/scalar-stream-sum", GINT_TO_POINTER (BW_ISA_SCALAR), test_stream_sum);
   g_test_add_data_func ("/kernels/isa/avx2-stream-sum", GINT_TO_POINTER (BW_ISA_AVX2), test_stream_sum);
   g_test_add_data_func ("/kernels/isa/avx512-stream-sum", GINT_TO_POINTER (BW_ISA_AVX512), test_stream_sum);
