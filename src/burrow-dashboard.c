@@ -105,15 +105,15 @@ update_numbers (BurrowDashboard *self)
 
       set_value (self->tier_labels[t],
                  /* Translators: a number of experts, then how many bytes they take */
-                 g_strdup_printf (ngettext ("%" G_GUINT64_FORMAT " expert · %s",
-                                            "%" G_GUINT64_FORMAT " experts · %s",
-                                            (gulong) counts[t]), counts[t], size));
+                 g_strdup_printf (ngettext ("%lu expert · %s", "%lu experts · %s",
+                                            (gulong) counts[t]), (gulong) counts[t], size));
     }
   if (s->cache.backend[0] != '\0')
     {
-      /* Translators: how experts are read from disk, e.g. "io_uring" */
-      g_autofree char *backend = g_strdup_printf (_("Read with %s"), s->cache.backend);
+      g_autofree char *backend = NULL;
 
+      /* Translators: how experts are read from disk, e.g. "io_uring" */
+      backend = g_strdup_printf (_("Read with %s"), s->cache.backend);
       if (g_strcmp0 (gtk_label_get_label (self->backend_label), backend) != 0)
         gtk_label_set_label (self->backend_label, backend);
     }

@@ -513,6 +513,8 @@ start_reply (BurrowWindow *self)
   options->top_p = (float) sampling.top_p;
   options->top_k = (int) sampling.top_k;
   options->seed = g_random_int ();
+  /* Families that can reason do; the reasoning shows folded above the answer. */
+  options->thinking = self->supports_thinking;
   burrow_generate_request_set_snapshot_interval (request, SNAPSHOT_INTERVAL);
 
   self->reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");

@@ -186,6 +186,7 @@ on_loaded (GObject            *owner,
 
       g_free (self->loaded_dir);
       self->loaded_dir = g_steal_pointer (&self->loading_dir);
+      self->supports_thinking = loaded->supports_thinking;
       burrow_perf_monitor_reset (self->monitor, loaded->bytes_per_expert);
       burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&loaded->snapshot));
       burrow_perf_monitor_flush (self->monitor);

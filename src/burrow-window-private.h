@@ -30,6 +30,7 @@ struct _BurrowWindow {
 
   /* The model on the worker. */
   char *loaded_dir;             /* NULL until a load succeeded */
+  gboolean supports_thinking;   /* the loaded model can reason before answering */
   char *loading_dir;            /* the load in flight, or NULL */
   char *load_error;             /* why the last load of loading_dir failed */
   char *failed_dir;

@@ -72,7 +72,8 @@ _burrow_window_update_state (BurrowWindow *self)
   gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
   gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
   gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);
-  gtk_widget_action_set_enabled (widget, "win.toggle-panel", on_chat);
+  gtk_widget_action_set_enabled (widget, "win.toggle-panel",
+                                 on_chat && !adw_leaflet_get_folded (self->leaflet));
   gtk_widget_action_set_enabled (widget, "win.rename-current", self->chat != NULL);
   gtk_widget_action_set_enabled (widget, "win.delete-current", self->chat != NULL);
   burrow_chat_view_set_generating (self->chat_view, generating);
@@ -83,7 +84,9 @@ _burrow_window_update_state (BurrowWindow *self)
     }
 
   adw_view_switcher_title_set_view_switcher_enabled (self->switcher_title, on_chat);
-  gtk_widget_set_visible (GTK_WIDGET (self->panel_button), on_chat);
+  /* A folded window has no room for the panel beside the chat. */
+  gtk_widget_set_visible (GTK_WIDGET (self->panel_button),
+                          on_chat && !adw_leaflet_get_folded (self->leaflet));
 
   if (on_chat && self->chat != NULL)
     {
@@ -186,6 +189,7 @@ on_folded (BurrowWindow *self)
 {
   if (adw_leaflet_get_folded (self->leaflet))
     gtk_widget_set_visible (GTK_WIDGET (self->panel), FALSE);
+  _burrow_window_update_state (self);
 }
 
 static void
