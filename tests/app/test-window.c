@@ -5,6 +5,7 @@
 
 #include <glib/gstdio.h>
 
+#include "burrow-chat-view.h"
 #include "burrow-demo.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
@@ -533,6 +534,41 @@ test_preferences (void)
   close_window (window);
 }
 
+/* Start Chat on a model that cannot load (the oracle has no tokenizer): the chat opens and
+ * the bar above it says why, naming the folder, and offers another folder. */
+static void
+test_start_chat_load_error (void)
+{
+  g_autofree char *dir = oracle_dir ();
+  g_autoptr(GFile) folder = g_file_new_for_path (dir);
+  BurrowChatView *view;
+  GtkLabel *detail;
+  BurrowWindow *window;
+
+  reset_settings ();
+  window = show_window ();
+  burrow_window_open_model (window, folder);
+  ITERATE_UNTIL (page_is (window, "model"));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.start-chat", NULL));
+  g_assert_cmpstr (visible_page (window), ==, "chat");
+  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_FAILED);
+  detail = GTK_LABEL (gtk_widget_get_template_child (GTK_WIDGET (view), BURROW_TYPE_CHAT_VIEW,
+                                                     "model_bar_detail"));
+  g_test_message ("load error shown: %s", gtk_label_get_label (detail));
+  g_assert_nonnull (strstr (gtk_label_get_label (detail), dir));
+  g_assert_nonnull (strstr (gtk_label_get_label (detail), "tokenizer"));
+
+  /* Nothing to send to. */
+  burrow_chat_view_set_draft (view, "Hello");
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL);
+  g_assert_false (burrow_window_get_generating (window));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-current", NULL));
+  close_window (window);
+}
+
 /* Activating the app on a first run (no chat, no model ever opened) opens a chat with the
  * demo model, which starts loading at once: the quick start ends chatting. */
 static void
@@ -609,6 +645,7 @@ main (int   argc,
   g_test_add_func ("/window/about-and-shortcuts", test_about_and_shortcuts);
   g_test_add_func ("/window/close-saves-size", test_close_saves_size);
   g_test_add_func ("/window/preferences", test_preferences);
+  g_test_add_func ("/window/start-chat-load-error", test_start_chat_load_error);
   g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
 
   ret = g_test_run ();
