@@ -62,6 +62,7 @@ struct _BurrowWindow {
   GtkStack *sidebar_stack;
   GtkListBox *chat_list;
   AdwViewSwitcherTitle *switcher_title;
+  AdwViewSwitcherBar *switcher_bar;
   GtkToggleButton *panel_button;
   AdwToastOverlay *toast_overlay;
   GtkStack *stack;

@@ -84,6 +84,9 @@ _burrow_window_update_state (BurrowWindow *self)
     }
 
   adw_view_switcher_title_set_view_switcher_enabled (self->switcher_title, on_chat);
+  /* Too narrow for the switcher in the header: it moves to the bottom, on the chat only. */
+  adw_view_switcher_bar_set_reveal (self->switcher_bar,
+                                    on_chat && adw_view_switcher_title_get_title_visible (self->switcher_title));
   /* A folded window has no room for the panel beside the chat. */
   gtk_widget_set_visible (GTK_WIDGET (self->panel_button),
                           on_chat && !adw_leaflet_get_folded (self->leaflet));
@@ -211,6 +214,8 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
                            self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->switcher_title, "notify::title-visible",
+                           G_CALLBACK (_burrow_window_update_state), self, G_CONNECT_SWAPPED);
 
   g_signal_connect_object (self->settings, "notify::recent-models",
                            G_CALLBACK (update_recent_models), self, G_CONNECT_SWAPPED);
@@ -337,6 +342,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, sidebar_stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_title);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_bar);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, stack);

@@ -124,7 +124,20 @@ shoot (const char *dir,
 
   gtk_window_set_default_size (GTK_WINDOW (window), width, height);
   gtk_window_present (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  iterate_for (0.5);
+  save (GTK_WIDGET (window), dir, "0-empty.png");
+  {
+    g_autofree char *oracle = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
+    g_autoptr(GFile) folder = g_file_new_for_path (oracle);
+
+    burrow_window_open_model (window, folder);
+    iterate_for (1.5);
+    save (GTK_WIDGET (window), dir, "0-model.png");
+  }
   burrow_window_open_demo (window);
+  iterate_for (0.05);
+  save (GTK_WIDGET (window), dir, "0-loading.png");
   ITERATE_UNTIL (loaded (window));
   save (GTK_WIDGET (window), dir, "1-new-chat.png");
 
