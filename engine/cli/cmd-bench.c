@@ -63,7 +63,7 @@ bench_kernels_main (int argc, char **argv)
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (8)", "N" },
     { "working-set", 'w', 0, G_OPTION_ARG_DOUBLE, &ws_mib,
-      "Weight MiB cycled through (default: 4x the last-level cache, >= 16 matrices)", "MIB" },
+      "Weight MiB cycled through (default: 2x the last-level cache up to 1 GiB, >= 16 matrices)", "MIB" },
     { "rows", 0, 0, G_OPTION_ARG_INT64, &rows, "Matrix rows (3072)", "R" },
     { "cols", 0, 0, G_OPTION_ARG_INT64, &cols, "Matrix columns (3584)", "C" },
     { NULL }

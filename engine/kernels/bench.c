@@ -13,6 +13,7 @@
 #define MIN_MATRICES 16
 #define LLC_FALLBACK (32u << 20)
 #define INT_GROUP 128
+#define WORKING_SET_CAP ((guint64) 1 << 30)
 
 static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_F32] = "f32", [BW_FMT_BF16] = "bf16", [BW_FMT_F16] = "f16",
@@ -190,7 +191,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
     o.rows = 3072;
   if (o.cols <= 0)
     o.cols = 3584;
-  guint64 target = o.working_set > 0 ? o.working_set : 4 * llc_bytes ();
+  /* Twice the reported LLC, which on a VM can be the whole host's; capped so a shared
+   * machine keeps its memory. working_set_init adds matrices up to at least 16. */
+  guint64 target = o.working_set > 0 ? o.working_set : MIN (2 * llc_bytes (), WORKING_SET_CAP);
 
   BwPool *pool = bw_pool_new (o.threads);
   g_autofree float *x = g_new (float, (gsize) o.matmul_tokens * o.cols);
