@@ -217,15 +217,15 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
         /* The sign-extended byte << 7, with bit 14 cleared, is an f16 equal to the e4m3
          * value times 2^-8 (normals and subnormals alike); converting it is exact and,
          * unlike an f32 bit trick, never feeds a subnormal to the multiplier. st holds
-         * scale * 2^8. Magnitude 0x7F is NaN: those lanes take NaN, not the product. */
+         * scale * 2^8. */
         const __m512i mag = _mm512_set1_epi16 (0x3F80);
-        const __m512 nan = _mm512_set1_ps (NAN);
         __m512i b = _mm512_cvtepi8_epi16 (_mm256_loadu_si256 ((const __m256i *) p));
         __m512i h = _mm512_and_si512 (_mm512_slli_epi16 (b, 7), _mm512_set1_epi16 ((short) 0xBF80));
-        __mmask32 ok = _mm512_cmpneq_epi16_mask (_mm512_and_si512 (h, mag), mag);
-        out[0] = _mm512_mask_mul_ps (nan, (__mmask16) ok, _mm512_cvtph_ps (_mm512_castsi512_si256 (h)), st);
-        out[1] = _mm512_mask_mul_ps (nan, (__mmask16) (ok >> 16),
-                                     _mm512_cvtph_ps (_mm512_extracti64x4_epi64 (h, 1)), st);
+        /* e4m3 NaN (magnitude 0x7F) becomes an f16 NaN before the conversion. */
+        h = _mm512_mask_mov_epi16 (h, _mm512_cmpeq_epi16_mask (_mm512_and_si512 (h, mag), mag),
+                                   _mm512_set1_epi16 (0x7E00));
+        out[0] = _mm512_mul_ps (_mm512_cvtph_ps (_mm512_castsi512_si256 (h)), st);
+        out[1] = _mm512_mul_ps (_mm512_cvtph_ps (_mm512_extracti64x4_epi64 (h, 1)), st);
         break;
       }
     default:
