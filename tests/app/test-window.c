@@ -54,11 +54,16 @@ page_is (BurrowWindow *window,
 static void
 reset_settings (void)
 {
-  BurrowSettings *settings = burrow_application_get_settings (app);
-  const char *none[] = { NULL };
+  /* Every key back to its default, so no test sees what an earlier one chose (the memory
+   * backend is shared by every GSettings of the process). */
+  g_autoptr(GSettings) settings = g_settings_new (BURROW_APP_ID);
+  g_autoptr(GSettingsSchema) schema = NULL;
+  g_auto(GStrv) keys = NULL;
 
-  g_object_set (settings, "recent-models", none, "window-maximized", FALSE,
-                "window-width", 960, "window-height", 700, NULL);
+  g_object_get (settings, "settings-schema", &schema, NULL);
+  keys = g_settings_schema_list_keys (schema);
+  for (guint i = 0; keys[i] != NULL; i++)
+    g_settings_reset (settings, keys[i]);
 }
 
 static gboolean
