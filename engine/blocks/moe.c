@@ -11,6 +11,16 @@ now_ns (void)
   return (guint64) g_get_monotonic_time () * 1000u;
 }
 
+void
+bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top)
+{
+  int k = next->router.top_k;
+  moe->next = next;
+  /* The likeliest few are right far more often than the tail of the top-k, and a wrong
+   * prefetch costs a whole expert's read (PERFORMANCE.md, router lookahead). */
+  moe->next_top = CLAMP (top > 0 ? top : k / 4, 1, k);
+}
+
 gsize
 bw_moe_scratch_bytes (const BwMoe *moe, int n)
 {
@@ -22,8 +32,33 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_width * f)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f);
   gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
+  gsize ahead = 0;
+  if (moe->next)
+    {
+      const BwRouterConfig *r = &moe->next->router;
+      ahead = bw_scratch_size (r->n_experts * f) + bw_scratch_size (bw_router_scratch_floats (r) * f)
+              + bw_scratch_size (r->top_k * sizeof (int)) + bw_scratch_size (r->top_k * f);
+    }
   /* bw_moe_forward also keeps the routed sum while the shared experts run. */
-  return route + mix + shared + bw_scratch_size (n * (gsize) moe->expert_width * f);
+  return route + ahead + mix + shared + bw_scratch_size (n * (gsize) moe->expert_width * f);
+}
+
+/* The next MoE layer's router applied to this layer's decode input: its choice is what that
+ * layer will probably pick, since the residual stream changes little from layer to layer. */
+static void
+predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, char **cursor,
+              BwPool *pool)
+{
+  const BwMoe *next = moe->next;
+  int E = next->router.n_experts, k = next->router.top_k;
+  float *logits = bw_scratch_take (cursor, E * sizeof (float));
+  float *rs = bw_scratch_take (cursor, bw_router_scratch_floats (&next->router) * sizeof (float));
+  route->next_ids = bw_scratch_take (cursor, k * sizeof (int));
+  float *w = bw_scratch_take (cursor, k * sizeof (float));
+  bw_matvec (&next->gate, x, logits, pool);
+  bw_router_select (&next->router, logits, next->bias, route->next_ids, w, rs);
+  route->next_layer = next->layer;
+  route->n_next = moe->next_top;
 }
 
 void
@@ -41,6 +76,9 @@ bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char *
   for (int t = 0; t < n; t++)
     bw_router_select (&moe->router, logits + (gsize) t * E, moe->bias, route->ids + t * k,
                       route->weights + t * k, rs);
+  route->n_next = 0;
+  if (n == 1 && moe->next)
+    predict_next (moe, x, route, cursor, pool);
   if (times)
     times->route_ns += now_ns () - t0;
 }
@@ -136,6 +174,9 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
       BwExpertBatch batch;
       if (!bw_expert_store_request (store, moe->layer, g.used + first, count, &batch, error))
         return FALSE;
+      /* Queued behind this layer's own reads, they overlap its expert products. */
+      if (first == 0 && route->n_next > 0)
+        bw_expert_store_prefetch (store, route->next_layer, route->next_ids, route->n_next);
       gboolean ok = TRUE;
       for (int i = 0; i < count && ok; i++)
         {

@@ -7,7 +7,7 @@
 #include "blocks/router.h"
 #include "stream/expert-store.h"
 
-typedef struct {
+typedef struct BwMoe {
   BwRouterConfig router;
   BwMatrix gate;          /* router weight [n_experts, width] */
   const float *bias;      /* e_score_correction_bias [n_experts], or NULL */
@@ -17,6 +17,10 @@ typedef struct {
   BwActivation act;
   gboolean has_shared;
   BwMlp shared;           /* shared experts at full width, unweighted */
+  /* Router lookahead: the next MoE layer, whose router a decode step applies to this
+   * layer's input to prefetch the experts it will probably choose. NULL = no lookahead. */
+  const struct BwMoe *next;
+  int next_top;           /* how many of its likeliest experts to prefetch */
 } BwMoe;
 
 typedef struct {
@@ -25,6 +29,11 @@ typedef struct {
   guint64 matmul_ns;      /* routed and shared expert products */
 } BwMoeTimes;
 
+/* Turns on the router lookahead from moe to next (the following MoE layer), prefetching the
+ * top of its predicted choice; top 0 = a quarter of next's top-k, at least one. Call before
+ * sizing scratch. */
+void bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top);
+
 /* Bytes of scratch bw_moe_forward / bw_moe_route + bw_moe_mix need for n tokens. */
 gsize bw_moe_scratch_bytes (const BwMoe *moe, int n);
 
@@ -32,9 +41,14 @@ gsize bw_moe_scratch_bytes (const BwMoe *moe, int n);
 typedef struct {
   int *ids;               /* [n][top_k] */
   float *weights;         /* [n][top_k] */
+  int next_layer;         /* lookahead: the next MoE layer's predicted experts */
+  int n_next;             /* 0 = nothing to prefetch */
+  int *next_ids;          /* [n_next] */
 } BwMoeRoute;
 
-/* Routes n tokens of x ([n][width]); route arrays are carved from *cursor. */
+/* Routes n tokens of x ([n][width]); route arrays are carved from *cursor. A decode step
+ * (n == 1) of a layer with a lookahead also predicts the next MoE layer's experts from x;
+ * bw_moe_mix prefetches them once this layer's own reads are queued. */
 void bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char **cursor,
                    BwPool *pool, BwMoeTimes *times);
 

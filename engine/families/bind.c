@@ -174,7 +174,10 @@ gboolean
 bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layouts,
                        GError **error)
 {
-  model->store = bw_expert_store_new (model->ckpt, model->n_layers, n_experts, layouts,
-                                      &model->opts.store, error);
+  BwStoreOptions so = model->opts.store;
+  so.expert_bits = model->opts.expert_bits;
+  so.pool = model->pool;
+  model->store = bw_expert_store_new (model->ckpt, model->n_layers, n_experts, layouts, &so,
+                                      error);
   return model->store != NULL;
 }

@@ -595,6 +595,15 @@ glm_load (BwModel *model, GCancellable *cancellable, GError **error)
   bw_model_progress (model, 0.9, "Opening the expert store");
   if (!bind_experts (model, c, error))
     return FALSE;
+  /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
+  for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)
+    if (c->is_moe[l])
+      {
+        if (prev >= 0)
+          bw_moe_set_lookahead (&gm->layers[prev].moe, &gm->layers[l].moe,
+                                model->opts.store.prefetch_top);
+        prev = l;
+      }
 
   for (int l = 0; l < c->n_layers; l++)
     {

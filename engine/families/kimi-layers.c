@@ -297,6 +297,15 @@ bw_kimi_model_bind (BwModel *model, BwKimiModel *km, GCancellable *cancellable, 
   bw_model_progress (model, 0.9, "Opening the expert store");
   if (!bind_experts (model, c, error))
     return FALSE;
+  /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
+  for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)
+    if (km->layers[l].moe)
+      {
+        if (prev >= 0)
+          bw_moe_set_lookahead (&km->layers[prev].moe_w.moe, &km->layers[l].moe_w.moe,
+                                model->opts.store.prefetch_top);
+        prev = l;
+      }
 
   int n = model->opts.max_batch, threads = bw_pool_size (model->pool);
   for (int l = 0; l < c->n_layers; l++)

@@ -96,13 +96,6 @@ check_options (const BwModelOptions *opts, GError **error)
                    "expert bits must be 0 (as stored), 8, 4 or 2, not %d", opts->expert_bits);
       return FALSE;
     }
-  if (opts->expert_bits != 0)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                           "requantising routed experts (expert bits) is not supported yet; "
-                           "experts are used as stored");
-      return FALSE;
-    }
   return TRUE;
 }
 

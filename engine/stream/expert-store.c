@@ -12,6 +12,7 @@
 
 #include "stream/cache-policy.h"
 #include "stream/expert-plan.h"
+#include "stream/expert-requant.h"
 #include "stream/store-io.h"
 #include "stream/store-testing.h"
 #include "stream/usage-history.h"
@@ -46,6 +47,7 @@ struct Slot {
   int refs;                 /* batches holding it */
   gboolean sticky;          /* learned pin: never evicted */
   gboolean prefetched;      /* started by a prefetch and not requested yet */
+  guint64 prefetch_bytes;   /* counted in prefetch_in_flight until its reads finish */
   gboolean in_lru;
   Slot *prev, *next;        /* the layer's LRU list, most recent first */
   BwExpertWeights weights;
@@ -99,6 +101,7 @@ struct BwExpertStore {
   _Atomic guint64 bytes_read, io_wait_ns;
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
   _Atomic (const char *) backend;
+  BwExpertRequant *requant; /* --expert-bits, or NULL */
 };
 
 G_DEFINE_QUARK (bw-store-error-quark, bw_store_error)
@@ -379,6 +382,29 @@ backend_name (BwExpertStore *s)
   return uring ? "io_uring" : "pread";
 }
 
+/* Swaps a landed expert's buffer for its re-encoded copy, which is all the cache keeps. */
+static void
+slot_requantise (BwExpertStore *s, Slot *slot)
+{
+  gsize bytes = bw_expert_requant_bytes (s->requant, &slot->weights);
+  void *buf = NULL;
+  if (bytes == 0)
+    return;   /* as small as stored already */
+  if (posix_memalign (&buf, BW_PLAN_BUF_ALIGN, bytes) != 0)
+    {
+      g_set_error (&slot->error, BW_STORE_ERROR, BW_STORE_ERROR_NOMEM,
+                   "out of memory re-encoding an expert (%" G_GSIZE_FORMAT " bytes)", bytes);
+      slot->state = SLOT_FAILED;
+      return;
+    }
+  bw_expert_requant_run (s->requant, &slot->weights, buf);
+  account (s, slot, -1);
+  free (slot->buf);
+  slot->buf = buf;
+  slot->cap = bytes;
+  account (s, slot, +1);
+}
+
 /* Folds a finished read into its slot. */
 static void
 op_finished (BwExpertStore *s, BwIoOp *op)
@@ -413,8 +439,11 @@ op_finished (BwExpertStore *s, BwIoOp *op)
   if (--slot->pending > 0)
     return;
   slot->state = slot->error != NULL ? SLOT_FAILED : SLOT_READY;
-  if (slot->prefetched)
-    s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->cap);
+  /* Also when a request took the prefetch over before its reads finished. */
+  s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->prefetch_bytes);
+  slot->prefetch_bytes = 0;
+  if (slot->state == SLOT_READY && s->requant != NULL)
+    slot_requantise (s, slot);
   if (slot->refs == 0)
     {
       /* A prefetch nobody holds yet. */
@@ -559,7 +588,8 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       bw_expert_store_free (s);
       return NULL;
     }
-  s->io = bw_io_new (s->opts.io, s->opts.io_threads, error);
+  if (bw_expert_requant_new (&s->opts, s->layouts, s->n_slots, &s->requant, error))
+    s->io = bw_io_new (s->opts.io, s->opts.io_threads, error);
   if (s->io == NULL)
     {
       bw_expert_store_free (s);
@@ -613,6 +643,7 @@ bw_expert_store_free (BwExpertStore *s)
     }
   bw_usage_history_free (s->history);
   bw_usage_history_free (s->past);
+  bw_expert_requant_free (s->requant);
   g_free (s->history_path);
   g_free (s->sticky);
   g_free (s->fds);
@@ -837,6 +868,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
       if (slot == NULL)
         break;
       slot->prefetched = TRUE;
+      slot->prefetch_bytes = slot->cap;
       s->prefetch_in_flight += slot->cap;
       fresh[n_fresh++] = slot;
       atomic_fetch_add (&s->prefetch_issued, 1);
