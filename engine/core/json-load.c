@@ -37,6 +37,28 @@ nesting_within_limit (const char *data, gsize len, int limit)
   return TRUE;
 }
 
+typedef struct {
+  GHashTable *counts;     /* JsonObject * -> members parsed into it so far */
+  char *repeated;         /* the first key seen twice in one object */
+} MemberCheck;
+
+/* json-glib emits this after storing the member, so an object that did not grow repeats a
+ * key: the last value would silently win, and a header could hide a tensor behind another. */
+static void
+on_object_member (JsonParser *parser,
+                  JsonObject *object,
+                  const char *name,
+                  gpointer    user_data)
+{
+  MemberCheck *check = user_data;
+  guint seen = GPOINTER_TO_UINT (g_hash_table_lookup (check->counts, object)) + 1;
+
+  (void) parser;
+  g_hash_table_insert (check->counts, object, GUINT_TO_POINTER (seen));
+  if (seen > json_object_get_size (object) && check->repeated == NULL)
+    check->repeated = g_strdup (name);
+}
+
 JsonNode *
 bw_json_parse_object (const char *file, const char *data, gsize len, GError **error)
 {
@@ -58,10 +80,22 @@ bw_json_parse_object (const char *file, const char *data, gsize len, GError **er
     }
 
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, (gssize) len, &local))
+  MemberCheck check = { g_hash_table_new (NULL, NULL), NULL };
+  g_signal_connect (parser, "object-member", G_CALLBACK (on_object_member), &check);
+  gboolean parsed = json_parser_load_from_data (parser, data, (gssize) len, &local);
+  g_hash_table_unref (check.counts);
+  if (!parsed)
     {
+      g_free (check.repeated);
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
                    "%s: malformed JSON: %s", file, local->message);
+      return NULL;
+    }
+  if (check.repeated != NULL)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: JSON object repeats the key \"%s\"", file, check.repeated);
+      g_free (check.repeated);
       return NULL;
     }
   root = json_parser_get_root (parser);

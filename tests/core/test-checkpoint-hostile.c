@@ -202,6 +202,11 @@ static const Hostile cases[] = {
                                     " \"data_offsets\": [0, 16]}, \"b\": {\"dtype\": \"I32\","
                                     " \"shape\": [4], \"data_offsets\": [0, 16]}}",
     .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "model.safetensors", .problem = "overlap" },
+  { "tensor-twice", .header = "{\"a\": {\"dtype\": \"F32\", \"shape\": [2],"
+                              " \"data_offsets\": [0, 8]}, \"a\": {\"dtype\": \"F32\","
+                              " \"shape\": [2], \"data_offsets\": [8, 16]}}",
+    .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "model.safetensors",
+    .problem = "repeats the key \"a\"" },
   { "no-tensors", .header = "{\"__metadata__\": {\"format\": \"pt\"}}",
     .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "", .problem = "no tensors" },
   { "shard-is-directory", .setup = setup_shard_is_directory, .code = BW_CHECKPOINT_ERROR_IO,
