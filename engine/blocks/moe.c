@@ -30,7 +30,8 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
   gsize mix = bw_scratch_size (E * sizeof (int)) * 3 + bw_scratch_size (n * k * sizeof (int))
               + bw_scratch_size (n * k * f)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_width * f)
-              + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f);
+              + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f)
+              + bw_scratch_size (k * (gsize) moe->expert_width * f);
   gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
   gsize ahead = 0;
   if (moe->next)
@@ -127,15 +128,14 @@ group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens 
       }
 }
 
+/* Expert e's output for the tokens that chose it, into out ([count][width]). */
 static void
 run_expert (const BwMoe *moe, const BwExpertWeights *ew, const ExpertTokens *g, int e,
-            const float *xe, float *y, float *xg, float *gt, float *up, float *out,
-            BwPool *pool)
+            const float *xe, float *xg, float *gt, float *up, float *out, BwPool *pool)
 {
   int64_t width = moe->expert_width, inter = moe->expert_inter;
   int m = g->count[e];
   const int *tok = g->tok + g->start[e];
-  const float *w = g->w + g->start[e];
 
   for (int i = 0; i < m; i++)
     memcpy (xg + i * width, xe + (gsize) tok[i] * width, width * sizeof (float));
@@ -143,13 +143,52 @@ run_expert (const BwMoe *moe, const BwExpertWeights *ew, const ExpertTokens *g, 
   bw_matmul (&ew->up, xg, m, up, pool);
   bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
   bw_matmul (&ew->down, gt, m, out, pool);
-  for (int i = 0; i < m; i++)
+}
+
+/* y += the routing-weighted rows of expert e's output. */
+static void
+add_expert (const BwMoe *moe, const ExpertTokens *g, int e, const float *out, float *y)
+{
+  int64_t width = moe->expert_width;
+  const int *tok = g->tok + g->start[e];
+  const float *w = g->w + g->start[e];
+  for (int i = 0; i < g->count[e]; i++)
     {
       float *yr = y + (gsize) tok[i] * width;
       const float *orow = out + i * width;
       for (int64_t c = 0; c < width; c++)
         yr[c] += w[i] * orow[c];
     }
+}
+
+/* One token: the experts run in the order their bytes land (hits first, then each miss as
+ * its read completes), each into its own row, and the rows are summed in request order so
+ * the result does not depend on the disk. */
+static gboolean
+mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, int first,
+               int count, const float *xe, float *y, float *xg, float *gt, float *up,
+               float *outs, BwPool *pool, BwMoeTimes *times, GError **error)
+{
+  int64_t width = moe->expert_width;
+  gboolean taken[BW_MAX_BATCH_EXPERTS] = { FALSE };
+  for (int done = 0; done < count; done++)
+    {
+      const BwExpertWeights *ew = NULL;
+      guint64 t0 = now_ns ();
+      int i = bw_expert_batch_wait_any (batch, taken, &ew, error);
+      guint64 t1 = now_ns ();
+      if (times)
+        times->wait_ns += t1 - t0;
+      if (i < 0)
+        return FALSE;
+      taken[i] = TRUE;
+      run_expert (moe, ew, g, g->used[first + i], xe, xg, gt, up, outs + i * width, pool);
+      if (times)
+        times->matmul_ns += now_ns () - t1;
+    }
+  for (int i = 0; i < count; i++)
+    add_expert (moe, g, g->used[first + i], outs + i * width, y);
+  return TRUE;
 }
 
 gboolean
@@ -163,6 +202,7 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
   float *out = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
   float *gt = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
+  float *outs = bw_scratch_take (cursor, (gsize) moe->router.top_k * width * sizeof (float));
 
   memset (y, 0, (gsize) n * width * sizeof (float));
   /* A prefill's union may exceed what the store's budget holds at once: request it in
@@ -177,8 +217,11 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
       /* Queued behind this layer's own reads, they overlap its expert products. */
       if (first == 0 && route->n_next > 0)
         bw_expert_store_prefetch (store, route->next_layer, route->next_ids, route->n_next);
-      gboolean ok = TRUE;
-      for (int i = 0; i < count && ok; i++)
+      gboolean ok = TRUE, one_token = n == 1 && count <= moe->router.top_k;
+      if (one_token)
+        ok = mix_one_token (moe, &batch, &g, first, count, xe, y, xg, gt, up, outs, pool,
+                            times, error);
+      for (int i = 0; i < count && ok && !one_token; i++)
         {
           guint64 t0 = now_ns ();
           const BwExpertWeights *ew = bw_expert_batch_wait (&batch, i, error);
@@ -186,7 +229,10 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
           if (!ew)
             ok = FALSE;
           else
-            run_expert (moe, ew, &g, g.used[first + i], xe, y, xg, gt, up, out, pool);
+            {
+              run_expert (moe, ew, &g, g.used[first + i], xe, xg, gt, up, out, pool);
+              add_expert (moe, &g, g.used[first + i], out, y);
+            }
           if (times)
             {
               times->wait_ns += t1 - t0;

@@ -835,6 +835,52 @@ bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error)
   return &slot->weights;
 }
 
+int
+bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
+                          const BwExpertWeights **weights, GError **error)
+{
+  BwExpertStore *s = batch->store;
+  guint64 t0 = 0;
+
+  /* Fold in what has landed, so a finished read is taken before a blocking wait. */
+  for (BwIoOp *op; (op = bw_io_reap (s->io, FALSE)) != NULL;)
+    op_finished (s, op);
+  for (;;)
+    {
+      int first = -1;
+      for (int i = 0; i < batch->n; i++)
+        {
+          if (taken[i])
+            continue;
+          first = first < 0 ? i : first;
+          if (((Slot *) batch->slots[i])->state != SLOT_LOADING)
+            {
+              if (t0 != 0)
+                atomic_fetch_add (&s->io_wait_ns, now_ns () - t0);
+              *weights = bw_expert_batch_wait (batch, i, error);
+              return *weights != NULL ? i : -1;
+            }
+        }
+      if (first < 0)
+        {
+          g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_INVALID,
+                       "expert batch: every expert is taken already");
+          return -1;
+        }
+      if (t0 == 0)
+        t0 = now_ns ();
+      BwIoOp *op = bw_io_reap (s->io, TRUE);
+      if (op == NULL)
+        {
+          /* Nothing in flight yet one is loading: let the plain wait report it. */
+          atomic_fetch_add (&s->io_wait_ns, now_ns () - t0);
+          *weights = bw_expert_batch_wait (batch, first, error);
+          return *weights != NULL ? first : -1;
+        }
+      op_finished (s, op);
+    }
+}
+
 void
 bw_expert_batch_release (BwExpertBatch *batch)
 {

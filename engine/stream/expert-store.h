@@ -86,6 +86,11 @@ gboolean bw_expert_store_request (BwExpertStore *store, int layer, const int *ex
                                   BwExpertBatch *batch, GError **error);
 const BwExpertWeights *bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error);
 void bw_expert_batch_release (BwExpertBatch *batch);
+/* Out of order: the index of an expert not yet taken (taken[i] FALSE) whose bytes are in
+ * memory, blocking until the first of them lands; its matrices go to *weights. -1 with
+ * error when that expert's read failed or every expert is taken. */
+int bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
+                              const BwExpertWeights **weights, GError **error);
 
 /* Hint: these experts of this layer will probably be requested soon. Never blocks. */
 void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *experts, int n);
