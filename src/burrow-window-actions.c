@@ -156,6 +156,18 @@ rename_chat_action (GtkWidget  *widget,
 }
 
 static void
+chat_settings_action (GtkWidget  *widget,
+                      const char *action_name,
+                      GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  BurrowChat *chat = chat_for_param (self, param);
+
+  if (chat != NULL)
+    _burrow_window_chat_settings (self, chat);
+}
+
+static void
 delete_chat_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
@@ -296,6 +308,8 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.rename-chat", "x", rename_chat_action },
     { "win.delete-chat", "x", delete_chat_action },
     { "win.rename-current", NULL, rename_chat_action },
+    { "win.chat-settings", "x", chat_settings_action },
+    { "win.current-chat-settings", NULL, chat_settings_action },
     { "win.delete-current", NULL, delete_chat_action },
     { "win.undo-delete", "x", undo_delete_action },
     { "win.send", NULL, send_action },
@@ -320,6 +334,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { GDK_KEY_r, GDK_CONTROL_MASK, "win.regenerate" },
     { GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-last-reply" },
     { GDK_KEY_F2, 0, "win.rename-current" },
+    { GDK_KEY_i, GDK_CONTROL_MASK, "win.current-chat-settings" },
     { GDK_KEY_Delete, GDK_CONTROL_MASK, "win.delete-current" },
     { GDK_KEY_F9, 0, "win.toggle-panel" },
     { GDK_KEY_p, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.show-performance" },

@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-chat-settings-window.h"
 #include "burrow-window-private.h"
 
 /* Longest reply a turn asks for. */
@@ -61,6 +62,7 @@ create_chat_row (gpointer item,
   GtkWidget *menu_button = gtk_menu_button_new ();
   g_autoptr(GMenu) menu = g_menu_new ();
   g_autoptr(GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
+  g_autoptr(GMenuItem) settings = g_menu_item_new (_("Chat _Settings…"), NULL);
   g_autoptr(GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
   gint64 id = burrow_chat_get_id (chat);
 
@@ -80,7 +82,9 @@ create_chat_row (gpointer item,
 
   g_menu_item_set_action_and_target (rename, "win.rename-chat", "x", id);
   g_menu_item_set_action_and_target (delete, "win.delete-chat", "x", id);
+  g_menu_item_set_action_and_target (settings, "win.chat-settings", "x", id);
   g_menu_append_item (menu, rename);
+  g_menu_append_item (menu, settings);
   g_menu_append_item (menu, delete);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
@@ -278,6 +282,31 @@ _burrow_window_rename_chat (BurrowWindow *self,
   g_object_set_data_full (G_OBJECT (dialog), "chat", g_object_ref (chat), g_object_unref);
   g_object_set_data (G_OBJECT (dialog), "entry", entry);
   g_signal_connect_object (dialog, "response", G_CALLBACK (on_rename_response), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/* ---- a chat's own settings ---- */
+
+static gboolean
+on_chat_settings_close (BurrowWindow             *self,
+                        BurrowChatSettingsWindow *dialog)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!burrow_chat_store_save_chat (self->store, burrow_chat_settings_window_get_chat (dialog), &error))
+    _burrow_window_toast (self, error->message);
+  return FALSE;
+}
+
+void
+_burrow_window_chat_settings (BurrowWindow *self,
+                              BurrowChat   *chat)
+{
+  GtkWidget *dialog = burrow_chat_settings_window_new (chat, self->settings);
+
+  gtk_window_set_transient_for (GTK_WINDOW (dialog), GTK_WINDOW (self));
+  g_signal_connect_object (dialog, "close-request", G_CALLBACK (on_chat_settings_close), self,
+                           G_CONNECT_SWAPPED);
   gtk_window_present (GTK_WINDOW (dialog));
 }
 

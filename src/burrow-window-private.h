@@ -64,6 +64,7 @@ struct _BurrowWindow {
   AdwViewSwitcherTitle *switcher_title;
   AdwViewSwitcherBar *switcher_bar;
   GtkToggleButton *panel_button;
+  GtkWidget *chat_settings_button;
   AdwToastOverlay *toast_overlay;
   GtkStack *stack;
   AdwStatusPage *empty_page;
@@ -116,6 +117,9 @@ void _burrow_window_edit_message (BurrowWindow *self,
                                   guint         index);
 void _burrow_window_rename_chat (BurrowWindow *self,
                                  BurrowChat   *chat);
+/* The chat's system prompt and sampling, in a dialog; saved when it closes. */
+void _burrow_window_chat_settings (BurrowWindow *self,
+                                   BurrowChat   *chat);
 void _burrow_window_trash_chat (BurrowWindow *self,
                                 BurrowChat   *chat);
 /* Brings back the chat deleted last, if it has this id. */

@@ -76,6 +76,8 @@ _burrow_window_update_state (BurrowWindow *self)
                                  on_chat && !adw_leaflet_get_folded (self->leaflet));
   gtk_widget_action_set_enabled (widget, "win.rename-current", self->chat != NULL);
   gtk_widget_action_set_enabled (widget, "win.delete-current", self->chat != NULL);
+  gtk_widget_action_set_enabled (widget, "win.current-chat-settings", self->chat != NULL);
+  gtk_widget_set_visible (self->chat_settings_button, on_chat && self->chat != NULL);
   burrow_chat_view_set_generating (self->chat_view, generating);
   if (self->notified_generating != generating)
     {
@@ -344,6 +346,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_bar);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_settings_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, empty_page);

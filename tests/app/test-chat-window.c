@@ -7,10 +7,12 @@
 #include <glib/gstdio.h>
 #include <time.h>
 
+#include "burrow-chat-settings-window.h"
 #include "burrow-chat-view.h"
 #include "burrow-dashboard.h"
 #include "burrow-demo.h"
 #include "burrow-window.h"
+#include "burrow-window-private.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
@@ -191,6 +193,168 @@ test_first_chat (void)
   g_assert_cmpstr (burrow_dashboard_get_value (BURROW_DASHBOARD (child ("performance")), "bytes-read"),
                    !=, "0 bytes");
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (panel)));
+}
+
+/* The chat settings dialog that is open, or NULL. */
+static BurrowChatSettingsWindow *
+settings_dialog (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (BURROW_IS_CHAT_SETTINGS_WINDOW (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return BURROW_CHAT_SETTINGS_WINDOW (w);
+    }
+  return NULL;
+}
+
+static gpointer
+dialog_child (BurrowChatSettingsWindow *dialog,
+              const char               *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                   BURROW_TYPE_CHAT_SETTINGS_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+static char *
+dialog_prompt (BurrowChatSettingsWindow *dialog)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (dialog_child (dialog, "system_prompt_view"));
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+}
+
+static void
+close_dialog (BurrowChatSettingsWindow *dialog)
+{
+  gpointer weak = dialog;
+
+  g_object_add_weak_pointer (G_OBJECT (dialog), &weak);
+  gtk_window_close (GTK_WINDOW (dialog));
+  ITERATE_UNTIL (weak == NULL);
+}
+
+static int
+last_prompt_tokens (void)
+{
+  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (window->monitor);
+
+  g_assert_nonnull (s);
+  return s->turn.prompt_tokens;
+}
+
+static void
+test_chat_settings (void)
+{
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  BurrowChat *chat = chat_at (0), *fresh;
+  gint64 id = burrow_chat_get_id (chat);
+  g_autoptr(BurrowChatStore) reopened = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *prompt = NULL, *first_reply = NULL;
+  BurrowChatSettingsWindow *dialog;
+  BurrowSampling sampling;
+  double default_temperature;
+  int tokens_before;
+  guint n;
+
+  /* The chat started with the defaults from Preferences, and the dialog shows them. */
+  g_object_get (settings, "temperature", &default_temperature, NULL);
+  burrow_chat_get_sampling (chat, &sampling);
+  g_assert_cmpfloat_with_epsilon (sampling.temperature, default_temperature, 1e-9);
+  g_assert_true (activate ("win.current-chat-settings", NULL));
+  dialog = settings_dialog ();
+  g_assert_nonnull (dialog);
+  g_assert_true (burrow_chat_settings_window_get_chat (dialog) == chat);
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (dialog_child (dialog, "temperature_spin")),
+                                  default_temperature, 1e-9);
+  prompt = dialog_prompt (dialog);
+  g_assert_cmpstr (prompt, ==, "");
+
+  /* Edit: a system prompt and greedy sampling; closing saves them. */
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (dialog_child (dialog, "system_prompt_view")),
+                            "You are a storyteller who always talks about foxes and forests.", -1);
+  gtk_spin_button_set_value (dialog_child (dialog, "temperature_spin"), 0);
+  gtk_spin_button_set_value (dialog_child (dialog, "top_p_spin"), 0.5);
+  gtk_spin_button_set_value (dialog_child (dialog, "top_k_spin"), 7);
+  close_dialog (dialog);
+  g_assert_null (settings_dialog ());
+
+  reopened = burrow_chat_store_new (burrow_chat_store_get_path (store ()), &error);
+  g_assert_no_error (error);
+  fresh = burrow_chat_store_find_chat (reopened, id);
+  g_assert_nonnull (fresh);
+  g_assert_cmpstr (burrow_chat_get_system_prompt (fresh), ==,
+                   "You are a storyteller who always talks about foxes and forests.");
+  burrow_chat_get_sampling (fresh, &sampling);
+  g_assert_cmpfloat_with_epsilon (sampling.temperature, 0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (sampling.top_p, 0.5, 1e-9);
+  g_assert_cmpuint (sampling.top_k, ==, 7);
+
+  /* Reopened, the dialog shows what was saved. */
+  g_assert_true (activate ("win.chat-settings", "x", id));
+  dialog = settings_dialog ();
+  g_assert_nonnull (dialog);
+  g_clear_pointer (&prompt, g_free);
+  prompt = dialog_prompt (dialog);
+  g_assert_cmpstr (prompt, ==, "You are a storyteller who always talks about foxes and forests.");
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (dialog_child (dialog, "top_p_spin")), 0.5, 1e-9);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (dialog_child (dialog, "top_k_spin")), ==, 7);
+  close_dialog (dialog);
+
+  /* The next reply uses them: the prompt grew by the system prompt, and greedy sampling
+   * gives the same reply twice. */
+  tokens_before = last_prompt_tokens ();
+  g_assert_true (activate ("win.regenerate", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  g_test_message ("prompt tokens without the system prompt %d, with it %d", tokens_before,
+                  last_prompt_tokens ());
+  g_assert_cmpint (last_prompt_tokens (), >, tokens_before + 5);
+  n = g_list_model_get_n_items (messages ());
+  first_reply = g_strdup (burrow_chat_message_get_content (message (n - 1)));
+  g_assert_cmpstr (first_reply, !=, "");
+  g_assert_true (activate ("win.regenerate", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  g_assert_cmpstr (burrow_chat_message_get_content (message (n - 1)), ==, first_reply);
+
+  /* A new chat starts from whatever Preferences say now; the first chat keeps its own. */
+  g_object_set (settings, "temperature", 1.25, "system-prompt", "Be brief.", NULL);
+  g_assert_true (activate ("win.new-chat", NULL));
+  fresh = chat_at (0);
+  g_assert_true (fresh != chat);
+  g_assert_cmpstr (burrow_chat_get_system_prompt (fresh), ==, "Be brief.");
+  burrow_chat_get_sampling (fresh, &sampling);
+  g_assert_cmpfloat_with_epsilon (sampling.temperature, 1.25, 1e-9);
+  burrow_chat_get_sampling (chat, &sampling);
+  g_assert_cmpfloat_with_epsilon (sampling.temperature, 0, 1e-9);
+
+  /* "Use Defaults" takes them back from Preferences. */
+  g_assert_true (activate ("win.chat-settings", "x", id));
+  dialog = settings_dialog ();
+  g_signal_emit_by_name (dialog_child (dialog, "defaults_button"), "clicked");
+  close_dialog (dialog);
+  g_assert_cmpstr (burrow_chat_get_system_prompt (chat), ==, "Be brief.");
+  burrow_chat_get_sampling (chat, &sampling);
+  g_assert_cmpfloat_with_epsilon (sampling.temperature, 1.25, 1e-9);
+
+  /* Leave things as the next tests expect them: one chat with the default settings. */
+  g_assert_true (activate ("win.delete-chat", "x", burrow_chat_get_id (fresh)));
+  g_assert_true (activate ("win.select-chat", "x", id));
+  g_assert_true (activate ("win.current-chat-settings", NULL));
+  dialog = settings_dialog ();
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (dialog_child (dialog, "system_prompt_view")), "", -1);
+  gtk_spin_button_set_value (dialog_child (dialog, "temperature_spin"), default_temperature);
+  close_dialog (dialog);
+  g_object_set (settings, "temperature", default_temperature, "system-prompt", "", NULL);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 1);
 }
 
 static void
@@ -503,6 +667,7 @@ main (int   argc,
 
   /* The tests run in order, each starting where the last one left the window. */
   g_test_add_func ("/chat-window/first-chat", test_first_chat);
+  g_test_add_func ("/chat-window/chat-settings", test_chat_settings);
   g_test_add_func ("/chat-window/stop-and-regenerate", test_stop_and_regenerate);
   g_test_add_func ("/chat-window/edit-and-resend", test_edit_and_resend);
   g_test_add_func ("/chat-window/main-loop-stalls", test_main_loop_stalls);
