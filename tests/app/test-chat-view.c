@@ -1,0 +1,278 @@
+/* The chat view on its own in a window under Xvfb: the composer's keys, pressed as real X
+ * key events (XTest), and the message list following a streaming reply only while the
+ * reader is at its end. */
+#include "burrow-config.h"
+
+#include <dlfcn.h>
+#include <gdk/x11/gdkx.h>
+#include <X11/keysym.h>
+
+#include "burrow-chat-message.h"
+#include "burrow-chat-view.h"
+
+#define WAIT_USEC (20 * G_USEC_PER_SEC)
+
+#define ITERATE_UNTIL(cond)                                                  \
+  G_STMT_START {                                                             \
+    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
+    while (!(cond))                                                          \
+      {                                                                      \
+        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
+        if (!g_main_context_iteration (NULL, FALSE))                         \
+          g_usleep (1000);                                                   \
+      }                                                                      \
+  } G_STMT_END
+
+/* libXtst's one call we need; Debian ships its headers only in libxtst-dev, so it is
+ * looked up at run time (its ABI is fixed). */
+typedef int (*FakeKeyFunc) (Display *, unsigned int, Bool, unsigned long);
+static FakeKeyFunc fake_key;
+
+static GtkWidget *window;
+static BurrowChatView *view;
+static GListStore *messages;
+static guint n_sends;
+
+static gpointer
+view_child (const char *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (view), BURROW_TYPE_CHAT_VIEW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+/* Lets the view lay out and draw what changed: a few frames go by. */
+static gboolean
+count_frame (GtkWidget     *widget,
+             GdkFrameClock *clock,
+             gpointer       user_data)
+{
+  (*(guint *) user_data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+settle (void)
+{
+  guint frames = 0;
+  guint id = gtk_widget_add_tick_callback (window, count_frame, &frames, NULL);
+
+  gtk_widget_queue_draw (window);
+  ITERATE_UNTIL (frames >= 3);
+  gtk_widget_remove_tick_callback (window, id);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* ---- keys ---- */
+
+static Display *
+xdisplay (void)
+{
+  return gdk_x11_display_get_xdisplay (gtk_widget_get_display (window));
+}
+
+/* Presses @keysym (with Shift held if asked) through the X server, as a keyboard would,
+ * and waits until GTK has handled it. */
+static void
+press (KeySym   keysym,
+       gboolean shift)
+{
+  Display *dpy = xdisplay ();
+  KeyCode code = XKeysymToKeycode (dpy, keysym);
+  KeyCode shift_code = XKeysymToKeycode (dpy, XK_Shift_L);
+
+  g_assert_cmpuint (code, !=, 0);
+  if (shift)
+    fake_key (dpy, shift_code, True, 0);
+  fake_key (dpy, code, True, 0);
+  fake_key (dpy, code, False, 0);
+  if (shift)
+    fake_key (dpy, shift_code, False, 0);
+  XSync (dpy, False);
+  settle ();
+}
+
+static char *
+draft (void)
+{
+  return burrow_chat_view_dup_draft (view);
+}
+
+static void
+test_composer_keys (void)
+{
+  GtkWidget *composer = view_child ("composer");
+  g_autofree char *text = NULL;
+
+  burrow_chat_view_focus_composer (view);
+  settle ();
+  g_assert_true (gtk_widget_has_focus (composer));
+
+  /* The events reach the composer: a letter is typed. */
+  press (XK_h, FALSE);
+  press (XK_i, FALSE);
+  text = draft ();
+  g_assert_cmpstr (text, ==, "hi");
+
+  /* Shift+Enter adds a line and sends nothing. */
+  press (XK_Return, TRUE);
+  g_clear_pointer (&text, g_free);
+  text = draft ();
+  g_assert_cmpstr (text, ==, "hi\n");
+  g_assert_cmpuint (n_sends, ==, 0);
+
+  /* Enter sends, and adds no line; so does the keypad's Enter. */
+  press (XK_Return, FALSE);
+  g_assert_cmpuint (n_sends, ==, 1);
+  g_clear_pointer (&text, g_free);
+  text = draft ();
+  g_assert_cmpstr (text, ==, "hi\n");
+  press (XK_KP_Enter, FALSE);
+  g_assert_cmpuint (n_sends, ==, 2);
+  g_clear_pointer (&text, g_free);
+  text = draft ();
+  g_assert_cmpstr (text, ==, "hi\n");
+}
+
+/* ---- following a streaming reply ---- */
+
+static GtkAdjustment *
+vadjustment (void)
+{
+  return gtk_scrolled_window_get_vadjustment (view_child ("scroller"));
+}
+
+static double
+distance_from_end (void)
+{
+  GtkAdjustment *adj = vadjustment ();
+
+  return gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj) -
+         gtk_adjustment_get_value (adj);
+}
+
+/* One more paragraph of the reply arrives. */
+static void
+stream (BurrowChatMessage *reply,
+        int                n)
+{
+  for (int i = 0; i < n; i++)
+    {
+      burrow_chat_message_append (reply, "The fox ran through the forest and found a river. It "
+                                  "followed the water all day long, past the mill and the "
+                                  "old bridge, until the sun went down behind the hills.\n\n",
+                                  NULL);
+      settle ();
+    }
+}
+
+static void
+test_follows_only_at_bottom (void)
+{
+  g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER, "Tell me a story.");
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");
+  GtkAdjustment *adj = vadjustment ();
+  GtkWidget *scroll_button = view_child ("scroll_button");
+  double upper;
+
+  g_list_store_append (messages, question);
+  burrow_chat_message_set_streaming (reply, TRUE);
+  g_list_store_append (messages, reply);
+  settle ();
+
+  /* At the end, the view follows the reply past the window's height. */
+  stream (reply, 24);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj), >, 2 * gtk_adjustment_get_page_size (adj));
+  g_assert_cmpfloat (distance_from_end (), <, 1);
+  g_assert_true (burrow_chat_view_get_sticks_to_bottom (view));
+  g_assert_false (gtk_widget_get_visible (scroll_button));
+
+  /* The reader scrolls up mid-reply: the text grows below, the view stays where it is. */
+  gtk_adjustment_set_value (adj, 0);
+  settle ();
+  upper = gtk_adjustment_get_upper (adj);
+  stream (reply, 6);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj), >, upper);
+  g_assert_cmpfloat (gtk_adjustment_get_value (adj), ==, 0);
+  g_assert_false (burrow_chat_view_get_sticks_to_bottom (view));
+  g_assert_true (gtk_widget_get_visible (scroll_button));
+
+  /* Back at the end (the button), it follows again. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (view), "chat.scroll-to-bottom", NULL));
+  settle ();
+  g_assert_cmpfloat (distance_from_end (), <, 1);
+  upper = gtk_adjustment_get_upper (adj);
+  stream (reply, 6);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj), >, upper);
+  g_assert_cmpfloat (distance_from_end (), <, 1);
+  g_assert_false (gtk_widget_get_visible (scroll_button));
+
+  /* Scrolling back down by hand counts as well. */
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) / 3);
+  settle ();
+  g_assert_false (burrow_chat_view_get_sticks_to_bottom (view));
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+  settle ();
+  stream (reply, 3);
+  g_assert_cmpfloat (distance_from_end (), <, 1);
+
+  burrow_chat_message_set_streaming (reply, FALSE);
+  g_list_store_remove_all (messages);
+}
+
+static void
+on_send (GSimpleAction *action,
+         GVariant      *param,
+         gpointer       user_data)
+{
+  n_sends++;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
+  g_autoptr(GSimpleAction) send = g_simple_action_new ("send", NULL);
+  void *xtst;
+
+  if (!gtk_init_check ())
+    {
+      g_print ("1..0 # SKIP no display\n");
+      return 0;
+    }
+  g_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  /* Real key events need X11 and its XTest extension (Xvfb has it). */
+  g_assert_true (GDK_IS_X11_DISPLAY (gdk_display_get_default ()));
+  xtst = dlopen ("libXtst.so.6", RTLD_NOW);
+  g_assert_nonnull (xtst);
+  fake_key = (FakeKeyFunc) dlsym (xtst, "XTestFakeKeyEvent");
+  g_assert_nonnull (fake_key);
+
+  window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 600, 500);
+  view = BURROW_CHAT_VIEW (burrow_chat_view_new ());
+  messages = g_list_store_new (BURROW_TYPE_CHAT_MESSAGE);
+  burrow_chat_view_set_messages (view, G_LIST_MODEL (messages));
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  g_signal_connect (send, "activate", G_CALLBACK (on_send), NULL);
+  g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (send));
+  gtk_widget_insert_action_group (window, "win", G_ACTION_GROUP (group));
+  gtk_window_present (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_widget_get_mapped (window));
+
+  /* No window manager under Xvfb: give the window the keyboard ourselves. */
+  XSetInputFocus (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                  RevertToParent, CurrentTime);
+  XSync (xdisplay (), False);
+  settle ();
+
+  g_test_add_func ("/chat-view/composer-keys", test_composer_keys);
+  g_test_add_func ("/chat-view/follows-only-at-bottom", test_follows_only_at_bottom);
+
+  return g_test_run ();
+}
