@@ -31,10 +31,10 @@ G_DEFINE_FINAL_TYPE (BurrowMessageRow, burrow_message_row, ADW_TYPE_BIN)
 char *
 burrow_format_seconds (double seconds)
 {
-  /* Translators: milliseconds */
   if (seconds < 0.1)
+    /* Translators: a duration in milliseconds, e.g. "45 ms" */
     return g_strdup_printf (_("%.0f ms"), seconds * 1000);
-  /* Translators: seconds */
+  /* Translators: a duration in seconds, e.g. "1.25 s" */
   return g_strdup_printf (_("%.2f s"), seconds);
 }
 
@@ -46,6 +46,7 @@ burrow_message_row_format_stats (const BurrowReplyStats *stats)
   if (stats->n_tokens <= 0)
     return g_strdup ("");
 
+  /* Translators: how many tokens a reply has */
   g_string_append_printf (out, ngettext ("%d token", "%d tokens", (gulong) stats->n_tokens),
                           stats->n_tokens);
   if (stats->tokens_per_second > 0)

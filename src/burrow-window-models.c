@@ -142,11 +142,13 @@ _burrow_window_update_model_bar (BurrowWindow *self)
     }
   if (g_strcmp0 (dir, self->failed_dir) == 0)
     {
+      /* Translators: the model's folder name */
       title = g_strdup_printf (_("Could not load %s"), name);
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_FAILED, title,
                                       self->load_error, 0);
       return;
     }
+  /* Translators: the model's folder name */
   title = g_strdup_printf (_("%s is not loaded"), name);
   burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_UNLOADED, title, dir, 0);
 }
