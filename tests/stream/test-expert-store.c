@@ -559,9 +559,9 @@ test_direct_refused_at_read (Fixture *fx, gconstpointer data)
   bw_expert_store_free (s);
 }
 
-/* Out of order: a cached expert is handed over before the reads of the others, each index
- * exactly once with its own bytes; an injected read failure comes back as an error naming
- * the shard, and the rest of the batch is still served. */
+/* Out of order, one of them cached: each index exactly once with its own bytes; an injected
+ * read failure comes back as an error naming the shard, and the rest of the batch is still
+ * served. */
 static void
 test_wait_any (Fixture *fx, gconstpointer data)
 {
@@ -582,10 +582,7 @@ test_wait_any (Fixture *fx, gconstpointer data)
 
   bw_expert_store_inject_fault (s, 1, EIO);
   g_assert_true (bw_expert_store_request (s, 2, experts, 4, &batch, &error));
-  g_assert_cmpint (bw_expert_batch_wait_any (&batch, taken, &w, &error), ==, 2);
-  assert_expert_bytes (fx, 2, cached, w);
-  taken[2] = TRUE;
-  for (int n = 1; n < 4; n++)
+  for (int n = 0; n < 4; n++)
     {
       int i = bw_expert_batch_wait_any (&batch, taken, &w, &error);
       if (i < 0)
