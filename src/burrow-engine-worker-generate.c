@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "burrow-engine-worker.h"
 #include "burrow-engine-worker-state.h"
@@ -33,9 +34,20 @@ typedef struct {
   int n_tokens;
   gsize n_cells;
   guint8 *tiers;                /* scratch */
-  guint32 *uses;                /* as they were after the previous token */
+  guint32 *uses;                /* as they were after token uses_token */
+  int uses_token;
   gint64 dashboard_usec;        /* spent on the dashboard's reads */
+  gint64 dashboard_cpu_nsec;    /* the same in this thread's CPU time */
 } Stream;
+
+static gint64
+thread_cpu_nsec (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (gint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void
 message_clear (gpointer data)
@@ -219,6 +231,31 @@ prepare_conversation (BurrowWorkerModel      *model,
   return TRUE;
 }
 
+/* A snapshot is due. Its flash shows the experts the latest token routed to, so it needs
+ * the use counts as they were one token before: without them, they are read now and the
+ * snapshot follows at the next token. Between snapshots the decode thread reads nothing. */
+static void
+read_dashboard (Stream               *s,
+                BurrowGenerateUpdate *update,
+                gint64                t)
+{
+  gint64 cpu = thread_cpu_nsec ();
+
+  if (s->uses == NULL || s->uses_token == s->n_tokens - 1)
+    {
+      update->snapshot = burrow_perf_snapshot_take (s->engine, s->uses);
+      if (s->uses != NULL)
+        memcpy (s->uses, update->snapshot->uses, s->n_cells * sizeof *s->uses);
+      s->last_snapshot = t;
+    }
+  else
+    burrow_engine_get_expert_map (s->engine, s->tiers, s->uses);
+  s->uses_token = s->n_tokens;
+
+  s->dashboard_cpu_nsec += thread_cpu_nsec () - cpu;
+  s->dashboard_usec += g_get_monotonic_time () - t;
+}
+
 static void
 on_token (const BurrowToken *token,
           gpointer           user_data)
@@ -246,15 +283,7 @@ on_token (const BurrowToken *token,
           gint64 t = g_get_monotonic_time ();
 
           if (t - s->last_snapshot >= s->interval_usec)
-            {
-              update->snapshot = burrow_perf_snapshot_take (s->engine, s->uses);
-              if (s->uses != NULL)
-                memcpy (s->uses, update->snapshot->uses, s->n_cells * sizeof *s->uses);
-              s->last_snapshot = t;
-            }
-          else if (s->uses != NULL)
-            burrow_engine_get_expert_map (s->engine, s->tiers, s->uses);
-          s->dashboard_usec += g_get_monotonic_time () - t;
+            read_dashboard (s, update, t);
         }
     }
 
@@ -271,6 +300,7 @@ generate_run (BurrowWorkerJob  *job,
   BurrowWorkerModel *model = burrow_worker_job_get_state (job);
   BurrowGenerateResult *result;
   Stream s = { job };
+  gint64 cpu_start;
   int n_layers, n_experts;
   gboolean ok;
 
@@ -304,11 +334,14 @@ generate_run (BurrowWorkerJob  *job,
     }
 
   result = g_new0 (BurrowGenerateResult, 1);
+  cpu_start = thread_cpu_nsec ();
   ok = burrow_conversation_generate (model->conv, &request->options, on_token, &s,
                                      &result->stats, cancellable, error);
   if (ok && s.interval_usec > 0)
     result->snapshot = burrow_perf_snapshot_take (model->engine, s.uses);
   result->dashboard_seconds = (double) s.dashboard_usec / G_USEC_PER_SEC;
+  result->dashboard_cpu_seconds = (double) s.dashboard_cpu_nsec / 1e9;
+  result->thread_cpu_seconds = (double) (thread_cpu_nsec () - cpu_start) / 1e9;
 
   g_free (s.tiers);
   g_free (s.uses);

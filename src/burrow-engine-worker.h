@@ -154,7 +154,9 @@ typedef struct {
 typedef struct {
   BurrowTurnStats stats;
   BurrowPerfSnapshot *snapshot; /* at the end of the turn; NULL without snapshots */
-  double dashboard_seconds;     /* decode-thread time spent on snapshots and expert maps */
+  double dashboard_seconds;     /* decode-thread wall time spent on snapshots and expert maps */
+  double dashboard_cpu_seconds; /* the same in decode-thread CPU time */
+  double thread_cpu_seconds;    /* decode-thread CPU time for the whole turn */
 } BurrowGenerateResult;
 
 void burrow_generate_result_free (BurrowGenerateResult *result);

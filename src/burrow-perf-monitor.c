@@ -24,6 +24,7 @@ struct _BurrowPerfMonitor {
   int generated_at_snapshot;
   gboolean dirty;
   guint n_updates;
+  gint64 last_flush;            /* when "updated" was last emitted */
 };
 
 G_DEFINE_FINAL_TYPE (BurrowPerfMonitor, burrow_perf_monitor, G_TYPE_OBJECT)
@@ -151,7 +152,23 @@ burrow_perf_monitor_flush (BurrowPerfMonitor *self)
     return;
   self->dirty = FALSE;
   self->n_updates++;
+  self->last_flush = g_get_monotonic_time ();
   g_signal_emit (self, signals[UPDATED], 0);
+}
+
+gboolean
+burrow_perf_monitor_flush_at (BurrowPerfMonitor *self,
+                              gint64             now)
+{
+  g_return_val_if_fail (BURROW_IS_PERF_MONITOR (self), TRUE);
+
+  if (!self->dirty)
+    return TRUE;
+  if (self->last_flush != 0 && now - self->last_flush < BURROW_PERF_FLUSH_INTERVAL)
+    return FALSE;
+  burrow_perf_monitor_flush (self);
+  self->last_flush = now;
+  return TRUE;
 }
 
 const BurrowPerfSnapshot *

@@ -38,6 +38,14 @@ void burrow_perf_monitor_add_snapshot (BurrowPerfMonitor  *self,
 /* Emits "updated" now if anything changed since the last emission. Callers feed a batch of
  * updates, then call this once. */
 void burrow_perf_monitor_flush (BurrowPerfMonitor *self);
+/* Flushes as above unless the last emission was less than BURROW_PERF_FLUSH_INTERVAL
+ * before @now (monotonic microseconds): the dashboard redraws at most five times a second
+ * (as often as the worker's snapshots) however fast tokens come, so drawing it takes
+ * little CPU from decoding. Returns TRUE once nothing is left to flush; FALSE asks to be
+ * called again later. */
+#define BURROW_PERF_FLUSH_INTERVAL (G_USEC_PER_SEC / 5)
+gboolean burrow_perf_monitor_flush_at (BurrowPerfMonitor *self,
+                                       gint64             now);
 
 /* The latest snapshot, or NULL before the first. */
 const BurrowPerfSnapshot *burrow_perf_monitor_get_snapshot (BurrowPerfMonitor *self);

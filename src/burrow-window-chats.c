@@ -405,12 +405,14 @@ flush_tick (GtkWidget     *widget,
 {
   BurrowWindow *self = BURROW_WINDOW (widget);
 
+  if (!burrow_perf_monitor_flush_at (self->monitor, gdk_frame_clock_get_frame_time (clock)))
+    return G_SOURCE_CONTINUE;
   self->flush_tick = 0;
-  burrow_perf_monitor_flush (self->monitor);
   return G_SOURCE_REMOVE;
 }
 
-/* The dashboard follows at most once per frame, however many tokens came in. */
+/* The dashboard follows on a frame, at most five times a second, however many tokens came
+ * in. */
 static void
 queue_monitor_flush (BurrowWindow *self)
 {

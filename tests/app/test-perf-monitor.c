@@ -115,6 +115,31 @@ test_history (void)
   g_assert_null (burrow_perf_monitor_get_snapshot (monitor));
 }
 
+/* However fast tokens come, "updated" is emitted at most once per flush interval, and
+ * nothing is lost: a flush that was too early is done on a later call. */
+static void
+test_flush_interval (void)
+{
+  g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
+  const double phases[BURROW_N_PHASES] = { 0.001 };
+  const gint64 t0 = 5 * G_USEC_PER_SEC;
+
+  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  g_assert_true (burrow_perf_monitor_flush_at (monitor, t0));
+  g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 1);
+
+  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  g_assert_false (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL - 1));
+  g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 1);
+  g_assert_true (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL));
+  g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 2);
+  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 2);
+
+  /* Nothing new: nothing to wait for. */
+  g_assert_true (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL + 1));
+  g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 2);
+}
+
 static void
 test_reply_stats_words (void)
 {
@@ -144,6 +169,7 @@ main (int   argc,
 
   g_test_add_func ("/perf-monitor/tokens", test_tokens);
   g_test_add_func ("/perf-monitor/history", test_history);
+  g_test_add_func ("/perf-monitor/flush-interval", test_flush_interval);
   g_test_add_func ("/perf-monitor/reply-stats-words", test_reply_stats_words);
 
   return g_test_run ();
