@@ -94,6 +94,16 @@ press (KeySym   keysym,
   settle ();
 }
 
+/* No window manager under Xvfb: the window takes the keyboard itself. */
+static void
+take_focus (void)
+{
+  XSetInputFocus (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                  RevertToParent, CurrentTime);
+  XSync (xdisplay (), False);
+  ITERATE_UNTIL (gtk_window_is_active (GTK_WINDOW (window)));
+}
+
 static char *
 draft (void)
 {
@@ -106,6 +116,7 @@ test_composer_keys (void)
   GtkWidget *composer = view_child ("composer");
   g_autofree char *text = NULL;
 
+  take_focus ();
   burrow_chat_view_focus_composer (view);
   settle ();
   g_assert_true (gtk_widget_has_focus (composer));
@@ -265,11 +276,6 @@ main (int   argc,
   gtk_window_present (GTK_WINDOW (window));
   ITERATE_UNTIL (gtk_widget_get_mapped (window));
 
-  /* No window manager under Xvfb: give the window the keyboard ourselves. */
-  XSetInputFocus (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
-                  RevertToParent, CurrentTime);
-  XSync (xdisplay (), False);
-  settle ();
 
   g_test_add_func ("/chat-view/composer-keys", test_composer_keys);
   g_test_add_func ("/chat-view/follows-only-at-bottom", test_follows_only_at_bottom);
