@@ -1,11 +1,11 @@
 /* burrow-cli synth: write a synthetic checkpoint in a family's real format.
  *
- *   synth --family kimi_k3 --out DIR [--layers L] [--experts E] [--vocab V] [--size-gb N]
- *         [--skew S] [--seed N] [--hidden D] [--latent W] [--moe-inter I] [--dense-inter I]
- *         [--heads H] [--head-dim d] [--experts-per-token K] [--shard-gb G] */
+ *   synth --family kimi_k3|kimi_linear|glm52 --out DIR [--layers L] [--experts E] [--vocab V]
+ *         [--size-gb N] [--skew S] [--seed N] [--hidden D] [--latent W] [--moe-inter I]
+ *         [--dense-inter I] [--dense-layers N] [--heads H] [--head-dim d] [--index-freq F]
+ *         [--experts-per-token K] [--shard-gb G] */
 #include <glib.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -38,26 +38,37 @@ bw_cli_synth_main (int argc, char **argv)
   g_autofree char *family = NULL, *out = NULL;
   BwSynthOptions o = { 0 };
   gint64 seed = 1;
+  int dense_layers = -1;   /* unset: the family's */
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = NULL;
   Progress progress = { 0 };
   guint64 bytes = 0;
   GOptionEntry entries[] = {
-    { "family", 0, 0, G_OPTION_ARG_STRING, &family, "Model family (kimi_k3)", "NAME" },
+    { "family", 0, 0, G_OPTION_ARG_STRING, &family,
+      "Model family: kimi_k3, kimi_linear or glm52 (glm_moe_dsa)", "NAME" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write", "DIR" },
-    { "layers", 0, 0, G_OPTION_ARG_INT, &o.layers, "Decoder layers (default 4)", "L" },
-    { "experts", 0, 0, G_OPTION_ARG_INT, &o.experts, "Routed experts per layer (896)", "E" },
-    { "experts-per-token", 0, 0, G_OPTION_ARG_INT, &o.experts_per_token, "Top-k (16)", "K" },
-    { "vocab", 0, 0, G_OPTION_ARG_INT, &o.vocab, "Vocabulary size (163840)", "V" },
+    { "layers", 0, 0, G_OPTION_ARG_INT, &o.layers, "Decoder layers (4; GLM 6)", "L" },
+    { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
+      "Leading dense-MLP layers (Kimi 1, GLM 3)", "N" },
+    { "experts", 0, 0, G_OPTION_ARG_INT, &o.experts,
+      "Routed experts per layer (K3 896, others 256)", "E" },
+    { "experts-per-token", 0, 0, G_OPTION_ARG_INT, &o.experts_per_token,
+      "Top-k (K3 16, others 8)", "K" },
+    { "vocab", 0, 0, G_OPTION_ARG_INT, &o.vocab, "Vocabulary size (the family's)", "V" },
     { "size-gb", 0, 0, G_OPTION_ARG_DOUBLE, &o.size_gb, "Pick the expert count for this size", "N" },
     { "skew", 0, 0, G_OPTION_ARG_DOUBLE, &o.skew, "Uneven expert popularity (0 = uniform)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (1)", "N" },
-    { "hidden", 0, 0, G_OPTION_ARG_INT, &o.hidden, "Hidden size D (7168)", "D" },
-    { "latent", 0, 0, G_OPTION_ARG_INT, &o.latent, "Routed expert width (3584)", "W" },
-    { "moe-inter", 0, 0, G_OPTION_ARG_INT, &o.moe_inter, "Expert intermediate size (3072)", "I" },
-    { "dense-inter", 0, 0, G_OPTION_ARG_INT, &o.dense_inter, "Dense MLP size of layer 0", "I" },
+    { "hidden", 0, 0, G_OPTION_ARG_INT, &o.hidden,
+      "Hidden size D (K3 7168, Kimi Linear 2304, GLM 6144)", "D" },
+    { "latent", 0, 0, G_OPTION_ARG_INT, &o.latent, "K3 routed expert width (3584)", "W" },
+    { "moe-inter", 0, 0, G_OPTION_ARG_INT, &o.moe_inter,
+      "Expert intermediate size (K3 3072, Kimi Linear 1024, GLM 2048)", "I" },
+    { "dense-inter", 0, 0, G_OPTION_ARG_INT, &o.dense_inter, "Dense MLP size", "I" },
     { "heads", 0, 0, G_OPTION_ARG_INT, &o.heads, "Attention heads", "H" },
-    { "head-dim", 0, 0, G_OPTION_ARG_INT, &o.head_dim, "Attention head size", "d" },
+    { "head-dim", 0, 0, G_OPTION_ARG_INT, &o.head_dim,
+      "Attention head size (GLM: nope + rope, a multiple of 8)", "d" },
+    { "index-freq", 0, 0, G_OPTION_ARG_INT, &o.index_freq,
+      "GLM: a DSA indexer on every F-th layer, the rest share (1)", "F" },
     { "shard-gb", 0, 0, G_OPTION_ARG_DOUBLE, &o.shard_gb, "Target shard size (4)", "G" },
     { NULL },
   };
@@ -74,20 +85,21 @@ bw_cli_synth_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli synth: --family and --out are required\n");
       return 2;
     }
-  if (strcmp (family, "kimi_k3") == 0)
-    o.family = BW_FAMILY_KIMI_K3;
-  else
+  o.family = bw_synth_family_from_name (family);
+  if (o.family == BW_FAMILY_UNKNOWN)
     {
-      fprintf (stderr, "burrow-cli synth: unsupported family '%s' (kimi_k3 is supported)\n",
-               family);
+      fprintf (stderr, "burrow-cli synth: unsupported family '%s' (kimi_k3, kimi_linear, glm52 "
+               "and glm_moe_dsa are)\n", family);
       return 2;
     }
   if (o.layers < 0 || o.experts < 0 || o.vocab < 0 || o.hidden < 0 || o.size_gb < 0
-      || o.skew < 0 || o.shard_gb < 0 || seed < 0)
+      || o.skew < 0 || o.shard_gb < 0 || seed < 0 || o.index_freq < 0 || dense_layers < -1)
     {
       fprintf (stderr, "burrow-cli synth: sizes, skew and seed must not be negative\n");
       return 2;
     }
+  if (dense_layers >= 0)
+    o.dense_layers = dense_layers > 0 ? dense_layers : -1;
   o.out_dir = out;
   o.seed = (guint64) seed;
   progress.start_us = progress.last_us = g_get_monotonic_time ();

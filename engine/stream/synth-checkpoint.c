@@ -107,6 +107,69 @@ bw_synth_tensor_bytes (const BwSynthTensor *t)
   return n;
 }
 
+guint64
+bw_synth_plan_bytes (const BwSynthPlan *plan)
+{
+  guint64 total = 0;
+  for (guint i = 0; i < plan->tensors->len; i++)
+    total += bw_synth_tensor_bytes (&g_array_index (plan->tensors, BwSynthTensor, i));
+  return total;
+}
+
+BwFamily
+bw_synth_family_from_name (const char *name)
+{
+  if (g_strcmp0 (name, "kimi_k3") == 0)
+    return BW_FAMILY_KIMI_K3;
+  if (g_strcmp0 (name, "kimi_linear") == 0)
+    return BW_FAMILY_KIMI_LINEAR;
+  if (g_strcmp0 (name, "glm52") == 0 || g_strcmp0 (name, "glm_moe_dsa") == 0)
+    return BW_FAMILY_GLM_MOE_DSA;
+  return BW_FAMILY_UNKNOWN;
+}
+
+gboolean
+bw_synth_plan (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
+{
+  switch (opts->family)
+    {
+    case BW_FAMILY_KIMI_K3:
+      return bw_synth_plan_kimi_k3 (opts, plan, error);
+    case BW_FAMILY_KIMI_LINEAR:
+      return bw_synth_plan_kimi_linear (opts, plan, error);
+    case BW_FAMILY_GLM_MOE_DSA:
+      return bw_synth_plan_glm52 (opts, plan, error);
+    default:
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "synthetic checkpoints: family %s is not supported",
+                   bw_family_name (opts->family));
+      return FALSE;
+    }
+}
+
+/* The E4M3 code nearest to x (|x| <= 448): subnormals below 2^-6, no infinities. */
+static guint8
+e4m3_encode (float x)
+{
+  guint8 sign = x < 0 ? 0x80 : 0;
+  float m = fabsf (x);
+  int e, code;
+  if (m < 0.015625f)
+    return sign | (guint8) lrintf (m * 512.0f);   /* 8 rounds up to the smallest normal */
+  m = frexpf (m, &e);                             /* m in [0.5, 1) */
+  code = ((e - 1 + 7) << 3) + (int) lrintf ((m * 2.0f - 1.0f) * 8.0f);
+  return sign | (guint8) MIN (code, 0x7e);
+}
+
+/* 256 codes at the quantiles of a uniform distribution on [-a, a]: a random byte through
+ * this table is a uniformly distributed E4M3 weight. */
+static void
+e4m3_table (float a, guint8 table[256])
+{
+  for (int i = 0; i < 256; i++)
+    table[i] = e4m3_encode (a * (((float) i + 0.5f) / 128.0f - 1.0f));
+}
+
 static void
 store_float (BwDType dtype, guint8 *dst, gsize i, float v)
 {
@@ -160,6 +223,18 @@ fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
         float half_width = t->a * 1.7320508f;   /* uniform with this std */
         for (gsize i = 0; i < n; i++)
           store_float (t->dtype, dst, i, half_width * rng_unit (rng));
+      }
+      break;
+    case BW_SYNTH_E4M3:
+      {
+        guint8 table[256];
+        e4m3_table (t->a, table);
+        for (gsize i = 0; i < len; i += 8)
+          {
+            guint64 x = rng_next (rng);
+            for (gsize j = i; j < MIN (i + 8, len); j++, x >>= 8)
+              dst[j] = table[x & 0xff];
+          }
       }
       break;
     case BW_SYNTH_ROUTER_BIAS:
@@ -315,14 +390,7 @@ bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
   Rng rng;
 
   bw_synth_plan_init (&plan);
-  if (opts->family != BW_FAMILY_KIMI_K3)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "synthetic checkpoints: family %s is not supported yet (kimi_k3 is)",
-                   bw_family_name (opts->family));
-      goto out;
-    }
-  if (!bw_synth_plan_kimi_k3 (opts, &plan, error))
+  if (!bw_synth_plan (opts, &plan, error))
     goto out;
   if (g_mkdir_with_parents (opts->out_dir, 0755) != 0)
     {
@@ -335,8 +403,7 @@ bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
   config_path = g_build_filename (opts->out_dir, "config.json", NULL);
   g_unlink (config_path);
 
-  for (guint i = 0; i < plan.tensors->len; i++)
-    total += bw_synth_tensor_bytes (&g_array_index (plan.tensors, BwSynthTensor, i));
+  total = bw_synth_plan_bytes (&plan);
   starts = plan_shards (&plan, (guint64) ((opts->shard_gb > 0 ? opts->shard_gb : 4.0) * 1e9));
   names = g_new0 (char *, starts->len + 1);
   chunk = g_malloc (CHUNK_BYTES);

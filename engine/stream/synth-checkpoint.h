@@ -13,6 +13,7 @@ typedef struct {
   BwFamily family;
   const char *out_dir;
   int layers;             /* 0 = family default */
+  int dense_layers;       /* leading dense-MLP layers; 0 = family default, -1 = none */
   int experts;            /* routed experts per MoE layer; 0 = default or from size_gb */
   int experts_per_token;
   int vocab;
@@ -22,6 +23,7 @@ typedef struct {
   int dense_inter;        /* dense MLP width of the first layers */
   int heads;              /* attention heads (KDA and MLA) */
   int head_dim;
+  int index_freq;         /* GLM: every index_freq-th layer runs its own indexer; 0 = 1 */
   double size_gb;         /* > 0: pick the expert count that reaches about this size */
   double skew;            /* 0 = uniform expert popularity; larger = more uneven */
   guint64 seed;
@@ -35,6 +37,7 @@ typedef enum {
   BW_SYNTH_BYTES,         /* raw random bytes (packed MXFP4 nibbles) */
   BW_SYNTH_E8M0,          /* bytes uniform in [a, b] (MXFP4 scales) */
   BW_SYNTH_ROUTER_BIAS,   /* F32 per-expert bias, -a * 0.1 * ln(1 + rank), random ranks */
+  BW_SYNTH_E4M3,          /* F8_E4M3 codes spread uniformly over [-a, a] */
 } BwSynthInit;
 
 typedef struct {
@@ -59,9 +62,19 @@ BwSynthTensor *bw_synth_plan_add (BwSynthPlan *plan, BwDType dtype, BwSynthInit 
                                   float b, int group, int n_dims, const int64_t *shape,
                                   const char *fmt, ...) G_GNUC_PRINTF (9, 10);
 guint64 bw_synth_tensor_bytes (const BwSynthTensor *t);
+guint64 bw_synth_plan_bytes (const BwSynthPlan *plan);
 
 /* Per family: fills plan from the options (defaults resolved). */
 gboolean bw_synth_plan_kimi_k3 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+gboolean bw_synth_plan_kimi_linear (const BwSynthOptions *opts, BwSynthPlan *plan,
+                                    GError **error);
+gboolean bw_synth_plan_glm52 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+/* Dispatches on opts->family; an unsupported family is a BW_CHECKPOINT_ERROR_UNSUPPORTED. */
+gboolean bw_synth_plan (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+
+/* The family a synth --family name means: a model_type ("kimi_k3", "kimi_linear",
+ * "glm_moe_dsa") or the short "glm52"; BW_FAMILY_UNKNOWN otherwise. */
+BwFamily bw_synth_family_from_name (const char *name);
 
 typedef void (*BwSynthProgress) (guint64 done, guint64 total, gpointer user_data);
 
