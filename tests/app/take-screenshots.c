@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "burrow-chat-settings-window.h"
 #include "burrow-chat-view.h"
 #include "burrow-markdown-view.h"
 #include "burrow-window.h"
@@ -114,6 +115,30 @@ chat_turn (BurrowWindow *window,
   ITERATE_UNTIL (!burrow_window_get_generating (window));
 }
 
+/* The open chat's settings dialog over the window. */
+static void
+shoot_chat_settings (BurrowWindow *window,
+                     const char   *dir)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  GtkWidget *dialog = NULL;
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.current-chat-settings", NULL);
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels) && dialog == NULL; i++)
+    {
+      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (BURROW_IS_CHAT_SETTINGS_WINDOW (w))
+        dialog = GTK_WIDGET (w);
+    }
+  g_assert (dialog != NULL);
+  ITERATE_UNTIL (gtk_widget_get_mapped (dialog));
+  iterate_for (0.5);
+  save (dialog, dir, "8-chat-settings.png");
+  gtk_window_close (GTK_WINDOW (dialog));
+  iterate_for (0.2);
+}
+
 static void
 shoot (const char *dir,
        int         width,
@@ -148,6 +173,8 @@ shoot (const char *dir,
   save (GTK_WIDGET (window), dir, "2-streaming.png");
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   save (GTK_WIDGET (window), dir, "3-reply.png");
+
+  shoot_chat_settings (window, dir);
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
   save (GTK_WIDGET (window), dir, "4-performance.png");
