@@ -130,8 +130,9 @@ group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens 
 
 /* Expert e's output for the tokens that chose it, into out ([count][width]). */
 static void
-run_expert (const BwMoe *moe, const BwExpertWeights *ew, const ExpertTokens *g, int e,
-            const float *xe, float *xg, float *gt, float *up, float *out, BwPool *pool)
+run_expert (const BwMoe *moe, BwExpertStore *store, const BwExpertWeights *ew,
+            const ExpertTokens *g, int e, const float *xe, float *xg, float *gt, float *up,
+            float *out, BwPool *pool)
 {
   int64_t width = moe->expert_width, inter = moe->expert_inter;
   int m = g->count[e];
@@ -140,7 +141,9 @@ run_expert (const BwMoe *moe, const BwExpertWeights *ew, const ExpertTokens *g, 
   for (int i = 0; i < m; i++)
     memcpy (xg + i * width, xe + (gsize) tok[i] * width, width * sizeof (float));
   bw_matmul (&ew->gate, xg, m, gt, pool);
+  bw_expert_store_poll (store);
   bw_matmul (&ew->up, xg, m, up, pool);
+  bw_expert_store_poll (store);
   bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
   bw_matmul (&ew->down, gt, m, out, pool);
 }
@@ -182,7 +185,8 @@ mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, in
       if (i < 0)
         return FALSE;
       taken[i] = TRUE;
-      run_expert (moe, ew, g, g->used[first + i], xe, xg, gt, up, outs + i * width, pool);
+      run_expert (moe, batch->store, ew, g, g->used[first + i], xe, xg, gt, up,
+                  outs + i * width, pool);
       if (times)
         times->matmul_ns += now_ns () - t1;
     }
@@ -230,7 +234,7 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
             ok = FALSE;
           else
             {
-              run_expert (moe, ew, &g, g.used[first + i], xe, xg, gt, up, out, pool);
+              run_expert (moe, store, ew, &g, g.used[first + i], xe, xg, gt, up, out, pool);
               add_expert (moe, &g, g.used[first + i], out, y);
             }
           if (times)

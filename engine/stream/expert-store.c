@@ -835,6 +835,13 @@ bw_expert_batch_wait (BwExpertBatch *batch, int i, GError **error)
   return &slot->weights;
 }
 
+void
+bw_expert_store_poll (BwExpertStore *s)
+{
+  for (BwIoOp *op; (op = bw_io_reap (s->io, FALSE)) != NULL;)
+    op_finished (s, op);
+}
+
 int
 bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
                           const BwExpertWeights **weights, GError **error)
@@ -843,8 +850,7 @@ bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
   guint64 t0 = 0;
 
   /* Fold in what has landed, so a finished read is taken before a blocking wait. */
-  for (BwIoOp *op; (op = bw_io_reap (s->io, FALSE)) != NULL;)
-    op_finished (s, op);
+  bw_expert_store_poll (s);
   for (;;)
     {
       int first = -1;

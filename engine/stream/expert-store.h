@@ -89,6 +89,10 @@ void bw_expert_batch_release (BwExpertBatch *batch);
 /* Out of order: the index of an expert not yet taken (taken[i] FALSE) whose bytes are in
  * memory, blocking until the first of them lands; its matrices go to *weights. -1 with
  * error when that expert's read failed or every expert is taken. */
+/* Folds in finished reads and tops the ring up with queued ones; never blocks. io_uring
+ * keeps only a few reads in the kernel, so the decode thread calls this between matrix
+ * products to keep the disk busy while it computes. */
+void bw_expert_store_poll (BwExpertStore *store);
 int bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
                               const BwExpertWeights **weights, GError **error);
 
