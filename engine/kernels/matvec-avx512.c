@@ -249,6 +249,9 @@ vec_i_reduce (__m512i v)
   return sum;
 }
 
+#include "kernels/gemv-avx512.h"
+#define TOKEN_KERNEL gv_matvec
+
 #include "kernels/simd-rows.h"
 
 const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512");

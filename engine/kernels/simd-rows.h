@@ -293,10 +293,18 @@ fast_path_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
   return TRUE;
 }
 
+/* A file may define TOKEN_KERNEL (fmt, w, x, n, y, ldy, r0, r1) -> gboolean: its own
+ * product for some formats, returning FALSE where it does not apply. */
+#ifndef TOKEN_KERNEL
+#define TOKEN_KERNEL(fmt, w, x, n, y, ldy, r0, r1) FALSE
+#endif
+
 #define DEFINE_ROWS_KERNEL(name, FMT)                                                    \
   static void name (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,      \
                     int64_t r0, int64_t r1)                                              \
   {                                                                                      \
+    if (TOKEN_KERNEL (FMT, w, x, n, y, ldy, r0, r1))                                     \
+      return;                                                                            \
     if (!fast_path_ok (FMT, w, r0, r1))                                                  \
       {                                                                                  \
         bw_kernels_scalar.rows[FMT](w, x, n, y, ldy, r0, r1);                            \

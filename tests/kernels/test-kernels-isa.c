@@ -1,5 +1,6 @@
 /* Every SIMD kernel against the scalar reference on odd shapes (rows and columns not
- * multiples of the vector width), misaligned weights and activations, 1..9 tokens, and
+ * multiples of the vector width), misaligned weights and activations, 1..9 tokens (and
+ * one token for every case, the decode kernels), and
  * special values (NaN codes and scales, FP8 scales too large for the folded decode). */
 #include <math.h>
 #include <string.h>
@@ -13,7 +14,8 @@ typedef struct {
 
 static const Shape shapes[] = {
   { 1, 1 }, { 2, 7 }, { 3, 15 }, { 5, 17 }, { 7, 33 }, { 9, 64 }, { 13, 100 },
-  { 6, 129 }, { 17, 250 }, { 130, 288 }, { 4, 1000 },
+  { 6, 129 }, { 17, 250 }, { 130, 288 }, { 4, 1000 }, { 37, 640 },
+  { 5, 16384 + 128 + 7 }, /* more activations than one-token kernels permute at once */
 };
 
 static const int groups[] = { 0, 32, 64, 128, 48 };
@@ -83,6 +85,8 @@ test_isa (gconstpointer data)
           test_matrix_init (&t, (BwFormat) f, rows, cols, groups[g], misalign, rand);
           test_fill_random (x, n * cols, rand);
           compare (isa, &t, x, n, what);
+          /* one token takes the decode kernels: every shape, group and offset again */
+          compare (isa, &t, x, 1, what);
           test_matrix_clear (&t);
         }
   g_rand_free (rand);

@@ -1,0 +1,445 @@
+/* One-token products (decode) for AVX-512, included by matvec-avx512.c: BF16, FP8, MXFP4
+ * and Q4 decoded from 64-byte loads of weights straight into registers. A decode step is
+ * bound by memory, so the access pattern matters as much as the arithmetic:
+ *  - four rows at once share every activation load, but they are a quarter of the row
+ *    range apart, so each is one long sequential stream (four adjacent rows read side by
+ *    side restart the hardware prefetcher every few KiB and lost a third of the rate);
+ *  - each 64-byte load is decoded in the lane order its bit layout gives for free (the
+ *    16-bit halves, bytes or nibbles of each dword) and the activations are permuted once
+ *    per call into that order, instead of shuffling every row's weights into column order.
+ * Results match the reference within reassociation: BF16, FP8 and Q4 weights are the
+ * reference's values exactly; MXFP4 applies its power-of-two scale once per 32-column
+ * group to the group's sum, which is the same value as scaling each weight. */
+
+#define GV_AI static inline __attribute__((always_inline))
+#define GV_ROWS 4
+/* Activation floats permuted per pass (64 KiB of stack); a multiple of 512 columns. */
+#define GV_X_MAX 16384
+
+/* The weights of a block in a register: without this the compiler folds the load into
+ * every shift that reads it, and the 512-bit load ports become the bottleneck. */
+GV_AI __m512i
+gv_load (const uint8_t *p)
+{
+  __m512i v = _mm512_loadu_si512 (p);
+  __asm__ ("" : "+v" (v));
+  return v;
+}
+
+
+/* Columns decoded from one 64-byte load. */
+GV_AI int64_t
+gv_block_cols (BwFormat fmt)
+{
+  return fmt == BW_FMT_BF16 ? 32 : fmt == BW_FMT_FP8_E4M3_B128 ? 64 : 128;
+}
+
+/* ---- Activations in the decoded lane order ---- */
+
+/* xp[32b .. 32b+15] = even columns of block b, then the odd ones. */
+GV_AI void
+gv_permute_bf16 (const float *x, int64_t nb, float *xp)
+{
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m512 v[2];
+      deinterleave (_mm512_loadu_ps (x + 32 * b), _mm512_loadu_ps (x + 32 * b + 16), v);
+      _mm512_store_ps (xp + 32 * b, v[0]);
+      _mm512_store_ps (xp + 32 * b + 16, v[1]);
+    }
+}
+
+/* Vector j of block b, lane k = column 64b + 4k + j (byte j of dword k). */
+GV_AI void
+gv_permute_fp8 (const float *x, int64_t nb, float *xp)
+{
+  const __m512i iu = _mm512_setr_epi32 (0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+  const __m512i iv = _mm512_add_epi32 (iu, _mm512_set1_epi32 (2));
+
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const float *p = x + 64 * b;
+      __m512 in[4], u[2], v[2];
+      for (int m = 0; m < 4; m++)
+        in[m] = _mm512_loadu_ps (p + 16 * m);
+      for (int q = 0; q < 2; q++)
+        {
+          u[q] = _mm512_permutex2var_ps (in[2 * q], iu, in[2 * q + 1]);
+          v[q] = _mm512_permutex2var_ps (in[2 * q], iv, in[2 * q + 1]);
+        }
+      float *o = xp + 64 * b;
+      _mm512_store_ps (o, _mm512_shuffle_f32x4 (u[0], u[1], _MM_SHUFFLE (1, 0, 1, 0)));
+      _mm512_store_ps (o + 16, _mm512_shuffle_f32x4 (u[0], u[1], _MM_SHUFFLE (3, 2, 3, 2)));
+      _mm512_store_ps (o + 32, _mm512_shuffle_f32x4 (v[0], v[1], _MM_SHUFFLE (1, 0, 1, 0)));
+      _mm512_store_ps (o + 48, _mm512_shuffle_f32x4 (v[0], v[1], _MM_SHUFFLE (3, 2, 3, 2)));
+    }
+}
+
+/* Vector j of block b, lane k = column 128b + 8k + j (nibble j of dword k). */
+GV_AI void
+gv_permute_nibbles (const float *x, int64_t nb, float *xp)
+{
+  const __m512i iu = _mm512_setr_epi32 (0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+  const __m512i iv = _mm512_add_epi32 (iu, _mm512_set1_epi32 (4));
+
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const float *p = x + 128 * b;
+      float *o = xp + 128 * b;
+      __m512 u[4], v[4];
+      for (int q = 0; q < 4; q++)
+        {
+          __m512 lo = _mm512_loadu_ps (p + 32 * q), hi = _mm512_loadu_ps (p + 32 * q + 16);
+          u[q] = _mm512_permutex2var_ps (lo, iu, hi);
+          v[q] = _mm512_permutex2var_ps (lo, iv, hi);
+        }
+      for (int h = 0; h < 2; h++)
+        {
+          const __m512 *s = h ? v : u;
+          __m512 a01 = _mm512_shuffle_f32x4 (s[0], s[1], _MM_SHUFFLE (1, 0, 1, 0));
+          __m512 a23 = _mm512_shuffle_f32x4 (s[2], s[3], _MM_SHUFFLE (1, 0, 1, 0));
+          __m512 b01 = _mm512_shuffle_f32x4 (s[0], s[1], _MM_SHUFFLE (3, 2, 3, 2));
+          __m512 b23 = _mm512_shuffle_f32x4 (s[2], s[3], _MM_SHUFFLE (3, 2, 3, 2));
+          float *oh = o + 64 * h;
+          _mm512_store_ps (oh, _mm512_shuffle_f32x4 (a01, a23, _MM_SHUFFLE (2, 0, 2, 0)));
+          _mm512_store_ps (oh + 16, _mm512_shuffle_f32x4 (a01, a23, _MM_SHUFFLE (3, 1, 3, 1)));
+          _mm512_store_ps (oh + 32, _mm512_shuffle_f32x4 (b01, b23, _MM_SHUFFLE (2, 0, 2, 0)));
+          _mm512_store_ps (oh + 48, _mm512_shuffle_f32x4 (b01, b23, _MM_SHUFFLE (3, 1, 3, 1)));
+        }
+    }
+}
+
+GV_AI void
+gv_permute (BwFormat fmt, const float *x, int64_t nb, float *xp)
+{
+  if (fmt == BW_FMT_BF16)
+    gv_permute_bf16 (x, nb, xp);
+  else if (fmt == BW_FMT_FP8_E4M3_B128)
+    gv_permute_fp8 (x, nb, xp);
+  else
+    gv_permute_nibbles (x, nb, xp);
+}
+
+/* ---- Row kernels: R rows (r, r + rs, ...) over blocks [b0, b0 + nb) ---- */
+
+GV_AI void
+gv_finish (float *y, int64_t r, int64_t rs, const int R, __m512 acc[][2], gboolean add)
+{
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      float v = _mm512_reduce_add_ps (_mm512_add_ps (acc[i][0], acc[i][1]));
+      y[r + i * rs] = add ? y[r + i * rs] + v : v;
+    }
+}
+
+GV_AI void
+gv_bf16 (const uint8_t *const rows[], const float *xp, int64_t nb, __m512 acc[][2], const int R)
+{
+  const __m512i hi = _mm512_set1_epi32 ((int) 0xFFFF0000u);
+
+#pragma GCC unroll 2
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const __m512 xe = _mm512_load_ps (xp + 32 * b), xo = _mm512_load_ps (xp + 32 * b + 16);
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
+          acc[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_slli_epi32 (v, 16)), xe, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (v, hi)), xo, acc[i][1]);
+        }
+    }
+}
+
+/* Byte j of each dword as an f32 equal to the e4m3 value times 2^-120: sign to bit 31,
+ * the 7 magnitude bits to bits 26..20 (exact for normals and subnormals). st holds the
+ * block scale times 2^120, so one multiply gives the reference's rounded weight. NaN codes
+ * (magnitude 0x7F) are caught by the byte maximum in nan[i]. */
+GV_AI void
+gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, const BwMatrix *w,
+        int64_t r, int64_t rs, __m512 acc[][2], __m512i nan[], const int R)
+{
+  const __m512i keep = _mm512_set1_epi32 ((int) 0x87F00000u), mag = _mm512_set1_epi8 (0x7F);
+  const int64_t cb = bw_fp8_blocks (w->cols);
+  const uint8_t *srow[GV_ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    srow[i] = (const uint8_t *) w->scales + ((r + i * rs) / BW_FP8_BLOCK) * cb * 4;
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const float *xb = xp + 64 * b;
+      const int64_t sb = (b0 + b) / 2;
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          const __m512 st = _mm512_set1_ps (bw_load_f32 (srow[i] + 4 * sb) * 0x1p120f);
+          const __m512i v = gv_load (rows[i] + 64 * b);
+          nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
+          /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
+           * magnitude where the f32 bits of the high half of a dword need them */
+          const __m512i t1 = _mm512_srai_epi16 (v, 4), t0 = _mm512_srai_epi16 (_mm512_slli_epi16 (v, 8), 4);
+          __m512i f[4];
+          f[0] = _mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep);
+          f[1] = _mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep);
+          f[2] = _mm512_and_si512 (t0, keep);
+          f[3] = _mm512_and_si512 (t1, keep);
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; j++)
+            acc[i][j & 1] = _mm512_fmadd_ps (_mm512_mul_ps (_mm512_castsi512_ps (f[j]), st),
+                                             _mm512_load_ps (xb + 16 * j), acc[i][j & 1]);
+        }
+    }
+}
+
+/* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
+ * 253 and up were ruled out by the caller. */
+GV_AI __m512
+gv_e8m0_16 (const uint8_t *s, int64_t g, int64_t ns)
+{
+  __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
+  __m512i e = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (k, s + g));
+  __m512i f = _mm512_slli_epi32 (e, 23);
+  f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
+                             _mm512_set1_epi32 (1 << 22));
+  return _mm512_castsi512_ps (f);
+}
+
+/* E2M1 as bf16 (exact: at most two significant bits), twice: vpermw reads 5 index bits. */
+static const uint16_t gv_bf16_e2m1[32] = {
+  0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0,
+  0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+  0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0,
+  0x8000, 0xBF00, 0xBF80, 0xBFC0, 0xC000, 0xC040, 0xC080, 0xC0C0,
+};
+
+/* Q4 codes (value + 8) as bf16, twice. */
+static const uint16_t gv_bf16_q4[32] = {
+  0xC100, 0xC0E0, 0xC0C0, 0xC0A0, 0xC080, 0xC040, 0xC000, 0xBF80,
+  0x0000, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0,
+  0xC100, 0xC0E0, 0xC0C0, 0xC0A0, 0xC080, 0xC040, 0xC000, 0xBF80,
+  0x0000, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0,
+};
+
+/* The scales of 16 groups of a Q4 row from group g (fewer at the row's end). */
+GV_AI __m512
+gv_q4_16 (const float *s, int64_t g, int64_t ns)
+{
+  return _mm512_maskz_loadu_ps ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
+}
+
+/* Nibble jj of each 16-bit word looks up its bf16 value (one vpermw decodes 32 weights);
+ * the low word of dword k is then column 8k + jj and the high word column 8k + 4 + jj.
+ * The per-lane sums of a block are multiplied once by a vector of their groups' scales
+ * (lane k holds columns 8k .. 8k+7 of the block, so a group of 32 is 4 lanes). For MXFP4
+ * that is the same value as scaling each weight (a power of two); for Q4 it is the
+ * per-group scale applied to the group's sum. */
+GV_AI void
+gv_nibbles (BwFormat fmt, const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb,
+            const BwMatrix *w, int64_t r, int64_t rs, __m512 acc[][2], const int R)
+{
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+  const __m512i lut = _mm512_loadu_si512 (mx ? gv_bf16_e2m1 : gv_bf16_q4);
+  const __m512i hi = _mm512_set1_epi32 ((int) 0xFFFF0000u);
+  /* columns per scale; a row scale acts as one group of the whole block */
+  const int64_t gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
+  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
+  /* lane k of block c (in columns) has group c/gsz + (8k)/gsz; sc holds 16 groups */
+  const int lane_shift = gsz == 32 ? 2 : gsz == 64 ? 3 : 4;
+  const uint8_t *srow[GV_ROWS];
+  __m512 sc[GV_ROWS] = { _mm512_setzero_ps () };
+  int64_t g0 = -16;
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const float *xb = xp + 128 * b;
+      const int64_t g = w->group > 0 || mx ? (b0 + b) * 128 / gsz : 0;
+      if (g >= g0 + 16)
+        {
+          g0 = g;
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
+        }
+      const __m512i sidx = _mm512_add_epi32 (_mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), lane_shift),
+                                             _mm512_set1_epi32 ((int) (g - g0)));
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          __m512i v = gv_load (rows[i] + 64 * b);
+          __m512 s0 = _mm512_setzero_ps (), s1 = _mm512_setzero_ps ();
+#pragma GCC unroll 4
+          for (int jj = 0; jj < 4; jj++)
+            {
+              const __m512i p = _mm512_permutexvar_epi16 (v, lut);
+              const __m512 lo = _mm512_castsi512_ps (_mm512_slli_epi32 (p, 16));
+              const __m512 up = _mm512_castsi512_ps (_mm512_and_si512 (p, hi));
+              s0 = _mm512_fmadd_ps (lo, _mm512_load_ps (xb + 16 * jj), s0);
+              s1 = _mm512_fmadd_ps (up, _mm512_load_ps (xb + 16 * (jj + 4)), s1);
+              v = _mm512_srli_epi16 (v, 4);
+            }
+          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s0, s1), _mm512_permutexvar_ps (sidx, sc[i]), acc[i][0]);
+        }
+    }
+}
+
+/* R rows from r, rs apart, over the column blocks [b0, b0 + nb) whose activations are in
+ * xp; y is set, or added to when `add`. */
+GV_AI void
+gv_rows (BwFormat fmt, const BwMatrix *w, const float *xp, int64_t b0, int64_t nb, float *y,
+         int64_t r, int64_t rs, const int R, gboolean add)
+{
+  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
+  const uint8_t *rows[GV_ROWS];
+  __m512 acc[GV_ROWS][2];
+  __m512i nan[GV_ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
+      acc[i][0] = acc[i][1] = _mm512_setzero_ps ();
+      nan[i] = _mm512_setzero_si512 ();
+    }
+  switch (fmt)
+    {
+    case BW_FMT_BF16: gv_bf16 (rows, xp, nb, acc, R); break;
+    case BW_FMT_FP8_E4M3_B128: gv_fp8 (rows, xp, b0, nb, w, r, rs, acc, nan, R); break;
+    case BW_FMT_MXFP4:
+    case BW_FMT_Q4: gv_nibbles (fmt, rows, xp, b0, nb, w, r, rs, acc, R); break;
+    default: break;
+    }
+  gv_finish (y, r, rs, R, acc, add);
+  if (fmt == BW_FMT_FP8_E4M3_B128)
+#pragma GCC unroll 4
+    for (int i = 0; i < R; i++)
+      if (_mm512_cmpeq_epi8_mask (nan[i], _mm512_set1_epi8 (0x7F)))
+        y[r + i * rs] = NAN; /* a NaN weight makes the reference's sum NaN */
+}
+
+/* Columns [c0, cols) past the last whole block, from the reference decoder. */
+static void
+gv_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t c0, gboolean add)
+{
+  float seg[128];
+
+  for (int64_t r = r0; r < r1; r++)
+    {
+      float s = 0;
+      bw_decode_segment (w, r, c0, w->cols - c0, seg);
+      for (int64_t c = c0; c < w->cols; c++)
+        s += seg[c - c0] * x[c];
+      y[r] = add ? y[r] + s : s;
+    }
+}
+
+/* Whether the one-token kernel applies: FP8 block scales small enough to fold 2^120 into
+ * (NaN is fine), MXFP4 scales below 253 (from there a weight can overflow to Inf, or is
+ * NaN, which a per-group sum would not reproduce), Q4 groups it can index. */
+GV_AI gboolean
+gv_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
+{
+  switch (fmt)
+    {
+    case BW_FMT_BF16:
+      return TRUE;
+    case BW_FMT_FP8_E4M3_B128:
+      {
+        int64_t cb = bw_fp8_blocks (w->cols);
+        for (int64_t i = (r0 / BW_FP8_BLOCK) * cb; i < bw_fp8_blocks (r1) * cb; i++)
+          {
+            float s = bw_load_scale (w, i);
+            if (!(fabsf (s) < 0x1p8f) && !isnan (s))
+              return FALSE;
+          }
+        return TRUE;
+      }
+    case BW_FMT_MXFP4:
+      {
+        const uint8_t *s = (const uint8_t *) w->scales + r0 * bw_mxfp4_row_scales (w->cols);
+        const int64_t n = (r1 - r0) * bw_mxfp4_row_scales (w->cols);
+        __m512i m = _mm512_setzero_si512 ();
+        int64_t i = 0;
+        for (; i + 64 <= n; i += 64)
+          m = _mm512_max_epu8 (m, _mm512_loadu_si512 (s + i));
+        m = _mm512_max_epu8 (m, _mm512_maskz_loadu_epi8 ((__mmask64) ((1ull << (n - i)) - 1) , s + i));
+        return !_mm512_cmpge_epu8_mask (m, _mm512_set1_epi8 ((char) 253));
+      }
+    case BW_FMT_Q4:
+      return w->group == 0 || w->group == 32 || w->group == 64 || w->group % 128 == 0;
+    default:
+      return FALSE;
+    }
+}
+
+/* y[r] = W[r] . x for r in [r0, r1); the matrix passed gv_ok. */
+GV_AI void
+gv_matvec_fmt (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
+{
+  const int64_t B = gv_block_cols (fmt), nfull = w->cols / B, s = (r1 - r0) / GV_ROWS;
+  float xp[GV_X_MAX] __attribute__((aligned (64)));
+
+  for (int64_t b0 = 0; b0 < nfull; b0 += GV_X_MAX / B)
+    {
+      const int64_t nb = MIN (GV_X_MAX / B, nfull - b0);
+      const gboolean add = b0 > 0;
+      gv_permute (fmt, x + b0 * B, nb, xp);
+      for (int64_t k = 0; k < s; k++)
+        gv_rows (fmt, w, xp, b0, nb, y, r0 + k, s, GV_ROWS, add);
+      for (int64_t r = r0 + GV_ROWS * s; r < r1; r++)
+        gv_rows (fmt, w, xp, b0, nb, y, r, 1, 1, add);
+    }
+  if (nfull * B < w->cols)
+    gv_tail (w, x, y, r0, r1, nfull * B, nfull > 0);
+}
+
+/* Weight bytes of the rows that several tokens take in turn, so that they are read from
+ * memory once and from L2 for the other tokens. */
+#define GV_TOKEN_ROWS_BYTES (256 * 1024)
+
+#define GV_DEFINE(name, FMT)                                                              \
+  static __attribute__((noinline)) void                                                  \
+  name (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)             \
+  {                                                                                      \
+    gv_matvec_fmt (FMT, w, x, y, r0, r1);                                                \
+  }
+
+GV_DEFINE (gv_matvec_bf16, BW_FMT_BF16)
+GV_DEFINE (gv_matvec_fp8, BW_FMT_FP8_E4M3_B128)
+GV_DEFINE (gv_matvec_mxfp4, BW_FMT_MXFP4)
+GV_DEFINE (gv_matvec_q4, BW_FMT_Q4)
+
+/* Y[t] = W X[t] for n tokens with the one-token kernel of the format, if it has one and it
+ * applies to this matrix. Every token goes through exactly the one-token arithmetic, so a
+ * prefill and a token-by-token decode give the same bits. */
+GV_AI gboolean
+gv_matvec (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+           int64_t r0, int64_t r1)
+{
+  void (*one) (const BwMatrix *, const float *, float *, int64_t, int64_t);
+
+  switch (fmt)
+    {
+    case BW_FMT_BF16: one = gv_matvec_bf16; break;
+    case BW_FMT_FP8_E4M3_B128: one = gv_matvec_fp8; break;
+    case BW_FMT_MXFP4: one = gv_matvec_mxfp4; break;
+    case BW_FMT_Q4: one = gv_matvec_q4; break;
+    default: return FALSE;
+    }
+  if (!gv_ok (fmt, w, r0, r1))
+    return FALSE;
+  if (n == 1)
+    {
+      one (w, x, y, r0, r1);
+      return TRUE;
+    }
+  const int64_t sub = MAX (16, GV_TOKEN_ROWS_BYTES / MAX (1, (int64_t) bw_matrix_row_bytes (fmt, w->cols)));
+  for (int64_t r = r0; r < r1; r += sub)
+    for (int t = 0; t < n; t++)
+      one (w, x + (int64_t) t * w->cols, y + (int64_t) t * ldy, r, MIN (r1, r + sub));
+  return TRUE;
+}
