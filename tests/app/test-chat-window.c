@@ -1,6 +1,7 @@
 /* The real window chatting with the bundled demo model, driven through its actions as a
- * user would: a first chat, streamed replies, Stop, regenerate, edit and resend, a second
- * chat and switching back, delete with undo, and the dashboard's numbers changing. Also
+ * user would: a first chat, its own system prompt and sampling, streamed replies, Stop,
+ * regenerate, edit and resend, a second chat and switching back, delete with undo, and the
+ * dashboard's numbers changing. Also
  * measures the main loop's longest stall while replies stream in. */
 #include "burrow-config.h"
 
