@@ -1,8 +1,8 @@
 /* The real window chatting with the bundled demo model, driven through its actions as a
  * user would: a first chat, its own system prompt and sampling, streamed replies, Stop,
  * regenerate, edit and resend, a second chat and switching back, delete with undo, and the
- * dashboard's numbers changing. Also
- * measures the main loop's longest stall while replies stream in. */
+ * dashboard's numbers changing. Also measures the main loop's longest stall while replies
+ * stream in. */
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
