@@ -34,14 +34,16 @@ MIN_ROUTE_GAP = 2e-4    # k-th minus (k+1)-th expert score, as in the oracle fix
 # Candidate prompts, raw text (continued as prose) and chat (one user turn); the fixture keeps
 # the first CASES_PER_KIND of each kind whose decisions all have margins >= --min-gap.
 PROMPTS = [
+    ("text", "\"I am"),
+    ("text", "\"My dear"),
+    ("text", "Sir Thomas"),
     ("text", "It is a truth universally acknowledged, that"),
     ("text", "The weather was so fine that Elizabeth"),
     ("text", "Mrs. Bennet was"),
-    ("text", "When the ladies returned to the drawing-room,"),
-    ("text", "Anne had never"),
-    ("chat", "Will you dance with me this evening?"),
     ("chat", "What do you think of Mr. Darcy?"),
     ("chat", "Where is your sister?"),
+    ("chat", "How is your mother?"),
+    ("chat", "Will you dance with me this evening?"),
     ("chat", "I have been walking all the morning."),
     ("chat", "Good morning!"),
     ("chat", "Do you like the country?"),
