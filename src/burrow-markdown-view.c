@@ -2,8 +2,13 @@
 
 #include <glib/gi18n.h>
 
+#include <string.h>
+
 #include "burrow-markdown.h"
 #include "burrow-markdown-view.h"
+
+/* Between two blocks, in pixels. */
+#define BLOCK_SPACING 12
 
 struct _BurrowMarkdownView {
   GtkWidget parent_instance;
@@ -45,15 +50,71 @@ prose_label_new (const char *markup)
   return label;
 }
 
+/* Code is shown in pieces of whole lines, each its own label, so that a growing code block
+ * lays out only its last few lines. */
+#define CODE_PIECE_BYTES 1024
+
+static GtkWidget *
+code_piece_new (void)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  return label;
+}
+
+/* Shows @text in @lines' labels, adding and removing labels as needed; a label whose
+ * piece did not change is left alone. */
+static void
+code_set_lines (GtkWidget  *lines,
+                const char *text)
+{
+  GtkWidget *label = gtk_widget_get_first_child (lines);
+  const char *p = text;
+
+  do
+    {
+      const char *end = p + strlen (p);
+      g_autofree char *piece = NULL;
+
+      if (end - p > CODE_PIECE_BYTES)
+        {
+          const char *nl = strchr (p + CODE_PIECE_BYTES, '\n');
+
+          if (nl != NULL && nl[1] != '\0')
+            end = nl;
+        }
+      piece = g_strndup (p, end - p);
+      if (label == NULL)
+        {
+          label = code_piece_new ();
+          gtk_box_append (GTK_BOX (lines), label);
+        }
+      gtk_label_set_text (GTK_LABEL (label), piece);
+      label = gtk_widget_get_next_sibling (label);
+      p = *end == '\n' ? end + 1 : end;
+    }
+  while (*p != '\0');
+
+  while (label != NULL)
+    {
+      GtkWidget *next = gtk_widget_get_next_sibling (label);
+
+      gtk_box_remove (GTK_BOX (lines), label);
+      label = next;
+    }
+}
+
 static void
 code_set (GtkWidget                 *box,
           const BurrowMarkdownBlock *block)
 {
-  GtkLabel *code = g_object_get_data (G_OBJECT (box), "code");
+  GtkWidget *lines = g_object_get_data (G_OBJECT (box), "lines");
   GtkLabel *language = g_object_get_data (G_OBJECT (box), "language");
   GtkWidget *copy = g_object_get_data (G_OBJECT (box), "copy");
 
-  gtk_label_set_text (code, block->text);
+  code_set_lines (lines, block->text);
   gtk_label_set_text (language, block->language[0] != '\0' ? block->language : _("Code"));
   gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", block->text);
 }
@@ -65,7 +126,7 @@ code_block_new (const BurrowMarkdownBlock *block)
   GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *language = gtk_label_new (NULL);
   GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
-  GtkWidget *code = gtk_label_new (NULL);
+  GtkWidget *lines = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
 
   gtk_widget_add_css_class (box, "code-block");
   gtk_widget_add_css_class (header, "code-header");
@@ -82,17 +143,15 @@ code_block_new (const BurrowMarkdownBlock *block)
   gtk_actionable_set_action_target (GTK_ACTIONABLE (copy), "s", block->text);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (copy), "win.copy-text");
 
-  gtk_label_set_selectable (GTK_LABEL (code), TRUE);
-  gtk_label_set_xalign (GTK_LABEL (code), 0);
-  gtk_widget_add_css_class (code, "monospace");
-  gtk_widget_add_css_class (code, "code-text");
+  gtk_widget_add_css_class (lines, "monospace");
+  gtk_widget_add_css_class (lines, "code-text");
 
   gtk_box_append (GTK_BOX (header), language);
   gtk_box_append (GTK_BOX (header), copy);
   gtk_box_append (GTK_BOX (box), header);
-  gtk_box_append (GTK_BOX (box), scroller_new (code));
+  gtk_box_append (GTK_BOX (box), scroller_new (lines));
 
-  g_object_set_data (G_OBJECT (box), "code", code);
+  g_object_set_data (G_OBJECT (box), "lines", lines);
   g_object_set_data (G_OBJECT (box), "language", language);
   g_object_set_data (G_OBJECT (box), "copy", copy);
   code_set (box, block);
@@ -165,6 +224,15 @@ block_widget_update (GtkWidget                 *widget,
     }
 }
 
+/* Blocks stand apart; the pieces of a long paragraph follow each other as its lines do. */
+static void
+place_block (GtkWidget                 *widget,
+             const BurrowMarkdownBlock *block,
+             guint                      index)
+{
+  gtk_widget_set_margin_top (widget, index == 0 || block->continues ? 0 : BLOCK_SPACING);
+}
+
 void
 burrow_markdown_view_set_text (BurrowMarkdownView *self,
                                const char         *text)
@@ -183,7 +251,10 @@ burrow_markdown_view_set_text (BurrowMarkdownView *self,
   if (keep < blocks->len && keep < self->blocks->len &&
       block_widget_update (self->widgets->pdata[keep], self->blocks->pdata[keep],
                            blocks->pdata[keep]))
-    keep++;
+    {
+      place_block (self->widgets->pdata[keep], blocks->pdata[keep], keep);
+      keep++;
+    }
 
   while (self->widgets->len > keep)
     {
@@ -194,6 +265,7 @@ burrow_markdown_view_set_text (BurrowMarkdownView *self,
     {
       GtkWidget *widget = block_widget_new (blocks->pdata[i]);
 
+      place_block (widget, blocks->pdata[i], i);
       gtk_widget_set_parent (widget, GTK_WIDGET (self));
       g_ptr_array_add (self->widgets, widget);
     }
@@ -260,7 +332,7 @@ burrow_markdown_view_init (BurrowMarkdownView *self)
   GtkLayoutManager *layout = gtk_widget_get_layout_manager (GTK_WIDGET (self));
 
   gtk_orientable_set_orientation (GTK_ORIENTABLE (layout), GTK_ORIENTATION_VERTICAL);
-  gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 12);
+  gtk_box_layout_set_spacing (GTK_BOX_LAYOUT (layout), 0);
   self->blocks = g_ptr_array_new ();
   self->widgets = g_ptr_array_new ();
 }

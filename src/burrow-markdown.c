@@ -1,7 +1,7 @@
 /* md4c calls back for every block, span and run of text; this file turns those calls into
- * markup strings. Each top-level paragraph, heading, list or quote is its own TEXT block:
- * while a reply streams in only its last block changes, so redrawing it stays cheap however
- * long the reply grows. */
+ * markup strings. Each top-level paragraph, heading, list or quote is its own TEXT block,
+ * cut into pieces when long: while a reply streams in only its last piece changes, so
+ * redrawing it stays cheap however long the reply grows. */
 #include "burrow-config.h"
 
 #include <md4c.h>
@@ -53,12 +53,135 @@ add_block (Ctx                *ctx,
   return block;
 }
 
+/* Markup bytes a piece of a TEXT block holds before it may end at a line break; twice as
+ * many before it ends after a sentence, four times at any space, eight times anywhere.
+ * GtkLabel lays out a kilobyte in about a millisecond, each time it is measured. */
+#define PIECE_BYTES 768
+
+static void
+add_piece (Ctx     *ctx,
+           GString *piece,
+           gboolean continues)
+{
+  BurrowMarkdownBlock *block = add_block (ctx, BURROW_MARKDOWN_TEXT);
+
+  block->continues = continues;
+  block->text = g_strndup (piece->str, piece->len);
+  g_string_truncate (piece, 0);
+}
+
+/* @tag points at "<name ...>" in markup; appends "</name>". */
+static void
+append_close_tag (GString    *out,
+                  const char *tag)
+{
+  gsize name = strcspn (tag + 1, " >");
+
+  g_string_append (out, "</");
+  g_string_append_len (out, tag + 1, (gssize) name);
+  g_string_append_c (out, '>');
+}
+
+/* Whether anything but tags and white space follows @p. */
+static gboolean
+has_content (const char *p)
+{
+  while (*p != '\0')
+    {
+      if (*p == '<')
+        p = strchr (p, '>') + 1;
+      else if (g_ascii_isspace (*p))
+        p++;
+      else
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+ends_sentence (gunichar c)
+{
+  return c == '.' || c == '!' || c == '?' || c == 0x3002 || c == 0xFF01 || c == 0xFF1F;
+}
+
+/* How many bytes at @p to drop when the piece ends there (a line break or a space), or -1
+ * if it should not end there yet. @last: the last character shown before @p. */
+static int
+piece_cut (const char *p,
+           gunichar    last,
+           gsize       length)
+{
+  if (*p == '\n' && length >= PIECE_BYTES)
+    return 1;
+  if (*p == ' ' && ends_sentence (last) && length >= 2 * PIECE_BYTES)
+    return 1;
+  if (last > 0x2FFF && ends_sentence (last) && length >= 2 * PIECE_BYTES)
+    return 0;   /* CJK text has no spaces after its full stops */
+  if (*p == ' ' && length >= 4 * PIECE_BYTES)
+    return 1;
+  if (length >= 8 * PIECE_BYTES)
+    return 0;
+  return -1;
+}
+
+/* Adds @markup as one TEXT block, or as pieces of one when it is long. */
+static void
+add_text_pieces (Ctx        *ctx,
+                 const char *markup)
+{
+  g_autoptr(GPtrArray) open = g_ptr_array_new ();   /* where each open tag starts */
+  g_autoptr(GString) piece = g_string_new (NULL);
+  gboolean continues = FALSE;
+  gunichar last = 0;
+  const char *p = markup;
+
+  while (*p != '\0')
+    {
+      const char *end;
+      int drop;
+
+      if (*p == '<')
+        {
+          end = strchr (p, '>') + 1;
+          if (p[1] == '/')
+            g_ptr_array_set_size (open, open->len > 0 ? open->len - 1 : 0);
+          else
+            g_ptr_array_add (open, (gpointer) p);
+          g_string_append_len (piece, p, end - p);
+          p = end;
+          continue;
+        }
+
+      drop = piece_cut (p, last, piece->len);
+      if (drop >= 0 && has_content (p + drop))
+        {
+          for (guint i = open->len; i > 0; i--)
+            append_close_tag (piece, open->pdata[i - 1]);
+          add_piece (ctx, piece, continues);
+          continues = TRUE;
+          for (guint i = 0; i < open->len; i++)
+            g_string_append_len (piece, open->pdata[i],
+                                 strchr (open->pdata[i], '>') + 1 - (const char *) open->pdata[i]);
+          p += drop;
+          last = 0;
+          continue;
+        }
+
+      /* An entity is one character: "&amp;" never splits. */
+      end = *p == '&' ? strchr (p, ';') + 1 : g_utf8_next_char (p);
+      last = *p == '&' ? '&' : g_utf8_get_char (p);
+      g_string_append_len (piece, p, end - p);
+      p = end;
+    }
+  add_piece (ctx, piece, continues);
+}
+
 static void
 flush_text (Ctx *ctx)
 {
   if (ctx->text->len == 0)
     return;
-  add_block (ctx, BURROW_MARKDOWN_TEXT)->text = g_strdup (ctx->text->str);
+  add_text_pieces (ctx, ctx->text->str);
   g_string_truncate (ctx->text, 0);
 }
 
@@ -556,7 +679,7 @@ gboolean
 burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
                              const BurrowMarkdownBlock *b)
 {
-  if (a->kind != b->kind || g_strcmp0 (a->text, b->text) != 0 ||
+  if (a->kind != b->kind || a->continues != b->continues || g_strcmp0 (a->text, b->text) != 0 ||
       g_strcmp0 (a->language, b->language) != 0 || a->n_columns != b->n_columns)
     return FALSE;
   if (a->kind != BURROW_MARKDOWN_TABLE)

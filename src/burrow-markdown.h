@@ -17,6 +17,7 @@ typedef enum {
 
 typedef struct {
   BurrowMarkdownKind kind;
+  gboolean continues;      /* TEXT only: the next piece of the TEXT block before it */
   char *text;              /* TEXT: Pango markup; CODE: plain text; otherwise NULL */
   char *language;          /* CODE only, "" when none */
   guint n_columns;         /* TABLE only */
@@ -25,7 +26,14 @@ typedef struct {
 } BurrowMarkdownBlock;
 
 /* Parses @text (UTF-8, may be incomplete while a reply streams in). Never fails: what is
- * not Markdown is shown as written. Returns a GPtrArray of BurrowMarkdownBlock. */
+ * not Markdown is shown as written. Returns a GPtrArray of BurrowMarkdownBlock.
+ *
+ * A long paragraph, list or quote comes in pieces of about a kilobyte of markup, each a
+ * TEXT block that "continues" the one before and is shown right under it without a gap:
+ * a streaming reply then only ever lays out its short last piece. Pieces end at a line
+ * break when there is one (which is then not shown), else after a sentence, else at a
+ * space; each piece is markup of its own (the tags open where it ends are closed in it
+ * and opened again in the next). */
 GPtrArray *burrow_markdown_parse (const char *text);
 
 gboolean burrow_markdown_block_equal (const BurrowMarkdownBlock *a,

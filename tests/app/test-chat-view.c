@@ -1,14 +1,18 @@
 /* The chat view on its own in a window under Xvfb: the composer's keys, pressed as real X
- * key events (XTest), and the message list following a streaming reply only while the
- * reader is at its end. */
+ * key events (XTest), the message list following a streaming reply only while the
+ * reader is at its end, and a long reply shown in short pieces. */
 #include "burrow-config.h"
 
 #include <dlfcn.h>
 #include <gdk/x11/gdkx.h>
 #include <X11/keysym.h>
 
+#include <string.h>
+
 #include "burrow-chat-message.h"
 #include "burrow-chat-view.h"
+#include "burrow-markdown-view.h"
+#include "burrow-message-row.h"
 
 #define WAIT_USEC (20 * G_USEC_PER_SEC)
 
@@ -233,6 +237,91 @@ test_follows_only_at_bottom (void)
   g_list_store_remove_all (messages);
 }
 
+/* ---- long replies in pieces ---- */
+
+/* The markdown view of the chat's last row. */
+static BurrowMarkdownView *
+last_markdown (void)
+{
+  GtkWidget *box = view_child ("message_box");
+  GObject *markdown = gtk_widget_get_template_child (gtk_widget_get_last_child (box),
+                                                     BURROW_TYPE_MESSAGE_ROW, "markdown");
+
+  g_assert_nonnull (markdown);
+  return BURROW_MARKDOWN_VIEW (markdown);
+}
+
+static void
+test_long_reply_pieces (void)
+{
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");
+  g_autoptr(GString) paragraph = g_string_new (NULL);
+  g_autoptr(GString) code = g_string_new (NULL);
+  g_autoptr(GString) shown = g_string_new (NULL);
+  g_autofree char *fenced = NULL;
+  BurrowMarkdownView *markdown;
+  GtkWidget *lines;
+  guint n;
+
+  for (int i = 0; i < 200; i++)
+    g_string_append_printf (paragraph, "%sSentence %d of a reply without a single line break.",
+                            i > 0 ? " " : "", i);
+  for (int i = 0; i < 300; i++)
+    g_string_append_printf (code, "%sprint (%d)", i > 0 ? "\n" : "", i);
+
+  /* One paragraph in bold, streamed in: it is shown in short pieces, one after another
+   * without a gap, each bold from start to end, and together they are the paragraph. */
+  burrow_chat_message_set_streaming (reply, TRUE);
+  g_list_store_append (messages, reply);
+  burrow_chat_message_append (reply, "**", NULL);
+  for (const char *p = paragraph->str; *p != '\0'; p += MIN (strlen (p), 40))
+    {
+      g_autofree char *part = g_strndup (p, 40);
+
+      burrow_chat_message_append (reply, part, NULL);
+      settle ();
+    }
+  burrow_chat_message_append (reply, "**", NULL);
+  settle ();
+  markdown = last_markdown ();
+  n = burrow_markdown_view_get_n_blocks (markdown);
+  g_assert_cmpuint (n, >, 4);
+  for (guint i = 0; i < n; i++)
+    {
+      GtkWidget *piece = burrow_markdown_view_get_block_widget (markdown, i);
+      const char *markup = gtk_label_get_label (GTK_LABEL (piece));
+
+      g_assert_cmpuint (strlen (markup), <, 2048);
+      g_assert_true (g_str_has_prefix (markup, "<b>") && g_str_has_suffix (markup, "</b>"));
+      g_assert_cmpint (gtk_widget_get_margin_top (piece), ==, 0);
+      g_string_append_printf (shown, "%s%s", i > 0 ? " " : "", gtk_label_get_text (GTK_LABEL (piece)));
+    }
+  g_assert_cmpstr (shown->str, ==, paragraph->str);
+
+  /* A long code block: pieces of whole lines, together the code. */
+  g_string_truncate (shown, 0);
+  fenced = g_strdup_printf ("\n\n```python\n%s", code->str);
+  burrow_chat_message_append (reply, fenced, NULL);
+  burrow_chat_message_set_streaming (reply, FALSE);
+  settle ();
+  n = burrow_markdown_view_get_n_blocks (markdown);
+  lines = g_object_get_data (G_OBJECT (burrow_markdown_view_get_block_widget (markdown, n - 1)), "lines");
+  g_assert_nonnull (lines);
+  g_assert_cmpint (gtk_widget_get_margin_top (burrow_markdown_view_get_block_widget (markdown, n - 1)),
+                   >, 0);
+  for (GtkWidget *label = gtk_widget_get_first_child (lines); label != NULL;
+       label = gtk_widget_get_next_sibling (label))
+    {
+      g_assert_cmpuint (strlen (gtk_label_get_text (GTK_LABEL (label))), <, 2048);
+      g_string_append_printf (shown, "%s%s", shown->len > 0 ? "\n" : "",
+                              gtk_label_get_text (GTK_LABEL (label)));
+    }
+  g_assert_cmpuint (gtk_widget_get_first_child (lines) != gtk_widget_get_last_child (lines), ==, TRUE);
+  g_assert_cmpstr (shown->str, ==, code->str);
+
+  g_list_store_remove_all (messages);
+}
+
 static void
 on_send (GSimpleAction *action,
          GVariant      *param,
@@ -279,6 +368,7 @@ main (int   argc,
 
   g_test_add_func ("/chat-view/composer-keys", test_composer_keys);
   g_test_add_func ("/chat-view/follows-only-at-bottom", test_follows_only_at_bottom);
+  g_test_add_func ("/chat-view/long-reply-pieces", test_long_reply_pieces);
 
   return g_test_run ();
 }

@@ -2,10 +2,11 @@
  * user would: a first chat, its own system prompt and sampling, streamed replies, Stop,
  * regenerate, edit and resend, a second chat and switching back, delete with undo, and the
  * dashboard's numbers changing. Also measures the main loop's longest stall while replies
- * stream in. */
+ * stream in: the demo model's, and 2,048-token ones of every shape fed to its chat view. */
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "burrow-chat-settings-window.h"
@@ -566,63 +567,199 @@ phase_end (GdkFrameClock *clock,
       p->worst[which] = MAX (p->worst[which], spent);
       p->total[which] += spent;
       p->count[which]++;
+      p->start[which] = 0;
     }
+}
+
+/* Everything the stall tests watch while replies stream in. */
+typedef struct {
+  Phases phases;
+  gulong ids[6];
+  Stall stall;
+  Frames frames;
+  guint probe, tick;
+} Watch;
+
+static void
+watch_begin (Watch *w)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
+  const char *signals[3][2] = { { "update", "layout" }, { "layout", "paint" },
+                                { "paint", "after-paint" } };
+
+  memset (w, 0, sizeof *w);
+  /* A 5 ms timer finds every stretch the main loop was busy elsewhere. */
+  g_object_set_data (G_OBJECT (clock), "phases", &w->phases);
+  for (int i = 0; i < 3; i++)
+    {
+      w->ids[2 * i] = g_signal_connect (clock, signals[i][0], G_CALLBACK (phase_begin),
+                                        GINT_TO_POINTER (i));
+      w->ids[2 * i + 1] = g_signal_connect_after (clock, signals[i][1], G_CALLBACK (phase_end),
+                                                  GINT_TO_POINTER (i));
+    }
+  w->probe = g_timeout_add_full (G_PRIORITY_HIGH, 5, on_probe, &w->stall, NULL);
+  w->tick = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_frame, &w->frames, NULL);
+}
+
+/* Stops watching and reports what was seen, under @what. */
+static void
+watch_end (Watch      *w,
+           const char *what)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
+  Phases *p = &w->phases;
+
+  g_source_remove (w->probe);
+  gtk_widget_remove_tick_callback (GTK_WIDGET (window), w->tick);
+  for (int i = 0; i < 6; i++)
+    g_signal_handler_disconnect (clock, w->ids[i]);
+  g_object_set_data (G_OBJECT (clock), "phases", NULL);
+  g_test_message ("%s: frame phases, main-thread CPU most/mean: update %.1f/%.1f ms, "
+                  "layout %.1f/%.1f ms, paint %.1f/%.1f ms", what,
+                  p->worst[0] / 1000.0, p->total[0] / 1000.0 / MAX (p->count[0], 1),
+                  p->worst[1] / 1000.0, p->total[1] / 1000.0 / MAX (p->count[1], 1),
+                  p->worst[2] / 1000.0, p->total[2] / 1000.0 / MAX (p->count[2], 1));
+  g_test_message ("%s: main loop: longest gap %.1f ms (%u over 50 ms), most main-thread CPU "
+                  "in one gap %.1f ms; longest frame gap %.1f ms over %u frames", what,
+                  w->stall.worst / 1000.0, w->stall.over_50ms, w->stall.worst_cpu / 1000.0,
+                  w->frames.worst / 1000.0, w->frames.frames);
 }
 
 static void
 test_main_loop_stalls (void)
 {
-  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
-  Phases phases = { 0 };
-  const char *signals[3][2] = { { "update", "layout" }, { "layout", "paint" },
-                                { "paint", "after-paint" } };
-  gulong ids[6];
-  Stall stall = { 0 };
-  Frames frames = { 0 };
-  guint probe, tick;
+  Watch w;
   int tokens = 0;
 
-  /* A 5 ms timer finds every stretch the main loop was busy elsewhere. */
-  g_object_set_data (G_OBJECT (clock), "phases", &phases);
-  for (int i = 0; i < 3; i++)
-    {
-      ids[2 * i] = g_signal_connect (clock, signals[i][0], G_CALLBACK (phase_begin), GINT_TO_POINTER (i));
-      ids[2 * i + 1] = g_signal_connect_after (clock, signals[i][1], G_CALLBACK (phase_end),
-                                               GINT_TO_POINTER (i));
-    }
-  probe = g_timeout_add_full (G_PRIORITY_HIGH, 5, on_probe, &stall, NULL);
-  tick = gtk_widget_add_tick_callback (GTK_WIDGET (window), on_frame, &frames, NULL);
+  watch_begin (&w);
   for (int i = 0; i < 4; i++)
     {
       BurrowReplyStats stats;
       guint n;
 
-      stall.last = frames.last = 0;
+      w.stall.last = w.frames.last = 0;
       send ("And then what happened next?");
       ITERATE_UNTIL (!burrow_window_get_generating (window));
       n = g_list_model_get_n_items (messages ());
       burrow_chat_message_get_stats (message (n - 1), &stats);
       tokens += stats.n_tokens;
     }
-  g_source_remove (probe);
-  for (int i = 0; i < 6; i++)
-    g_signal_handler_disconnect (clock, ids[i]);
-  g_object_set_data (G_OBJECT (clock), "phases", NULL);
-  g_test_message ("frame phases, main-thread CPU most/mean: update %.1f/%.1f ms, layout %.1f/%.1f ms, "
-                  "paint %.1f/%.1f ms",
-                  phases.worst[0] / 1000.0, phases.total[0] / 1000.0 / MAX (phases.count[0], 1),
-                  phases.worst[1] / 1000.0, phases.total[1] / 1000.0 / MAX (phases.count[1], 1),
-                  phases.worst[2] / 1000.0, phases.total[2] / 1000.0 / MAX (phases.count[2], 1));
-  gtk_widget_remove_tick_callback (GTK_WIDGET (window), tick);
-
-  g_test_message ("main loop: longest gap %.1f ms (%u over 50 ms), most main-thread CPU in one "
-                  "gap %.1f ms; longest frame gap %.1f ms over %u frames; %d tokens",
-                  stall.worst / 1000.0, stall.over_50ms, stall.worst_cpu / 1000.0,
-                  frames.worst / 1000.0, frames.frames, tokens);
+  watch_end (&w, "demo replies");
+  g_test_message ("%d tokens", tokens);
   g_assert_cmpint (tokens, >, 0);
   /* The main loop itself never works 50 ms without coming back; wall-clock gaps also count
    * the scheduler on a loaded machine (PERFORMANCE.md has both). */
-  g_assert_cmpint (stall.worst_cpu, <, MAIN_LOOP_BUDGET_USEC);
+  g_assert_cmpint (w.stall.worst_cpu, <, MAIN_LOOP_BUDGET_USEC);
+}
+
+/* ---- main-loop stalls while a long reply streams in ---- */
+
+#define LONG_REPLY_TOKENS 2048
+
+typedef enum {
+  SHAPE_PARAGRAPHS,      /* many paragraphs with lists and emphasis */
+  SHAPE_ONE_PARAGRAPH,   /* one paragraph without a blank line or a line break */
+  SHAPE_CODE,            /* one code block that never closes */
+} Shape;
+
+/* The @i-th token of a long reply of @shape, about four characters as a model's are. */
+static const char *
+long_reply_token (Shape shape,
+                  int   i)
+{
+  static const char *prose[] = {
+    "The", " fox", " ran", " through", " the", " forest", " and", " found", " a", " river",
+    ".", " It", " followed", " the", " **water**", " all", " day", " long", ",", " past",
+    " the", " mill", " and", " the", " old", " bridge", ",", " until", " the", " sun",
+    " went", " down", " behind", " the", " *hills*", ".",
+  };
+  static const char *code[] = {
+    "static", " int", "\n", "count", "_words", " (", "const", " char", " *", "text", ")",
+    "\n", "{", "\n", "  ", "int", " n", " =", " 0", ";", "\n", "  ", "for", " (", ";",
+    " *", "text", ";", " text", "++", ")", "\n", "    ", "n", " +=", " *", "text", " ==",
+    " '", " '", ";", "\n", "  ", "return", " n", ";", "\n", "}", "\n\n",
+  };
+
+  if (i == 0 && shape == SHAPE_CODE)
+    return "Here is the code:\n\n```c\n";
+  switch (shape)
+    {
+    case SHAPE_PARAGRAPHS:
+      if (i % 60 == 59)
+        return i % 240 == 239 ? "\n\n- one\n- two\n\n" : "\n\n";
+      return prose[i % G_N_ELEMENTS (prose)];
+    case SHAPE_ONE_PARAGRAPH:
+      return prose[i % G_N_ELEMENTS (prose)];
+    case SHAPE_CODE:
+    default:
+      return code[i % G_N_ELEMENTS (code)];
+    }
+}
+
+typedef struct {
+  BurrowChatMessage *reply;
+  Shape shape;
+  int next;
+} Feed;
+
+/* Like the worker's coalesced source: a few tokens at a time, many between two frames. */
+static gboolean
+feed_tokens (gpointer user_data)
+{
+  Feed *f = user_data;
+
+  for (int k = 0; k < 4 && f->next < LONG_REPLY_TOKENS; k++)
+    burrow_chat_message_append (f->reply, long_reply_token (f->shape, f->next++), NULL);
+  if (f->next < LONG_REPLY_TOKENS)
+    return G_SOURCE_CONTINUE;
+  burrow_chat_message_set_streaming (f->reply, FALSE);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_long_reply_stalls (void)
+{
+  const char *names[] = { "many paragraphs", "one paragraph", "one code block" };
+  g_autoptr(GListStore) store = g_list_store_new (BURROW_TYPE_CHAT_MESSAGE);
+  gint64 worst_cpu[G_N_ELEMENTS (names)];
+
+  /* The window's chat view shows a conversation of the test's own. */
+  burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (store));
+  for (Shape shape = 0; shape < G_N_ELEMENTS (names); shape++)
+    {
+      g_autoptr(BurrowChatMessage) question =
+        burrow_chat_message_new (BURROW_ROLE_USER, "Tell me a long story.");
+      g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");
+      g_autofree char *label = g_strdup_printf ("%d tokens as %s", LONG_REPLY_TOKENS, names[shape]);
+      Feed feed = { reply, shape, 0 };
+      Watch w;
+
+      g_list_store_remove_all (store);
+      g_list_store_append (store, question);
+      burrow_chat_message_set_streaming (reply, TRUE);
+      g_list_store_append (store, reply);
+      for (int i = 0; i < 20; i++)
+        g_main_context_iteration (NULL, FALSE);
+
+      watch_begin (&w);
+      g_timeout_add (2, feed_tokens, &feed);
+      ITERATE_UNTIL (!burrow_chat_message_get_streaming (reply));
+      /* The last frames draw the finished reply. */
+      for (gint64 end = g_get_monotonic_time () + G_USEC_PER_SEC / 4; g_get_monotonic_time () < end;)
+        if (!g_main_context_iteration (NULL, FALSE))
+          g_usleep (1000);
+      watch_end (&w, label);
+      worst_cpu[shape] = w.stall.worst_cpu;
+      g_assert_cmpint (strlen (burrow_chat_message_get_content (reply)), >, 2 * LONG_REPLY_TOKENS);
+    }
+  g_list_store_remove_all (store);
+  burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (window->messages));
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_test_message ("%s: most main-thread CPU in one gap %.1f ms", names[i], worst_cpu[i] / 1000.0);
+      g_assert_cmpint (worst_cpu[i], <, MAIN_LOOP_BUDGET_USEC);
+    }
 }
 
 static void
@@ -672,6 +809,7 @@ main (int   argc,
   g_test_add_func ("/chat-window/stop-and-regenerate", test_stop_and_regenerate);
   g_test_add_func ("/chat-window/edit-and-resend", test_edit_and_resend);
   g_test_add_func ("/chat-window/main-loop-stalls", test_main_loop_stalls);
+  g_test_add_func ("/chat-window/long-reply-stalls", test_long_reply_stalls);
   g_test_add_func ("/chat-window/switch-and-delete", test_switch_and_delete);
 
   ret = g_test_run ();
