@@ -6,6 +6,10 @@
 
 #define ITEMS_PER_THREAD 4
 #define MAX_ITEMS 1024
+/* Bytes per work item: small enough that when another process preempts one thread the
+ * others take over its share, as they do in the kernels (a few huge items left the pass
+ * waiting for the preempted thread and under-measured the machine under load). */
+#define ITEM_BYTES (1u << 20)
 
 typedef struct {
   const uint8_t *buf;
@@ -30,7 +34,8 @@ double
 bw_read_bandwidth (BwPool *pool, const void *buf, gsize bytes, double seconds)
 {
   g_autofree SumJob *job = g_new0 (SumJob, 1);
-  int items = MIN (MAX_ITEMS, bw_pool_size (pool) * ITEMS_PER_THREAD);
+  int items = (int) MIN ((gsize) MAX_ITEMS,
+                         MAX ((gsize) bw_pool_size (pool) * ITEMS_PER_THREAD, bytes / ITEM_BYTES));
   gint64 t0, elapsed;
   double total = 0;
   volatile uint64_t sink = 0;
