@@ -13,6 +13,8 @@
 struct _BurrowMarkdownView {
   GtkWidget parent_instance;
 
+  char *source;         /* the text shown, and whether as Markdown */
+  gboolean markdown;
   GPtrArray *blocks;    /* BurrowMarkdownBlock, as shown */
   GPtrArray *widgets;   /* GtkWidget, one per block */
 };
@@ -233,16 +235,12 @@ place_block (GtkWidget                 *widget,
   gtk_widget_set_margin_top (widget, index == 0 || block->continues ? 0 : BLOCK_SPACING);
 }
 
-void
-burrow_markdown_view_set_text (BurrowMarkdownView *self,
-                               const char         *text)
+static void
+show_blocks (BurrowMarkdownView *self,
+             GPtrArray          *blocks)
 {
-  g_autoptr(GPtrArray) blocks = NULL;
   guint keep = 0;
 
-  g_return_if_fail (BURROW_IS_MARKDOWN_VIEW (self));
-
-  blocks = burrow_markdown_parse (text != NULL ? text : "");
   while (keep < blocks->len && keep < self->blocks->len &&
          burrow_markdown_block_equal (blocks->pdata[keep], self->blocks->pdata[keep]))
     keep++;
@@ -271,7 +269,43 @@ burrow_markdown_view_set_text (BurrowMarkdownView *self,
     }
 
   g_ptr_array_unref (self->blocks);
-  self->blocks = g_steal_pointer (&blocks);
+  self->blocks = blocks;
+}
+
+/* Whether @text (as Markdown or not) is what is shown already; remembers it if not. */
+static gboolean
+same_source (BurrowMarkdownView *self,
+             const char         *text,
+             gboolean            markdown)
+{
+  if (self->source != NULL && self->markdown == markdown && g_str_equal (self->source, text))
+    return TRUE;
+  g_free (self->source);
+  self->source = g_strdup (text);
+  self->markdown = markdown;
+  return FALSE;
+}
+
+void
+burrow_markdown_view_set_text (BurrowMarkdownView *self,
+                               const char         *text)
+{
+  g_return_if_fail (BURROW_IS_MARKDOWN_VIEW (self));
+
+  text = text != NULL ? text : "";
+  if (!same_source (self, text, TRUE))
+    show_blocks (self, burrow_markdown_parse (text));
+}
+
+void
+burrow_markdown_view_set_plain_text (BurrowMarkdownView *self,
+                                     const char         *text)
+{
+  g_return_if_fail (BURROW_IS_MARKDOWN_VIEW (self));
+
+  text = text != NULL ? text : "";
+  if (!same_source (self, text, FALSE))
+    show_blocks (self, burrow_markdown_parse_plain (text));
 }
 
 guint
@@ -307,6 +341,7 @@ burrow_markdown_view_finalize (GObject *object)
 {
   BurrowMarkdownView *self = BURROW_MARKDOWN_VIEW (object);
 
+  g_free (self->source);
   g_ptr_array_unref (self->blocks);
   g_ptr_array_unref (self->widgets);
 

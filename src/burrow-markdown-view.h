@@ -13,6 +13,9 @@ G_DECLARE_FINAL_TYPE (BurrowMarkdownView, burrow_markdown_view, BURROW, MARKDOWN
 GtkWidget *burrow_markdown_view_new (void);
 void burrow_markdown_view_set_text (BurrowMarkdownView *self,
                                     const char         *text);
+/* @text as written, not as Markdown (a model's thinking), in pieces like a paragraph's. */
+void burrow_markdown_view_set_plain_text (BurrowMarkdownView *self,
+                                          const char         *text);
 /* Blocks shown now, and their widgets in order (for tests). */
 guint burrow_markdown_view_get_n_blocks (BurrowMarkdownView *self);
 GtkWidget *burrow_markdown_view_get_block_widget (BurrowMarkdownView *self,

@@ -56,7 +56,7 @@ add_block (Ctx                *ctx,
 /* Markup bytes a piece of a TEXT block holds before it may end at a line break; twice as
  * many before it ends after a sentence, four times at any space, eight times anywhere.
  * GtkLabel lays out a kilobyte in about a millisecond, each time it is measured. */
-#define PIECE_BYTES 768
+#define PIECE_BYTES 512
 
 static void
 add_piece (Ctx     *ctx,
@@ -138,6 +138,7 @@ add_text_pieces (Ctx        *ctx,
   while (*p != '\0')
     {
       const char *end;
+      gsize run;
       int drop;
 
       if (*p == '<')
@@ -149,6 +150,16 @@ add_text_pieces (Ctx        *ctx,
             g_ptr_array_add (open, (gpointer) p);
           g_string_append_len (piece, p, end - p);
           p = end;
+          continue;
+        }
+
+      /* Before the next tag, entity, space or line break, a short piece cannot end. */
+      run = strcspn (p, "<& \n");
+      if (run > 1 && piece->len + run < 2 * PIECE_BYTES)
+        {
+          g_string_append_len (piece, p, (gssize) run);
+          p += run;
+          last = g_utf8_get_char (g_utf8_prev_char (p));
           continue;
         }
 
@@ -672,6 +683,21 @@ burrow_markdown_parse (const char *text)
   g_free (ctx.code_language);
   g_string_free (ctx.text, TRUE);
 
+  return ctx.blocks;
+}
+
+GPtrArray *
+burrow_markdown_parse_plain (const char *text)
+{
+  g_autofree char *markup = NULL;
+  Ctx ctx = { 0 };
+
+  g_return_val_if_fail (text != NULL, NULL);
+
+  ctx.blocks = g_ptr_array_new_with_free_func (block_free);
+  markup = g_markup_escape_text (text, -1);
+  if (markup[0] != '\0')
+    add_text_pieces (&ctx, markup);
   return ctx.blocks;
 }
 

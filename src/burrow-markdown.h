@@ -36,6 +36,9 @@ typedef struct {
  * and opened again in the next). */
 GPtrArray *burrow_markdown_parse (const char *text);
 
+/* @text shown as written, in TEXT pieces as above. */
+GPtrArray *burrow_markdown_parse_plain (const char *text);
+
 gboolean burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
                                       const BurrowMarkdownBlock *b);
 

@@ -15,7 +15,7 @@ struct _BurrowMessageRow {
 
   GtkBox *box;
   GtkExpander *thinking_expander;
-  GtkLabel *reasoning_label;
+  BurrowMarkdownView *reasoning_view;
   GtkLabel *user_label;
   BurrowMarkdownView *markdown;
   GtkWidget *typing;
@@ -93,7 +93,7 @@ render (BurrowMessageRow *self)
     burrow_markdown_view_set_text (self->markdown, content);
 
   gtk_widget_set_visible (GTK_WIDGET (self->thinking_expander), reasoning[0] != '\0');
-  gtk_label_set_text (self->reasoning_label, reasoning);
+  burrow_markdown_view_set_plain_text (self->reasoning_view, reasoning);
   gtk_expander_set_label (self->thinking_expander,
                           streaming && content[0] == '\0' ? _("Thinking…") : _("Thoughts"));
 
@@ -202,7 +202,7 @@ burrow_message_row_class_init (BurrowMessageRowClass *klass)
                                                "/io/github/burrow/Burrow/burrow-message-row.ui");
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, box);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, thinking_expander);
-  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, reasoning_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, reasoning_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, user_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, markdown);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing);

@@ -13,6 +13,7 @@
 #include "burrow-chat-view.h"
 #include "burrow-dashboard.h"
 #include "burrow-demo.h"
+#include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 
@@ -660,6 +661,7 @@ typedef enum {
   SHAPE_PARAGRAPHS,      /* many paragraphs with lists and emphasis */
   SHAPE_ONE_PARAGRAPH,   /* one paragraph without a blank line or a line break */
   SHAPE_CODE,            /* one code block that never closes */
+  SHAPE_THINKING,        /* thinking in paragraphs, watched as it grows, then a short answer */
 } Shape;
 
 /* The @i-th token of a long reply of @shape, about four characters as a model's are. */
@@ -690,10 +692,33 @@ long_reply_token (Shape shape,
       return prose[i % G_N_ELEMENTS (prose)];
     case SHAPE_ONE_PARAGRAPH:
       return prose[i % G_N_ELEMENTS (prose)];
+    case SHAPE_THINKING:
+      return i % 300 == 299 ? "\n\n" : prose[i % G_N_ELEMENTS (prose)];
     case SHAPE_CODE:
     default:
       return code[i % G_N_ELEMENTS (code)];
     }
+}
+
+static gboolean
+count_frame (GtkWidget     *widget,
+             GdkFrameClock *clock,
+             gpointer       user_data)
+{
+  (*(guint *) user_data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Lets a few frames go by. */
+static void
+settle (void)
+{
+  guint frames = 0;
+  guint id = gtk_widget_add_tick_callback (GTK_WIDGET (window), count_frame, &frames, NULL);
+
+  gtk_widget_queue_draw (GTK_WIDGET (window));
+  ITERATE_UNTIL (frames >= 3);
+  gtk_widget_remove_tick_callback (GTK_WIDGET (window), id);
 }
 
 typedef struct {
@@ -709,9 +734,18 @@ feed_tokens (gpointer user_data)
   Feed *f = user_data;
 
   for (int k = 0; k < 4 && f->next < LONG_REPLY_TOKENS; k++)
-    burrow_chat_message_append (f->reply, long_reply_token (f->shape, f->next++), NULL);
+    {
+      const char *token = long_reply_token (f->shape, f->next++);
+
+      if (f->shape == SHAPE_THINKING)
+        burrow_chat_message_append (f->reply, NULL, token);
+      else
+        burrow_chat_message_append (f->reply, token, NULL);
+    }
   if (f->next < LONG_REPLY_TOKENS)
     return G_SOURCE_CONTINUE;
+  if (f->shape == SHAPE_THINKING)
+    burrow_chat_message_append (f->reply, "So the fox went home.", NULL);
   burrow_chat_message_set_streaming (f->reply, FALSE);
   return G_SOURCE_REMOVE;
 }
@@ -719,7 +753,7 @@ feed_tokens (gpointer user_data)
 static void
 test_long_reply_stalls (void)
 {
-  const char *names[] = { "many paragraphs", "one paragraph", "one code block" };
+  const char *names[] = { "many paragraphs", "one paragraph", "one code block", "thinking" };
   g_autoptr(GListStore) store = g_list_store_new (BURROW_TYPE_CHAT_MESSAGE);
   gint64 worst_cpu[G_N_ELEMENTS (names)];
 
@@ -738,9 +772,19 @@ test_long_reply_stalls (void)
       g_list_store_append (store, question);
       burrow_chat_message_set_streaming (reply, TRUE);
       g_list_store_append (store, reply);
-      for (int i = 0; i < 20; i++)
-        g_main_context_iteration (NULL, FALSE);
+      if (shape == SHAPE_THINKING)
+        {
+          /* The reader opened the thoughts to watch them grow. */
+          GtkWidget *row = gtk_widget_get_last_child (
+            GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()), BURROW_TYPE_CHAT_VIEW,
+                                                       "message_box")));
 
+          gtk_expander_set_expanded (GTK_EXPANDER (gtk_widget_get_template_child (
+                                       row, BURROW_TYPE_MESSAGE_ROW, "thinking_expander")), TRUE);
+        }
+
+      /* The new rows are laid out before the watch starts: it is streaming that counts. */
+      settle ();
       watch_begin (&w);
       g_timeout_add (2, feed_tokens, &feed);
       ITERATE_UNTIL (!burrow_chat_message_get_streaming (reply));
@@ -750,7 +794,8 @@ test_long_reply_stalls (void)
           g_usleep (1000);
       watch_end (&w, label);
       worst_cpu[shape] = w.stall.worst_cpu;
-      g_assert_cmpint (strlen (burrow_chat_message_get_content (reply)), >, 2 * LONG_REPLY_TOKENS);
+      g_assert_cmpint (strlen (burrow_chat_message_get_content (reply)) +
+                       strlen (burrow_chat_message_get_reasoning (reply)), >, 2 * LONG_REPLY_TOKENS);
     }
   g_list_store_remove_all (store);
   burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (window->messages));
