@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #define URING_ENTRIES 256
-/* Reads the ring keeps in the kernel at once. More would block the submitting thread on a
- * shallow device queue; the rest wait in order and go out as completions are reaped. */
-#define URING_DEPTH 8
+/* Reads the ring keeps in the kernel at once; the rest wait in order and go out as
+ * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
+ * O_DIRECT read blocks the submitting decode thread once the device queue is full. */
+#define URING_DEPTH 32
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -144,10 +145,7 @@ uring_queue (BwIo *io, BwIoOp *op)
   io_uring_prep_read (sqe, op->fd, op->dst + op->done, (unsigned) op_chunk (op),
                       op->off + op->done);
   io_uring_sqe_set_data (sqe, op);
-  /* Buffered reads of a cold cache block when issued inline and would serialise the batch
-   * inside the submit: send them straight to the kernel's workers. */
-  if (!op->direct)
-    io_uring_sqe_set_flags (sqe, IOSQE_ASYNC);
+  io_uring_sqe_set_flags (sqe, IOSQE_ASYNC);
 }
 
 /* Tops the ring up from the waiting queue to URING_DEPTH reads and submits. */
