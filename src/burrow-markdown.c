@@ -55,7 +55,7 @@ add_block (Ctx                *ctx,
 
 /* Markup bytes a piece of a TEXT block holds before it may end at a line break; twice as
  * many before it ends after a sentence, four times at any space, eight times anywhere.
- * GtkLabel lays out a kilobyte in about a millisecond, each time it is measured. */
+ * A wrapping GtkLabel costs about 9 ms of CPU per kilobyte on each frame that changes it. */
 #define PIECE_BYTES 512
 
 static void
@@ -82,6 +82,17 @@ append_close_tag (GString    *out,
   g_string_append_c (out, '>');
 }
 
+/* Where the tag or entity at @p ends ("<...>", "&...;"): markup this file wrote is
+ * always well formed, but a piece never reads past the end if not. */
+static const char *
+markup_item_end (const char *p,
+                 char        last)
+{
+  const char *end = strchr (p, last);
+
+  return end != NULL ? end + 1 : p + strlen (p);
+}
+
 /* Whether anything but tags and white space follows @p. */
 static gboolean
 has_content (const char *p)
@@ -89,7 +100,7 @@ has_content (const char *p)
   while (*p != '\0')
     {
       if (*p == '<')
-        p = strchr (p, '>') + 1;
+        p = markup_item_end (p, '>');
       else if (g_ascii_isspace (*p))
         p++;
       else
@@ -143,7 +154,7 @@ add_text_pieces (Ctx        *ctx,
 
       if (*p == '<')
         {
-          end = strchr (p, '>') + 1;
+          end = markup_item_end (p, '>');
           if (p[1] == '/')
             g_ptr_array_set_size (open, open->len > 0 ? open->len - 1 : 0);
           else
@@ -172,14 +183,14 @@ add_text_pieces (Ctx        *ctx,
           continues = TRUE;
           for (guint i = 0; i < open->len; i++)
             g_string_append_len (piece, open->pdata[i],
-                                 strchr (open->pdata[i], '>') + 1 - (const char *) open->pdata[i]);
+                                 markup_item_end (open->pdata[i], '>') - (const char *) open->pdata[i]);
           p += drop;
           last = 0;
           continue;
         }
 
       /* An entity is one character: "&amp;" never splits. */
-      end = *p == '&' ? strchr (p, ';') + 1 : g_utf8_next_char (p);
+      end = *p == '&' ? markup_item_end (p, ';') : g_utf8_next_char (p);
       last = *p == '&' ? '&' : g_utf8_get_char (p);
       g_string_append_len (piece, p, end - p);
       p = end;

@@ -28,8 +28,8 @@ typedef struct {
 /* Parses @text (UTF-8, may be incomplete while a reply streams in). Never fails: what is
  * not Markdown is shown as written. Returns a GPtrArray of BurrowMarkdownBlock.
  *
- * A long paragraph, list or quote comes in pieces of about a kilobyte of markup, each a
- * TEXT block that "continues" the one before and is shown right under it without a gap:
+ * A long paragraph, list or quote comes in pieces of 0.5 to 2 KB of markup, each a TEXT
+ * block that "continues" the one before and is shown right under it without a gap:
  * a streaming reply then only ever lays out its short last piece. Pieces end at a line
  * break when there is one (which is then not shown), else after a sentence, else at a
  * space; each piece is markup of its own (the tags open where it ends are closed in it

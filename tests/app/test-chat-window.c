@@ -657,6 +657,16 @@ test_main_loop_stalls (void)
 
 #define LONG_REPLY_TOKENS 2048
 
+/* Sanitized, creating a widget or laying out a kilobyte now and then takes 100 to 220 ms
+ * of CPU (ASan's allocator under GTK's style and Pango), before and after pieces alike:
+ * there the long replies only catch a main loop that stops for the better part of a
+ * second. */
+#ifdef __SANITIZE_ADDRESS__
+#define LONG_REPLY_BUDGET_USEC (500 * 1000)
+#else
+#define LONG_REPLY_BUDGET_USEC MAIN_LOOP_BUDGET_USEC
+#endif
+
 typedef enum {
   SHAPE_PARAGRAPHS,      /* many paragraphs with lists and emphasis */
   SHAPE_ONE_PARAGRAPH,   /* one paragraph without a blank line or a line break */
@@ -803,7 +813,7 @@ test_long_reply_stalls (void)
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
       g_test_message ("%s: most main-thread CPU in one gap %.1f ms", names[i], worst_cpu[i] / 1000.0);
-      g_assert_cmpint (worst_cpu[i], <, MAIN_LOOP_BUDGET_USEC);
+      g_assert_cmpint (worst_cpu[i], <, LONG_REPLY_BUDGET_USEC);
     }
 }
 
