@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stream/buffer-pool.h"
 #include "stream/cache-policy.h"
 #include "stream/expert-plan.h"
 #include "stream/expert-requant.h"
@@ -102,6 +103,7 @@ struct BwExpertStore {
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
   _Atomic (const char *) backend;
   BwExpertRequant *requant; /* --expert-bits, or NULL */
+  BwBufferPool *spares;     /* prefaulted buffers, counted against the budget, or NULL */
 };
 
 G_DEFINE_QUARK (bw-store-error-quark, bw_store_error)
@@ -321,7 +323,15 @@ slot_create (BwExpertStore *s, int layer, int expert, GError **error)
                    "layer %d has no routed expert %d", layer, expert);
       return NULL;
     }
-  if (!make_room (s, layer, plan.buf_bytes, &buf))
+  gsize cap = plan.buf_bytes;
+  if (s->spares != NULL && cap == bw_buffer_pool_size (s->spares))
+    buf = bw_buffer_pool_take (s->spares);
+  /* None ready: what the pool would still bring in makes way before cached experts do. */
+  if (buf == NULL && s->spares != NULL
+      && s->bytes_used + bw_buffer_pool_reserved (s->spares) + cap > s->budget)
+    bw_buffer_pool_shrink (s->spares,
+                           s->bytes_used + bw_buffer_pool_reserved (s->spares) + cap - s->budget);
+  if (buf == NULL && !make_room (s, layer, cap, &buf))
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET,
                    "the expert cache budget (%" G_GUINT64_FORMAT " bytes) is too small for "
@@ -344,7 +354,7 @@ slot_create (BwExpertStore *s, int layer, int expert, GError **error)
   slot->layer = layer;
   slot->expert = expert;
   slot->buf = buf;
-  slot->cap = plan.buf_bytes;
+  slot->cap = cap;
   slot->state = SLOT_LOADING;
   slot->sticky = s->sticky != NULL && s->sticky[slot_index (s, layer, expert)];
   s->table[slot_index (s, layer, expert)] = slot;
@@ -534,6 +544,20 @@ setup_pins (BwExpertStore *s)
   }
 }
 
+/* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
+ * size any layer needs; re-encoded experts get buffers of their own size instead. */
+static void
+start_prefault (BwExpertStore *s)
+{
+  guint64 size = 0;
+  for (int l = 0; l < s->n_layers; l++)
+    size = MAX (size, s->layers[l].max_buf);
+  if (s->opts.no_prefault || s->requant != NULL || size == 0)
+    return;
+  guint64 count = MIN (s->budget / size, s->n_total_experts);
+  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count);
+}
+
 BwExpertStore *
 bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
                      const BwExpertLayout *layouts, const BwStoreOptions *opts,
@@ -596,6 +620,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       return NULL;
     }
   atomic_store (&s->backend, backend_name (s));
+  start_prefault (s);
   if (s->opts.pinning)
     {
       s->opts.history_dir = opts->history_dir;
@@ -624,6 +649,7 @@ bw_expert_store_free (BwExpertStore *s)
 {
   if (s == NULL)
     return;
+  bw_buffer_pool_free (s->spares);
   /* Reads in flight target slot buffers: let them land first. */
   bw_io_free (s->io);
   save_history (s);

@@ -43,6 +43,7 @@ typedef struct {
   gboolean direct_io;     /* O_DIRECT, falling back to buffered where refused */
   gboolean pinning;       /* learned pins from the usage history */
   gboolean prefetch;      /* router lookahead */
+  gboolean no_prefault;   /* don't fill the budget with prefaulted buffers in the background */
   int io_threads;         /* pread fallback pool size; 0 = default */
   const char *history_dir;/* usage history location; NULL = user cache dir */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = re-encode each expert as it lands */
