@@ -5,6 +5,10 @@
 
 typedef struct {
   BurrowPerfMonitor *monitor;
+  /* The scale label, laid out once for as long as its text and font stay the same:
+   * shaping it again on every redraw would cost more than drawing the chart. */
+  char *label;
+  PangoLayout *label_layout;
 } BurrowChartPrivate;
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (BurrowChart, burrow_chart, GTK_TYPE_WIDGET)
@@ -31,9 +35,25 @@ burrow_chart_measure (GtkWidget      *widget,
 }
 
 static void
+burrow_chart_css_changed (GtkWidget         *widget,
+                          GtkCssStyleChange *change)
+{
+  BurrowChartPrivate *priv = burrow_chart_get_instance_private (BURROW_CHART (widget));
+
+  GTK_WIDGET_CLASS (burrow_chart_parent_class)->css_changed (widget, change);
+
+  /* The font may have changed: lay the label out again. */
+  g_clear_object (&priv->label_layout);
+}
+
+static void
 burrow_chart_dispose (GObject *object)
 {
+  BurrowChartPrivate *priv = burrow_chart_get_instance_private (BURROW_CHART (object));
+
   burrow_chart_set_monitor (BURROW_CHART (object), NULL);
+  g_clear_object (&priv->label_layout);
+  g_clear_pointer (&priv->label, g_free);
 
   G_OBJECT_CLASS (burrow_chart_parent_class)->dispose (object);
 }
@@ -80,6 +100,7 @@ burrow_chart_class_init (BurrowChartClass *klass)
   object_class->get_property = burrow_chart_get_property;
   object_class->set_property = burrow_chart_set_property;
   widget_class->measure = burrow_chart_measure;
+  widget_class->css_changed = burrow_chart_css_changed;
 
   properties[PROP_MONITOR] =
     g_param_spec_object ("monitor", NULL, NULL, BURROW_TYPE_PERF_MONITOR,
@@ -123,6 +144,27 @@ burrow_chart_set_monitor (BurrowChart       *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MONITOR]);
 }
 
+static PangoLayout *
+label_layout (BurrowChart *self,
+              const char  *label)
+{
+  BurrowChartPrivate *priv = burrow_chart_get_instance_private (self);
+
+  if (priv->label_layout == NULL)
+    {
+      priv->label_layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), label);
+      g_free (priv->label);
+      priv->label = g_strdup (label);
+    }
+  else if (g_strcmp0 (priv->label, label) != 0)
+    {
+      pango_layout_set_text (priv->label_layout, label, -1);
+      g_free (priv->label);
+      priv->label = g_strdup (label);
+    }
+  return priv->label_layout;
+}
+
 void
 burrow_chart_draw_frame (BurrowChart *self,
                          GtkSnapshot *snapshot,
@@ -138,10 +180,7 @@ burrow_chart_draw_frame (BurrowChart *self,
 
   if (label != NULL)
     {
-      PangoLayout *layout = gtk_widget_create_pango_layout (widget, label);
-
       burrow_palette_foreground (widget, 0.55, &color);
-      gtk_snapshot_append_layout (snapshot, layout, &color);
-      g_object_unref (layout);
+      gtk_snapshot_append_layout (snapshot, label_layout (self, label), &color);
     }
 }

@@ -26,15 +26,19 @@ current (BurrowExpertMap *self)
   return s != NULL && s->n_layers > 0 && s->n_experts > 0 ? s : NULL;
 }
 
+/* Premultiplied BGRA, the layout cairo draws from (GDK_MEMORY_DEFAULT): a texture in any
+ * other layout is converted pixel by pixel every time the software renderer draws it. */
 static void
 put_pixel (guint8        *px,
            const GdkRGBA *c,
            double         alpha)
 {
-  px[0] = (guint8) (c->red * 255);
-  px[1] = (guint8) (c->green * 255);
-  px[2] = (guint8) (c->blue * 255);
-  px[3] = (guint8) (CLAMP (alpha, 0, 1) * 255);
+  double a = CLAMP (alpha, 0, 1);
+
+  px[0] = (guint8) (c->blue * a * 255);
+  px[1] = (guint8) (c->green * a * 255);
+  px[2] = (guint8) (c->red * a * 255);
+  px[3] = (guint8) (a * 255);
 }
 
 /* One pixel block per cell, cells whole pixels wide so nothing blurs; a gap between
@@ -76,7 +80,7 @@ build_texture (BurrowExpertMap          *self,
       }
 
   bytes = g_bytes_new_take (pixels, stride * (gsize) th);
-  return gdk_memory_texture_new (tw, th, GDK_MEMORY_R8G8B8A8, bytes, stride);
+  return gdk_memory_texture_new (tw, th, GDK_MEMORY_B8G8R8A8_PREMULTIPLIED, bytes, stride);
 }
 
 static void

@@ -25,6 +25,7 @@ struct _BurrowPerfMonitor {
   gboolean dirty;
   guint n_updates;
   gint64 last_flush;            /* when "updated" was last emitted */
+  guint flush_timer;            /* flush_later's pending timeout */
 };
 
 G_DEFINE_FINAL_TYPE (BurrowPerfMonitor, burrow_perf_monitor, G_TYPE_OBJECT)
@@ -41,6 +42,7 @@ burrow_perf_monitor_finalize (GObject *object)
 {
   BurrowPerfMonitor *self = BURROW_PERF_MONITOR (object);
 
+  g_clear_handle_id (&self->flush_timer, g_source_remove);
   burrow_perf_snapshot_free (self->snapshot);
 
   G_OBJECT_CLASS (burrow_perf_monitor_parent_class)->finalize (object);
@@ -169,6 +171,33 @@ burrow_perf_monitor_flush_at (BurrowPerfMonitor *self,
   burrow_perf_monitor_flush (self);
   self->last_flush = now;
   return TRUE;
+}
+
+static gboolean
+on_flush_timer (gpointer user_data)
+{
+  BurrowPerfMonitor *self = user_data;
+
+  self->flush_timer = 0;
+  burrow_perf_monitor_flush (self);
+  return G_SOURCE_REMOVE;
+}
+
+void
+burrow_perf_monitor_flush_later (BurrowPerfMonitor *self)
+{
+  gint64 wait;
+
+  g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
+
+  if (!self->dirty || self->flush_timer != 0)
+    return;
+  wait = self->last_flush + BURROW_PERF_FLUSH_INTERVAL - g_get_monotonic_time ();
+  if (self->last_flush == 0 || wait <= 0)
+    burrow_perf_monitor_flush (self);
+  else
+    self->flush_timer = g_timeout_add_full (G_PRIORITY_DEFAULT, (guint) ((wait + 999) / 1000),
+                                            on_flush_timer, self, NULL);
 }
 
 const BurrowPerfSnapshot *

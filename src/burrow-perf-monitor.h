@@ -46,6 +46,10 @@ void burrow_perf_monitor_flush (BurrowPerfMonitor *self);
 #define BURROW_PERF_FLUSH_INTERVAL (G_USEC_PER_SEC / 5)
 gboolean burrow_perf_monitor_flush_at (BurrowPerfMonitor *self,
                                        gint64             now);
+/* The same limit kept by a timer: flushes now if the interval has passed, else once it
+ * has. Unlike calling flush_at from a tick callback, it wakes the main loop only when
+ * there is something to draw, not on every frame of the interval. */
+void burrow_perf_monitor_flush_later (BurrowPerfMonitor *self);
 
 /* The latest snapshot, or NULL before the first. */
 const BurrowPerfSnapshot *burrow_perf_monitor_get_snapshot (BurrowPerfMonitor *self);

@@ -34,8 +34,6 @@ typedef struct {
   double dashboard_cpu_seconds;
   double thread_cpu_seconds;
   guint snapshots;
-  guint flush_tick;
-  GtkWidget *window;
 } Run;
 
 static gint64
@@ -51,29 +49,66 @@ main_thread_cpu_usec (void)
  * dashboard's own window (the flush and its handlers, layout, drawing). */
 static gint64 dashboard_main_usec;
 static gint64 frame_start;
+/* The same split by the frame's phases: update (the flush and its handlers), layout, paint
+ * (snapshot and rendering). */
+static gint64 phase_usec[3], phase_start;
+/* Frames of the dashboard's window that drew no new data (the flush waiting for its
+ * interval), and their CPU time. */
+static BurrowPerfMonitor *frame_monitor;
+static guint frame_updates, idle_frames;
+static gint64 idle_usec;
 
 static void
 on_before_paint (GdkFrameClock *clock)
 {
-  frame_start = main_thread_cpu_usec ();
+  frame_start = phase_start = main_thread_cpu_usec ();
+}
+
+static void
+on_phase_end (GdkFrameClock *clock,
+              gpointer       phase)
+{
+  gint64 now = main_thread_cpu_usec ();
+
+  phase_usec[GPOINTER_TO_INT (phase)] += now - phase_start;
+  phase_start = now;
 }
 
 static void
 on_after_paint (GdkFrameClock *clock)
 {
-  dashboard_main_usec += main_thread_cpu_usec () - frame_start;
+  gint64 spent = main_thread_cpu_usec () - frame_start;
+  guint updates = burrow_perf_monitor_get_n_updates (frame_monitor);
+
+  dashboard_main_usec += spent;
+  if (updates == frame_updates)
+    {
+      idle_frames++;
+      idle_usec += spent;
+    }
+  frame_updates = updates;
+}
+
+/* The monitor's "updated" handlers (the dashboards' own), run by flush_later's timer
+ * outside any frame: first and last handler around them. */
+static gint64 updated_start;
+
+static void
+on_updated_first (void)
+{
+  updated_start = main_thread_cpu_usec ();
+}
+
+static void
+on_updated_last (void)
+{
+  dashboard_main_usec += main_thread_cpu_usec () - updated_start;
 }
 
 static gboolean
-flush_tick (GtkWidget     *widget,
-            GdkFrameClock *clock,
-            gpointer       user_data)
+quit_wait (gpointer user_data)
 {
-  Run *run = user_data;
-
-  if (!burrow_perf_monitor_flush_at (run->monitor, gdk_frame_clock_get_frame_time (clock)))
-    return G_SOURCE_CONTINUE;
-  run->flush_tick = 0;
+  *(gboolean *) user_data = TRUE;
   return G_SOURCE_REMOVE;
 }
 
@@ -100,8 +135,7 @@ on_generated (GObject            *owner,
             run->snapshots++;
           if (u->snapshot != NULL)
             burrow_perf_monitor_add_snapshot (run->monitor, g_steal_pointer (&u->snapshot));
-          if (run->flush_tick == 0)
-            run->flush_tick = gtk_widget_add_tick_callback (run->window, flush_tick, run, NULL);
+          burrow_perf_monitor_flush_later (run->monitor);
           dashboard_main_usec += main_thread_cpu_usec () - cpu;
         }
       return;
@@ -155,7 +189,7 @@ run_once (BurrowEngineWorker *worker,
   g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER, "Tell me a long story.");
   BurrowGenerateRequest *request = burrow_generate_request_new (1, NULL, "");
   BurrowGenerateOptions *options = burrow_generate_request_get_options (request);
-  Run run = { monitor, burrow_chat_message_new (BURROW_ROLE_ASSISTANT, ""), FALSE, 0, 0, 0, 0, 0, 0, 0, dashboard_window };
+  Run run = { monitor, burrow_chat_message_new (BURROW_ROLE_ASSISTANT, ""), FALSE, 0, 0, 0, 0, 0, 0 };
   Totals *t = &totals[monitor != NULL];
   gint64 cpu0 = main_thread_cpu_usec ();
   gint64 wall0 = g_get_monotonic_time ();
@@ -175,15 +209,22 @@ run_once (BurrowEngineWorker *worker,
   burrow_engine_worker_generate (worker, request, NULL, NULL, on_generated, &run);
   while (!run.done)
     g_main_context_iteration (NULL, TRUE);
+  t->wall_seconds += (g_get_monotonic_time () - wall0) / 1e6;
+  /* The last flush and its frame belong to this trial. */
+  if (monitor != NULL)
+    {
+      gboolean waited = FALSE;
 
-  if (run.flush_tick != 0)
-    gtk_widget_remove_tick_callback (dashboard_window, run.flush_tick);
+      g_timeout_add (BURROW_PERF_FLUSH_INTERVAL / 1000 + 50, quit_wait, &waited);
+      while (!waited)
+        g_main_context_iteration (NULL, TRUE);
+    }
+
   t->decode_seconds += run.decode_seconds;
   t->dashboard_seconds += run.dashboard_seconds;
   t->dashboard_cpu_seconds += run.dashboard_cpu_seconds;
   t->thread_cpu_seconds += run.thread_cpu_seconds;
   t->main_cpu_seconds += (main_thread_cpu_usec () - cpu0) / 1e6;
-  t->wall_seconds += (g_get_monotonic_time () - wall0) / 1e6;
   t->dashboard_main_seconds += (dashboard_main_usec - dashboard0) / 1e6;
   if (monitor != NULL)
     t->updates += burrow_perf_monitor_get_n_updates (monitor) - updates0;
@@ -266,6 +307,8 @@ main (int   argc,
   gtk_widget_set_size_request (panel, 320, 800);
   gtk_widget_set_size_request (page, 900, 800);
   burrow_dashboard_set_compact (BURROW_DASHBOARD (panel), TRUE);
+  g_signal_connect (monitor, "updated", G_CALLBACK (on_updated_first), NULL);
+  g_signal_connect_after (monitor, "updated", G_CALLBACK (on_updated_last), NULL);
   burrow_dashboard_set_monitor (BURROW_DASHBOARD (panel), monitor);
   burrow_dashboard_set_monitor (BURROW_DASHBOARD (page), monitor);
   g_object_ref_sink (panel);
@@ -278,12 +321,19 @@ main (int   argc,
   gtk_window_present (GTK_WINDOW (dashboard_window));
   while (!gtk_widget_get_mapped (dashboard_window))
     g_main_context_iteration (NULL, TRUE);
+  frame_monitor = monitor;
   clock = gtk_widget_get_frame_clock (dashboard_window);
   g_signal_connect (clock, "before-paint", G_CALLBACK (on_before_paint), NULL);
   g_signal_connect_after (clock, "after-paint", G_CALLBACK (on_after_paint), NULL);
+  g_signal_connect_after (clock, "update", G_CALLBACK (on_phase_end), GINT_TO_POINTER (0));
+  g_signal_connect_after (clock, "layout", G_CALLBACK (on_phase_end), GINT_TO_POINTER (1));
+  g_signal_connect_after (clock, "paint", G_CALLBACK (on_phase_end), GINT_TO_POINTER (2));
 
   run_once (worker, dashboard_window, BURROW_CHAT_VIEW (view), NULL, 32);   /* warm up */
   memset (totals, 0, sizeof totals);
+  memset (phase_usec, 0, sizeof phase_usec);
+  idle_frames = 0;
+  idle_usec = 0;
   for (int r = 0; r < pairs; r++)
     {
       for (int k = 0; k < 2; k++)
@@ -321,6 +371,13 @@ main (int   argc,
            totals[1].updates, totals[1].snapshots, 1e3 * per_redraw, 100 * bound,
            100 * bound / g_get_num_processors (), g_get_num_processors (),
            (int) (G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL), totals[0].dashboard_main_seconds);
+  g_print ("per redraw by frame phase: update %.2f ms, layout %.2f ms, paint %.2f ms "
+           "(all frames, both kinds of trial)\n",
+           phase_usec[0] / 1e3 / MAX (totals[1].updates, 1),
+           phase_usec[1] / 1e3 / MAX (totals[1].updates, 1),
+           phase_usec[2] / 1e3 / MAX (totals[1].updates, 1));
+  g_print ("frames without new data: %u, %.3f s in all, %.1f us each\n", idle_frames,
+           idle_usec / 1e6, idle_usec / MAX (idle_frames, 1) * 1.0);
   g_print ("decode thread CPU per token: %.1f us with the dashboard, %.1f us without\n",
            1e6 * totals[1].thread_cpu_seconds / ((double) pairs * tokens),
            1e6 * totals[0].thread_cpu_seconds / ((double) pairs * tokens));
@@ -330,6 +387,9 @@ main (int   argc,
 
   g_signal_handlers_disconnect_by_func (clock, on_before_paint, NULL);
   g_signal_handlers_disconnect_by_func (clock, on_after_paint, NULL);
+  g_signal_handlers_disconnect_by_func (clock, on_phase_end, GINT_TO_POINTER (0));
+  g_signal_handlers_disconnect_by_func (clock, on_phase_end, GINT_TO_POINTER (1));
+  g_signal_handlers_disconnect_by_func (clock, on_phase_end, GINT_TO_POINTER (2));
   gtk_window_destroy (GTK_WINDOW (dashboard_window));
   gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (panel);

@@ -141,6 +141,49 @@ test_flush_interval (void)
 }
 
 static void
+count_update (guint *n)
+{
+  (*n)++;
+}
+
+/* flush_later: at once when the interval has passed, else once by a timer after it, and
+ * one emission for all that arrived in between. */
+static void
+test_flush_later (void)
+{
+  g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
+  double phases[BURROW_N_PHASES] = { 0.001, 0, 0, 0, 0 };
+  guint updated = 0;
+  gint64 first, second;
+
+  g_signal_connect_swapped (monitor, "updated", G_CALLBACK (count_update), &updated);
+  burrow_perf_monitor_flush_later (monitor);
+  g_assert_cmpuint (updated, ==, 0);                    /* nothing to flush */
+
+  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  burrow_perf_monitor_flush_later (monitor);
+  first = g_get_monotonic_time ();
+  g_assert_cmpuint (updated, ==, 1);
+
+  for (int i = 0; i < 3; i++)
+    {
+      burrow_perf_monitor_add_token (monitor, phases, FALSE);
+      burrow_perf_monitor_flush_later (monitor);
+    }
+  g_assert_cmpuint (updated, ==, 1);
+  while (updated < 2)
+    g_main_context_iteration (NULL, TRUE);
+  second = g_get_monotonic_time ();
+  g_assert_cmpint (second - first, >=, BURROW_PERF_FLUSH_INTERVAL - 1000);
+  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 4);
+
+  /* Nothing new: no timer left to fire. */
+  burrow_perf_monitor_flush_later (monitor);
+  g_assert_false (g_main_context_pending (NULL));
+  g_assert_cmpuint (updated, ==, 2);
+}
+
+static void
 test_reply_stats_words (void)
 {
   BurrowReplyStats stats = { 42, 12.345, 0.456, BURROW_FINISH_STOP };
@@ -170,6 +213,7 @@ main (int   argc,
   g_test_add_func ("/perf-monitor/tokens", test_tokens);
   g_test_add_func ("/perf-monitor/history", test_history);
   g_test_add_func ("/perf-monitor/flush-interval", test_flush_interval);
+  g_test_add_func ("/perf-monitor/flush-later", test_flush_later);
   g_test_add_func ("/perf-monitor/reply-stats-words", test_reply_stats_words);
 
   return g_test_run ();
