@@ -39,11 +39,11 @@ void burrow_perf_monitor_add_snapshot (BurrowPerfMonitor  *self,
  * updates, then call this once. */
 void burrow_perf_monitor_flush (BurrowPerfMonitor *self);
 /* Flushes as above unless the last emission was less than BURROW_PERF_FLUSH_INTERVAL
- * before @now (monotonic microseconds): the dashboard redraws at most five times a second
- * (as often as the worker's snapshots) however fast tokens come, so drawing it takes
- * little CPU from decoding. Returns TRUE once nothing is left to flush; FALSE asks to be
+ * before @now (monotonic microseconds): the dashboard redraws at most three times a second
+ * however fast tokens come, so that drawing it with the software renderer takes under 1 %
+ * of two cores from decoding (PERFORMANCE.md). Returns TRUE once nothing is left to flush; FALSE asks to be
  * called again later. */
-#define BURROW_PERF_FLUSH_INTERVAL (G_USEC_PER_SEC / 5)
+#define BURROW_PERF_FLUSH_INTERVAL (G_USEC_PER_SEC / 3)
 gboolean burrow_perf_monitor_flush_at (BurrowPerfMonitor *self,
                                        gint64             now);
 /* The same limit kept by a timer: flushes now if the interval has passed, else once it

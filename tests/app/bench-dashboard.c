@@ -5,8 +5,9 @@
  * so slow drifts in the machine's load cancel. It prints:
  * - the direct cost: the decode thread's own time in the dashboard's reads, which delays
  *   the next token, against decode time (thread CPU clock, so other jobs do not count);
- * - the indirect cost: the main thread's extra CPU per second of decoding with the
- *   dashboard drawing, as a share of the machine's cores, which it can take from the
+ * - the indirect cost: the main thread's CPU per redraw (the monitor's calls, its
+ *   "updated" handlers, the dashboard window's frames, split by frame phase) times the
+ *   most redraws a second, as a share of the machine's cores, which it can take from the
  *   engine's compute threads;
  * - the A/B check: the median of the pairs' tokens/s ratios, with its 95 % interval.
  * The window shows the chat with the side panel beside it (as the chat page does while a
@@ -209,7 +210,6 @@ run_once (BurrowEngineWorker *worker,
   burrow_engine_worker_generate (worker, request, NULL, NULL, on_generated, &run);
   while (!run.done)
     g_main_context_iteration (NULL, TRUE);
-  t->wall_seconds += (g_get_monotonic_time () - wall0) / 1e6;
   /* The last flush and its frame belong to this trial. */
   if (monitor != NULL)
     {
@@ -225,6 +225,7 @@ run_once (BurrowEngineWorker *worker,
   t->dashboard_cpu_seconds += run.dashboard_cpu_seconds;
   t->thread_cpu_seconds += run.thread_cpu_seconds;
   t->main_cpu_seconds += (main_thread_cpu_usec () - cpu0) / 1e6;
+  t->wall_seconds += (g_get_monotonic_time () - wall0) / 1e6;
   t->dashboard_main_seconds += (dashboard_main_usec - dashboard0) / 1e6;
   if (monitor != NULL)
     t->updates += burrow_perf_monitor_get_n_updates (monitor) - updates0;
@@ -363,7 +364,8 @@ main (int   argc,
            1e6 * totals[1].dashboard_cpu_seconds / ((double) pairs * tokens));
   per_redraw = totals[1].dashboard_main_seconds / MAX (totals[1].updates, 1);
   bound = per_redraw * G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL;
-  g_print ("indirect: the dashboard's main-thread CPU %.3f s over %.2f s of replies (%.1f%% of "
+  g_print ("indirect: the dashboard's main-thread CPU %.3f s over %.2f s of replies and "
+           "their last flush (%.1f%% of "
            "one core); %u redraws, %u snapshots: %.2f ms each, so at most %.2f%% of one core "
            "(%.2f%% of the machine's %u) at %d redraws/s; with it off %.3f s\n",
            totals[1].dashboard_main_seconds, totals[1].wall_seconds,
