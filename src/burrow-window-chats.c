@@ -398,28 +398,15 @@ _burrow_window_undo_trash (BurrowWindow *self,
 
 /* ---- a turn ---- */
 
-static gboolean
-flush_tick (GtkWidget     *widget,
-            GdkFrameClock *clock,
-            gpointer       user_data)
-{
-  BurrowWindow *self = BURROW_WINDOW (widget);
-
-  if (!burrow_perf_monitor_flush_at (self->monitor, gdk_frame_clock_get_frame_time (clock)))
-    return G_SOURCE_CONTINUE;
-  self->flush_tick = 0;
-  return G_SOURCE_REMOVE;
-}
-
-/* The dashboard follows on a frame, at most five times a second, however many tokens came
- * in. */
+/* The dashboard follows at most three times a second, however many tokens came in, on a
+ * timer rather than a per-frame tick so that idle frames cost nothing. */
 static void
 queue_monitor_flush (BurrowWindow *self)
 {
   if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
     burrow_perf_monitor_flush (self->monitor);
-  else if (self->flush_tick == 0)
-    self->flush_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), flush_tick, NULL, NULL);
+  else
+    burrow_perf_monitor_flush_later (self->monitor);
 }
 
 static void
@@ -671,9 +658,6 @@ _burrow_window_chats_dispose (BurrowWindow *self)
   g_clear_object (&self->generate_cancellable);
   g_clear_object (&self->reply);
   g_clear_object (&self->reply_chat);
-  if (self->flush_tick != 0)
-    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->flush_tick);
-  self->flush_tick = 0;
   empty_trash (self);
   g_clear_object (&self->chat);
   g_clear_object (&self->messages);

@@ -50,7 +50,6 @@ struct _BurrowWindow {
   int reply_tokens;
   char *pending_prompt;         /* sent once the chat's model is ready */
   gboolean notified_generating;
-  guint flush_tick;             /* the dashboard redraws once per frame */
 
   /* Delete with undo. */
   BurrowChat *trashed;
