@@ -327,10 +327,12 @@ slot_create (BwExpertStore *s, int layer, int expert, GError **error)
   if (s->spares != NULL && cap == bw_buffer_pool_size (s->spares))
     buf = bw_buffer_pool_take (s->spares);
   /* None ready: what the pool would still bring in makes way before cached experts do. */
-  if (buf == NULL && s->spares != NULL
-      && s->bytes_used + bw_buffer_pool_reserved (s->spares) + cap > s->budget)
-    bw_buffer_pool_shrink (s->spares,
-                           s->bytes_used + bw_buffer_pool_reserved (s->spares) + cap - s->budget);
+  if (buf == NULL && s->spares != NULL)
+    {
+      guint64 total = s->bytes_used + bw_buffer_pool_reserved (s->spares) + cap;
+      if (total > s->budget)
+        bw_buffer_pool_shrink (s->spares, total - s->budget);
+    }
   if (buf == NULL && !make_room (s, layer, cap, &buf))
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET,
@@ -932,8 +934,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
   if (!s->opts.prefetch || layer < 0 || layer >= s->n_layers)
     return;
   /* Fold in finished reads so their buffers become evictable. */
-  for (BwIoOp *op; (op = bw_io_reap (s->io, FALSE)) != NULL;)
-    op_finished (s, op);
+  bw_expert_store_poll (s);
   for (int i = 0; i < MIN (n, BW_MAX_BATCH_EXPERTS); i++)
     {
       int e = experts[i];

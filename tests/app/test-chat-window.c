@@ -16,6 +16,7 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
+#include "user-dirs.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
@@ -817,30 +818,14 @@ test_long_reply_stalls (void)
     }
 }
 
-static void
-isolate_user_dirs (void)
-{
-  g_autofree char *root = g_dir_make_tmp ("burrow-chat-window-XXXXXX", NULL);
-  const char *vars[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
-
-  g_assert_nonnull (root);
-  for (guint i = 0; i < G_N_ELEMENTS (vars); i++)
-    {
-      g_autofree char *dir = g_build_filename (root, vars[i], NULL);
-
-      g_mkdir_with_parents (dir, 0700);
-      g_setenv (vars[i], dir, TRUE);
-    }
-}
-
 int
 main (int   argc,
       char *argv[])
 {
   g_autoptr(GError) error = NULL;
+  g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-chat-window");
   int ret;
 
-  isolate_user_dirs ();
   if (!gtk_init_check ())
     {
       g_print ("1..0 # SKIP no display\n");
@@ -870,5 +855,6 @@ main (int   argc,
   ret = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&app);
+  app_test_remove_tree (user_dirs);
   return ret;
 }

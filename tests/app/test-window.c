@@ -9,6 +9,7 @@
 #include "burrow-demo.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
+#include "user-dirs.h"
 
 /* g_format_size puts a no-break space between number and unit. */
 #define NBSP "\302\240"
@@ -241,22 +242,6 @@ write_file (const char *dir,
 }
 
 static void
-remove_tree (const char *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-
-      g_unlink (path);
-    }
-  g_clear_pointer (&d, g_dir_close);
-  g_rmdir (dir);
-}
-
-static void
 open_expecting_error (BurrowWindow *window,
                       const char   *dir,
                       const char   *named_file)
@@ -302,8 +287,8 @@ test_open_bad_folders (void)
   g_assert_cmpuint (g_strv_length (recent), ==, 0);
 
   close_window (window);
-  remove_tree (empty);
-  remove_tree (broken);
+  app_test_remove_tree (empty);
+  app_test_remove_tree (broken);
 }
 
 /* A newer open replaces one still running; only the newer result is shown. */
@@ -326,7 +311,7 @@ test_open_twice (void)
   assert_kimi_linear_shown (window, dir);
 
   close_window (window);
-  remove_tree (empty);
+  app_test_remove_tree (empty);
 }
 
 static void
@@ -603,32 +588,15 @@ test_first_run_opens_demo (void)
   close_window (BURROW_WINDOW (window));
 }
 
-/* The app opens its conversation store at startup, before any test runs: give the whole
- * run its own folders so nothing touches the real ones. */
-static void
-isolate_user_dirs (void)
-{
-  g_autofree char *root = g_dir_make_tmp ("burrow-window-test-XXXXXX", NULL);
-  const char *vars[] = { "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME" };
-
-  g_assert_nonnull (root);
-  for (guint i = 0; i < G_N_ELEMENTS (vars); i++)
-    {
-      g_autofree char *dir = g_build_filename (root, vars[i], NULL);
-
-      g_mkdir_with_parents (dir, 0700);
-      g_setenv (vars[i], dir, TRUE);
-    }
-}
-
 int
 main (int   argc,
       char *argv[])
 {
   g_autoptr(GError) error = NULL;
+  /* The app opens its conversation store at startup, before any test runs. */
+  g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-window-test");
   int ret;
 
-  isolate_user_dirs ();
   if (!gtk_init_check ())
     {
       g_print ("1..0 # SKIP no display\n");
@@ -655,6 +623,7 @@ main (int   argc,
 
   ret = g_test_run ();
   g_clear_object (&app);
+  app_test_remove_tree (user_dirs);
 
   return ret;
 }
