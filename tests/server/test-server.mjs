@@ -75,7 +75,8 @@ function runCli(args, input = '') {
     let out = '', err = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { err += d; });
-    child.on('exit', (code, signal) => resolve({ code, signal, out, err, child }));
+    // 'close', not 'exit': only then has everything the child wrote been read.
+    child.on('close', (code, signal) => resolve({ code, signal, out, err, child }));
     child.stdin.end(input);
   });
 }
