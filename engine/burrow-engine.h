@@ -68,6 +68,7 @@ typedef struct {
   guint64 working_set;    /* bytes of weights (codes + scales) cycled through */
   double gbps;            /* weight bytes streamed per second, in 1e9 */
   double mem_gbps;        /* streaming-sum read bandwidth, same threads, same buffer */
+  const char *activations;/* "f32", or "int8" for the opt-in int8-activation kernel */
 } BurrowKernelBenchResult;
 
 typedef void (*BurrowKernelBenchFunc) (const BurrowKernelBenchResult *result, gpointer user_data);
@@ -111,6 +112,8 @@ typedef struct {
   gboolean direct_io;       /* O_DIRECT expert reads, buffered where refused */
   gboolean pinning;         /* learned pins from the usage history */
   gboolean prefetch;        /* read the next layers' likely experts ahead */
+  gboolean int8_activations;/* round activations to int8 in products with 4-bit weights
+                             * (faster on AVX-512 VNNI; results no longer exact) */
 } BurrowEngineOptions;
 
 void burrow_engine_options_init (BurrowEngineOptions *options);

@@ -251,7 +251,8 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
   a->prompt_tokens = 8;
   a->probe_mib = 1024;
   g_option_context_add_main_entries (ctx, entries, NULL);
-  bw_cli_add_model_entries (ctx, &a->model, BW_CLI_MODEL_THREADS | BW_CLI_MODEL_RAM_BUDGET);
+  bw_cli_add_model_entries (ctx, &a->model, BW_CLI_MODEL_THREADS | BW_CLI_MODEL_RAM_BUDGET
+                            | BW_CLI_MODEL_INT8_ACT);
   if (!g_option_context_parse (ctx, &argc, &argv, error))
     return FALSE;
   if (a->tokens < 1 || a->prompt_tokens < 1 || a->probe_mib < 1)

@@ -24,6 +24,8 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
       "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" } },
     { BW_CLI_MODEL_EXPERT_BITS, { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a->expert_bits,
       "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" } },
+    { BW_CLI_MODEL_INT8_ACT, { "int8-activations", 0, 0, G_OPTION_ARG_NONE, &a->int8_activations,
+      "Round activations to int8 in products with 4-bit weights: faster, not exact", NULL } },
     { BW_CLI_MODEL_MAX_BATCH, { "max-batch", 0, 0, G_OPTION_ARG_INT, &a->max_batch,
       "Prefill tokens per forward chunk (64)", "N" } },
     { BW_CLI_MODEL_RAM_BUDGET, { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
@@ -93,6 +95,7 @@ bw_cli_model_options (const BwCliModelArgs *a, BwModelOptions *o, GError **error
   o->threads = a->threads;
   o->dense_bits = a->dense_bits;
   o->expert_bits = a->expert_bits;
+  o->act_bits = a->int8_activations ? 8 : 0;
   if (a->max_batch > 0)
     o->max_batch = a->max_batch;
   return a->ram_budget == NULL || bw_cli_parse_size (a->ram_budget, &o->store.ram_budget, error);

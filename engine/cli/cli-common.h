@@ -16,6 +16,7 @@ typedef enum {
   BW_CLI_MODEL_DENSE_BITS = 1 << 3,
   BW_CLI_MODEL_EXPERT_BITS = 1 << 4,
   BW_CLI_MODEL_MAX_BATCH = 1 << 5,
+  BW_CLI_MODEL_INT8_ACT = 1 << 6,
 } BwCliModelFlags;
 
 typedef struct {
@@ -24,6 +25,7 @@ typedef struct {
   int threads;
   int dense_bits;
   int expert_bits;
+  gboolean int8_activations;
   int max_batch;
   char *ram_budget;
 } BwCliModelArgs;

@@ -29,16 +29,18 @@ print_kernel_json (const BurrowKernelBenchResult *r, gpointer user_data)
   /* One object per line; printed by hand so the key order is the documented one. */
   printf ("{\"kernel\": \"%s\", \"format\": \"%s\", \"rows\": %" G_GINT64_FORMAT
           ", \"cols\": %" G_GINT64_FORMAT ", \"threads\": %d, \"gbps\": %.3f, \"mem_gbps\": %.3f, "
-          "\"ratio\": %.3f, \"tokens\": %d, \"isa\": \"%s\", \"working_set\": %" G_GUINT64_FORMAT "}\n",
+          "\"ratio\": %.3f, \"tokens\": %d, \"isa\": \"%s\", \"activations\": \"%s\", "
+          "\"working_set\": %" G_GUINT64_FORMAT "}\n",
           r->kernel, r->format, r->rows, r->cols, r->threads, r->gbps, r->mem_gbps,
-          r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->tokens, r->isa, r->working_set);
+          r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->tokens, r->isa, r->activations,
+          r->working_set);
   fflush (stdout);
 }
 
 static void
 print_kernel_text (const BurrowKernelBenchResult *r, gpointer user_data)
 {
-  printf ("%-7s %-6s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %2d tok %2d thr  %7.2f GB/s  "
+  printf ("%-11s %-6s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %2d tok %2d thr  %7.2f GB/s  "
           "mem %7.2f GB/s  ratio %.2f  (%s)\n",
           r->kernel, r->format, r->rows, r->cols, r->tokens, r->threads, r->gbps, r->mem_gbps,
           r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->isa);
@@ -58,7 +60,7 @@ bench_kernels_main (int argc, char **argv)
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default: all CPUs)", "T" },
     { "formats", 'f', 0, G_OPTION_ARG_STRING, &formats,
       "Comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2 (default: all)", "LIST" },
-    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul", "LIST" },
+    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations)", "LIST" },
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of one timed run (0.4)", "S" },
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (8)", "N" },

@@ -277,7 +277,8 @@ bw_cli_run_main (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   bw_cli_add_model_entries (ctx, &a.model,
                             BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS | BW_CLI_MODEL_DENSE_BITS
-                            | BW_CLI_MODEL_EXPERT_BITS | BW_CLI_MODEL_RAM_BUDGET);
+                            | BW_CLI_MODEL_EXPERT_BITS | BW_CLI_MODEL_RAM_BUDGET
+                            | BW_CLI_MODEL_INT8_ACT);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
       fprintf (stderr, "burrow-cli run: %s\n", error->message);

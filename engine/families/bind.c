@@ -176,6 +176,7 @@ bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layo
 {
   BwStoreOptions so = model->opts.store;
   so.expert_bits = model->opts.expert_bits;
+  so.act_bits = model->opts.act_bits;
   so.pool = model->pool;
   model->store = bw_expert_store_new (model->ckpt, model->n_layers, n_experts, layouts, &so,
                                       error);

@@ -77,7 +77,9 @@ compute_config_hash (const BwModel *model)
       h = hash_bytes (h, &t->dtype, sizeof t->dtype);
     }
   int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
-  return hash_bytes (h, bits, sizeof bits);
+  h = hash_bytes (h, bits, sizeof bits);
+  /* only when set, so that fingerprints of f32 runs stay what they were */
+  return model->opts.act_bits ? hash_bytes (h, &model->opts.act_bits, sizeof (int)) : h;
 }
 
 static gboolean
@@ -94,6 +96,12 @@ check_options (const BwModelOptions *opts, GError **error)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    "expert bits must be 0 (as stored), 8, 4 or 2, not %d", opts->expert_bits);
+      return FALSE;
+    }
+  if (opts->act_bits != 0 && opts->act_bits != 8)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "activation bits must be 0 (f32) or 8, not %d", opts->act_bits);
       return FALSE;
     }
   return TRUE;

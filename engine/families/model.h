@@ -16,6 +16,8 @@ typedef struct {
   int threads;            /* compute threads; <= 0 picks the number of online CPUs */
   int dense_bits;         /* 0 = as stored; 8 or 4 = requantise dense matrices at load */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
+  int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
+                           * kernels/act-q8.h); 0 = f32 */
   int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
   BwStoreOptions store;   /* routed-expert streaming */
 } BwModelOptions;

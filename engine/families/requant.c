@@ -18,6 +18,7 @@ gboolean
 bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name, GError **error)
 {
   int bits = model->opts.dense_bits;
+  m->act_bits = model->opts.act_bits;
   if (bits == 0)
     return TRUE;
   gsize old_bytes = bw_matrix_bytes (m);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
+#include "kernels/act-q8.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dispatch.h"
 #include "quant/bf16.h"
@@ -21,7 +22,9 @@ static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_Q8] = "q8", [BW_FMT_Q4] = "q4", [BW_FMT_Q2] = "q2",
 };
 
-static const char *const kernel_names[] = { "matvec", "matmul" };
+/* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
+ * the formats that have them on a CPU that runs them. */
+static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8" };
 
 /* Whether `name` is in the comma list (NULL: everything is). */
 static gboolean
@@ -145,9 +148,11 @@ working_set_clear (WorkingSet *ws)
 
 /* GB/s of weights streamed by `tokens`-token products cycling through the set. */
 static double
-time_kernel (const WorkingSet *ws, const float *x, float *y, int tokens, BwPool *pool,
+time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits, BwPool *pool,
              double seconds)
 {
+  for (int k = 0; k < ws->count; k++)
+    ws->mats[k].act_bits = act_bits;
   double bytes = 0;
   gint64 t0 = g_get_monotonic_time (), elapsed;
   int k = 0;
@@ -211,22 +216,25 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
         break;
       for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
         {
-          int tokens = k == 0 ? 1 : o.matmul_tokens;
+          int tokens = k == 1 ? o.matmul_tokens : 1, act_bits = k == 2 ? 8 : 0;
           double best = 0, best_mem = 0;
           if (!listed (o.kernels, kernel_names[k]))
+            continue;
+          if (act_bits && !(bw_act_q8_format ((BwFormat) f) && bw_act_q8_simd_supported ()
+                            && bw_kernels_isa () == BW_ISA_AVX512))
             continue;
           /* Alternate the two measurements and keep the best of each, so a burst of
            * load from other processes hurts neither more than the other. */
           for (int rep = 0; rep < o.repeats; rep++)
             {
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
-              best = MAX (best, time_kernel (&ws, x, y, tokens, pool, o.seconds));
+              best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, pool, o.seconds));
             }
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
-            .gbps = best, .mem_gbps = best_mem,
+            .gbps = best, .mem_gbps = best_mem, .activations = act_bits ? "int8" : "f32",
           };
           func (&res, user_data);
         }

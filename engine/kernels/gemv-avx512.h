@@ -11,6 +11,8 @@
  * reference's values exactly; MXFP4 applies its power-of-two scale once per 32-column
  * group to the group's sum, which is the same value as scaling each weight. */
 
+#include "kernels/avx512-scales.h"
+
 #define GV_AI static inline __attribute__((always_inline))
 #define GV_ROWS 4
 /* Activation floats permuted per pass (64 KiB of stack); a multiple of 512 columns. */
@@ -193,19 +195,6 @@ gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, co
     }
 }
 
-/* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
- * 253 and up were ruled out by the caller. */
-GV_AI __m512
-gv_e8m0_16 (const uint8_t *s, int64_t g, int64_t ns)
-{
-  __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
-  __m512i e = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (k, s + g));
-  __m512i f = _mm512_slli_epi32 (e, 23);
-  f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
-                             _mm512_set1_epi32 (1 << 22));
-  return _mm512_castsi512_ps (f);
-}
-
 /* E2M1 as bf16 (exact: at most two significant bits), twice: vpermw reads 5 index bits. */
 static const uint16_t gv_bf16_e2m1[32] = {
   0x0000, 0x3F00, 0x3F80, 0x3FC0, 0x4000, 0x4040, 0x4080, 0x40C0,
@@ -221,13 +210,6 @@ static const uint16_t gv_bf16_q4[32] = {
   0xC100, 0xC0E0, 0xC0C0, 0xC0A0, 0xC080, 0xC040, 0xC000, 0xBF80,
   0x0000, 0x3F80, 0x4000, 0x4040, 0x4080, 0x40A0, 0x40C0, 0x40E0,
 };
-
-/* The scales of 16 groups of a Q4 row from group g (fewer at the row's end). */
-GV_AI __m512
-gv_q4_16 (const float *s, int64_t g, int64_t ns)
-{
-  return _mm512_maskz_loadu_ps ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
-}
 
 /* Nibble jj of each 16-bit word looks up its bf16 value (one vpermw decodes 32 weights);
  * the low word of dword k is then column 8k + jj and the high word column 8k + 4 + jj.

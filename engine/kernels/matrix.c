@@ -1,4 +1,5 @@
 /* BwMatrix sizes and the threaded front ends of the kernels. */
+#include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
@@ -69,6 +70,7 @@ typedef struct {
   int n;
   int64_t chunk;
   BwRowsKernel kernel;
+  const void *act_q8;   /* prepared int8 activations, or NULL */
 } RowsJob;
 
 static void
@@ -78,8 +80,18 @@ rows_job_run (void *ctx, int index, int thread_id)
   int64_t r0 = (int64_t) index * job->chunk;
   int64_t r1 = MIN (job->w->rows, r0 + job->chunk);
 
-  if (r1 > r0)
+  if (r1 > r0 && !(job->act_q8 && bw_act_q8_rows_avx512vnni (job->w, job->act_q8, job->y, r0, r1)))
     job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
+}
+
+/* Whether a product takes the int8-activation kernel: opted in, one token, a format and
+ * width it covers, and the AVX-512 kernels in use on a CPU with VNNI and VBMI. */
+static gboolean
+wants_act_q8 (const BwMatrix *w, int n)
+{
+  return w->act_bits == 8 && n == 1 && bw_act_q8_format (w->fmt)
+         && w->cols <= BW_ACT_Q8_MAX_COLS && bw_kernels_isa () == BW_ISA_AVX512
+         && bw_act_q8_simd_supported ();
 }
 
 void
@@ -91,16 +103,23 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
 
   if (n <= 0 || w->rows <= 0)
     return;
+
+  uint8_t prepared[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
+  const void *act_q8 = NULL;
+  if (wants_act_q8 (w, n) && bw_act_q8_prepare_avx512vnni (w->fmt, x, w->cols, prepared))
+    act_q8 = prepared;
+
   if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
     {
-      kernel (w, x, n, y, w->rows, 0, w->rows);
+      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8 };
+      rows_job_run (&job, 0, 0);
       return;
     }
 
   int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
   int64_t chunk = (w->rows + items - 1) / items;
   chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
-  RowsJob job = { w, x, y, n, chunk, kernel };
+  RowsJob job = { w, x, y, n, chunk, kernel, act_q8 };
   bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
 }
 

@@ -27,6 +27,8 @@ typedef struct {
   const void *data;     /* element codes, rows x row_bytes */
   const void *scales;   /* format-specific; NULL for F32/BF16/F16 */
   int group;            /* Q8/Q4/Q2: columns per scale; 0 = one scale per row */
+  int act_bits;         /* 8: one-token products round activations to int8 where a kernel
+                         * exists (opt-in, approximate; kernels/act-q8.h); 0: f32 */
 } BwMatrix;
 
 /* Bytes of `data` for one row, and of the whole matrix (data + scales). */

@@ -113,6 +113,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   mo.dense_bits = options->dense_bits;
   mo.store.ram_budget = options->ram_budget;
   mo.expert_bits = options->expert_bits;
+  mo.act_bits = options->int8_activations ? 8 : 0;
   if (g_strcmp0 (options->io_backend, "io_uring") == 0)
     mo.store.io = BW_IO_URING;
   else if (g_strcmp0 (options->io_backend, "pread") == 0)

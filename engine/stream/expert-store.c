@@ -262,6 +262,7 @@ slot_set_weights (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
       dst[m]->rows = src[m]->rows;
       dst[m]->cols = src[m]->cols;
       dst[m]->group = src[m]->group;
+      dst[m]->act_bits = s->opts.act_bits;
       dst[m]->data = slot->buf + doff;
       dst[m]->scales = soff != BW_PLAN_ABSENT ? slot->buf + soff : NULL;
     }

@@ -48,6 +48,7 @@ typedef struct {
   const char *history_dir;/* usage history location; NULL = user cache dir */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = re-encode each expert as it lands */
   int expert_group;       /* columns per scale when re-encoding; 0 = 32 */
+  int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
   BwPool *pool;           /* threads for re-encoding (the decode thread's); NULL = caller */
   int prefetch_top;       /* lookahead prefetches the next MoE layer's this many likeliest
                            * experts; 0 = a quarter of its top-k, at least one */

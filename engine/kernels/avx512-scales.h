@@ -1,0 +1,28 @@
+/* Per-group weight scales of MXFP4 and Q4 rows as f32 vectors, shared by the AVX-512
+ * one-token kernels (f32 and int8 activations). Needs AVX-512 F/BW/VL. */
+#pragma once
+
+#include <glib.h>
+#include <immintrin.h>
+#include <stdint.h>
+
+/* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
+ * 253 and up were ruled out by the caller. */
+static inline __attribute__((always_inline)) __m512
+gv_e8m0_16 (const uint8_t *s, int64_t g, int64_t ns)
+{
+  __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
+  __m512i e = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (k, s + g));
+  __m512i f = _mm512_slli_epi32 (e, 23);
+  f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
+                             _mm512_set1_epi32 (1 << 22));
+  return _mm512_castsi512_ps (f);
+}
+
+/* The scales of 16 groups of a Q4 row from group g (fewer at the row's end). */
+static inline __attribute__((always_inline)) __m512
+gv_q4_16 (const float *s, int64_t g, int64_t ns)
+{
+  return _mm512_maskz_loadu_ps ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
+}
+
