@@ -155,9 +155,10 @@ gv_bf16 (const uint8_t *const rows[], const float *xp, int64_t nb, __m512 acc[][
 }
 
 /* Byte j of each dword as an f32 equal to the e4m3 value times 2^-120: sign to bit 31,
- * the 7 magnitude bits to bits 26..20 (exact for normals and subnormals). st holds the
- * block scale times 2^120, so one multiply gives the reference's rounded weight. NaN codes
- * (magnitude 0x7F) are caught by the byte maximum in nan[i]. */
+ * the 7 magnitude bits to bits 26..20 (exact for normals and subnormals). The products of
+ * one 128-column scale block are summed first and the sum multiplied once by the block
+ * scale times 2^120 (the reference's rounded weights, reassociated). NaN codes (magnitude
+ * 0x7F) are caught by the byte maximum in nan[i]. */
 GV_AI void
 gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, const BwMatrix *w,
         int64_t r, int64_t rs, __m512 acc[][2], __m512i nan[], const int R)
@@ -169,29 +170,35 @@ gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, co
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     srow[i] = (const uint8_t *) w->scales + ((r + i * rs) / BW_FP8_BLOCK) * cb * 4;
-  for (int64_t b = 0; b < nb; b++)
+  for (int64_t b = 0; b < nb;)
     {
-      const float *xb = xp + 64 * b;
-      const int64_t sb = (b0 + b) / 2;
+      /* the loads of this scale block: two, or one at either end of the range */
+      const int64_t sb = (b0 + b) / 2, n = MIN (nb - b, 2 - (b0 + b) % 2);
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          const __m512 st = _mm512_set1_ps (bw_load_f32 (srow[i] + 4 * sb) * 0x1p120f);
-          const __m512i v = gv_load (rows[i] + 64 * b);
-          nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
-          /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
-           * magnitude where the f32 bits of the high half of a dword need them */
-          const __m512i t1 = _mm512_srai_epi16 (v, 4), t0 = _mm512_srai_epi16 (_mm512_slli_epi16 (v, 8), 4);
-          __m512i f[4];
-          f[0] = _mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep);
-          f[1] = _mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep);
-          f[2] = _mm512_and_si512 (t0, keep);
-          f[3] = _mm512_and_si512 (t1, keep);
+          __m512 s[2] = { _mm512_setzero_ps (), _mm512_setzero_ps () };
+          for (int64_t k = 0; k < n; k++)
+            {
+              const float *xb = xp + 64 * (b + k);
+              const __m512i v = gv_load (rows[i] + 64 * (b + k));
+              nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
+              /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
+               * magnitude where the f32 bits of the high half of a dword need them */
+              const __m512i t1 = _mm512_srai_epi16 (v, 4), t0 = _mm512_srai_epi16 (_mm512_slli_epi16 (v, 8), 4);
+              __m512i f[4];
+              f[0] = _mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep);
+              f[1] = _mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep);
+              f[2] = _mm512_and_si512 (t0, keep);
+              f[3] = _mm512_and_si512 (t1, keep);
 #pragma GCC unroll 4
-          for (int j = 0; j < 4; j++)
-            acc[i][j & 1] = _mm512_fmadd_ps (_mm512_mul_ps (_mm512_castsi512_ps (f[j]), st),
-                                             _mm512_load_ps (xb + 16 * j), acc[i][j & 1]);
+              for (int j = 0; j < 4; j++)
+                s[j & 1] = _mm512_fmadd_ps (_mm512_castsi512_ps (f[j]), _mm512_load_ps (xb + 16 * j), s[j & 1]);
+            }
+          const __m512 st = _mm512_set1_ps (bw_load_f32 (srow[i] + 4 * sb) * 0x1p120f);
+          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s[0], s[1]), st, acc[i][0]);
         }
+      b += n;
     }
 }
 
