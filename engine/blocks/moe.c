@@ -31,7 +31,10 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
               + bw_scratch_size (n * k * f)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_width * f)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f)
-              + bw_scratch_size (k * (gsize) moe->expert_width * f);
+              + bw_scratch_size (k * (gsize) moe->expert_width * f)
+              /* a single token's per-expert gate and up rows (any n: callers size the
+               * scratch once for their largest n and decode with n = 1) */
+              + 2 * bw_scratch_size (k * (gsize) moe->expert_inter * f);
   gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
   gsize ahead = 0;
   if (moe->next)
@@ -164,31 +167,88 @@ add_expert (const BwMoe *moe, const ExpertTokens *g, int e, const float *out, fl
     }
 }
 
-/* One token: the experts run in the order their bytes land (hits first, then each miss as
- * its read completes), each into its own row, and the rows are summed in request order so
- * the result does not depend on the disk. */
+/* One token: each thread of the pool takes whole experts, in the order their bytes land
+ * (hits first, then each miss as its read completes), and computes all three products of
+ * its expert alone, into that expert's own row; the rows are then summed in request order,
+ * so the result depends on neither the disk nor the threads. A single-token product is too
+ * short to split well across threads: per expert and matrix, splitting cost a dispatch and a
+ * barrier, and each thread restarted its streams on a slice of the rows. */
+typedef struct {
+  const BwMoe *moe;
+  BwExpertBatch *batch;
+  int count;
+  const float *x;           /* the token's expert input [width] */
+  float *gts, *ups, *outs;  /* per expert: [inter], [inter], [width] */
+  GMutex lock;              /* the store and everything below */
+  gboolean taken[BW_MAX_BATCH_EXPERTS];
+  GError *error;
+  guint64 wait_ns;
+} OneTokenMix;
+
+static void
+one_token_poll (OneTokenMix *m)
+{
+  /* whoever holds the lock is in the store already */
+  if (g_mutex_trylock (&m->lock))
+    {
+      bw_expert_store_poll (m->batch->store);
+      g_mutex_unlock (&m->lock);
+    }
+}
+
+static void
+one_token_job (void *ctx, int index, int thread_id)
+{
+  OneTokenMix *m = ctx;
+  const BwExpertWeights *ew = NULL;
+  int i = -1;
+
+  g_mutex_lock (&m->lock);
+  if (m->error == NULL)
+    {
+      guint64 t0 = now_ns ();
+      i = bw_expert_batch_wait_any (m->batch, m->taken, &ew, &m->error);
+      m->wait_ns += now_ns () - t0;
+      if (i >= 0)
+        m->taken[i] = TRUE;
+    }
+  g_mutex_unlock (&m->lock);
+  if (i < 0)
+    return;
+  int64_t width = m->moe->expert_width, inter = m->moe->expert_inter;
+  float *gt = m->gts + i * inter, *up = m->ups + i * inter;
+  bw_matvec (&ew->gate, m->x, gt, NULL);
+  one_token_poll (m);
+  bw_matvec (&ew->up, m->x, up, NULL);
+  one_token_poll (m);
+  bw_gated_act (&m->moe->act, gt, gt, up, (int) inter);
+  bw_matvec (&ew->down, gt, m->outs + i * width, NULL);
+}
+
 static gboolean
 mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, int first,
-               int count, const float *xe, float *y, float *xg, float *gt, float *up,
-               float *outs, BwPool *pool, BwMoeTimes *times, GError **error)
+               int count, const float *xe, float *y, float *gts, float *ups, float *outs,
+               BwPool *pool, BwMoeTimes *times, GError **error)
 {
   int64_t width = moe->expert_width;
-  gboolean taken[BW_MAX_BATCH_EXPERTS] = { FALSE };
-  for (int done = 0; done < count; done++)
+  OneTokenMix m = { .moe = moe, .batch = batch, .count = count, .x = xe, .gts = gts,
+                    .ups = ups, .outs = outs };
+  g_mutex_init (&m.lock);
+  guint64 t0 = now_ns ();
+  bw_pool_run (pool, one_token_job, &m, count);
+  guint64 wall = now_ns () - t0;
+  g_mutex_clear (&m.lock);
+  if (times)
     {
-      const BwExpertWeights *ew = NULL;
-      guint64 t0 = now_ns ();
-      int i = bw_expert_batch_wait_any (batch, taken, &ew, error);
-      guint64 t1 = now_ns ();
-      if (times)
-        times->wait_ns += t1 - t0;
-      if (i < 0)
-        return FALSE;
-      taken[i] = TRUE;
-      run_expert (moe, batch->store, ew, g, g->used[first + i], xe, xg, gt, up,
-                  outs + i * width, pool);
-      if (times)
-        times->matmul_ns += now_ns () - t1;
+      /* the decode loop's view: the threads' blocked time, shared out among them */
+      guint64 wait = MIN (wall, m.wait_ns / (guint64) MAX (1, MIN (count, bw_pool_size (pool))));
+      times->wait_ns += wait;
+      times->matmul_ns += wall - wait;
+    }
+  if (m.error != NULL)
+    {
+      g_propagate_error (error, m.error);
+      return FALSE;
     }
   for (int i = 0; i < count; i++)
     add_expert (moe, g, g->used[first + i], outs + i * width, y);
@@ -207,6 +267,12 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
   float *gt = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *outs = bw_scratch_take (cursor, (gsize) moe->router.top_k * width * sizeof (float));
+  float *gts = NULL, *ups = NULL;
+  if (n == 1)
+    {
+      gts = bw_scratch_take (cursor, (gsize) moe->router.top_k * inter * sizeof (float));
+      ups = bw_scratch_take (cursor, (gsize) moe->router.top_k * inter * sizeof (float));
+    }
 
   memset (y, 0, (gsize) n * width * sizeof (float));
   /* A prefill's union may exceed what the store's budget holds at once: request it in
@@ -223,7 +289,7 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
         bw_expert_store_prefetch (store, route->next_layer, route->next_ids, route->n_next);
       gboolean ok = TRUE, one_token = n == 1 && count <= moe->router.top_k;
       if (one_token)
-        ok = mix_one_token (moe, &batch, &g, first, count, xe, y, xg, gt, up, outs, pool,
+        ok = mix_one_token (moe, &batch, &g, first, count, xe, y, gts, ups, outs, pool,
                             times, error);
       for (int i = 0; i < count && ok && !one_token; i++)
         {

@@ -61,6 +61,10 @@ keep_spinning (int *polls, gint64 *start)
   return now - *start < SPIN_US;
 }
 
+/* The pool whose item this thread is running, if any: a bw_pool_run from inside an item
+ * (e.g. the expert store re-encoding a landed expert for a job that took it) runs inline. */
+static _Thread_local const BwPool *running_in;
+
 /* Claims and runs items of generation gen until none are left. The job fields are read
  * after the claim word and only used once a CAS on that word proves the job is current. */
 static void
@@ -81,7 +85,10 @@ run_items (BwPool *pool, uint32_t gen, int tid)
       if (!atomic_compare_exchange_strong_explicit (&pool->claim, &cur, cur + 1,
                                                     memory_order_acq_rel, memory_order_acquire))
         continue;
+      const BwPool *outer = running_in;
+      running_in = pool;
       fn (ctx, (int) idx, tid);
+      running_in = outer;
       if (atomic_fetch_add (&pool->done, 1) + 1 == n
           && atomic_load (&pool->caller_sleeping))
         {
@@ -202,7 +209,7 @@ bw_pool_run (BwPool *pool, BwPoolFn fn, void *ctx, int n)
 {
   if (n <= 0)
     return;
-  if (pool == NULL || pool->n_threads <= 1 || n == 1)
+  if (pool == NULL || pool->n_threads <= 1 || n == 1 || running_in == pool)
     {
       for (int i = 0; i < n; i++)
         fn (ctx, i, 0);

@@ -15,6 +15,6 @@ void bw_pool_free (BwPool *pool);
 int bw_pool_size (const BwPool *pool);
 
 /* Runs fn(ctx, i, tid) for every i in [0, n) and returns when all are done. The calling
- * thread takes part. A NULL pool runs everything on the caller. Not reentrant: call from
- * one thread at a time. */
+ * thread takes part. A NULL pool runs everything on the caller, and so does a call made
+ * from inside one of this pool's items. Otherwise call from one thread at a time. */
 void bw_pool_run (BwPool *pool, BwPoolFn fn, void *ctx, int n);

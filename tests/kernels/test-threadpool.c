@@ -1,5 +1,6 @@
 /* The worker pool runs every index exactly once, on valid thread ids, with or without
- * sleeping workers, and a NULL pool runs inline. */
+ * sleeping workers; a NULL pool runs inline, and so does a run started from inside one of
+ * the pool's own items. */
 #include <glib.h>
 #include <stdatomic.h>
 
@@ -73,6 +74,47 @@ test_sleeping_workers (void)
   bw_pool_free (pool);
 }
 
+typedef struct {
+  BwPool *pool;
+  _Atomic int inner[8][16];
+  _Atomic int outer_tid_ok;
+} Nested;
+
+static void
+inner_fn (void *ctx, int index, int tid)
+{
+  Nested *n = ctx;
+  /* inline: the same thread as the item that started it, reported as thread 0 */
+  if (tid != 0)
+    atomic_store (&n->outer_tid_ok, 0);
+  atomic_fetch_add (&n->inner[0][index], 1);
+}
+
+static void
+outer_fn (void *ctx, int index, int tid)
+{
+  Nested *n = ctx;
+  bw_pool_run (n->pool, inner_fn, n, 16);
+  atomic_fetch_add (&n->inner[1 + index][0], 1);
+}
+
+static void
+test_nested_run (void)
+{
+  static Nested n;
+  n.pool = bw_pool_new (3);
+  atomic_store (&n.outer_tid_ok, 1);
+  bw_pool_run (n.pool, outer_fn, &n, 7);
+  for (int i = 0; i < 16; i++)
+    g_assert_cmpint (atomic_load (&n.inner[0][i]), ==, 7);
+  for (int k = 0; k < 7; k++)
+    g_assert_cmpint (atomic_load (&n.inner[1 + k][0]), ==, 1);
+  g_assert_cmpint (atomic_load (&n.outer_tid_ok), ==, 1);
+  /* and the pool still runs jobs in parallel afterwards */
+  run_and_check (n.pool, 500);
+  bw_pool_free (n.pool);
+}
+
 static void
 test_default_size (void)
 {
@@ -90,5 +132,6 @@ main (int argc, char **argv)
   g_test_add_func ("/threadpool/many-runs", test_many_runs);
   g_test_add_func ("/threadpool/sleeping-workers", test_sleeping_workers);
   g_test_add_func ("/threadpool/default-size", test_default_size);
+  g_test_add_func ("/threadpool/nested-run", test_nested_run);
   return g_test_run ();
 }
