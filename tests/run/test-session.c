@@ -464,7 +464,9 @@ test_stop_inside_forward (void)
   for (int decode = 0; decode < 2; decode++)
     {
       int inside = 0, attempts = 0;
-      while (attempts < 12 && inside < 2)
+      /* a loaded machine delays the Stop past the forward pass now and then: try more
+       * often rather than less strictly (one run saw 0 of 12 under a parallel build) */
+      while (attempts < (decode ? 12 : 40) && inside < 2)
         {
           int r = stop_from_thread (dir, engine, decode);
           inside += r > 0;
