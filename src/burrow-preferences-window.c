@@ -15,6 +15,7 @@ struct _BurrowPreferencesWindow {
   GtkSwitch *direct_io_switch;
   GtkSwitch *pinning_switch;
   GtkSwitch *prefetch_switch;
+  GtkSwitch *int8_switch;
   AdwComboRow *dense_format_row;
   AdwComboRow *expert_format_row;
   GtkSpinButton *temperature_spin;
@@ -131,6 +132,7 @@ bind_settings (BurrowPreferencesWindow *self)
   g_object_bind_property (self->settings, "direct-io", self->direct_io_switch, "active", both);
   g_object_bind_property (self->settings, "pinning", self->pinning_switch, "active", both);
   g_object_bind_property (self->settings, "prefetch", self->prefetch_switch, "active", both);
+  g_object_bind_property (self->settings, "int8-activations", self->int8_switch, "active", both);
   bind_choice (self, "dense-format", self->dense_format_row, dense_formats);
   bind_choice (self, "expert-format", self->expert_format_row, expert_formats);
   g_object_bind_property (self->settings, "temperature", self->temperature_spin, "value", both);
@@ -165,6 +167,7 @@ burrow_preferences_window_class_init (BurrowPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, direct_io_switch);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, pinning_switch);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, prefetch_switch);
+  gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, int8_switch);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, dense_format_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, expert_format_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, temperature_spin);

@@ -29,6 +29,7 @@ enum {
   PROP_TOP_P,
   PROP_TOP_K,
   PROP_SYSTEM_PROMPT,
+  PROP_INT8_ACTIVATIONS,
   N_PROPS
 };
 
@@ -158,6 +159,8 @@ burrow_settings_class_init (BurrowSettingsClass *klass)
     g_param_spec_uint ("top-k", NULL, NULL, 0, 1000, 40, RW);
   properties[PROP_SYSTEM_PROMPT] =
     g_param_spec_string ("system-prompt", NULL, NULL, "", RW);
+  properties[PROP_INT8_ACTIVATIONS] =
+    g_param_spec_boolean ("int8-activations", NULL, NULL, FALSE, RW);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -108,6 +108,7 @@ options_from_settings (BurrowWindow        *self,
                 "direct-io", &options->direct_io,
                 "pinning", &options->pinning,
                 "prefetch", &options->prefetch,
+                "int8-activations", &options->int8_activations,
                 "dense-format", &dense,
                 "expert-format", &experts,
                 NULL);

@@ -9,6 +9,7 @@
 #include "burrow-chat-settings-window.h"
 #include "burrow-chat-view.h"
 #include "burrow-markdown-view.h"
+#include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
 #define WAIT_USEC (120 * G_USEC_PER_SEC)
@@ -116,25 +117,52 @@ chat_turn (BurrowWindow *window,
 }
 
 /* The open chat's settings dialog over the window. */
+/* Scrolls the first scrolled window under w to its end (a dialog's last rows). */
+static gboolean
+scroll_to_end (GtkWidget *w)
+{
+  if (GTK_IS_SCROLLED_WINDOW (w))
+    {
+      GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (w));
+      gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
+      return TRUE;
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    if (gtk_widget_get_mapped (c) && scroll_to_end (c))
+      return TRUE;
+  return FALSE;
+}
+
+/* Opens a dialog through an action, waits for it to show, saves it (and, with `end`, once
+ * more scrolled to its end) and closes it. */
 static void
-shoot_chat_settings (BurrowWindow *window,
-                     const char   *dir)
+shoot_dialog (GtkWidget  *from,
+              const char *action,
+              GType       type,
+              const char *dir,
+              const char *name,
+              const char *end)
 {
   GListModel *toplevels = gtk_window_get_toplevels ();
   GtkWidget *dialog = NULL;
 
-  gtk_widget_activate_action (GTK_WIDGET (window), "win.current-chat-settings", NULL);
+  gtk_widget_activate_action (from, action, NULL);
   for (guint i = 0; i < g_list_model_get_n_items (toplevels) && dialog == NULL; i++)
     {
       g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
 
-      if (BURROW_IS_CHAT_SETTINGS_WINDOW (w))
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type))
         dialog = GTK_WIDGET (w);
     }
   g_assert (dialog != NULL);
   ITERATE_UNTIL (gtk_widget_get_mapped (dialog));
   iterate_for (0.5);
-  save (dialog, dir, "8-chat-settings.png");
+  save (dialog, dir, name);
+  if (end != NULL && scroll_to_end (dialog))
+    {
+      iterate_for (0.5);
+      save (dialog, dir, end);
+    }
   gtk_window_close (GTK_WINDOW (dialog));
   iterate_for (0.2);
 }
@@ -174,7 +202,10 @@ shoot (const char *dir,
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   save (GTK_WIDGET (window), dir, "3-reply.png");
 
-  shoot_chat_settings (window, dir);
+  shoot_dialog (GTK_WIDGET (window), "win.current-chat-settings", BURROW_TYPE_CHAT_SETTINGS_WINDOW,
+                dir, "8-chat-settings.png", NULL);
+  shoot_dialog (GTK_WIDGET (window), "app.preferences", BURROW_TYPE_PREFERENCES_WINDOW, dir,
+                "9-preferences.png", "9-preferences-end.png");
 
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
   save (GTK_WIDGET (window), dir, "4-performance.png");

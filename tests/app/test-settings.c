@@ -36,7 +36,7 @@ test_defaults (void)
   guint threads, top_k;
   guint64 budget;
   double temperature, top_p;
-  gboolean maximized, pinning, prefetch, direct;
+  gboolean maximized, pinning, prefetch, direct, int8;
 
   reset_all ();
   settings = burrow_settings_new ();
@@ -46,7 +46,7 @@ test_defaults (void)
                 "ram-budget", &budget, "threads", &threads, "io-backend", &io,
                 "direct-io", &direct, "pinning", &pinning, "prefetch", &prefetch,
                 "dense-format", &dense, "temperature", &temperature, "top-p", &top_p,
-                "top-k", &top_k, "system-prompt", &prompt,
+                "top-k", &top_k, "system-prompt", &prompt, "int8-activations", &int8,
                 NULL);
 
   g_assert_cmpint (width, ==, 1200);
@@ -59,6 +59,7 @@ test_defaults (void)
   g_assert_false (direct);
   g_assert_true (pinning);
   g_assert_true (prefetch);
+  g_assert_false (int8);   /* opt-in: the default keeps replies token-exact */
   g_assert_cmpstr (dense, ==, "as-stored");
   g_assert_cmpfloat_with_epsilon (temperature, 0.7, 1e-9);
   g_assert_cmpfloat_with_epsilon (top_p, 0.95, 1e-9);

@@ -483,7 +483,7 @@ test_preferences (void)
   GtkWindow *prefs;
   guint64 budget;
   guint threads, top_k;
-  gboolean direct;
+  gboolean direct, int8;
 
   reset_settings ();
   g_object_set (settings, "io-backend", "auto", "expert-format", "as-stored", "direct-io", FALSE,
@@ -501,12 +501,14 @@ test_preferences (void)
   adw_combo_row_set_selected (ADW_COMBO_ROW (pref (prefs, "io_backend_row")), 2);
   adw_combo_row_set_selected (ADW_COMBO_ROW (pref (prefs, "expert_format_row")), 3);
   gtk_switch_set_active (GTK_SWITCH (pref (prefs, "direct_io_switch")), TRUE);
+  gtk_switch_set_active (GTK_SWITCH (pref (prefs, "int8_switch")), TRUE);
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "top_k_spin")), 12);
   gtk_editable_set_text (GTK_EDITABLE (pref (prefs, "system_prompt_row")), "Answer briefly.");
   g_object_get (settings, "ram-budget", &budget, "threads", &threads, "io-backend", &io,
                 "expert-format", &experts, "direct-io", &direct, "top-k", &top_k,
-                "system-prompt", &prompt, NULL);
+                "system-prompt", &prompt, "int8-activations", &int8, NULL);
   g_assert_cmpuint (budget, ==, (guint64) 8 << 30);
+  g_assert_true (int8);
   g_assert_cmpuint (threads, ==, 3);
   g_assert_cmpstr (io, ==, "pread");
   g_assert_cmpstr (experts, ==, "int2");
@@ -515,7 +517,9 @@ test_preferences (void)
   g_assert_cmpstr (prompt, ==, "Answer briefly.");
 
   /* Settings to widgets. */
-  g_object_set (settings, "dense-format", "int4", "temperature", 1.25, NULL);
+  g_object_set (settings, "dense-format", "int4", "temperature", 1.25, "int8-activations", FALSE,
+                NULL);
+  g_assert_false (gtk_switch_get_active (GTK_SWITCH (pref (prefs, "int8_switch"))));
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (pref (prefs, "dense_format_row"))), ==, 2);
   g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (pref (prefs, "temperature_spin"))),
                      ==, 1.25);
