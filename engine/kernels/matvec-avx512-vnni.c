@@ -139,7 +139,10 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
           g0 = g;
 #pragma GCC unroll 4
           for (int i = 0; i < R; i++)
-            sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
+            {
+              sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
+              _mm_prefetch ((const char *) srow[i] + (g0 + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+            }
         }
       const __m512i sidx = _mm512_add_epi32 (lane, _mm512_set1_epi32 ((int) (g - g0)));
       const __m512i xlo = _mm512_load_si512 (blk[b].lo), xhi = _mm512_load_si512 (blk[b].hi);
