@@ -6,6 +6,9 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "kernels/matrix.h"
+#include "quant/mxfp4.h"
+
 /* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
  * 253 and up were ruled out by the caller. */
 static inline __attribute__((always_inline)) __m512
@@ -26,3 +29,26 @@ gv_q4_16 (const float *s, int64_t g, int64_t ns)
   return _mm512_maskz_loadu_ps ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
 }
 
+
+/* Whether the MXFP4 scales of rows [r0, r1) are all below 253: from there a weight can
+ * overflow to Inf or is NaN, which a per-group sum would not reproduce. */
+static inline __attribute__((always_inline)) gboolean
+gv_mxfp4_scales_ok (const BwMatrix *w, int64_t r0, int64_t r1)
+{
+  const uint8_t *s = (const uint8_t *) w->scales + r0 * bw_mxfp4_row_scales (w->cols);
+  const int64_t n = (r1 - r0) * bw_mxfp4_row_scales (w->cols);
+  __m512i m = _mm512_setzero_si512 ();
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    m = _mm512_max_epu8 (m, _mm512_loadu_si512 (s + i));
+  if (i < n)
+    m = _mm512_max_epu8 (m, _mm512_maskz_loadu_epi8 ((__mmask64) ((1ull << (n - i)) - 1), s + i));
+  return !_mm512_cmpge_epu8_mask (m, _mm512_set1_epi8 ((char) 253));
+}
+
+/* Q4 groupings the kernels index: per row, 32, 64 or a multiple of 128 columns. */
+static inline gboolean
+gv_q4_group_ok (int group)
+{
+  return group == 0 || group == 32 || group == 64 || group % 128 == 0;
+}

@@ -348,18 +348,9 @@ gv_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
         return TRUE;
       }
     case BW_FMT_MXFP4:
-      {
-        const uint8_t *s = (const uint8_t *) w->scales + r0 * bw_mxfp4_row_scales (w->cols);
-        const int64_t n = (r1 - r0) * bw_mxfp4_row_scales (w->cols);
-        __m512i m = _mm512_setzero_si512 ();
-        int64_t i = 0;
-        for (; i + 64 <= n; i += 64)
-          m = _mm512_max_epu8 (m, _mm512_loadu_si512 (s + i));
-        m = _mm512_max_epu8 (m, _mm512_maskz_loadu_epi8 ((__mmask64) ((1ull << (n - i)) - 1) , s + i));
-        return !_mm512_cmpge_epu8_mask (m, _mm512_set1_epi8 ((char) 253));
-      }
+      return gv_mxfp4_scales_ok (w, r0, r1);
     case BW_FMT_Q4:
-      return w->group == 0 || w->group == 32 || w->group == 64 || w->group % 128 == 0;
+      return gv_q4_group_ok (w->group);
     default:
       return FALSE;
     }

@@ -173,17 +173,7 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
 static gboolean
 applies (const BwMatrix *w, int64_t r0, int64_t r1)
 {
-  if (w->fmt == BW_FMT_Q4)
-    return w->group == 0 || w->group == 32 || w->group == 64 || w->group % 128 == 0;
-  const uint8_t *s = (const uint8_t *) w->scales + r0 * bw_mxfp4_row_scales (w->cols);
-  const int64_t n = (r1 - r0) * bw_mxfp4_row_scales (w->cols);
-  __m512i m = _mm512_setzero_si512 ();
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    m = _mm512_max_epu8 (m, _mm512_loadu_si512 (s + i));
-  if (i < n)
-    m = _mm512_max_epu8 (m, _mm512_maskz_loadu_epi8 ((__mmask64) ((1ull << (n - i)) - 1), s + i));
-  return !_mm512_cmpge_epu8_mask (m, _mm512_set1_epi8 ((char) 253));
+  return w->fmt == BW_FMT_Q4 ? gv_q4_group_ok (w->group) : gv_mxfp4_scales_ok (w, r0, r1);
 }
 
 gboolean
