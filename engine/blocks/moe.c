@@ -176,7 +176,6 @@ add_expert (const BwMoe *moe, const ExpertTokens *g, int e, const float *out, fl
 typedef struct {
   const BwMoe *moe;
   BwExpertBatch *batch;
-  int count;
   const float *x;           /* the token's expert input [width] */
   float *gts, *ups, *outs;  /* per expert: [inter], [inter], [width] */
   GMutex lock;              /* the store and everything below */
@@ -231,8 +230,8 @@ mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, in
                BwPool *pool, BwMoeTimes *times, GError **error)
 {
   int64_t width = moe->expert_width;
-  OneTokenMix m = { .moe = moe, .batch = batch, .count = count, .x = xe, .gts = gts,
-                    .ups = ups, .outs = outs };
+  OneTokenMix m = { .moe = moe, .batch = batch, .x = xe, .gts = gts, .ups = ups,
+                    .outs = outs };
   g_mutex_init (&m.lock);
   guint64 t0 = now_ns ();
   bw_pool_run (pool, one_token_job, &m, count);
