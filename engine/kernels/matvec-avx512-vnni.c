@@ -1,11 +1,12 @@
 /* The int8-activation one-token kernel for MXFP4 and Q4 rows: AVX-512 VNNI (vpdpbusd)
- * for the integer dot products and VBMI (vpermb) to turn nibbles into unsigned weight
- * bytes. See act-q8.h for what it computes; it equals bw_act_q8_rows_scalar up to the
- * order of the f32 sums.
+ * for the integer dot products, VBMI (vpermt2b) to lay the rounded activations out once
+ * per product. See act-q8.h for what it computes; it equals bw_act_q8_rows_scalar up to
+ * the order of the f32 sums.
  *
- * Per 64-byte load of a row (128 columns): one shift, two byte lookups and two dot
- * products give 16 int32 lane sums of 8 columns each; the unsigned weight bytes are
- * code + offset, and offset times the lane's activation sum is subtracted up front. */
+ * Per 64-byte load of a row (128 columns): a shift and masks split the nibbles (MXFP4's
+ * then go through a vpshufb table), and two dot products give 16 int32 lane sums of 8
+ * columns each; the unsigned weight bytes are code + offset, and offset times the lane's
+ * activation sum is subtracted up front. */
 #include <immintrin.h>
 
 #include "kernels/act-q8.h"
@@ -26,7 +27,8 @@ typedef struct {
 
 G_STATIC_ASSERT (sizeof (ActBlock) == BW_ACT_Q8_BLOCK_BYTES);
 
-/* Unsigned weight byte per nibble, replicated 4 times: vpermb reads 6 index bits. */
+/* MXFP4's unsigned weight byte per nibble (twice the E2M1 value, plus 12), for vpshufb.
+ * Q4 nibbles are already the unsigned byte (value + 8) and need no lookup. */
 static const uint8_t lut_mxfp4[16] = { 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0 };
 
 gboolean
@@ -104,13 +106,7 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
          int64_t r, int64_t rs, const int R)
 {
   const gboolean mx = fmt == BW_FMT_MXFP4;
-  __m512i lut;
-  {
-    uint8_t t[64];
-    for (int i = 0; i < 64; i++)
-      t[i] = mx ? lut_mxfp4[i & 15] : (uint8_t) (i & 15);
-    lut = _mm512_loadu_si512 (t);
-  }
+  const __m512i lut = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) lut_mxfp4));
   const __m512i low4 = _mm512_set1_epi8 (0x0F);
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
   const int64_t gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
@@ -156,8 +152,13 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
           _mm_prefetch ((const char *) rows[i] + 64 * b + 4096, _MM_HINT_T0);
           const __m512i v = whole ? _mm512_loadu_si512 (rows[i] + 64 * b)
                                   : _mm512_maskz_loadu_epi8 (km, rows[i] + 64 * b);
-          const __m512i wl = _mm512_shuffle_epi8 (lut, _mm512_and_si512 (v, low4));
-          const __m512i wh = _mm512_shuffle_epi8 (lut, _mm512_and_si512 (_mm512_srli_epi16 (v, 4), low4));
+          __m512i wl = _mm512_and_si512 (v, low4);
+          __m512i wh = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), low4);
+          if (mx)
+            {
+              wl = _mm512_shuffle_epi8 (lut, wl);
+              wh = _mm512_shuffle_epi8 (lut, wh);
+            }
           __m512i d = _mm512_dpbusd_epi32 (corr, wl, xlo);
           d = _mm512_dpbusd_epi32 (d, wh, xhi);
           const __m512 s = _mm512_mul_ps (_mm512_permutexvar_ps (sidx, sc[i]), sx);
