@@ -592,7 +592,7 @@ glm_load (BwModel *model, GCancellable *cancellable, GError **error)
       if (!bind_layer (model, gm, l, error))
         return FALSE;
     }
-  bw_model_progress (model, 0.9, "Opening the expert store");
+  bw_model_progress (model, 0.9, "Preparing the expert cache");
   if (!bind_experts (model, c, error))
     return FALSE;
   /* Router lookahead: each MoE layer predicts the next one's experts during decode. */

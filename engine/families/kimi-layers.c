@@ -294,7 +294,7 @@ bw_kimi_model_bind (BwModel *model, BwKimiModel *km, GCancellable *cancellable, 
       if (!bind_layer (model, km, l, error))
         return FALSE;
     }
-  bw_model_progress (model, 0.9, "Opening the expert store");
+  bw_model_progress (model, 0.9, "Preparing the expert cache");
   if (!bind_experts (model, c, error))
     return FALSE;
   /* Router lookahead: each MoE layer predicts the next one's experts during decode. */

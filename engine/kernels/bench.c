@@ -1,10 +1,12 @@
 /* burrow_bench_kernels: weight-streaming rate of bw_matvec/bw_matmul over a working set
  * larger than the last-level cache, next to the machine's read bandwidth measured on the
  * same buffer with the same threads. */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "burrow-engine.h"
+#include "core/huge-alloc.h"
 #include "kernels/act-q8.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dispatch.h"
@@ -110,7 +112,8 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
   memset (ws, 0, sizeof *ws);
   ws->count = (int) MAX ((guint64) MIN_MATRICES, (target + stride - 1) / stride);
   ws->bytes = stride * (gsize) ws->count;
-  ws->buf = g_aligned_alloc0 (1, ws->bytes, 64);
+  /* on huge pages, as the model's weights and expert buffers are */
+  ws->buf = bw_huge_alloc (ws->bytes, 64);
   if (ws->buf == NULL)
     {
       g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_FAILED,
@@ -118,6 +121,7 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
       g_rand_free (rand);
       return FALSE;
     }
+  memset (ws->buf, 0, ws->bytes);
   for (gsize i = 0; i < sizeof pattern; i += esize)
     random_code (fmt, rand, pattern + i, esize);
   ws->mats = g_new0 (BwMatrix, ws->count);
@@ -142,7 +146,7 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
 static void
 working_set_clear (WorkingSet *ws)
 {
-  g_aligned_free (ws->buf);
+  free (ws->buf);
   g_free (ws->mats);
 }
 

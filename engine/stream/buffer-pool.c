@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/huge-alloc.h"
+
 struct BwBufferPool {
   gsize size, align;
   GMutex lock;
@@ -13,25 +15,31 @@ struct BwBufferPool {
   GPtrArray *ready;     /* allocated and touched, not taken */
 };
 
+/* One buffer on huge pages, every page of it mapped, or NULL. */
+static guint8 *
+new_buffer (const BwBufferPool *p)
+{
+  guint8 *buf = bw_huge_alloc (p->size, p->align);
+  if (buf != NULL)
+    bw_huge_touch (buf, p->size);
+  return buf;
+}
+
 static gpointer
 fill_main (gpointer data)
 {
   BwBufferPool *p = data;
-  long page = sysconf (_SC_PAGESIZE);
-  gsize step = page > 0 ? (gsize) page : 4096;
 
   /* Only idle CPU: decode on the same cores comes first (Linux nices threads one by one). */
   setpriority (PRIO_PROCESS, (id_t) gettid (), 19);
   for (;;)
     {
-      void *buf = NULL;
+      guint8 *buf = NULL;
       g_mutex_lock (&p->lock);
       gboolean more = !p->quit && p->to_fill > 0;
       g_mutex_unlock (&p->lock);
-      if (!more || posix_memalign (&buf, p->align, p->size) != 0)
+      if (!more || (buf = new_buffer (p)) == NULL)
         return NULL;
-      for (gsize off = 0; off < p->size; off += step)
-        ((volatile guint8 *) buf)[off] = 0;
       /* Counted in to_fill until it is ready, so the reservation is exact; a shrink that
        * took that count meanwhile means it is not wanted any more. */
       g_mutex_lock (&p->lock);
@@ -47,15 +55,47 @@ fill_main (gpointer data)
     }
 }
 
+typedef struct {
+  const BwBufferPool *p;
+  guint8 **bufs;
+} FillJob;
+
+static void
+fill_one (void *ctx, int index, int thread_id)
+{
+  FillJob *job = ctx;
+  job->bufs[index] = new_buffer (job->p);
+}
+
+/* Every buffer now, on all of the pool's threads; a buffer that cannot be allocated is
+ * simply not there. */
+static void
+fill_now (BwBufferPool *p, guint64 count, BwPool *threads)
+{
+  int n = (int) MIN (count, (guint64) G_MAXINT);
+  g_autofree guint8 **bufs = g_new0 (guint8 *, n);
+  FillJob job = { p, bufs };
+
+  bw_pool_run (threads, fill_one, &job, n);
+  for (int i = 0; i < n; i++)
+    if (bufs[i] != NULL)
+      g_ptr_array_add (p->ready, bufs[i]);
+}
+
 BwBufferPool *
-bw_buffer_pool_new (gsize size, gsize align, guint64 count)
+bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads)
 {
   BwBufferPool *p = g_new0 (BwBufferPool, 1);
   p->size = MAX (size, 1);
   p->align = align;
-  p->to_fill = count;
   p->ready = g_ptr_array_new ();
   g_mutex_init (&p->lock);
+  if (threads != NULL)
+    {
+      fill_now (p, count, threads);
+      return p;
+    }
+  p->to_fill = count;
   if (count > 0)
     p->thread = g_thread_try_new ("bw-prefault", fill_main, p, NULL);
   if (p->thread == NULL)

@@ -548,7 +548,9 @@ setup_pins (BwExpertStore *s)
 }
 
 /* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
- * size any layer needs; re-encoded experts get buffers of their own size instead. */
+ * size any layer needs; re-encoded experts get buffers of their own size instead. With the
+ * compute threads at hand this is part of creating the store: a background filler competes
+ * with decode for the cores, and until it is done the products over unfilled buffers crawl. */
 static void
 start_prefault (BwExpertStore *s)
 {
@@ -558,7 +560,7 @@ start_prefault (BwExpertStore *s)
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
   guint64 count = MIN (s->budget / size, s->n_total_experts);
-  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count);
+  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool);
 }
 
 BwExpertStore *

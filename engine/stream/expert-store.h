@@ -43,13 +43,15 @@ typedef struct {
   gboolean direct_io;     /* O_DIRECT, falling back to buffered where refused */
   gboolean pinning;       /* learned pins from the usage history */
   gboolean prefetch;      /* router lookahead */
-  gboolean no_prefault;   /* don't fill the budget with prefaulted buffers in the background */
+  gboolean no_prefault;   /* don't fill the budget with prefaulted buffers up front */
   int io_threads;         /* pread fallback pool size; 0 = default */
   const char *history_dir;/* usage history location; NULL = user cache dir */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = re-encode each expert as it lands */
   int expert_group;       /* columns per scale when re-encoding; 0 = 32 */
   int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
-  BwPool *pool;           /* threads for re-encoding (the decode thread's); NULL = caller */
+  BwPool *pool;           /* threads for re-encoding and for prefaulting the budget at
+                           * creation (the decode thread's); NULL = the caller, and a
+                           * background thread prefaults */
   int prefetch_top;       /* lookahead prefetches the next MoE layer's this many likeliest
                            * experts; 0 = a quarter of its top-k, at least one */
 } BwStoreOptions;

@@ -1,6 +1,7 @@
-/* The prefaulted buffer pool: it fills exactly what it reserved, hands each buffer out once,
- * gives reservation back on shrink (unfilled first, then ready buffers), and frees what is
- * left, also while it is still filling. */
+/* The prefaulted buffer pool: it fills exactly what it reserved (in the background, or at
+ * once on a thread pool), hands each buffer out once, gives reservation back on shrink
+ * (unfilled first, then ready buffers), and frees what is left, also while it is still
+ * filling. */
 #include <string.h>
 
 #include "stream/buffer-pool.h"
@@ -32,7 +33,7 @@ drain (BwBufferPool *p, int expect)
 static void
 test_fill_and_take (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4, NULL);
   g_assert_cmpuint (bw_buffer_pool_size (p), ==, SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 4 * SIZE);
   g_assert_cmpint (drain (p, 4), ==, 4);
@@ -44,7 +45,7 @@ test_fill_and_take (void)
 static void
 test_shrink (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL);
   guint64 given = bw_buffer_pool_shrink (p, 3 * SIZE - 1);
   g_assert_cmpuint (given, ==, 3 * SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
@@ -55,7 +56,7 @@ test_shrink (void)
   bw_buffer_pool_free (p);
 
   /* Whatever is left, unfilled or ready, can be given back. */
-  p = bw_buffer_pool_new (SIZE, 4096, 2);
+  p = bw_buffer_pool_new (SIZE, 4096, 2, NULL);
   gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   while (bw_buffer_pool_shrink (p, 0) == 0 && g_get_monotonic_time () < until)
     {
@@ -77,13 +78,49 @@ test_shrink (void)
 static void
 test_free_while_filling (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 100000);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 100000, NULL);
   g_usleep (2000);
   bw_buffer_pool_free (p);
-  p = bw_buffer_pool_new (SIZE, 4096, 0);
+  p = bw_buffer_pool_new (SIZE, 4096, 0, NULL);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
+}
+
+/* Filled on a thread pool before it returns: every buffer is ready at once, distinct, and
+ * huge-page aligned once it is large enough to be advised. */
+static void
+test_fill_now (void)
+{
+  const gsize big = (gsize) 3 << 20;
+  BwPool *threads = bw_pool_new (2);
+  BwBufferPool *p = bw_buffer_pool_new (big, 4096, 5, threads);
+  guint8 *bufs[5];
+
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * big);
+  for (int i = 0; i < 5; i++)
+    {
+      bufs[i] = bw_buffer_pool_take (p);
+      g_assert_nonnull (bufs[i]);
+      g_assert_cmpuint (GPOINTER_TO_SIZE (bufs[i]) % ((gsize) 2 << 20), ==, 0);
+      memset (bufs[i], i, big);
+    }
+  g_assert_null (bw_buffer_pool_take (p));
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
+  for (int i = 0; i < 5; i++)
+    {
+      g_assert_cmpuint (bufs[i][big - 1], ==, i);   /* no two share memory */
+      free (bufs[i]);
+    }
+  bw_buffer_pool_free (p);
+
+  /* small buffers: plain alignment; shrink gives ready buffers back */
+  p = bw_buffer_pool_new (SIZE, 4096, 3, threads);
+  g_assert_cmpuint (bw_buffer_pool_shrink (p, SIZE), ==, SIZE);
+  g_assert_cmpint (drain (p, 2), ==, 2);
+  g_assert_null (bw_buffer_pool_take (p));
+  bw_buffer_pool_free (p);
+  bw_pool_free (threads);
 }
 
 int
@@ -93,5 +130,6 @@ main (int argc, char **argv)
   g_test_add_func ("/stream/buffer-pool/fill-and-take", test_fill_and_take);
   g_test_add_func ("/stream/buffer-pool/shrink", test_shrink);
   g_test_add_func ("/stream/buffer-pool/free-while-filling", test_free_while_filling);
+  g_test_add_func ("/stream/buffer-pool/fill-now", test_fill_now);
   return g_test_run ();
 }
