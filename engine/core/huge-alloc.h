@@ -14,8 +14,11 @@
 #define BW_HUGE_PAGE ((gsize) 2 << 20)
 
 /* `bytes` of uninitialised memory aligned to at least `align` (a power of two), advised for
- * huge pages when at least BW_HUGE_PAGE; release it with free(). NULL when out of memory. */
+ * huge pages when at least BW_HUGE_PAGE; release it with bw_huge_free(). NULL when out of
+ * memory. */
 void *bw_huge_alloc (gsize bytes, gsize align);
+/* Gives back a bw_huge_alloc() buffer (NULL is ignored); a GDestroyNotify. */
+void bw_huge_free (void *buf);
 
 /* Writes one byte per 4 KiB of buf so that every page is mapped before the hot path first
  * reads it (for memory about to be overwritten anyway, e.g. by a read). */

@@ -17,7 +17,7 @@ gpointer
 bw_model_alloc (BwModel *model, gsize bytes)
 {
   if (model->allocations == NULL)
-    model->allocations = g_ptr_array_new_with_free_func (free);
+    model->allocations = g_ptr_array_new_with_free_func (bw_huge_free);
   gpointer p = bw_huge_alloc (MAX (bytes, 1), ALIGN);
   if (p == NULL)
     g_error ("out of memory allocating %" G_GSIZE_FORMAT " bytes of model weights", bytes);

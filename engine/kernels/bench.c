@@ -146,7 +146,7 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
 static void
 working_set_clear (WorkingSet *ws)
 {
-  free (ws->buf);
+  bw_huge_free (ws->buf);
   g_free (ws->mats);
 }
 

@@ -11,18 +11,19 @@
 
 typedef struct BwBufferPool BwBufferPool;
 
-/* Up to `count` buffers of `size` bytes aligned to `align`: all of them before it returns,
- * on every thread of `threads`, or, when that is NULL, filled by a background thread on
- * idle CPU. */
+/* `count` buffers of `size` bytes aligned to `align` (fewer if memory runs out), all
+ * allocated and touched before it returns, on every thread of `threads` (NULL: the
+ * caller's). Filling in the background instead competed with decode for the cores, and
+ * products over the buffers it had not reached yet crawled meanwhile. */
 BwBufferPool *bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads);
-/* Stops the thread and frees the buffers not taken. */
+/* Frees the buffers not taken. */
 void bw_buffer_pool_free (BwBufferPool *pool);
 
 gsize bw_buffer_pool_size (const BwBufferPool *pool);
-/* A ready buffer (the caller owns it, free() it), or NULL when none is ready yet. */
+/* A ready buffer (the caller owns it: bw_huge_free() it), or NULL when none is ready yet. */
 guint8 *bw_buffer_pool_take (BwBufferPool *pool);
-/* Bytes the pool holds or will still allocate, which its owner counts against its budget. */
+/* Bytes the pool holds, which its owner counts against its budget. */
 guint64 bw_buffer_pool_reserved (BwBufferPool *pool);
-/* Gives back at least `bytes` of that reservation: first buffers not allocated yet, then
- * ready ones (freed). Returns the bytes given back. */
+/* Frees ready buffers until at least `bytes` are given back or none is left. Returns the
+ * bytes given back. */
 guint64 bw_buffer_pool_shrink (BwBufferPool *pool, guint64 bytes);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/huge-alloc.h"
 #include "stream/buffer-pool.h"
 #include "stream/cache-policy.h"
 #include "stream/expert-plan.h"
@@ -210,7 +211,7 @@ slot_destroy (BwExpertStore *s, Slot *slot, gboolean keep)
   g_free (slot);
   if (keep)
     return buf;
-  free (buf);
+  bw_huge_free (buf);
   return NULL;
 }
 
@@ -343,8 +344,8 @@ slot_create (BwExpertStore *s, int layer, int expert, GError **error)
     }
   if (buf == NULL)
     {
-      void *p = NULL;
-      if (posix_memalign (&p, BW_PLAN_BUF_ALIGN, MAX (plan.buf_bytes, 1)) != 0)
+      void *p = bw_huge_alloc (plan.buf_bytes, BW_PLAN_BUF_ALIGN);
+      if (p == NULL)
         {
           g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_NOMEM,
                        "out of memory for a %" G_GSIZE_FORMAT "-byte expert buffer (layer %d, "
@@ -400,10 +401,10 @@ static void
 slot_requantise (BwExpertStore *s, Slot *slot)
 {
   gsize bytes = bw_expert_requant_bytes (s->requant, &slot->weights);
-  void *buf = NULL;
   if (bytes == 0)
     return;   /* as small as stored already */
-  if (posix_memalign (&buf, BW_PLAN_BUF_ALIGN, bytes) != 0)
+  void *buf = bw_huge_alloc (bytes, BW_PLAN_BUF_ALIGN);
+  if (buf == NULL)
     {
       g_set_error (&slot->error, BW_STORE_ERROR, BW_STORE_ERROR_NOMEM,
                    "out of memory re-encoding an expert (%" G_GSIZE_FORMAT " bytes)", bytes);
@@ -412,7 +413,7 @@ slot_requantise (BwExpertStore *s, Slot *slot)
     }
   bw_expert_requant_run (s->requant, &slot->weights, buf);
   account (s, slot, -1);
-  free (slot->buf);
+  bw_huge_free (slot->buf);
   slot->buf = buf;
   slot->cap = bytes;
   account (s, slot, +1);
@@ -548,11 +549,10 @@ setup_pins (BwExpertStore *s)
 }
 
 /* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
- * size any layer needs; re-encoded experts get buffers of their own size instead. With the
- * compute threads at hand this is part of creating the store: a background filler competes
- * with decode for the cores, and until it is done the products over unfilled buffers crawl. */
+ * size any layer needs, allocated and touched while the store is created; re-encoded
+ * experts get buffers of their own size instead. */
 static void
-start_prefault (BwExpertStore *s)
+prefault (BwExpertStore *s)
 {
   guint64 size = 0;
   for (int l = 0; l < s->n_layers; l++)
@@ -625,7 +625,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       return NULL;
     }
   atomic_store (&s->backend, backend_name (s));
-  start_prefault (s);
+  prefault (s);
   if (s->opts.pinning)
     {
       s->opts.history_dir = opts->history_dir;

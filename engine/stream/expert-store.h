@@ -50,8 +50,7 @@ typedef struct {
   int expert_group;       /* columns per scale when re-encoding; 0 = 32 */
   int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
   BwPool *pool;           /* threads for re-encoding and for prefaulting the budget at
-                           * creation (the decode thread's); NULL = the caller, and a
-                           * background thread prefaults */
+                           * creation (the decode thread's); NULL = the caller */
   int prefetch_top;       /* lookahead prefetches the next MoE layer's this many likeliest
                            * experts; 0 = a quarter of its top-k, at least one */
 } BwStoreOptions;

@@ -1,31 +1,33 @@
-/* The prefaulted buffer pool: it fills exactly what it reserved (in the background, or at
- * once on a thread pool), hands each buffer out once, gives reservation back on shrink
- * (unfilled first, then ready buffers), and frees what is left, also while it is still
- * filling. */
+/* The prefaulted buffer pool: it holds exactly what it was asked for once created (filled on
+ * a thread pool or on the caller's thread), hands each buffer out once, distinct and
+ * aligned (huge-page aligned once large enough), gives ready buffers back on shrink, and
+ * frees what is left (ASan). */
 #include <string.h>
 
+#include "core/huge-alloc.h"
 #include "stream/buffer-pool.h"
 
 #define SIZE (64 * 1024)
 
-/* Takes buffers until none is left, waiting up to 10 s for the filler; returns how many. */
+/* Takes every buffer, checks alignment and that each is wholly the caller's; returns how
+ * many there were. */
 static int
-drain (BwBufferPool *p, int expect)
+drain (BwBufferPool *p, gsize size, gsize align)
 {
   int n = 0;
-  gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (n < expect && g_get_monotonic_time () < until)
+  guint8 *bufs[16];
+  for (guint8 *buf; (buf = bw_buffer_pool_take (p)) != NULL; n++)
     {
-      guint8 *buf = bw_buffer_pool_take (p);
-      if (buf == NULL)
-        {
-          g_usleep (1000);
-          continue;
-        }
-      g_assert_cmpuint (GPOINTER_TO_SIZE (buf) % 4096, ==, 0);
-      memset (buf, 0xa5, SIZE);   /* the whole buffer is ours */
-      free (buf);
-      n++;
+      g_assert_cmpint (n, <, 16);
+      g_assert_cmpuint (GPOINTER_TO_SIZE (buf) % align, ==, 0);
+      memset (buf, n, size);
+      bufs[n] = buf;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      g_assert_cmpuint (bufs[i][0], ==, i);   /* no two share memory */
+      g_assert_cmpuint (bufs[i][size - 1], ==, i);
+      bw_huge_free (bufs[i]);
     }
   return n;
 }
@@ -36,91 +38,68 @@ test_fill_and_take (void)
   BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4, NULL);
   g_assert_cmpuint (bw_buffer_pool_size (p), ==, SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 4 * SIZE);
-  g_assert_cmpint (drain (p, 4), ==, 4);
+  g_assert_cmpint (drain (p, SIZE, 4096), ==, 4);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
-}
 
-static void
-test_shrink (void)
-{
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL);
-  guint64 given = bw_buffer_pool_shrink (p, 3 * SIZE - 1);
-  g_assert_cmpuint (given, ==, 3 * SIZE);
-  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
-  g_assert_cmpint (drain (p, 5), ==, 5);
-  g_assert_null (bw_buffer_pool_take (p));
-  /* Nothing left to give back. */
-  g_assert_cmpuint (bw_buffer_pool_shrink (p, SIZE), ==, 0);
-  bw_buffer_pool_free (p);
-
-  /* Whatever is left, unfilled or ready, can be given back. */
-  p = bw_buffer_pool_new (SIZE, 4096, 2, NULL);
-  gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  while (bw_buffer_pool_shrink (p, 0) == 0 && g_get_monotonic_time () < until)
-    {
-      guint8 *b = bw_buffer_pool_take (p);
-      if (b != NULL)
-        {
-          free (b);
-          break;
-        }
-      g_usleep (1000);
-    }
-  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, SIZE);
-  g_assert_cmpuint (bw_buffer_pool_shrink (p, SIZE), ==, SIZE);
-  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
-  bw_buffer_pool_free (p);
-}
-
-/* Freed while filling a large reservation: the thread stops, nothing leaks (ASan). */
-static void
-test_free_while_filling (void)
-{
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 100000, NULL);
-  g_usleep (2000);
-  bw_buffer_pool_free (p);
   p = bw_buffer_pool_new (SIZE, 4096, 0, NULL);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
 }
 
-/* Filled on a thread pool before it returns: every buffer is ready at once, distinct, and
- * huge-page aligned once it is large enough to be advised. */
 static void
-test_fill_now (void)
+test_fill_on_threads (void)
 {
   const gsize big = (gsize) 3 << 20;
   BwPool *threads = bw_pool_new (2);
   BwBufferPool *p = bw_buffer_pool_new (big, 4096, 5, threads);
-  guint8 *bufs[5];
-
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * big);
-  for (int i = 0; i < 5; i++)
-    {
-      bufs[i] = bw_buffer_pool_take (p);
-      g_assert_nonnull (bufs[i]);
-      g_assert_cmpuint (GPOINTER_TO_SIZE (bufs[i]) % ((gsize) 2 << 20), ==, 0);
-      memset (bufs[i], i, big);
-    }
-  g_assert_null (bw_buffer_pool_take (p));
+  g_assert_cmpint (drain (p, big, BW_HUGE_PAGE), ==, 5);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
-  for (int i = 0; i < 5; i++)
-    {
-      g_assert_cmpuint (bufs[i][big - 1], ==, i);   /* no two share memory */
-      free (bufs[i]);
-    }
-  bw_buffer_pool_free (p);
-
-  /* small buffers: plain alignment; shrink gives ready buffers back */
-  p = bw_buffer_pool_new (SIZE, 4096, 3, threads);
-  g_assert_cmpuint (bw_buffer_pool_shrink (p, SIZE), ==, SIZE);
-  g_assert_cmpint (drain (p, 2), ==, 2);
-  g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
   bw_pool_free (threads);
+}
+
+static void
+test_shrink (void)
+{
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL);
+  g_assert_cmpuint (bw_buffer_pool_shrink (p, 3 * SIZE - 1), ==, 3 * SIZE);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
+  g_assert_cmpuint (bw_buffer_pool_shrink (p, 0), ==, 0);
+  g_assert_cmpint (drain (p, SIZE, 4096), ==, 5);
+  /* Nothing left to give back. */
+  g_assert_cmpuint (bw_buffer_pool_shrink (p, SIZE), ==, 0);
+  bw_buffer_pool_free (p);
+
+  /* Freed with buffers still in it. */
+  p = bw_buffer_pool_new (SIZE, 4096, 3, NULL);
+  bw_huge_free (bw_buffer_pool_take (p));
+  bw_buffer_pool_free (p);
+}
+
+/* Small, huge-page sized and odd sizes and alignments; freeing NULL is a no-op. */
+static void
+test_huge_alloc (void)
+{
+  const gsize sizes[] = { 1, 4095, 65536, BW_HUGE_PAGE - 1, BW_HUGE_PAGE, 3 * BW_HUGE_PAGE + 17 };
+  const gsize aligns[] = { 1, 64, 4096, BW_HUGE_PAGE };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    for (guint j = 0; j < G_N_ELEMENTS (aligns); j++)
+      {
+        guint8 *b = bw_huge_alloc (sizes[i], aligns[j]);
+        g_assert_nonnull (b);
+        g_assert_cmpuint (GPOINTER_TO_SIZE (b) % MAX (aligns[j], 64), ==, 0);
+        if (sizes[i] >= BW_HUGE_PAGE)
+          g_assert_cmpuint (GPOINTER_TO_SIZE (b) % BW_HUGE_PAGE, ==, 0);
+        memset (b, 0x5a, sizes[i]);
+        bw_huge_touch (b, sizes[i]);
+        g_assert_cmpuint (b[sizes[i] - 1], ==, sizes[i] == 1 ? 0 : 0x5a);
+        bw_huge_free (b);
+      }
+  bw_huge_free (NULL);
 }
 
 int
@@ -128,8 +107,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/stream/buffer-pool/fill-and-take", test_fill_and_take);
+  g_test_add_func ("/stream/buffer-pool/fill-on-threads", test_fill_on_threads);
   g_test_add_func ("/stream/buffer-pool/shrink", test_shrink);
-  g_test_add_func ("/stream/buffer-pool/free-while-filling", test_free_while_filling);
-  g_test_add_func ("/stream/buffer-pool/fill-now", test_fill_now);
+  g_test_add_func ("/stream/buffer-pool/huge-alloc", test_huge_alloc);
   return g_test_run ();
 }
