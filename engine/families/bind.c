@@ -178,6 +178,13 @@ bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_lon
   return TRUE;
 }
 
+/* The expert cache's memory is the last step of loading: 0.9 to 1. */
+static void
+prefault_progress (double done, gpointer data)
+{
+  bw_model_progress (data, 0.9 + 0.1 * done, "Preparing the expert cache");
+}
+
 gboolean
 bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layouts,
                        GError **error)
@@ -186,6 +193,8 @@ bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layo
   so.expert_bits = model->opts.expert_bits;
   so.act_bits = model->opts.act_bits;
   so.pool = model->pool;
+  so.prefault_progress = prefault_progress;
+  so.prefault_progress_data = model;
   model->store = bw_expert_store_new (model->ckpt, model->n_layers, n_experts, layouts, &so,
                                       error);
   return model->store != NULL;

@@ -11,11 +11,16 @@
 
 typedef struct BwBufferPool BwBufferPool;
 
+/* Fraction of the buffers filled so far, reported on the creating thread. */
+typedef void (*BwBufferPoolProgress) (double done, gpointer data);
+
 /* `count` buffers of `size` bytes aligned to `align` (fewer if memory runs out), all
  * allocated and touched before it returns, on every thread of `threads` (NULL: the
- * caller's). Filling in the background instead competed with decode for the cores, and
- * products over the buffers it had not reached yet crawled meanwhile. */
-BwBufferPool *bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads);
+ * caller's); progress (or NULL) hears how far it is. Filling in the background instead
+ * competed with decode for the cores, and products over the buffers it had not reached
+ * yet crawled meanwhile. */
+BwBufferPool *bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads,
+                                  BwBufferPoolProgress progress, gpointer progress_data);
 /* Frees the buffers not taken. */
 void bw_buffer_pool_free (BwBufferPool *pool);
 

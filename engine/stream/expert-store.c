@@ -560,7 +560,8 @@ prefault (BwExpertStore *s)
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
   guint64 count = MIN (s->budget / size, s->n_total_experts);
-  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool);
+  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool,
+                                  s->opts.prefault_progress, s->opts.prefault_progress_data);
 }
 
 BwExpertStore *

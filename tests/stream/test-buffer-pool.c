@@ -35,7 +35,7 @@ drain (BwBufferPool *p, gsize size, gsize align)
 static void
 test_fill_and_take (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4, NULL);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4, NULL, NULL, NULL);
   g_assert_cmpuint (bw_buffer_pool_size (p), ==, SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 4 * SIZE);
   g_assert_cmpint (drain (p, SIZE, 4096), ==, 4);
@@ -43,7 +43,7 @@ test_fill_and_take (void)
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
 
-  p = bw_buffer_pool_new (SIZE, 4096, 0, NULL);
+  p = bw_buffer_pool_new (SIZE, 4096, 0, NULL, NULL, NULL);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
@@ -54,7 +54,7 @@ test_fill_on_threads (void)
 {
   const gsize big = (gsize) 3 << 20;
   BwPool *threads = bw_pool_new (2);
-  BwBufferPool *p = bw_buffer_pool_new (big, 4096, 5, threads);
+  BwBufferPool *p = bw_buffer_pool_new (big, 4096, 5, threads, NULL, NULL);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * big);
   g_assert_cmpint (drain (p, big, BW_HUGE_PAGE), ==, 5);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
@@ -63,9 +63,32 @@ test_fill_on_threads (void)
 }
 
 static void
+record_progress (double done, gpointer data)
+{
+  GArray *seen = data;
+  g_array_append_val (seen, done);
+}
+
+/* Progress after every step of 16 buffers, rising to exactly 1, on the creating thread. */
+static void
+test_progress (void)
+{
+  BwPool *threads = bw_pool_new (2);
+  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (double));
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 40, threads, record_progress, seen);
+  g_assert_cmpuint (seen->len, ==, 3);
+  g_assert_cmpfloat (g_array_index (seen, double, 0), ==, 16.0 / 40);
+  g_assert_cmpfloat (g_array_index (seen, double, 1), ==, 32.0 / 40);
+  g_assert_cmpfloat (g_array_index (seen, double, 2), ==, 1.0);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 40 * SIZE);
+  bw_buffer_pool_free (p);
+  bw_pool_free (threads);
+}
+
+static void
 test_shrink (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL, NULL, NULL);
   g_assert_cmpuint (bw_buffer_pool_shrink (p, 3 * SIZE - 1), ==, 3 * SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
   g_assert_cmpuint (bw_buffer_pool_shrink (p, 0), ==, 0);
@@ -75,7 +98,7 @@ test_shrink (void)
   bw_buffer_pool_free (p);
 
   /* Freed with buffers still in it. */
-  p = bw_buffer_pool_new (SIZE, 4096, 3, NULL);
+  p = bw_buffer_pool_new (SIZE, 4096, 3, NULL, NULL, NULL);
   bw_huge_free (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
 }
@@ -108,6 +131,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/stream/buffer-pool/fill-and-take", test_fill_and_take);
   g_test_add_func ("/stream/buffer-pool/fill-on-threads", test_fill_on_threads);
+  g_test_add_func ("/stream/buffer-pool/progress", test_progress);
   g_test_add_func ("/stream/buffer-pool/shrink", test_shrink);
   g_test_add_func ("/stream/buffer-pool/huge-alloc", test_huge_alloc);
   return g_test_run ();
