@@ -54,11 +54,13 @@ bw_huge_alloc (gsize bytes, gsize align)
 {
   bytes = MAX (bytes, 1);
   align = MAX (align, HEADER_SPACE);
+  if (align > BW_HUGE_PAGE || bytes > G_MAXSIZE / 2)
+    return NULL;   /* nothing asks for either; refused rather than overflowing below */
   if (bytes >= BW_HUGE_PAGE)
     return huge_map (bytes, MAX (align, BW_HUGE_PAGE));
 
   void *base = NULL;
-  if (align > G_MAXSIZE - bytes || posix_memalign (&base, align, align + bytes) != 0)
+  if (posix_memalign (&base, align, align + bytes) != 0)
     return NULL;
   guint8 *buf = (guint8 *) base + align;
   header_of (buf)->base = base;

@@ -123,6 +123,8 @@ test_huge_alloc (void)
         bw_huge_free (b);
       }
   bw_huge_free (NULL);
+  g_assert_null (bw_huge_alloc (G_MAXSIZE - 4096, 64));   /* no overflow in the sizes */
+  g_assert_null (bw_huge_alloc (4096, 2 * BW_HUGE_PAGE));
 }
 
 int
