@@ -123,6 +123,9 @@ void burrow_engine_options_init (BurrowEngineOptions *options);
 BurrowEngine *burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
                                   BurrowProgressFunc progress, gpointer user_data,
                                   GCancellable *cancellable, GError **error);
+/* Every phase text load progress reports, NULL-terminated. They are English; the app shows
+ * its translation of each. */
+const char *const *burrow_engine_load_phases (void);
 BurrowEngine *burrow_engine_ref (BurrowEngine *engine);
 void burrow_engine_unref (BurrowEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)

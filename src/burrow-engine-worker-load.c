@@ -5,6 +5,8 @@
 #include "burrow-engine-worker.h"
 #include "burrow-engine-worker-state.h"
 
+#include <glib/gi18n.h>
+
 /* Progress posts at most this often; the engine may report far more often. */
 #define PROGRESS_INTERVAL_USEC 40000
 
@@ -62,6 +64,28 @@ burrow_load_result_free (BurrowLoadResult *result)
   g_free (result);
 }
 
+/* The engine's load phases, for xgettext; the test-engine-worker suite checks that every
+ * phase the engine can report is here. */
+static const char *const load_phases[] = {
+  /* Translators: loading a model: opening the checkpoint's list of tensors */
+  N_("Reading the checkpoint index"),
+  /* Translators: loading a model: the weights that stay in memory (not the experts) */
+  N_("Reading resident weights"),
+  /* Translators: loading a model: setting aside memory for the experts read from disk */
+  N_("Preparing the expert cache"),
+  /* Translators: loading a model: done */
+  N_("Ready"),
+};
+
+const char *
+burrow_load_phase_translate (const char *phase)
+{
+  for (gsize i = 0; phase != NULL && i < G_N_ELEMENTS (load_phases); i++)
+    if (g_str_equal (phase, load_phases[i]))
+      return _(load_phases[i]);
+  return NULL;
+}
+
 static void
 on_progress (double      fraction,
              const char *phase,
@@ -77,7 +101,8 @@ on_progress (double      fraction,
 
   progress = g_new0 (BurrowLoadProgress, 1);
   progress->fraction = CLAMP (fraction, 0.0, 1.0);
-  progress->phase = g_strdup (phase);
+  const char *shown = burrow_load_phase_translate (phase);
+  progress->phase = g_strdup (shown != NULL ? shown : phase);
   burrow_worker_job_post (state->job, progress, load_progress_free);
 }
 

@@ -97,8 +97,12 @@ guint64 burrow_engine_worker_inspect (BurrowEngineWorker   *self,
  * BurrowLoadProgress *; the final result is a BurrowLoadResult *. */
 typedef struct {
   double fraction;              /* 0 to 1 */
-  char *phase;                  /* the engine's words for what it is doing */
+  char *phase;                  /* what the engine is doing, translated */
 } BurrowLoadProgress;
+
+/* The translation of one of burrow_engine_load_phases(), or NULL for a phase the app does
+ * not know (shown as the engine wrote it). */
+const char *burrow_load_phase_translate (const char *phase);
 
 typedef struct {
   char *dir;

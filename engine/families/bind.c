@@ -182,7 +182,7 @@ bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_lon
 static void
 prefault_progress (double done, gpointer data)
 {
-  bw_model_progress (data, 0.9 + 0.1 * done, "Preparing the expert cache");
+  bw_model_progress (data, 0.9 + 0.1 * done, BW_PHASE_EXPERT_CACHE);
 }
 
 gboolean

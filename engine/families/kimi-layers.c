@@ -290,11 +290,11 @@ bw_kimi_model_bind (BwModel *model, BwKimiModel *km, GCancellable *cancellable, 
     {
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      bw_model_progress (model, 0.05 + 0.85 * l / c->n_layers, "Reading resident weights");
+      bw_model_progress (model, 0.05 + 0.85 * l / c->n_layers, BW_PHASE_WEIGHTS);
       if (!bind_layer (model, km, l, error))
         return FALSE;
     }
-  bw_model_progress (model, 0.9, "Preparing the expert cache");
+  bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
   if (!bind_experts (model, c, error))
     return FALSE;
   /* Router lookahead: each MoE layer predicts the next one's experts during decode. */

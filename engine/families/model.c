@@ -127,7 +127,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->progress = progress;
   model->progress_data = progress_data;
 
-  bw_model_progress (model, 0.0, "Reading the checkpoint index");
+  bw_model_progress (model, 0.0, BW_PHASE_INDEX);
   model->ckpt = bw_checkpoint_open (dir, error);
   if (model->ckpt == NULL)
     return NULL;
@@ -145,7 +145,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   g_return_val_if_fail (model->state_sizes != NULL && model->vocab > 0, NULL);
   read_eos_ids (model);
   model->config_hash = compute_config_hash (model);
-  bw_model_progress (model, 1.0, "Ready");
+  bw_model_progress (model, 1.0, BW_PHASE_READY);
   return g_steal_pointer (&model);
 }
 

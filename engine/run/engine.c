@@ -96,6 +96,15 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
   return TRUE;
 }
 
+const char *const *
+burrow_engine_load_phases (void)
+{
+  static const char *const phases[] = {
+    BW_PHASE_INDEX, BW_PHASE_WEIGHTS, BW_PHASE_EXPERT_CACHE, BW_PHASE_READY, NULL,
+  };
+  return phases;
+}
+
 BurrowEngine *
 burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
                     BurrowProgressFunc progress, gpointer user_data, GCancellable *cancellable,

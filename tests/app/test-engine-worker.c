@@ -549,6 +549,20 @@ test_thread_state (void)
   recorder_clear (&rec);
 }
 
+/* Every phase the engine's load can report has a translatable text in the app, and an
+ * unknown one is passed through untranslated. */
+static void
+test_load_phases (void)
+{
+  const char *const *phases = burrow_engine_load_phases ();
+  int n = 0;
+  for (; phases[n] != NULL; n++)
+    g_assert_nonnull (burrow_load_phase_translate (phases[n]));
+  g_assert_cmpint (n, >=, 4);
+  g_assert_null (burrow_load_phase_translate ("Not a phase"));
+  g_assert_null (burrow_load_phase_translate (NULL));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -565,6 +579,7 @@ main (int   argc,
   g_test_add_func ("/engine-worker/dispose-while-busy", test_dispose_while_busy);
   g_test_add_func ("/engine-worker/dispose-from-callback", test_dispose_from_callback);
   g_test_add_func ("/engine-worker/thread-state", test_thread_state);
+  g_test_add_func ("/engine-worker/load-phases", test_load_phases);
 
   return g_test_run ();
 }
