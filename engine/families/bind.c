@@ -4,7 +4,6 @@
 #include "families/family.h"
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/huge-alloc.h"
@@ -178,11 +177,14 @@ bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_lon
   return TRUE;
 }
 
-/* The expert cache's memory is the last step of loading: 0.9 to 1. */
-static void
+/* The expert cache's memory is the last step of loading: 0.9 to 1; it can take seconds, so
+ * a cancelled load stops it (the family's load then reports the cancellation). */
+static gboolean
 prefault_progress (double done, gpointer data)
 {
-  bw_model_progress (data, 0.9 + 0.1 * done, BW_PHASE_EXPERT_CACHE);
+  BwModel *model = data;
+  bw_model_progress (model, 0.9 + 0.1 * done, BW_PHASE_EXPERT_CACHE);
+  return !g_cancellable_is_cancelled (model->loading);
 }
 
 gboolean

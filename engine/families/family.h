@@ -45,6 +45,7 @@ struct BwModel {
   BwModelStats stats;
   BwModelProgress progress;
   gpointer progress_data;
+  GCancellable *loading;        /* while loading: the caller's, for the long steps */
   GPtrArray *allocations;       /* what bw_model_alloc handed out */
 };
 

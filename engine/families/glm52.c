@@ -593,7 +593,7 @@ glm_load (BwModel *model, GCancellable *cancellable, GError **error)
         return FALSE;
     }
   bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
-  if (!bind_experts (model, c, error))
+  if (!bind_experts (model, c, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
   /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
   for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)

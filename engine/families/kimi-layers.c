@@ -295,7 +295,7 @@ bw_kimi_model_bind (BwModel *model, BwKimiModel *km, GCancellable *cancellable, 
         return FALSE;
     }
   bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
-  if (!bind_experts (model, c, error))
+  if (!bind_experts (model, c, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
   /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
   for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)

@@ -140,7 +140,10 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
       return NULL;
     }
   model->pool = bw_pool_new (opts->threads);
-  if (!model->ops->load (model, cancellable, error))
+  model->loading = cancellable;
+  gboolean loaded = model->ops->load (model, cancellable, error);
+  model->loading = NULL;
+  if (!loaded)
     return NULL;
   g_return_val_if_fail (model->state_sizes != NULL && model->vocab > 0, NULL);
   read_eos_ids (model);

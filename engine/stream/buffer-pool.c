@@ -49,8 +49,11 @@ bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads,
       else
         for (int i = 0; i < step; i++)
           fill_one (&job, i, 0);
-      if (progress)
-        progress ((double) (at + step) / n, progress_data);
+      if (progress && !progress ((double) (at + step) / n, progress_data))
+        {
+          n = at + step;
+          break;
+        }
     }
   for (int i = 0; i < n; i++)
     if (bufs[i] != NULL)

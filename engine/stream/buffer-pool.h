@@ -11,8 +11,9 @@
 
 typedef struct BwBufferPool BwBufferPool;
 
-/* Fraction of the buffers filled so far, reported on the creating thread. */
-typedef void (*BwBufferPoolProgress) (double done, gpointer data);
+/* Fraction of the buffers filled so far, reported on the creating thread; FALSE stops the
+ * filling there (the pool keeps what it has). */
+typedef gboolean (*BwBufferPoolProgress) (double done, gpointer data);
 
 /* `count` buffers of `size` bytes aligned to `align` (fewer if memory runs out), all
  * allocated and touched before it returns, on every thread of `threads` (NULL: the

@@ -51,7 +51,8 @@ typedef struct {
   int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
   BwPool *pool;           /* threads for re-encoding and for prefaulting the budget at
                            * creation (the decode thread's); NULL = the caller */
-  void (*prefault_progress) (double done, gpointer data);   /* or NULL */
+  /* or NULL; FALSE stops prefaulting (a cancelled load) */
+  gboolean (*prefault_progress) (double done, gpointer data);
   gpointer prefault_progress_data;
   int prefetch_top;       /* lookahead prefetches the next MoE layer's this many likeliest
                            * experts; 0 = a quarter of its top-k, at least one */

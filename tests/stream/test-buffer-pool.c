@@ -62,11 +62,19 @@ test_fill_on_threads (void)
   bw_pool_free (threads);
 }
 
-static void
+static gboolean
 record_progress (double done, gpointer data)
 {
   GArray *seen = data;
   g_array_append_val (seen, done);
+  return TRUE;
+}
+
+static gboolean
+stop_after_first (double done, gpointer data)
+{
+  *(int *) data += 1;
+  return FALSE;
 }
 
 /* Progress after every step of 16 buffers, rising to exactly 1, on the creating thread. */
@@ -81,6 +89,14 @@ test_progress (void)
   g_assert_cmpfloat (g_array_index (seen, double, 1), ==, 32.0 / 40);
   g_assert_cmpfloat (g_array_index (seen, double, 2), ==, 1.0);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 40 * SIZE);
+  bw_buffer_pool_free (p);
+
+  /* stopped after the first step (a cancelled load): what was filled is kept and freed */
+  int calls = 0;
+  p = bw_buffer_pool_new (SIZE, 4096, 40, threads, stop_after_first, &calls);
+  g_assert_cmpint (calls, ==, 1);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 16 * SIZE);
+  g_assert_cmpint (drain (p, SIZE, 4096), ==, 16);
   bw_buffer_pool_free (p);
   bw_pool_free (threads);
 }
