@@ -28,6 +28,7 @@ typedef struct {
 
 typedef struct {
   double s_per_token, prefill_s, tokens_per_s;
+  double load_s;            /* the model's load, the expert cache's fill included */
   double bytes_read, bytes_touched, hits, misses;
   double phase_s[BW_PHASE_COUNT];
   double io_wait_s;
@@ -195,6 +196,7 @@ print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
   member_int (b, "ram_budget", (gint64) bw_expert_store_budget (store));
   member_double (b, "s_per_token", r->s_per_token);
   member_double (b, "tokens_per_s", r->tokens_per_s);
+  member_double (b, "load_s", r->load_s);
   member_double (b, "prefill_s", r->prefill_s);
   member_double (b, "bytes_read_per_token", r->bytes_read);
   member_double (b, "bytes_touched_per_token", r->bytes_touched);
@@ -311,9 +313,11 @@ bw_cli_bench_decode_main (int argc, char **argv)
     return fail (error->message);
   if (!a.warm)
     drop_page_cache (ck);
+  gint64 t_load = g_get_monotonic_time ();
   model = bw_model_load (a.model.model_dir, &opts, NULL, NULL, NULL, &error);
   if (model == NULL)
     return fail (error->message);
+  r.load_s = (double) (g_get_monotonic_time () - t_load) / 1e6;
   store = bw_model_expert_store (model);
   if (store == NULL)
     return fail ("the model has no routed experts to stream");

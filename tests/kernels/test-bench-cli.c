@@ -1,7 +1,10 @@
 /* `burrow-cli bench kernels --json` prints one object per line per kernel and format with
- * the documented keys, and ratio is gbps / mem_gbps. */
+ * the documented keys, and ratio is gbps / mem_gbps; `bench decode --json` on a small
+ * synthetic K3-shaped checkpoint that must stream prints its documented fields, with the
+ * roofline and ratio computed from them as documented. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 static char *
@@ -88,6 +91,73 @@ test_int8_lines (void)
 }
 
 static void
+remove_folder (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  for (const char *name; d != NULL && (name = g_dir_read_name (d)) != NULL;)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_assert_cmpint (g_remove (path), ==, 0);
+    }
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+static void
+test_decode_json (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
+  g_assert_no_error (error);
+  const char *const synth[] = {
+    "synth", "--family", "kimi_k3", "--out", dir, "--layers", "2", "--hidden", "256",
+    "--heads", "2", "--vocab", "512", "--dense-inter", "256", "--experts", "64", NULL
+  };
+  /* 2 MoE layers of 64 experts (~30 KB each, 16 chosen per token) against a 1 MB cache */
+  const char *const bench[] = {
+    "bench", "decode", "--model", dir, "--tokens", "3", "--json", "--probe-mib", "4",
+    "--ram-budget", "1M", "--threads", "2", "--no-pinning", NULL
+  };
+  static const char *const keys[] = {
+    "s_per_token", "load_s", "prefill_s", "bytes_read_per_token", "bytes_touched_per_token",
+    "hit_rate", "hits", "misses", "prefetch_issued", "prefetch_hits", "prefetch_wasted",
+    "disk_gbps", "mem_gbps", "roofline_disk_s", "roofline_mem_s", "roofline_s", "ratio",
+    "backend", "n_pinned", "n_cached", "n_on_disk", "max_rss_bytes"
+  };
+  static const char *const phases[] = { "attention", "expert_wait", "expert_matmul", "other", "lm_head" };
+  int status;
+
+  g_free (run_cli (synth, &status));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autofree char *out = run_cli (bench, &status);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, g_strstrip (out), -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  for (gsize k = 0; k < G_N_ELEMENTS (keys); k++)
+    if (!json_object_has_member (o, keys[k]))
+      g_error ("bench decode: no %s", keys[k]);
+  JsonObject *ph = json_object_get_object_member (o, "phase_s_per_token");
+  for (gsize k = 0; k < G_N_ELEMENTS (phases); k++)
+    g_assert_true (json_object_has_member (ph, phases[k]));
+#define D(name) json_object_get_double_member (o, name)
+  g_assert_cmpfloat (D ("misses"), >, 0);
+  g_assert_cmpfloat (D ("bytes_read_per_token"), >, 0);
+  g_assert_cmpfloat (D ("hit_rate"), ==, D ("hits") / (D ("hits") + D ("misses")));
+  g_assert_cmpfloat (D ("disk_gbps"), >, 0);
+  g_assert_cmpfloat (D ("mem_gbps"), >, 0);
+  g_assert_cmpfloat (D ("load_s"), >, 0);
+  g_assert_cmpfloat (D ("s_per_token"), >, 0);
+  g_assert_cmpfloat (D ("roofline_s"), ==, MAX (D ("roofline_disk_s"), D ("roofline_mem_s")));
+  g_assert_cmpfloat_with_epsilon (D ("roofline_disk_s"), D ("bytes_read_per_token") / (D ("disk_gbps") * 1e9),
+                                  1e-9 + 1e-6 * D ("roofline_disk_s"));
+  g_assert_cmpfloat_with_epsilon (D ("ratio"), D ("s_per_token") / D ("roofline_s"), 1e-6 * D ("ratio"));
+  g_assert_cmpfloat (D ("max_rss_bytes"), >, 0);
+#undef D
+  remove_folder (dir);
+}
+
+static void
 test_bad_format (void)
 {
   static const char *const args[] = { "bench", "kernels", "--formats", "bf17", NULL };
@@ -105,5 +175,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/bench-cli/json-lines", test_json_lines);
   g_test_add_func ("/kernels/bench-cli/int8-lines", test_int8_lines);
   g_test_add_func ("/kernels/bench-cli/bad-format", test_bad_format);
+  g_test_add_func ("/kernels/bench-cli/decode-json", test_decode_json);
   return g_test_run ();
 }
