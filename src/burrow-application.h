@@ -15,6 +15,11 @@ G_DECLARE_FINAL_TYPE (BurrowApplication, burrow_application, BURROW, APPLICATION
 
 BurrowApplication *burrow_application_new (GApplicationFlags extra_flags);
 
+/* The GSK renderer to ask for when the user has not: "cairo" when dri_dir (normally
+ * /dev/dri) has no render node, i.e. OpenGL would be Mesa's software rasterizer on the
+ * CPU; NULL to leave GTK's choice. */
+const char *burrow_application_pick_renderer (const char *dri_dir);
+
 /* All three exist from startup to shutdown. */
 BurrowSettings *burrow_application_get_settings (BurrowApplication *self);
 BurrowEngineWorker *burrow_application_get_worker (BurrowApplication *self);

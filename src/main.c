@@ -14,6 +14,13 @@ main (int   argc,
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 
+  if (g_getenv ("GSK_RENDERER") == NULL)
+    {
+      const char *renderer = burrow_application_pick_renderer ("/dev/dri");
+      if (renderer != NULL)
+        g_setenv ("GSK_RENDERER", renderer, FALSE);
+    }
+
   app = burrow_application_new (G_APPLICATION_DEFAULT_FLAGS);
 
   return g_application_run (G_APPLICATION (app), argc, argv);
