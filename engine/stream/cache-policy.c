@@ -78,6 +78,13 @@ bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, guint
 }
 
 guint64
+bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts)
+{
+  guint64 bytes = room > 0 ? MIN (budget, room) : budget;
+  return size > 0 ? MIN (bytes / size, n_experts) : 0;
+}
+
+guint64
 bw_policy_default_budget (const char *meminfo, double fraction)
 {
   const char *p = meminfo != NULL ? strstr (meminfo, "MemAvailable:") : NULL;

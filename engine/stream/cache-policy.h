@@ -27,3 +27,8 @@ int bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, g
  * the file): a fraction of it, leaving the rest to the page cache and the app. 0 when the
  * text has no MemAvailable line. */
 guint64 bw_policy_default_budget (const char *meminfo, double fraction);
+
+/* How many buffers of `size` bytes to fill up front: as many as the budget holds, no more
+ * than there are experts, and no more than `room` bytes (what the machine can spare; 0 =
+ * unknown, no limit). */
+guint64 bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts);

@@ -21,6 +21,9 @@
 
 /* Share of MemAvailable the default budget takes; the rest stays with the page cache. */
 #define DEFAULT_BUDGET_FRACTION 0.5
+/* Most of MemAvailable the up-front fill may take: a budget set larger than the machine
+ * can hold fills the rest on demand, as before, instead of being killed while loading. */
+#define PREFAULT_FRACTION 0.8
 /* Share of the budget learned pins may hold. */
 #define PIN_FRACTION 0.75
 /* An expert needs this many recorded uses before it may be pinned. */
@@ -473,13 +476,20 @@ op_finished (BwExpertStore *s, BwIoOp *op)
 
 /* ---- creation ---- */
 
+/* That share of MemAvailable, or 0 when it cannot be read. */
+static guint64
+available_share (double fraction)
+{
+  g_autofree char *meminfo = NULL;
+  if (!g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
+    return 0;
+  return bw_policy_default_budget (meminfo, fraction);
+}
+
 static guint64
 default_budget (void)
 {
-  g_autofree char *meminfo = NULL;
-  guint64 b = 0;
-  if (g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
-    b = bw_policy_default_budget (meminfo, DEFAULT_BUDGET_FRACTION);
+  guint64 b = available_share (DEFAULT_BUDGET_FRACTION);
   return b > 0 ? b : (guint64) 1 << 30;
 }
 
@@ -559,7 +569,8 @@ prefault (BwExpertStore *s)
     size = MAX (size, s->layers[l].max_buf);
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
-  guint64 count = MIN (s->budget / size, s->n_total_experts);
+  guint64 count = bw_policy_prefault_count (s->budget, available_share (PREFAULT_FRACTION), size,
+                                            s->n_total_experts);
   s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool,
                                   s->opts.prefault_progress, s->opts.prefault_progress_data);
 }

@@ -49,6 +49,20 @@ test_choose_pins (void)
   g_assert_cmpuint (pinned, ==, 0);
 }
 
+/* The up-front fill: bounded by the budget, the experts there are, and what the machine can
+ * spare (a budget set past it fills the rest on demand rather than at load). */
+static void
+test_prefault_count (void)
+{
+  const guint64 mb = 1 << 20;
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 1000), ==, 10);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 4), ==, 4);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 35 * mb, 10 * mb, 1000), ==, 3);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 500 * mb, 10 * mb, 1000), ==, 10);
+  g_assert_cmpuint (bw_policy_prefault_count (1ull << 50, 8ull << 30, 17 * mb, 1u << 20), ==, (8ull << 30) / (17 * mb));
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 0, 1000), ==, 0);
+}
+
 static void
 test_default_budget (void)
 {
@@ -155,6 +169,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stream/policy/victim-layer", test_victim_layer);
   g_test_add_func ("/stream/policy/choose-pins", test_choose_pins);
   g_test_add_func ("/stream/policy/default-budget", test_default_budget);
+  g_test_add_func ("/stream/policy/prefault-count", test_prefault_count);
   g_test_add_func ("/stream/history/roundtrip", test_history_roundtrip);
   g_test_add_func ("/stream/history/path", test_history_path);
   return g_test_run ();
