@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,6 +64,7 @@ bw_huge_alloc (gsize bytes, gsize align)
   if (posix_memalign (&base, align, align + bytes) != 0)
     return NULL;
   guint8 *buf = (guint8 *) base + align;
+  memset (buf, 0, bytes);
   header_of (buf)->base = base;
   header_of (buf)->length = 0;
   return buf;

@@ -13,9 +13,10 @@
 /* Alignment and the size from which a buffer is worth advising. */
 #define BW_HUGE_PAGE ((gsize) 2 << 20)
 
-/* `bytes` of uninitialised memory aligned to at least `align` (a power of two, at most
- * BW_HUGE_PAGE), advised for huge pages when at least BW_HUGE_PAGE; release it with
- * bw_huge_free(). NULL when out of memory or for more than half the address space. */
+/* `bytes` of zeroed memory aligned to at least `align` (a power of two, at most
+ * BW_HUGE_PAGE), advised for huge pages when at least BW_HUGE_PAGE (a fresh mapping: zero
+ * without a pass over it); release it with bw_huge_free(). NULL when out of memory or for
+ * more than half the address space. */
 void *bw_huge_alloc (gsize bytes, gsize align);
 /* Gives back a bw_huge_alloc() buffer (NULL is ignored); a GDestroyNotify. */
 void bw_huge_free (void *buf);

@@ -17,10 +17,9 @@ bw_model_alloc (BwModel *model, gsize bytes)
 {
   if (model->allocations == NULL)
     model->allocations = g_ptr_array_new_with_free_func (bw_huge_free);
-  gpointer p = bw_huge_alloc (MAX (bytes, 1), ALIGN);
+  gpointer p = bw_huge_alloc (bytes, ALIGN);
   if (p == NULL)
     g_error ("out of memory allocating %" G_GSIZE_FORMAT " bytes of model weights", bytes);
-  memset (p, 0, MAX (bytes, 1));
   g_ptr_array_add (model->allocations, p);
   return p;
 }

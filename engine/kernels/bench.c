@@ -121,7 +121,6 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
       g_rand_free (rand);
       return FALSE;
     }
-  memset (ws->buf, 0, ws->bytes);
   for (gsize i = 0; i < sizeof pattern; i += esize)
     random_code (fmt, rand, pattern + i, esize);
   ws->mats = g_new0 (BwMatrix, ws->count);

@@ -4,7 +4,6 @@
 
 struct BwBufferPool {
   gsize size, align;
-  GMutex lock;
   GPtrArray *ready;     /* allocated and touched, not taken */
 };
 
@@ -39,7 +38,6 @@ bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads,
   p->size = MAX (size, 1);
   p->align = align;
   p->ready = g_ptr_array_new ();
-  g_mutex_init (&p->lock);
   for (int at = 0; at < n; at += FILL_STEP)
     {
       int step = MIN (FILL_STEP, n - at);
@@ -69,7 +67,6 @@ bw_buffer_pool_free (BwBufferPool *p)
   for (guint i = 0; i < p->ready->len; i++)
     bw_huge_free (p->ready->pdata[i]);
   g_ptr_array_unref (p->ready);
-  g_mutex_clear (&p->lock);
   g_free (p);
 }
 
@@ -82,33 +79,25 @@ bw_buffer_pool_size (const BwBufferPool *p)
 guint8 *
 bw_buffer_pool_take (BwBufferPool *p)
 {
-  guint8 *buf = NULL;
-  g_mutex_lock (&p->lock);
-  if (p->ready->len > 0)
-    buf = g_ptr_array_steal_index_fast (p->ready, p->ready->len - 1);
-  g_mutex_unlock (&p->lock);
-  return buf;
+  if (p->ready->len == 0)
+    return NULL;
+  return g_ptr_array_steal_index_fast (p->ready, p->ready->len - 1);
 }
 
 guint64
 bw_buffer_pool_reserved (BwBufferPool *p)
 {
-  g_mutex_lock (&p->lock);
-  guint64 n = p->ready->len;
-  g_mutex_unlock (&p->lock);
-  return n * p->size;
+  return (guint64) p->ready->len * p->size;
 }
 
 guint64
 bw_buffer_pool_shrink (BwBufferPool *p, guint64 bytes)
 {
   guint64 given = 0;
-  g_mutex_lock (&p->lock);
   while (given < bytes && p->ready->len > 0)
     {
       bw_huge_free (g_ptr_array_steal_index_fast (p->ready, p->ready->len - 1));
       given += p->size;
     }
-  g_mutex_unlock (&p->lock);
   return given;
 }

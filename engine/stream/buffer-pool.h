@@ -9,6 +9,7 @@
 
 #include "core/threadpool.h"
 
+/* Used from its owner's thread only (the expert store's). */
 typedef struct BwBufferPool BwBufferPool;
 
 /* Fraction of the buffers filled so far, reported on the creating thread; FALSE stops the

@@ -120,24 +120,19 @@ test_many_tokens (gconstpointer data)
   g_rand_free (rand);
 }
 
-/* The AVX-512 formats whose prefill shares the decode kernels' arithmetic give the same
- * bits for n tokens at once as for each token alone (4-bit ones share each decoded block
- * among up to four tokens): a prompt's logits do not depend on how it was batched. */
+/* The kernels that promise it (the scalar reference, and AVX-512 for these formats, whose
+ * prefill runs the decode kernels token by token) give the same bits for n tokens at once as
+ * for each token alone: a prompt's logits do not depend on how it was batched. AVX2's
+ * multi-token tiles do not promise it. */
 static void
-test_prefill_equals_decode (void)
+prefill_equals_decode (BwIsa isa)
 {
   GRand *rand = g_rand_new_with_seed (4242);
   static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
   static const Shape bshapes[] = { { 3, 15 }, { 7, 4100 }, { 130, 288 }, { 37, 640 }, { 5, 16384 + 128 + 7 } };
   static const int ns[] = { 2, 3, 4, 5, 9 };
 
-  if (!bw_isa_supported (BW_ISA_AVX512))
-    {
-      g_test_skip ("CPU lacks this instruction set");
-      g_rand_free (rand);
-      return;
-    }
-  g_assert_true (bw_kernels_force_isa (BW_ISA_AVX512));
+  g_assert_true (bw_kernels_force_isa (isa));
   for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
     for (gsize g = 0; g < (fmts[f] == BW_FMT_Q4 ? 3 : 1); g++)
       for (gsize s = 0; s < G_N_ELEMENTS (bshapes); s++)
@@ -155,13 +150,23 @@ test_prefill_equals_decode (void)
             {
               bw_matmul (&t.m, x + k * cols, 1, one, NULL);
               if (memcmp (one, all + k * rows, rows * sizeof (float)) != 0)
-                g_error ("%s g%d %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": token %d of %d differs",
-                         test_format_name (fmts[f]), groups[g], rows, cols, k, n);
+                g_error ("%s %s g%d %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": token %d of %d differs",
+                         bw_isa_name (isa), test_format_name (fmts[f]), groups[g], rows, cols, k, n);
             }
           test_matrix_clear (&t);
         }
   bw_kernels_force_isa (BW_ISA_AUTO);
   g_rand_free (rand);
+}
+
+static void
+test_prefill_equals_decode (void)
+{
+  prefill_equals_decode (BW_ISA_SCALAR);
+  if (bw_isa_supported (BW_ISA_AVX512))
+    prefill_equals_decode (BW_ISA_AVX512);
+  else
+    g_test_message ("no AVX-512 on this CPU: the scalar kernels only");
 }
 
 /* NaN codes and scales propagate like the reference; large FP8 scales stay exact. */
@@ -251,7 +256,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/kernels/isa/avx512-specials", GINT_TO_POINTER (BW_ISA_AVX512), test_special_values);
   g_test_add_data_func ("/kernels/isa/avx2-many-tokens", GINT_TO_POINTER (BW_ISA_AVX2), test_many_tokens);
   g_test_add_data_func ("/kernels/isa/avx512-many-tokens", GINT_TO_POINTER (BW_ISA_AVX512), test_many_tokens);
-  g_test_add_func ("/kernels/isa/avx512-prefill-equals-decode", test_prefill_equals_decode);
+  g_test_add_func ("/kernels/isa/prefill-equals-decode", test_prefill_equals_decode);
   g_test_add_data_func ("/kernels/isa/scalar-stream-sum", GINT_TO_POINTER (BW_ISA_SCALAR), test_stream_sum);
   g_test_add_data_func ("/kernels/isa/avx2-stream-sum", GINT_TO_POINTER (BW_ISA_AVX2), test_stream_sum);
   g_test_add_data_func ("/kernels/isa/avx512-stream-sum", GINT_TO_POINTER (BW_ISA_AVX512), test_stream_sum);

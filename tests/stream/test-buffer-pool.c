@@ -131,6 +131,8 @@ test_huge_alloc (void)
         guint8 *b = bw_huge_alloc (sizes[i], aligns[j]);
         g_assert_nonnull (b);
         g_assert_cmpuint (GPOINTER_TO_SIZE (b) % MAX (aligns[j], 64), ==, 0);
+        for (gsize k = 0; k < sizes[i]; k += 997)
+          g_assert_cmpuint (b[k], ==, 0);   /* zeroed */
         if (sizes[i] >= BW_HUGE_PAGE)
           g_assert_cmpuint (GPOINTER_TO_SIZE (b) % BW_HUGE_PAGE, ==, 0);
         memset (b, 0x5a, sizes[i]);
