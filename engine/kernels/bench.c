@@ -10,6 +10,7 @@
 #include "kernels/act-q8.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dispatch.h"
+#include "kernels/gemv-int.h"
 #include "quant/bf16.h"
 #include "quant/f16.h"
 
@@ -25,8 +26,11 @@ static const char *const format_names[BW_FMT_COUNT] = {
 };
 
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
- * the formats that have them on a CPU that runs them. */
-static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8" };
+ * the formats that have them on a CPU that runs them. matvec-fma: one token with the f32
+ * kernel where matvec takes the integer one (kernels/gemv-int.h), for comparison; listed
+ * where that is so. */
+static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8", "matvec-fma" };
+enum { K_MATVEC, K_MATMUL, K_INT8, K_FMA };
 
 /* Whether `name` is in the comma list (NULL: everything is). */
 static gboolean
@@ -219,13 +223,16 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
         break;
       for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
         {
-          int tokens = k == 1 ? o.matmul_tokens : 1, act_bits = k == 2 ? 8 : 0;
+          int tokens = k == K_MATMUL ? o.matmul_tokens : 1, act_bits = k == K_INT8 ? 8 : 0;
           double best = 0, best_mem = 0;
           if (!listed (o.kernels, kernel_names[k]))
             continue;
           if (act_bits && !(bw_act_q8_format ((BwFormat) f) && bw_act_q8_simd_supported ()
                             && bw_kernels_isa () == BW_ISA_AVX512))
             continue;
+          if (k == K_FMA && !((f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && bw_gemv_int_enabled ()))
+            continue;
+          bw_gemv_int_set_enabled (k != K_FMA);
           /* Alternate the two measurements and keep the best of each, so a burst of
            * load from other processes hurts neither more than the other. */
           for (int rep = 0; rep < o.repeats; rep++)
@@ -233,6 +240,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
               best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, pool, o.seconds));
             }
+          bw_gemv_int_set_enabled (TRUE);
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,

@@ -1,5 +1,6 @@
 /* Kernel selection from CPU features. */
 #include "kernels/dispatch.h"
+#include "kernels/gemv-int.h"
 
 static const BwKernelTable *const tables[BW_ISA_COUNT] = {
   [BW_ISA_SCALAR] = &bw_kernels_scalar,
@@ -89,4 +90,30 @@ BwStreamSum
 bw_kernels_stream_sum (void)
 {
   return tables[bw_kernels_isa ()]->stream_sum;
+}
+
+gboolean
+bw_gemv_int_supported (void)
+{
+#if defined(__x86_64__)
+  return bw_isa_supported (BW_ISA_AVX512) && __builtin_cpu_supports ("avx512dq")
+         && __builtin_cpu_supports ("avx512vnni");
+#else
+  return FALSE;
+#endif
+}
+
+static int gemv_int_off; /* set by bw_gemv_int_set_enabled (FALSE) */
+
+void
+bw_gemv_int_set_enabled (gboolean enabled)
+{
+  g_atomic_int_set (&gemv_int_off, !enabled);
+}
+
+gboolean
+bw_gemv_int_enabled (void)
+{
+  return !g_atomic_int_get (&gemv_int_off) && bw_kernels_isa () == BW_ISA_AVX512
+         && bw_gemv_int_supported ();
 }

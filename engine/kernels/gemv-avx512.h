@@ -12,6 +12,7 @@
  * group to the group's sum, which is the same value as scaling each weight. */
 
 #include "kernels/avx512-scales.h"
+#include "kernels/gemv-int.h"
 
 #define GV_AI static inline __attribute__((always_inline))
 #define GV_ROWS 4
@@ -181,6 +182,7 @@ gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, co
           for (int64_t k = 0; k < n; k++)
             {
               const float *xb = xp + 64 * (b + k);
+              _mm_prefetch ((const char *) rows[i] + 64 * (b + k) + GV_PREFETCH_BYTES, _MM_HINT_T0);
               const __m512i v = gv_load (rows[i] + 64 * (b + k));
               nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
               /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
@@ -410,6 +412,9 @@ gv_matvec (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int
     case BW_FMT_Q4: one = gv_matvec_q4; break;
     default: return FALSE;
     }
+  if ((fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4) && bw_gemv_int_enabled ()
+      && (n == 1 ? bw_gemv_int_matvec (w, x, y, r0, r1) : bw_gemv_int_matmul (w, x, n, y, ldy, r0, r1)))
+    return TRUE;
   if (!gv_ok (fmt, w, r0, r1))
     return FALSE;
   if (n == 1)

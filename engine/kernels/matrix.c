@@ -1,6 +1,7 @@
 /* BwMatrix sizes and the threaded front ends of the kernels. */
 #include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
+#include "kernels/gemv-int.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
@@ -71,6 +72,7 @@ typedef struct {
   int64_t chunk;
   BwRowsKernel kernel;
   const void *act_q8;   /* prepared int8 activations, or NULL */
+  const void *int_x;    /* activations prepared for the integer kernel, or NULL */
 } RowsJob;
 
 static void
@@ -80,8 +82,13 @@ rows_job_run (void *ctx, int index, int thread_id)
   int64_t r0 = (int64_t) index * job->chunk;
   int64_t r1 = MIN (job->w->rows, r0 + job->chunk);
 
-  if (r1 > r0 && !(job->act_q8 && bw_act_q8_rows_avx512vnni (job->w, job->act_q8, job->y, r0, r1)))
-    job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
+  if (r1 <= r0)
+    return;
+  if (job->act_q8 && bw_act_q8_rows_avx512vnni (job->w, job->act_q8, job->y, r0, r1))
+    return;
+  if (job->int_x && bw_gemv_int_rows (job->w, job->x, job->int_x, job->y, r0, r1))
+    return;
+  job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
 }
 
 /* Whether a product takes the int8-activation kernel: opted in, one token, a format and
@@ -94,6 +101,15 @@ wants_act_q8 (const BwMatrix *w, int n)
          && bw_act_q8_simd_supported ();
 }
 
+/* Whether a one-token product takes the integer kernel (kernels/gemv-int.h) from
+ * activations prepared here: MXFP4 or Q4 of a width it covers, on a CPU that has it. */
+static gboolean
+wants_int (const BwMatrix *w, int n)
+{
+  return n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4)
+         && w->cols <= BW_GEMV_INT_MAX_COLS && bw_gemv_int_enabled ();
+}
+
 void
 bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
 {
@@ -104,14 +120,17 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   if (n <= 0 || w->rows <= 0)
     return;
 
-  uint8_t prepared[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
-  const void *act_q8 = NULL;
+  /* Activations prepared once for all threads, for the int8 or the integer kernel. */
+  uint8_t prepared[MAX (BW_ACT_Q8_PREPARED_BYTES, BW_GEMV_INT_PREPARED_BYTES)] __attribute__((aligned (64)));
+  const void *act_q8 = NULL, *int_x = NULL;
   if (wants_act_q8 (w, n) && bw_act_q8_prepare_avx512vnni (w->fmt, x, w->cols, prepared))
     act_q8 = prepared;
+  else if (wants_int (w, n) && bw_gemv_int_prepare (w->fmt, x, w->cols, prepared))
+    int_x = prepared;
 
   if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
     {
-      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8 };
+      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8, int_x };
       rows_job_run (&job, 0, 0);
       return;
     }
@@ -119,7 +138,7 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
   int64_t chunk = (w->rows + items - 1) / items;
   chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
-  RowsJob job = { w, x, y, n, chunk, kernel, act_q8 };
+  RowsJob job = { w, x, y, n, chunk, kernel, act_q8, int_x };
   bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
 }
 

@@ -1,6 +1,7 @@
 /* A weight matrix in any supported storage format, and the matrix-vector / matrix-matrix
- * products every family uses. Activations and accumulation are f32. The weights are used
- * as stored: the kernels dequantise on the fly, exactly. */
+ * products every family uses. Activations are f32 and sums f32 (or exact integer sums for
+ * 4-bit weights, kernels/gemv-int.h). The weights are used as stored: the kernels
+ * dequantise on the fly, exactly. */
 #pragma once
 
 #include <glib.h>

@@ -149,7 +149,7 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          _mm_prefetch ((const char *) rows[i] + 64 * b + 4096, _MM_HINT_T0);
+          _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
           const __m512i v = whole ? _mm512_loadu_si512 (rows[i] + 64 * b)
                                   : _mm512_maskz_loadu_epi8 (km, rows[i] + 64 * b);
           __m512i wl = _mm512_and_si512 (v, low4);

@@ -90,6 +90,37 @@ test_int8_lines (void)
     }
 }
 
+/* matvec-fma (the f32 kernel where matvec takes the integer one) has lines for the 4-bit
+ * formats on a CPU with AVX-512 VNNI, with f32 activations; none elsewhere. */
+static void
+test_fma_lines (void)
+{
+  static const char *const args[] = {
+    "bench", "kernels", "--json", "--threads", "1", "--formats", "bf16,mxfp4,q4",
+    "--kernels", "matvec-fma", "--rows", "64", "--cols", "256", "--working-set", "1",
+    "--seconds", "0.01", "--repeats", "1", NULL
+  };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
+  gboolean vnni = __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512f")
+                  && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512dq")
+                  && __builtin_cpu_supports ("avx512vl");
+
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpuint (out[0] ? g_strv_length (lines) : 0, ==, vnni ? 2 : 0);
+  for (int i = 0; vnni && lines[i]; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (parser, lines[i], -1, NULL));
+      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, "matvec-fma");
+      g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, i ? "q4" : "mxfp4");
+      g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, "f32");
+      g_assert_cmpfloat (json_object_get_double_member (o, "gbps"), >, 0);
+    }
+}
+
 static void
 remove_folder (const char *dir)
 {
@@ -174,6 +205,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/kernels/bench-cli/json-lines", test_json_lines);
   g_test_add_func ("/kernels/bench-cli/int8-lines", test_int8_lines);
+  g_test_add_func ("/kernels/bench-cli/fma-lines", test_fma_lines);
   g_test_add_func ("/kernels/bench-cli/bad-format", test_bad_format);
   g_test_add_func ("/kernels/bench-cli/decode-json", test_decode_json);
   return g_test_run ();

@@ -1,0 +1,198 @@
+/* The integer one-token kernel for MXFP4 and Q4 (kernels/gemv-int.h): at least as close
+ * to the exact product as the f32 reference kernel, on activations shaped like a model's
+ * (outliers, wide ranges, zero groups); the same bits however the product is driven; and
+ * the f32 kernel wherever the activations rule it out. */
+#include <glib.h>
+#include <math.h>
+
+#include "kernels/dispatch.h"
+#include "kernels/gemv-int.h"
+#include "random-matrix.h"
+
+typedef enum { DIST_UNIFORM, DIST_OUTLIERS, DIST_WIDE, DIST_SPARSE, DIST_COUNT } Dist;
+static const char *const dist_names[] = { "uniform", "outliers", "wide", "sparse" };
+
+static void
+fill (float *x, int64_t n, Dist d, GRand *rand)
+{
+  test_fill_random (x, n, rand);
+  for (int64_t i = 0; i < n; i++)
+    switch (d)
+      {
+      case DIST_OUTLIERS: /* a few channels hundreds of times the rest, as in LLM hidden states */
+        if (g_rand_int_range (rand, 0, 100) == 0)
+          x[i] *= 300.0f;
+        break;
+      case DIST_WIDE: /* magnitudes log-uniform over 2^-24 .. 2^8 */
+        x[i] = copysignf (ldexpf (1.0f + fabsf (x[i]), g_rand_int_range (rand, -24, 8)), x[i]);
+        break;
+      case DIST_SPARSE: /* whole 32-column groups of zeros, and lone tiny values */
+        if ((i / 32) % 3 == 1)
+          x[i] = 0;
+        else if (g_rand_int_range (rand, 0, 10) == 0)
+          x[i] *= 0x1p-30f;
+        break;
+      default:
+        break;
+      }
+}
+
+/* Sum over rows of |y - exact| for the integer kernel and for the scalar f32 kernel. */
+static void
+errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
+{
+  const int64_t rows = t->m.rows, cols = t->m.cols;
+  g_autofree float *yi = g_new (float, rows);
+  g_autofree float *ys = g_new (float, rows);
+
+  g_assert_true (bw_gemv_int_matvec (&t->m, x, yi, 0, rows));
+  g_assert_true (bw_kernels_force_isa (BW_ISA_SCALAR));
+  bw_matvec (&t->m, x, ys, NULL);
+  bw_kernels_force_isa (BW_ISA_AUTO);
+  *err_int = *err_f32 = 0;
+  for (int64_t r = 0; r < rows; r++)
+    {
+      double exact = 0, mag = 0;
+      for (int64_t c = 0; c < cols; c++)
+        {
+          double p = (double) test_matrix_weight (&t->m, r, c) * x[c];
+          exact += p;
+          mag += fabs (p);
+        }
+      /* every row within the f32 kernels' own tolerance */
+      g_assert_cmpfloat (fabs (yi[r] - exact), <=, 1e-6 * mag + 1e-30);
+      *err_int += fabs (yi[r] - exact);
+      *err_f32 += fabs (ys[r] - exact);
+    }
+}
+
+static void
+test_accuracy (void)
+{
+  static const struct { BwFormat fmt; int group; } mats[] = {
+    { BW_FMT_MXFP4, 0 }, { BW_FMT_Q4, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_Q4, 64 }, { BW_FMT_Q4, 256 },
+  };
+  static const int64_t widths[] = { 7168, 4100, 16519 };
+  GRand *rand = g_rand_new_with_seed (31337);
+
+  if (!bw_gemv_int_supported ())
+    {
+      g_test_skip ("CPU lacks AVX-512 VNNI");
+      g_rand_free (rand);
+      return;
+    }
+  for (gsize m = 0; m < G_N_ELEMENTS (mats); m++)
+    for (gsize wi = 0; wi < G_N_ELEMENTS (widths); wi++)
+      for (int d = 0; d < DIST_COUNT; d++)
+        {
+          TestMatrix t;
+          const int64_t cols = widths[wi];
+          g_autofree float *x = g_new (float, cols);
+          double ei, ef;
+          test_matrix_init (&t, mats[m].fmt, 48, cols, mats[m].group, 0, rand);
+          fill (x, cols, (Dist) d, rand);
+          errors (&t, x, &ei, &ef);
+          g_test_message ("%s g%d %" G_GINT64_FORMAT " %s: integer %.3g, scalar f32 %.3g",
+                          test_format_name (mats[m].fmt), mats[m].group, cols, dist_names[d], ei, ef);
+          /* closer to the exact product than the reference kernel's f32 sums */
+          g_assert_cmpfloat (ei, <=, ef);
+          test_matrix_clear (&t);
+        }
+  g_rand_free (rand);
+}
+
+/* The prepared-once route of bw_matvec (all threads share the activations), the
+ * several-token route and the per-call route give the same bits. */
+static void
+test_routes_agree (void)
+{
+  GRand *rand = g_rand_new_with_seed (5);
+  BwPool *pool = bw_pool_new (3);
+  const int64_t rows = 300, cols = 3584 + 64;
+  const int n = 5;
+
+  if (!bw_gemv_int_supported ())
+    {
+      g_test_skip ("CPU lacks AVX-512 VNNI");
+      goto out;
+    }
+  for (int f = 0; f < 2; f++)
+    {
+      TestMatrix t;
+      g_autofree float *x = g_new (float, n * cols);
+      g_autofree float *a = g_new (float, n * rows), *b = g_new (float, n * rows), *c = g_new (float, n * rows);
+      test_matrix_init (&t, f ? BW_FMT_Q4 : BW_FMT_MXFP4, rows, cols, 32, 3, rand);
+      fill (x, n * cols, DIST_OUTLIERS, rand);
+      bw_matmul (&t.m, x, n, a, pool);
+      g_assert_true (bw_gemv_int_matmul (&t.m, x, n, b, rows, 0, rows));
+      for (int k = 0; k < n; k++)
+        {
+          bw_matvec (&t.m, x + k * cols, c + k * rows, pool);
+          g_assert_true (bw_gemv_int_matvec (&t.m, x + k * cols, c + k * rows, 7, 8));
+        }
+      g_assert_cmpmem (a, n * rows * sizeof (float), b, n * rows * sizeof (float));
+      g_assert_cmpmem (a, n * rows * sizeof (float), c, n * rows * sizeof (float));
+      test_matrix_clear (&t);
+    }
+out:
+  bw_pool_free (pool);
+  g_rand_free (rand);
+}
+
+/* NaN or Inf activations, and groups whose largest magnitude is beyond the fixed-point
+ * range, go to the f32 kernel: same results as with the integer kernel turned off. */
+static void
+test_fallback (void)
+{
+  GRand *rand = g_rand_new_with_seed (8);
+  const int64_t rows = 40, cols = 512;
+  static const float odd[] = { NAN, INFINITY, 0x1p70f, 0x1p-70f };
+
+  if (!bw_gemv_int_supported ())
+    {
+      g_test_skip ("CPU lacks AVX-512 VNNI");
+      g_rand_free (rand);
+      return;
+    }
+  TestMatrix t;
+  test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
+  for (gsize k = 0; k < G_N_ELEMENTS (odd); k++)
+    {
+      g_autofree float *x = g_new (float, cols);
+      float y[40], want[40];
+      test_fill_random (x, cols, rand);
+      if (k == 3)
+        for (int i = 256; i < 288; i++)
+          x[i] *= 0x1p-70f; /* one whole group tiny */
+      else
+        x[300] = odd[k];
+      g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
+      bw_matvec (&t.m, x, y, NULL);
+      bw_gemv_int_set_enabled (FALSE);
+      g_assert_false (bw_gemv_int_enabled ());
+      bw_matvec (&t.m, x, want, NULL);
+      bw_gemv_int_set_enabled (TRUE);
+      for (int r = 0; r < rows; r++)
+        g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
+      if (k < 2)
+        g_assert_true (!isfinite (y[0]));
+    }
+  /* all-zero activations are fine and give zeros */
+  g_autofree float *z = g_new0 (float, cols);
+  float y[40];
+  g_assert_true (bw_gemv_int_matvec (&t.m, z, y, 0, rows));
+  for (int r = 0; r < rows; r++)
+    g_assert_cmpfloat (y[r], ==, 0.0f);
+  test_matrix_clear (&t);
+  g_rand_free (rand);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/kernels/gemv-int/accuracy", test_accuracy);
+  g_test_add_func ("/kernels/gemv-int/routes-agree", test_routes_agree);
+  g_test_add_func ("/kernels/gemv-int/fallback", test_fallback);
+  return g_test_run ();
+}
