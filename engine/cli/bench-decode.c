@@ -32,10 +32,18 @@ typedef struct {
   double bytes_read, bytes_touched, hits, misses;
   double phase_s[BW_PHASE_COUNT];
   double io_wait_s;
+  double cpu_user_s, cpu_sys_s; /* the process's CPU time per decoded token */
   double disk_gbps, mem_gbps, probe_bytes;
   gint64 max_rss;           /* after the decode, before the bandwidth probes */
   BwStoreStats end;
 } DecodeResult;
+
+/* Seconds from b to a. */
+static double
+timeval_s (const struct timeval *a, const struct timeval *b)
+{
+  return (double) (a->tv_sec - b->tv_sec) + (double) (a->tv_usec - b->tv_usec) / 1e6;
+}
 
 static int
 fail (const char *message)
@@ -122,6 +130,8 @@ run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error
   for (int l = 0; l < n_layers; l++)
     bw_expert_store_layer_stats (store, l, &layer0[l]);
   bw_model_stats (model, &m0);
+  struct rusage ru0, ru1;
+  getrusage (RUSAGE_SELF, &ru0);
   t0 = g_get_monotonic_time ();
   for (int t = 0; t < a->tokens; t++)
     {
@@ -130,6 +140,9 @@ run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error
         return FALSE;
     }
   t1 = g_get_monotonic_time ();
+  getrusage (RUSAGE_SELF, &ru1);
+  r->cpu_user_s = timeval_s (&ru1.ru_utime, &ru0.ru_utime) / a->tokens;
+  r->cpu_sys_s = timeval_s (&ru1.ru_stime, &ru0.ru_stime) / a->tokens;
   bw_expert_store_stats (store, &s1);
   bw_model_stats (model, &m1);
 
@@ -207,6 +220,8 @@ print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
   member_int (b, "prefetch_hits", (gint64) r->end.prefetch_hits);
   member_int (b, "prefetch_wasted", (gint64) r->end.prefetch_wasted);
   member_double (b, "io_wait_s_per_token", r->io_wait_s);
+  member_double (b, "cpu_user_s_per_token", r->cpu_user_s);
+  member_double (b, "cpu_sys_s_per_token", r->cpu_sys_s);
   json_builder_set_member_name (b, "phase_s_per_token");
   json_builder_begin_object (b);
   for (int p = 0; p < BW_PHASE_COUNT; p++)

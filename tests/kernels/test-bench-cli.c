@@ -152,7 +152,8 @@ test_decode_json (void)
     "s_per_token", "load_s", "prefill_s", "bytes_read_per_token", "bytes_touched_per_token",
     "hit_rate", "hits", "misses", "prefetch_issued", "prefetch_hits", "prefetch_wasted",
     "disk_gbps", "mem_gbps", "roofline_disk_s", "roofline_mem_s", "roofline_s", "ratio",
-    "backend", "n_pinned", "n_cached", "n_on_disk", "max_rss_bytes"
+    "backend", "n_pinned", "n_cached", "n_on_disk", "max_rss_bytes", "cpu_user_s_per_token",
+    "cpu_sys_s_per_token"
   };
   static const char *const phases[] = { "attention", "expert_wait", "expert_matmul", "other", "lm_head" };
   int status;
@@ -184,6 +185,11 @@ test_decode_json (void)
                                   1e-9 + 1e-6 * D ("roofline_disk_s"));
   g_assert_cmpfloat_with_epsilon (D ("ratio"), D ("s_per_token") / D ("roofline_s"), 1e-6 * D ("ratio"));
   g_assert_cmpfloat (D ("max_rss_bytes"), >, 0);
+  /* the decode loop's CPU time: something, and no more than the machine's CPUs had (plus
+   * the clock granularity of the accounting) */
+  g_assert_cmpfloat (D ("cpu_user_s_per_token") + D ("cpu_sys_s_per_token"), >, 0);
+  g_assert_cmpfloat (D ("cpu_user_s_per_token") + D ("cpu_sys_s_per_token"), <=,
+                     g_get_num_processors () * D ("s_per_token") + 0.02);
 #undef D
   remove_folder (dir);
 }
