@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kernels/matrix.h"
+#include "quant/intq.h"
 #include "quant/mxfp4.h"
 
 /* How far ahead in each of the rows streamed side by side the one-token kernels prefetch.
@@ -57,4 +58,54 @@ static inline gboolean
 gv_q4_group_ok (int group)
 {
   return group == 0 || group == 32 || group == 64 || group % 128 == 0;
+}
+
+/* The group scales of up to 4 rows (r, r + rs, ...) of an MXFP4 or Q4 matrix, walked one
+ * 128-column block at a time by the one-token kernels, whose lane k sums columns 8k .. 8k+7
+ * of a block: sc[i] holds 16 consecutive groups of row i from group g0. */
+typedef struct {
+  const uint8_t *srow[4];
+  __m512 sc[4];
+  __m512i lane_group; /* lane k's group within its block */
+  int64_t gsz, ns, g0;
+} GvScales;
+
+static inline __attribute__((always_inline)) void
+gv_scales_init (GvScales *s, BwFormat fmt, const BwMatrix *w, int64_t r, int64_t rs, const int R)
+{
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+
+  /* columns per scale; a row scale acts as one group of the whole row */
+  s->gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
+  s->ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
+  s->lane_group = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     s->gsz == 32 ? 2 : s->gsz == 64 ? 3 : 4);
+  s->g0 = -16;
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s->srow[i] = (const uint8_t *) w->scales + (r + i * rs) * s->ns * (mx ? 1 : 4);
+      s->sc[i] = _mm512_setzero_ps ();
+    }
+}
+
+/* For block b (128 columns from column 128 b): the index vector that picks each lane's
+ * scale out of sc[i] (loading the next 16 groups when the block needs them). */
+static inline __attribute__((always_inline)) __m512i
+gv_scales_block (GvScales *s, BwFormat fmt, int64_t b, const int R)
+{
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+  const int64_t g = s->gsz < (1 << 30) ? b * 128 / s->gsz : 0;
+
+  if (g >= s->g0 + 16)
+    {
+      s->g0 = g;
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          s->sc[i] = mx ? gv_e8m0_16 (s->srow[i], g, s->ns) : gv_q4_16 ((const float *) s->srow[i], g, s->ns);
+          _mm_prefetch ((const char *) s->srow[i] + (g + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+        }
+    }
+  return _mm512_add_epi32 (s->lane_group, _mm512_set1_epi32 ((int) (g - s->g0)));
 }

@@ -94,3 +94,20 @@ bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float 
       g_assert_not_reached ();
     }
 }
+
+void
+bw_rows_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t c0,
+              gboolean add)
+{
+  float seg[128];
+
+  g_return_if_fail (w->cols - c0 <= 128);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      float s = 0;
+      bw_decode_segment (w, r, c0, w->cols - c0, seg);
+      for (int64_t c = c0; c < w->cols; c++)
+        s += seg[c - c0] * x[c];
+      y[r] = add ? y[r] + s : s;
+    }
+}

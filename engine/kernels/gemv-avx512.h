@@ -230,34 +230,15 @@ GV_AI void
 gv_nibbles (BwFormat fmt, const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb,
             const BwMatrix *w, int64_t r, int64_t rs, __m512 acc[][2], const int R)
 {
-  const gboolean mx = fmt == BW_FMT_MXFP4;
-  const __m512i lut = _mm512_loadu_si512 (mx ? gv_bf16_e2m1 : gv_bf16_q4);
+  const __m512i lut = _mm512_loadu_si512 (fmt == BW_FMT_MXFP4 ? gv_bf16_e2m1 : gv_bf16_q4);
   const __m512i hi = _mm512_set1_epi32 ((int) 0xFFFF0000u);
-  /* columns per scale; a row scale acts as one group of the whole block */
-  const int64_t gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
-  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
-  /* lane k of block c (in columns) has group c/gsz + (8k)/gsz; sc holds 16 groups */
-  const int lane_shift = gsz == 32 ? 2 : gsz == 64 ? 3 : 4;
-  const uint8_t *srow[GV_ROWS];
-  __m512 sc[GV_ROWS] = { _mm512_setzero_ps () };
-  int64_t g0 = -16;
+  GvScales gs;
 
-#pragma GCC unroll 4
-  for (int i = 0; i < R; i++)
-    srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
+  gv_scales_init (&gs, fmt, w, r, rs, R);
   for (int64_t b = 0; b < nb; b++)
     {
       const float *xb = xp + 128 * b;
-      const int64_t g = w->group > 0 || mx ? (b0 + b) * 128 / gsz : 0;
-      if (g >= g0 + 16)
-        {
-          g0 = g;
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
-        }
-      const __m512i sidx = _mm512_add_epi32 (_mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), lane_shift),
-                                             _mm512_set1_epi32 ((int) (g - g0)));
+      const __m512i sidx = gv_scales_block (&gs, fmt, b0 + b, R);
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
@@ -273,7 +254,7 @@ gv_nibbles (BwFormat fmt, const uint8_t *const rows[], const float *xp, int64_t 
               s1 = _mm512_fmadd_ps (up, _mm512_load_ps (xb + 16 * (jj + 4)), s1);
               v = _mm512_srli_epi16 (v, 4);
             }
-          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s0, s1), _mm512_permutexvar_ps (sidx, sc[i]), acc[i][0]);
+          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s0, s1), _mm512_permutexvar_ps (sidx, gs.sc[i]), acc[i][0]);
         }
     }
 }
@@ -310,22 +291,6 @@ gv_rows (BwFormat fmt, const BwMatrix *w, const float *xp, int64_t b0, int64_t n
     for (int i = 0; i < R; i++)
       if (_mm512_cmpeq_epi8_mask (nan[i], _mm512_set1_epi8 (0x7F)))
         y[r + i * rs] = NAN; /* a NaN weight makes the reference's sum NaN */
-}
-
-/* Columns [c0, cols) past the last whole block, from the reference decoder. */
-static void
-gv_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t c0, gboolean add)
-{
-  float seg[128];
-
-  for (int64_t r = r0; r < r1; r++)
-    {
-      float s = 0;
-      bw_decode_segment (w, r, c0, w->cols - c0, seg);
-      for (int64_t c = c0; c < w->cols; c++)
-        s += seg[c - c0] * x[c];
-      y[r] = add ? y[r] + s : s;
-    }
 }
 
 /* Whether the one-token kernel applies: FP8 block scales small enough to fold 2^120 into
@@ -376,7 +341,7 @@ gv_matvec_fmt (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_
         gv_rows (fmt, w, xp, b0, nb, y, r, 1, 1, add);
     }
   if (nfull * B < w->cols)
-    gv_tail (w, x, y, r0, r1, nfull * B, nfull > 0);
+    bw_rows_tail (w, x, y, r0, r1, nfull * B, nfull > 0);
 }
 
 /* Weight bytes of the rows that several tokens take in turn, so that they are read from

@@ -131,38 +131,23 @@ AI void
 rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
           float *y, int64_t r, int64_t rs, const int R, gboolean add)
 {
-  const gboolean mx = fmt == BW_FMT_MXFP4;
-  const __m512i lut = _mm512_loadu_si512 (mx ? lut_mxfp4 : lut_q4);
+  const __m512i lut = _mm512_loadu_si512 (fmt == BW_FMT_MXFP4 ? lut_mxfp4 : lut_q4);
   const __m512 two15 = _mm512_set1_ps (32768.0f);
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
-  /* columns per scale; a row scale acts as one group of the whole row */
-  const int64_t gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
-  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
-  /* lane k of block c (in columns) has group c/gsz + (8k)/gsz; sc holds 16 groups */
-  const int lane_shift = gsz == 32 ? 2 : gsz == 64 ? 3 : 4;
-  const __m512i lanes = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), lane_shift);
-  const uint8_t *rows[ROWS], *srow[ROWS];
-  __m512 acc[ROWS], sc[ROWS];
-  int64_t g0 = -16;
+  const uint8_t *rows[ROWS];
+  __m512 acc[ROWS];
+  GvScales gs;
 
+  gv_scales_init (&gs, fmt, w, r, rs, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
       rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
-      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
-      acc[i] = sc[i] = _mm512_setzero_ps ();
+      acc[i] = _mm512_setzero_ps ();
     }
   for (int64_t b = 0; b < nb; b++)
     {
-      const int64_t g = w->group > 0 || mx ? (b0 + b) * BW_GEMV_INT_BLOCK / gsz : 0;
-      if (g >= g0 + 16)
-        {
-          g0 = g;
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
-        }
-      const __m512i sidx = _mm512_add_epi32 (lanes, _mm512_set1_epi32 ((int) (g - g0)));
+      const __m512i sidx = gv_scales_block (&gs, fmt, b0 + b, R);
       const IntBlock *xb = &blk[b];
       const __m512 xf = _mm512_load_ps (xb->xf);
 #pragma GCC unroll 4
@@ -182,7 +167,7 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
             }
           /* the lane's exact sum h * 2^15 + l, rounded once */
           const __m512 d = _mm512_fmadd_ps (_mm512_cvtepi32_ps (h), two15, _mm512_cvtepi32_ps (l));
-          acc[i] = _mm512_fmadd_ps (_mm512_mul_ps (d, xf), _mm512_permutexvar_ps (sidx, sc[i]), acc[i]);
+          acc[i] = _mm512_fmadd_ps (_mm512_mul_ps (d, xf), _mm512_permutexvar_ps (sidx, gs.sc[i]), acc[i]);
         }
     }
 #pragma GCC unroll 4
@@ -215,22 +200,6 @@ rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, floa
     rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add);
 }
 
-/* Columns [c0, cols) past the last whole block, from the reference decoder. */
-static void
-tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t c0, gboolean add)
-{
-  float seg[BW_GEMV_INT_BLOCK];
-
-  for (int64_t r = r0; r < r1; r++)
-    {
-      float s = 0;
-      bw_decode_segment (w, r, c0, w->cols - c0, seg);
-      for (int64_t c = c0; c < w->cols; c++)
-        s += seg[c - c0] * x[c];
-      y[r] = add ? y[r] + s : s;
-    }
-}
-
 /* What the f32 kernel also requires: MXFP4 scales below 253, Q4 groups it can index. */
 static gboolean
 applies (const BwMatrix *w, int64_t r0, int64_t r1)
@@ -251,7 +220,7 @@ bw_gemv_int_rows (const BwMatrix *w, const float *x, const void *prepared, float
     return FALSE;
   rows_range (w, prepared, 0, nfull, y, r0, r1, FALSE);
   if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-    tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
+    bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
   return TRUE;
 }
 
@@ -272,7 +241,7 @@ bw_gemv_int_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int
       rows_range (w, blk, b0, nb, y, r0, r1, b0 > 0);
     }
   if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-    tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
+    bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
   return TRUE;
 }
 
@@ -316,7 +285,7 @@ bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t 
             const int64_t re = MIN (r1, r + sub);
             rows_range (w, blk + t * MAX (1, nfull), 0, nfull, yt, r, re, FALSE);
             if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-              tail (w, xt, yt, r, re, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
+              bw_rows_tail (w, xt, yt, r, re, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
           }
     }
   return TRUE;

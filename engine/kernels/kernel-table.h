@@ -42,3 +42,9 @@ extern const BwKernelTable bw_kernels_avx512;
 
 /* Decodes columns [c0, c0 + len) of row r to f32, exactly as the reference does. */
 void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out);
+
+/* y[r] = (or, when `add`, y[r] +=) the product of columns [c0, cols) of row r with x, for r
+ * in [r0, r1), from the reference decoder: the columns a SIMD kernel's whole blocks leave
+ * over (at most 128). */
+void bw_rows_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
+                   int64_t c0, gboolean add);

@@ -109,38 +109,23 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
   const __m512i lut = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) lut_mxfp4));
   const __m512i low4 = _mm512_set1_epi8 (0x0F);
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
-  const int64_t gsz = mx ? BW_MXFP4_GROUP : w->group > 0 ? w->group : 1 << 30;
-  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
-  const int lane_shift = gsz == 32 ? 2 : gsz == 64 ? 3 : 4;
-  const __m512i lane = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), lane_shift);
-  const uint8_t *rows[ROWS], *srow[ROWS];
-  __m512 acc[ROWS], sc[ROWS];
-  int64_t g0 = -16;
+  const uint8_t *rows[ROWS];
+  __m512 acc[ROWS];
+  GvScales gs;
 
+  gv_scales_init (&gs, fmt, w, r, rs, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
       rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes;
-      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
-      acc[i] = sc[i] = _mm512_setzero_ps ();
+      acc[i] = _mm512_setzero_ps ();
     }
   /* whole blocks load plainly (a masked load stalls streaming from memory); only a row's
    * last block may be short */
   const int64_t nfull = MIN (nb, row_bytes / 64);
   for (int64_t b = 0; b < nb; b++)
     {
-      const int64_t g = w->group > 0 || mx ? b * BW_ACT_Q8_BLOCK / gsz : 0;
-      if (g >= g0 + 16)
-        {
-          g0 = g;
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            {
-              sc[i] = mx ? gv_e8m0_16 (srow[i], g0, ns) : gv_q4_16 ((const float *) srow[i], g0, ns);
-              _mm_prefetch ((const char *) srow[i] + (g0 + 64) * (mx ? 1 : 4), _MM_HINT_T0);
-            }
-        }
-      const __m512i sidx = _mm512_add_epi32 (lane, _mm512_set1_epi32 ((int) (g - g0)));
+      const __m512i sidx = gv_scales_block (&gs, fmt, b, R);
       const __m512i xlo = _mm512_load_si512 (blk[b].lo), xhi = _mm512_load_si512 (blk[b].hi);
       const __m512i corr = _mm512_load_si512 (blk[b].corr);
       const __m512 sx = _mm512_load_ps (blk[b].scale);
@@ -161,7 +146,7 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
             }
           __m512i d = _mm512_dpbusd_epi32 (corr, wl, xlo);
           d = _mm512_dpbusd_epi32 (d, wh, xhi);
-          const __m512 s = _mm512_mul_ps (_mm512_permutexvar_ps (sidx, sc[i]), sx);
+          const __m512 s = _mm512_mul_ps (_mm512_permutexvar_ps (sidx, gs.sc[i]), sx);
           acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (d), s, acc[i]);
         }
     }

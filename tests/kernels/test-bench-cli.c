@@ -60,65 +60,54 @@ test_json_lines (void)
     }
 }
 
-/* The opt-in int8-activation kernel has lines of its own, for the 4-bit formats only, on a
- * CPU with AVX-512 VNNI and VBMI (none elsewhere). */
+/* The lines of a one-token kernel that only the 4-bit formats have, on a CPU with the
+ * instructions it needs (none elsewhere): one for MXFP4, one for Q4, never BF16. */
 static void
-test_int8_lines (void)
+check_4bit_lines (const char *kernel, const char *activations, gboolean cpu_has_it)
 {
-  static const char *const args[] = {
+  const char *const args[] = {
     "bench", "kernels", "--json", "--threads", "1", "--formats", "bf16,mxfp4,q4",
-    "--kernels", "matvec-int8", "--rows", "64", "--cols", "256", "--working-set", "1",
+    "--kernels", kernel, "--rows", "64", "--cols", "256", "--working-set", "1",
     "--seconds", "0.01", "--repeats", "1", NULL
   };
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
-  gboolean vnni = __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512vbmi")
-                  && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512dq");
 
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_assert_cmpuint (out[0] ? g_strv_length (lines) : 0, ==, vnni ? 2 : 0);
-  for (int i = 0; vnni && lines[i]; i++)
+  g_assert_cmpuint (out[0] ? g_strv_length (lines) : 0, ==, cpu_has_it ? 2 : 0);
+  for (int i = 0; cpu_has_it && lines[i]; i++)
     {
       g_autoptr (JsonParser) parser = json_parser_new ();
       g_assert_true (json_parser_load_from_data (parser, lines[i], -1, NULL));
       JsonObject *o = json_node_get_object (json_parser_get_root (parser));
-      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, "matvec-int8");
+      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, kernel);
       g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, i ? "q4" : "mxfp4");
-      g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, "int8");
+      g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, activations);
       g_assert_cmpfloat (json_object_get_double_member (o, "gbps"), >, 0);
     }
 }
 
-/* matvec-fma (the f32 kernel where matvec takes the integer one) has lines for the 4-bit
- * formats on a CPU with AVX-512 VNNI, with f32 activations; none elsewhere. */
+static gboolean
+cpu_has_avx512_vnni (void)
+{
+  return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
+         && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
+         && __builtin_cpu_supports ("avx512vnni");
+}
+
+/* The opt-in int8-activation kernel (also needs VBMI). */
+static void
+test_int8_lines (void)
+{
+  check_4bit_lines ("matvec-int8", "int8", cpu_has_avx512_vnni () && __builtin_cpu_supports ("avx512vbmi"));
+}
+
+/* matvec-fma: the f32 kernel where matvec takes the integer one, with f32 activations. */
 static void
 test_fma_lines (void)
 {
-  static const char *const args[] = {
-    "bench", "kernels", "--json", "--threads", "1", "--formats", "bf16,mxfp4,q4",
-    "--kernels", "matvec-fma", "--rows", "64", "--cols", "256", "--working-set", "1",
-    "--seconds", "0.01", "--repeats", "1", NULL
-  };
-  int status;
-  g_autofree char *out = run_cli (args, &status);
-  g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
-  gboolean vnni = __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512f")
-                  && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512dq")
-                  && __builtin_cpu_supports ("avx512vl");
-
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_assert_cmpuint (out[0] ? g_strv_length (lines) : 0, ==, vnni ? 2 : 0);
-  for (int i = 0; vnni && lines[i]; i++)
-    {
-      g_autoptr (JsonParser) parser = json_parser_new ();
-      g_assert_true (json_parser_load_from_data (parser, lines[i], -1, NULL));
-      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
-      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, "matvec-fma");
-      g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, i ? "q4" : "mxfp4");
-      g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, "f32");
-      g_assert_cmpfloat (json_object_get_double_member (o, "gbps"), >, 0);
-    }
+  check_4bit_lines ("matvec-fma", "f32", cpu_has_avx512_vnni ());
 }
 
 static void
