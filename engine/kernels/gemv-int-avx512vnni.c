@@ -57,8 +57,8 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
       if (e < -59 || e > 60)
         return FALSE;
     }
-  /* |x| * 2^(29 - e) < 2^29: the scaling is exact, the rounding to an integer loses
-   * only bits below 2^(e - 30) */
+  /* |x| * 2^(29 - e) < 2^29: the scaling is exact, and the rounding to an integer moves x
+   * by at most 2^(e - 30) (none at all where |x| >= 2^(e - 6)) */
   const __m512 s = _mm512_set1_ps (ldexpf (1.0f, 29 - e));
   const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   _mm512_store_si512 (out, _mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), rn));

@@ -10,7 +10,7 @@
  * f32 kernel applies the group scale to its per-lane sums.
  *
  * This is not a quantisation of the activations: an element within a factor 32 of its
- * group's largest is converted exactly, and a smaller one is off by at most 2^-30 of the
+ * group's largest is converted exactly, and a smaller one is off by at most 2^-29 of the
  * largest, below the rounding of the f32 sums it replaces (measured in PERFORMANCE.md and
  * checked by tests/kernels/test-gemv-int.c). Activations with NaN or Inf, or a group whose
  * largest magnitude lies outside [2^-60, 2^60), go to the f32 kernel instead. */
