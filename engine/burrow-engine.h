@@ -69,6 +69,8 @@ typedef struct {
   double gbps;            /* weight bytes streamed per second, in 1e9 */
   double mem_gbps;        /* streaming-sum read bandwidth, same threads, same buffer */
   const char *activations;/* "f32", or "int8" for the opt-in int8-activation kernel */
+  const char *sums;       /* "int": the codes meet the activations in integer dot products
+                           * (kernels/gemv-int.h for f32 activations); "f32": f32 FMAs */
 } BurrowKernelBenchResult;
 
 typedef void (*BurrowKernelBenchFunc) (const BurrowKernelBenchResult *result, gpointer user_data);

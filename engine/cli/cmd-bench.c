@@ -30,10 +30,10 @@ print_kernel_json (const BurrowKernelBenchResult *r, gpointer user_data)
   printf ("{\"kernel\": \"%s\", \"format\": \"%s\", \"rows\": %" G_GINT64_FORMAT
           ", \"cols\": %" G_GINT64_FORMAT ", \"threads\": %d, \"gbps\": %.3f, \"mem_gbps\": %.3f, "
           "\"ratio\": %.3f, \"tokens\": %d, \"isa\": \"%s\", \"activations\": \"%s\", "
-          "\"working_set\": %" G_GUINT64_FORMAT "}\n",
+          "\"sums\": \"%s\", \"working_set\": %" G_GUINT64_FORMAT "}\n",
           r->kernel, r->format, r->rows, r->cols, r->threads, r->gbps, r->mem_gbps,
           r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->tokens, r->isa, r->activations,
-          r->working_set);
+          r->sums, r->working_set);
   fflush (stdout);
 }
 

@@ -240,13 +240,16 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
               best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, pool, o.seconds));
             }
-          bw_gemv_int_set_enabled (TRUE);
+          gboolean int_sums = (f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && k != K_FMA
+                              && (act_bits || bw_gemv_int_enabled ());
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
             .gbps = best, .mem_gbps = best_mem, .activations = act_bits ? "int8" : "f32",
+            .sums = int_sums ? "int" : "f32",
           };
+          bw_gemv_int_set_enabled (TRUE);
           func (&res, user_data);
         }
       working_set_clear (&ws);

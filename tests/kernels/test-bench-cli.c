@@ -24,6 +24,14 @@ run_cli (const char *const *args, int *status)
   return out;
 }
 
+static gboolean
+cpu_has_avx512_vnni (void)
+{
+  return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
+         && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
+         && __builtin_cpu_supports ("avx512vnni");
+}
+
 static void
 test_json_lines (void)
 {
@@ -33,7 +41,7 @@ test_json_lines (void)
     "--repeats", "1", "--tokens", "3", "--kernels", "matvec,matmul", NULL
   };
   static const char *const keys[] = { "kernel", "format", "rows", "cols", "threads",
-                                       "gbps", "mem_gbps", "ratio", "activations" };
+                                       "gbps", "mem_gbps", "ratio", "activations", "sums" };
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
@@ -49,6 +57,9 @@ test_json_lines (void)
         g_assert_true (json_object_has_member (o, keys[k]));
       g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, i % 2 ? "matmul" : "matvec");
       g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, "f32");
+      /* BF16 sums in f32; the 4-bit formats in integers where the CPU has AVX-512 VNNI */
+      g_assert_cmpstr (json_object_get_string_member (o, "sums"), ==,
+                       i >= 2 && cpu_has_avx512_vnni () ? "int" : "f32");
       g_assert_cmpint (json_object_get_int_member (o, "rows"), ==, 64);
       g_assert_cmpint (json_object_get_int_member (o, "cols"), ==, 256);
       g_assert_cmpint (json_object_get_int_member (o, "threads"), ==, 2);
@@ -63,7 +74,8 @@ test_json_lines (void)
 /* The lines of a one-token kernel that only the 4-bit formats have, on a CPU with the
  * instructions it needs (none elsewhere): one for MXFP4, one for Q4, never BF16. */
 static void
-check_4bit_lines (const char *kernel, const char *activations, gboolean cpu_has_it)
+check_4bit_lines (const char *kernel, const char *activations, const char *sums,
+                  gboolean cpu_has_it)
 {
   const char *const args[] = {
     "bench", "kernels", "--json", "--threads", "1", "--formats", "bf16,mxfp4,q4",
@@ -84,30 +96,24 @@ check_4bit_lines (const char *kernel, const char *activations, gboolean cpu_has_
       g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, kernel);
       g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, i ? "q4" : "mxfp4");
       g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, activations);
+      g_assert_cmpstr (json_object_get_string_member (o, "sums"), ==, sums);
       g_assert_cmpfloat (json_object_get_double_member (o, "gbps"), >, 0);
     }
 }
 
-static gboolean
-cpu_has_avx512_vnni (void)
-{
-  return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-         && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
-         && __builtin_cpu_supports ("avx512vnni");
-}
 
 /* The opt-in int8-activation kernel (also needs VBMI). */
 static void
 test_int8_lines (void)
 {
-  check_4bit_lines ("matvec-int8", "int8", cpu_has_avx512_vnni () && __builtin_cpu_supports ("avx512vbmi"));
+  check_4bit_lines ("matvec-int8", "int8", "int", cpu_has_avx512_vnni () && __builtin_cpu_supports ("avx512vbmi"));
 }
 
 /* matvec-fma: the f32 kernel where matvec takes the integer one, with f32 activations. */
 static void
 test_fma_lines (void)
 {
-  check_4bit_lines ("matvec-fma", "f32", cpu_has_avx512_vnni ());
+  check_4bit_lines ("matvec-fma", "f32", "f32", cpu_has_avx512_vnni ());
 }
 
 static void
