@@ -1,5 +1,6 @@
-/* Per-group weight scales of MXFP4 and Q4 rows as f32 vectors, shared by the AVX-512
- * one-token kernels (f32 and int8 activations). Needs AVX-512 F/BW/VL. */
+/* What the AVX-512 one-token kernels (f32, integer and int8 sums) share: where their rows
+ * start, how far ahead they prefetch, and the per-group weight scales of MXFP4 and Q4 rows
+ * as f32 vectors. Needs AVX-512 F/BW/VL. */
 #pragma once
 
 #include <glib.h>
@@ -15,6 +16,22 @@
  * 0.70 to 0.81 of the memory bandwidth and FP8 from 0.70 to 0.79; 4 KiB and more did
  * worse than 2 KiB, and the f32 4-bit kernels, bound by arithmetic, gain nothing. */
 #define GV_PREFETCH_BYTES 2048
+
+/* Weight bytes of the rows that several tokens take in turn, so that they are read from
+ * memory once and from L2 for the other tokens. */
+#define GV_TOKEN_ROWS_BYTES (256 * 1024)
+
+/* rows[i] = the start of row r + i * rs of w, plus b0 64-byte blocks, for i < R. */
+static inline __attribute__((always_inline)) void
+gv_row_starts (const BwMatrix *w, BwFormat fmt, int64_t r, int64_t rs, int64_t b0,
+               const uint8_t *rows[], const int R)
+{
+  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
+}
 
 /* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
  * 253 and up were ruled out by the caller. */

@@ -92,15 +92,22 @@ bw_kernels_stream_sum (void)
   return tables[bw_kernels_isa ()]->stream_sum;
 }
 
+/* Asked for every 4-bit product, so answered once. */
 gboolean
 bw_gemv_int_supported (void)
 {
+  static gsize answer; /* 0 until known, then 1 (no) or 2 (yes) */
+
+  if (g_once_init_enter (&answer))
+    {
+      gboolean yes = FALSE;
 #if defined(__x86_64__)
-  return bw_isa_supported (BW_ISA_AVX512) && __builtin_cpu_supports ("avx512dq")
-         && __builtin_cpu_supports ("avx512vnni");
-#else
-  return FALSE;
+      yes = bw_isa_supported (BW_ISA_AVX512) && __builtin_cpu_supports ("avx512dq")
+            && __builtin_cpu_supports ("avx512vnni");
 #endif
+      g_once_init_leave (&answer, yes ? 2 : 1);
+    }
+  return answer == 2;
 }
 
 static int gemv_int_off; /* set by bw_gemv_int_set_enabled (FALSE) */

@@ -265,15 +265,14 @@ GV_AI void
 gv_rows (BwFormat fmt, const BwMatrix *w, const float *xp, int64_t b0, int64_t nb, float *y,
          int64_t r, int64_t rs, const int R, gboolean add)
 {
-  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
   const uint8_t *rows[GV_ROWS];
   __m512 acc[GV_ROWS][2];
   __m512i nan[GV_ROWS];
 
+  gv_row_starts (w, fmt, r, rs, b0, rows, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
-      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
       acc[i][0] = acc[i][1] = _mm512_setzero_ps ();
       nan[i] = _mm512_setzero_si512 ();
     }
@@ -344,9 +343,6 @@ gv_matvec_fmt (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_
     bw_rows_tail (w, x, y, r0, r1, nfull * B, nfull > 0);
 }
 
-/* Weight bytes of the rows that several tokens take in turn, so that they are read from
- * memory once and from L2 for the other tokens. */
-#define GV_TOKEN_ROWS_BYTES (256 * 1024)
 
 #define GV_DEFINE(name, FMT)                                                              \
   static __attribute__((noinline)) void                                                  \

@@ -133,18 +133,15 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
 {
   const __m512i lut = _mm512_loadu_si512 (fmt == BW_FMT_MXFP4 ? lut_mxfp4 : lut_q4);
   const __m512 two15 = _mm512_set1_ps (32768.0f);
-  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
   const uint8_t *rows[ROWS];
   __m512 acc[ROWS];
   GvScales gs;
 
   gv_scales_init (&gs, fmt, w, r, rs, R);
+  gv_row_starts (w, fmt, r, rs, b0, rows, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    {
-      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
-      acc[i] = _mm512_setzero_ps ();
-    }
+    acc[i] = _mm512_setzero_ps ();
   for (int64_t b = 0; b < nb; b++)
     {
       const __m512i sidx = gv_scales_block (&gs, fmt, b0 + b, R);
@@ -247,9 +244,6 @@ bw_gemv_int_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int
 
 /* Prepared tokens per batch of a several-token product (on the stack). */
 #define BATCH_BYTES (128 * 1024)
-/* Weight bytes of the rows that the tokens of a batch take in turn, so that they are read
- * from memory once and from L2 for the other tokens. */
-#define BATCH_ROWS_BYTES (256 * 1024)
 
 gboolean
 bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
@@ -258,7 +252,7 @@ bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t 
   const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
   const int64_t tok_bytes = MAX (1, nfull) * BW_GEMV_INT_BLOCK_BYTES;
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (w->fmt, w->cols);
-  const int64_t sub = MAX (16, BATCH_ROWS_BYTES / MAX (1, row_bytes));
+  const int64_t sub = MAX (16, GV_TOKEN_ROWS_BYTES / MAX (1, row_bytes));
   const int per_batch = (int) MIN (n, BATCH_BYTES / tok_bytes);
   IntBlock blk[BATCH_BYTES / sizeof (IntBlock)];
 

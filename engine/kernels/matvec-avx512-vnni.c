@@ -114,12 +114,10 @@ rows_q8 (BwFormat fmt, const BwMatrix *w, const ActBlock *blk, int64_t nb, float
   GvScales gs;
 
   gv_scales_init (&gs, fmt, w, r, rs, R);
+  gv_row_starts (w, fmt, r, rs, 0, rows, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    {
-      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes;
-      acc[i] = _mm512_setzero_ps ();
-    }
+    acc[i] = _mm512_setzero_ps ();
   /* whole blocks load plainly (a masked load stalls streaming from memory); only a row's
    * last block may be short */
   const int64_t nfull = MIN (nb, row_bytes / 64);
