@@ -1,12 +1,13 @@
 /* The integer one-token kernel for MXFP4 and Q4 rows (see gemv-int.h), AVX-512 VNNI.
  *
- * Per 64-byte load of a row (128 columns, 32 words of 4 nibbles): vpermw looks up nibble
- * jj of every word as an int16 code (it reads the low 5 bits of a word, so the table is
- * repeated twice and the next nibble's bit does not matter), and vpdpwssd adds the
- * products of word pairs with the activations' high and low halves: lane k sums columns
- * 8k .. 8k+7. Four lookups and three shifts decode the block and eight dot products
- * take it, where the f32 kernel needs fifteen instructions to decode it into floats
- * before its eight FMAs. */
+ * Per 64-byte load of a row (128 columns): the low nibbles are the even columns and the
+ * high nibbles the odd ones, so one `and` and one shift give two planes of 64 unsigned
+ * byte codes (a vpshufb maps MXFP4 nibbles to twice the E2M1 value plus 12; Q4 nibbles are
+ * already the value plus 8). vpdpbusd then multiplies each plane by one byte digit of the
+ * activations at a time, top digit first, shifting the lane sums left by 8 between digits
+ * (Horner): six dot products per block and row give each lane's exact sum over its 8
+ * columns, and subtracting the precomputed offset term leaves the sum with the true codes.
+ * The f32 kernel needs eight FMAs and fifteen decoding instructions for the same block. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -19,24 +20,29 @@
 #define AI static inline __attribute__((always_inline))
 #define ROWS 4
 #define GROUP 32
+/* Bits of the fixed-point activations: value x * 2^(FIX - e) for a group whose largest
+ * magnitude is below 2^e, in [-2^FIX, 2^FIX). */
+#define FIX 23
 
-/* One 128-column block: hi[jj][m] and lo[jj][m] are the halves of column 4m + jj's
- * fixed-point value (value = hi * 2^15 + lo, lo in [0, 2^15)); lane k of xf is 2^-f of
- * the fixed-point exponent f of group k / 4, halved for MXFP4 (whose codes are twice the
- * E2M1 value). */
+/* One 128-column block. d2, d1, d0 are the bytes of each column's 24-bit fixed-point
+ * value (two's complement: d2 signed, d1 and d0 unsigned), plane p holding the columns
+ * 2j + p; lane k of corr is the code offset times the sum of the fixed-point values of
+ * columns 8k .. 8k+7 (what the offset adds to that lane's sum), and lane k of xf is
+ * 2^(e - FIX) of group k / 4, halved for MXFP4 (whose codes are twice the E2M1 value). */
 typedef struct {
-  int16_t hi[4][32];
-  int16_t lo[4][32];
+  uint8_t d2[2][64];
+  uint8_t d1[2][64];
+  uint8_t d0[2][64];
+  int32_t corr[16];
   float xf[16];
 } __attribute__((aligned (64))) IntBlock;
 
 G_STATIC_ASSERT (sizeof (IntBlock) == BW_GEMV_INT_BLOCK_BYTES);
 
-/* Codes as int16, each table twice: MXFP4 twice the E2M1 value, Q4 the value. */
-static const int16_t lut_mxfp4[32] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
-                                       0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
-static const int16_t lut_q4[32] = { -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7,
-                                    -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7 };
+/* Nibble -> unsigned code: MXFP4 twice the E2M1 value plus 12, in each 128-bit lane. */
+static const int8_t lut_mxfp4[16] = { 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0 };
+#define OFFSET_MXFP4 12
+#define OFFSET_Q4 8
 
 /* Group g of a block into 32 fixed-point int32 values; FALSE where the group rules the
  * kernel out. */
@@ -57,56 +63,57 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
       if (e < -59 || e > 60)
         return FALSE;
     }
-  /* |x| * 2^(29 - e) < 2^29: the scaling is exact, and the rounding to an integer moves x
-   * by at most 2^(e - 30) (none at all where |x| >= 2^(e - 6)) */
-  const __m512 s = _mm512_set1_ps (ldexpf (1.0f, 29 - e));
+  /* |x| * 2^(FIX - e) < 2^FIX: the scaling is exact and the rounding moves x by at most
+   * 2^(e - FIX - 1), one f32 ulp of the group's largest magnitude; the one value that
+   * can round up to 2^FIX is clamped below it */
+  const __m512 s = _mm512_set1_ps (ldexpf (1.0f, FIX - e));
+  const __m512i top = _mm512_set1_epi32 ((1 << FIX) - 1);
   const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  _mm512_store_si512 (out, _mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), rn));
-  _mm512_store_si512 (out + 16, _mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), rn));
-  *xf = ldexpf (1.0f, e - 29 - (mx ? 1 : 0));
+  _mm512_store_si512 (out, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), rn), top));
+  _mm512_store_si512 (out + 16, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), rn), top));
+  *xf = ldexpf (1.0f, e - FIX - (mx ? 1 : 0));
   return TRUE;
 }
 
-/* Words [4m + jj] of the 128 in z[0..3] (32 each), for m = 0 .. 31. */
-AI __m512i
-gather_jj (const __m512i z[4], int jj)
+/* Byte `shift / 8` of the 128 fixed-point values in fx, split into the even and the odd
+ * columns (64 bytes each). */
+AI void
+digit_planes (const int32_t *fx, int shift, uint8_t even[64], uint8_t odd[64])
 {
-  int16_t idx[32];
-  for (int m = 0; m < 32; m++)
-    idx[m] = (int16_t) ((4 * m + jj) & 63);
-  const __m512i i = _mm512_loadu_si512 (idx);
-  const __m512i a = _mm512_permutex2var_epi16 (z[0], i, z[1]);
-  const __m512i b = _mm512_permutex2var_epi16 (z[2], i, z[3]);
-  return _mm512_mask_blend_epi16 ((__mmask32) 0xFFFF0000u, a, b);
+  for (int h = 0; h < 2; h++)
+    {
+      /* columns 64h .. 64h+63 as bytes, then as 32 words: low byte even, high byte odd */
+      uint8_t col[64] __attribute__((aligned (64)));
+      for (int q = 0; q < 4; q++)
+        {
+          const __m512i v = _mm512_srai_epi32 (_mm512_load_si512 (fx + 64 * h + 16 * q), shift);
+          _mm_store_si128 ((__m128i *) (col + 16 * q), _mm512_cvtepi32_epi8 (v));
+        }
+      const __m512i bytes = _mm512_load_si512 (col);
+      _mm256_store_si256 ((__m256i *) (even + 32 * h), _mm512_cvtepi16_epi8 (bytes));
+      _mm256_store_si256 ((__m256i *) (odd + 32 * h), _mm512_cvtepi16_epi8 (_mm512_srli_epi16 (bytes, 8)));
+    }
 }
 
 static gboolean
 prepare_block (const float *x, IntBlock *out, gboolean mx)
 {
   int32_t fx[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
-  int16_t h16[BW_GEMV_INT_BLOCK] __attribute__((aligned (64))), l16[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
   float xf[16] __attribute__((aligned (64))) = { 0 };
-  __m512i zh[4], zl[4];
+  const int32_t off = mx ? OFFSET_MXFP4 : OFFSET_Q4;
 
   for (int g = 0; g < BW_GEMV_INT_BLOCK / GROUP; g++)
     if (!fixed_group (x + GROUP * g, fx + GROUP * g, &xf[g], mx))
       return FALSE;
-  for (int q = 0; q < BW_GEMV_INT_BLOCK / 16; q++)
+  digit_planes (fx, 16, out->d2[0], out->d2[1]);
+  digit_planes (fx, 8, out->d1[0], out->d1[1]);
+  digit_planes (fx, 0, out->d0[0], out->d0[1]);
+  for (int k = 0; k < 16; k++)
     {
-      const __m512i v = _mm512_load_si512 (fx + 16 * q);
-      _mm256_store_si256 ((__m256i *) (h16 + 16 * q), _mm512_cvtepi32_epi16 (_mm512_srai_epi32 (v, 15)));
-      _mm256_store_si256 ((__m256i *) (l16 + 16 * q), _mm512_cvtepi32_epi16 (_mm512_and_si512 (v, _mm512_set1_epi32 (0x7FFF))));
-    }
-  for (int q = 0; q < 4; q++)
-    {
-      zh[q] = _mm512_load_si512 (h16 + 32 * q);
-      zl[q] = _mm512_load_si512 (l16 + 32 * q);
-    }
-#pragma GCC unroll 4
-  for (int jj = 0; jj < 4; jj++)
-    {
-      _mm512_store_si512 (out->hi[jj], gather_jj (zh, jj));
-      _mm512_store_si512 (out->lo[jj], gather_jj (zl, jj));
+      int32_t sum = 0; /* |sum| < 2^26 */
+      for (int c = 0; c < 8; c++)
+        sum += fx[8 * k + c];
+      out->corr[k] = off * sum;
     }
   const __m512i lane_group = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
   _mm512_store_ps (out->xf, _mm512_permutexvar_ps (lane_group, _mm512_load_ps (xf)));
@@ -131,8 +138,9 @@ AI void
 rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
           float *y, int64_t r, int64_t rs, const int R, gboolean add)
 {
-  const __m512i lut = _mm512_loadu_si512 (fmt == BW_FMT_MXFP4 ? lut_mxfp4 : lut_q4);
-  const __m512 two15 = _mm512_set1_ps (32768.0f);
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+  const __m512i lut = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) lut_mxfp4));
+  const __m512i nib = _mm512_set1_epi8 (0x0F);
   const uint8_t *rows[ROWS];
   __m512 acc[ROWS];
   GvScales gs;
@@ -151,20 +159,26 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
       for (int i = 0; i < R; i++)
         {
           _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
-          __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
-          __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into shifts */
-          __m512i h = _mm512_setzero_si512 (), l = _mm512_setzero_si512 ();
-#pragma GCC unroll 4
-          for (int jj = 0; jj < 4; jj++)
+          const __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
+          __m512i lo = _mm512_and_si512 (v, nib), hi = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
+          if (mx)
             {
-              const __m512i p = _mm512_permutexvar_epi16 (v, lut);
-              h = _mm512_dpwssd_epi32 (h, p, _mm512_load_si512 (xb->hi[jj]));
-              l = _mm512_dpwssd_epi32 (l, p, _mm512_load_si512 (xb->lo[jj]));
-              v = _mm512_srli_epi16 (v, 4);
+              lo = _mm512_shuffle_epi8 (lut, lo);
+              hi = _mm512_shuffle_epi8 (lut, hi);
             }
-          /* the lane's exact sum h * 2^15 + l, rounded once */
-          const __m512 d = _mm512_fmadd_ps (_mm512_cvtepi32_ps (h), two15, _mm512_cvtepi32_ps (l));
-          acc[i] = _mm512_fmadd_ps (_mm512_mul_ps (d, xf), _mm512_permutexvar_ps (sidx, gs.sc[i]), acc[i]);
+          /* codes unsigned against the signed top digit, then signed (they are below 128)
+           * against the unsigned lower digits */
+          __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), lo, _mm512_load_si512 (xb->d2[0]));
+          s = _mm512_dpbusd_epi32 (s, hi, _mm512_load_si512 (xb->d2[1]));
+          s = _mm512_slli_epi32 (s, 8);
+          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d1[0]), lo);
+          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d1[1]), hi);
+          s = _mm512_slli_epi32 (s, 8);
+          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d0[0]), lo);
+          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d0[1]), hi);
+          /* the lane's exact sum with the true codes (|sum| < 2^31), rounded once */
+          s = _mm512_sub_epi32 (s, _mm512_load_si512 (xb->corr));
+          acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s), _mm512_mul_ps (xf, _mm512_permutexvar_ps (sidx, gs.sc[i])), acc[i]);
         }
     }
 #pragma GCC unroll 4

@@ -2,18 +2,22 @@
  *
  * With 4-bit weights the f32 kernel spends most of its instructions turning codes into
  * floats, and on a few cores it is bound by arithmetic, not by memory. Here the codes stay
- * integers (twice the E2M1 value, or the Q4 value) and each 32-column group of activations
- * becomes a 30-bit fixed-point integer (x * 2^(29 - e), e the exponent of the group's
- * largest magnitude) held as two int16 halves, so that AVX-512 VNNI (vpdpwssd) forms the
- * products exactly. Each lane's sum of 8 products is exact in integers and rounded once to
- * f32; the group scale and the fixed-point exponent are then applied to that sum as the
- * f32 kernel applies the group scale to its per-lane sums.
+ * small unsigned integers (twice the E2M1 value plus 12, or the Q4 value plus 8) and each
+ * 32-column group of activations becomes a 24-bit fixed-point integer (x * 2^(23 - e), e
+ * the exponent of the group's largest magnitude) held as three bytes, so that AVX-512 VNNI
+ * (vpdpbusd) forms the products exactly, one byte digit at a time. Each lane's sum of 8
+ * products is exact in integers (the code offset's share, known from the activations
+ * alone, is subtracted) and rounded once to f32; the group scale and the fixed-point
+ * exponent are then applied to that sum as the f32 kernel applies the group scale to its
+ * per-lane sums.
  *
- * This is not a quantisation of the activations: an element within a factor 32 of its
- * group's largest is converted exactly, and a smaller one is off by at most 2^-29 of the
- * largest, below the rounding of the f32 sums it replaces (measured in PERFORMANCE.md and
- * checked by tests/kernels/test-gemv-int.c). Activations with NaN or Inf, or a group whose
- * largest magnitude lies outside [2^-60, 2^60), go to the f32 kernel instead. */
+ * The fixed point rounds each activation by at most 2^-24 of its group's power-of-two
+ * bound, i.e. one f32 ulp of the group's largest element (elements in its octave lose
+ * their last bit, smaller ones keep 23 bits below the bound). That is below the rounding
+ * of the f32 sums it replaces: the products come out 3-10x closer to the exact value than
+ * the scalar f32 kernel's (PERFORMANCE.md; asserted by tests/kernels/test-gemv-int.c).
+ * Activations with NaN or Inf, or a group whose largest magnitude lies outside
+ * [2^-60, 2^60), go to the f32 kernel instead. */
 #pragma once
 
 #include <glib.h>
@@ -25,7 +29,7 @@
  * BW_GEMV_INT_PREPARED_BYTES holds (longer rows are done in passes). */
 #define BW_GEMV_INT_BLOCK 128
 #define BW_GEMV_INT_MAX_COLS 16384
-#define BW_GEMV_INT_BLOCK_BYTES 576
+#define BW_GEMV_INT_BLOCK_BYTES 512
 #define BW_GEMV_INT_PREPARED_BYTES (BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK * BW_GEMV_INT_BLOCK_BYTES)
 
 /* Whether this CPU has the kernel (AVX-512 F/BW/VL/DQ and VNNI). */
