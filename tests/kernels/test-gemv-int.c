@@ -1,9 +1,11 @@
 /* The integer one-token kernel for MXFP4 and Q4 (kernels/gemv-int.h): at least as close
  * to the exact product as the f32 reference kernel, on activations shaped like a model's
- * (outliers, wide ranges, zero groups); the same bits however the product is driven; and
- * the f32 kernel wherever the activations rule it out. */
+ * (outliers, wide ranges, zero groups); the same bits however the product is driven; the
+ * f32 kernel wherever the activations rule it out; and each activation rounded exactly as
+ * the header says. */
 #include <glib.h>
 #include <math.h>
+#include <string.h>
 
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
@@ -194,6 +196,52 @@ test_fallback (void)
   g_rand_free (rand);
 }
 
+/* What the kernel does to each activation, column by column: with one-hot MXFP4 rows
+ * (row r holds the code of 1.0 at column r, scale 2^0) the product returns the rounded
+ * activation itself, which must be x rounded to the nearest multiple of 2^(e - 23), e the
+ * power-of-two bound of its group (at most one f32 ulp of the group's largest element).
+ * Every column position of a block (both nibble planes, every lane) is checked. */
+static void
+test_rounding (void)
+{
+  enum { N = 256 };
+  GRand *rand = g_rand_new_with_seed (77);
+  g_autofree uint8_t *codes = g_new0 (uint8_t, N * N / 2);
+  g_autofree uint8_t *scales = g_new (uint8_t, N * N / 32);
+  float x[N], y[N];
+
+  if (!have_kernel ())
+    {
+      g_rand_free (rand);
+      return;
+    }
+  for (int r = 0; r < N; r++)
+    codes[r * (N / 2) + r / 2] = (uint8_t) (0x2 << (4 * (r % 2))); /* E2M1 0b0010 = 1.0 */
+  memset (scales, 127, N * N / 32);
+  const BwMatrix m = { .fmt = BW_FMT_MXFP4, .rows = N, .cols = N, .data = codes, .scales = scales };
+  for (int trial = 0; trial < 20; trial++)
+    {
+      fill (x, N, trial % 2 ? DIST_WIDE : DIST_OUTLIERS, rand);
+      g_assert_true (bw_gemv_int_matvec (&m, x, y, 0, N));
+      for (int g = 0; g < N / 32; g++)
+        {
+          float amax = 0;
+          int e = 0;
+          for (int c = 32 * g; c < 32 * g + 32; c++)
+            amax = fmaxf (amax, fabsf (x[c]));
+          frexpf (amax, &e);
+          for (int c = 32 * g; c < 32 * g + 32; c++)
+            {
+              const double q = ldexp (1.0, e - 23);
+              const double want = fmin (nearbyint (x[c] / q), 0x1p23 - 1) * q;
+              g_assert_cmpfloat ((double) y[c], ==, want);
+              g_assert_cmpfloat (fabs ((double) y[c] - x[c]), <=, ldexp (1.0, e - 24));
+            }
+        }
+    }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -201,5 +249,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/gemv-int/accuracy", test_accuracy);
   g_test_add_func ("/kernels/gemv-int/routes-agree", test_routes_agree);
   g_test_add_func ("/kernels/gemv-int/fallback", test_fallback);
+  g_test_add_func ("/kernels/gemv-int/rounding", test_rounding);
   return g_test_run ();
 }
