@@ -301,10 +301,13 @@ handle_profile (ServeServer *server, SoupServerMessage *msg)
   g_mutex_unlock (&server->profile_lock);
   burrow_engine_get_turn_stats (server->engine, &current);
   burrow_engine_get_cache_stats (server->engine, &cache);
+  /* An accepted job the engine is not generating for is waiting, starting or still being
+   * recorded: counting it as queued keeps "nothing current, nothing queued" meaning that
+   * every finished turn is in the list. */
+  guint queued = server->active - (current.running && server->active > 0 ? 1 : 0);
   send_json (msg, 200, serve_json_profile (burrow_engine_get_name (server->engine),
                                            burrow_engine_get_family (server->engine), turns, n,
-                                           &current, &cache,
-                                           server->active ? server->active - 1 : 0));
+                                           &current, &cache, queued));
 }
 
 static void
