@@ -175,30 +175,36 @@ gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, co
     {
       /* the loads of this scale block: two, or one at either end of the range */
       const int64_t sb = (b0 + b) / 2, n = MIN (nb - b, 2 - (b0 + b) % 2);
+      __m512 s[GV_ROWS][2];
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
+        s[i][0] = s[i][1] = _mm512_setzero_ps ();
+      for (int64_t k = 0; k < n; k++)
         {
-          __m512 s[2] = { _mm512_setzero_ps (), _mm512_setzero_ps () };
-          for (int64_t k = 0; k < n; k++)
+          /* the activations of this load, shared by the R rows */
+          const float *xb = xp + 64 * (b + k);
+          const __m512 x0 = _mm512_load_ps (xb), x1 = _mm512_load_ps (xb + 16);
+          const __m512 x2 = _mm512_load_ps (xb + 32), x3 = _mm512_load_ps (xb + 48);
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
             {
-              const float *xb = xp + 64 * (b + k);
               _mm_prefetch ((const char *) rows[i] + 64 * (b + k) + GV_PREFETCH_BYTES, _MM_HINT_T0);
               const __m512i v = gv_load (rows[i] + 64 * (b + k));
               nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
               /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
                * magnitude where the f32 bits of the high half of a dword need them */
               const __m512i t1 = _mm512_srai_epi16 (v, 4), t0 = _mm512_srai_epi16 (_mm512_slli_epi16 (v, 8), 4);
-              __m512i f[4];
-              f[0] = _mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep);
-              f[1] = _mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep);
-              f[2] = _mm512_and_si512 (t0, keep);
-              f[3] = _mm512_and_si512 (t1, keep);
-#pragma GCC unroll 4
-              for (int j = 0; j < 4; j++)
-                s[j & 1] = _mm512_fmadd_ps (_mm512_castsi512_ps (f[j]), _mm512_load_ps (xb + 16 * j), s[j & 1]);
+              s[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep)), x0, s[i][0]);
+              s[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep)), x1, s[i][1]);
+              s[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (t0, keep)), x2, s[i][0]);
+              s[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (t1, keep)), x3, s[i][1]);
             }
+        }
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
           const __m512 st = _mm512_set1_ps (bw_load_f32 (srow[i] + 4 * sb) * 0x1p120f);
-          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s[0], s[1]), st, acc[i][0]);
+          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s[i][0], s[i][1]), st, acc[i][0]);
         }
       b += n;
     }
