@@ -159,7 +159,8 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
       for (int i = 0; i < R; i++)
         {
           _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
-          const __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
+          __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
+          __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
           __m512i lo = _mm512_and_si512 (v, nib), hi = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
           if (mx)
             {
