@@ -114,8 +114,7 @@ static inline __attribute__((always_inline)) __m512i
 gv_scales_block (GvScales *s, BwFormat fmt, int64_t b, const int R)
 {
   const gboolean mx = fmt == BW_FMT_MXFP4;
-  /* a shift, not a division, for the usual power-of-two groups: the division's latency
-   * was a quarter of the integer kernel's time per block */
+  /* a shift, not a 64-bit division in every block, for the usual power-of-two groups */
   const int64_t g = mx ? b * (128 / BW_MXFP4_GROUP)
                        : s->gshift >= 0 ? (b * 128) >> s->gshift : b * 128 / s->gsz;
 
