@@ -82,17 +82,37 @@ digit_planes (const int32_t *fx, int shift, uint8_t even[64], uint8_t odd[64])
 {
   for (int h = 0; h < 2; h++)
     {
-      /* columns 64h .. 64h+63 as bytes, then as 32 words: low byte even, high byte odd */
-      uint8_t col[64] __attribute__((aligned (64)));
-      for (int q = 0; q < 4; q++)
-        {
-          const __m512i v = _mm512_srai_epi32 (_mm512_load_si512 (fx + 64 * h + 16 * q), shift);
-          _mm_store_si128 ((__m128i *) (col + 16 * q), _mm512_cvtepi32_epi8 (v));
-        }
-      const __m512i bytes = _mm512_load_si512 (col);
+      /* columns 64h .. 64h+63 as bytes (assembled in registers: a store and a wider
+       * reload would stall store forwarding), then as 32 words: low byte even, high odd */
+      const int32_t *f = fx + 64 * h;
+#define DIGITS(q) _mm512_cvtepi32_epi8 (_mm512_srai_epi32 (_mm512_load_si512 (f + 16 * (q)), shift))
+      __m512i bytes = _mm512_castsi128_si512 (DIGITS (0));
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (1), 1);
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (2), 2);
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (3), 3);
+#undef DIGITS
       _mm256_store_si256 ((__m256i *) (even + 32 * h), _mm512_cvtepi16_epi8 (bytes));
       _mm256_store_si256 ((__m256i *) (odd + 32 * h), _mm512_cvtepi16_epi8 (_mm512_srli_epi16 (bytes, 8)));
     }
+}
+
+/* Lane k: the sum of fx[8k .. 8k+7] (below 2^26 in magnitude). */
+AI __m512i
+lane_sums (const int32_t *fx)
+{
+  const __m512i pick = _mm512_setr_epi32 (0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8);
+  __m512i r = _mm512_setzero_si512 ();
+
+  for (int q = 0; q < 8; q++)
+    {
+      __m512i v = _mm512_load_si512 (fx + 16 * q);
+      v = _mm512_add_epi32 (v, _mm512_shuffle_epi32 (v, _MM_PERM_CDAB));
+      v = _mm512_add_epi32 (v, _mm512_shuffle_epi32 (v, _MM_PERM_BADC));
+      v = _mm512_add_epi32 (v, _mm512_shuffle_i32x4 (v, v, _MM_SHUFFLE (2, 3, 0, 1)));
+      /* every dword of each 8-column half of v now holds that half's sum */
+      r = _mm512_mask_permutexvar_epi32 (r, (__mmask16) (3u << (2 * q)), pick, v);
+    }
+  return r;
 }
 
 static gboolean
@@ -108,13 +128,7 @@ prepare_block (const float *x, IntBlock *out, gboolean mx)
   digit_planes (fx, 16, out->d2[0], out->d2[1]);
   digit_planes (fx, 8, out->d1[0], out->d1[1]);
   digit_planes (fx, 0, out->d0[0], out->d0[1]);
-  for (int k = 0; k < 16; k++)
-    {
-      int32_t sum = 0; /* |sum| < 2^26 */
-      for (int c = 0; c < 8; c++)
-        sum += fx[8 * k + c];
-      out->corr[k] = off * sum;
-    }
+  _mm512_store_si512 (out->corr, _mm512_mullo_epi32 (lane_sums (fx), _mm512_set1_epi32 (off)));
   const __m512i lane_group = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
   _mm512_store_ps (out->xf, _mm512_permutexvar_ps (lane_group, _mm512_load_ps (xf)));
   return TRUE;
