@@ -103,7 +103,7 @@ bw_gemv_int_supported (void)
       gboolean yes = FALSE;
 #if defined(__x86_64__)
       yes = bw_isa_supported (BW_ISA_AVX512) && __builtin_cpu_supports ("avx512dq")
-            && __builtin_cpu_supports ("avx512vnni");
+            && __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512vbmi");
 #endif
       g_once_init_leave (&answer, yes ? 2 : 1);
     }

@@ -1,13 +1,17 @@
-/* The integer one-token kernel for MXFP4 and Q4 rows (see gemv-int.h), AVX-512 VNNI.
+/* The integer one-token kernel for MXFP4 and Q4 rows (see gemv-int.h), AVX-512 VNNI
+ * and VBMI.
  *
  * Per 64-byte load of a row (128 columns): the low nibbles are the even columns and the
- * high nibbles the odd ones, so one `and` and one shift give two planes of 64 unsigned
- * byte codes (a vpshufb maps MXFP4 nibbles to twice the E2M1 value plus 12; Q4 nibbles are
- * already the value plus 8). vpdpbusd then multiplies each plane by one byte digit of the
- * activations at a time, top digit first, shifting the lane sums left by 8 between digits
- * (Horner): six dot products per block and row give each lane's exact sum over its 8
- * columns, and subtracting the precomputed offset term leaves the sum with the true codes.
- * The f32 kernel needs eight FMAs and fifteen decoding instructions for the same block. */
+ * high nibbles the odd ones, so two planes of 64 unsigned byte codes come from the load
+ * and the load shifted right by 4 (MXFP4: a vpermb on a table repeated every 16 bytes maps
+ * each nibble to twice its E2M1 value plus 12 and ignores the bits above it; Q4: an `and`
+ * keeps the nibble, the value plus 8). vpdpbusd multiplies each plane by one byte digit of
+ * the activations at a time; the three digits' sums run as three independent chains (one
+ * long chain was latency-bound) and are combined with shifts, giving each lane's exact
+ * sum over its 8 columns, less the code offset's share, which starts the lowest chain.
+ * Where each weight group is 32 columns (MXFP4, Q4 group 32), the group scales of 4
+ * blocks are multiplied by the activations' fixed-point scales once per 4 blocks, so a
+ * block costs one permute of them per row. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -26,20 +30,22 @@
 
 /* One 128-column block. d2, d1, d0 are the bytes of each column's 24-bit fixed-point
  * value (two's complement: d2 signed, d1 and d0 unsigned), plane p holding the columns
- * 2j + p; lane k of corr is the code offset times the sum of the fixed-point values of
- * columns 8k .. 8k+7 (what the offset adds to that lane's sum), and lane k of xf is
- * 2^(e - FIX) of group k / 4, halved for MXFP4 (whose codes are twice the E2M1 value). */
+ * 2j + p; lane k of ncorr is minus the code offset times the sum of the fixed-point values
+ * of columns 8k .. 8k+7 (what the offset adds to that lane's sum), and xg[q] is 2^(e - FIX)
+ * of group q, halved for MXFP4 (whose codes are twice the E2M1 value). */
 typedef struct {
   uint8_t d2[2][64];
   uint8_t d1[2][64];
   uint8_t d0[2][64];
-  int32_t corr[16];
-  float xf[16];
+  int32_t ncorr[16];
+  float xg[4];
+  uint8_t pad[48];
 } __attribute__((aligned (64))) IntBlock;
 
 G_STATIC_ASSERT (sizeof (IntBlock) == BW_GEMV_INT_BLOCK_BYTES);
 
-/* Nibble -> unsigned code: MXFP4 twice the E2M1 value plus 12, in each 128-bit lane. */
+/* Nibble -> unsigned code: MXFP4 twice the E2M1 value plus 12 (broadcast to the 4 lanes
+ * of a vpermb table, whose index bits 4 and 5 then do not matter). */
 static const int8_t lut_mxfp4[16] = { 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0 };
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
@@ -119,18 +125,15 @@ static gboolean
 prepare_block (const float *x, IntBlock *out, gboolean mx)
 {
   int32_t fx[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
-  float xf[16] __attribute__((aligned (64))) = { 0 };
   const int32_t off = mx ? OFFSET_MXFP4 : OFFSET_Q4;
 
   for (int g = 0; g < BW_GEMV_INT_BLOCK / GROUP; g++)
-    if (!fixed_group (x + GROUP * g, fx + GROUP * g, &xf[g], mx))
+    if (!fixed_group (x + GROUP * g, fx + GROUP * g, &out->xg[g], mx))
       return FALSE;
   digit_planes (fx, 16, out->d2[0], out->d2[1]);
   digit_planes (fx, 8, out->d1[0], out->d1[1]);
   digit_planes (fx, 0, out->d0[0], out->d0[1]);
-  _mm512_store_si512 (out->corr, _mm512_mullo_epi32 (lane_sums (fx), _mm512_set1_epi32 (off)));
-  const __m512i lane_group = _mm512_srli_epi32 (_mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 2);
-  _mm512_store_ps (out->xf, _mm512_permutexvar_ps (lane_group, _mm512_load_ps (xf)));
+  _mm512_store_si512 (out->ncorr, _mm512_mullo_epi32 (lane_sums (fx), _mm512_set1_epi32 (-off)));
   return TRUE;
 }
 
@@ -146,56 +149,45 @@ bw_gemv_int_prepare (BwFormat fmt, const float *x, int64_t cols, void *prepared)
   return TRUE;
 }
 
-/* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
- * y is set, or added to when `add`. */
-AI void
-rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
-          float *y, int64_t r, int64_t rs, const int R, gboolean add)
+/* Lane k of one row's block: its exact sum over columns 8k .. 8k+7 (|sum| < 2^31). */
+AI __m512i
+block_sum (BwFormat fmt, const uint8_t *row, const IntBlock *xb, __m512i lut)
 {
-  const gboolean mx = fmt == BW_FMT_MXFP4;
-  const __m512i lut = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) lut_mxfp4));
-  const __m512i nib = _mm512_set1_epi8 (0x0F);
-  const uint8_t *rows[ROWS];
-  __m512 acc[ROWS];
-  GvScales gs;
-
-  gv_scales_init (&gs, fmt, w, r, rs, R);
-  gv_row_starts (w, fmt, r, rs, b0, rows, R);
-#pragma GCC unroll 4
-  for (int i = 0; i < R; i++)
-    acc[i] = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  __m512i v = _mm512_loadu_si512 (row);
+  __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
+  __m512i lo, hi;
+  if (fmt == BW_FMT_MXFP4)
     {
-      const __m512i sidx = gv_scales_block (&gs, fmt, b0 + b, R);
-      const IntBlock *xb = &blk[b];
-      const __m512 xf = _mm512_load_ps (xb->xf);
-#pragma GCC unroll 4
-      for (int i = 0; i < R; i++)
-        {
-          _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
-          __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
-          __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
-          __m512i lo = _mm512_and_si512 (v, nib), hi = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
-          if (mx)
-            {
-              lo = _mm512_shuffle_epi8 (lut, lo);
-              hi = _mm512_shuffle_epi8 (lut, hi);
-            }
-          /* codes unsigned against the signed top digit, then signed (they are below 128)
-           * against the unsigned lower digits */
-          __m512i s = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), lo, _mm512_load_si512 (xb->d2[0]));
-          s = _mm512_dpbusd_epi32 (s, hi, _mm512_load_si512 (xb->d2[1]));
-          s = _mm512_slli_epi32 (s, 8);
-          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d1[0]), lo);
-          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d1[1]), hi);
-          s = _mm512_slli_epi32 (s, 8);
-          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d0[0]), lo);
-          s = _mm512_dpbusd_epi32 (s, _mm512_load_si512 (xb->d0[1]), hi);
-          /* the lane's exact sum with the true codes (|sum| < 2^31), rounded once */
-          s = _mm512_sub_epi32 (s, _mm512_load_si512 (xb->corr));
-          acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s), _mm512_mul_ps (xf, _mm512_permutexvar_ps (sidx, gs.sc[i])), acc[i]);
-        }
+      lo = _mm512_permutexvar_epi8 (v, lut);
+      hi = _mm512_permutexvar_epi8 (_mm512_srli_epi16 (v, 4), lut);
     }
+  else
+    {
+      const __m512i nib = _mm512_set1_epi8 (0x0F);
+      lo = _mm512_and_si512 (v, nib);
+      hi = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
+    }
+  /* codes unsigned against the signed top digit, then signed (they are below 128)
+   * against the unsigned lower digits */
+  const __m512i z = _mm512_setzero_si512 ();
+  __m512i s2 = _mm512_dpbusd_epi32 (z, lo, _mm512_load_si512 (xb->d2[0]));
+  __m512i s1 = _mm512_dpbusd_epi32 (z, _mm512_load_si512 (xb->d1[0]), lo);
+  __m512i s0 = _mm512_dpbusd_epi32 (_mm512_load_si512 (xb->ncorr), _mm512_load_si512 (xb->d0[0]), lo);
+  s2 = _mm512_dpbusd_epi32 (s2, hi, _mm512_load_si512 (xb->d2[1]));
+  s1 = _mm512_dpbusd_epi32 (s1, _mm512_load_si512 (xb->d1[1]), hi);
+  s0 = _mm512_dpbusd_epi32 (s0, _mm512_load_si512 (xb->d0[1]), hi);
+  return _mm512_add_epi32 (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_slli_epi32 (s2, 8), s1), 8), s0);
+}
+
+AI __m512i
+nibble_table (void)
+{
+  return _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) lut_mxfp4));
+}
+
+AI void
+store_rows (const __m512 *acc, float *y, int64_t r, int64_t rs, const int R, gboolean add)
+{
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
@@ -204,16 +196,103 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
     }
 }
 
+/* The 16 activation scales of the blocks from xb (at most nb of them): lane 4j + k holds
+ * that of group k of block j. */
+AI __m512
+quad_xf (const IntBlock *xb, int64_t nb)
+{
+  __m512 xf = _mm512_castps128_ps512 (_mm_load_ps (xb[0].xg));
+  if (nb > 1)
+    xf = _mm512_insertf32x4 (xf, _mm_load_ps (xb[1].xg), 1);
+  if (nb > 2)
+    xf = _mm512_insertf32x4 (xf, _mm_load_ps (xb[2].xg), 2);
+  if (nb > 3)
+    xf = _mm512_insertf32x4 (xf, _mm_load_ps (xb[3].xg), 3);
+  return xf;
+}
+
+/* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
+ * y is set, or added to when `add`. Per 4 blocks, each row's weight scales for their 16
+ * 32-column groups are multiplied by the activations' 16 fixed-point scales; g32 says the
+ * weight groups are those 32-column groups (MXFP4, Q4 group 32), else a Q4 scale spans
+ * gsz columns and is picked by index. */
+AI void
+rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
+          float *y, int64_t r, int64_t rs, const int R, gboolean add, const gboolean g32)
+{
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+  const __m512i lut = nibble_table ();
+  const __m512i lane = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane_group = _mm512_srli_epi32 (lane, 2);
+  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
+  /* columns per weight scale (a row scale acts as one group of 2^30 columns), and its
+   * log2 where it is a power of two */
+  const int64_t gsz = w->group > 0 ? w->group : (int64_t) 1 << 30;
+  const int gshift = (gsz & (gsz - 1)) == 0 ? __builtin_ctzll ((unsigned long long) gsz) : -1;
+  const uint8_t *rows[ROWS], *srow[ROWS];
+  __m512 acc[ROWS], fsc[ROWS];
+
+  gv_row_starts (w, fmt, r, rs, b0, rows, R);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      acc[i] = _mm512_setzero_ps ();
+      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
+    }
+  for (int64_t q = 0; q < nb; q += 4)
+    {
+      const int64_t nq = MIN (4, nb - q), g = 4 * (b0 + q);
+      const __m512 xf = quad_xf (&blk[q], nq);
+      /* weight scale k of a row covers the 32-column groups [k gsz / 32, (k + 1) gsz / 32)
+       * (a quotient exact in f32 where gsz is no power of two: both are below 2^24) */
+      int64_t first = g;
+      __m512i pick = lane;
+      if (!g32)
+        {
+          const __m512i col = _mm512_slli_epi32 (_mm512_add_epi32 (lane, _mm512_set1_epi32 ((int) g)), 5);
+          first = 32 * g / gsz;
+          pick = gshift >= 0 ? _mm512_srl_epi32 (col, _mm_cvtsi32_si128 (gshift))
+                             : _mm512_cvttps_epi32 (_mm512_div_ps (_mm512_cvtepi32_ps (col), _mm512_set1_ps ((float) gsz)));
+          pick = _mm512_sub_epi32 (pick, _mm512_set1_epi32 ((int) first));
+        }
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          __m512 sc = mx ? gv_e8m0_16 (srow[i], first, ns) : gv_q4_16 ((const float *) srow[i], first, ns);
+          if (!g32)
+            sc = _mm512_permutexvar_ps (pick, sc);
+          fsc[i] = _mm512_mul_ps (sc, xf);
+          _mm_prefetch ((const char *) srow[i] + (first + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+        }
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; j++)
+        {
+          if (j >= nq)
+            break;
+          const int64_t b = q + j;
+          const __m512i sidx = _mm512_add_epi32 (lane_group, _mm512_set1_epi32 (4 * j));
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            {
+              _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
+              const __m512i s = block_sum (fmt, rows[i] + 64 * b, &blk[b], lut);
+              acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s), _mm512_permutexvar_ps (sidx, fsc[i]), acc[i]);
+            }
+        }
+    }
+  store_rows (acc, y, r, rs, R, add);
+}
+
 AI void
 rows_fmt (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
-          float *y, int64_t r0, int64_t r1, gboolean add)
+          float *y, int64_t r0, int64_t r1, gboolean add, const gboolean g32)
 {
   const int64_t s = (r1 - r0) / ROWS;
 
   for (int64_t k = 0; k < s; k++)
-    rows_int (fmt, w, blk, b0, nb, y, r0 + k, s, ROWS, add);
+    rows_int (fmt, w, blk, b0, nb, y, r0 + k, s, ROWS, add, g32);
   for (int64_t r = r0 + ROWS * s; r < r1; r++)
-    rows_int (fmt, w, blk, b0, nb, y, r, 1, 1, add);
+    rows_int (fmt, w, blk, b0, nb, y, r, 1, 1, add, g32);
 }
 
 static void
@@ -221,9 +300,11 @@ rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, floa
             int64_t r0, int64_t r1, gboolean add)
 {
   if (w->fmt == BW_FMT_MXFP4)
-    rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add);
+    rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
+  else if (w->group == GROUP)
+    rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, TRUE);
   else
-    rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add);
+    rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, FALSE);
 }
 
 /* What the f32 kernel also requires: MXFP4 scales below 253, Q4 groups it can index. */

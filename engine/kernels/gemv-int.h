@@ -32,7 +32,7 @@
 #define BW_GEMV_INT_BLOCK_BYTES 512
 #define BW_GEMV_INT_PREPARED_BYTES (BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK * BW_GEMV_INT_BLOCK_BYTES)
 
-/* Whether this CPU has the kernel (AVX-512 F/BW/VL/DQ and VNNI). */
+/* Whether this CPU has the kernel (AVX-512 F/BW/VL/DQ, VNNI and VBMI). */
 gboolean bw_gemv_int_supported (void);
 
 /* Whether one-token MXFP4 and Q4 products take this kernel where it applies (the

@@ -85,6 +85,7 @@ test_accuracy (void)
 {
   static const struct { BwFormat fmt; int group; } mats[] = {
     { BW_FMT_MXFP4, 0 }, { BW_FMT_Q4, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_Q4, 64 }, { BW_FMT_Q4, 256 },
+    { BW_FMT_Q4, 384 },
   };
   static const int64_t widths[] = { 7168, 4100, 16519 };
   GRand *rand = g_rand_new_with_seed (31337);
