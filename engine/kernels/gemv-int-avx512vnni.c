@@ -179,6 +179,24 @@ block_sum (BwFormat fmt, const uint8_t *row, const IntBlock *xb, __m512i lut)
   return _mm512_add_epi32 (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_slli_epi32 (s2, 8), s1), 8), s0);
 }
 
+/* The E8M0 scales of 16 groups from group g of a row of ns (fewer at its end), as
+ * integers, and as f32 (2^(e-127); 0 is 2^-127). */
+AI __m512i
+e8m0_bytes (const uint8_t *s, int64_t g, int64_t ns)
+{
+  if (g + 16 <= ns)
+    return _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) (s + g)));
+  return _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 ((__mmask16) ((1u << (ns - g)) - 1), s + g));
+}
+
+AI __m512
+e8m0_decode (__m512i e)
+{
+  const __m512i f = _mm512_slli_epi32 (e, 23);
+  return _mm512_castsi512_ps (_mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
+                                                     _mm512_set1_epi32 (1 << 22)));
+}
+
 AI __m512i
 nibble_table (void)
 {
@@ -212,11 +230,12 @@ quad_xf (const IntBlock *xb, int64_t nb)
 }
 
 /* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
- * y is set, or added to when `add`. Per 4 blocks, each row's weight scales for their 16
+ * y is set, or added to when `add`. FALSE where an MXFP4 scale of these rows is 253 or
+ * more (checked here rather than in a pass of its own over the scales beforehand). Per 4 blocks, each row's weight scales for their 16
  * 32-column groups are multiplied by the activations' 16 fixed-point scales; g32 says the
  * weight groups are those 32-column groups (MXFP4, Q4 group 32), else a Q4 scale spans
  * gsz columns and is picked by index. */
-AI void
+AI gboolean
 rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
           float *y, int64_t r, int64_t rs, const int R, gboolean add, const gboolean g32)
 {
@@ -231,6 +250,7 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
   const int gshift = (gsz & (gsz - 1)) == 0 ? __builtin_ctzll ((unsigned long long) gsz) : -1;
   const uint8_t *rows[ROWS], *srow[ROWS];
   __m512 acc[ROWS], fsc[ROWS];
+  __m512i emax = _mm512_setzero_si512 ();
 
   gv_row_starts (w, fmt, r, rs, b0, rows, R);
 #pragma GCC unroll 4
@@ -258,7 +278,15 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          __m512 sc = mx ? gv_e8m0_16 (srow[i], first, ns) : gv_q4_16 ((const float *) srow[i], first, ns);
+          __m512 sc;
+          if (mx)
+            {
+              const __m512i e = e8m0_bytes (srow[i], first, ns);
+              emax = _mm512_max_epu32 (emax, e);
+              sc = e8m0_decode (e);
+            }
+          else
+            sc = gv_q4_16 ((const float *) srow[i], first, ns);
           if (!g32)
             sc = _mm512_permutexvar_ps (pick, sc);
           fsc[i] = _mm512_mul_ps (sc, xf);
@@ -281,39 +309,44 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
         }
     }
   store_rows (acc, y, r, rs, R, add);
+  return !_mm512_cmpge_epu32_mask (emax, _mm512_set1_epi32 (253));
 }
 
-AI void
+AI gboolean
 rows_fmt (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
           float *y, int64_t r0, int64_t r1, gboolean add, const gboolean g32)
 {
   const int64_t s = (r1 - r0) / ROWS;
+  gboolean ok = TRUE;
 
   for (int64_t k = 0; k < s; k++)
-    rows_int (fmt, w, blk, b0, nb, y, r0 + k, s, ROWS, add, g32);
+    ok &= rows_int (fmt, w, blk, b0, nb, y, r0 + k, s, ROWS, add, g32);
   for (int64_t r = r0 + ROWS * s; r < r1; r++)
-    rows_int (fmt, w, blk, b0, nb, y, r, 1, 1, add, g32);
+    ok &= rows_int (fmt, w, blk, b0, nb, y, r, 1, 1, add, g32);
+  return ok;
 }
 
-static void
+/* FALSE where an MXFP4 scale of the rows rules the kernel out (the rows are then
+ * written with wrong values, for the caller to redo). */
+static gboolean
 rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, float *y,
             int64_t r0, int64_t r1, gboolean add)
 {
   if (w->fmt == BW_FMT_MXFP4)
-    rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
-  else if (w->group == GROUP)
-    rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, TRUE);
-  else
-    rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, FALSE);
+    return rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
+  if (w->group == GROUP)
+    return rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, TRUE);
+  return rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, FALSE);
 }
 
-/* What the f32 kernel also requires: MXFP4 scales below 253, Q4 groups it can index. */
+/* What the f32 kernel also requires of the format: Q4 groups it can index (MXFP4 scales
+ * below 253 are checked by the kernel as it reads them). */
 static gboolean
-applies (const BwMatrix *w, int64_t r0, int64_t r1)
+applies (const BwMatrix *w)
 {
   if (w->fmt == BW_FMT_Q4)
     return gv_q4_group_ok (w->group);
-  return w->fmt == BW_FMT_MXFP4 && gv_mxfp4_scales_ok (w, r0, r1);
+  return w->fmt == BW_FMT_MXFP4;
 }
 
 gboolean
@@ -323,9 +356,8 @@ bw_gemv_int_rows (const BwMatrix *w, const float *x, const void *prepared, float
   const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
 
   g_return_val_if_fail (w->cols <= BW_GEMV_INT_MAX_COLS, FALSE);
-  if (!applies (w, r0, r1))
+  if (!applies (w) || !rows_range (w, prepared, 0, nfull, y, r0, r1, FALSE))
     return FALSE;
-  rows_range (w, prepared, 0, nfull, y, r0, r1, FALSE);
   if (nfull * BW_GEMV_INT_BLOCK < w->cols)
     bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
   return TRUE;
@@ -338,14 +370,14 @@ bw_gemv_int_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int
   const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
   IntBlock blk[BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK];
 
-  if (!applies (w, r0, r1))
+  if (!applies (w))
     return FALSE;
   for (int64_t b0 = 0; b0 < nfull; b0 += per_pass)
     {
       const int64_t nb = MIN (per_pass, nfull - b0);
-      if (!bw_gemv_int_prepare (w->fmt, x + b0 * BW_GEMV_INT_BLOCK, nb * BW_GEMV_INT_BLOCK, blk))
+      if (!bw_gemv_int_prepare (w->fmt, x + b0 * BW_GEMV_INT_BLOCK, nb * BW_GEMV_INT_BLOCK, blk)
+          || !rows_range (w, blk, b0, nb, y, r0, r1, b0 > 0))
         return FALSE;
-      rows_range (w, blk, b0, nb, y, r0, r1, b0 > 0);
     }
   if (nfull * BW_GEMV_INT_BLOCK < w->cols)
     bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
@@ -373,7 +405,7 @@ bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t 
           return FALSE;
       return TRUE;
     }
-  if (!applies (w, r0, r1))
+  if (!applies (w))
     return FALSE;
   for (int t0 = 0; t0 < n; t0 += per_batch)
     {
@@ -387,7 +419,8 @@ bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t 
             const float *xt = x + (int64_t) (t0 + t) * w->cols;
             float *yt = y + (int64_t) (t0 + t) * ldy;
             const int64_t re = MIN (r1, r + sub);
-            rows_range (w, blk + t * MAX (1, nfull), 0, nfull, yt, r, re, FALSE);
+            if (!rows_range (w, blk + t * MAX (1, nfull), 0, nfull, yt, r, re, FALSE))
+              return FALSE;
             if (nfull * BW_GEMV_INT_BLOCK < w->cols)
               bw_rows_tail (w, xt, yt, r, re, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
           }

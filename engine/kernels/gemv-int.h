@@ -46,12 +46,14 @@ gboolean bw_gemv_int_enabled (void);
 gboolean bw_gemv_int_prepare (BwFormat fmt, const float *x, int64_t cols, void *prepared);
 
 /* y[r] = W[r] . x for r in [r0, r1) from activations prepared for w (w->cols at most
- * BW_GEMV_INT_MAX_COLS). FALSE, doing nothing, where the matrix's scales rule the kernel
- * out; the caller then uses the f32 kernel. */
+ * BW_GEMV_INT_MAX_COLS). FALSE where the matrix's scales rule the kernel out (an MXFP4
+ * scale of 253 or more, found as the kernel reads them): rows may then have been written,
+ * and the caller redoes them with the f32 kernel. */
 gboolean bw_gemv_int_rows (const BwMatrix *w, const float *x, const void *prepared, float *y,
                            int64_t r0, int64_t r1);
 
-/* The same for any width, preparing x itself (in passes of BW_GEMV_INT_MAX_COLS). */
+/* The same for any width, preparing x itself (in passes of BW_GEMV_INT_MAX_COLS); FALSE
+ * also where the activations rule the kernel out. */
 gboolean bw_gemv_int_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1);
 
 /* Y[t] = W X[t] for n tokens (X is [n][cols], Y[t] starts at y + t * ldy), each token

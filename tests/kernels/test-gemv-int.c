@@ -9,6 +9,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
+#include "quant/mxfp4.h"
 #include "random-matrix.h"
 
 typedef enum { DIST_UNIFORM, DIST_OUTLIERS, DIST_WIDE, DIST_SPARSE, DIST_COUNT } Dist;
@@ -197,6 +198,56 @@ test_fallback (void)
   g_rand_free (rand);
 }
 
+/* MXFP4 scales of 253 and up (a weight that may overflow to Inf, or NaN) are found by the
+ * kernel as it reads the scales: it says so for the rows it was given, and bw_matvec then
+ * gives what the f32 kernel gives, in a row of a 4-row group and in a leftover row, in one
+ * pass and in two. */
+static void
+test_large_scales (void)
+{
+  GRand *rand = g_rand_new_with_seed (9);
+  static const int64_t widths[] = { 512, BW_GEMV_INT_MAX_COLS + 640 };
+  static const guint8 big[] = { 253, 254, 255 };
+  const int64_t rows = 11;
+  static guint8 prepared[BW_GEMV_INT_PREPARED_BYTES] __attribute__((aligned (64)));
+
+  if (!have_kernel ())
+    {
+      g_rand_free (rand);
+      return;
+    }
+  for (gsize wi = 0; wi < G_N_ELEMENTS (widths); wi++)
+    for (gsize k = 0; k < G_N_ELEMENTS (big); k++)
+      for (int bad_row = 1; bad_row < rows; bad_row += 9)
+        {
+          const int64_t cols = widths[wi], ns = bw_mxfp4_row_scales (cols);
+          TestMatrix t;
+          g_autofree float *x = g_new (float, cols);
+          float y[11], want[11];
+          test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
+          test_fill_random (x, cols, rand);
+          t.scale_block[bad_row * ns + ns - 1] = big[k]; /* the row's last group */
+          if (cols <= BW_GEMV_INT_MAX_COLS)
+            {
+              g_assert_true (bw_gemv_int_prepare (BW_FMT_MXFP4, x, cols, prepared));
+              g_assert_false (bw_gemv_int_rows (&t.m, x, prepared, y, 0, rows));
+              g_assert_true (bw_gemv_int_rows (&t.m, x, prepared, y, 0, bad_row));
+            }
+          g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
+          g_assert_false (bw_gemv_int_matmul (&t.m, x, 1, y, rows, 0, rows));
+          bw_matvec (&t.m, x, y, NULL);
+          bw_gemv_int_set_enabled (FALSE);
+          bw_matvec (&t.m, x, want, NULL);
+          bw_gemv_int_set_enabled (TRUE);
+          for (int r = 0; r < rows; r++)
+            g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
+          if (k == 2)
+            g_assert_true (isnan (y[bad_row]));
+          test_matrix_clear (&t);
+        }
+  g_rand_free (rand);
+}
+
 /* What the kernel does to each activation, column by column: with one-hot MXFP4 rows
  * (row r holds the code of 1.0 at column r, scale 2^0) the product returns the rounded
  * activation itself, which must be x rounded to the nearest multiple of 2^(e - 23), e the
@@ -250,6 +301,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/gemv-int/accuracy", test_accuracy);
   g_test_add_func ("/kernels/gemv-int/routes-agree", test_routes_agree);
   g_test_add_func ("/kernels/gemv-int/fallback", test_fallback);
+  g_test_add_func ("/kernels/gemv-int/large-scales", test_large_scales);
   g_test_add_func ("/kernels/gemv-int/rounding", test_rounding);
   return g_test_run ();
 }
