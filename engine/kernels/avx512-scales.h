@@ -33,17 +33,29 @@ gv_row_starts (const BwMatrix *w, BwFormat fmt, int64_t r, int64_t rs, int64_t b
     rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes + 64 * b0;
 }
 
-/* The E8M0 scales of 16 groups from group g as f32 (2^(s-127); 0 is 2^-127). Scales of
- * 253 and up were ruled out by the caller. */
+/* The E8M0 scales of 16 groups from group g of a row of ns (fewer at its end) as
+ * integers, and those as f32 (2^(s-127); 0 is 2^-127). Scales of 253 and up must be ruled
+ * out by the caller. */
+static inline __attribute__((always_inline)) __m512i
+gv_e8m0_bytes16 (const uint8_t *s, int64_t g, int64_t ns)
+{
+  if (g + 16 <= ns)
+    return _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) (s + g)));
+  return _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 ((__mmask16) ((1u << (ns - g)) - 1), s + g));
+}
+
+static inline __attribute__((always_inline)) __m512
+gv_e8m0_decode16 (__m512i e)
+{
+  const __m512i f = _mm512_slli_epi32 (e, 23);
+  return _mm512_castsi512_ps (_mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
+                                                     _mm512_set1_epi32 (1 << 22)));
+}
+
 static inline __attribute__((always_inline)) __m512
 gv_e8m0_16 (const uint8_t *s, int64_t g, int64_t ns)
 {
-  __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
-  __m512i e = _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 (k, s + g));
-  __m512i f = _mm512_slli_epi32 (e, 23);
-  f = _mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
-                             _mm512_set1_epi32 (1 << 22));
-  return _mm512_castsi512_ps (f);
+  return gv_e8m0_decode16 (gv_e8m0_bytes16 (s, g, ns));
 }
 
 /* The scales of 16 groups of a Q4 row from group g (fewer at the row's end). */

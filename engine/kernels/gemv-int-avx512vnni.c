@@ -179,24 +179,6 @@ block_sum (BwFormat fmt, const uint8_t *row, const IntBlock *xb, __m512i lut)
   return _mm512_add_epi32 (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_slli_epi32 (s2, 8), s1), 8), s0);
 }
 
-/* The E8M0 scales of 16 groups from group g of a row of ns (fewer at its end), as
- * integers, and as f32 (2^(e-127); 0 is 2^-127). */
-AI __m512i
-e8m0_bytes (const uint8_t *s, int64_t g, int64_t ns)
-{
-  if (g + 16 <= ns)
-    return _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) (s + g)));
-  return _mm512_cvtepu8_epi32 (_mm_maskz_loadu_epi8 ((__mmask16) ((1u << (ns - g)) - 1), s + g));
-}
-
-AI __m512
-e8m0_decode (__m512i e)
-{
-  const __m512i f = _mm512_slli_epi32 (e, 23);
-  return _mm512_castsi512_ps (_mm512_mask_mov_epi32 (f, _mm512_cmpeq_epi32_mask (e, _mm512_setzero_si512 ()),
-                                                     _mm512_set1_epi32 (1 << 22)));
-}
-
 AI __m512i
 nibble_table (void)
 {
@@ -281,9 +263,9 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
           __m512 sc;
           if (mx)
             {
-              const __m512i e = e8m0_bytes (srow[i], first, ns);
+              const __m512i e = gv_e8m0_bytes16 (srow[i], first, ns);
               emax = _mm512_max_epu32 (emax, e);
-              sc = e8m0_decode (e);
+              sc = gv_e8m0_decode16 (e);
             }
           else
             sc = gv_q4_16 ((const float *) srow[i], first, ns);
