@@ -212,11 +212,11 @@ quad_xf (const IntBlock *xb, int64_t nb)
 }
 
 /* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
- * y is set, or added to when `add`. FALSE where an MXFP4 scale of these rows is 253 or
- * more (checked here rather than in a pass of its own over the scales beforehand). Per 4 blocks, each row's weight scales for their 16
+ * y is set, or added to when `add`. Per 4 blocks, each row's weight scales for their 16
  * 32-column groups are multiplied by the activations' 16 fixed-point scales; g32 says the
  * weight groups are those 32-column groups (MXFP4, Q4 group 32), else a Q4 scale spans
- * gsz columns and is picked by index. */
+ * gsz columns and is picked by index. FALSE where an MXFP4 scale of these rows is 253 or
+ * more (checked as the scales are read, not in a pass of its own beforehand). */
 AI gboolean
 rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb,
           float *y, int64_t r, int64_t rs, const int R, gboolean add, const gboolean g32)
@@ -253,8 +253,10 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
         {
           const __m512i col = _mm512_slli_epi32 (_mm512_add_epi32 (lane, _mm512_set1_epi32 ((int) g)), 5);
           first = 32 * g / gsz;
-          pick = gshift >= 0 ? _mm512_srl_epi32 (col, _mm_cvtsi32_si128 (gshift))
-                             : _mm512_cvttps_epi32 (_mm512_div_ps (_mm512_cvtepi32_ps (col), _mm512_set1_ps ((float) gsz)));
+          if (gshift >= 0)
+            pick = _mm512_srl_epi32 (col, _mm_cvtsi32_si128 (gshift));
+          else
+            pick = _mm512_cvttps_epi32 (_mm512_div_ps (_mm512_cvtepi32_ps (col), _mm512_set1_ps ((float) gsz)));
           pick = _mm512_sub_epi32 (pick, _mm512_set1_epi32 ((int) first));
         }
 #pragma GCC unroll 4
