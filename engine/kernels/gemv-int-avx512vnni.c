@@ -9,9 +9,10 @@
  * the activations at a time; the three digits' sums run as three independent chains (one
  * long chain was latency-bound) and are combined with shifts, giving each lane's exact
  * sum over its 8 columns, less the code offset's share, which starts the lowest chain.
- * Where each weight group is 32 columns (MXFP4, Q4 group 32), the group scales of 4
- * blocks are multiplied by the activations' fixed-point scales once per 4 blocks, so a
- * block costs one permute of them per row. */
+ * Once per 4 blocks, each row's weight scale for each of their 16 32-column groups is
+ * multiplied by that group's fixed-point activation scale, so a block costs one permute of
+ * them per row. The largest MXFP4 scale read is kept, to hand rows with a scale of 253 or
+ * more (a weight that may overflow, or NaN) back to the f32 kernel. */
 #include <immintrin.h>
 #include <math.h>
 
