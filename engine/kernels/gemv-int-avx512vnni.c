@@ -226,22 +226,16 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
   const __m512i lut = nibble_table ();
   const __m512i lane = _mm512_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i lane_group = _mm512_srli_epi32 (lane, 2);
-  const int64_t ns = mx ? bw_mxfp4_row_scales (w->cols) : bw_intq_row_scales (w->cols, w->group);
-  /* columns per weight scale (a row scale acts as one group of 2^30 columns), and its
-   * log2 where it is a power of two */
-  const int64_t gsz = w->group > 0 ? w->group : (int64_t) 1 << 30;
-  const int gshift = (gsz & (gsz - 1)) == 0 ? __builtin_ctzll ((unsigned long long) gsz) : -1;
-  const uint8_t *rows[ROWS], *srow[ROWS];
+  const uint8_t *rows[ROWS];
   __m512 acc[ROWS], fsc[ROWS];
   __m512i emax = _mm512_setzero_si512 ();
+  GvScales gs; /* the rows' scale pointers, scales per row, group size and its log2 */
 
+  gv_scales_init (&gs, fmt, w, r, rs, R);
   gv_row_starts (w, fmt, r, rs, b0, rows, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    {
-      acc[i] = _mm512_setzero_ps ();
-      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * (mx ? 1 : 4);
-    }
+    acc[i] = _mm512_setzero_ps ();
   for (int64_t q = 0; q < nb; q += 4)
     {
       const int64_t nq = MIN (4, nb - q), g = 4 * (b0 + q);
@@ -253,11 +247,11 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
       if (!g32)
         {
           const __m512i col = _mm512_slli_epi32 (_mm512_add_epi32 (lane, _mm512_set1_epi32 ((int) g)), 5);
-          first = 32 * g / gsz;
-          if (gshift >= 0)
-            pick = _mm512_srl_epi32 (col, _mm_cvtsi32_si128 (gshift));
+          first = 32 * g / gs.gsz;
+          if (gs.gshift >= 0)
+            pick = _mm512_srl_epi32 (col, _mm_cvtsi32_si128 (gs.gshift));
           else
-            pick = _mm512_cvttps_epi32 (_mm512_div_ps (_mm512_cvtepi32_ps (col), _mm512_set1_ps ((float) gsz)));
+            pick = _mm512_cvttps_epi32 (_mm512_div_ps (_mm512_cvtepi32_ps (col), _mm512_set1_ps ((float) gs.gsz)));
           pick = _mm512_sub_epi32 (pick, _mm512_set1_epi32 ((int) first));
         }
 #pragma GCC unroll 4
@@ -266,16 +260,16 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
           __m512 sc;
           if (mx)
             {
-              const __m512i e = gv_e8m0_bytes16 (srow[i], first, ns);
+              const __m512i e = gv_e8m0_bytes16 (gs.srow[i], first, gs.ns);
               emax = _mm512_max_epu32 (emax, e);
               sc = gv_e8m0_decode16 (e);
             }
           else
-            sc = gv_q4_16 ((const float *) srow[i], first, ns);
+            sc = gv_q4_16 ((const float *) gs.srow[i], first, gs.ns);
           if (!g32)
             sc = _mm512_permutexvar_ps (pick, sc);
           fsc[i] = _mm512_mul_ps (sc, xf);
-          _mm_prefetch ((const char *) srow[i] + (first + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+          _mm_prefetch ((const char *) gs.srow[i] + (first + 64) * (mx ? 1 : 4), _MM_HINT_T0);
         }
 #pragma GCC unroll 4
       for (int j = 0; j < 4; j++)
