@@ -188,6 +188,30 @@ test_fallback (void)
       if (k < 2)
         g_assert_true (!isfinite (y[0]));
     }
+  /* the edges of the fixed-point range: a group's largest magnitude in [2^-60, 2^60) */
+  static const struct { float amax; gboolean taken; } edge[] = {
+    { 0x1p-60f, TRUE }, { 0x1.fffffep-61f, FALSE }, { 0x1.fffffep59f, TRUE }, { 0x1p60f, FALSE },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (edge); k++)
+    {
+      g_autofree float *x = g_new (float, cols);
+      float y[40];
+      test_fill_random (x, cols, rand);
+      for (int i = 288; i < 320; i++)
+        x[i] = edge[k].amax * (i == 300 ? 1.0f : -0.5f);
+      g_assert_cmpint (bw_gemv_int_matvec (&t.m, x, y, 0, rows), ==, edge[k].taken);
+      for (int r = 0; edge[k].taken && r < rows; r++)
+        {
+          double exact = 0, mag = 0;
+          for (int64_t c = 0; c < cols; c++)
+            {
+              const double p = (double) test_matrix_weight (&t.m, r, c) * x[c];
+              exact += p;
+              mag += fabs (p);
+            }
+          g_assert_cmpfloat (fabs (y[r] - exact), <=, 1e-6 * mag + 1e-30);
+        }
+    }
   /* all-zero activations are fine and give zeros */
   g_autofree float *z = g_new0 (float, cols);
   float y[40];
