@@ -21,7 +21,7 @@
 
 typedef struct {
   BwCliModelArgs model;
-  int tokens, prompt_tokens, probe_mib;
+  int tokens, prompt_tokens, probe_mib, prefetch_top;
   gboolean json, warm, buffered, no_pinning, prefetch;
   char *io;
 } DecodeArgs;
@@ -260,6 +260,8 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
     { "buffered", 0, 0, G_OPTION_ARG_NONE, &a->buffered, "Buffered reads, not O_DIRECT", NULL },
     { "no-pinning", 0, 0, G_OPTION_ARG_NONE, &a->no_pinning, "No learned pins", NULL },
     { "prefetch", 0, 0, G_OPTION_ARG_NONE, &a->prefetch, "Router lookahead prefetch", NULL },
+    { "prefetch-top", 0, 0, G_OPTION_ARG_INT, &a->prefetch_top,
+      "Experts the lookahead prefetches per layer (a quarter of top-k)", "N" },
     { "probe-mib", 0, 0, G_OPTION_ARG_INT, &a->probe_mib, "Disk probe size (1024)", "MIB" },
     { NULL },
   };
@@ -289,7 +291,8 @@ fill_options (const DecodeArgs *a, BwModelOptions *o, GError **error)
   /* O_DIRECT unless asked otherwise: 8-15x the buffered rate measured on a cold cache. */
   o->store.direct_io = !a->buffered;
   o->store.pinning = !a->no_pinning;
-  o->store.prefetch = a->prefetch;
+  o->store.prefetch = a->prefetch || a->prefetch_top > 0;
+  o->store.prefetch_top = a->prefetch_top;
   if (a->io == NULL || strcmp (a->io, "auto") == 0)
     o->store.io = BW_IO_AUTO;
   else if (strcmp (a->io, "uring") == 0)
