@@ -189,6 +189,53 @@ test_decode_json (void)
   remove_folder (dir);
 }
 
+/* Prefetches issued by `bench decode --prefetch-top top` on the checkpoint in dir. */
+static double
+prefetches (const char *dir, const char *top, double *used)
+{
+  const char *const bench[] = {
+    "bench", "decode", "--model", dir, "--tokens", "3", "--prompt-tokens", "2", "--json",
+    "--probe-mib", "4", "--ram-budget", "1M", "--threads", "2", "--no-pinning",
+    "--prefetch-top", top, NULL
+  };
+  int status;
+  g_autofree char *out = run_cli (bench, &status);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, g_strstrip (out), -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  *used = json_object_get_double_member (o, "prefetch_hits") + json_object_get_double_member (o, "prefetch_wasted");
+  return json_object_get_double_member (o, "prefetch_issued");
+}
+
+/* --prefetch-top N: the lookahead prefetches at most N experts per layer and token. */
+static void
+test_decode_prefetch_top (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
+  g_assert_no_error (error);
+  /* 3 layers, the last two MoE: one lookahead per token, 5 tokens (2 prompt, 3 decoded) */
+  const char *const synth[] = {
+    "synth", "--family", "kimi_k3", "--out", dir, "--layers", "3", "--hidden", "256",
+    "--heads", "2", "--vocab", "512", "--dense-inter", "256", "--experts", "64", NULL
+  };
+  int status;
+  double used;
+
+  g_free (run_cli (synth, &status));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  const double one = prefetches (dir, "1", &used);
+  g_assert_cmpfloat (one, >, 0);
+  g_assert_cmpfloat (one, <=, 5);
+  g_assert_cmpfloat (used, <=, one);
+  const double all = prefetches (dir, "16", &used);
+  g_assert_cmpfloat (all, >, 4 * 5); /* more than the default (a quarter of top-k 16) allows */
+  g_assert_cmpfloat (all, <=, 16 * 5);
+  g_assert_cmpfloat (used, <=, all);
+  remove_folder (dir);
+}
+
 static void
 test_bad_format (void)
 {
@@ -209,5 +256,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/bench-cli/fma-lines", test_fma_lines);
   g_test_add_func ("/kernels/bench-cli/bad-format", test_bad_format);
   g_test_add_func ("/kernels/bench-cli/decode-json", test_decode_json);
+  g_test_add_func ("/kernels/bench-cli/decode-prefetch-top", test_decode_prefetch_top);
   return g_test_run ();
 }
