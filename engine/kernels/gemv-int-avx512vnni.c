@@ -6,9 +6,10 @@
  * and the load shifted right by 4 (MXFP4: a vpermb on a table repeated every 16 bytes maps
  * each nibble to twice its E2M1 value plus 12 and ignores the bits above it; Q4: an `and`
  * keeps the nibble, the value plus 8). vpdpbusd multiplies each plane by one byte digit of
- * the activations at a time; the three digits' sums run as three independent chains (one
- * long chain was latency-bound) and are combined with shifts, giving each lane's exact
- * sum over its 8 columns, less the code offset's share, which starts the lowest chain.
+ * the activations at a time, the 4 rows of a group step by step side by side; the top two
+ * digits' sums form one chain and the lowest digit's another (one long chain per row was
+ * latency-bound), combined with shifts into each lane's exact sum over its 8 columns, less
+ * the code offset's share, which starts the lowest chain.
  * Once per 4 blocks, each row's weight scale for each of their 16 32-column groups is
  * multiplied by that group's fixed-point activation scale, so a block costs one permute of
  * them per row. The largest MXFP4 scale read is kept, to hand rows with a scale of 253 or
@@ -160,34 +161,58 @@ bw_gemv_int_prepare (BwFormat fmt, const float *x, int64_t cols, void *prepared)
   return TRUE;
 }
 
-/* Lane k of one row's block: its exact sum over columns 8k .. 8k+7 (|sum| < 2^31). */
-AI __m512i
-block_sum (BwFormat fmt, const uint8_t *row, const IntBlock *xb, __m512i lut)
+/* Lane k of out[i]: row i's exact sum over columns 8k .. 8k+7 of the block at byte off of
+ * its row (|sum| < 2^31), for R rows. Each step is done for all the rows before the next,
+ * so the rows' independent dot products sit side by side for the scheduler. The top two
+ * digits form one chain (the top's sum shifted before the middle digit's products join
+ * it) and the lowest digit another, started from the offset term. */
+AI void
+block_sums (BwFormat fmt, const uint8_t *const *rows, int64_t off, const IntBlock *xb,
+            __m512i lut, const int R, __m512i *out)
 {
-  __m512i v = _mm512_loadu_si512 (row);
-  __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
-  __m512i lo, hi;
-  if (fmt == BW_FMT_MXFP4)
+  __m512i lo[ROWS], hi[ROWS], s21[ROWS], s0[ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
     {
-      lo = _mm512_permutexvar_epi8 (v, lut);
-      hi = _mm512_permutexvar_epi8 (_mm512_srli_epi16 (v, 4), lut);
-    }
-  else
-    {
-      const __m512i nib = _mm512_set1_epi8 (0x0F);
-      lo = _mm512_and_si512 (v, nib);
-      hi = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
+      __m512i v = _mm512_loadu_si512 (rows[i] + off);
+      __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
+      if (fmt == BW_FMT_MXFP4)
+        {
+          lo[i] = _mm512_permutexvar_epi8 (v, lut);
+          hi[i] = _mm512_permutexvar_epi8 (_mm512_srli_epi16 (v, 4), lut);
+        }
+      else
+        {
+          const __m512i nib = _mm512_set1_epi8 (0x0F);
+          lo[i] = _mm512_and_si512 (v, nib);
+          hi[i] = _mm512_and_si512 (_mm512_srli_epi16 (v, 4), nib);
+        }
     }
   /* codes unsigned against the signed top digit, then signed (they are below 128)
    * against the unsigned lower digits */
-  const __m512i z = _mm512_setzero_si512 ();
-  __m512i s2 = _mm512_dpbusd_epi32 (z, lo, _mm512_load_si512 (xb->d2[0]));
-  __m512i s1 = _mm512_dpbusd_epi32 (z, _mm512_load_si512 (xb->d1[0]), lo);
-  __m512i s0 = _mm512_dpbusd_epi32 (_mm512_load_si512 (xb->ncorr), _mm512_load_si512 (xb->d0[0]), lo);
-  s2 = _mm512_dpbusd_epi32 (s2, hi, _mm512_load_si512 (xb->d2[1]));
-  s1 = _mm512_dpbusd_epi32 (s1, _mm512_load_si512 (xb->d1[1]), hi);
-  s0 = _mm512_dpbusd_epi32 (s0, _mm512_load_si512 (xb->d0[1]), hi);
-  return _mm512_add_epi32 (_mm512_slli_epi32 (_mm512_add_epi32 (_mm512_slli_epi32 (s2, 8), s1), 8), s0);
+  const __m512i z = _mm512_setzero_si512 (), nc = _mm512_load_si512 (xb->ncorr);
+  const __m512i d2e = _mm512_load_si512 (xb->d2[0]), d0e = _mm512_load_si512 (xb->d0[0]);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s21[i] = _mm512_dpbusd_epi32 (z, lo[i], d2e);
+      s0[i] = _mm512_dpbusd_epi32 (nc, d0e, lo[i]);
+    }
+  const __m512i d2o = _mm512_load_si512 (xb->d2[1]), d0o = _mm512_load_si512 (xb->d0[1]);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s21[i] = _mm512_slli_epi32 (_mm512_dpbusd_epi32 (s21[i], hi[i], d2o), 8);
+      s0[i] = _mm512_dpbusd_epi32 (s0[i], d0o, hi[i]);
+    }
+  const __m512i d1e = _mm512_load_si512 (xb->d1[0]), d1o = _mm512_load_si512 (xb->d1[1]);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s21[i] = _mm512_dpbusd_epi32 (_mm512_dpbusd_epi32 (s21[i], d1e, lo[i]), d1o, hi[i]);
+      out[i] = _mm512_add_epi32 (_mm512_slli_epi32 (s21[i], 8), s0[i]);
+    }
 }
 
 AI __m512i
@@ -288,13 +313,14 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
             break;
           const int64_t b = q + j;
           const __m512i sidx = _mm512_add_epi32 (lane_group, _mm512_set1_epi32 (4 * j));
+          __m512i s[ROWS];
 #pragma GCC unroll 4
           for (int i = 0; i < R; i++)
-            {
-              _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
-              const __m512i s = block_sum (fmt, rows[i] + 64 * b, &blk[b], lut);
-              acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s), _mm512_permutexvar_ps (sidx, fsc[i]), acc[i]);
-            }
+            _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
+          block_sums (fmt, rows, 64 * b, &blk[b], lut, R, s);
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            acc[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s[i]), _mm512_permutexvar_ps (sidx, fsc[i]), acc[i]);
         }
     }
   store_rows (acc, y, r, rs, R, add);
