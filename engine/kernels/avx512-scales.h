@@ -13,8 +13,9 @@
 
 /* How far ahead in each of the rows streamed side by side the one-token kernels prefetch.
  * Measured with two threads (PERFORMANCE.md): 2 KiB lifted the int8 MXFP4 kernel from
- * 0.70 to 0.81 of the memory bandwidth and FP8 from 0.70 to 0.79; 4 KiB and more did
- * worse than 2 KiB, and the f32 4-bit kernels, bound by arithmetic, gain nothing. */
+ * 0.70 to 0.81 of the memory bandwidth, FP8 from 0.70 to 0.79 and BF16 from 0.73-0.86 to
+ * 0.83-0.94; 1 KiB, 3 KiB and 4 KiB did worse than 2 KiB, and the f32 4-bit kernels,
+ * bound by arithmetic, gain nothing. */
 #define GV_PREFETCH_BYTES 2048
 
 /* Weight bytes of the rows that several tokens take in turn, so that they are read from
