@@ -128,17 +128,28 @@ remove_folder (const char *dir)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* A small K3-shaped checkpoint in dir: `layers` layers, the first dense, the others MoE
+ * layers of 64 experts (~30 KB each, 16 chosen per token). */
+static void
+synth_k3 (const char *dir, const char *layers)
+{
+  const char *const synth[] = {
+    "synth", "--family", "kimi_k3", "--out", dir, "--layers", layers, "--hidden", "256",
+    "--heads", "2", "--vocab", "512", "--dense-inter", "256", "--experts", "64", NULL
+  };
+  int status;
+
+  g_free (run_cli (synth, &status));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+}
+
 static void
 test_decode_json (void)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
   g_assert_no_error (error);
-  const char *const synth[] = {
-    "synth", "--family", "kimi_k3", "--out", dir, "--layers", "2", "--hidden", "256",
-    "--heads", "2", "--vocab", "512", "--dense-inter", "256", "--experts", "64", NULL
-  };
-  /* 2 MoE layers of 64 experts (~30 KB each, 16 chosen per token) against a 1 MB cache */
+  /* one MoE layer against a 1 MB cache */
   const char *const bench[] = {
     "bench", "decode", "--model", dir, "--tokens", "3", "--json", "--probe-mib", "4",
     "--ram-budget", "1M", "--threads", "2", "--no-pinning", NULL
@@ -153,8 +164,7 @@ test_decode_json (void)
   static const char *const phases[] = { "attention", "expert_wait", "expert_matmul", "other", "lm_head" };
   int status;
 
-  g_free (run_cli (synth, &status));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  synth_k3 (dir, "2");
   g_autofree char *out = run_cli (bench, &status);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
 
@@ -215,16 +225,10 @@ test_decode_prefetch_top (void)
   g_autoptr (GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
   g_assert_no_error (error);
-  /* 3 layers, the last two MoE: one lookahead per token, 5 tokens (2 prompt, 3 decoded) */
-  const char *const synth[] = {
-    "synth", "--family", "kimi_k3", "--out", dir, "--layers", "3", "--hidden", "256",
-    "--heads", "2", "--vocab", "512", "--dense-inter", "256", "--experts", "64", NULL
-  };
-  int status;
   double used;
 
-  g_free (run_cli (synth, &status));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  /* two MoE layers: one lookahead per token, 5 tokens (2 prompt, 3 decoded) */
+  synth_k3 (dir, "3");
   const double one = prefetches (dir, "1", &used);
   g_assert_cmpfloat (one, >, 0);
   g_assert_cmpfloat (one, <=, 5);
