@@ -13,10 +13,12 @@
 
 /* How far ahead in each of the rows streamed side by side the one-token kernels prefetch.
  * Measured with two threads (PERFORMANCE.md): 2 KiB lifted the int8 MXFP4 kernel from
- * 0.70 to 0.81 of the memory bandwidth, FP8 from 0.70 to 0.79 and BF16 from 0.73-0.86 to
- * 0.83-0.94; 1 KiB, 3 KiB and 4 KiB did worse than 2 KiB, and the f32 4-bit kernels,
- * bound by arithmetic, gain nothing. */
+ * 0.70 to 0.81 of the memory bandwidth and FP8 from 0.70 to 0.79; for those and the
+ * integer 4-bit kernel 1, 3 and 4 KiB did worse than 2 KiB, and the f32 4-bit kernels,
+ * bound by arithmetic, gain nothing. BF16, which has the least arithmetic per byte, does
+ * best at 0.75-1 KiB (0.88-0.96 against 0.82-0.85 at 2 KiB and 0.71-0.77 at 4 KiB). */
 #define GV_PREFETCH_BYTES 2048
+#define GV_PREFETCH_BYTES_BF16 1024
 
 /* Weight bytes of the rows that several tokens take in turn, so that they are read from
  * memory once and from L2 for the other tokens. */

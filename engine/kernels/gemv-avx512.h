@@ -148,7 +148,7 @@ gv_bf16 (const uint8_t *const rows[], const float *xp, int64_t nb, __m512 acc[][
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES, _MM_HINT_T0);
+          _mm_prefetch ((const char *) rows[i] + 64 * b + GV_PREFETCH_BYTES_BF16, _MM_HINT_T0);
           __m512i v = _mm512_loadu_si512 (rows[i] + 64 * b);
           acc[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_slli_epi32 (v, 16)), xe, acc[i][0]);
           acc[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (v, hi)), xo, acc[i][1]);
