@@ -52,11 +52,27 @@ fill (float *x, int64_t n, Dist d, GRand *rand)
       }
 }
 
+/* Row r of the product in double precision; *mag gets the sum of the products' magnitudes. */
+static double
+exact_row (const TestMatrix *t, const float *x, int64_t r, double *mag)
+{
+  double exact = 0;
+
+  *mag = 0;
+  for (int64_t c = 0; c < t->m.cols; c++)
+    {
+      const double p = (double) test_matrix_weight (&t->m, r, c) * x[c];
+      exact += p;
+      *mag += fabs (p);
+    }
+  return exact;
+}
+
 /* Sum over rows of |y - exact| for the integer kernel and for the scalar f32 kernel. */
 static void
 errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
 {
-  const int64_t rows = t->m.rows, cols = t->m.cols;
+  const int64_t rows = t->m.rows;
   g_autofree float *yi = g_new (float, rows);
   g_autofree float *ys = g_new (float, rows);
 
@@ -67,13 +83,8 @@ errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
   *err_int = *err_f32 = 0;
   for (int64_t r = 0; r < rows; r++)
     {
-      double exact = 0, mag = 0;
-      for (int64_t c = 0; c < cols; c++)
-        {
-          double p = (double) test_matrix_weight (&t->m, r, c) * x[c];
-          exact += p;
-          mag += fabs (p);
-        }
+      double mag;
+      const double exact = exact_row (t, x, r, &mag);
       /* every row within the f32 kernels' own tolerance */
       g_assert_cmpfloat (fabs (yi[r] - exact), <=, 1e-6 * mag + 1e-30);
       *err_int += fabs (yi[r] - exact);
@@ -202,13 +213,8 @@ test_fallback (void)
       g_assert_cmpint (bw_gemv_int_matvec (&t.m, x, y, 0, rows), ==, edge[k].taken);
       for (int r = 0; edge[k].taken && r < rows; r++)
         {
-          double exact = 0, mag = 0;
-          for (int64_t c = 0; c < cols; c++)
-            {
-              const double p = (double) test_matrix_weight (&t.m, r, c) * x[c];
-              exact += p;
-              mag += fabs (p);
-            }
+          double mag;
+          const double exact = exact_row (&t, x, r, &mag);
           g_assert_cmpfloat (fabs (y[r] - exact), <=, 1e-6 * mag + 1e-30);
         }
     }
