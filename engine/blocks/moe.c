@@ -274,12 +274,13 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
     }
 
   memset (y, 0, (gsize) n * width * sizeof (float));
-  /* A prefill's union may exceed what the store's budget holds at once: request it in
-   * slices, releasing each before the next. */
-  int limit = MAX (bw_expert_store_batch_limit (store, moe->layer), 1);
-  for (int first = 0; first < g.n_used; first += limit)
+  /* A prefill's union (or, under a small budget, even one token's experts) may exceed
+   * what the store's budget holds at once: request it in slices, releasing each before
+   * the next. */
+  for (int first = 0, count; first < g.n_used; first += count)
     {
-      int count = MIN (limit, g.n_used - first);
+      count = MAX (bw_expert_store_batch_fit (store, moe->layer, g.used + first,
+                                              g.n_used - first), 1);
       BwExpertBatch batch;
       if (!bw_expert_store_request (store, moe->layer, g.used + first, count, &batch, error))
         return FALSE;

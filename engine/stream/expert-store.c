@@ -218,10 +218,25 @@ slot_destroy (BwExpertStore *s, Slot *slot, gboolean keep)
   return NULL;
 }
 
-/* Evicts unreferenced buffers until `need` more bytes fit in the budget. A victim whose
- * buffer has exactly the size needed is handed back in *reuse instead of being freed. */
+static void op_finished (BwExpertStore *s, BwIoOp *op);
+
+/* Folds in one finished read, blocking until there is one; FALSE when none is in flight. */
 static gboolean
-make_room (BwExpertStore *s, int layer, guint64 need, guint8 **reuse)
+reap_one (BwExpertStore *s)
+{
+  BwIoOp *op = bw_io_reap (s->io, TRUE);
+  if (op == NULL)
+    return FALSE;
+  op_finished (s, op);
+  return TRUE;
+}
+
+/* Evicts unreferenced buffers until `need` more bytes fit in the budget. A victim whose
+ * buffer has exactly the size needed is handed back in *reuse instead of being freed.
+ * When `wait` is set (a request, not a prefetch) and prefetches still loading hold the
+ * room, their reads are waited for: landed, nobody holds them, and they can be evicted. */
+static gboolean
+make_room (BwExpertStore *s, int layer, guint64 need, gboolean wait, guint8 **reuse)
 {
   *reuse = NULL;
   while (s->bytes_used + need > s->budget)
@@ -229,7 +244,11 @@ make_room (BwExpertStore *s, int layer, guint64 need, guint8 **reuse)
       int victim;
       Slot *slot;
       if (s->bytes_used - s->bytes_evictable + need > s->budget)
-        return FALSE;   /* even evicting everything would not do */
+        {
+          if (wait && s->prefetch_in_flight > 0 && reap_one (s))
+            continue;
+          return FALSE;   /* even evicting everything would not do */
+        }
       for (int l = 0; l < s->n_layers; l++)
         {
           BwLayerCacheState *st = &s->policy_scratch[l];
@@ -315,7 +334,7 @@ slot_set_ops (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
 /* A new slot for (layer, expert) with a buffer and its reads prepared (not started), or
  * NULL with error. */
 static Slot *
-slot_create (BwExpertStore *s, int layer, int expert, GError **error)
+slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **error)
 {
   const BwExpertLayout *l = layout_of (s, layer, expert);
   BwExpertPlan plan;
@@ -338,7 +357,7 @@ slot_create (BwExpertStore *s, int layer, int expert, GError **error)
       if (total > s->budget)
         bw_buffer_pool_shrink (s->spares, total - s->budget);
     }
-  if (buf == NULL && !make_room (s, layer, cap, &buf))
+  if (buf == NULL && !make_room (s, layer, cap, wait, &buf))
     {
       g_set_error (error, BW_STORE_ERROR, BW_STORE_ERROR_BUDGET,
                    "the expert cache budget (%" G_GUINT64_FORMAT " bytes) is too small for "
@@ -538,14 +557,20 @@ setup_pins (BwExpertStore *s)
   s->past = bw_usage_history_load (s->history_path, s->n_layers, s->n_experts, NULL);
   if (s->past == NULL)
     return;
+  guint64 largest = 0, allowance;
   for (int l = 0; l < s->n_layers; l++)
-    for (int e = 0; e < s->n_experts; e++)
-      if (layout_of (s, l, e)->gate.data != NULL)
-        bytes[slot_index (s, l, e)] = s->layers[l].max_buf;
+    {
+      largest = MAX (largest, s->layers[l].max_buf);
+      for (int e = 0; e < s->n_experts; e++)
+        if (layout_of (s, l, e)->gate.data != NULL)
+          bytes[slot_index (s, l, e)] = s->layers[l].max_buf;
+    }
+  /* Pins never take the room every layer needs for at least one expert of its own. */
+  allowance = MIN ((guint64) ((double) s->budget * PIN_FRACTION),
+                   s->budget - MIN (s->budget, largest));
   s->sticky = g_new0 (guint8, s->n_slots);
-  bw_policy_choose_pins (s->past->counts, bytes, (int) s->n_slots,
-                         (guint64) ((double) s->budget * PIN_FRACTION), PIN_MIN_COUNT, pin,
-                         &pinned_bytes);
+  bw_policy_choose_pins (s->past->counts, bytes, (int) s->n_slots, allowance, PIN_MIN_COUNT,
+                         pin, &pinned_bytes);
   {
     guint64 all = 0, pinned = 0;
     for (gsize i = 0; i < s->n_slots; i++)
@@ -814,7 +839,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
         }
       else
         {
-          slot = slot_create (s, layer, e, error);
+          slot = slot_create (s, layer, e, TRUE, error);
           if (slot == NULL)
             return request_fail (batch, i, fresh, n_fresh);
           fresh[n_fresh++] = slot;
@@ -958,7 +983,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
           || layout_of (s, layer, e)->gate.data == NULL
           || s->prefetch_in_flight + s->layers[layer].max_buf > limit)
         continue;
-      slot = slot_create (s, layer, e, NULL);
+      slot = slot_create (s, layer, e, FALSE, NULL);
       if (slot == NULL)
         break;
       slot->prefetched = TRUE;
@@ -1019,6 +1044,34 @@ bw_expert_store_batch_limit (BwExpertStore *s, int layer)
     return 0;
   return (int) MIN ((s->budget - held) / per,
                     (guint64) MIN (s->n_experts, BW_MAX_BATCH_EXPERTS));
+}
+
+int
+bw_expert_store_batch_fit (BwExpertStore *s, int layer, const int *experts, int n)
+{
+  guint64 fixed, room, per;
+  int i;
+
+  if (layer < 0 || layer >= s->n_layers || s->layers[layer].max_buf == 0)
+    return 0;
+  per = s->layers[layer].max_buf;
+  fixed = s->bytes_used - s->bytes_evictable;
+  if (fixed >= s->budget)
+    return 0;
+  room = s->budget - fixed;
+  for (i = 0; i < MIN (n, BW_MAX_BATCH_EXPERTS); i++)
+    {
+      int e = experts[i];
+      const Slot *slot = e >= 0 && e < s->n_experts ? s->table[slot_index (s, layer, e)] : NULL;
+      /* A new buffer (pinned or not); a cached one stops being evictable; one held or
+       * loading already is counted. A failed read is dropped and read again. */
+      guint64 cost = slot == NULL || (slot->state == SLOT_FAILED && slot->refs == 0) ? per
+                     : slot->in_lru ? slot->cap : 0;
+      if (cost > room)
+        break;
+      room -= cost;
+    }
+  return i;
 }
 
 guint64

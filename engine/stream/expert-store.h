@@ -132,6 +132,12 @@ void bw_expert_store_layer_stats (BwExpertStore *store, int layer, BwStoreLayerS
  * unreleased batches excluded). A prefill union larger than this is requested in chunks. */
 int bw_expert_store_batch_limit (BwExpertStore *store, int layer);
 
+/* How many of experts[0, n) of this layer, taken in order, one request can hold at once
+ * under the budget: what each would add (a new buffer, pinned experts not loaded yet
+ * included; a cached one that stops being evictable) against what evicting every
+ * unreferenced buffer would free. */
+int bw_expert_store_batch_fit (BwExpertStore *store, int layer, const int *experts, int n);
+
 /* The RAM budget in effect (the option, or the default derived from MemAvailable). */
 guint64 bw_expert_store_budget (BwExpertStore *store);
 

@@ -15,6 +15,7 @@
 
 #include "burrow-engine.h"
 #include "families/model.h"
+#include "stream/store-testing.h"
 #include "text/tokenizer.h"
 
 #define MAX_IDS 64
@@ -458,17 +459,38 @@ test_dense_requantised (void)
   ref_clear (&ref);
 }
 
+/* With history_dir set, learned pins from (and into) the usage history kept there. */
 static BwModel *
-load_with_budget (const Ref *ref, guint64 budget)
+load_with_budget (const Ref *ref, guint64 budget, const char *history_dir)
 {
   BwModelOptions opts;
   g_autoptr (GError) error = NULL;
   bw_model_options_init (&opts);
   opts.threads = 2;
   opts.store.ram_budget = budget;
+  opts.store.pinning = history_dir != NULL;
+  opts.store.history_dir = history_dir;
   BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
+}
+
+/* The smallest budget that holds one expert's buffer (the store pads buffers). */
+static guint64
+one_expert_budget (const Ref *ref)
+{
+  BurrowModelInfo info;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (burrow_inspect (ref->dir, &info, &error));
+  guint64 one = info.bytes_per_expert;
+  burrow_model_info_clear (&info);
+  for (;; one += 256)
+    {
+      g_autoptr (BwModel) probe = load_with_budget (ref, one, NULL);
+      if (bw_expert_store_batch_limit (bw_model_expert_store (probe), 1) >= 1)
+        return one;
+      g_assert_cmpuint (one, <, 1 << 20);
+    }
 }
 
 /* An expert budget of three experts' buffers: the prefill's expert union is fetched in
@@ -479,20 +501,8 @@ test_small_expert_budget (void)
   Ref ref;
   if (!load_ref (&ref))
     return;
-  BurrowModelInfo info;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (burrow_inspect (ref.dir, &info, &error));
-  /* The store pads buffers; find the budget that holds exactly one expert. */
-  guint64 one = info.bytes_per_expert;
-  burrow_model_info_clear (&info);
-  for (;; one += 256)
-    {
-      g_autoptr (BwModel) probe = load_with_budget (&ref, one);
-      if (bw_expert_store_batch_limit (bw_model_expert_store (probe), 1) >= 1)
-        break;
-      g_assert_cmpuint (one, <, 1 << 20);
-    }
-  g_autoptr (BwModel) small = load_with_budget (&ref, 3 * one);
+  guint64 one = one_expert_budget (&ref);
+  g_autoptr (BwModel) small = load_with_budget (&ref, 3 * one, NULL);
   g_assert_cmpint (bw_expert_store_batch_limit (bw_model_expert_store (small), 1), ==, 3);
   g_autoptr (BwModel) model = load_model (&ref, 64);
   int V = bw_model_vocab_size (model);
@@ -500,6 +510,51 @@ test_small_expert_budget (void)
   g_autofree float *got = full_forward (small, &ref);
   for (int i = 0; i < ref.n_total; i++)
     assert_rows_equal (got + (gsize) i * V, want + (gsize) i * V, V, i);
+  ref_clear (&ref);
+}
+
+/* Learned pins under a budget of four experts' buffers: a pinned expert stays loaded when
+ * its slice of the prefill's union is released, so every slice is sized from what is left
+ * (it once failed with "budget too small"); the numbers do not change. */
+static void
+test_small_budget_pinned (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *hdir = g_dir_make_tmp ("bw-oracle-pins-XXXXXX", &error);
+  g_assert_no_error (error);
+  guint64 one = one_expert_budget (&ref);
+  g_autoptr (BwModel) model = load_model (&ref, 64);
+  int V = bw_model_vocab_size (model);
+  g_autofree float *want = full_forward (model, &ref);
+  g_autofree char *history = NULL;
+  for (int run = 0; run < 2; run++)
+    {
+      g_autoptr (BwModel) small = load_with_budget (&ref, 4 * one, hdir);
+      BwExpertStore *store = bw_model_expert_store (small);
+      int pinned = 0;
+      for (int l = 0; l < bw_expert_store_n_layers (store); l++)
+        for (int e = 0; e < bw_expert_store_layer_experts (store, l); e++)
+          pinned += bw_expert_store_is_pinned (store, l, e);
+      /* the first run records the history, the second pins from it */
+      if (run == 0)
+        g_assert_cmpint (pinned, ==, 0);
+      else
+        g_assert_cmpint (pinned, >=, 2);
+      /* an expert needs two recorded uses (one per prefill) to be pinned */
+      for (int pass = 0; pass < (run == 0 ? 2 : 1); pass++)
+        {
+          g_autofree float *got = full_forward (small, &ref);
+          for (int i = 0; i < ref.n_total; i++)
+            assert_rows_equal (got + (gsize) i * V, want + (gsize) i * V, V, i);
+        }
+      g_free (history);
+      history = g_strdup (bw_expert_store_history_path (store));
+    }
+  g_assert_cmpint (g_unlink (history), ==, 0);
+  g_assert_cmpint (g_rmdir (hdir), ==, 0);
   ref_clear (&ref);
 }
 
@@ -534,6 +589,7 @@ main (int argc, char **argv)
   g_test_add_func ("/oracle/state-roundtrip", test_state_roundtrip);
   g_test_add_func ("/oracle/bad-ids", test_bad_ids);
   g_test_add_func ("/oracle/small-expert-budget", test_small_expert_budget);
+  g_test_add_func ("/oracle/small-budget-pinned", test_small_budget_pinned);
   g_test_add_func ("/oracle/dense-requantised", test_dense_requantised);
   return g_test_run ();
 }

@@ -1,6 +1,8 @@
 /* The store's side of lookahead prefetch and re-encoded experts, on a fake MXFP4 checkpoint:
  *   - a prefetch that a request takes over while its reads are in flight frees its share of
  *     the prefetch allowance when they land, so prefetching goes on token after token;
+ *   - a request that finds the budget held by prefetches still loading waits for them to
+ *     land and evicts them instead of failing;
  *   - with expert_bits 2 every expert comes back as Q2 with exactly the codes and scales of
  *     the MXFP4 weights re-encoded, and the budget holds more of them than as stored. */
 #include <glib/gstdio.h>
@@ -92,6 +94,37 @@ test_prefetch_taken_over (Fixture *fx, gconstpointer data)
   bw_expert_store_free (s);
 }
 
+/* Three experts held by a batch and one prefetch in flight fill the budget; the request for
+ * a fifth expert must wait for the prefetch to land, evict it and succeed. */
+static void
+test_prefetch_makes_way (Fixture *fx, gconstpointer data)
+{
+  BwIoBackend io = (BwIoBackend) GPOINTER_TO_INT (data);
+  BwExpertStore *s = store_new (fx, io, 4 * (expert_bytes () + PAD), TRUE, 0);
+  BwExpertBatch held, batch;
+  BwStoreStats st;
+  g_autoptr (GError) error = NULL;
+  int three[3] = { 0, 1, 2 }, ahead = 3, fifth = 4;
+
+  g_assert_true (bw_expert_store_request (s, 1, three, 3, &held, &error));
+  for (int i = 0; i < 3; i++)
+    g_assert_nonnull (bw_expert_batch_wait (&held, i, &error));
+  bw_expert_store_prefetch (s, 2, &ahead, 1);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.prefetch_issued, ==, 1);
+
+  g_assert_true (bw_expert_store_request (s, 1, &fifth, 1, &batch, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (bw_expert_batch_wait (&batch, 0, &error));
+  g_assert_no_error (error);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.prefetch_wasted, ==, 1);
+  g_assert_false (bw_expert_store_is_resident (s, 2, ahead));
+  bw_expert_batch_release (&batch);
+  bw_expert_batch_release (&held);
+  bw_expert_store_free (s);
+}
+
 static void
 assert_requantised (Fixture *fx, const BwMatrix *got, const BwExpertTensor *t)
 {
@@ -171,9 +204,12 @@ main (int argc, char **argv)
                                              backends[b].name);
       g_autofree char *p2 = g_strdup_printf ("/stream/expert-io/%s/requantised",
                                              backends[b].name);
+      g_autofree char *p3 = g_strdup_printf ("/stream/expert-io/%s/prefetch-makes-way",
+                                             backends[b].name);
       gconstpointer io = GINT_TO_POINTER (backends[b].io);
       g_test_add (p1, Fixture, io, fixture_setup, test_prefetch_taken_over, fixture_teardown);
       g_test_add (p2, Fixture, io, fixture_setup, test_requantised, fixture_teardown);
+      g_test_add (p3, Fixture, io, fixture_setup, test_prefetch_makes_way, fixture_teardown);
     }
   g_test_add ("/stream/expert-io/bad-bits", Fixture, NULL, fixture_setup, test_bad_bits,
               fixture_teardown);
