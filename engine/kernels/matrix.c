@@ -1,4 +1,6 @@
 /* BwMatrix sizes and the threaded front ends of the kernels. */
+#include <stdatomic.h>
+
 #include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
@@ -72,8 +74,32 @@ typedef struct {
   int64_t chunk;
   BwRowsKernel kernel;
   const void *act_q8;   /* prepared int8 activations, or NULL */
-  const void *int_x;    /* activations prepared for the integer kernel, or NULL */
+  guint64 int_job;      /* nonzero: the integer kernel, on activations each thread
+                         * prepares for itself (thread_prepared) */
 } RowsJob;
+
+/* Activations for the integer kernel as this thread last prepared them. With several
+ * threads, each prepares its own copy as it takes its first item of a product: measured
+ * against one copy prepared by the caller (the other threads waiting meanwhile, then
+ * pulling it from the caller's cache), 2 % faster on 5.5 MB MXFP4 products on two cores. */
+static _Thread_local struct {
+  guint64 job;
+  gboolean ok;
+  uint8_t buf[BW_GEMV_INT_PREPARED_BYTES] __attribute__((aligned (64)));
+} thread_int_x;
+
+static _Atomic guint64 int_jobs;
+
+static const void *
+thread_prepared (const RowsJob *job)
+{
+  if (thread_int_x.job != job->int_job)
+    {
+      thread_int_x.ok = bw_gemv_int_prepare (job->w->fmt, job->x, job->w->cols, thread_int_x.buf);
+      thread_int_x.job = job->int_job;
+    }
+  return thread_int_x.ok ? thread_int_x.buf : NULL;
+}
 
 static void
 rows_job_run (void *ctx, int index, int thread_id)
@@ -81,12 +107,14 @@ rows_job_run (void *ctx, int index, int thread_id)
   const RowsJob *job = ctx;
   int64_t r0 = (int64_t) index * job->chunk;
   int64_t r1 = MIN (job->w->rows, r0 + job->chunk);
+  const void *int_x;
 
   if (r1 <= r0)
     return;
+  int_x = job->int_job ? thread_prepared (job) : NULL;
   if (job->act_q8 && bw_act_q8_rows_avx512vnni (job->w, job->act_q8, job->y, r0, r1))
     return;
-  if (job->int_x && bw_gemv_int_rows (job->w, job->x, job->int_x, job->y, r0, r1))
+  if (int_x && bw_gemv_int_rows (job->w, job->x, int_x, job->y, r0, r1))
     return;
   job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
 }
@@ -120,17 +148,19 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   if (n <= 0 || w->rows <= 0)
     return;
 
-  /* Activations prepared once for all threads, for the int8 or the integer kernel. */
-  uint8_t prepared[MAX (BW_ACT_Q8_PREPARED_BYTES, BW_GEMV_INT_PREPARED_BYTES)] __attribute__((aligned (64)));
-  const void *act_q8 = NULL, *int_x = NULL;
+  /* int8 activations are prepared once for all threads; the integer kernel's by each
+   * thread for itself (thread_prepared). */
+  uint8_t prepared[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
+  const void *act_q8 = NULL;
+  guint64 int_job = 0;
   if (wants_act_q8 (w, n) && bw_act_q8_prepare_avx512vnni (w->fmt, x, w->cols, prepared))
     act_q8 = prepared;
-  else if (wants_int (w, n) && bw_gemv_int_prepare (w->fmt, x, w->cols, prepared))
-    int_x = prepared;
+  else if (wants_int (w, n))
+    int_job = atomic_fetch_add (&int_jobs, 1) + 1;
 
   if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
     {
-      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8, int_x };
+      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8, int_job };
       rows_job_run (&job, 0, 0);
       return;
     }
@@ -138,7 +168,7 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
   int64_t chunk = (w->rows + items - 1) / items;
   chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
-  RowsJob job = { w, x, y, n, chunk, kernel, act_q8, int_x };
+  RowsJob job = { w, x, y, n, chunk, kernel, act_q8, int_job };
   bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
 }
 
