@@ -60,7 +60,7 @@ bench_kernels_main (int argc, char **argv)
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default: all CPUs)", "T" },
     { "formats", 'f', 0, G_OPTION_ARG_STRING, &formats,
       "Comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2 (default: all)", "LIST" },
-    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (f32 kernel where matvec takes the integer one)", "LIST" },
+    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (f32 kernel where matvec takes the integer one),matvec-whole (each thread whole products, as decode runs routed experts)", "LIST" },
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of one timed run (0.4)", "S" },
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (8)", "N" },

@@ -28,9 +28,12 @@ static const char *const format_names[BW_FMT_COUNT] = {
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
  * the formats that have them on a CPU that runs them. matvec-fma: one token with the f32
  * kernel where matvec takes the integer one (kernels/gemv-int.h), for comparison; listed
- * where that is so. */
-static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8", "matvec-fma" };
-enum { K_MATVEC, K_MATMUL, K_INT8, K_FMA };
+ * where that is so. matvec-whole: one token, each thread computing whole products of its
+ * own matrices, as decode runs a layer's routed experts (blocks/moe.c), where matvec
+ * splits every product's rows across the threads. */
+static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8", "matvec-fma",
+                                            "matvec-whole" };
+enum { K_MATVEC, K_MATMUL, K_INT8, K_FMA, K_WHOLE };
 
 /* Whether `name` is in the comma list (NULL: everything is). */
 static gboolean
@@ -153,20 +156,42 @@ working_set_clear (WorkingSet *ws)
   g_free (ws->mats);
 }
 
-/* GB/s of weights streamed by `tokens`-token products cycling through the set. */
+typedef struct {
+  const WorkingSet *ws;
+  const float *x;
+  float *y;     /* a row of outputs per thread */
+} WholeJob;
+
+static void
+whole_item (void *ctx, int index, int thread_id)
+{
+  const WholeJob *job = ctx;
+  const BwMatrix *m = &job->ws->mats[index];
+  bw_matvec (m, job->x, job->y + (gsize) thread_id * (gsize) m->rows, NULL);
+}
+
+/* GB/s of weights streamed by `tokens`-token products cycling through the set; `whole`:
+ * one-token products, each on one thread, all of the set's in one pool run. y holds
+ * max (tokens, threads) rows of outputs. */
 static double
-time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits, BwPool *pool,
-             double seconds)
+time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
+             gboolean whole, BwPool *pool, double seconds)
 {
   for (int k = 0; k < ws->count; k++)
     ws->mats[k].act_bits = act_bits;
   double bytes = 0;
   gint64 t0 = g_get_monotonic_time (), elapsed;
   int k = 0;
+  WholeJob job = { ws, x, y };
 
   do
     {
-      for (int i = 0; i < ws->count; i++, k = (k + 1) % ws->count)
+      if (whole)
+        {
+          bw_pool_run (pool, whole_item, &job, ws->count);
+          bytes += (double) ws->weight_bytes;
+        }
+      for (int i = 0; i < ws->count && !whole; i++, k = (k + 1) % ws->count)
         {
           bw_matmul (&ws->mats[k], x, tokens, y, pool);
           bytes += (double) bw_matrix_bytes (&ws->mats[k]);
@@ -209,7 +234,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
 
   BwPool *pool = bw_pool_new (o.threads);
   g_autofree float *x = g_new (float, (gsize) o.matmul_tokens * o.cols);
-  g_autofree float *y = g_new (float, (gsize) o.matmul_tokens * o.rows);
+  g_autofree float *y = g_new (float, (gsize) MAX (o.matmul_tokens, bw_pool_size (pool)) * o.rows);
   gboolean ok = TRUE;
 
   for (gsize i = 0; i < (gsize) o.matmul_tokens * o.cols; i++)
@@ -238,7 +263,8 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
           for (int rep = 0; rep < o.repeats; rep++)
             {
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
-              best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, pool, o.seconds));
+              best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, k == K_WHOLE, pool,
+                                             o.seconds));
             }
           gboolean int_sums = (f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && k != K_FMA
                               && (act_bits || bw_gemv_int_enabled ());

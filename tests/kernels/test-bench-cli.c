@@ -116,6 +116,34 @@ test_fma_lines (void)
   check_4bit_lines ("matvec-fma", "f32", "f32", cpu_has_avx512_vnni ());
 }
 
+/* matvec-whole: every format, each thread computing whole products of its own matrices. */
+static void
+test_whole_lines (void)
+{
+  static const char *const args[] = {
+    "bench", "kernels", "--json", "--threads", "2", "--formats", "bf16,mxfp4",
+    "--kernels", "matvec-whole", "--rows", "64", "--cols", "256", "--working-set", "1",
+    "--seconds", "0.01", "--repeats", "1", NULL
+  };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
+
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpuint (g_strv_length (lines), ==, 2);
+  for (int i = 0; lines[i]; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (parser, lines[i], -1, NULL));
+      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, "matvec-whole");
+      g_assert_cmpstr (json_object_get_string_member (o, "format"), ==, i ? "mxfp4" : "bf16");
+      g_assert_cmpint (json_object_get_int_member (o, "threads"), ==, 2);
+      g_assert_cmpfloat (json_object_get_double_member (o, "gbps"), >, 0);
+      g_assert_cmpfloat (json_object_get_double_member (o, "mem_gbps"), >, 0);
+    }
+}
+
 static void
 remove_folder (const char *dir)
 {
@@ -258,6 +286,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/bench-cli/json-lines", test_json_lines);
   g_test_add_func ("/kernels/bench-cli/int8-lines", test_int8_lines);
   g_test_add_func ("/kernels/bench-cli/fma-lines", test_fma_lines);
+  g_test_add_func ("/kernels/bench-cli/whole-lines", test_whole_lines);
   g_test_add_func ("/kernels/bench-cli/bad-format", test_bad_format);
   g_test_add_func ("/kernels/bench-cli/decode-json", test_decode_json);
   g_test_add_func ("/kernels/bench-cli/decode-prefetch-top", test_decode_prefetch_top);
