@@ -1,5 +1,10 @@
-/* Disk bandwidth probe through the expert store. */
+/* Disk bandwidth probe through the expert store, alone or with memory streaming alongside. */
 #include "stream/store-probe.h"
+
+#include <string.h>
+
+#include "core/huge-alloc.h"
+#include "kernels/bandwidth.h"
 
 static guint64
 now_ns (void)
@@ -70,4 +75,58 @@ bw_store_probe_disk (BwExpertStore *s, int batch, guint64 max_bytes, double max_
   *bytes = after.bytes_read - before.bytes_read;
   *gbps = elapsed > 0 ? (double) *bytes / (double) elapsed : 0.0;
   return TRUE;
+}
+
+typedef struct {
+  BwPool *pool;
+  const guint8 *buf;
+  gsize bytes;
+  gint stop;
+  double gb, seconds;   /* streamed while the disk probe ran */
+} MemStream;
+
+static gpointer
+mem_stream_main (gpointer data)
+{
+  MemStream *m = data;
+  while (!g_atomic_int_get (&m->stop))
+    {
+      guint64 t0 = now_ns ();
+      double gbps = bw_read_bandwidth (m->pool, m->buf, m->bytes, 0.02);
+      double dt = (double) (now_ns () - t0) / 1e9;
+      m->gb += gbps * dt;
+      m->seconds += dt;
+    }
+  return NULL;
+}
+
+gboolean
+bw_store_probe_joint (BwExpertStore *s, int batch, guint64 max_bytes, double max_seconds,
+                      guint64 seed, int threads, gsize mem_bytes, double *disk_gbps,
+                      double *mem_gbps, GError **error)
+{
+  MemStream m = { 0 };
+  guint64 read = 0;
+  gboolean ok;
+
+  *disk_gbps = *mem_gbps = 0;
+  m.bytes = MAX ((gsize) 64, mem_bytes / 64 * 64);
+  guint8 *buf = bw_huge_alloc (m.bytes, 64);
+  if (buf == NULL)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOMEM,
+                   "out of memory for a %" G_GSIZE_FORMAT "-byte memory probe", m.bytes);
+      return FALSE;
+    }
+  memset (buf, 1, m.bytes);
+  m.buf = buf;
+  m.pool = bw_pool_new (threads);
+  GThread *thread = g_thread_new ("bw-mem-probe", mem_stream_main, &m);
+  ok = bw_store_probe_disk (s, batch, max_bytes, max_seconds, seed, disk_gbps, &read, error);
+  g_atomic_int_set (&m.stop, 1);
+  g_thread_join (thread);
+  bw_pool_free (m.pool);
+  bw_huge_free (buf);
+  *mem_gbps = m.seconds > 0 ? m.gb / m.seconds : 0;
+  return ok;
 }

@@ -187,7 +187,8 @@ test_decode_json (void)
     "hit_rate", "hits", "misses", "prefetch_issued", "prefetch_hits", "prefetch_wasted",
     "disk_gbps", "mem_gbps", "roofline_disk_s", "roofline_mem_s", "roofline_s", "ratio",
     "backend", "n_pinned", "n_cached", "n_on_disk", "max_rss_bytes", "cpu_user_s_per_token",
-    "cpu_sys_s_per_token"
+    "cpu_sys_s_per_token", "disk_gbps_joint", "mem_gbps_joint", "roofline_joint_s",
+    "ratio_joint"
   };
   static const char *const phases[] = { "attention", "expert_wait", "expert_matmul", "other", "lm_head" };
   int status;
@@ -217,6 +218,21 @@ test_decode_json (void)
   g_assert_cmpfloat_with_epsilon (D ("roofline_disk_s"), D ("bytes_read_per_token") / (D ("disk_gbps") * 1e9),
                                   1e-9 + 1e-6 * D ("roofline_disk_s"));
   g_assert_cmpfloat_with_epsilon (D ("ratio"), D ("s_per_token") / D ("roofline_s"), 1e-6 * D ("ratio"));
+  /* The joint roofline: disk and memory at their joint rates until one is done, the rest
+   * alone; never below the separate one. */
+  g_assert_cmpfloat (D ("disk_gbps_joint"), >, 0);
+  g_assert_cmpfloat (D ("mem_gbps_joint"), >, 0);
+  {
+    double d = D ("bytes_read_per_token"), m = D ("bytes_touched_per_token");
+    double dj = D ("disk_gbps_joint") * 1e9, mj = D ("mem_gbps_joint") * 1e9;
+    double t = MIN (d / dj, m / mj);
+    double fluid = t + (d / dj <= m / mj ? (m - mj * t) / (D ("mem_gbps") * 1e9)
+                                         : (d - dj * t) / (D ("disk_gbps") * 1e9));
+    double want = MAX (fluid, D ("roofline_s"));
+    g_assert_cmpfloat_with_epsilon (D ("roofline_joint_s"), want, 1e-6 * want);
+    g_assert_cmpfloat_with_epsilon (D ("ratio_joint"), D ("s_per_token") / want,
+                                    1e-6 * D ("ratio_joint"));
+  }
   g_assert_cmpfloat (D ("max_rss_bytes"), >, 0);
   /* the decode loop's CPU time: something, and no more than the machine's CPUs had (plus
    * the clock granularity of the accounting) */
