@@ -191,11 +191,12 @@ time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
           bw_pool_run (pool, whole_item, &job, ws->count);
           bytes += (double) ws->weight_bytes;
         }
-      for (int i = 0; i < ws->count && !whole; i++, k = (k + 1) % ws->count)
-        {
-          bw_matmul (&ws->mats[k], x, tokens, y, pool);
-          bytes += (double) bw_matrix_bytes (&ws->mats[k]);
-        }
+      else
+        for (int i = 0; i < ws->count; i++, k = (k + 1) % ws->count)
+          {
+            bw_matmul (&ws->mats[k], x, tokens, y, pool);
+            bytes += (double) bw_matrix_bytes (&ws->mats[k]);
+          }
       elapsed = g_get_monotonic_time () - t0;
     }
   while (elapsed < (gint64) (seconds * 1e6));
