@@ -56,6 +56,7 @@ typedef struct {
   const char *kernels;    /* comma list of matvec,matmul; NULL: both */
   int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */
   gint64 rows, cols;      /* matrix shape; <= 0: 3072 x 3584 (a Kimi K3 expert projection) */
+  gboolean no_ceiling;    /* skip the in-cache runs (ceiling_gbps is then 0) */
 } BurrowKernelBenchOptions;
 
 typedef struct {
@@ -68,6 +69,9 @@ typedef struct {
   guint64 working_set;    /* bytes of weights (codes + scales) cycled through */
   double gbps;            /* weight bytes streamed per second, in 1e9 */
   double mem_gbps;        /* streaming-sum read bandwidth, same threads, same buffer */
+  double ceiling_gbps;    /* the same kernel on a working set that stays in the last-level
+                           * cache (one matrix per thread, 16 MiB in all at most): what its
+                           * arithmetic allows, whatever memory does */
   const char *activations;/* "f32", or "int8" for the opt-in int8-activation kernel */
   const char *sums;       /* "int": the codes meet the activations in integer dot products
                            * (kernels/gemv-int.h for f32 activations); "f32": f32 FMAs */

@@ -1,6 +1,7 @@
 /* burrow_bench_kernels: weight-streaming rate of bw_matvec/bw_matmul over a working set
  * larger than the last-level cache, next to the machine's read bandwidth measured on the
- * same buffer with the same threads. */
+ * same buffer with the same threads, and next to the kernel's own rate on weights that
+ * stay in cache (its arithmetic ceiling). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,10 @@
 #define LLC_FALLBACK (32u << 20)
 #define INT_GROUP 128
 #define WORKING_SET_CAP ((guint64) 1 << 30)
+/* The ceiling's working set, one matrix per thread: small enough to stay in the L3 of a
+ * desktop CPU (32 MiB and up), and the same shape as the measured one where it fits, so
+ * each product costs the same fixed overheads. */
+#define HOT_SET_BYTES (16u << 20)
 
 static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_F32] = "f32", [BW_FMT_BF16] = "bf16", [BW_FMT_F16] = "f16",
@@ -104,9 +109,10 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
       }
 }
 
+/* At least min_count matrices of rows x cols, more up to target bytes. */
 static gboolean
 working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint64 target,
-                  GError **error)
+                  int min_count, GError **error)
 {
   BwMatrix proto = { .fmt = fmt, .rows = rows, .cols = cols, .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
   gsize data = (gsize) rows * bw_matrix_row_bytes (fmt, cols);
@@ -117,7 +123,7 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
   gsize esize = fmt == BW_FMT_F32 ? 4 : (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16) ? 2 : 1;
 
   memset (ws, 0, sizeof *ws);
-  ws->count = (int) MAX ((guint64) MIN_MATRICES, (target + stride - 1) / stride);
+  ws->count = (int) MAX ((guint64) min_count, (target + stride - 1) / stride);
   ws->bytes = stride * (gsize) ws->count;
   /* on huge pages, as the model's weights and expert buffers are */
   ws->buf = bw_huge_alloc (ws->bytes, 64);
@@ -159,7 +165,8 @@ working_set_clear (WorkingSet *ws)
 typedef struct {
   const WorkingSet *ws;
   const float *x;
-  float *y;     /* a row of outputs per thread */
+  float *y;     /* tokens rows of outputs per thread */
+  int tokens;
 } WholeJob;
 
 static void
@@ -167,12 +174,12 @@ whole_item (void *ctx, int index, int thread_id)
 {
   const WholeJob *job = ctx;
   const BwMatrix *m = &job->ws->mats[index];
-  bw_matvec (m, job->x, job->y + (gsize) thread_id * (gsize) m->rows, NULL);
+  bw_matmul (m, job->x, job->tokens, job->y + (gsize) thread_id * job->tokens * m->rows, NULL);
 }
 
 /* GB/s of weights streamed by `tokens`-token products cycling through the set; `whole`:
- * one-token products, each on one thread, all of the set's in one pool run. y holds
- * max (tokens, threads) rows of outputs. */
+ * each product on one thread, all of the set's in one pool run. y holds threads x tokens
+ * rows of outputs. */
 static double
 time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
              gboolean whole, BwPool *pool, double seconds)
@@ -182,7 +189,7 @@ time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
   double bytes = 0;
   gint64 t0 = g_get_monotonic_time (), elapsed;
   int k = 0;
-  WholeJob job = { ws, x, y };
+  WholeJob job = { ws, x, y, tokens };
 
   do
     {
@@ -201,6 +208,16 @@ time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
     }
   while (elapsed < (gint64) (seconds * 1e6));
   return bytes / ((double) elapsed * 1e3);
+}
+
+/* Rows of the ceiling's matrices: the measured shape's, cut where `threads` of them would
+ * not fit HOT_SET_BYTES (to a multiple of 16, at least 16). */
+static gint64
+hot_rows (BwFormat fmt, gint64 rows, gint64 cols, int threads)
+{
+  BwMatrix sixteen = { .fmt = fmt, .rows = 16, .cols = cols, .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+  gint64 fit = (gint64) (HOT_SET_BYTES / threads / MAX (1, bw_matrix_bytes (&sixteen))) * 16;
+  return MIN (rows, MAX (16, fit));
 }
 
 static guint64
@@ -235,22 +252,29 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
 
   BwPool *pool = bw_pool_new (o.threads);
   g_autofree float *x = g_new (float, (gsize) o.matmul_tokens * o.cols);
-  g_autofree float *y = g_new (float, (gsize) MAX (o.matmul_tokens, bw_pool_size (pool)) * o.rows);
+  g_autofree float *y = g_new (float, (gsize) o.matmul_tokens * bw_pool_size (pool) * o.rows);
   gboolean ok = TRUE;
 
   for (gsize i = 0; i < (gsize) o.matmul_tokens * o.cols; i++)
     x[i] = (float) ((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
   for (int f = 0; f < BW_FMT_COUNT && ok; f++)
     {
-      WorkingSet ws;
+      WorkingSet ws, hot = { 0 };
       if (!listed (o.formats, format_names[f]))
         continue;
-      if (!(ok = working_set_init (&ws, (BwFormat) f, o.rows, o.cols, target, error)))
+      if (!(ok = working_set_init (&ws, (BwFormat) f, o.rows, o.cols, target, MIN_MATRICES, error)))
         break;
+      if (!o.no_ceiling && !(ok = working_set_init (&hot, (BwFormat) f,
+                                   hot_rows ((BwFormat) f, o.rows, o.cols, bw_pool_size (pool)),
+                                   o.cols, 0, bw_pool_size (pool), error)))
+        {
+          working_set_clear (&ws);
+          break;
+        }
       for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
         {
           int tokens = k == K_MATMUL ? o.matmul_tokens : 1, act_bits = k == K_INT8 ? 8 : 0;
-          double best = 0, best_mem = 0;
+          double best = 0, best_mem = 0, best_hot = 0;
           if (!listed (o.kernels, kernel_names[k]))
             continue;
           if (act_bits && !(bw_act_q8_format ((BwFormat) f) && bw_act_q8_simd_supported ()
@@ -266,6 +290,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
               best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, k == K_WHOLE, pool,
                                              o.seconds));
+              if (!o.no_ceiling)
+                best_hot = MAX (best_hot, time_kernel (&hot, x, y, tokens, act_bits, k == K_WHOLE,
+                                                       pool, o.seconds));
             }
           gboolean int_sums = (f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && k != K_FMA
                               && (act_bits || bw_gemv_int_enabled ());
@@ -273,12 +300,13 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
-            .gbps = best, .mem_gbps = best_mem, .activations = act_bits ? "int8" : "f32",
+            .gbps = best, .mem_gbps = best_mem, .ceiling_gbps = best_hot, .activations = act_bits ? "int8" : "f32",
             .sums = int_sums ? "int" : "f32",
           };
           bw_gemv_int_set_enabled (TRUE);
           func (&res, user_data);
         }
+      working_set_clear (&hot);
       working_set_clear (&ws);
     }
   bw_pool_free (pool);

@@ -1,7 +1,8 @@
 /* `burrow-cli bench kernels --json` prints one object per line per kernel and format with
- * the documented keys, and ratio is gbps / mem_gbps; `bench decode --json` on a small
- * synthetic K3-shaped checkpoint that must stream prints its documented fields, with the
- * roofline and ratio computed from them as documented. */
+ * the documented keys, ratio is gbps / mem_gbps and ratio_bound gbps over the lower of
+ * mem_gbps and ceiling_gbps; `bench decode --json` on a small synthetic K3-shaped
+ * checkpoint that must stream prints its documented fields, with the roofline and ratio
+ * computed from them as documented. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
@@ -41,7 +42,8 @@ test_json_lines (void)
     "--repeats", "1", "--tokens", "3", "--kernels", "matvec,matmul", NULL
   };
   static const char *const keys[] = { "kernel", "format", "rows", "cols", "threads",
-                                       "gbps", "mem_gbps", "ratio", "activations", "sums" };
+                                       "gbps", "mem_gbps", "ratio", "ceiling_gbps",
+                                       "ratio_bound", "activations", "sums" };
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
@@ -65,9 +67,12 @@ test_json_lines (void)
       g_assert_cmpint (json_object_get_int_member (o, "threads"), ==, 2);
       double g = json_object_get_double_member (o, "gbps");
       double m = json_object_get_double_member (o, "mem_gbps");
+      double c = json_object_get_double_member (o, "ceiling_gbps"), b = MIN (m, c);
       g_assert_cmpfloat (g, >, 0);
       g_assert_cmpfloat (m, >, 0);
+      g_assert_cmpfloat (c, >, 0);
       g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "ratio"), g / m, 2e-3 + 1e-3 * g / m);
+      g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "ratio_bound"), g / b, 2e-3 + 1e-3 * g / b);
     }
 }
 
