@@ -262,6 +262,56 @@ median (double *v,
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* What the A/B trials and the direct timers measured, on stdout. */
+static void
+print_report (int         pairs,
+              int         tokens,
+              const char *shown,
+              double     *on,
+              double     *off,
+              double     *ratio)
+{
+  double mid, low, high, per_redraw, bound;
+
+  g_print ("%d pairs of %d-token trials, dashboard shown: %s, %u CPUs\n", pairs, tokens, shown,
+           g_get_num_processors ());
+  g_print ("median tokens/s: dashboard on %.1f, off %.1f\n",
+           median (on, pairs, NULL, NULL), median (off, pairs, NULL, NULL));
+  mid = median (ratio, pairs, &low, &high);
+  g_print ("A/B: median on/off ratio %.4f (95%% interval %.4f to %.4f): dashboard costs "
+           "%+.2f%% (%+.2f%% to %+.2f%%)\n", mid, low, high,
+           100 * (1 - mid), 100 * (1 - high), 100 * (1 - low));
+  g_print ("direct: decode thread in the dashboard's reads %.4f%% of decode time "
+           "(CPU clock), %.4f%% (wall clock); %.2f us CPU per token\n",
+           100 * totals[1].dashboard_cpu_seconds / totals[1].decode_seconds,
+           100 * totals[1].dashboard_seconds / totals[1].decode_seconds,
+           1e6 * totals[1].dashboard_cpu_seconds / ((double) pairs * tokens));
+  per_redraw = totals[1].dashboard_main_seconds / MAX (totals[1].updates, 1);
+  bound = per_redraw * G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL;
+  g_print ("indirect: the dashboard's main-thread CPU %.3f s over %.2f s of replies and "
+           "their last flush (%.1f%% of "
+           "one core); %u redraws, %u snapshots: %.2f ms each, so at most %.2f%% of one core "
+           "(%.2f%% of the machine's %u) at %d redraws/s; with it off %.3f s\n",
+           totals[1].dashboard_main_seconds, totals[1].wall_seconds,
+           100 * totals[1].dashboard_main_seconds / totals[1].wall_seconds,
+           totals[1].updates, totals[1].snapshots, 1e3 * per_redraw, 100 * bound,
+           100 * bound / g_get_num_processors (), g_get_num_processors (),
+           (int) (G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL), totals[0].dashboard_main_seconds);
+  g_print ("per redraw by frame phase: update %.2f ms, layout %.2f ms, paint %.2f ms "
+           "(all frames, both kinds of trial)\n",
+           phase_usec[0] / 1e3 / MAX (totals[1].updates, 1),
+           phase_usec[1] / 1e3 / MAX (totals[1].updates, 1),
+           phase_usec[2] / 1e3 / MAX (totals[1].updates, 1));
+  g_print ("frames without new data: %u, %.3f s in all, %.1f us each\n", idle_frames,
+           idle_usec / 1e6, idle_usec / MAX (idle_frames, 1) * 1.0);
+  g_print ("decode thread CPU per token: %.1f us with the dashboard, %.1f us without\n",
+           1e6 * totals[1].thread_cpu_seconds / ((double) pairs * tokens),
+           1e6 * totals[0].thread_cpu_seconds / ((double) pairs * tokens));
+  g_print ("main thread CPU per token: %.1f us with the dashboard, %.1f us without\n",
+           1e6 * totals[1].main_cpu_seconds / ((double) pairs * tokens),
+           1e6 * totals[0].main_cpu_seconds / ((double) pairs * tokens));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -279,7 +329,6 @@ main (int   argc,
   GdkFrameClock *clock;
   BurrowEngineOptions options;
   gboolean loaded = FALSE;
-  double mid, low, high, per_redraw, bound;
 
   if (!gtk_init_check () || demo == NULL)
     g_error ("needs a display and the demo model");
@@ -349,43 +398,7 @@ main (int   argc,
       ratio[r] = on[r] / off[r];
     }
 
-  g_print ("%d pairs of %d-token trials, dashboard shown: %s, %u CPUs\n", pairs, tokens, shown,
-           g_get_num_processors ());
-  g_print ("median tokens/s: dashboard on %.1f, off %.1f\n",
-           median (on, pairs, NULL, NULL), median (off, pairs, NULL, NULL));
-  mid = median (ratio, pairs, &low, &high);
-  g_print ("A/B: median on/off ratio %.4f (95%% interval %.4f to %.4f): dashboard costs "
-           "%+.2f%% (%+.2f%% to %+.2f%%)\n", mid, low, high,
-           100 * (1 - mid), 100 * (1 - high), 100 * (1 - low));
-  g_print ("direct: decode thread in the dashboard's reads %.4f%% of decode time "
-           "(CPU clock), %.4f%% (wall clock); %.2f us CPU per token\n",
-           100 * totals[1].dashboard_cpu_seconds / totals[1].decode_seconds,
-           100 * totals[1].dashboard_seconds / totals[1].decode_seconds,
-           1e6 * totals[1].dashboard_cpu_seconds / ((double) pairs * tokens));
-  per_redraw = totals[1].dashboard_main_seconds / MAX (totals[1].updates, 1);
-  bound = per_redraw * G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL;
-  g_print ("indirect: the dashboard's main-thread CPU %.3f s over %.2f s of replies and "
-           "their last flush (%.1f%% of "
-           "one core); %u redraws, %u snapshots: %.2f ms each, so at most %.2f%% of one core "
-           "(%.2f%% of the machine's %u) at %d redraws/s; with it off %.3f s\n",
-           totals[1].dashboard_main_seconds, totals[1].wall_seconds,
-           100 * totals[1].dashboard_main_seconds / totals[1].wall_seconds,
-           totals[1].updates, totals[1].snapshots, 1e3 * per_redraw, 100 * bound,
-           100 * bound / g_get_num_processors (), g_get_num_processors (),
-           (int) (G_USEC_PER_SEC / BURROW_PERF_FLUSH_INTERVAL), totals[0].dashboard_main_seconds);
-  g_print ("per redraw by frame phase: update %.2f ms, layout %.2f ms, paint %.2f ms "
-           "(all frames, both kinds of trial)\n",
-           phase_usec[0] / 1e3 / MAX (totals[1].updates, 1),
-           phase_usec[1] / 1e3 / MAX (totals[1].updates, 1),
-           phase_usec[2] / 1e3 / MAX (totals[1].updates, 1));
-  g_print ("frames without new data: %u, %.3f s in all, %.1f us each\n", idle_frames,
-           idle_usec / 1e6, idle_usec / MAX (idle_frames, 1) * 1.0);
-  g_print ("decode thread CPU per token: %.1f us with the dashboard, %.1f us without\n",
-           1e6 * totals[1].thread_cpu_seconds / ((double) pairs * tokens),
-           1e6 * totals[0].thread_cpu_seconds / ((double) pairs * tokens));
-  g_print ("main thread CPU per token: %.1f us with the dashboard, %.1f us without\n",
-           1e6 * totals[1].main_cpu_seconds / ((double) pairs * tokens),
-           1e6 * totals[0].main_cpu_seconds / ((double) pairs * tokens));
+  print_report (pairs, tokens, shown, on, off, ratio);
 
   g_signal_handlers_disconnect_by_func (clock, on_before_paint, NULL);
   g_signal_handlers_disconnect_by_func (clock, on_after_paint, NULL);
