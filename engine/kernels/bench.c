@@ -109,12 +109,21 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
       }
 }
 
+/* A matrix of the format and shape with no data yet (integer formats grouped by
+ * INT_GROUP). */
+static BwMatrix
+proto_matrix (BwFormat fmt, gint64 rows, gint64 cols)
+{
+  return (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols,
+                      .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+}
+
 /* At least min_count matrices of rows x cols, more up to target bytes. */
 static gboolean
 working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint64 target,
                   int min_count, GError **error)
 {
-  BwMatrix proto = { .fmt = fmt, .rows = rows, .cols = cols, .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+  BwMatrix proto = proto_matrix (fmt, rows, cols);
   gsize data = (gsize) rows * bw_matrix_row_bytes (fmt, cols);
   gsize scales = bw_matrix_bytes (&proto) - data;
   gsize data_stride = (data + 63) & ~(gsize) 63, stride = data_stride + ((scales + 63) & ~(gsize) 63);
@@ -215,7 +224,7 @@ time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
 static gint64
 hot_rows (BwFormat fmt, gint64 rows, gint64 cols, int threads)
 {
-  BwMatrix sixteen = { .fmt = fmt, .rows = 16, .cols = cols, .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+  BwMatrix sixteen = proto_matrix (fmt, 16, cols);
   gint64 fit = (gint64) (HOT_SET_BYTES / threads / MAX (1, bw_matrix_bytes (&sixteen))) * 16;
   return MIN (rows, MAX (16, fit));
 }
@@ -300,8 +309,8 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
-            .gbps = best, .mem_gbps = best_mem, .ceiling_gbps = best_hot, .activations = act_bits ? "int8" : "f32",
-            .sums = int_sums ? "int" : "f32",
+            .gbps = best, .mem_gbps = best_mem, .ceiling_gbps = best_hot,
+            .activations = act_bits ? "int8" : "f32", .sums = int_sums ? "int" : "f32",
           };
           bw_gemv_int_set_enabled (TRUE);
           func (&res, user_data);

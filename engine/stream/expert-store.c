@@ -1031,34 +1031,41 @@ bw_expert_store_layer_stats (BwExpertStore *s, int layer, BwStoreLayerStats *out
   out->bytes_resident = atomic_load (&s->layers[layer].bytes_resident);
 }
 
+/* The layer's largest expert buffer and the budget left beside what is held (not
+ * evictable); FALSE where the layer has no experts or nothing is left. */
+static gboolean
+layer_room (BwExpertStore *s, int layer, guint64 *per, guint64 *room)
+{
+  guint64 held;
+
+  if (layer < 0 || layer >= s->n_layers || s->layers[layer].max_buf == 0)
+    return FALSE;
+  *per = s->layers[layer].max_buf;
+  held = s->bytes_used - s->bytes_evictable;
+  if (held >= s->budget)
+    return FALSE;
+  *room = s->budget - held;
+  return TRUE;
+}
+
 int
 bw_expert_store_batch_limit (BwExpertStore *s, int layer)
 {
-  guint64 held, per;
+  guint64 per, room;
 
-  if (layer < 0 || layer >= s->n_layers || s->layers[layer].max_buf == 0)
+  if (!layer_room (s, layer, &per, &room))
     return 0;
-  per = s->layers[layer].max_buf;
-  held = s->bytes_used - s->bytes_evictable;
-  if (held >= s->budget)
-    return 0;
-  return (int) MIN ((s->budget - held) / per,
-                    (guint64) MIN (s->n_experts, BW_MAX_BATCH_EXPERTS));
+  return (int) MIN (room / per, (guint64) MIN (s->n_experts, BW_MAX_BATCH_EXPERTS));
 }
 
 int
 bw_expert_store_batch_fit (BwExpertStore *s, int layer, const int *experts, int n)
 {
-  guint64 fixed, room, per;
+  guint64 room, per;
   int i;
 
-  if (layer < 0 || layer >= s->n_layers || s->layers[layer].max_buf == 0)
+  if (!layer_room (s, layer, &per, &room))
     return 0;
-  per = s->layers[layer].max_buf;
-  fixed = s->bytes_used - s->bytes_evictable;
-  if (fixed >= s->budget)
-    return 0;
-  room = s->budget - fixed;
   for (i = 0; i < MIN (n, BW_MAX_BATCH_EXPERTS); i++)
     {
       int e = experts[i];
