@@ -502,7 +502,6 @@ static void
 test_direct_on_tmpfs (void)
 {
   struct statfs sfs;
-  g_autoptr (GError) error = NULL;
   g_autofree char *dir = NULL;
   Fixture fx = { 0 };
   BwStoreOptions o;
