@@ -90,11 +90,11 @@ on_generate (GObject            *owner,
         {
           o->n_tokens++;
           g_assert_cmpint (u->n_tokens, ==, (int) o->n_tokens);
-          o->n_first += u->first;
+          o->n_first += u->sample.first;
           for (int p = 0; p < BURROW_N_PHASES; p++)
             {
-              g_assert_cmpfloat (u->phase_seconds[p], >=, 0.0);
-              o->phase_total += u->phase_seconds[p];
+              g_assert_cmpfloat (u->sample.phase_seconds[p], >=, 0.0);
+              o->phase_total += u->sample.phase_seconds[p];
             }
         }
       if (u->snapshot != NULL)
