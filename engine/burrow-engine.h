@@ -237,6 +237,14 @@ typedef struct {
 /* The running turn's progress, or the last turn's totals. Any thread. */
 void burrow_engine_get_turn_stats (BurrowEngine *engine, BurrowTurnStats *out);
 
+typedef enum {
+  BURROW_PINS_OFF,          /* learned pins not asked for */
+  BURROW_PINS_NO_HISTORY,   /* asked for, but no earlier session has used the model enough:
+                             * pins are chosen at load from the usage of earlier sessions */
+  BURROW_PINS_ACTIVE,       /* chosen at load; each is read in when first used */
+  BURROW_PINS_DROPPED,      /* dropped in this session: the workload moved away from them */
+} BurrowPinState;
+
 typedef struct {
   guint64 hits, misses, prefetch_hits;   /* since load */
   guint64 bytes_read;
@@ -245,6 +253,7 @@ typedef struct {
   guint64 ram_budget;
   guint64 resident_bytes;                /* dense weights and scratch */
   const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
+  BurrowPinState pins;                   /* why n_pinned is what it is */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */
@@ -348,6 +357,11 @@ int burrow_engine_get_layer_experts (BurrowEngine *engine, int layer);
 /* tiers[layer * n_experts + e] gets the expert's BurrowExpertTier; uses (may be NULL) how
  * often it was routed to since load. Engine thread. */
 void burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses);
+/* Tokens since each expert was last routed to: ages[layer * n_experts + e] is 0 for the
+ * experts the latest token through that layer chose, 1 for those the token before chose
+ * (and the latest did not), and so on; G_MAXUINT32 if never since load. Prompt tokens count
+ * one by one, like generated ones. Any thread. */
+void burrow_engine_get_expert_ages (BurrowEngine *engine, guint32 *ages);
 /* Routed-expert lookups since load, per layer: hits[l], misses[l] for l < n_layers (0 for
  * layers without experts). Any thread. */
 void burrow_engine_get_layer_hits (BurrowEngine *engine, guint64 *hits, guint64 *misses);

@@ -361,4 +361,5 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->bytes_pinned = st.bytes_pinned;
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
+  out->pins = (BurrowPinState) st.pin_state;
 }
