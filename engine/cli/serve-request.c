@@ -274,11 +274,18 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
       || !get_number (obj, "frequency_penalty", -2, 2, &ignored, err)
       || !get_number (obj, "presence_penalty", -2, 2, &ignored, err)
       || !get_int (obj, "top_k", 0, G_MAXINT32, &top_k, err)
-      || !get_int (obj, "n", 1, 1, &n, err)
+      || !get_int (obj, "n", 1, G_MAXINT32, &n, err)
       || !get_int (obj, "seed", G_MININT64, G_MAXINT64, &seed, err)
       || !get_int (obj, "max_tokens", 1, G_MAXINT32, &max_tokens, err)
       || !get_int (obj, "max_completion_tokens", 1, G_MAXINT32, &max_tokens, err))
     return FALSE;
+  if (n > 1)
+    {
+      serve_error_set (err, 400, "invalid_request_error", "invalid_value", "n",
+                       "Invalid 'n': this server generates one choice per request; n > 1 is "
+                       "not supported (send n separate requests).");
+      return FALSE;
+    }
   burrow_generate_options_init (&req->opts);
   req->opts.temperature = (float) temperature;
   req->opts.top_p = (float) top_p;
@@ -289,6 +296,23 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
   req->opts.seed = member (obj, "seed") ? (guint64) seed
                                         : g_random_int () | ((guint64) g_random_int () << 32);
   return TRUE;
+}
+
+/* Log probabilities are refused rather than silently left out of the answer. */
+static gboolean
+refuse_logprobs (JsonObject *obj, ServeError *err)
+{
+  gboolean logprobs = FALSE;
+  if (!get_bool (obj, "logprobs", &logprobs, err))
+    return FALSE;
+  const char *param = logprobs ? "logprobs" : member (obj, "top_logprobs") ? "top_logprobs"
+                                                                             : NULL;
+  if (param == NULL)
+    return TRUE;
+  serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", param,
+                   "Unsupported parameter: '%s': this server does not return log "
+                   "probabilities.", param);
+  return FALSE;
 }
 
 static gboolean
@@ -312,7 +336,8 @@ parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeE
          && get_bool (obj, "ignore_eos", &req->opts.ignore_eos, err)
          && (so == NULL || get_bool (json_node_get_object (so), "include_usage",
                                      &req->include_usage, err))
-         && parse_stop (obj, req, err) && parse_thinking (obj, req, err);
+         && parse_stop (obj, req, err) && parse_thinking (obj, req, err)
+         && refuse_logprobs (obj, err);
 }
 
 ServeRequest *
