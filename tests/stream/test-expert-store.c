@@ -550,7 +550,6 @@ static void
 test_direct_on_tmpfs (void)
 {
   struct statfs sfs;
-  g_autoptr (GError) error = NULL;
   g_autofree char *dir = NULL;
   Fixture fx = { 0 };
   BwStoreOptions o;
@@ -581,10 +580,11 @@ test_direct_on_tmpfs (void)
   g_rmdir (dir);
 }
 
-/* A filesystem that accepts O_DIRECT at open may still refuse a read with EINVAL: that
- * read is redone buffered and later reads of the shard stay buffered. */
+/* A filesystem that accepts O_DIRECT at open may still refuse a read with EINVAL, or a
+ * FUSE server (a document portal path) with EOPNOTSUPP: that read is redone buffered and
+ * later reads of the shard stay buffered. */
 static void
-test_direct_refused_at_read (Fixture *fx, gconstpointer data)
+direct_refused_at_read (Fixture *fx, gconstpointer data, int err)
 {
   BwStoreOptions o;
   BwExpertStore *s;
@@ -600,12 +600,24 @@ test_direct_refused_at_read (Fixture *fx, gconstpointer data)
       return;
     }
   g_assert_nonnull (strstr (st.backend, "+O_DIRECT"));
-  bw_expert_store_inject_fault (s, 1, EINVAL);
+  bw_expert_store_inject_fault (s, 1, err);
   read_all_experts (fx, s);
   bw_expert_store_stats (s, &st);
   g_assert_nonnull (strstr (st.backend, "O_DIRECT"));
   g_assert_cmpuint (st.misses, ==, 16);
   bw_expert_store_free (s);
+}
+
+static void
+test_direct_refused_at_read (Fixture *fx, gconstpointer data)
+{
+  direct_refused_at_read (fx, data, EINVAL);
+}
+
+static void
+test_direct_unsupported_at_read (Fixture *fx, gconstpointer data)
+{
+  direct_refused_at_read (fx, data, EOPNOTSUPP);
 }
 
 /* Out of order, one of them cached: each index exactly once with its own bytes; an injected
@@ -715,6 +727,12 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/stream/store/pread-direct/refused-at-read", Fixture,
               GINT_TO_POINTER (BW_IO_PREAD | 4), fixture_setup, test_direct_refused_at_read,
+              fixture_teardown);
+  g_test_add ("/stream/store/uring-direct/unsupported-at-read", Fixture,
+              GINT_TO_POINTER (BW_IO_URING | 4), fixture_setup, test_direct_unsupported_at_read,
+              fixture_teardown);
+  g_test_add ("/stream/store/pread-direct/unsupported-at-read", Fixture,
+              GINT_TO_POINTER (BW_IO_PREAD | 4), fixture_setup, test_direct_unsupported_at_read,
               fixture_teardown);
   g_test_add ("/stream/store/pinning", Fixture, GINT_TO_POINTER (BW_IO_AUTO), fixture_setup,
               test_pinning, fixture_teardown);
