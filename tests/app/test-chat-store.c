@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "burrow-chat-store.h"
 
@@ -426,6 +427,98 @@ test_killed_mid_write (void)
   remove_db (path);
 }
 
+/* Opens a damaged file through burrow_chat_store_open_or_renew: the damaged bytes are kept
+ * whole beside it, and a new, working, empty database takes its place. */
+static void
+check_renewed (const char *path,
+               GBytes     *damaged)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *moved = NULL;
+  g_autofree char *kept = NULL;
+  gsize kept_len = 0;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+
+  g_assert_null (store);
+  g_assert_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, path));
+  g_clear_error (&error);
+
+  store = burrow_chat_store_open_or_renew (path, &moved, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (store);
+  g_assert_nonnull (moved);
+  g_assert_true (g_str_has_prefix (moved, path));
+  g_assert_true (g_file_get_contents (moved, &kept, &kept_len, NULL));
+  g_assert_cmpmem (kept, kept_len, g_bytes_get_data (damaged, NULL), g_bytes_get_size (damaged));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 0);
+  g_assert_nonnull (burrow_chat_store_create_chat (store, "/m", "", &sampling, &error));
+  g_assert_no_error (error);
+  g_clear_object (&store);
+
+  /* The new one is healthy: it opens as is, with its conversation. */
+  g_clear_pointer (&moved, g_free);
+  store = burrow_chat_store_open_or_renew (path, &moved, &error);
+  g_assert_no_error (error);
+  g_assert_null (moved);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+}
+
+static void
+test_damaged_file (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autofree char *dir = g_path_get_dirname (path);
+  static const char garbage[] = "this is not a SQLite database, whatever its name says....";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (garbage, sizeof garbage);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (path, garbage, sizeof garbage, NULL));
+  check_renewed (path, bytes);
+  remove_db (path);
+}
+
+static void
+test_truncated_file (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *data = NULL;
+  gsize len = 0;
+
+  {
+    g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+    g_autofree char *text = g_strnfill (700, 'x');
+
+    g_assert_no_error (error);
+    for (int c = 0; c < 4; c++)
+      {
+        BurrowChat *chat = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+
+        g_assert_no_error (error);
+        for (int m = 0; m < 40; m++)
+          add (store, chat, m % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, text);
+      }
+  }
+  /* Fold the journal into the file, as the store's checkpoints do in time. */
+  {
+    sqlite3 *db = NULL;
+
+    g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+    g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     ==, SQLITE_OK);
+    sqlite3_close (db);
+  }
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_assert_cmpuint (len, >, 64 * 1024);
+  g_assert_true (g_file_set_contents (path, data, (gssize) (len / 2), NULL));
+  {
+    g_autoptr(GBytes) half = g_bytes_new (data, len / 2);
+    check_renewed (path, half);
+  }
+  remove_db (path);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -440,6 +533,8 @@ main (int   argc,
   g_test_add_func ("/chat-store/newer-version", test_newer_version);
   g_test_add_func ("/chat-store/title-from-text", test_title_from_text);
   g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
+  g_test_add_func ("/chat-store/damaged-file", test_damaged_file);
+  g_test_add_func ("/chat-store/truncated-file", test_truncated_file);
 
   return g_test_run ();
 }
