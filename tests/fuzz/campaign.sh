@@ -36,7 +36,7 @@ for t in $targets; do
   mkdir -p "$dir/corpus"
   before=$(ls "$dir" | grep -cE '^(crash|leak|timeout|oom)-')
   start=$(date +%s)
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     nice -n "$niceness" "$build/tests/fuzz/fuzz-$t" -runs="$runs" -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/" \
     -dict=tests/fuzz/dict/"$t".dict "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1

@@ -5,7 +5,8 @@
 // CLIENTS (50) clients share REQUESTS (400) requests over loopback: plain and streaming
 // completions, streams dropped by their client mid-reply, bodies over the size limit
 // (declared, and sent without a length), clients that send their headers a byte at a time,
-// and broken JSON. The server runs the tiny kimi_linear oracle (as test-server.mjs builds
+// broken JSON, JSON nested 500,000 deep (which overflowed json-glib's stack) and a body with
+// a second JSON value after the request (which json-glib leaked). The server runs the tiny kimi_linear oracle (as test-server.mjs builds
 // it) with a queue of 4. It must answer every request (200, or 429 when busy, 413, 400),
 // finish every stream it accepted with [DONE] unless the client left, keep its RSS bounded,
 // end idle, and still serve afterwards.
@@ -20,7 +21,7 @@ const args = process.argv.slice(2);
 const [cli, oracles, runFixtures] = args.slice(0, 3).map((p) => path.resolve(p));
 const total = Number(args[3] ?? 400);
 const nClients = Number(args[4] ?? 50);
-const MAX_BODY = 65536;
+const MAX_BODY = 1 << 20;
 
 let nTests = 0, failed = 0;
 function ok(cond, what, detail = '') {
@@ -138,7 +139,8 @@ function slowHeaders(srv) {
 }
 
 const KINDS = ['plain', 'plain', 'plain', 'plain', 'stream', 'stream', 'stream', 'drop',
-               'drop', 'oversized', 'oversized-chunked', 'slow', 'badjson'];
+               'drop', 'oversized', 'oversized-chunked', 'slow', 'badjson', 'deep', 'plain',
+               'twovalues'];
 
 async function one(srv, k) {
   const kind = KINDS[k % KINDS.length];
@@ -152,6 +154,8 @@ async function one(srv, k) {
     case 'oversized-chunked': r = await post(srv, body({ pad: 'x'.repeat(MAX_BODY) }),
                                              { chunked: true }); break;
     case 'slow': r = await slowHeaders(srv); break;
+    case 'deep': r = await post(srv, '['.repeat(500000)); break;
+    case 'twovalues': r = await post(srv, body() + ' ' + JSON.stringify(new Array(20000).fill([1]))); break;
     default: r = await post(srv, '{"model": "m", "messages": [');
   }
   r.kind = kind;
@@ -164,6 +168,8 @@ function judge(r) {
   // The queue is checked before the body is read; a declared oversized body is refused
   // from its headers, before that.
   if (r.status === 429) return r.kind === 'oversized' ? 'unexpected 429' : null;
+  if (r.kind === 'deep' || r.kind === 'twovalues')
+    return r.status === 400 ? null : `status ${r.status}`;
   switch (r.kind) {
     case 'plain': case 'slow':
       if (r.status !== 200) return `status ${r.status}`;
