@@ -5,11 +5,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 
-/* clang has no "f16c" for __builtin_cpu_supports; CPUID leaf 1 says it in ECX. */
+/* CPUID leaf 1, ECX bit 29; clang 14's __builtin_cpu_supports does not know "f16c" */
 static gboolean
 cpu_has_f16c (void)
 {
-  unsigned a, b, c, d;
+  unsigned int a, b, c, d;
   return __get_cpuid (1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
 }
 #endif

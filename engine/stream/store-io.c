@@ -68,9 +68,10 @@ op_after_read (BwIoOp *op, gint64 res)
       int e = (int) -res;
       if (e == EINTR || e == EAGAIN)
         return FALSE;
-      if (e == EINVAL && op->direct && op->fd_buffered >= 0)
+      if ((e == EINVAL || e == EOPNOTSUPP) && op->direct && op->fd_buffered >= 0)
         {
-          /* The filesystem refuses O_DIRECT here: redo this read buffered. */
+          /* The filesystem refuses O_DIRECT here (EINVAL; EOPNOTSUPP from some FUSE
+           * servers, the document portal's among them): redo this read buffered. */
           op->fd = op->fd_buffered;
           op->direct = FALSE;
           op->direct_refused = TRUE;

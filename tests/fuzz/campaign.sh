@@ -5,7 +5,8 @@
 # features), corpus size and crash inputs, and appends the same to build-fuzz/campaign.tsv.
 #
 # Usage: tests/fuzz/campaign.sh [SECONDS [TARGET...]]     (defaults: 600, every target)
-# Environment: RUNS (default 1000000), BUILD (default build-fuzz), NICE (default 10).
+# Environment: RUNS (default 1000000), MAX_LEN (longest input tried, default 4096; longer
+# seeds are cut), BUILD (default build-fuzz), NICE (default 10).
 #
 # The corpus grows in BUILD/campaign/TARGET/corpus across runs, so a second run continues
 # where the first stopped; crash inputs land in BUILD/campaign/TARGET/ (crash-*, leak-*,
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-600}
 [ $# -gt 0 ] && shift
 runs=${RUNS:-1000000}
+max_len=${MAX_LEN:-4096}
 build=${BUILD:-build-fuzz}
 niceness=${NICE:-10}
 targets=${*:-"safetensors-header config index tiktoken tokenizer-json tokenizer-config serve-request session"}
@@ -38,7 +40,7 @@ for t in $targets; do
   start=$(date +%s)
   G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     nice -n "$niceness" "$build/tests/fuzz/fuzz-$t" -runs="$runs" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/" \
+    -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$dir/" \
     -dict=tests/fuzz/dict/"$t".dict "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
   status=$?
   elapsed=$(( $(date +%s) - start ))
