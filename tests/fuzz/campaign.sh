@@ -20,7 +20,8 @@ runs=${RUNS:-1000000}
 max_len=${MAX_LEN:-4096}
 build=${BUILD:-build-fuzz}
 niceness=${NICE:-10}
-targets=${*:-"safetensors-header config index tiktoken tokenizer-json tokenizer-config serve-request session"}
+all=$(for f in tests/fuzz/fuzz-*.c; do basename "$f" .c | sed 's/^fuzz-//'; done)
+targets=${*:-$all}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang meson setup "$build" -Dfuzzers=true -Dapp=false || exit 1
@@ -37,11 +38,13 @@ for t in $targets; do
   dir="$build/campaign/$t"
   mkdir -p "$dir/corpus"
   before=$(ls "$dir" | grep -cE '^(crash|leak|timeout|oom)-')
+  dict_arg=""
+  [ -f tests/fuzz/dict/"$t".dict ] && dict_arg="-dict=tests/fuzz/dict/$t.dict"
   start=$(date +%s)
   G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     nice -n "$niceness" "$build/tests/fuzz/fuzz-$t" -runs="$runs" -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$dir/" \
-    -dict=tests/fuzz/dict/"$t".dict "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
+    $dict_arg "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
   status=$?
   elapsed=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/last.log" | tail -n 1)
