@@ -15,6 +15,7 @@ struct _BurrowChatView {
   GPtrArray *rows;              /* BurrowMessageRow, in message order */
   gboolean sticks_to_bottom;
   BurrowModelBarState bar_state;
+  int editing;                  /* the message being edited, or -1 */
 
   GtkRevealer *model_bar;
   GtkLabel *model_bar_title;
@@ -29,6 +30,7 @@ struct _BurrowChatView {
   GtkTextView *composer;
   GtkWidget *composer_placeholder;
   GtkStack *send_stack;
+  GtkRevealer *edit_bar;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowChatView, burrow_chat_view, ADW_TYPE_BIN)
@@ -42,6 +44,10 @@ update_rows (BurrowChatView *self)
 
       burrow_message_row_set_index (row, i);
       burrow_message_row_set_is_last (row, i + 1 == self->rows->len);
+      if (self->editing >= 0 && i >= (guint) self->editing)
+        gtk_widget_add_css_class (GTK_WIDGET (row), "superseded");
+      else
+        gtk_widget_remove_css_class (GTK_WIDGET (row), "superseded");
     }
   gtk_stack_set_visible_child_name (self->content_stack, self->rows->len > 0 ? "messages" : "empty");
 }
@@ -229,6 +235,24 @@ burrow_chat_view_focus_composer (BurrowChatView *self)
   gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
+void
+burrow_chat_view_set_editing (BurrowChatView *self,
+                              int             index)
+{
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+
+  self->editing = MAX (index, -1);
+  gtk_revealer_set_reveal_child (self->edit_bar, self->editing >= 0);
+  update_rows (self);
+}
+
+int
+burrow_chat_view_get_editing (BurrowChatView *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_VIEW (self), -1);
+  return self->editing;
+}
+
 gboolean
 burrow_chat_view_get_sticks_to_bottom (BurrowChatView *self)
 {
@@ -351,6 +375,7 @@ burrow_chat_view_class_init (BurrowChatViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, composer);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, composer_placeholder);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, send_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatView, edit_bar);
 
   gtk_widget_class_install_action (widget_class, "chat.scroll-to-bottom", NULL,
                                    scroll_to_bottom_action);
@@ -366,6 +391,7 @@ burrow_chat_view_init (BurrowChatView *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->rows = g_ptr_array_new ();
   self->sticks_to_bottom = TRUE;
+  self->editing = -1;
 
   adj = gtk_scrolled_window_get_vadjustment (self->scroller);
   g_signal_connect_object (adj, "value-changed", G_CALLBACK (on_value_changed), self,

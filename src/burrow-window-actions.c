@@ -220,6 +220,14 @@ edit_message_action (GtkWidget  *widget,
 }
 
 static void
+cancel_edit_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  _burrow_window_cancel_edit (BURROW_WINDOW (widget));
+}
+
+static void
 copy_text_action (GtkWidget  *widget,
                   const char *action_name,
                   GVariant   *param)
@@ -285,7 +293,11 @@ focus_composer_action (GtkWidget  *widget,
                        const char *action_name,
                        GVariant   *param)
 {
-  burrow_chat_view_focus_composer (BURROW_WINDOW (widget)->chat_view);
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  /* from the Performance page too: the composer is on the chat page */
+  adw_view_stack_set_visible_child_name (self->view_stack, "chat");
+  burrow_chat_view_focus_composer (self->chat_view);
 }
 
 void
@@ -316,6 +328,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.stop", NULL, stop_action },
     { "win.regenerate", NULL, regenerate_action },
     { "win.edit-message", "u", edit_message_action },
+    { "win.cancel-edit", NULL, cancel_edit_action },
     { "win.copy-text", "s", copy_text_action },
     { "win.copy-last-reply", NULL, copy_last_reply_action },
     { "win.show-performance", NULL, show_performance_action },
@@ -323,13 +336,13 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.show-sidebar", NULL, show_sidebar_action },
     { "win.focus-composer", NULL, focus_composer_action },
   };
+  /* Ctrl+O and Ctrl+N are the application's accelerators (burrow-application.c), which
+   * menus show; they are not bound here a second time. */
   const struct {
     guint key;
     GdkModifierType mods;
     const char *action;
   } bindings[] = {
-    { GDK_KEY_o, GDK_CONTROL_MASK, "win.open-model" },
-    { GDK_KEY_n, GDK_CONTROL_MASK, "win.new-chat" },
     { GDK_KEY_Escape, 0, "win.stop" },
     { GDK_KEY_r, GDK_CONTROL_MASK, "win.regenerate" },
     { GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-last-reply" },

@@ -49,6 +49,9 @@ struct _BurrowWindow {
   BurrowChat *reply_chat;
   int reply_tokens;
   char *pending_prompt;         /* sent once the chat's model is ready */
+  /* An edit in progress (the chat view knows which message): the composer's text from
+   * before, given back on Cancel. Nothing is deleted until the edit is sent. */
+  char *draft_before_edit;
   gboolean notified_generating;
 
   /* Delete with undo. */
@@ -114,6 +117,7 @@ void _burrow_window_stop (BurrowWindow *self);
 void _burrow_window_regenerate (BurrowWindow *self);
 void _burrow_window_edit_message (BurrowWindow *self,
                                   guint         index);
+void _burrow_window_cancel_edit (BurrowWindow *self);
 void _burrow_window_rename_chat (BurrowWindow *self,
                                  BurrowChat   *chat);
 /* The chat's system prompt and sampling, in a dialog; saved when it closes. */

@@ -68,7 +68,10 @@ _burrow_window_update_state (BurrowWindow *self)
   gtk_widget_action_set_enabled (widget, "win.stop", generating);
   gtk_widget_action_set_enabled (widget, "win.regenerate",
                                  on_chat && ready && !generating && last != NULL &&
-                                 burrow_chat_message_get_role (last) == BURROW_ROLE_ASSISTANT);
+                                 burrow_chat_message_get_role (last) == BURROW_ROLE_ASSISTANT &&
+                                 burrow_chat_view_get_editing (self->chat_view) < 0);
+  gtk_widget_action_set_enabled (widget, "win.cancel-edit",
+                                 burrow_chat_view_get_editing (self->chat_view) >= 0);
   gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
   gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
   gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);

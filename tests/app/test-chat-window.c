@@ -413,19 +413,41 @@ static void
 test_edit_and_resend (void)
 {
   g_autofree char *draft = NULL;
+  g_autofree char *reply = g_strdup (burrow_chat_message_get_content (message (3)));
   g_autoptr(GPtrArray) saved = NULL;
 
-  /* Editing the second question drops it and what followed; its text waits to be sent. */
+  /* Editing the second question puts its text in the composer and deletes nothing yet. */
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  burrow_chat_view_set_draft (chat_view (), "half a thought");
   g_assert_true (activate ("win.edit-message", "u", 2));
-  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 2);
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, 2);
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
   draft = burrow_chat_view_dup_draft (chat_view ());
   g_assert_cmpstr (draft, ==, "Tell me more about the fox and the forest.");
   saved = burrow_chat_store_load_messages (store (), chat_at (0), NULL);
-  g_assert_cmpuint (saved->len, ==, 2);
+  g_assert_cmpuint (saved->len, ==, 4);
+  g_clear_pointer (&saved, g_ptr_array_unref);
 
-  send ("Tell me more about the forest.");
-  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  /* Cancel: everything as it was, the composer's own text back. */
+  g_assert_true (activate ("win.cancel-edit", NULL));
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_clear_pointer (&draft, g_free);
+  draft = burrow_chat_view_dup_draft (chat_view ());
+  g_assert_cmpstr (draft, ==, "half a thought");
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (message (3)), ==, reply);
+
+  /* Edit again and send: now the question and its reply are replaced. */
+  g_assert_true (activate ("win.edit-message", "u", 2));
+  burrow_chat_view_set_draft (chat_view (), "Tell me more about the forest.");
+  g_assert_true (activate ("win.send", NULL));
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (message (2)), ==, "Tell me more about the forest.");
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  saved = burrow_chat_store_load_messages (store (), chat_at (0), NULL);
+  g_assert_cmpuint (saved->len, ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (saved->pdata[2]), ==, "Tell me more about the forest.");
 }
 
 static void
@@ -437,8 +459,18 @@ test_switch_and_delete (void)
   g_autoptr(BurrowChatStore) reopened = NULL;
   g_autoptr(GError) error = NULL;
 
-  /* A second chat with the same model; the first is still listed. */
+  /* Ctrl+L on the Performance page goes back to the chat, to its composer. */
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
+  g_assert_true (activate ("win.focus-composer", NULL));
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+                   ==, "chat");
+
+  /* A second chat with the same model, from the Performance page (Ctrl+N): the chat page
+   * shows it; the first is still listed. */
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
   g_assert_true (activate ("win.new-chat", NULL));
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+                   ==, "chat");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 2);
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 0);
   second = chat_at (0);

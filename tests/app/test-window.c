@@ -170,6 +170,36 @@ oracle_dir (void)
   return g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
 }
 
+/* Whether @widget's class binds @accel. */
+static gboolean
+widget_binds (GtkWidget  *widget,
+              const char *accel)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
+  guint key = 0;
+  GdkModifierType mods = 0;
+  gboolean found = FALSE;
+
+  g_assert_true (gtk_accelerator_parse (accel, &key, &mods));
+  for (guint i = 0; i < g_list_model_get_n_items (controllers) && !found; i++)
+    {
+      g_autoptr(GObject) c = g_list_model_get_item (controllers, i);
+
+      /* the class's bindings; the application's accelerators come through others */
+      if (g_strcmp0 (gtk_event_controller_get_name (GTK_EVENT_CONTROLLER (c)),
+                     "gtk-widget-class-shortcuts") != 0)
+        continue;
+      for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)) && !found; j++)
+        {
+          g_autoptr(GtkShortcut) s = g_list_model_get_item (G_LIST_MODEL (c), j);
+          g_autoptr(GtkShortcutTrigger) t = gtk_keyval_trigger_new (key, mods);
+
+          found = gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (s), t);
+        }
+    }
+  return found;
+}
+
 static void
 test_empty (void)
 {
@@ -192,6 +222,10 @@ test_empty (void)
   help_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
                                                        "win.show-help-overlay");
   g_assert_true (g_strv_contains ((const char * const *) open_accels, "<Control>o"));
+  /* Each shortcut is defined once: the application's accelerators are not also window
+   * bindings. */
+  for (const char *const *a = (const char *const[]) { "<Control>o", "<Control>n", NULL }; *a; a++)
+    g_assert_false (widget_binds (GTK_WIDGET (window), *a));
   g_assert_true (g_strv_contains ((const char * const *) quit_accels, "<Control>q"));
   g_assert_true (g_strv_contains ((const char * const *) help_accels, "<Control>question"));
   g_assert_nonnull (gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window)));
