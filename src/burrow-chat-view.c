@@ -52,6 +52,13 @@ update_rows (BurrowChatView *self)
   gtk_stack_set_visible_child_name (self->content_stack, self->rows->len > 0 ? "messages" : "empty");
 }
 
+static gboolean
+release_row (gpointer row)
+{
+  g_object_unref (row);
+  return G_SOURCE_REMOVE;
+}
+
 static void
 on_items_changed (BurrowChatView *self,
                   guint           position,
@@ -60,9 +67,24 @@ on_items_changed (BurrowChatView *self,
                   GListModel     *model)
 {
   GtkWidget *before;
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkWidget *focus = root != NULL ? gtk_root_get_focus (root) : NULL;
 
   for (guint i = 0; i < removed; i++)
-    gtk_box_remove (self->message_box, self->rows->pdata[position + i]);
+    {
+      GtkWidget *row = self->rows->pdata[position + i];
+
+      /* Focus in a row that goes (its Regenerate or Edit button, just clicked) moves to
+       * the composer, not to whatever GTK finds first (the first message, selecting its
+       * text); the row lives until the click that removed it is over. */
+      if (focus != NULL && (focus == row || gtk_widget_is_ancestor (focus, row)))
+        {
+          gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+          focus = NULL;
+        }
+      g_idle_add_full (G_PRIORITY_DEFAULT, release_row, g_object_ref (row), NULL);
+      gtk_box_remove (self->message_box, row);
+    }
   g_ptr_array_remove_range (self->rows, position, removed);
 
   before = position > 0 ? self->rows->pdata[position - 1] : NULL;
