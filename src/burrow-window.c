@@ -200,6 +200,20 @@ on_folded (BurrowWindow *self)
   _burrow_window_update_state (self);
 }
 
+/* The panel beside the chat keeps its own width (its minimum) whatever its numbers and
+ * charts ask for: left to GtkPaned, the divider followed the panel's natural width and
+ * the chat column jumped sideways as tokens came in. Set again whenever the paned's
+ * extent changes (window resized, panel shown). */
+static void
+keep_panel_width (BurrowWindow *self)
+{
+  int max = 0;
+
+  g_object_get (self->paned, "max-position", &max, NULL);
+  if (max > 0 && gtk_paned_get_position (self->paned) != max)
+    gtk_paned_set_position (self->paned, max);
+}
+
 static void
 burrow_window_constructed (GObject *object)
 {
@@ -217,6 +231,8 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_object_bind_property (self->panel, "visible", self->panel_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_signal_connect_object (self->paned, "notify::max-position", G_CALLBACK (keep_panel_width),
+                           self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
                            self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->switcher_title, "notify::title-visible",

@@ -130,7 +130,27 @@ send (const char *text)
 typedef struct {
   guint n_notifies;          /* content changes while streaming */
   guint n_partial;           /* times the reply was seen non-empty and still streaming */
+  int min_width, max_width;  /* the chat column's width while the panel shows */
 } Streaming;
+
+/* Every frame: the chat column's width while the panel shows beside it. */
+static gboolean
+sample_widths (GtkWidget     *widget,
+               GdkFrameClock *clock,
+               gpointer       user_data)
+{
+  Streaming *s = user_data;
+  GtkWidget *panel = GTK_WIDGET (child ("panel"));
+
+  if (gtk_widget_get_mapped (panel) && gtk_widget_get_width (panel) > 0)
+    {
+      int w = gtk_widget_get_width (GTK_WIDGET (chat_view ()));
+
+      s->min_width = s->min_width == 0 ? w : MIN (s->min_width, w);
+      s->max_width = MAX (s->max_width, w);
+    }
+  return G_SOURCE_CONTINUE;
+}
 
 static void
 on_reply_notify (BurrowChatMessage *reply,
@@ -140,6 +160,7 @@ on_reply_notify (BurrowChatMessage *reply,
   s->n_notifies++;
   if (burrow_chat_message_get_streaming (reply) && burrow_chat_message_get_content (reply)[0] != '\0')
     s->n_partial++;
+
 }
 
 static void
@@ -153,6 +174,7 @@ test_first_chat (void)
   BurrowChatMessage *reply;
   BurrowReplyStats stats;
   BurrowChat *chat;
+  guint tick;
 
   g_assert_nonnull (demo);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 0);
@@ -168,14 +190,22 @@ test_first_chat (void)
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "");
 
   /* Send: the reply streams in token by token, then is saved with its stats. */
+  tick = gtk_widget_add_tick_callback (GTK_WIDGET (window), sample_widths, &s, NULL);
   send ("Once upon a time there was a little fox.");
   reply = message (1);
   g_assert_true (burrow_chat_message_get_streaming (reply));
   g_signal_connect (reply, "notify::content", G_CALLBACK (on_reply_notify), &s);
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   g_signal_handlers_disconnect_by_data (reply, &s);
+  for (int i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+  gtk_widget_remove_tick_callback (GTK_WIDGET (window), tick);
   g_test_message ("reply: %s (%u content updates)", burrow_chat_message_get_content (reply), s.n_notifies);
   g_assert_cmpuint (s.n_partial, >, 1);
+  /* The panel's numbers change as tokens come in; the chat column beside it stays put. */
+  g_test_message ("chat column %d to %d px wide", s.min_width, s.max_width);
+  g_assert_cmpint (s.min_width, >, 0);
+  g_assert_cmpint (s.max_width, ==, s.min_width);
   g_assert_false (burrow_chat_message_get_streaming (reply));
   burrow_chat_message_get_stats (reply, &stats);
   g_assert_cmpint (stats.n_tokens, >, 0);
