@@ -145,10 +145,13 @@ _burrow_window_chats_init (BurrowWindow *self)
                            G_CONNECT_SWAPPED);
   burrow_chat_view_set_messages (self->chat_view, G_LIST_MODEL (self->messages));
 
-  /* Back where the last session left off; its model loads when asked. */
+  /* Back where the last session left off, its model loading (as after a click on it). */
   latest = g_list_model_get_item (G_LIST_MODEL (self->store), 0);
   if (latest != NULL)
-    _burrow_window_select_chat (self, latest);
+    {
+      _burrow_window_select_chat (self, latest);
+      _burrow_window_ensure_chat_model (self);
+    }
   sync_selection (self);
 }
 

@@ -252,8 +252,9 @@ burrow_window_constructed (GObject *object)
   burrow_dashboard_set_compact (self->panel, TRUE);
   burrow_dashboard_set_monitor (self->performance, self->monitor);
 
-  _burrow_window_chats_init (self);
+  /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
+  _burrow_window_chats_init (self);
 }
 
 static void

@@ -626,6 +626,30 @@ test_first_run_opens_demo (void)
   close_window (BURROW_WINDOW (window));
 }
 
+/* A restart (a new window over the same chats) opens the last chat, highlighted in the
+ * sidebar, and loads its model: not "No Model Open". */
+static void
+test_restart_reopens_last_chat (void)
+{
+  BurrowChatStore *store = burrow_application_get_chat_store (app);
+  g_autoptr(BurrowChat) last = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  BurrowWindow *window;
+  BurrowChatView *view;
+  GtkListBoxRow *selected;
+
+  g_assert_nonnull (last);
+  window = show_window ();
+  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
+  g_assert_cmpstr (visible_page (window), ==, "chat");
+  selected = gtk_list_box_get_selected_row (GTK_LIST_BOX (child (window, "chat_list")));
+  g_assert_nonnull (selected);
+  g_assert_true (g_object_get_data (G_OBJECT (selected), "chat") == last);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view), !=, BURROW_MODEL_BAR_UNLOADED);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
+  g_assert_cmpstr (visible_page (window), ==, "chat");
+  close_window (window);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -658,6 +682,7 @@ main (int   argc,
   g_test_add_func ("/window/preferences", test_preferences);
   g_test_add_func ("/window/start-chat-load-error", test_start_chat_load_error);
   g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
+  g_test_add_func ("/window/restart-reopens-last-chat", test_restart_reopens_last_chat);
 
   ret = g_test_run ();
   g_clear_object (&app);
