@@ -899,7 +899,8 @@ main (int   argc,
   app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
   g_application_register (G_APPLICATION (app), NULL, &error);
   g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1100, "window-height", 760,
+  /* The default width: there the panel's content once widened it as a reply came in. */
+  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
                 NULL);
   window = burrow_window_new (app);
   gtk_window_present (GTK_WINDOW (window));
