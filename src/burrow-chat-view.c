@@ -14,6 +14,7 @@ struct _BurrowChatView {
   GListModel *messages;
   GPtrArray *rows;              /* BurrowMessageRow, in message order */
   gboolean sticks_to_bottom;
+  guint follow_tick;            /* pending move to the end, on the next frame */
   BurrowModelBarState bar_state;
   int editing;                  /* the message being edited, or -1 */
 
@@ -310,14 +311,35 @@ on_value_changed (BurrowChatView *self,
   gtk_widget_set_visible (self->scroll_button, !self->sticks_to_bottom);
 }
 
-/* The content grew or the view resized: follow the end only if the reader was there. */
+static gboolean
+follow_end (GtkWidget     *widget,
+            GdkFrameClock *clock,
+            gpointer       user_data)
+{
+  BurrowChatView *self = BURROW_CHAT_VIEW (widget);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+
+  self->follow_tick = 0;
+  if (self->sticks_to_bottom)
+    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+  return G_SOURCE_REMOVE;
+}
+
+/* The content grew or the view resized: follow the end only if the reader was there.
+ * This runs inside the viewport's size allocation, which has already placed the content:
+ * a value set now would be seen only at some later allocation (the last lines, the
+ * reply's stats, stayed hidden behind the composer), so the move waits for the next
+ * frame, before its layout. */
 static void
 on_extent_changed (BurrowChatView *self,
                    GParamSpec     *pspec,
                    GtkAdjustment  *adj)
 {
   if (self->sticks_to_bottom)
-    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+    {
+      if (self->follow_tick == 0)
+        self->follow_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), follow_end, NULL, NULL);
+    }
   else
     gtk_widget_set_visible (self->scroll_button, !at_bottom (adj));
 }
@@ -353,6 +375,9 @@ burrow_chat_view_dispose (GObject *object)
   if (self->messages != NULL)
     g_signal_handlers_disconnect_by_data (self->messages, self);
   g_clear_object (&self->messages);
+  if (self->follow_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->follow_tick);
+  self->follow_tick = 0;
 
   G_OBJECT_CLASS (burrow_chat_view_parent_class)->dispose (object);
 }

@@ -266,7 +266,26 @@ test_follows_only_at_bottom (void)
   stream (reply, 3);
   g_assert_cmpfloat (distance_from_end (), <, 1);
 
-  burrow_chat_message_set_streaming (reply, FALSE);
+  /* The reply ends: its stats line shows, and the view ends below it, not behind the
+   * composer. */
+  {
+    BurrowReplyStats stats = { .n_tokens = 420, .tokens_per_second = 12.5, .ttft_seconds = 0.3 };
+    GtkWidget *row = gtk_widget_get_last_child (GTK_WIDGET (view_child ("message_box")));
+    GtkWidget *label = GTK_WIDGET (gtk_widget_get_template_child (row, BURROW_TYPE_MESSAGE_ROW,
+                                                                  "stats_label"));
+    GtkWidget *scroller = view_child ("scroller");
+    graphene_point_t bottom;
+
+    burrow_chat_message_set_stats (reply, &stats);
+    burrow_chat_message_set_streaming (reply, FALSE);
+    settle ();
+    g_assert_true (gtk_widget_get_mapped (label));
+    g_assert_cmpfloat (distance_from_end (), <, 1);
+    g_assert_true (gtk_widget_compute_point (label, scroller,
+                                             &GRAPHENE_POINT_INIT (0, gtk_widget_get_height (label)),
+                                             &bottom));
+    g_assert_cmpfloat (bottom.y, <=, gtk_widget_get_height (scroller));
+  }
   g_list_store_remove_all (messages);
 }
 
