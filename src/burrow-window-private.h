@@ -26,7 +26,9 @@ struct _BurrowWindow {
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
   char *inspect_dir;
+  gboolean inspect_has_tokenizer;  /* its own, or one chosen for it */
   GtkFileChooserNative *chooser;
+  GtkFileChooserNative *tokenizer_chooser;
 
   /* The model on the worker. */
   char *loaded_dir;             /* NULL until a load succeeded */
@@ -76,6 +78,7 @@ struct _BurrowWindow {
   AdwStatusPage *loading_page;
   GtkSpinner *loading_spinner;
   BurrowModelView *model_view;
+  GtkWidget *tokenizer_box;
   AdwStatusPage *error_page;
   AdwViewStack *view_stack;
   GtkPaned *paned;
@@ -103,6 +106,9 @@ void _burrow_window_ensure_chat_model (BurrowWindow *self);
 void _burrow_window_update_model_bar (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
+/* The tokenizer file for the inspected folder, which has none of its own. */
+void _burrow_window_set_tokenizer (BurrowWindow *self,
+                                   const char   *file);
 void _burrow_window_models_dispose (BurrowWindow *self);
 
 /* burrow-window-chats.c */

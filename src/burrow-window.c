@@ -74,6 +74,10 @@ _burrow_window_update_state (BurrowWindow *self)
                                  burrow_chat_view_get_editing (self->chat_view) >= 0);
   gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
   gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
+  /* A folder without a tokenizer offers to pick one, not a chat that cannot load. */
+  gtk_widget_action_set_enabled (widget, "win.start-chat",
+                                 self->inspect_dir != NULL && self->inspect_has_tokenizer);
+  gtk_widget_set_visible (self->tokenizer_box, self->inspect_dir != NULL && !self->inspect_has_tokenizer);
   gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);
   gtk_widget_action_set_enabled (widget, "win.toggle-panel",
                                  on_chat && !adw_leaflet_get_folded (self->leaflet));
@@ -376,6 +380,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, tokenizer_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, paned);
