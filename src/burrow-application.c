@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-application.h"
+#include "burrow-error-text.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
@@ -57,11 +58,22 @@ burrow_application_activate (GApplication *app)
 
   if (self->store_error != NULL)
     {
+      g_autoptr(GError) error = g_error_new_literal (BURROW_CHAT_STORE_ERROR,
+                                                     BURROW_CHAT_STORE_ERROR_FAILED,
+                                                     self->store_error);
+      g_autofree char *summary = burrow_error_summary (error, NULL);
       AdwMessageDialog *dialog =
         ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (window),
-                                                    _("Chats Will Not Be Saved"),
-                                                    self->store_error));
+                                                    _("Chats Will Not Be Saved"), summary));
+      GtkWidget *details = gtk_expander_new_with_mnemonic (_("_Details"));
+      GtkWidget *label = gtk_label_new (self->store_error);
 
+      gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+      gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+      gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+      gtk_widget_add_css_class (label, "caption");
+      gtk_expander_set_child (GTK_EXPANDER (details), label);
+      adw_message_dialog_set_extra_child (dialog, details);
       adw_message_dialog_add_response (dialog, "close", _("_Close"));
       gtk_window_present (GTK_WINDOW (dialog));
       g_clear_pointer (&self->store_error, g_free);

@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-demo.h"
+#include "burrow-error-text.h"
 #include "burrow-window-private.h"
 
 G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -34,6 +35,24 @@ _burrow_window_toast (BurrowWindow *self,
   AdwToast *toast = adw_toast_new (text);
 
   adw_toast_set_timeout (toast, 3);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+_burrow_window_toast_error (BurrowWindow *self,
+                            const GError *error,
+                            const char   *fallback)
+{
+  g_autofree char *summary = burrow_error_summary (error, fallback);
+  AdwToast *toast = adw_toast_new (summary);
+
+  adw_toast_set_timeout (toast, 5);
+  if (error != NULL)
+    {
+      adw_toast_set_button_label (toast, _("_Details"));
+      adw_toast_set_action_name (toast, "win.error-details");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (error->message));
+    }
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
@@ -380,6 +399,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_details_expander);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_details);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, tokenizer_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
