@@ -225,8 +225,11 @@ on_folded (BurrowWindow *self)
 
 /* The panel beside the chat keeps its own width (its minimum) whatever its numbers and
  * charts ask for: left to GtkPaned, the divider followed the panel's natural width and
- * the chat column jumped sideways as tokens came in. Set again whenever the paned's
- * extent changes (window resized, panel shown). */
+ * the chat column jumped sideways as tokens came in. A divider set past the end is
+ * clamped to the panel's minimum in the same layout that shows the panel; it is set
+ * again when the window's width changes (GtkPaned keeps the clamped value). */
+#define PANED_AT_END (G_MAXINT / 2)
+
 static void
 keep_panel_width (BurrowWindow *self)
 {
@@ -234,7 +237,7 @@ keep_panel_width (BurrowWindow *self)
 
   g_object_get (self->paned, "max-position", &max, NULL);
   if (max > 0 && gtk_paned_get_position (self->paned) != max)
-    gtk_paned_set_position (self->paned, max);
+    gtk_paned_set_position (self->paned, PANED_AT_END);
 }
 
 static void
@@ -254,6 +257,7 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_object_bind_property (self->panel, "visible", self->panel_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  gtk_paned_set_position (self->paned, PANED_AT_END);
   g_signal_connect_object (self->paned, "notify::max-position", G_CALLBACK (keep_panel_width),
                            self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
