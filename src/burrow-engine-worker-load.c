@@ -133,7 +133,9 @@ load_run (BurrowWorkerJob  *job,
     }
   /* The old model goes first: two large models rarely fit in memory together. */
   burrow_worker_job_set_state (job, NULL, NULL);
-  if (payload->options.ram_budget == 0 && payload->expert_share > 0 && info.expert_bytes > 0)
+  gboolean capped = payload->options.ram_budget == 0 && payload->expert_share > 0 &&
+                    info.expert_bytes > 0;
+  if (capped)
     payload->options.ram_budget = MAX ((guint64) (payload->expert_share * (double) info.expert_bytes),
                                        info.read_per_token);
 
@@ -157,7 +159,9 @@ load_run (BurrowWorkerJob  *job,
   result->family = g_strdup (burrow_engine_get_family (engine));
   result->supports_thinking = burrow_engine_supports_thinking (engine);
   result->bytes_per_expert = info.bytes_per_expert;
-  result->snapshot = burrow_perf_snapshot_take (engine, NULL);
+  result->snapshot = burrow_perf_snapshot_take (engine);
+  if (capped)
+    result->snapshot->cache_cap_share = payload->expert_share;
   burrow_model_info_clear (&info);
 
   return result;

@@ -5,6 +5,8 @@
 #include <liburing.h>
 #include <unistd.h>
 
+#include "core/file-io.h"
+
 #define URING_ENTRIES 256
 /* Reads the ring keeps in the kernel at once; the rest wait in order and go out as
  * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
@@ -295,6 +297,12 @@ bw_io_inject_fault (BwIo *io, int nth, int err)
 static gboolean
 take_fault (BwIo *io, BwIoOp *op)
 {
+  int global = bw_fault_take (BW_FAULT_READ, NULL);
+
+  if (global > 0)
+    return op_after_read (op, -(gint64) global);
+  if (global == BW_FAULT_EOF)
+    return op_after_read (op, 0);
   if (io->fault_countdown <= 0 || --io->fault_countdown > 0)
     return FALSE;
   return op_after_read (op, -(gint64) io->fault_err);
