@@ -40,6 +40,8 @@ typedef struct {
   guint64 bytes_per_expert;
   guint64 read_per_token;    /* bytes read per token when every routed expert misses */
   guint64 ignored_bytes;     /* vision tower, MTP layer */
+  char *tokenizer;           /* the tokenizer file a load would use; NULL: the folder has
+                              * none, so a load needs BurrowEngineOptions.tokenizer */
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json-load.h"
+
 #define MAX_STOPS 16
 
 void
@@ -342,6 +344,18 @@ serve_request_parse (const char *body, gsize len, int max_tokens_default, ServeE
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) error = NULL;
+  BwJsonTextProblem problem = bw_json_check_text (body, len, BW_JSON_MAX_DEPTH);
+  if (problem != BW_JSON_TEXT_OK)
+    {
+      if (problem == BW_JSON_TOO_DEEP)
+        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
+                         "The request body is not valid JSON: it nests deeper than %d levels.",
+                         BW_JSON_MAX_DEPTH);
+      else
+        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
+                         "The request body is not valid JSON: more text follows the object.");
+      return NULL;
+    }
   if (len == 0 || !json_parser_load_from_data (parser, body, (gssize) len, &error))
     {
       serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
