@@ -147,6 +147,9 @@ gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
  * count; -1 with error if the tokenizer cannot encode it. */
 int burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error);
+/* The bytes of a token (a special token's text), or NULL for an id without one. The bytes
+ * of one token need not be whole UTF-8 characters. */
+const guint8 *burrow_engine_token_bytes (BurrowEngine *engine, gint32 id, gsize *len);
 /* Tokens a conversation may hold, prompt and reply together, when a turn sets no
  * max_context: config.json's max_position_embeddings (else 131072), capped so that the
  * attention caches fit in half the memory available at load. */
@@ -169,6 +172,8 @@ typedef struct {
                               * (burrow_engine_get_max_context). A prompt that fills it
                               * fails with BURROW_ENGINE_ERROR_CONTEXT_LENGTH; the reply
                               * stops (length) where it would overflow it. */
+  gboolean logprobs;         /* each BurrowToken carries its log probability ... */
+  int top_logprobs;          /* ... and this many most likely alternatives (0-20) */
   gboolean thinking;         /* K3, GLM: reason before answering */
   const char *thinking_effort;  /* K3: "low", "medium", "high" or "max" (NULL: max) */
   BurrowProgressFunc prefill_progress;  /* long prompts: called between prefill chunks */
@@ -191,6 +196,13 @@ typedef struct {
   int index;                 /* its index within the reply */
   const char *reasoning;     /* newly final reasoning text */
   const char *answer;        /* newly final answer text */
+  /* With options->logprobs (id >= 0): the log probability of id under the model's own
+   * distribution (the softmax of its logits, before temperature, penalty and truncation),
+   * and the n_top most likely ids with theirs, most likely first. */
+  float logprob;
+  int n_top;
+  const gint32 *top_ids;
+  const float *top_logprobs;
 } BurrowToken;
 
 typedef void (*BurrowTokenFunc) (const BurrowToken *token, gpointer user_data);

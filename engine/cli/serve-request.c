@@ -300,21 +300,18 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
   return TRUE;
 }
 
-/* Log probabilities are refused rather than silently left out of the answer. */
+/* logprobs, and top_logprobs (0-20) which needs it. */
 static gboolean
-refuse_logprobs (JsonObject *obj, ServeError *err)
+parse_logprobs (JsonObject *obj, ServeRequest *req, ServeError *err)
 {
-  gboolean logprobs = FALSE;
-  if (!get_bool (obj, "logprobs", &logprobs, err))
+  gint64 top = 0;
+  if (!get_bool (obj, "logprobs", &req->opts.logprobs, err)
+      || !get_int (obj, "top_logprobs", 0, 20, &top, err))
     return FALSE;
-  const char *param = logprobs ? "logprobs" : member (obj, "top_logprobs") ? "top_logprobs"
-                                                                             : NULL;
-  if (param == NULL)
-    return TRUE;
-  serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", param,
-                   "Unsupported parameter: '%s': this server does not return log "
-                   "probabilities.", param);
-  return FALSE;
+  if (member (obj, "top_logprobs") && !req->opts.logprobs)
+    return invalid (err, "top_logprobs", "it needs 'logprobs': true");
+  req->opts.top_logprobs = (int) top;
+  return TRUE;
 }
 
 static gboolean
@@ -339,7 +336,7 @@ parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeE
          && (so == NULL || get_bool (json_node_get_object (so), "include_usage",
                                      &req->include_usage, err))
          && parse_stop (obj, req, err) && parse_thinking (obj, req, err)
-         && refuse_logprobs (obj, err);
+         && parse_logprobs (obj, req, err);
 }
 
 ServeRequest *

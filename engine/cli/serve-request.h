@@ -1,6 +1,7 @@
 /* POST /v1/chat/completions: the request body parsed and checked the way OpenAI's API
  * checks it, or the OpenAI-style error to answer with. Fields the server does not use are
- * ignored, as real clients send many. Extensions other servers accept too: top_k, min_p,
+ * ignored, as real clients send many; n > 1 is refused. logprobs and top_logprobs are
+ * answered. Extensions other servers accept too: top_k, min_p,
  * repetition_penalty, ignore_eos, chat_template_kwargs.enable_thinking. */
 #pragma once
 

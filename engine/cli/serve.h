@@ -49,6 +49,7 @@ typedef struct {
   GCancellable *cancel;
   char *id;
   ServeReplyId rid;
+  JsonArray *logprobs;         /* worker: entries not yet sent (stream) or all (whole) */
   /* main thread only */
   SoupServerMessage *msg;      /* NULL once soup is done with it */
   GSource *hup;                /* watches the client's socket while the job runs */

@@ -214,6 +214,12 @@ default_max_context (BwModel *model)
   return (int) MIN (limit, G_MAXINT32);
 }
 
+const guint8 *
+burrow_engine_token_bytes (BurrowEngine *engine, gint32 id, gsize *len)
+{
+  return bw_tokenizer_token_bytes (engine->tok, id, len);
+}
+
 int
 burrow_engine_get_max_context (BurrowEngine *engine)
 {

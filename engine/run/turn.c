@@ -10,6 +10,8 @@
 #include "run/reply-text.h"
 #include "run/sampler.h"
 
+#define BW_MAX_TOP_LOGPROBS 20
+
 typedef struct {
   BurrowConversation *conv;
   BurrowEngine *engine;
@@ -27,6 +29,11 @@ typedef struct {
   BwReplyText reply;
   GString *piece, *reasoning_delta, *answer_delta;
   BurrowTurnStats stats;
+  float *raw;                /* [vocab] with logprobs: the logits before sampling */
+  float logprob;             /* the token being emitted */
+  int n_top;
+  gint32 top_ids[BW_MAX_TOP_LOGPROBS];
+  float top_logprobs[BW_MAX_TOP_LOGPROBS];
   gint64 t_start, t_prefill0, t_prefill, t_first, t_last;
   BwModelStats model0;
   BwStoreStats store0;
@@ -38,6 +45,7 @@ turn_clear (Turn *t)
   if (t->seq)
     g_array_unref (t->seq);
   g_clear_pointer (&t->sampler, bw_sampler_free);
+  g_free (t->raw);
   bw_reply_text_clear (&t->reply);
   if (t->piece)
     g_string_free (t->piece, TRUE);
@@ -232,10 +240,50 @@ emit (Turn *t, gint32 id, int index)
   if (t->func && (id >= 0 || t->reasoning_delta->len || t->answer_delta->len))
     {
       BurrowToken tok = { id, index, t->reasoning_delta->str, t->answer_delta->str };
+      if (id >= 0 && t->raw)
+        {
+          tok.logprob = t->logprob;
+          tok.n_top = t->n_top;
+          tok.top_ids = t->top_ids;
+          tok.top_logprobs = t->top_logprobs;
+        }
       t->func (&tok, t->user_data);
     }
   g_string_truncate (t->reasoning_delta, 0);
   g_string_truncate (t->answer_delta, 0);
+}
+
+/* Keeps the logits before sampling changes them, with the top alternatives as log
+ * probabilities. */
+static void
+keep_logprobs (Turn *t, const float *logits, int vocab)
+{
+  memcpy (t->raw, logits, (gsize) vocab * sizeof (float));
+  float max = -INFINITY;
+  for (int v = 0; v < vocab; v++)
+    max = MAX (max, logits[v]);
+  double sum = 0;
+  for (int v = 0; v < vocab; v++)
+    sum += exp ((double) logits[v] - max);
+  float lse = max + (float) log (sum);
+  int want = CLAMP (t->opts->top_logprobs, 0, BW_MAX_TOP_LOGPROBS);
+  t->n_top = 0;
+  for (int v = 0; v < vocab && want > 0; v++)
+    {
+      if (t->n_top == want && logits[v] <= t->raw[t->top_ids[want - 1]])
+        continue;
+      int k = MIN (t->n_top, want - 1);
+      while (k > 0 && logits[v] > t->raw[t->top_ids[k - 1]])
+        {
+          t->top_ids[k] = t->top_ids[k - 1];
+          k--;
+        }
+      t->top_ids[k] = v;
+      t->n_top = MIN (t->n_top + 1, want);
+    }
+  for (int k = 0; k < t->n_top; k++)
+    t->top_logprobs[k] = t->raw[t->top_ids[k]] - lse;
+  t->logprob = lse;   /* the chosen id's logit minus this, once it is known */
 }
 
 /* Samples, streams and feeds tokens until a stop, the length limit, a cancellation or an
@@ -253,11 +301,15 @@ turn_decode (Turn *t, GError **error)
       const GArray *no_text = t->engine->no_text_ids;
       for (guint k = 0; k < no_text->len; k++)
         logits[g_array_index (no_text, gint32, k)] = -INFINITY;
+      if (t->raw)
+        keep_logprobs (t, logits, bw_model_vocab_size (t->model));
       int n_recent = MIN ((int) t->seq->len, window);
       gint32 id = bw_sampler_sample (t->sampler, logits,
                                      (const gint32 *) t->seq->data + t->seq->len - n_recent,
                                      n_recent);
       t->t_last = g_get_monotonic_time ();
+      if (t->raw)
+        t->logprob = t->raw[id] - t->logprob;
       if (is_stop_id (t, id))
         {
           t->stats.stop_token = id;
@@ -381,6 +433,8 @@ turn_begin (Turn *t)
   BwSamplerOptions so = { t->opts->temperature, t->opts->top_k, t->opts->top_p,
                           t->opts->min_p, t->opts->repetition_penalty, t->opts->seed };
   t->sampler = bw_sampler_new (bw_model_vocab_size (t->model), &so);
+  if (t->opts->logprobs)
+    t->raw = g_new (float, bw_model_vocab_size (t->model));
   bw_token_stream_init (&t->stream, t->engine->tok);
   t->piece = g_string_sized_new (64);
   t->reasoning_delta = g_string_sized_new (64);
