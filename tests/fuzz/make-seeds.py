@@ -165,11 +165,17 @@ def tiktoken_seeds():
         "bad-rank-huge.model": b"YQ== 99999999999\n",
         "bad-empty.model": b"",
         "bad-no-space.model": b"YQ==1\n",
+        # Ids far past the tokens before them made the id table huge (256 MiB for one line).
+        "bad-rank-far-ahead.model": b"YQ== 0\nYg== 16777215\n",
     }
 
 
 def tokenizer_json_seeds():
-    return {"ok-glm52-fixture.json": read(RUN_FIXTURES, "glm52", "tokenizer.json")}
+    small = json.loads(read(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                            "fuzz", "tokenizer-json", "ok-small.json"))
+    small["model"]["vocab"]["far"] = 16000000
+    return {"ok-glm52-fixture.json": read(RUN_FIXTURES, "glm52", "tokenizer.json"),
+            "bad-id-far-ahead.json": json.dumps(small).encode()}
 
 
 def tokenizer_config_seeds():
@@ -190,6 +196,9 @@ def tokenizer_config_seeds():
         "bad-empty-content.json": b'{"added_tokens_decoder": {"300": {"content": ""}}}',
         "bad-id-huge.json": b'{"added_tokens_decoder": {"99999999999": {"content": "x"}}}',
         "bad-not-json.json": b'{"added_tokens_decoder": {',
+        # A Kimi-style block of specials from 256 to 16,000,000 named 16 million reserved ids.
+        "bad-reserved-block-huge.json": b'{"added_tokens_decoder": {"256": {"content": "a"},'
+                                        b' "16000000": {"content": "b"}}}',
     }
 
 
