@@ -214,8 +214,9 @@ exec_set (JjRender *r, const JjNode *n)
 
 /* ---- loops ---- */
 
+/* Loops are never recursive here, so depth is always 1. */
 static JjValue *
-loop_object (guint i, guint n, JjValue *items, guint depth)
+loop_object (guint i, guint n, JjValue *items)
 {
   JjValue *loop = jj_dict_new ();
 
@@ -226,8 +227,8 @@ loop_object (guint i, guint n, JjValue *items, guint depth)
   jj_dict_set_str (loop, "first", jj_bool (i == 0));
   jj_dict_set_str (loop, "last", jj_bool (i + 1 == n));
   jj_dict_set_str (loop, "length", jj_int (n));
-  jj_dict_set_str (loop, "depth", jj_int (depth + 1));
-  jj_dict_set_str (loop, "depth0", jj_int (depth));
+  jj_dict_set_str (loop, "depth", jj_int (1));
+  jj_dict_set_str (loop, "depth0", jj_int (0));
   jj_dict_set_str (loop, "previtem", i > 0 ? jj_ref (JJ_ITEM (items, i - 1)) : jj_undefined ());
   jj_dict_set_str (loop, "nextitem", i + 1 < n ? jj_ref (JJ_ITEM (items, i + 1)) : jj_undefined ());
   jj_dict_set_str (loop, "cycle", jj_fn_new (JJ_FN_BUILTIN, "loop.cycle", jj_int (i)));
@@ -284,16 +285,9 @@ static gboolean
 exec_for (JjRender *r, const JjNode *n)
 {
   g_autoptr (JjValue) items = loop_items (r, n);
-  JjValue *outer = NULL;
-  guint depth = 0;
 
   if (items == NULL)
     return FALSE;
-  outer = g_hash_table_lookup (r->frame->vars, "loop");
-  for (JjFrame *f = r->frame; f != NULL && outer == NULL; f = f->parent)
-    outer = g_hash_table_lookup (f->vars, "loop");
-  if (outer != NULL && outer->kind == JJ_DICT && jj_dict_get_str (outer, "depth0") != NULL)
-    depth = (guint) jj_dict_get_str (outer, "depth0")->i + 1;
   if (items->list->len == 0)
     return n->c == NULL || jj_exec (r, n->c);
   for (guint i = 0; i < items->list->len; i++)
@@ -304,7 +298,7 @@ exec_for (JjRender *r, const JjNode *n)
                     && assign_targets (r, n, n->names, JJ_ITEM (items, i));
       if (ok)
         {
-          jj_frame_set (r->frame, "loop", loop_object (i, items->list->len, items, depth));
+          jj_frame_set (r->frame, "loop", loop_object (i, items->list->len, items));
           ok = jj_exec (r, n->b);
         }
       jj_frame_pop (r, saved);
@@ -340,6 +334,7 @@ bind_params (JjRender *r, const JjNode *def, GPtrArray *args, GPtrArray *kwnames
   g_autoptr (JjValue) varargs = jj_list_new ();
   g_autoptr (JjValue) kwargs = jj_dict_new ();
 
+  varargs->tuple = TRUE;
   for (guint i = 0; i < def->names->len; i++)
     {
       JjValue *v = jj_arg (args, i, kwnames, kwvals, def->names->pdata[i]);
