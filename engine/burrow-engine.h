@@ -304,6 +304,18 @@ gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        BurrowTurnStats *stats, GCancellable *cancellable,
                                        GError **error);
 
+/* Generates a reply to prompt: the whole conversation already rendered by a chat template
+ * (the checkpoint's own), special-token text read as tokens. The decode state is kept as far
+ * as the ids it covers start the prompt's, so a longer rendering of the same conversation
+ * only prefills what is new. The reply streams through func as answer text with its tags
+ * (the caller splits reasoning and tool calls) and is appended as an assistant message.
+ * Cancellation and errors behave as in burrow_conversation_generate. */
+gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                              const BurrowGenerateOptions *options,
+                                              BurrowTokenFunc func, gpointer user_data,
+                                              BurrowTurnStats *stats, GCancellable *cancellable,
+                                              GError **error);
+
 /* ---- Live views for the app's dashboard ----
  *
  * What the expert store and the model's phase clocks hold right now. The functions marked

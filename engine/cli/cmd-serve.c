@@ -1,7 +1,9 @@
 /* burrow-cli serve: an OpenAI-compatible HTTP server over one loaded model.
  *
- *   serve --model DIR [--host 127.0.0.1] [--port 8000] [--api-key KEY]
+ *   serve --model DIR [--host 127.0.0.1] [--port 8000] [--api-key KEY] [--template FILE]
  *
+ * Prompts come from the checkpoint's own chat template when it has one (tools, tool calls
+ * and reasoning then follow its syntax), else from the family's built-in format.
  * POST /v1/chat/completions (streamed as SSE or whole), GET /v1/models, GET /v1/profile.
  * It listens on loopback unless told otherwise, and refuses any other address without an
  * API key. The first line on stdout names the URL it listens on (port 0 picks a free one). */
@@ -22,6 +24,7 @@ typedef struct {
   char *max_body;
   int queue;
   int max_tokens;
+  char *template_file;
 } ServeArgs;
 
 static gboolean
@@ -78,6 +81,27 @@ announce (ServeServer *server)
   fflush (stdout);
 }
 
+/* The checkpoint's own template (or --template FILE), in its plain and tool_use variants. */
+static gboolean
+load_templates (const ServeArgs *a, BwModelTemplate **tpl, BwModelTemplate **tpl_tools,
+                GError **error)
+{
+  g_autofree char *dir = a->engine.model_dir ? g_strdup (a->engine.model_dir)
+                                             : bw_cli_default_model_dir ();
+  if (a->template_file)
+    {
+      *tpl = bw_model_template_load_file (a->template_file, dir, error);
+      if (*tpl)
+        *tpl_tools = bw_model_template_load_file (a->template_file, dir, error);
+      return *tpl_tools != NULL;
+    }
+  *tpl = bw_model_template_load (dir, FALSE, error);
+  if (*tpl == NULL)
+    return error == NULL || *error == NULL;
+  *tpl_tools = bw_model_template_load (dir, TRUE, error);
+  return *tpl_tools != NULL;
+}
+
 static int
 serve_with_args (ServeArgs *a, GError **error)
 {
@@ -96,7 +120,15 @@ serve_with_args (ServeArgs *a, GError **error)
   if (engine == NULL)
     return 1;
 
+  g_autoptr (BwModelTemplate) tpl = NULL;
+  g_autoptr (BwModelTemplate) tpl_tools = NULL;
+  if (!load_templates (a, &tpl, &tpl_tools, error))
+    return 1;
+
   ServeServer server = { .engine = engine, .max_body = max_body,
+                         .template = tpl, .template_tools = tpl_tools,
+                         .tool_format = tpl_tools ? bw_tool_format_detect (tpl_tools->source)
+                                                  : BW_TOOL_FORMAT_NONE,
                          .max_queue = (guint) a->queue, .max_tokens = a->max_tokens,
                          .created = g_get_real_time () / G_USEC_PER_SEC,
                          .main_context = g_main_context_default () };
@@ -147,6 +179,8 @@ bw_cli_serve_main (int argc, char **argv)
       "Requests that may wait behind the running one (4); more get 429", "N" },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens,
       "Reply length limit when a request sets none (1024)", "N" },
+    { "template", 0, 0, G_OPTION_ARG_FILENAME, &a.template_file,
+      "Chat template to use instead of the checkpoint's own", "FILE" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- serve a model over HTTP");
@@ -166,5 +200,6 @@ bw_cli_serve_main (int argc, char **argv)
   g_free (a.host);
   g_free (a.api_key);
   g_free (a.max_body);
+  g_free (a.template_file);
   return rc;
 }

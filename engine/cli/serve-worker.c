@@ -135,6 +135,11 @@ run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
+  if (server->template != NULL)
+    {
+      serve_template_run_job (server, job);
+      return;
+    }
   BurrowConversation *conv = pick_conversation (server, job->req);
   if (job->req->stream)
     {

@@ -18,6 +18,7 @@ typedef struct {
   BurrowTokenFunc func;
   gpointer user_data;
   GCancellable *cancellable;
+  const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
@@ -86,9 +87,31 @@ turn_publish (Turn *t)
 }
 
 /* The conversation's ids, then the new messages rendered with the generation prompt. */
+/* A prompt rendered by the caller stands for the whole conversation. */
+static gboolean
+turn_raw_prompt (Turn *t, GError **error)
+{
+  t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
+  t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!bw_tokenizer_encode (t->engine->tok, t->raw_prompt, -1, TRUE, t->seq, error))
+    return FALSE;
+  t->n_prompt = t->seq->len;
+  if (t->n_prompt == 0)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the rendered prompt is empty");
+      return FALSE;
+    }
+  t->stats.prompt_tokens = (int) t->n_prompt;
+  return TRUE;
+}
+
 static gboolean
 turn_prompt (Turn *t, GError **error)
 {
+  if (t->raw_prompt)
+    return turn_raw_prompt (t, error);
+
   BurrowConversation *conv = t->conv;
   guint n = conv->messages->len - conv->n_fed;
   g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, n);
@@ -295,7 +318,8 @@ turn_commit (Turn *t)
   burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
                                    t->reply.reasoning);
   g_autoptr (GString) close = g_string_new (NULL);
-  close_text (t, close);
+  if (t->raw_prompt == NULL)
+    close_text (t, close);
   g_array_set_size (conv->ids, 0);
   g_array_append_vals (conv->ids, t->seq->data, t->seq->len);
   /* The closing specials were checked at load; a tokenizer that cannot encode them only
@@ -354,10 +378,10 @@ turn_begin (Turn *t)
   turn_publish (t);
 }
 
-gboolean
-burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
-                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
-                              GCancellable *cancellable, GError **error)
+static gboolean
+generate (BurrowConversation *conv, const char *raw_prompt, const BurrowGenerateOptions *options,
+          BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+          GCancellable *cancellable, GError **error)
 {
   BurrowGenerateOptions defaults;
   if (options == NULL)
@@ -365,17 +389,17 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
       burrow_generate_options_init (&defaults);
       options = &defaults;
     }
-  if (!check_request (conv, error))
+  if (raw_prompt == NULL && !check_request (conv, error))
     return FALSE;
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable };
+             .cancellable = cancellable, .raw_prompt = raw_prompt };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
     {
-      bw_reply_text_init (&t.reply, &t.chat, options->stop);
+      bw_reply_text_init (&t.reply, raw_prompt ? NULL : &t.chat, options->stop);
       turn_state (&t);
       turn_publish (&t);
       ok = turn_prefill (&t, &local) && turn_decode (&t, &local);
@@ -405,4 +429,22 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
   if (!ok)
     g_propagate_error (error, g_steal_pointer (&local));
   return ok;
+}
+
+gboolean
+burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
+                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+                              GCancellable *cancellable, GError **error)
+{
+  return generate (conv, NULL, options, func, user_data, stats, cancellable, error);
+}
+
+gboolean
+burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                     const BurrowGenerateOptions *options, BurrowTokenFunc func,
+                                     gpointer user_data, BurrowTurnStats *stats,
+                                     GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (prompt != NULL, FALSE);
+  return generate (conv, prompt, options, func, user_data, stats, cancellable, error);
 }
