@@ -121,11 +121,17 @@ typedef struct {
   gboolean prefetch;        /* read the next layers' likely experts ahead */
   gboolean int8_activations;/* round activations to int8 in products with 4-bit weights
                              * (faster on AVX-512 VNNI; results no longer exact) */
+  const char *chat_template;/* a Jinja chat template file to use; NULL: the checkpoint's own
+                             * (chat_template.jinja or tokenizer_config.json), else the
+                             * family's built-in format */
 } BurrowEngineOptions;
 
 void burrow_engine_options_init (BurrowEngineOptions *options);
 
-/* Loads the checkpoint folder, its tokenizer and chat format. A model without a chat
+/* Loads the checkpoint folder, its tokenizer and chat format. Prompts come from the
+ * checkpoint's own chat template when it has one that parses (every turn renders the whole
+ * conversation, message content encoded as plain text), else from the family's built-in
+ * format. A model without a chat
  * format (or a folder without a tokenizer) fails here, naming what is missing. */
 BurrowEngine *burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
                                   BurrowProgressFunc progress, gpointer user_data,
@@ -139,6 +145,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
 const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", ... */
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
+/* Where prompts come from: the template file's path, or NULL for the built-in format. */
+const char *burrow_engine_get_chat_template (BurrowEngine *engine);
 /* TRUE for the families with a thinking mode (Kimi K3, GLM-5.2). */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the

@@ -24,7 +24,6 @@ typedef struct {
   char *max_body;
   int queue;
   int max_tokens;
-  char *template_file;
 } ServeArgs;
 
 static gboolean
@@ -88,11 +87,11 @@ load_templates (const ServeArgs *a, BwModelTemplate **tpl, BwModelTemplate **tpl
 {
   g_autofree char *dir = a->engine.model_dir ? g_strdup (a->engine.model_dir)
                                              : bw_cli_default_model_dir ();
-  if (a->template_file)
+  if (a->engine.chat_template)
     {
-      *tpl = bw_model_template_load_file (a->template_file, dir, error);
+      *tpl = bw_model_template_load_file (a->engine.chat_template, dir, error);
       if (*tpl)
-        *tpl_tools = bw_model_template_load_file (a->template_file, dir, error);
+        *tpl_tools = bw_model_template_load_file (a->engine.chat_template, dir, error);
       return *tpl_tools != NULL;
     }
   *tpl = bw_model_template_load (dir, FALSE, error);
@@ -179,8 +178,6 @@ bw_cli_serve_main (int argc, char **argv)
       "Requests that may wait behind the running one (4); more get 429", "N" },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens,
       "Reply length limit when a request sets none (1024)", "N" },
-    { "template", 0, 0, G_OPTION_ARG_FILENAME, &a.template_file,
-      "Chat template to use instead of the checkpoint's own", "FILE" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- serve a model over HTTP");
@@ -200,6 +197,5 @@ bw_cli_serve_main (int argc, char **argv)
   g_free (a.host);
   g_free (a.api_key);
   g_free (a.max_body);
-  g_free (a.template_file);
   return rc;
 }

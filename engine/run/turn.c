@@ -126,9 +126,18 @@ turn_prompt (Turn *t, GError **error)
                               .add_generation_prompt = TRUE,
                               .continuation = conv->ids->len > 0 };
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
-  if (!bw_chat_encode (&t->chat, msgs, n, t->engine->tok, t->seq, error))
-    return FALSE;
+  if (t->engine->template != NULL)
+    {
+      /* The checkpoint's template renders the whole conversation every turn. */
+      if (!bw_template_prompt (conv, t->opts, t->seq, error))
+        return FALSE;
+    }
+  else
+    {
+      g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
+      if (!bw_chat_encode (&t->chat, msgs, n, t->engine->tok, t->seq, error))
+        return FALSE;
+    }
   t->n_prompt = t->seq->len;
   /* Reserve the reply's room now, so the loop rarely grows it (max_tokens can be huge). */
   g_array_set_size (t->seq, t->n_prompt + (guint) MIN (t->max_tokens, 8192) + 1);
@@ -321,7 +330,8 @@ turn_commit (Turn *t)
   burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
                                    t->reply.reasoning);
   g_autoptr (GString) close = g_string_new (NULL);
-  if (t->raw_prompt == NULL)
+  /* A template re-renders the turn's end itself next time. */
+  if (t->raw_prompt == NULL && t->engine->template == NULL)
     close_text (t, close);
   g_array_set_size (conv->ids, 0);
   g_array_append_vals (conv->ids, t->seq->data, t->seq->len);

@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "text/chat-template.h"
 #include "text/text-error.h"
 
 /* A template or tokenizer_config.json larger than this is refused. */
@@ -209,4 +210,42 @@ bw_model_template_render (const BwModelTemplate *mt, JsonObject *vars, GDateTime
   if (tpl == NULL)
     return NULL;
   return bw_jinja_render (tpl, vars, now, NULL, error);
+}
+
+static void
+add_segment (GArray *segments, gsize offset, gsize len, gboolean structure)
+{
+  if (len == 0)
+    return;
+  if (segments->len > 0)
+    {
+      BwChatSegment *last = &g_array_index (segments, BwChatSegment, segments->len - 1);
+      if (last->structure == structure && last->offset + last->len == offset)
+        {
+          last->len += len;
+          return;
+        }
+    }
+  g_array_append_val (segments, ((BwChatSegment) { offset, len, structure }));
+}
+
+void
+bw_model_template_segments (const char *text, const char *const *contents, gsize n,
+                            GArray *segments)
+{
+  gsize pos = 0, len = strlen (text);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *c = contents[i], *hit;
+      if (c == NULL || *c == '\0')
+        continue;
+      hit = strstr (text + pos, c);
+      if (hit == NULL)
+        continue;
+      add_segment (segments, pos, hit - (text + pos), TRUE);
+      add_segment (segments, hit - text, strlen (c), FALSE);
+      pos = (hit - text) + strlen (c);
+    }
+  add_segment (segments, pos, len - pos, TRUE);
 }

@@ -36,6 +36,14 @@ JsonObject *bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *message
                                    JsonArray *tools, gboolean add_generation_prompt,
                                    JsonObject *kwargs);
 
+/* Splits a rendered prompt into structure and content (BwChatSegment of chat-template.h,
+ * appended to segments, covering text in order): each of the n content strings is looked
+ * for, in order, after the previous one, and its first occurrence there is content, to be
+ * encoded with special tokens read as plain text. Content the template changed (trimmed,
+ * cut) is not found and stays structure. */
+void bw_model_template_segments (const char *text, const char *const *contents, gsize n,
+                                 GArray *segments);
+
 /* Parses and renders in one go; errors name the template's file, line and column. */
 char *bw_model_template_render (const BwModelTemplate *mt, JsonObject *vars, GDateTime *now,
                                 GError **error);

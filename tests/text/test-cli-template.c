@@ -4,6 +4,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -120,6 +121,64 @@ test_model_folder (void)
   g_rmdir (dir);
 }
 
+/* Runs burrow-cli chat on the demo model with input on stdin; returns its status. */
+static int
+run_chat (const char *input, const char *const *extra, char **out, char **err)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GSubprocess) proc = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) in = g_bytes_new (input, strlen (input));
+  g_autoptr (GBytes) o = NULL, e = NULL;
+
+  for (const char *const *a = (const char *const[]) { BURROW_CLI, "chat", "--model", BURROW_DEMO_MODEL,
+                                                        "--threads", "2", "-n", "6", "--temperature", "0", NULL };
+       *a; a++)
+    g_ptr_array_add (argv, (gpointer) *a);
+  for (gsize i = 0; extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  proc = g_subprocess_newv ((const char *const *) argv->pdata, G_SUBPROCESS_FLAGS_STDIN_PIPE
+                            | G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate (proc, in, NULL, &o, &e, &error));
+  g_assert_no_error (error);
+  *out = g_strndup (g_bytes_get_data (o, NULL), g_bytes_get_size (o));
+  *err = g_strndup (g_bytes_get_data (e, NULL), g_bytes_get_size (e));
+  return g_subprocess_get_exit_status (proc);
+}
+
+/* The demo model's own template builds chat prompts: a second turn reuses the first's
+ * decode state (the re-rendered history starts with the ids already read), and --template
+ * replaces it, its errors naming the file, line and column. */
+static void
+test_chat_uses_template (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("burrow-chat-template-XXXXXX", NULL);
+  g_autofree char *raise = g_build_filename (dir, "raise.jinja", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *stats;
+  int cached = -1, prompt = -1;
+
+  g_assert_cmpint (run_chat ("hello\nhow are you\n", (const char *[]) { NULL }, &out, &err), ==, 0);
+  stats = strrchr (err, '[');
+  g_assert_nonnull (stats);
+  g_assert_nonnull (strstr (stats, "prompt "));
+  g_assert_cmpint (sscanf (strstr (stats, "prompt "), "prompt %d (%d cached", &prompt, &cached), ==, 2);
+  g_test_message ("second turn: prompt %d, cached %d", prompt, cached);
+  g_assert_cmpint (cached, >, 13);
+  g_assert_cmpint (cached, <, prompt);
+  g_free (out);
+  g_free (err);
+
+  g_assert_true (g_file_set_contents (raise, "\n{{ raise_exception('template in use') }}", -1, NULL));
+  g_assert_cmpint (run_chat ("hello\n", (const char *[]) { "--template", raise, NULL }, &out, &err), !=, 0);
+  g_assert_nonnull (strstr (err, "raise.jinja:2:"));
+  g_assert_nonnull (strstr (err, "template in use"));
+  g_remove (raise);
+  g_rmdir (dir);
+}
+
 static int
 compare_paths (gconstpointer a, gconstpointer b)
 {
@@ -162,5 +221,6 @@ main (int argc, char **argv)
       g_test_add_data_func (test, cases->pdata[i], test_case);
     }
   g_test_add_func ("/template/model-folder", test_model_folder);
+  g_test_add_func ("/template/chat-uses-template", test_chat_uses_template);
   return g_test_run ();
 }
