@@ -29,6 +29,7 @@ struct _BurrowEngine {
                                 * vocabulary); never sampled */
   BwSessionIdentity identity;
   int max_batch;
+  int max_context;             /* default limit of prompt plus reply */
   float *logits;               /* [vocab], the turn's scratch */
   GMutex stats_lock;
   BurrowTurnStats turn;        /* under stats_lock */
@@ -64,7 +65,7 @@ gboolean bw_conversation_save_if_attached (BurrowConversation *conv, double *sec
 
 /* The prompt through the engine's chat template: every message of the conversation, then
  * the generation prompt, encoded with message content as plain text. */
-gboolean bw_template_prompt (BurrowConversation *conv, const BurrowGenerateOptions *opts,
+gboolean bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
                              GArray *ids, GError **error);
 
 G_END_DECLS

@@ -4,7 +4,7 @@
 #include "run/run-private.h"
 
 static JsonArray *
-messages_json (BurrowConversation *conv)
+messages_json (const BurrowConversation *conv)
 {
   static const char *const roles[] = { "system", "user", "assistant" };
   JsonArray *arr = json_array_new ();
@@ -23,7 +23,7 @@ messages_json (BurrowConversation *conv)
 }
 
 gboolean
-bw_template_prompt (BurrowConversation *conv, const BurrowGenerateOptions *opts, GArray *ids,
+bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts, GArray *ids,
                     GError **error)
 {
   BurrowEngine *engine = conv->engine;
