@@ -157,8 +157,11 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   ok = serve_testing_reply (server, prompt, on_raw_token, &t, &st);
   if (!ok)
 #endif
-    ok = burrow_conversation_generate_prompt (server->last, prompt, &req->opts, on_raw_token, &t,
-                                              &st, job->cancel, &error);
+    {
+      g_autofree const char **plain = serve_tools_plain_texts (req->tools);
+      ok = burrow_conversation_generate_prompt (server->last, prompt, plain, &req->opts,
+                                                on_raw_token, &t, &st, job->cancel, &error);
+    }
   (void) ok;   /* a failure is in error; what the reply had so far still goes out */
   guint before = t.events->len;
   bw_tool_parser_finish (t.parser, t.events);

@@ -252,6 +252,25 @@ serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean
   return bw_model_template_render (mt, vars, NULL, error);
 }
 
+const char **
+serve_tools_plain_texts (const ServeTools *tools)
+{
+  GPtrArray *texts = g_ptr_array_new ();
+
+  for (guint i = 0; tools->messages && i < json_array_get_length (tools->messages); i++)
+    {
+      JsonNode *m = json_array_get_element (tools->messages, i);
+      JsonObject *o = JSON_NODE_HOLDS_OBJECT (m) ? json_node_get_object (m) : NULL;
+      JsonNode *reasoning = get (o, "reasoning_content"), *content = get (o, "content");
+      if (is_string (reasoning))
+        g_ptr_array_add (texts, (gpointer) json_node_get_string (reasoning));
+      if (is_string (content))
+        g_ptr_array_add (texts, (gpointer) json_node_get_string (content));
+    }
+  g_ptr_array_add (texts, NULL);
+  return (const char **) g_ptr_array_free (texts, FALSE);
+}
+
 BwToolParser *
 serve_tools_parser (BwToolFormat format, const ServeTools *tools, const char *prompt)
 {

@@ -32,6 +32,10 @@ void serve_tools_clear (ServeTools *tools);
 char *serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools,
                           gboolean thinking_given, gboolean thinking, GError **error);
 
+/* The messages' texts (reasoning_content and content; not tool-call arguments, which
+ * templates print re-serialized), NULL-terminated, the strings borrowed from tools. */
+const char **serve_tools_plain_texts (const ServeTools *tools);
+
 /* The reply's parser for a rendered prompt. */
 BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,
                                   const char *prompt);

@@ -19,6 +19,7 @@ typedef struct {
   gpointer user_data;
   GCancellable *cancellable;
   const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
+  const char *const *plain;  /* its message texts, in order (NULL-terminated, may be NULL) */
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
@@ -90,8 +91,12 @@ turn_publish (Turn *t)
 static gboolean
 raw_prompt_ids (Turn *t, GError **error)
 {
+  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+
   t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
-  if (!bw_tokenizer_encode (t->engine->tok, t->raw_prompt, -1, TRUE, t->seq, error))
+  bw_model_template_segments (t->raw_prompt, t->plain,
+                              t->plain ? g_strv_length ((char **) t->plain) : 0, segments);
+  if (!bw_chat_encode_segments (t->engine->tok, t->raw_prompt, segments, t->seq, error))
     return FALSE;
   if (t->seq->len == 0)
     {
@@ -432,7 +437,8 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
 }
 
 static gboolean
-generate (BurrowConversation *conv, const char *raw_prompt, const BurrowGenerateOptions *options,
+generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
+          const BurrowGenerateOptions *options,
           BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
           GCancellable *cancellable, GError **error)
 {
@@ -447,7 +453,7 @@ generate (BurrowConversation *conv, const char *raw_prompt, const BurrowGenerate
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable, .raw_prompt = raw_prompt };
+             .cancellable = cancellable, .raw_prompt = raw_prompt, .plain = plain };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
@@ -489,15 +495,16 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
                               BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
                               GCancellable *cancellable, GError **error)
 {
-  return generate (conv, NULL, options, func, user_data, stats, cancellable, error);
+  return generate (conv, NULL, NULL, options, func, user_data, stats, cancellable, error);
 }
 
 gboolean
 burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                     const char *const *plain,
                                      const BurrowGenerateOptions *options, BurrowTokenFunc func,
                                      gpointer user_data, BurrowTurnStats *stats,
                                      GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (prompt != NULL, FALSE);
-  return generate (conv, prompt, options, func, user_data, stats, cancellable, error);
+  return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
 }

@@ -60,7 +60,8 @@ const script = path.join(modelDir, 'script.json');
 const promptLog = path.join(modelDir, 'prompts.txt');
 fs.writeFileSync(script, JSON.stringify([CALL, FINAL, CALL, FINAL]));
 
-const child = spawn(cli, ['serve', '--model', modelDir, '--port', '0', '--threads', '2'], {
+const child = spawn(cli, ['serve', '--model', modelDir, '--port', '0', '--threads', '2',
+                          '--served-model-name', 'm'], {
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, BURROW_TEST_SCRIPTED_REPLY: script, BURROW_TEST_PROMPT_LOG: promptLog },
 });
