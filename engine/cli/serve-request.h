@@ -16,14 +16,19 @@ typedef struct {
   char *content;
 } ServeMessage;
 
+/* Tools and the messages as the chat template reads them (serve-tools.h). */
+typedef struct _ServeTools ServeTools;
+
 typedef struct {
   GArray *messages;           /* ServeMessage */
+  ServeTools *tools;
   char *model;
   gboolean stream;
   gboolean include_usage;     /* stream_options.include_usage */
   BurrowGenerateOptions opts; /* stop points into `stop` */
   char **stop;
   char *effort;
+  gboolean thinking_given;    /* reasoning_effort was set: tell the template */
 } ServeRequest;
 
 /* An error answer: HTTP status and the fields of {"error": {...}}. */

@@ -155,6 +155,11 @@ run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
+  if (server->template != NULL)
+    {
+      serve_template_run_job (server, job);
+      return;
+    }
   BurrowConversation *conv = pick_conversation (server, job->req);
   /* Refused before any model work, and before a stream's 200: a prompt over the context. */
   g_autoptr (GError) refused = NULL;

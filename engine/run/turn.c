@@ -20,6 +20,8 @@ typedef struct {
   BurrowTokenFunc func;
   gpointer user_data;
   GCancellable *cancellable;
+  const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
+  const char *const *plain;  /* its message texts, in order (NULL-terminated, may be NULL) */
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
@@ -93,8 +95,29 @@ turn_publish (Turn *t)
   bw_engine_publish_turn (t->engine, s);
 }
 
+/* A prompt rendered by the caller stands for the whole conversation. */
+static gboolean
+raw_prompt_ids (Turn *t, GError **error)
+{
+  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+
+  t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
+  bw_model_template_segments (t->raw_prompt, t->plain,
+                              t->plain ? g_strv_length ((char **) t->plain) : 0, segments);
+  if (!bw_chat_encode_segments (t->engine->tok, t->raw_prompt, segments, t->seq, error))
+    return FALSE;
+  if (t->seq->len == 0)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the rendered prompt is empty");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The conversation's ids, then the new messages rendered with the generation prompt:
- * structure as special tokens, message text as plain text. */
+ * structure as special tokens, message text as plain text. With the checkpoint's own
+ * template, the whole conversation rendered anew. */
 static gboolean
 encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
                BwChatOptions *chat, GArray *seq, GError **error)
@@ -111,6 +134,8 @@ encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts
                             .thinking_effort = opts->thinking_effort,
                             .add_generation_prompt = TRUE,
                             .continuation = conv->ids->len > 0 };
+  if (conv->engine->template != NULL)
+    return bw_template_prompt (conv, opts, seq, error);
   g_array_append_vals (seq, conv->ids->data, conv->ids->len);
   return bw_chat_encode (chat, msgs, n, conv->engine->tok, seq, error);
 }
@@ -138,7 +163,8 @@ static gboolean
 turn_prompt (Turn *t, GError **error)
 {
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
+  if (t->raw_prompt ? !raw_prompt_ids (t, error)
+                    : !encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
   t->stats.prompt_tokens = (int) t->n_prompt;
@@ -380,7 +406,9 @@ turn_commit (Turn *t)
   burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
                                    t->reply.reasoning);
   g_autoptr (GString) close = g_string_new (NULL);
-  close_text (t, close);
+  /* A template re-renders the turn's end itself next time. */
+  if (t->raw_prompt == NULL && t->engine->template == NULL)
+    close_text (t, close);
   g_array_set_size (conv->ids, 0);
   g_array_append_vals (conv->ids, t->seq->data, t->seq->len);
   /* The closing specials were checked at load; a tokenizer that cannot encode them only
@@ -462,10 +490,11 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
   return (int) seq->len;
 }
 
-gboolean
-burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
-                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
-                              GCancellable *cancellable, GError **error)
+static gboolean
+generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
+          const BurrowGenerateOptions *options,
+          BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+          GCancellable *cancellable, GError **error)
 {
   BurrowGenerateOptions defaults;
   if (options == NULL)
@@ -473,17 +502,17 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
       burrow_generate_options_init (&defaults);
       options = &defaults;
     }
-  if (!check_request (conv, error))
+  if (raw_prompt == NULL && !check_request (conv, error))
     return FALSE;
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable };
+             .cancellable = cancellable, .raw_prompt = raw_prompt, .plain = plain };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
     {
-      bw_reply_text_init (&t.reply, &t.chat, options->stop);
+      bw_reply_text_init (&t.reply, raw_prompt ? NULL : &t.chat, options->stop);
       turn_state (&t);
       turn_publish (&t);
       ok = turn_prefill (&t, &local) && turn_decode (&t, &local);
@@ -513,4 +542,23 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
   if (!ok)
     g_propagate_error (error, g_steal_pointer (&local));
   return ok;
+}
+
+gboolean
+burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
+                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+                              GCancellable *cancellable, GError **error)
+{
+  return generate (conv, NULL, NULL, options, func, user_data, stats, cancellable, error);
+}
+
+gboolean
+burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                     const char *const *plain,
+                                     const BurrowGenerateOptions *options, BurrowTokenFunc func,
+                                     gpointer user_data, BurrowTurnStats *stats,
+                                     GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (prompt != NULL, FALSE);
+  return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
 }
