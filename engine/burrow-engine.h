@@ -116,13 +116,21 @@ typedef struct {
                              * the model folder */
   int expert_bits;          /* 0: routed experts as stored; 8, 4 or 2: requantised when read */
   const char *io_backend;   /* expert reads: NULL or "auto", "io_uring", "pread" */
-  gboolean direct_io;       /* O_DIRECT expert reads, buffered where refused */
-  gboolean pinning;         /* learned pins from the usage history */
-  gboolean prefetch;        /* read the next layers' likely experts ahead */
+  /* The three switches below take TRUE, FALSE or BURROW_AUTO (their default): */
+  int direct_io;            /* O_DIRECT expert reads, buffered where refused; auto: when
+                             * the experts do not fit in the page cache beside the budget */
+  int pinning;              /* learned pins from the usage history; auto: on */
+  int prefetch;             /* read the next layers' likely experts ahead; auto: paused
+                             * while fewer than half of its reads are used */
   gboolean int8_activations;/* round activations to int8 in products with 4-bit weights
                              * (faster on AVX-512 VNNI; results no longer exact) */
+  int prefetch_top;         /* experts the lookahead reads per layer; <= 0: a quarter of
+                             * the model's top-k */
 } BurrowEngineOptions;
 
+#define BURROW_AUTO (-1)
+
+/* Defaults: every switch BURROW_AUTO, everything else 0 (as stored, chosen at load). */
 void burrow_engine_options_init (BurrowEngineOptions *options);
 
 /* Loads the checkpoint folder, its tokenizer and chat format. A model without a chat

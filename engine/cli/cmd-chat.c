@@ -133,6 +133,13 @@ print_footer (const BurrowTurnStats *st)
            st->prompt_tokens, st->cached_tokens, st->prefill_tokens, st->prefill_seconds,
            st->hit_rate * 100.0, read,
            st->finish == BURROW_FINISH_LENGTH ? " | length limit" : "");
+  /* Where the turn's time went inside the model, per token it fed or generated. */
+  int n = MAX (st->prefill_tokens + st->generated_tokens, 1);
+  fputs ("[per token:", stderr);
+  for (int p = 0; p < BURROW_N_PHASES; p++)
+    fprintf (stderr, "%s %s %.3f s", p ? "," : "", burrow_phase_name (p),
+             st->phase_seconds[p] / n);
+  fputs ("]\n", stderr);
 }
 
 /* Reads one line of stdin without its newline; NULL at the end. */

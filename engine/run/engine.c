@@ -5,11 +5,43 @@
 #include <string.h>
 
 #include "run/checksum.h"
+#include "run/engine-options.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
 {
   memset (options, 0, sizeof *options);
+  options->direct_io = BURROW_AUTO;
+  options->pinning = BURROW_AUTO;
+  options->prefetch = BURROW_AUTO;
+}
+
+/* A public switch as the store's: TRUE, FALSE or BW_STORE_AUTO. */
+static int
+store_switch (int value)
+{
+  return value == BURROW_AUTO ? BW_STORE_AUTO : value != FALSE;
+}
+
+void
+bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *mo)
+{
+  bw_model_options_init (mo);
+  mo->threads = options->threads;
+  mo->dense_bits = options->dense_bits;
+  mo->store.ram_budget = options->ram_budget;
+  mo->expert_bits = options->expert_bits;
+  mo->act_bits = options->int8_activations ? 8 : 0;
+  if (g_strcmp0 (options->io_backend, "io_uring") == 0)
+    mo->store.io = BW_IO_URING;
+  else if (g_strcmp0 (options->io_backend, "pread") == 0)
+    mo->store.io = BW_IO_PREAD;
+  mo->store.direct_io = store_switch (options->direct_io);
+  mo->store.pinning = options->pinning != FALSE;   /* auto: on */
+  mo->store.prefetch = store_switch (options->prefetch);
+  mo->store.prefetch_top = MAX (options->prefetch_top, 0);
+  if (options->max_batch > 0)
+    mo->max_batch = options->max_batch;
 }
 
 void
@@ -117,21 +149,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
       options = &defaults;
     }
   BwModelOptions mo;
-  bw_model_options_init (&mo);
-  mo.threads = options->threads;
-  mo.dense_bits = options->dense_bits;
-  mo.store.ram_budget = options->ram_budget;
-  mo.expert_bits = options->expert_bits;
-  mo.act_bits = options->int8_activations ? 8 : 0;
-  if (g_strcmp0 (options->io_backend, "io_uring") == 0)
-    mo.store.io = BW_IO_URING;
-  else if (g_strcmp0 (options->io_backend, "pread") == 0)
-    mo.store.io = BW_IO_PREAD;
-  mo.store.direct_io = options->direct_io;
-  mo.store.pinning = options->pinning;
-  mo.store.prefetch = options->prefetch;
-  if (options->max_batch > 0)
-    mo.max_batch = options->max_batch;
+  bw_engine_model_options (options, &mo);
 
   g_autoptr (BurrowEngine) engine = g_new0 (BurrowEngine, 1);
   g_atomic_ref_count_init (&engine->ref);

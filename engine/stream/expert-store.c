@@ -504,10 +504,10 @@ op_finished (BwExpertStore *s, BwIoOp *op)
 
 /* ---- creation ---- */
 
-/* The direct-I/O switch and the budget, from the memory the process can take now (the
- * dense weights are already loaded) and the experts' bytes. */
+/* The direct-I/O switch, from the memory the process can take now (the dense weights are
+ * already loaded) and the experts' bytes as stored. */
 static void
-choose_budget (BwExpertStore *s)
+choose_direct (BwExpertStore *s)
 {
   BwMemLimits lim;
   guint64 all = 0;
@@ -520,6 +520,16 @@ choose_budget (BwExpertStore *s)
   if (s->opts.direct_io == BW_STORE_AUTO)
     s->opts.direct_io = bw_policy_prefer_direct (s->room, all);
   s->opts.direct_io = s->opts.direct_io != FALSE;
+}
+
+/* The budget: the option, or the default out of the room, no more than buffers for every
+ * expert take. */
+static void
+choose_budget (BwExpertStore *s)
+{
+  guint64 all = 0;
+  for (int l = 0; l < s->n_layers; l++)
+    all += (guint64) s->layers[l].n_experts * s->layers[l].max_buf;
   s->budget = s->opts.ram_budget;
   if (s->budget == 0)
     s->budget = bw_policy_default_budget (s->room, s->opts.direct_io, all);
@@ -638,7 +648,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
   if (opts != NULL)
     s->opts = *opts;
   s->opts.history_dir = NULL;   /* borrowed; only used below */
-  choose_budget (s);
+  choose_direct (s);
   s->align = s->opts.direct_io ? BW_PLAN_BUF_ALIGN : 1;
   s->table = g_new0 (Slot *, s->n_slots);
   s->layers = g_new0 (LayerCache, n_layers);
@@ -663,6 +673,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
         }
       s->n_moe_layers += has;
     }
+  choose_budget (s);
 
   s->op_scratch = g_new0 (BwIoOp *, (gsize) BW_MAX_BATCH_EXPERTS * (gsize) MAX (s->max_ops, 1));
   if (!open_shards (s, error))

@@ -1,0 +1,13 @@
+/* The one translation from the public engine options to the model's: burrow_engine_load
+ * uses it, and so do the CLI commands that drive the model directly (run, bench decode),
+ * so every path loads a model with the same configuration. Internal header. */
+#pragma once
+
+#include "burrow-engine.h"
+#include "families/model.h"
+
+G_BEGIN_DECLS
+
+void bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *out);
+
+G_END_DECLS
