@@ -238,6 +238,11 @@ typedef struct {
   guint64 ram_budget;
   guint64 resident_bytes;                /* dense weights and scratch */
   const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
+  guint64 token_expert_bytes;            /* one token's routed experts in every layer */
+  gboolean budget_too_small;             /* ram_budget holds less than two tokens' experts:
+                                          * almost every expert comes from the disk. With
+                                          * the budget at its default, the dense part left
+                                          * too little memory; say so */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */

@@ -86,8 +86,17 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
   BurrowEngineOptions o;
   if (!bw_cli_engine_options (a, &o, error))
     return NULL;
-  return burrow_engine_load (a->model_dir, &o, isatty (2) ? on_load_progress : NULL, NULL,
-                             NULL, error);
+  BurrowEngine *engine = burrow_engine_load (a->model_dir, &o,
+                                             isatty (2) ? on_load_progress : NULL, NULL, NULL,
+                                             error);
+  if (engine != NULL)
+    {
+      BurrowCacheStats cs;
+      burrow_engine_get_cache_stats (engine, &cs);
+      bw_cli_warn_small_cache (cs.ram_budget, cs.token_expert_bytes, cs.resident_bytes,
+                               a->ram_budget != NULL);
+    }
+  return engine;
 }
 
 static gboolean

@@ -15,6 +15,7 @@
 #include "cli-common.h"
 #include "commands.h"
 #include "families/model.h"
+#include "run/engine-options.h"
 #include "text/chat-template.h"
 #include "text/tokenizer.h"
 
@@ -268,6 +269,10 @@ run_with_args (RunArgs *a, GError **error)
     return 1;
   if (a->stats)
     print_setup (model);
+  if (bw_model_expert_store (model) != NULL)
+    bw_cli_warn_small_cache (bw_expert_store_budget (bw_model_expert_store (model)),
+                             bw_engine_token_expert_bytes (model),
+                             bw_model_resident_bytes (model), a->model.ram_budget != NULL);
   if (a->teacher_force)
     return teacher_force (model, ids, a, error);
   if (!a->prompt)

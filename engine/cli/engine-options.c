@@ -192,3 +192,20 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
              (double) (m1->ns[p] - m0->ns[p]) / n / 1e9);
   fputc ('\n', stderr);
 }
+
+void
+bw_cli_warn_small_cache (guint64 budget, guint64 token_expert_bytes, guint64 dense_bytes,
+                         gboolean budget_given)
+{
+  const double mib = (double) (1 << 20);
+  if (token_expert_bytes == 0 || budget >= 2 * token_expert_bytes)
+    return;
+  fprintf (stderr, "burrow-cli: warning: the expert cache (%.0f MiB) holds less than two "
+           "tokens' experts (%.0f MiB each), so almost every expert is read from the disk",
+           (double) budget / mib, (double) token_expert_bytes / mib);
+  if (budget_given)
+    fputs ("; raise --ram-budget\n", stderr);
+  else
+    fprintf (stderr, "; the dense part takes %.0f MiB of memory (--dense-bits 8 or 4 "
+             "shrinks it)\n", (double) dense_bytes / mib);
+}

@@ -57,4 +57,10 @@ void bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *before
                                 const BwStoreStats *after, const BwModelStats *model_before,
                                 const BwModelStats *model_after, int n_tokens);
 
+/* A warning on stderr when the expert cache's budget holds less than two tokens' experts
+ * (almost every expert then comes from the disk), naming the dense part's share; nothing
+ * otherwise. */
+void bw_cli_warn_small_cache (guint64 budget, guint64 token_expert_bytes, guint64 dense_bytes,
+                              gboolean budget_given);
+
 G_END_DECLS

@@ -10,4 +10,8 @@ G_BEGIN_DECLS
 
 void bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *out);
 
+/* Bytes of one token's routed experts in every MoE layer (largest expert x top-k x MoE
+ * layers); 0 without an expert store. */
+guint64 bw_engine_token_expert_bytes (BwModel *model);
+
 G_END_DECLS

@@ -6,6 +6,7 @@
 
 #include "run/checksum.h"
 #include "run/engine-options.h"
+#include "core/model-config.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
@@ -21,6 +22,18 @@ static int
 store_switch (int value)
 {
   return value == BURROW_AUTO ? BW_STORE_AUTO : value != FALSE;
+}
+
+guint64
+bw_engine_token_expert_bytes (BwModel *model)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
+  guint64 per_layer = 0;
+  for (int l = 0; store != NULL && l < bw_expert_store_n_layers (store); l++)
+    per_layer = MAX (per_layer, bw_expert_store_expert_bytes (store, l));
+  return per_layer * (guint64) MAX (cfg->n_experts_per_token, 1)
+         * (guint64) MAX (cfg->n_moe_layers, 1);
 }
 
 void
@@ -253,4 +266,6 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->bytes_pinned = st.bytes_pinned;
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
+  out->token_expert_bytes = bw_engine_token_expert_bytes (engine->model);
+  out->budget_too_small = out->ram_budget < 2 * out->token_expert_bytes;
 }
