@@ -177,9 +177,12 @@ void burrow_generate_options_init (BurrowGenerateOptions *options);
 
 /* One step of a reply. Text is split into reasoning and answer as the family marks them
  * (K3 think/response tags, GLM <think>); either may be "" (a character still incomplete,
- * or text held back because it may be the start of a stop string or a tag). Strings are
- * valid during the call only. A last call with id -1 may release held-back text. Ids the
- * tokenizer has no token for (a padded vocabulary) are never sampled. */
+ * text held back because it may be the start of a stop string or a tag, or a special
+ * token, whose text is never shown). Strings are valid during the call only. A last call
+ * with id -1 may release held-back text. Ids the tokenizer has no token for (a padded
+ * vocabulary) are never sampled. The reply ends before any end-of-turn or role-start token
+ * (the eos ids of config.json, generation_config.json and tokenizer_config.json, and the
+ * chat format's own). */
 typedef struct {
   gint32 id;                 /* the generated token, or -1 */
   int index;                 /* its index within the reply */
@@ -191,7 +194,8 @@ typedef void (*BurrowTokenFunc) (const BurrowToken *token, gpointer user_data);
 
 typedef enum {
   BURROW_FINISH_NONE,        /* the turn is still running, or none ran yet */
-  BURROW_FINISH_STOP,        /* an end-of-turn token or a stop string */
+  BURROW_FINISH_STOP,        /* an end-of-turn token (stop_token says which) or a stop
+                              * string */
   BURROW_FINISH_LENGTH,      /* max_tokens reached */
   BURROW_FINISH_CANCELLED,
   BURROW_FINISH_ERROR,
@@ -206,6 +210,8 @@ const char *burrow_phase_name (int phase);
 typedef struct {
   gboolean running;
   BurrowFinishReason finish;
+  gint32 stop_token;         /* the end-of-turn or role-start token that ended the reply
+                              * (never part of it), or -1: the reply ended otherwise */
   int prompt_tokens;         /* ids of the whole prompt: history and new messages */
   int cached_tokens;         /* of which the decode state already covered */
   int prefill_tokens;        /* of which prefilled in this turn (prompt - cached) */
@@ -230,6 +236,14 @@ typedef struct {
 /* The running turn's progress, or the last turn's totals. Any thread. */
 void burrow_engine_get_turn_stats (BurrowEngine *engine, BurrowTurnStats *out);
 
+typedef enum {
+  BURROW_PINS_OFF,          /* learned pins not asked for */
+  BURROW_PINS_NO_HISTORY,   /* asked for, but no earlier session has used the model enough:
+                             * pins are chosen at load from the usage of earlier sessions */
+  BURROW_PINS_ACTIVE,       /* chosen at load; each is read in when first used */
+  BURROW_PINS_DROPPED,      /* dropped in this session: the workload moved away from them */
+} BurrowPinState;
+
 typedef struct {
   guint64 hits, misses, prefetch_hits;   /* since load */
   guint64 bytes_read;
@@ -243,6 +257,7 @@ typedef struct {
                                           * almost every expert comes from the disk. With
                                           * the budget at its default, the dense part left
                                           * too little memory; say so */
+  BurrowPinState pins;                   /* why n_pinned is what it is */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */
@@ -261,8 +276,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowConversation, burrow_conversation_free)
 
 /* Appends a message (reasoning: assistant turns only, may be NULL). Messages are never
  * changed once added; the next burrow_conversation_generate feeds the new ones. Text is
- * kept as UTF-8 (ill-formed bytes become U+FFFD); the text of a special token in it is read
- * as that token, as the family's chat template reads every rendered message. */
+ * kept as UTF-8 (ill-formed bytes become U+FFFD) and is always read as plain text: the
+ * text of a special token in it ("<|im_end|>") is those characters, never the token, so no
+ * message can forge a turn or a role. Only the chat format's own structure around the
+ * messages yields special tokens. */
 void burrow_conversation_add_message (BurrowConversation *conv, BurrowRole role,
                                       const char *content, const char *reasoning);
 guint burrow_conversation_get_n_messages (BurrowConversation *conv);
@@ -337,6 +354,11 @@ int burrow_engine_get_layer_experts (BurrowEngine *engine, int layer);
 /* tiers[layer * n_experts + e] gets the expert's BurrowExpertTier; uses (may be NULL) how
  * often it was routed to since load. Engine thread. */
 void burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses);
+/* Tokens since each expert was last routed to: ages[layer * n_experts + e] is 0 for the
+ * experts the latest token through that layer chose, 1 for those the token before chose
+ * (and the latest did not), and so on; G_MAXUINT32 if never since load. Prompt tokens count
+ * one by one, like generated ones. Any thread. */
+void burrow_engine_get_expert_ages (BurrowEngine *engine, guint32 *ages);
 /* Routed-expert lookups since load, per layer: hits[l], misses[l] for l < n_layers (0 for
  * layers without experts). Any thread. */
 void burrow_engine_get_layer_hits (BurrowEngine *engine, guint64 *hits, guint64 *misses);

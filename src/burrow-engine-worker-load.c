@@ -124,7 +124,10 @@ load_run (BurrowWorkerJob  *job,
 
   if (!burrow_inspect (payload->dir, &info, error))
     return NULL;
-  if (payload->options.ram_budget == 0 && payload->expert_share > 0 && info.expert_bytes > 0)
+  gboolean capped = payload->options.ram_budget == 0 && payload->expert_share > 0 &&
+                    info.expert_bytes > 0;
+
+  if (capped)
     payload->options.ram_budget = MAX ((guint64) (payload->expert_share * (double) info.expert_bytes),
                                        info.read_per_token);
 
@@ -148,7 +151,9 @@ load_run (BurrowWorkerJob  *job,
   result->family = g_strdup (burrow_engine_get_family (engine));
   result->supports_thinking = burrow_engine_supports_thinking (engine);
   result->bytes_per_expert = info.bytes_per_expert;
-  result->snapshot = burrow_perf_snapshot_take (engine, NULL);
+  result->snapshot = burrow_perf_snapshot_take (engine);
+  if (capped)
+    result->snapshot->cache_cap_share = payload->expert_share;
   burrow_model_info_clear (&info);
 
   return result;

@@ -475,7 +475,7 @@ on_generated (GObject            *owner,
       if (update->has_token)
         {
           self->reply_tokens = update->n_tokens;
-          burrow_perf_monitor_add_token (self->monitor, update->phase_seconds, update->first);
+          burrow_perf_monitor_add_token (self->monitor, &update->sample);
         }
       if (update->snapshot != NULL)
         burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&update->snapshot));

@@ -138,7 +138,7 @@ bw_cli_serve_main (int argc, char **argv)
   const GOptionEntry entries[] = {
     { "host", 0, 0, G_OPTION_ARG_STRING, &a.host,
       "Address to listen on (127.0.0.1; others need --api-key)", "ADDR" },
-    { "port", 'p', 0, G_OPTION_ARG_INT, &a.port, "Port (8000; 0 picks a free one)", "PORT" },
+    { "port", 0, 0, G_OPTION_ARG_INT, &a.port, "Port (8000; 0 picks a free one)", "PORT" },
     { "api-key", 0, 0, G_OPTION_ARG_STRING, &a.api_key,
       "Require 'Authorization: Bearer KEY' on every request", "KEY" },
     { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "Largest request body (4M)",

@@ -17,7 +17,10 @@ struct _BurrowEngine {
   BwModel *model;
   BwTokenizer *tok;
   BwChatFormat format;
-  GArray *stop_ids;            /* gint32: config eos ids and the template's stop ids */
+  GArray *stop_ids;            /* gint32: eos ids of config.json, generation_config.json and
+                                * tokenizer_config.json, and the format's end-of-turn and
+                                * role-start tokens */
+  guint8 *hidden;              /* [vocab]: 1 for special tokens never shown as text */
   GArray *no_text_ids;         /* gint32: model ids the tokenizer has no token for (a padded
                                 * vocabulary); never sampled */
   BwSessionIdentity identity;

@@ -102,10 +102,9 @@ turn_prompt (Turn *t, GError **error)
                               .thinking_effort = t->opts->thinking_effort,
                               .add_generation_prompt = TRUE,
                               .continuation = conv->ids->len > 0 };
-  g_autofree char *text = bw_chat_render (&t->chat, msgs, n);
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
-  if (!bw_tokenizer_encode (t->engine->tok, text, -1, TRUE, t->seq, error))
+  if (!bw_chat_encode (&t->chat, msgs, n, t->engine->tok, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
   /* Reserve the reply's room now, so the loop rarely grows it (max_tokens can be huge). */
@@ -230,13 +229,17 @@ turn_decode (Turn *t, GError **error)
                                      n_recent);
       t->t_last = g_get_monotonic_time ();
       if (is_stop_id (t, id))
-        return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+        {
+          t->stats.stop_token = id;
+          return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+        }
       g_array_append_val (t->seq, id);
       t->stats.generated_tokens++;
       if (t->t_first == 0)
         t->t_first = t->t_last;
       g_string_truncate (t->piece, 0);
-      if (!bw_token_stream_push (&t->stream, id, t->piece, error))
+      /* skip_special_tokens: a control token is fed to the model, never shown. */
+      if (!t->engine->hidden[id] && !bw_token_stream_push (&t->stream, id, t->piece, error))
         return (t->stats.finish = BURROW_FINISH_ERROR), FALSE;
       gboolean stopped = bw_reply_text_push (&t->reply, t->piece->str, t->piece->len,
                                              t->reasoning_delta, t->answer_delta);
@@ -340,6 +343,7 @@ turn_begin (Turn *t)
 {
   t->t_start = g_get_monotonic_time ();
   t->stats.running = TRUE;
+  t->stats.stop_token = -1;
   bw_model_stats (t->model, &t->model0);
   if (bw_model_expert_store (t->model))
     bw_expert_store_stats (bw_model_expert_store (t->model), &t->store0);

@@ -23,10 +23,52 @@ text_of (const char *s)
   return s ? s : "";
 }
 
+/* The prompt being rendered and, when asked for, its segments. */
+typedef struct {
+  GString *out;
+  GArray *segments;     /* BwChatSegment, or NULL */
+} Render;
+
+static void
+put (Render *r, const char *text, gboolean structure)
+{
+  gsize len = strlen (text);
+  if (len == 0)
+    return;
+  if (r->segments)
+    {
+      BwChatSegment *last = r->segments->len
+                              ? &g_array_index (r->segments, BwChatSegment, r->segments->len - 1)
+                              : NULL;
+      if (last && last->structure == structure && last->offset + last->len == r->out->len)
+        last->len += len;
+      else
+        {
+          BwChatSegment seg = { r->out->len, len, structure };
+          g_array_append_val (r->segments, seg);
+        }
+    }
+  g_string_append_len (r->out, text, (gssize) len);
+}
+
+/* The format's own text: its special tokens' text is read as those tokens. */
+static void
+structure (Render *r, const char *text)
+{
+  put (r, text, TRUE);
+}
+
+/* Message text: always plain text, whatever it holds. */
+static void
+content (Render *r, const char *text)
+{
+  put (r, text_of (text), FALSE);
+}
+
 /* ---- Kimi Linear ---- */
 
 static void
-render_kimi_linear (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_kimi_linear (Render *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const open[] = {
     [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
@@ -35,9 +77,13 @@ render_kimi_linear (GString *out, const BwChatOptions *opts, const BwChatMessage
   };
 
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s<|im_end|>", open[msgs[i].role], text_of (msgs[i].content));
+    {
+      structure (r, open[msgs[i].role]);
+      content (r, msgs[i].content);
+      structure (r, "<|im_end|>");
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, open[BW_CHAT_ASSISTANT]);
+    structure (r, open[BW_CHAT_ASSISTANT]);
 }
 
 /* ---- Kimi K3: nested tags ---- */
@@ -64,29 +110,38 @@ bw_chat_k3_open_tag (GString *out, const char *name, const char *const *attrs)
 }
 
 static void
-k3_close_tag (GString *out, const char *name)
+k3_open (Render *r, const char *name, const char *const *attrs)
 {
-  g_string_append_printf (out, "<|close|>%s<|sep|>", name);
+  g_autoptr (GString) tag = g_string_new (NULL);
+  bw_chat_k3_open_tag (tag, name, attrs);
+  structure (r, tag->str);
+}
+
+static void
+k3_close_tag (Render *r, const char *name)
+{
+  g_autofree char *tag = g_strdup_printf ("<|close|>%s<|sep|>", name);
+  structure (r, tag);
 }
 
 /* One whole tag around plain content. */
 static void
-k3_tag (GString *out, const char *name, const char *const *attrs, const char *content)
+k3_tag (Render *r, const char *name, const char *const *attrs, const char *text)
 {
-  bw_chat_k3_open_tag (out, name, attrs);
-  g_string_append (out, text_of (content));
-  k3_close_tag (out, name);
+  k3_open (r, name, attrs);
+  content (r, text);
+  k3_close_tag (r, name);
 }
 
 static void
-k3_message (GString *out, const char *const *attrs, const char *content)
+k3_message (Render *r, const char *const *attrs, const char *text)
 {
-  k3_tag (out, "message", attrs, content);
-  g_string_append (out, "<|end_of_msg|>");
+  k3_tag (r, "message", attrs, text);
+  structure (r, "<|end_of_msg|>");
 }
 
 static void
-render_kimi_k3 (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_kimi_k3 (Render *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const role_attrs[][3] = {
     [BW_CHAT_SYSTEM] = { "role", "system", NULL },
@@ -102,33 +157,33 @@ render_kimi_k3 (GString *out, const BwChatOptions *opts, const BwChatMessage *ms
         "including the response channel), supported values include `low`, `medium`, "
         "`high`, and `max`.\nNow the system is invoked with `thinking_effort=%s`.",
         opts->thinking_effort ? opts->thinking_effort : "max");
-      k3_message (out, attrs, preamble);
+      k3_message (r, attrs, preamble);
     }
   for (gsize i = 0; i < n; i++)
     {
       if (msgs[i].role != BW_CHAT_ASSISTANT)
         {
-          k3_message (out, role_attrs[msgs[i].role], msgs[i].content);
+          k3_message (r, role_attrs[msgs[i].role], msgs[i].content);
           continue;
         }
-      bw_chat_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      k3_open (r, "message", role_attrs[BW_CHAT_ASSISTANT]);
       if (opts->thinking)
-        k3_tag (out, "think", NULL, msgs[i].reasoning);
-      k3_tag (out, "response", NULL, msgs[i].content);
-      k3_close_tag (out, "message");
-      g_string_append (out, "<|end_of_msg|>");
+        k3_tag (r, "think", NULL, msgs[i].reasoning);
+      k3_tag (r, "response", NULL, msgs[i].content);
+      k3_close_tag (r, "message");
+      structure (r, "<|end_of_msg|>");
     }
   if (opts->add_generation_prompt)
     {
-      bw_chat_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
-      bw_chat_k3_open_tag (out, opts->thinking ? "think" : "response", NULL);
+      k3_open (r, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      k3_open (r, opts->thinking ? "think" : "response", NULL);
     }
 }
 
 /* ---- GLM-5.2 ---- */
 
 static void
-render_glm (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_glm (Render *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const tag[] = {
     [BW_CHAT_SYSTEM] = "<|system|>",
@@ -137,57 +192,113 @@ render_glm (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, 
   };
 
   if (!opts->continuation)
-    g_string_append (out, "[gMASK]<sop>");
+    structure (r, "[gMASK]<sop>");
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s", tag[msgs[i].role], text_of (msgs[i].content));
+    {
+      structure (r, tag[msgs[i].role]);
+      content (r, msgs[i].content);
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<|assistant|><think>" : "<|assistant|><think></think>");
+    structure (r, opts->thinking ? "<|assistant|><think>" : "<|assistant|><think></think>");
+}
+
+char *
+bw_chat_render_segments (const BwChatOptions *opts, const BwChatMessage *messages, gsize n,
+                         GArray *segments)
+{
+  Render r = { g_string_new (NULL), segments };
+
+  for (gsize i = 0; i < n; i++)
+    g_return_val_if_fail (messages[i].role <= BW_CHAT_ASSISTANT, g_string_free (r.out, TRUE));
+  switch (opts->format)
+    {
+    case BW_CHAT_KIMI_LINEAR:
+      render_kimi_linear (&r, opts, messages, n);
+      break;
+    case BW_CHAT_KIMI_K3:
+      render_kimi_k3 (&r, opts, messages, n);
+      break;
+    case BW_CHAT_GLM:
+      render_glm (&r, opts, messages, n);
+      break;
+    }
+  return g_string_free (r.out, FALSE);
 }
 
 char *
 bw_chat_render (const BwChatOptions *opts, const BwChatMessage *messages, gsize n)
 {
-  GString *out = g_string_new (NULL);
+  return bw_chat_render_segments (opts, messages, n, NULL);
+}
 
-  for (gsize i = 0; i < n; i++)
-    g_return_val_if_fail (messages[i].role <= BW_CHAT_ASSISTANT, g_string_free (out, TRUE));
-  switch (opts->format)
+gboolean
+bw_chat_encode_segments (const BwTokenizer *tok, const char *text, const GArray *segments,
+                         GArray *ids, GError **error)
+{
+  for (guint i = 0; i < segments->len; i++)
     {
-    case BW_CHAT_KIMI_LINEAR:
-      render_kimi_linear (out, opts, messages, n);
-      break;
-    case BW_CHAT_KIMI_K3:
-      render_kimi_k3 (out, opts, messages, n);
-      break;
-    case BW_CHAT_GLM:
-      render_glm (out, opts, messages, n);
-      break;
+      const BwChatSegment *seg = &g_array_index (segments, BwChatSegment, i);
+      if (!bw_tokenizer_encode (tok, text + seg->offset, (gssize) seg->len, seg->structure, ids,
+                                error))
+        return FALSE;
     }
-  return g_string_free (out, FALSE);
+  return TRUE;
+}
+
+gboolean
+bw_chat_encode (const BwChatOptions *opts, const BwChatMessage *messages, gsize n,
+                const BwTokenizer *tok, GArray *ids, GError **error)
+{
+  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+  g_autofree char *text = bw_chat_render_segments (opts, messages, n, segments);
+  return bw_chat_encode_segments (tok, text, segments, ids, error);
+}
+
+static gboolean
+append_ids (const BwTokenizer *tok, const char *const *names, gboolean required, GArray *ids,
+            GError **error)
+{
+  for (gsize i = 0; names[i] != NULL; i++)
+    {
+      gint32 id = bw_tokenizer_special_id (tok, names[i]);
+      if (id < 0 && required)
+        {
+          g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
+                       "%s: the stop token %s is missing", bw_tokenizer_path (tok), names[i]);
+          return FALSE;
+        }
+      if (id >= 0)
+        g_array_append_val (ids, id);
+    }
+  return TRUE;
 }
 
 gboolean
 bw_chat_stop_ids (BwChatFormat format, const BwTokenizer *tok, GArray *ids, GError **error)
 {
   static const char *const kimi_linear[] = { "<|im_end|>", NULL };
+  static const char *const kimi_linear_roles[] = { "<|im_user|>", "<|im_assistant|>",
+                                                   "<|im_system|>", NULL };
   static const char *const kimi_k3[] = { "<|end_of_msg|>", NULL };
   static const char *const glm[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
-  const char *const *names = format == BW_CHAT_KIMI_LINEAR ? kimi_linear
-                           : format == BW_CHAT_KIMI_K3     ? kimi_k3
-                                                           : glm;
+  static const char *const glm_roles[] = { "<|system|>", "<|assistant|>", NULL };
+  static const char *const none[] = { NULL };
+  const char *const *end = format == BW_CHAT_KIMI_LINEAR ? kimi_linear
+                         : format == BW_CHAT_KIMI_K3     ? kimi_k3
+                                                         : glm;
+  const char *const *roles = format == BW_CHAT_KIMI_LINEAR ? kimi_linear_roles
+                           : format == BW_CHAT_GLM         ? glm_roles
+                                                           : none;
 
-  for (gsize i = 0; names[i] != NULL; i++)
-    {
-      gint32 id = bw_tokenizer_special_id (tok, names[i]);
-      if (id < 0)
-        {
-          g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
-                       "%s: the stop token %s is missing", bw_tokenizer_path (tok), names[i]);
-          return FALSE;
-        }
-      g_array_append_val (ids, id);
-    }
-  return TRUE;
+  return append_ids (tok, end, TRUE, ids, error) && append_ids (tok, roles, FALSE, ids, error);
+}
+
+const char *const *
+bw_chat_reply_markup (BwChatFormat format)
+{
+  static const char *const k3[] = { "<|open|>", "<|close|>", "<|sep|>", NULL };
+  static const char *const none[] = { NULL };
+  return format == BW_CHAT_KIMI_K3 ? k3 : none;
 }
 
 /* ---- Reasoning and answer ---- */
@@ -200,6 +311,21 @@ cut_at (const char *s, const char *tag, const char **rest)
 
   *rest = at ? at + strlen (tag) : NULL;
   return at ? g_strndup (s, (gsize) (at - s)) : g_strdup (s);
+}
+
+/* Removes K3 markup tokens' text left after the split (tags of a kind replies do not use). */
+static void
+drop_markup (char **s)
+{
+  const char *const *markup = bw_chat_reply_markup (BW_CHAT_KIMI_K3);
+  if (strstr (*s, "<|") == NULL)
+    return;
+  GString *out = g_string_new (*s);
+  for (gsize i = 0; markup[i] != NULL; i++)
+    for (char *at; (at = strstr (out->str, markup[i])) != NULL;)
+      g_string_erase (out, at - out->str, (gssize) strlen (markup[i]));
+  g_free (*s);
+  *s = g_string_free (out, FALSE);
 }
 
 static const char *
@@ -225,6 +351,7 @@ bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated, char 
       if (opts->thinking)
         {
           *reasoning = cut_at (generated, "<|close|>think<|sep|>", &rest);
+          drop_markup (reasoning);
           if (rest == NULL)
             {
               *answer = g_strdup ("");
@@ -238,6 +365,7 @@ bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated, char 
         }
       *answer = cut_at (skip_prefix (rest, "<|open|>response<|sep|>"), "<|close|>response<|sep|>",
                         &rest);
+      drop_markup (answer);
       return;
     case BW_CHAT_GLM:
       if (!opts->thinking)
