@@ -17,6 +17,7 @@ typedef enum {
   BURROW_ENGINE_ERROR_IO,
   BURROW_ENGINE_ERROR_CANCELLED,
   BURROW_ENGINE_ERROR_INVALID_INPUT,
+  BURROW_ENGINE_ERROR_CONTEXT_LENGTH,   /* the prompt fills the context window */
 } BurrowEngineError;
 
 /* ---- Inspection: what a checkpoint folder holds, without loading it ---- */
@@ -39,6 +40,8 @@ typedef struct {
   guint64 bytes_per_expert;
   guint64 read_per_token;    /* bytes read per token when every routed expert misses */
   guint64 ignored_bytes;     /* vision tower, MTP layer */
+  char *tokenizer;           /* the tokenizer file a load would use; NULL: the folder has
+                              * none, so a load needs BurrowEngineOptions.tokenizer */
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);
@@ -152,6 +155,10 @@ gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
  * count; -1 with error if the tokenizer cannot encode it. */
 int burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error);
+/* Tokens a conversation may hold, prompt and reply together, when a turn sets no
+ * max_context: config.json's max_position_embeddings (else 131072), capped so that the
+ * attention caches fit in half the memory available at load. */
+int burrow_engine_get_max_context (BurrowEngine *engine);
 
 typedef struct {
   int max_tokens;            /* reply length limit; <= 0: 1024 */
@@ -166,6 +173,10 @@ typedef struct {
   const char *const *stop;   /* NULL-terminated stop strings (may be NULL): the reply ends
                               * before the first one, which is not part of it */
   gboolean ignore_eos;       /* keep going past the end-of-turn tokens (benchmarks) */
+  int max_context;           /* prompt plus reply, in tokens; <= 0: the engine's
+                              * (burrow_engine_get_max_context). A prompt that fills it
+                              * fails with BURROW_ENGINE_ERROR_CONTEXT_LENGTH; the reply
+                              * stops (length) where it would overflow it. */
   gboolean thinking;         /* K3, GLM: reason before answering */
   const char *thinking_effort;  /* K3: "low", "medium", "high" or "max" (NULL: max) */
   BurrowProgressFunc prefill_progress;  /* long prompts: called between prefill chunks */
@@ -328,6 +339,13 @@ gboolean burrow_conversation_save (BurrowConversation *conv, GCancellable *cance
  * Other failures (BURROW_ENGINE_ERROR, G_IO_ERROR from the model or the expert store) keep
  * the conversation in the same way. A reply that succeeded but could not be saved returns
  * FALSE with BURROW_SESSION_ERROR_IO; the reply is in the conversation. */
+/* The prompt tokens the next burrow_conversation_generate with these options would hold
+ * (history and new messages), without running the model; -1 with error when it would fail
+ * before generating (BURROW_ENGINE_ERROR_CONTEXT_LENGTH when the prompt fills the
+ * context, INVALID_INPUT when there is nothing to reply to). */
+int burrow_conversation_count_prompt (BurrowConversation *conv,
+                                      const BurrowGenerateOptions *options, GError **error);
+
 gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        const BurrowGenerateOptions *options,
                                        BurrowTokenFunc func, gpointer user_data,

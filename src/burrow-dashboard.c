@@ -118,6 +118,7 @@ update_legend (BurrowDashboard          *self,
     for (int e = 0; e < s->layer_experts[l]; e++)
       latest += burrow_perf_snapshot_recency (s, l, e) >= 1.0;
   set_value (self->latest_label,
+             /* Translators: how many experts the latest token used */
              g_strdup_printf (ngettext ("%lu expert", "%lu experts", (gulong) latest),
                               (gulong) latest));
   set_note (self->pin_note, pin_reason (s, counts[BURROW_EXPERT_PINNED]));

@@ -171,6 +171,7 @@ burrow_expert_map_draw (BurrowChart *chart,
     every = (int) ceil (14 / MAX (row_h, 1.0f));
     for (int r = 0; r < n_rows; r += every)
       {
+        /* Translators: a row of the expert map, e.g. "layer 3" */
         g_autofree char *text = g_strdup_printf (_("layer %d"), rows[r]);
 
         burrow_chart_draw_label (chart, snapshot, text, BURROW_CHART_LEFT - 6,
@@ -182,6 +183,7 @@ burrow_expert_map_draw (BurrowChart *chart,
 
       for (int e = 0; e < s->n_experts; e += MAX (step, 1))
         {
+          /* Translators: the first column of the expert map */
           g_autofree char *text = e == 0 ? g_strdup (_("expert 0")) : g_strdup_printf ("%d", e);
 
           burrow_chart_draw_label (chart, snapshot, text, BURROW_CHART_LEFT + (e + 0.5) * cell,
@@ -191,6 +193,14 @@ burrow_expert_map_draw (BurrowChart *chart,
   }
 }
 
+static GtkSizeRequestMode
+burrow_expert_map_get_request_mode (GtkWidget *widget)
+{
+  return GTK_SIZE_REQUEST_HEIGHT_FOR_WIDTH;
+}
+
+/* Rows about two thirds as tall as the cells are wide, within reason: the grid keeps its
+ * shape whatever the width. */
 static void
 burrow_expert_map_measure (GtkWidget      *widget,
                            GtkOrientation  orientation,
@@ -201,20 +211,23 @@ burrow_expert_map_measure (GtkWidget      *widget,
                            int            *natural_baseline)
 {
   const BurrowPerfSnapshot *s = current (BURROW_EXPERT_MAP (widget));
-  int layers = 0;
+  int rows = 0, experts = s != NULL ? s->n_experts : 16;
+  double row_h;
 
   for (int l = 0; s != NULL && l < s->n_layers; l++)
-    layers += s->layer_experts[l] > 0;
+    rows += s->layer_experts[l] > 0;
   if (s == NULL)
-    layers = 8;
+    rows = 8;
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     {
-      *minimum = 100;
-      *natural = 400;
+      *minimum = BURROW_CHART_LEFT + 100;
+      *natural = BURROW_CHART_LEFT + 200;
       return;
     }
-  *minimum = CLAMP (layers * 2, 48, 200) + BURROW_CHART_BOTTOM;
-  *natural = CLAMP (layers * 24, 64, 480) + BURROW_CHART_BOTTOM;
+  row_h = for_size > BURROW_CHART_LEFT
+          ? CLAMP ((double) (for_size - BURROW_CHART_LEFT) / experts * 0.66, 4, 36) : 12;
+  /* The minimum too: a scrolled dashboard gives its children their minimum height. */
+  *minimum = *natural = MIN (MAX ((int) (rows * row_h), 24), 600) + BURROW_CHART_BOTTOM;
 }
 
 gboolean
@@ -299,6 +312,7 @@ burrow_expert_map_class_init (BurrowExpertMapClass *klass)
   G_OBJECT_CLASS (klass)->dispose = burrow_expert_map_dispose;
   BURROW_CHART_CLASS (klass)->draw = burrow_expert_map_draw;
   widget_class->measure = burrow_expert_map_measure;
+  widget_class->get_request_mode = burrow_expert_map_get_request_mode;
   gtk_widget_class_set_css_name (widget_class, "expert-map");
 }
 

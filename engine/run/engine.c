@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "core/model-config.h"
 #include "run/checksum.h"
 #include "run/engine-options.h"
 #include "core/model-config.h"
@@ -235,6 +236,35 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
   return TRUE;
 }
 
+/* max_position_embeddings, capped by half of MemAvailable over the caches' bytes per
+ * position. */
+static int
+default_max_context (BwModel *model)
+{
+  const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
+  JsonNode *n = cfg->text ? json_object_get_member (cfg->text, "max_position_embeddings") : NULL;
+  gint64 limit = 131072;
+  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64
+      && json_node_get_int (n) > 0)
+    limit = json_node_get_int (n);
+  guint64 per_pos = bw_model_state_bytes_per_position (model);
+  g_autofree char *meminfo = NULL;
+  if (per_pos > 0 && g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
+    {
+      const char *p = strstr (meminfo, "MemAvailable:");
+      guint64 avail = p ? g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 : 0;
+      if (avail > 0)
+        limit = MIN (limit, (gint64) MAX (avail / 2 / per_pos, 256));
+    }
+  return (int) MIN (limit, G_MAXINT32);
+}
+
+int
+burrow_engine_get_max_context (BurrowEngine *engine)
+{
+  return engine->max_context;
+}
+
 const char *const *
 burrow_engine_load_phases (void)
 {
@@ -268,6 +298,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
+  engine->max_context = default_max_context (engine->model);
   return g_steal_pointer (&engine);
 }
 

@@ -25,6 +25,7 @@ struct _BurrowEngine {
                                 * vocabulary); never sampled */
   BwSessionIdentity identity;
   int max_batch;
+  int max_context;             /* default limit of prompt plus reply */
   float *logits;               /* [vocab], the turn's scratch */
   GMutex stats_lock;
   BurrowTurnStats turn;        /* under stats_lock */

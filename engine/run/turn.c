@@ -85,32 +85,62 @@ turn_publish (Turn *t)
   bw_engine_publish_turn (t->engine, s);
 }
 
-/* The conversation's ids, then the new messages rendered with the generation prompt. */
+/* The conversation's ids, then the new messages rendered with the generation prompt:
+ * structure as special tokens, message text as plain text. */
 static gboolean
-turn_prompt (Turn *t, GError **error)
+encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
+               BwChatOptions *chat, GArray *seq, GError **error)
 {
-  BurrowConversation *conv = t->conv;
   guint n = conv->messages->len - conv->n_fed;
-  g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, n);
+  g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, MAX (n, 1));
   static const BwChatRole roles[] = { BW_CHAT_SYSTEM, BW_CHAT_USER, BW_CHAT_ASSISTANT };
   for (guint i = 0; i < n; i++)
     {
       const BwMessage *m = &g_array_index (conv->messages, BwMessage, conv->n_fed + i);
       msgs[i] = (BwChatMessage) { roles[m->role], m->content, m->reasoning };
     }
-  t->chat = (BwChatOptions) { .format = t->engine->format, .thinking = t->opts->thinking,
-                              .thinking_effort = t->opts->thinking_effort,
-                              .add_generation_prompt = TRUE,
-                              .continuation = conv->ids->len > 0 };
+  *chat = (BwChatOptions) { .format = conv->engine->format, .thinking = opts->thinking,
+                            .thinking_effort = opts->thinking_effort,
+                            .add_generation_prompt = TRUE,
+                            .continuation = conv->ids->len > 0 };
+  g_array_append_vals (seq, conv->ids->data, conv->ids->len);
+  return bw_chat_encode (chat, msgs, n, conv->engine->tok, seq, error);
+}
+
+static int
+context_limit (const BurrowConversation *conv, const BurrowGenerateOptions *opts)
+{
+  return opts->max_context > 0 ? opts->max_context : conv->engine->max_context;
+}
+
+/* The reply needs at least one position after the prompt. */
+static gboolean
+check_context (int limit, guint n_prompt, GError **error)
+{
+  if (n_prompt < (guint) limit)
+    return TRUE;
+  g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH,
+               "This model's maximum context length is %d tokens. However, your messages "
+               "resulted in %u tokens. Please reduce the length of the messages.", limit,
+               n_prompt);
+  return FALSE;
+}
+
+static gboolean
+turn_prompt (Turn *t, GError **error)
+{
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
-  if (!bw_chat_encode (&t->chat, msgs, n, t->engine->tok, t->seq, error))
+  if (!encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
+  t->stats.prompt_tokens = (int) t->n_prompt;
+  int limit = context_limit (t->conv, t->opts);
+  if (!check_context (limit, t->n_prompt, error))
+    return FALSE;
+  t->max_tokens = MIN (t->max_tokens, limit - (int) t->n_prompt);
   /* Reserve the reply's room now, so the loop rarely grows it (max_tokens can be huge). */
   g_array_set_size (t->seq, t->n_prompt + (guint) MIN (t->max_tokens, 8192) + 1);
   g_array_set_size (t->seq, t->n_prompt);
-  t->stats.prompt_tokens = (int) t->n_prompt;
   return TRUE;
 }
 
@@ -356,6 +386,26 @@ turn_begin (Turn *t)
   t->reasoning_delta = g_string_sized_new (64);
   t->answer_delta = g_string_sized_new (64);
   turn_publish (t);
+}
+
+int
+burrow_conversation_count_prompt (BurrowConversation *conv,
+                                  const BurrowGenerateOptions *options, GError **error)
+{
+  BurrowGenerateOptions defaults;
+  if (options == NULL)
+    {
+      burrow_generate_options_init (&defaults);
+      options = &defaults;
+    }
+  if (!check_request (conv, error))
+    return -1;
+  BwChatOptions chat;
+  g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!encode_prompt (conv, options, &chat, seq, error)
+      || !check_context (context_limit (conv, options), seq->len, error))
+    return -1;
+  return (int) seq->len;
 }
 
 gboolean

@@ -5,7 +5,8 @@
 # features), corpus size and crash inputs, and appends the same to build-fuzz/campaign.tsv.
 #
 # Usage: tests/fuzz/campaign.sh [SECONDS [TARGET...]]     (defaults: 600, every target)
-# Environment: RUNS (default 1000000), BUILD (default build-fuzz), NICE (default 10).
+# Environment: RUNS (default 1000000), MAX_LEN (longest input tried, default 4096; longer
+# seeds are cut), BUILD (default build-fuzz), NICE (default 10).
 #
 # The corpus grows in BUILD/campaign/TARGET/corpus across runs, so a second run continues
 # where the first stopped; crash inputs land in BUILD/campaign/TARGET/ (crash-*, leak-*,
@@ -16,9 +17,11 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-600}
 [ $# -gt 0 ] && shift
 runs=${RUNS:-1000000}
+max_len=${MAX_LEN:-4096}
 build=${BUILD:-build-fuzz}
 niceness=${NICE:-10}
-targets=${*:-"safetensors-header config index tiktoken tokenizer-json tokenizer-config serve-request session"}
+all=$(for f in tests/fuzz/fuzz-*.c; do basename "$f" .c | sed 's/^fuzz-//'; done)
+targets=${*:-$all}
 
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang meson setup "$build" -Dfuzzers=true -Dapp=false || exit 1
@@ -35,11 +38,13 @@ for t in $targets; do
   dir="$build/campaign/$t"
   mkdir -p "$dir/corpus"
   before=$(ls "$dir" | grep -cE '^(crash|leak|timeout|oom)-')
+  dict_arg=""
+  [ -f tests/fuzz/dict/"$t".dict ] && dict_arg="-dict=tests/fuzz/dict/$t.dict"
   start=$(date +%s)
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     nice -n "$niceness" "$build/tests/fuzz/fuzz-$t" -runs="$runs" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$dir/" \
-    -dict=tests/fuzz/dict/"$t".dict "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
+    -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$dir/" \
+    $dict_arg "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
   status=$?
   elapsed=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/last.log" | tail -n 1)

@@ -151,6 +151,8 @@ def index_seeds():
         "bad-repeated-key.json": b'{"weight_map": {"a": "x.safetensors", "a": "y.safetensors"}}',
         "bad-deep-nesting.json": b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}",
         "bad-not-utf8.json": b'{"weight_map": {"\xff": "x.safetensors"}}',
+        "bad-two-values.json": b'{"weight_map": {"a": "x.safetensors"}} [1]',
+        "bad-scalar-then-array.json": b'"x" [1]',
     }
     return out
 
@@ -221,6 +223,10 @@ def serve_request_seeds():
     out = {name: json.dumps(value).encode() for name, value in seeds.items()}
     out["bad-truncated.json"] = b'{"model": "m", "messages": ['
     out["bad-array.json"] = b"[1]"
+    # json-glib 1.6 leaks a second top-level value and overflows its stack on deep nesting.
+    out["bad-two-values.json"] = out["ok-minimal.json"] + b" [[1], [2], {}]"
+    out["bad-two-objects.json"] = b"{}{}"
+    out["bad-deep-nesting.json"] = b"[" * 65 + b"]" * 65
     return out
 
 

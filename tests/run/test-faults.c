@@ -252,6 +252,7 @@ save_fault (int err)
       g_assert_true (burrow_conversation_open_session (conv, path, NULL, &error));
       g_autoptr (GArray) first = reply (conv, "hello there.", &error);
       g_assert_no_error (error);
+      g_assert_nonnull (first);
       g_assert_cmpuint (messages_in (e, path), ==, 2);
 
       bw_fault_inject (BW_FAULT_WRITE, nth, -1, err);

@@ -489,6 +489,47 @@ test_special_tokens_never_shown (void)
   run_fixture_remove (dir);
 }
 
+/* max_context: a prompt that fills it is refused before any model work, counted the same
+ * way without generating; a reply stops where it would overflow it. */
+static void
+test_max_context (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_assert_cmpint (burrow_engine_get_max_context (engine), >, 0);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there, where is the ring?",
+                                   NULL);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.ignore_eos = TRUE;
+  o.max_tokens = 50;
+  g_autoptr (GError) error = NULL;
+  int n = burrow_conversation_count_prompt (conv, &o, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (n, >, 5);
+
+  o.max_context = n;
+  g_assert_cmpint (burrow_conversation_count_prompt (conv, &o, &error), ==, -1);
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH);
+  g_clear_error (&error);
+  Collect c;
+  BurrowTurnStats st;
+  g_assert_false (reply (conv, &o, &c, &st, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH);
+  g_assert_cmpuint (c.ids->len, ==, 0);
+  g_clear_error (&error);
+  collect_clear (&c);
+
+  o.max_context = n + 3;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (st.generated_tokens, ==, 3);
+  g_assert_cmpint (st.finish, ==, BURROW_FINISH_LENGTH);
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -501,6 +542,7 @@ main (int argc, char **argv)
   g_test_add_func ("/generate/k3-reasoning", test_k3_reasoning);
   g_test_add_func ("/generate/glm-thinking", test_glm_thinking);
   g_test_add_func ("/generate/special-tokens-never-shown", test_special_tokens_never_shown);
+  g_test_add_func ("/generate/max-context", test_max_context);
   g_test_add_data_func ("/generate/cancel-load/kimi-linear", "kimi_linear", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/kimi-k3", "kimi_k3", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/glm52", "glm52", test_cancel_load);
