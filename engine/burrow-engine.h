@@ -119,16 +119,24 @@ typedef struct {
                              * the model folder */
   int expert_bits;          /* 0: routed experts as stored; 8, 4 or 2: requantised when read */
   const char *io_backend;   /* expert reads: NULL or "auto", "io_uring", "pread" */
-  gboolean direct_io;       /* O_DIRECT expert reads, buffered where refused */
-  gboolean pinning;         /* learned pins from the usage history */
-  gboolean prefetch;        /* read the next layers' likely experts ahead */
+  /* The three switches below take TRUE, FALSE or BURROW_AUTO (their default): */
+  int direct_io;            /* O_DIRECT expert reads, buffered where refused; auto: when
+                             * the experts do not fit in the page cache beside the budget */
+  int pinning;              /* learned pins from the usage history; auto: on */
+  int prefetch;             /* read the next layers' likely experts ahead; auto: paused
+                             * while fewer than half of its reads are used */
   gboolean int8_activations;/* round activations to int8 in products with 4-bit weights
                              * (faster on AVX-512 VNNI; results no longer exact) */
   const char *chat_template;/* a Jinja chat template file to use; NULL: the checkpoint's own
                              * (chat_template.jinja or tokenizer_config.json), else the
                              * family's built-in format */
+  int prefetch_top;         /* experts the lookahead reads per layer; <= 0: a quarter of
+                             * the model's top-k */
 } BurrowEngineOptions;
 
+#define BURROW_AUTO (-1)
+
+/* Defaults: every switch BURROW_AUTO, everything else 0 (as stored, chosen at load). */
 void burrow_engine_options_init (BurrowEngineOptions *options);
 
 /* Loads the checkpoint folder, its tokenizer and chat format. Prompts come from the
@@ -275,6 +283,11 @@ typedef struct {
   guint64 ram_budget;
   guint64 resident_bytes;                /* dense weights and scratch */
   const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
+  guint64 token_expert_bytes;            /* one token's routed experts in every layer */
+  gboolean budget_too_small;             /* ram_budget holds less than two tokens' experts:
+                                          * almost every expert comes from the disk. With
+                                          * the budget at its default, the dense part left
+                                          * too little memory; say so */
   BurrowPinState pins;                   /* why n_pinned is what it is */
 } BurrowCacheStats;
 

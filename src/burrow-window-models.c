@@ -138,6 +138,13 @@ options_from_settings (BurrowWindow        *self,
                 "dense-format", &dense,
                 "expert-format", &experts,
                 NULL);
+  /* The switches force a choice one way; the other way leaves it to the engine, which
+   * bypasses the page cache when the experts do not fit in it and pauses the lookahead
+   * while it mostly wastes reads. */
+  if (!options->direct_io)
+    options->direct_io = BURROW_AUTO;
+  if (options->prefetch)
+    options->prefetch = BURROW_AUTO;
   options->threads = (int) threads;
   options->dense_bits = format_bits (dense);
   options->expert_bits = format_bits (experts);

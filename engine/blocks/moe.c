@@ -29,7 +29,8 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
                 + bw_scratch_size (n * k * sizeof (int)) + bw_scratch_size (n * k * f);
   gsize mix = bw_scratch_size (E * sizeof (int)) * 3 + bw_scratch_size (n * k * sizeof (int))
               + bw_scratch_size (n * k * f)
-              + 2 * bw_scratch_size (n * (gsize) moe->expert_width * f)
+              + bw_scratch_size (n * (gsize) moe->expert_width * f)
+              + bw_scratch_size (n * k * (gsize) moe->expert_width * f)
               + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f)
               + bw_scratch_size (k * (gsize) moe->expert_width * f)
               /* a single token's per-expert gate and up rows (any n: callers size the
@@ -254,6 +255,42 @@ mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, in
   return TRUE;
 }
 
+/* Several tokens: experts computed in the order their bytes land (cached ones first, each
+ * miss as its read completes), each into its own rows of out, then summed into y in request
+ * order, so the result does not depend on the disk. */
+static gboolean
+mix_tokens (const BwMoe *moe, BwExpertStore *store, BwExpertBatch *batch, const ExpertTokens *g,
+            int first, int count, const float *xe, float *xg, float *gt, float *up, float *out,
+            float *y, BwPool *pool, BwMoeTimes *times, GError **error)
+{
+  int64_t width = moe->expert_width;
+  gboolean taken[BW_MAX_BATCH_EXPERTS] = { FALSE };
+
+  for (int done = 0; done < count; done++)
+    {
+      const BwExpertWeights *ew = NULL;
+      guint64 t0 = now_ns ();
+      int i = bw_expert_batch_wait_any (batch, taken, &ew, error);
+      guint64 t1 = now_ns ();
+      if (i < 0)
+        return FALSE;
+      taken[i] = TRUE;
+      int e = g->used[first + i];
+      run_expert (moe, store, ew, g, e, xe, xg, gt, up, out + (gsize) g->start[e] * width, pool);
+      if (times)
+        {
+          times->wait_ns += t1 - t0;
+          times->matmul_ns += now_ns () - t1;
+        }
+    }
+  for (int i = 0; i < count; i++)
+    {
+      int e = g->used[first + i];
+      add_expert (moe, g, e, out + (gsize) g->start[e] * width, y);
+    }
+  return TRUE;
+}
+
 gboolean
 bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, const float *xe,
             int n, float *y, char **cursor, BwPool *pool, BwMoeTimes *times, GError **error)
@@ -262,7 +299,8 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
   ExpertTokens g;
   group_by_expert (moe, route, n, &g, cursor);
   float *xg = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
-  float *out = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
+  /* every (token, expert) pair's output row, at the pair's place in g */
+  float *out = bw_scratch_take (cursor, (gsize) n * moe->router.top_k * width * sizeof (float));
   float *gt = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *outs = bw_scratch_take (cursor, (gsize) moe->router.top_k * width * sizeof (float));
@@ -292,24 +330,9 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
       if (one_token)
         ok = mix_one_token (moe, &batch, &g, first, count, xe, y, gts, ups, outs, pool,
                             times, error);
-      for (int i = 0; i < count && ok && !one_token; i++)
-        {
-          guint64 t0 = now_ns ();
-          const BwExpertWeights *ew = bw_expert_batch_wait (&batch, i, error);
-          guint64 t1 = now_ns ();
-          if (!ew)
-            ok = FALSE;
-          else
-            {
-              run_expert (moe, store, ew, &g, g.used[first + i], xe, xg, gt, up, out, pool);
-              add_expert (moe, &g, g.used[first + i], out, y);
-            }
-          if (times)
-            {
-              times->wait_ns += t1 - t0;
-              times->matmul_ns += now_ns () - t1;
-            }
-        }
+      if (!one_token)
+        ok = mix_tokens (moe, store, &batch, &g, first, count, xe, xg, gt, up, out, y, pool,
+                         times, error);
       bw_expert_batch_release (&batch);
       if (!ok)
         return FALSE;

@@ -24,9 +24,8 @@
 
 typedef struct {
   BwCliModelArgs model;
-  int tokens, prompt_tokens, probe_mib, prefetch_top;
-  gboolean json, warm, buffered, no_pinning, prefetch;
-  char *io;
+  int tokens, prompt_tokens, probe_mib;
+  gboolean json, warm;
 } DecodeArgs;
 
 typedef struct {
@@ -285,12 +284,6 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &a->prompt_tokens, "Prompt length (8)", "P" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &a->json, "One JSON object on one line", NULL },
     { "warm", 0, 0, G_OPTION_ARG_NONE, &a->warm, "Keep the page cache", NULL },
-    { "io", 0, 0, G_OPTION_ARG_STRING, &a->io, "I/O backend: auto, uring, pread", "NAME" },
-    { "buffered", 0, 0, G_OPTION_ARG_NONE, &a->buffered, "Buffered reads, not O_DIRECT", NULL },
-    { "no-pinning", 0, 0, G_OPTION_ARG_NONE, &a->no_pinning, "No learned pins", NULL },
-    { "prefetch", 0, 0, G_OPTION_ARG_NONE, &a->prefetch, "Router lookahead prefetch", NULL },
-    { "prefetch-top", 0, 0, G_OPTION_ARG_INT, &a->prefetch_top,
-      "Experts the lookahead prefetches per layer (a quarter of top-k)", "N" },
     { "probe-mib", 0, 0, G_OPTION_ARG_INT, &a->probe_mib, "Disk probe size (1024)", "MIB" },
     { NULL },
   };
@@ -299,8 +292,8 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
   a->prompt_tokens = 8;
   a->probe_mib = 1024;
   g_option_context_add_main_entries (ctx, entries, NULL);
-  bw_cli_add_model_entries (ctx, &a->model, BW_CLI_MODEL_THREADS | BW_CLI_MODEL_RAM_BUDGET
-                            | BW_CLI_MODEL_INT8_ACT);
+  /* The same options and defaults as run, chat and serve: it measures what users get. */
+  bw_cli_add_model_entries (ctx, &a->model, BW_CLI_MODEL_ENGINE);
   if (!g_option_context_parse (ctx, &argc, &argv, error))
     return FALSE;
   if (a->tokens < 1 || a->prompt_tokens < 1 || a->probe_mib < 1)
@@ -310,31 +303,6 @@ parse_args (int argc, char **argv, DecodeArgs *a, GError **error)
       return FALSE;
     }
   return bw_cli_resolve_model (&a->model, error);
-}
-
-static gboolean
-fill_options (const DecodeArgs *a, BwModelOptions *o, GError **error)
-{
-  if (!bw_cli_model_options (&a->model, o, error))
-    return FALSE;
-  /* O_DIRECT unless asked otherwise: 8-15x the buffered rate measured on a cold cache. */
-  o->store.direct_io = !a->buffered;
-  o->store.pinning = !a->no_pinning;
-  o->store.prefetch = a->prefetch || a->prefetch_top > 0;
-  o->store.prefetch_top = a->prefetch_top;
-  if (a->io == NULL || strcmp (a->io, "auto") == 0)
-    o->store.io = BW_IO_AUTO;
-  else if (strcmp (a->io, "uring") == 0)
-    o->store.io = BW_IO_URING;
-  else if (strcmp (a->io, "pread") == 0)
-    o->store.io = BW_IO_PREAD;
-  else
-    {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--io must be auto, uring or pread, not '%s'", a->io);
-      return FALSE;
-    }
-  return TRUE;
 }
 
 int
@@ -349,10 +317,9 @@ bw_cli_bench_decode_main (int argc, char **argv)
   BwExpertStore *store;
   int topk = 16;
 
-  if (!parse_args (argc, argv, &a, &error) || !fill_options (&a, &opts, &error))
+  if (!parse_args (argc, argv, &a, &error) || !bw_cli_model_options (&a.model, &opts, &error))
     {
       bw_cli_model_args_clear (&a.model);
-      g_free (a.io);
       return bw_cli_fail (2, "burrow-cli bench decode", error->message);
     }
   ck = bw_checkpoint_open (a.model.model_dir, &error);
@@ -402,6 +369,5 @@ bw_cli_bench_decode_main (int argc, char **argv)
     }
   print_result (&a, model, &r);
   bw_cli_model_args_clear (&a.model);
-  g_free (a.io);
   return 0;
 }

@@ -8,10 +8,7 @@
 void
 bw_cli_add_engine_entries (GOptionContext *ctx, BwCliEngineArgs *a)
 {
-  bw_cli_add_model_entries (ctx, a, BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS
-                                    | BW_CLI_MODEL_DENSE_BITS | BW_CLI_MODEL_EXPERT_BITS
-                                    | BW_CLI_MODEL_MAX_BATCH | BW_CLI_MODEL_INT8_ACT
-                                    | BW_CLI_MODEL_RAM_BUDGET | BW_CLI_MODEL_TEMPLATE);
+  bw_cli_add_model_entries (ctx, a, BW_CLI_MODEL_ENGINE);
 }
 
 void
@@ -87,18 +84,19 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
   if (!bw_cli_resolve_model (a, error))
     return NULL;
   BurrowEngineOptions o;
-  burrow_engine_options_init (&o);
-  o.threads = a->threads;
-  o.dense_bits = a->dense_bits;
-  o.expert_bits = a->expert_bits;
-  o.int8_activations = a->int8_activations;
-  o.max_batch = a->max_batch;
-  o.tokenizer = a->tokenizer;
-  o.chat_template = a->chat_template;
-  if (a->ram_budget && !bw_cli_parse_size (a->ram_budget, &o.ram_budget, error))
+  if (!bw_cli_engine_options (a, &o, error))
     return NULL;
-  return burrow_engine_load (a->model_dir, &o, isatty (2) ? on_load_progress : NULL, NULL,
-                             NULL, error);
+  BurrowEngine *engine = burrow_engine_load (a->model_dir, &o,
+                                             isatty (2) ? on_load_progress : NULL, NULL, NULL,
+                                             error);
+  if (engine != NULL)
+    {
+      BurrowCacheStats cs;
+      burrow_engine_get_cache_stats (engine, &cs);
+      bw_cli_warn_small_cache (cs.ram_budget, cs.token_expert_bytes, cs.resident_bytes,
+                               a->ram_budget != NULL);
+    }
+  return engine;
 }
 
 static gboolean

@@ -6,55 +6,6 @@
 
 #include "burrow-config.h"
 
-void
-bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlags which)
-{
-  const struct {
-    BwCliModelFlags flag;
-    GOptionEntry entry;
-  } all[] = {
-    { 0, { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir,
-           "Checkpoint folder (default: the bundled demo model)", "DIR" } },
-    { BW_CLI_MODEL_TOKENIZER, { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a->tokenizer,
-      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
-      "FILE" } },
-    { BW_CLI_MODEL_THREADS, { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads,
-      "Compute threads (all CPUs)", "N" } },
-    { BW_CLI_MODEL_DENSE_BITS, { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a->dense_bits,
-      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" } },
-    { BW_CLI_MODEL_EXPERT_BITS, { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a->expert_bits,
-      "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" } },
-    { BW_CLI_MODEL_INT8_ACT, { "int8-activations", 0, 0, G_OPTION_ARG_NONE, &a->int8_activations,
-      "Round activations to int8 in products with 4-bit weights: faster, not exact", NULL } },
-    { BW_CLI_MODEL_MAX_BATCH, { "max-batch", 0, 0, G_OPTION_ARG_INT, &a->max_batch,
-      "Prefill tokens per forward chunk (64)", "N" } },
-    { BW_CLI_MODEL_RAM_BUDGET, { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
-      "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" } },
-    { BW_CLI_MODEL_TEMPLATE, { "template", 0, 0, G_OPTION_ARG_FILENAME, &a->chat_template,
-      "Jinja chat template for prompts (default: the checkpoint's own, else the built-in "
-      "format)", "FILE" } },
-  };
-  GOptionEntry entries[G_N_ELEMENTS (all) + 1];
-  gsize n = 0;
-
-  for (gsize i = 0; i < G_N_ELEMENTS (all); i++)
-    if (all[i].flag == 0 || (which & all[i].flag))
-      entries[n++] = all[i].entry;
-  memset (&entries[n], 0, sizeof entries[n]);
-  /* GLib copies the entries, so a stack array is enough. */
-  g_option_context_add_main_entries (ctx, entries, NULL);
-}
-
-void
-bw_cli_model_args_clear (BwCliModelArgs *a)
-{
-  g_free (a->model_dir);
-  g_free (a->tokenizer);
-  g_free (a->ram_budget);
-  g_free (a->chat_template);
-  memset (a, 0, sizeof *a);
-}
-
 static gboolean
 has_config (const char *dir)
 {
@@ -90,19 +41,6 @@ bw_cli_resolve_model (BwCliModelArgs *a, GError **error)
     }
   fprintf (stderr, "burrow-cli: no --model given, using the demo model at %s\n", a->model_dir);
   return TRUE;
-}
-
-gboolean
-bw_cli_model_options (const BwCliModelArgs *a, BwModelOptions *o, GError **error)
-{
-  bw_model_options_init (o);
-  o->threads = a->threads;
-  o->dense_bits = a->dense_bits;
-  o->expert_bits = a->expert_bits;
-  o->act_bits = a->int8_activations ? 8 : 0;
-  if (a->max_batch > 0)
-    o->max_batch = a->max_batch;
-  return a->ram_budget == NULL || bw_cli_parse_size (a->ram_budget, &o->store.ram_budget, error);
 }
 
 gboolean

@@ -103,6 +103,13 @@ print_footer (const BurrowTurnStats *st)
            st->finish == BURROW_FINISH_LENGTH || st->finish == BURROW_FINISH_STOP ? " | " : "",
            st->finish == BURROW_FINISH_LENGTH || st->finish == BURROW_FINISH_STOP
              ? bw_cli_finish_text (st) : "");
+  /* Where the turn's time went inside the model, per token it fed or generated. */
+  int n = MAX (st->prefill_tokens + st->generated_tokens, 1);
+  fputs ("[per token:", stderr);
+  for (int p = 0; p < BURROW_N_PHASES; p++)
+    fprintf (stderr, "%s %s %.3f s", p ? "," : "", burrow_phase_name (p),
+             st->phase_seconds[p] / n);
+  fputs ("]\n", stderr);
 }
 
 static void

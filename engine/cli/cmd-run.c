@@ -19,6 +19,7 @@
 #include "cli-common.h"
 #include "commands.h"
 #include "families/model.h"
+#include "run/engine-options.h"
 #include "run/sampler.h"
 #include "text/tokenizer.h"
 
@@ -52,21 +53,52 @@ print_phases (const double *seconds)
     fprintf (stderr, "  %-14s %.3f s\n", burrow_phase_name (p), seconds[p]);
 }
 
+/* Counters at one point of the run, for --stats. */
+typedef struct {
+  BwStoreStats store;
+  BwModelStats model;
+  gint64 t;
+} Mark;
+
 static void
-print_stats (BwModel *model, double seconds_prefill, int n_prefill, double seconds_decode,
-             int n_decode)
+mark (BwModel *model, Mark *m)
 {
-  BwModelStats st;
-  double seconds[BW_PHASE_COUNT];
-  bw_model_stats (model, &st);
-  fprintf (stderr, "prefill: %d tokens in %.3f s (%.2f tok/s)\n", n_prefill, seconds_prefill,
-           seconds_prefill > 0 ? n_prefill / seconds_prefill : 0.0);
-  if (n_decode > 0)
-    fprintf (stderr, "decode: %d tokens in %.3f s (%.2f tok/s)\n", n_decode, seconds_decode,
-             seconds_decode > 0 ? n_decode / seconds_decode : 0.0);
-  for (int p = 0; p < BW_PHASE_COUNT; p++)
-    seconds[p] = st.ns[p] / 1e9;
-  print_phases (seconds);
+  BwExpertStore *store = bw_model_expert_store (model);
+  memset (m, 0, sizeof *m);
+  if (store != NULL)
+    bw_expert_store_stats (store, &m->store);
+  bw_model_stats (model, &m->model);
+  m->t = g_get_monotonic_time ();
+}
+
+/* One phase (prefill or decode) between two marks, over n tokens: its rate, what the
+ * expert store did and the time per model phase per token. */
+static void
+print_phase (BwModel *model, const char *what, const Mark *a, const Mark *b, int n)
+{
+  double secs = (double) (b->t - a->t) / 1e6;
+  fprintf (stderr, "%s: %d tokens in %.3f s (%.2f tok/s)\n", what, n, secs,
+           secs > 0 ? n / secs : 0.0);
+  bw_cli_print_store_report (bw_model_expert_store (model), &a->store, &b->store, &a->model,
+                             &b->model, n);
+}
+
+/* The configuration the defaults chose on this machine, and a warning when the expert
+ * cache is too small to be of use. */
+static void
+print_setup (BwModel *model, const RunArgs *a)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  BwStoreStats st;
+  if (store == NULL)
+    return;
+  bw_expert_store_stats (store, &st);
+  if (a->stats)
+    fprintf (stderr, "expert store: ram budget %.1f MiB, %s; dense part %.1f MiB\n",
+             (double) bw_expert_store_budget (store) / (1 << 20), st.backend,
+             (double) bw_model_resident_bytes (model) / (1 << 20));
+  bw_cli_warn_small_cache (bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
+                           bw_model_resident_bytes (model), a->model.ram_budget != NULL);
 }
 
 static int
@@ -82,15 +114,16 @@ teacher_force (BwModel *model, const GArray *ids, const RunArgs *a, GError **err
                    vocab);
       return 1;
     }
-  gint64 t0 = g_get_monotonic_time ();
+  Mark m0, m1;
+  mark (model, &m0);
   if (!bw_model_forward (model, state, (const int32_t *) ids->data, n, logits, TRUE, NULL,
                          error))
     return 1;
-  double secs = (g_get_monotonic_time () - t0) / 1e6;
+  mark (model, &m1);
   for (int i = 0; i < n; i++)
     pred[i] = bw_cli_argmax (logits + (gsize) i * vocab, vocab);
   if (a->stats)
-    print_stats (model, secs, n, 0, 0);
+    print_phase (model, "prefill", &m0, &m1, n);
   print_id_list (pred, n);
   return 0;
 }
@@ -146,11 +179,12 @@ decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
   g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_array_append_vals (seq, ids->data, ids->len);
 
-  gint64 t0 = g_get_monotonic_time ();
+  Mark m0, m1, m2;
+  mark (model, &m0);
   if (!bw_model_forward (model, state, (const int32_t *) ids->data, (int) ids->len, logits,
                          FALSE, NULL, error))
     return 1;
-  gint64 t1 = g_get_monotonic_time ();
+  mark (model, &m1);
   while (n_out < n_new)
     {
       int n_recent = MIN ((int) seq->len, go->repetition_window);
@@ -166,7 +200,7 @@ decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
       if (n_out < n_new && !bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, error))
         return 1;
     }
-  gint64 t2 = g_get_monotonic_time ();
+  mark (model, &m2);
   if (text)
     {
       g_string_truncate (piece, 0);
@@ -176,7 +210,11 @@ decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
   if ((text || !a->print_ids) && n_out > 0)
     printf ("\n");
   if (a->stats)
-    print_stats (model, (t1 - t0) / 1e6, (int) ids->len, (t2 - t1) / 1e6, MAX (n_out - 1, 0));
+    {
+      print_phase (model, "prefill", &m0, &m1, (int) ids->len);
+      if (n_out > 1)
+        print_phase (model, "decode", &m1, &m2, n_out - 1);
+    }
   if (a->print_ids)
     print_id_list (out, n_out);
   return 0;
@@ -231,6 +269,9 @@ print_turn_stats (const BurrowTurnStats *st)
            "%.3f s (%.2f tok/s); ended: %s\n", st->generated_tokens, st->ttft_seconds,
            st->decode_seconds, st->decode_tokens_per_second, bw_cli_finish_text (st));
   print_phases (st->phase_seconds);
+  fprintf (stderr, "  experts: hit rate %.1f%% (%" G_GUINT64_FORMAT " hits, %" G_GUINT64_FORMAT
+           " misses), %.1f MB read\n", st->hit_rate * 100.0, st->expert_hits, st->expert_misses,
+           (double) st->bytes_read / 1e6);
 }
 
 /* --prompt: one chat turn through the engine, as burrow-cli chat runs it. */
@@ -313,6 +354,7 @@ run_with_args (RunArgs *a, GError **error)
                                              error);
   if (model == NULL)
     return 1;
+  print_setup (model, a);
   if (a->teacher_force)
     return teacher_force (model, ids, a, error);
   if (!a->prompt)
@@ -355,10 +397,7 @@ bw_cli_run_main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- run a model over token ids or a prompt");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
-  bw_cli_add_model_entries (ctx, &a.model,
-                            BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS | BW_CLI_MODEL_DENSE_BITS
-                            | BW_CLI_MODEL_EXPERT_BITS | BW_CLI_MODEL_RAM_BUDGET
-                            | BW_CLI_MODEL_INT8_ACT | BW_CLI_MODEL_MAX_BATCH);
+  bw_cli_add_model_entries (ctx, &a.model, BW_CLI_MODEL_ENGINE);
   bw_cli_add_sampling_entries (ctx, &a.sampling);
   int rc = 2;
   if (g_option_context_parse (ctx, &argc, &argv, &error))

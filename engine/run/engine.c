@@ -7,11 +7,56 @@
 
 #include "core/model-config.h"
 #include "run/checksum.h"
+#include "run/engine-options.h"
+#include "core/model-config.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
 {
   memset (options, 0, sizeof *options);
+  options->direct_io = BURROW_AUTO;
+  options->pinning = BURROW_AUTO;
+  options->prefetch = BURROW_AUTO;
+}
+
+/* A public switch as the store's: TRUE, FALSE or BW_STORE_AUTO. */
+static int
+store_switch (int value)
+{
+  return value == BURROW_AUTO ? BW_STORE_AUTO : value != FALSE;
+}
+
+guint64
+bw_engine_token_expert_bytes (BwModel *model)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
+  guint64 per_layer = 0;
+  for (int l = 0; store != NULL && l < bw_expert_store_n_layers (store); l++)
+    per_layer = MAX (per_layer, bw_expert_store_expert_bytes (store, l));
+  return per_layer * (guint64) MAX (cfg->n_experts_per_token, 1)
+         * (guint64) MAX (cfg->n_moe_layers, 1);
+}
+
+void
+bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *mo)
+{
+  bw_model_options_init (mo);
+  mo->threads = options->threads;
+  mo->dense_bits = options->dense_bits;
+  mo->store.ram_budget = options->ram_budget;
+  mo->expert_bits = options->expert_bits;
+  mo->act_bits = options->int8_activations ? 8 : 0;
+  if (g_strcmp0 (options->io_backend, "io_uring") == 0)
+    mo->store.io = BW_IO_URING;
+  else if (g_strcmp0 (options->io_backend, "pread") == 0)
+    mo->store.io = BW_IO_PREAD;
+  mo->store.direct_io = store_switch (options->direct_io);
+  mo->store.pinning = options->pinning != FALSE;   /* auto: on */
+  mo->store.prefetch = store_switch (options->prefetch);
+  mo->store.prefetch_top = MAX (options->prefetch_top, 0);
+  if (options->max_batch > 0)
+    mo->max_batch = options->max_batch;
 }
 
 void
@@ -275,21 +320,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
       options = &defaults;
     }
   BwModelOptions mo;
-  bw_model_options_init (&mo);
-  mo.threads = options->threads;
-  mo.dense_bits = options->dense_bits;
-  mo.store.ram_budget = options->ram_budget;
-  mo.expert_bits = options->expert_bits;
-  mo.act_bits = options->int8_activations ? 8 : 0;
-  if (g_strcmp0 (options->io_backend, "io_uring") == 0)
-    mo.store.io = BW_IO_URING;
-  else if (g_strcmp0 (options->io_backend, "pread") == 0)
-    mo.store.io = BW_IO_PREAD;
-  mo.store.direct_io = options->direct_io;
-  mo.store.pinning = options->pinning;
-  mo.store.prefetch = options->prefetch;
-  if (options->max_batch > 0)
-    mo.max_batch = options->max_batch;
+  bw_engine_model_options (options, &mo);
 
   g_autoptr (BurrowEngine) engine = g_new0 (BurrowEngine, 1);
   g_atomic_ref_count_init (&engine->ref);
@@ -397,6 +428,8 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->bytes_pinned = st.bytes_pinned;
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
+  out->token_expert_bytes = bw_engine_token_expert_bytes (engine->model);
+  out->budget_too_small = out->ram_budget < 2 * out->token_expert_bytes;
   out->pins = (BurrowPinState) st.pin_state;
 }
 

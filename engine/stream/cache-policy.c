@@ -2,7 +2,6 @@
 #include "stream/cache-policy.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 int
 bw_policy_victim_layer (const BwLayerCacheState *layers, int n_layers, int current)
@@ -85,13 +84,21 @@ bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_
 }
 
 guint64
-bw_policy_default_budget (const char *meminfo, double fraction)
+bw_policy_default_budget (guint64 room, gboolean direct, guint64 all_experts)
 {
-  const char *p = meminfo != NULL ? strstr (meminfo, "MemAvailable:") : NULL;
-  guint64 kb;
+  guint64 budget;
 
-  if (p == NULL)
+  if (room == 0)
     return 0;
-  kb = g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10);
-  return (guint64) ((double) kb * 1024.0 * fraction);
+  if (direct)
+    budget = room / 4 * 3 - MIN ((guint64) 256 << 20, room / 4);
+  else
+    budget = room / 2;
+  return all_experts > 0 ? MIN (budget, all_experts) : budget;
+}
+
+gboolean
+bw_policy_prefer_direct (guint64 room, guint64 all_experts)
+{
+  return room > 0 && all_experts > room / 2;
 }

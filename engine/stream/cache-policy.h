@@ -23,10 +23,19 @@ int bw_policy_victim_layer (const BwLayerCacheState *layers, int n_layers, int c
 int bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, guint64 max_bytes,
                            guint32 min_count, gboolean *pin, guint64 *pinned_bytes);
 
-/* Default budget for cached experts from /proc/meminfo's MemAvailable (kB text as read from
- * the file): a fraction of it, leaving the rest to the page cache and the app. 0 when the
- * text has no MemAvailable line. */
-guint64 bw_policy_default_budget (const char *meminfo, double fraction);
+/* The default budget for cached experts out of room, the bytes the process can still take
+ * (bw_mem_limits_room). With O_DIRECT reads the page cache holds no expert bytes, so the
+ * cache takes three quarters, less up to 256 MiB, and leaves the rest for the decode
+ * state's growth and the rest of the system; with buffered reads every expert read passes
+ * through the page cache, which gets the other half. Never more than all experts need
+ * (all_experts; 0 = unknown). 0 when room is 0 (unknown). */
+guint64 bw_policy_default_budget (guint64 room, gboolean direct, guint64 all_experts);
+
+/* Whether expert reads should bypass the page cache: when the experts would not all fit
+ * in the half of room a buffered budget leaves to the page cache, a buffered read mostly
+ * evicts another expert's pages and costs a copy and the kernel's bookkeeping; when they
+ * fit, buffered reads keep them warm for the next run. */
+gboolean bw_policy_prefer_direct (guint64 room, guint64 all_experts);
 
 /* How many buffers of `size` bytes to fill up front: as many as the budget holds, no more
  * than there are experts, and no more than `room` bytes (what the machine can spare; 0 =

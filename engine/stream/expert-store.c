@@ -15,15 +15,16 @@
 #include "stream/cache-policy.h"
 #include "stream/expert-plan.h"
 #include "stream/expert-requant.h"
+#include "stream/mem-limits.h"
 #include "stream/store-io.h"
 #include "stream/store-testing.h"
 #include "stream/usage-history.h"
 
-/* Share of MemAvailable the default budget takes; the rest stays with the page cache. */
-#define DEFAULT_BUDGET_FRACTION 0.5
-/* Most of MemAvailable the up-front fill may take: a budget set larger than the machine
- * can hold fills the rest on demand, as before, instead of being killed while loading. */
+/* Most of the memory room the up-front fill may take: a budget set larger than the process
+ * can hold fills the rest on demand instead of being killed while loading. */
 #define PREFAULT_FRACTION 0.8
+/* The budget when the memory room cannot be read. */
+#define FALLBACK_BUDGET ((guint64) 1 << 30)
 /* Share of the budget learned pins may hold. */
 #define PIN_FRACTION 0.75
 /* An expert needs this many recorded uses before it may be pinned. */
@@ -36,6 +37,11 @@
 #define READ_PIECE ((guint64) 2 << 20)
 /* Prefetched reads in flight may hold at most this share of the budget. */
 #define PREFETCH_FRACTION 0.25
+/* Automatic lookahead is judged over windows of this many prefetches issued: when fewer
+ * than half of them were requested later, every other read it issues is wasted disk time
+ * on a decode that waits on the disk, and it pauses for PREFETCH_PAUSE calls. */
+#define PREFETCH_WINDOW 128
+#define PREFETCH_PAUSE 256
 
 typedef enum {
   SLOT_LOADING,
@@ -88,9 +94,12 @@ struct BwExpertStore {
   LayerCache *layers;
   BwLayerCacheState *policy_scratch;
   guint64 budget;
+  guint64 room;             /* memory the process could take at creation; 0: unknown */
   guint64 bytes_used;       /* all resident buffers */
   guint64 bytes_evictable;  /* of which in LRU lists */
   guint64 prefetch_in_flight;
+  guint64 prefetch_mark_issued, prefetch_mark_hits;   /* at the start of the window */
+  int prefetch_pause;       /* calls left to skip; automatic lookahead only */
   guint64 tick;
   guint64 total_expert_bytes;
   guint64 n_total_experts;
@@ -500,21 +509,37 @@ op_finished (BwExpertStore *s, BwIoOp *op)
 
 /* ---- creation ---- */
 
-/* That share of MemAvailable, or 0 when it cannot be read. */
-static guint64
-available_share (double fraction)
+/* The direct-I/O switch, from the memory the process can take now (the dense weights are
+ * already loaded) and the experts' bytes as stored. */
+static void
+choose_direct (BwExpertStore *s)
 {
-  g_autofree char *meminfo = NULL;
-  if (!g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
-    return 0;
-  return bw_policy_default_budget (meminfo, fraction);
+  BwMemLimits lim;
+  guint64 all = 0;
+
+  bw_mem_limits_read (NULL, &lim);
+  s->room = bw_mem_limits_room (&lim);
+  for (gsize i = 0; i < s->n_slots; i++)
+    if (s->layouts[i].gate.data != NULL)
+      all += bw_expert_layout_bytes (&s->layouts[i]);
+  if (s->opts.direct_io == BW_STORE_AUTO)
+    s->opts.direct_io = bw_policy_prefer_direct (s->room, all);
+  s->opts.direct_io = s->opts.direct_io != FALSE;
 }
 
-static guint64
-default_budget (void)
+/* The budget: the option, or the default out of the room, no more than buffers for every
+ * expert take. */
+static void
+choose_budget (BwExpertStore *s)
 {
-  guint64 b = available_share (DEFAULT_BUDGET_FRACTION);
-  return b > 0 ? b : (guint64) 1 << 30;
+  guint64 all = 0;
+  for (int l = 0; l < s->n_layers; l++)
+    all += (guint64) s->layers[l].n_experts * s->layers[l].max_buf;
+  s->budget = s->opts.ram_budget;
+  if (s->budget == 0)
+    s->budget = bw_policy_default_budget (s->room, s->opts.direct_io, all);
+  if (s->budget == 0)
+    s->budget = FALLBACK_BUDGET;
 }
 
 static gboolean
@@ -602,8 +627,9 @@ prefault (BwExpertStore *s)
     size = MAX (size, s->layers[l].max_buf);
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
-  guint64 count = bw_policy_prefault_count (s->budget, available_share (PREFAULT_FRACTION), size,
-                                            s->n_total_experts);
+  guint64 count = bw_policy_prefault_count (s->budget, (guint64) ((double) s->room
+                                                                 * PREFAULT_FRACTION),
+                                            size, s->n_total_experts);
   s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool,
                                   s->opts.prefault_progress, s->opts.prefault_progress_data);
 }
@@ -630,13 +656,13 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
   if (opts != NULL)
     s->opts = *opts;
   s->opts.history_dir = NULL;   /* borrowed; only used below */
+  choose_direct (s);
   s->align = s->opts.direct_io ? BW_PLAN_BUF_ALIGN : 1;
   s->table = g_new0 (Slot *, s->n_slots);
   s->layer_tokens = g_new0 (_Atomic guint32, MAX (s->n_layers, 1));
   s->last_token = g_new0 (_Atomic guint32, MAX (s->n_slots, 1));
   s->layers = g_new0 (LayerCache, n_layers);
   s->policy_scratch = g_new0 (BwLayerCacheState, n_layers);
-  s->budget = s->opts.ram_budget > 0 ? s->opts.ram_budget : default_budget ();
 
   for (int l = 0; l < n_layers; l++)
     {
@@ -657,6 +683,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
         }
       s->n_moe_layers += has;
     }
+  choose_budget (s);
 
   s->op_scratch = g_new0 (BwIoOp *, (gsize) BW_MAX_BATCH_EXPERTS * (gsize) MAX (s->max_ops, 1));
   if (!open_shards (s, error))
@@ -977,6 +1004,30 @@ bw_expert_batch_release (BwExpertBatch *batch)
   batch->n = 0;
 }
 
+/* Automatic lookahead: whether to prefetch now, by the last window's hit share. */
+static gboolean
+prefetch_paying (BwExpertStore *s)
+{
+  guint64 issued = atomic_load (&s->prefetch_issued), hits = atomic_load (&s->prefetch_hits);
+  if (s->prefetch_pause > 0)
+    {
+      if (--s->prefetch_pause == 0)
+        {
+          s->prefetch_mark_issued = issued;
+          s->prefetch_mark_hits = hits;
+        }
+      return FALSE;
+    }
+  if (issued - s->prefetch_mark_issued < PREFETCH_WINDOW)
+    return TRUE;
+  gboolean paying = 2 * (hits - s->prefetch_mark_hits) >= issued - s->prefetch_mark_issued;
+  s->prefetch_mark_issued = issued;
+  s->prefetch_mark_hits = hits;
+  if (!paying)
+    s->prefetch_pause = PREFETCH_PAUSE;
+  return paying;
+}
+
 void
 bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n)
 {
@@ -985,6 +1036,8 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
   guint64 limit = (guint64) ((double) s->budget * PREFETCH_FRACTION);
 
   if (!s->opts.prefetch || layer < 0 || layer >= s->n_layers)
+    return;
+  if (s->opts.prefetch == BW_STORE_AUTO && !prefetch_paying (s))
     return;
   /* Fold in finished reads so their buffers become evictable. */
   bw_expert_store_poll (s);

@@ -37,12 +37,17 @@ typedef enum {
   BW_IO_PREAD,
 } BwIoBackend;
 
+/* A switch the store may set itself: BW_STORE_AUTO, or FALSE / TRUE. */
+#define BW_STORE_AUTO (-1)
+
 typedef struct {
-  guint64 ram_budget;     /* bytes for cached experts; 0 = derive from MemAvailable */
+  guint64 ram_budget;     /* bytes for cached experts; 0 = from the memory the process can
+                           * take (bw_mem_limits_room) and direct_io */
   BwIoBackend io;
-  gboolean direct_io;     /* O_DIRECT, falling back to buffered where refused */
+  int direct_io;          /* O_DIRECT, falling back to buffered where refused; AUTO: when
+                           * the experts do not fit in the page cache (cache-policy.h) */
   gboolean pinning;       /* learned pins from the usage history */
-  gboolean prefetch;      /* router lookahead */
+  int prefetch;           /* router lookahead; AUTO: paused while it mostly wastes reads */
   gboolean no_prefault;   /* don't fill the budget with prefaulted buffers up front */
   int io_threads;         /* pread fallback pool size; 0 = default */
   const char *history_dir;/* usage history location; NULL = user cache dir */
@@ -139,7 +144,7 @@ int bw_expert_store_batch_limit (BwExpertStore *store, int layer);
  * unreferenced buffer would free. */
 int bw_expert_store_batch_fit (BwExpertStore *store, int layer, const int *experts, int n);
 
-/* The RAM budget in effect (the option, or the default derived from MemAvailable). */
+/* The RAM budget in effect (the option, or the default from the memory room). */
 guint64 bw_expert_store_budget (BwExpertStore *store);
 
 /* Layers the store was created with; routed experts of a layer (0 for a layer without

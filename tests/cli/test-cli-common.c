@@ -164,6 +164,58 @@ test_model_options (void)
   bw_cli_model_args_clear (&a);
 }
 
+/* The store switches: auto by default, bare flag on, values, the legacy spellings off, and
+ * the same options reaching the model as burrow_engine_load would give it. */
+static void
+test_store_switches (void)
+{
+  BwCliModelArgs a;
+  BwModelOptions o;
+  g_autoptr (GError) error = NULL;
+
+  const char *const none[] = { NULL };
+  g_assert_true (parse_model_args (&a, BW_CLI_MODEL_ENGINE, none, &error));
+  g_assert_true (bw_cli_model_options (&a, &o, &error));
+  g_assert_cmpint (o.store.direct_io, ==, BW_STORE_AUTO);
+  g_assert_cmpint (o.store.prefetch, ==, BW_STORE_AUTO);
+  g_assert_true (o.store.pinning);
+  g_assert_cmpint (o.store.io, ==, BW_IO_AUTO);
+  g_assert_cmpint (o.max_batch, ==, 64);
+  bw_cli_model_args_clear (&a);
+
+  const char *const on[] = { "--direct", "--prefetch=off", "--pinning=off", "--io", "pread",
+                             "--max-batch", "16", NULL };
+  g_assert_true (parse_model_args (&a, BW_CLI_MODEL_ENGINE, on, &error));
+  g_assert_true (bw_cli_model_options (&a, &o, &error));
+  g_assert_cmpint (o.store.direct_io, ==, TRUE);
+  g_assert_cmpint (o.store.prefetch, ==, FALSE);
+  g_assert_false (o.store.pinning);
+  g_assert_cmpint (o.store.io, ==, BW_IO_PREAD);
+  g_assert_cmpint (o.max_batch, ==, 16);
+  bw_cli_model_args_clear (&a);
+
+  const char *const legacy[] = { "--buffered", "--no-pinning", "--prefetch-top", "3", NULL };
+  g_assert_true (parse_model_args (&a, BW_CLI_MODEL_ENGINE, legacy, &error));
+  g_assert_true (bw_cli_model_options (&a, &o, &error));
+  g_assert_cmpint (o.store.direct_io, ==, FALSE);
+  g_assert_false (o.store.pinning);
+  g_assert_cmpint (o.store.prefetch, ==, TRUE);   /* a breadth asks for the lookahead */
+  g_assert_cmpint (o.store.prefetch_top, ==, 3);
+  bw_cli_model_args_clear (&a);
+
+  const char *const bad[] = { "--direct=sometimes", NULL };
+  g_assert_false (parse_model_args (&a, BW_CLI_MODEL_ENGINE, bad, &error));
+  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+  g_clear_error (&error);
+  bw_cli_model_args_clear (&a);
+
+  const char *const bad_io[] = { "--io", "mmap", NULL };
+  g_assert_true (parse_model_args (&a, BW_CLI_MODEL_ENGINE, bad_io, &error));
+  g_assert_false (bw_cli_model_options (&a, &o, &error));
+  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+  bw_cli_model_args_clear (&a);
+}
+
 static void
 test_default_model_dir (void)
 {
@@ -182,6 +234,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-common/ids", test_ids);
   g_test_add_func ("/cli-common/argmax", test_argmax);
   g_test_add_func ("/cli-common/model-options", test_model_options);
+  g_test_add_func ("/cli-common/store-switches", test_store_switches);
   g_test_add_func ("/cli-common/default-model-dir", test_default_model_dir);
   return g_test_run ();
 }

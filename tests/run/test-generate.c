@@ -398,6 +398,32 @@ test_cancel_load (gconstpointer data)
   run_fixture_remove (dir);
 }
 
+/* The cache stats say when the budget holds less than two tokens' experts: at the default
+ * (all of a tiny model's experts fit) no, at a budget of one token's experts yes. */
+static void
+test_small_cache_warning (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (GError) error = NULL;
+  BurrowCacheStats cs;
+  BurrowEngineOptions o;
+
+  g_autoptr (BurrowEngine) e = load (dir);
+  burrow_engine_get_cache_stats (e, &cs);
+  g_assert_cmpuint (cs.token_expert_bytes, >, 0);
+  g_assert_cmpuint (cs.ram_budget, >=, 2 * cs.token_expert_bytes);
+  g_assert_false (cs.budget_too_small);
+
+  burrow_engine_options_init (&o);
+  o.threads = 2;
+  o.ram_budget = cs.token_expert_bytes;
+  g_autoptr (BurrowEngine) small = burrow_engine_load (dir, &o, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  burrow_engine_get_cache_stats (small, &cs);
+  g_assert_true (cs.budget_too_small);
+  run_fixture_remove (dir);
+}
+
 /* The leak: at a flat temperature the fixture model soon samples a special token. The reply
  * must end before every end-of-turn or role-start token (stop_token says which), and with
  * ignore_eos the specials it feeds on never show in the text. */
@@ -588,6 +614,7 @@ main (int argc, char **argv)
   g_test_add_func ("/generate/stop-string-and-length", test_stop_string_and_length);
   g_test_add_func ("/generate/multi-turn-suffix", test_multi_turn_suffix);
   g_test_add_func ("/generate/bad-requests", test_bad_requests);
+  g_test_add_func ("/generate/small-cache-warning", test_small_cache_warning);
   g_test_add_func ("/generate/k3-reasoning", test_k3_reasoning);
   g_test_add_func ("/generate/glm-thinking", test_glm_thinking);
   g_test_add_func ("/generate/special-tokens-never-shown", test_special_tokens_never_shown);

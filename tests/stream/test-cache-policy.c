@@ -66,11 +66,27 @@ test_prefault_count (void)
 static void
 test_default_budget (void)
 {
-  const char *meminfo = "MemTotal:       24000000 kB\nMemFree:        1000 kB\n"
-                        "MemAvailable:   20000000 kB\nBuffers: 0 kB\n";
-  g_assert_cmpuint (bw_policy_default_budget (meminfo, 0.5), ==, 10000000ull * 1024);
-  g_assert_cmpuint (bw_policy_default_budget ("MemTotal: 5 kB\n", 0.5), ==, 0);
-  g_assert_cmpuint (bw_policy_default_budget (NULL, 0.5), ==, 0);
+  const guint64 gib = 1ull << 30;
+
+  /* Buffered: half the room, the other half for the page cache the reads go through. */
+  g_assert_cmpuint (bw_policy_default_budget (20 * gib, FALSE, 0), ==, 10 * gib);
+  /* Direct: three quarters less 256 MiB; less on a small room. */
+  g_assert_cmpuint (bw_policy_default_budget (20 * gib, TRUE, 0), ==, 15 * gib - (256ull << 20));
+  g_assert_cmpuint (bw_policy_default_budget (gib / 2, TRUE, 0), ==, gib / 4);
+  /* Never more than all the experts. */
+  g_assert_cmpuint (bw_policy_default_budget (20 * gib, TRUE, 3 * gib), ==, 3 * gib);
+  g_assert_cmpuint (bw_policy_default_budget (0, TRUE, 3 * gib), ==, 0);
+}
+
+static void
+test_prefer_direct (void)
+{
+  const guint64 gib = 1ull << 30;
+
+  g_assert_true (bw_policy_prefer_direct (14 * gib, 26 * gib));
+  g_assert_false (bw_policy_prefer_direct (14 * gib, 6 * gib));
+  g_assert_true (bw_policy_prefer_direct (2 * gib, 3 * gib));
+  g_assert_false (bw_policy_prefer_direct (0, 3 * gib));
 }
 
 static void
@@ -169,6 +185,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stream/policy/victim-layer", test_victim_layer);
   g_test_add_func ("/stream/policy/choose-pins", test_choose_pins);
   g_test_add_func ("/stream/policy/default-budget", test_default_budget);
+  g_test_add_func ("/stream/policy/prefer-direct", test_prefer_direct);
   g_test_add_func ("/stream/policy/prefault-count", test_prefault_count);
   g_test_add_func ("/stream/history/roundtrip", test_history_roundtrip);
   g_test_add_func ("/stream/history/path", test_history_path);

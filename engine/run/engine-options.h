@@ -1,0 +1,17 @@
+/* The one translation from the public engine options to the model's: burrow_engine_load
+ * uses it, and so do the CLI commands that drive the model directly (run, bench decode),
+ * so every path loads a model with the same configuration. Internal header. */
+#pragma once
+
+#include "burrow-engine.h"
+#include "families/model.h"
+
+G_BEGIN_DECLS
+
+void bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *out);
+
+/* Bytes of one token's routed experts in every MoE layer (largest expert x top-k x MoE
+ * layers); 0 without an expert store. */
+guint64 bw_engine_token_expert_bytes (BwModel *model);
+
+G_END_DECLS
