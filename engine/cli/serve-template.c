@@ -112,7 +112,7 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
       return;
     }
   reason = t->n_calls > 0 ? "tool_calls" : serve_finish_reason (st->finish);
-  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, reason);
+  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, NULL, reason);
   post_sse (job, last);
   if (job->req->include_usage)
     {
@@ -138,6 +138,12 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
+  if (req->opts.logprobs)
+    {
+      answer_error (job, 400, "invalid_request_error",
+                    "logprobs are not supported for a model served with its own chat template.");
+      return;
+    }
   prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
   if (prompt == NULL)
     {
@@ -148,7 +154,7 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
     server->last = burrow_conversation_new (server->engine);
   if (req->stream)
     {
-      g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL);
+      g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL, NULL);
       post_sse (job, first);
     }
   t.parser = serve_tools_parser (server->tool_format, req->tools, prompt);

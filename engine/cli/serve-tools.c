@@ -318,8 +318,9 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 
   if (ev->kind != BW_TOOL_EVENT_CALL)
     return serve_json_chunk (rid, NULL, ev->kind == BW_TOOL_EVENT_CONTENT ? ev->text : NULL,
-                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL);
-  base = serve_json_chunk (rid, NULL, NULL, NULL, NULL);
+                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL,
+                             NULL);
+  base = serve_json_chunk (rid, NULL, NULL, NULL, NULL, NULL);
   root = json_from_string (base, NULL);
   delta = json_object_get_object_member (
     json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0),
@@ -358,7 +359,7 @@ serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, const Burrow
         }
     }
   json_builder_end_array (b);
-  base = serve_json_completion (rid, content->str, reasoning->str, stats);
+  base = serve_json_completion (rid, content->str, reasoning->str, NULL, stats);
   root = json_from_string (base, NULL);
   choice = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0);
   message = json_object_get_object_member (choice, "message");
