@@ -138,6 +138,12 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
+  if (req->opts.logprobs)
+    {
+      answer_error (job, 400, "invalid_request_error",
+                    "logprobs are not supported for a model served with its own chat template.");
+      return;
+    }
   prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
   if (prompt == NULL)
     {

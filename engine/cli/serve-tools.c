@@ -318,7 +318,8 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 
   if (ev->kind != BW_TOOL_EVENT_CALL)
     return serve_json_chunk (rid, NULL, ev->kind == BW_TOOL_EVENT_CONTENT ? ev->text : NULL,
-                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL, NULL);
+                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL,
+                             NULL);
   base = serve_json_chunk (rid, NULL, NULL, NULL, NULL, NULL);
   root = json_from_string (base, NULL);
   delta = json_object_get_object_member (
