@@ -13,8 +13,12 @@
 #include "blocks/norm.h"
 #include "blocks/rope.h"
 #include "core/json-load.h"
+#include "core/model-config.h"
+#include "text/chat-template.h"
 
 #define BIG 1048576
+/* layer_kind in the checkpoint config: the layer runs its own indexer. */
+#define GLM_LAYER_FULL 1
 /* Positions whose RoPE angles are tabulated at load; later ones are computed per call. */
 #define ROPE_TABLE_MAX 8192
 
@@ -94,104 +98,18 @@ field (BwModel *model, const char *name)
   return bw_json_node_is_missing (node) ? NULL : node;
 }
 
-/* A per-layer list of two words ("full"/"shared", "dense"/"sparse"): out[l] is TRUE where
- * the entry is `yes`. The list may be longer than num_hidden_layers (MTP layers). */
-static gboolean
-parse_word_list (BwModel *model, const char *name, JsonArray *arr, const char *no,
-                 const char *yes, gboolean *out, GError **error)
+/* The layer plan comes from the checkpoint's config (glm_parse_config below). */
+static void
+layer_plan (BwModel *model, GlmConfig *c)
 {
-  int n = model->n_layers;
-  if (json_array_get_length (arr) < (guint) n)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                        "%s has %u entries for %d layers", name, json_array_get_length (arr), n);
-  for (int l = 0; l < n; l++)
-    {
-      const char *s = bw_json_node_get_string (json_array_get_element (arr, l));
-      if (g_strcmp0 (s, yes) != 0 && g_strcmp0 (s, no) != 0)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "%s[%d] must be \"%s\" or \"%s\"", name, l, no, yes);
-      out[l] = g_strcmp0 (s, yes) == 0;
-    }
-  return TRUE;
-}
-
-/* indexer_types, else index_topk_pattern ("FSS..." or a list), else index_topk_freq f and
- * index_skip_topk_offset o: layer l is full iff max(l - o + 1, 0) mod f == 0. */
-static gboolean
-parse_indexer_types (BwModel *model, GlmConfig *c, GError **error)
-{
-  JsonNode *types = field (model, "indexer_types"), *pattern = field (model, "index_topk_pattern");
-  int freq, offset;
-
+  const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
   c->is_full = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  if (types != NULL || (pattern != NULL && JSON_NODE_HOLDS_ARRAY (pattern)))
-    {
-      const char *name = types ? "indexer_types" : "index_topk_pattern";
-      JsonArray *arr = bw_json_node_get_array (types ? types : pattern);
-      if (arr == NULL)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG, "%s must be a list", name);
-      if (!parse_word_list (model, name, arr, "shared", "full", c->is_full, error))
-        return FALSE;
-    }
-  else if (pattern != NULL)
-    {
-      const char *s = bw_json_node_get_string (pattern);
-      if (s == NULL || strlen (s) < (gsize) c->n_layers)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "index_topk_pattern must be a string of F/S, one per layer");
-      for (int l = 0; l < c->n_layers; l++)
-        {
-          if (s[l] != 'F' && s[l] != 'S')
-            return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "index_topk_pattern[%d] must be 'F' or 'S'", l);
-          c->is_full[l] = s[l] == 'F';
-        }
-    }
-  else
-    {
-      if (!get_int (model, "index_topk_freq", FALSE, 1, 0, &freq, error)
-          || !get_int (model, "index_skip_topk_offset", FALSE, 2, 0, &offset, error))
-        return FALSE;
-      freq = MAX (freq, 1);
-      for (int l = 0; l < c->n_layers; l++)
-        c->is_full[l] = MAX (l - offset + 1, 0) % freq == 0;
-    }
-  if (!c->is_full[0])
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                        "layer 0 is a \"shared\" indexer layer, but there is no earlier full "
-                        "layer to share a selection from");
-  return TRUE;
-}
-
-/* mlp_layer_types, else first_k_dense_replace (3 by the reference's default); both must
- * agree when both are present. */
-static gboolean
-parse_mlp_types (BwModel *model, GlmConfig *c, GError **error)
-{
-  JsonNode *types = field (model, "mlp_layer_types");
-  int first_dense;
-
   c->is_moe = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  if (!get_int (model, "first_k_dense_replace", FALSE, 3, 0, &first_dense, error))
-    return FALSE;
-  if (types == NULL)
+  for (int l = 0; l < c->n_layers; l++)
     {
-      for (int l = 0; l < c->n_layers; l++)
-        c->is_moe[l] = l >= first_dense;
-      return TRUE;
+      c->is_full[l] = mc->layer_kind[l] == GLM_LAYER_FULL;
+      c->is_moe[l] = mc->layer_is_moe[l];
     }
-  JsonArray *arr = bw_json_node_get_array (types);
-  if (arr == NULL)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG, "mlp_layer_types must be a list");
-  if (!parse_word_list (model, "mlp_layer_types", arr, "dense", "sparse", c->is_moe, error))
-    return FALSE;
-  if (field (model, "first_k_dense_replace") != NULL)
-    for (int l = 0; l < c->n_layers; l++)
-      if (c->is_moe[l] != (l >= first_dense))
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "mlp_layer_types and first_k_dense_replace = %d disagree at layer %d",
-                            first_dense, l);
-  return TRUE;
 }
 
 static gboolean
@@ -241,7 +159,7 @@ parse_dsa (BwModel *model, GlmConfig *c, GError **error)
   s->hidden = c->D;
   s->q_lora_rank = c->Q;
   s->rope_dim = c->dr;
-  return parse_indexer_types (model, c, error);
+  return TRUE;
 }
 
 static gboolean
@@ -273,7 +191,7 @@ parse_moe (BwModel *model, GlmConfig *c, GError **error)
   c->router.top_k = c->top_k;
   c->router.renormalize = renorm;
   c->router.scaling = (float) scaling;
-  return parse_mlp_types (model, c, error);
+  return TRUE;
 }
 
 /* The DeepSeek-style FP8 release layout; other quantisation schemes are not read. */
@@ -340,10 +258,12 @@ glm_config_parse (BwModel *model, GlmConfig *c, GError **error)
     return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "num_hidden_layers, vocab_size or rms_norm_eps is out of range");
   c->eps = (float) eps;
-  model->n_layers = c->n_layers;   /* the layer lists below are sized by it */
-  return parse_mla (model, c, error) && parse_dsa (model, c, error)
-         && parse_moe (model, c, error) && parse_quantization (model, error)
-         && check_eos (model, error);
+  if (!parse_mla (model, c, error) || !parse_dsa (model, c, error)
+      || !parse_moe (model, c, error) || !parse_quantization (model, error)
+      || !check_eos (model, error))
+    return FALSE;
+  layer_plan (model, c);
+  return TRUE;
 }
 
 /* Binding */
@@ -722,11 +642,151 @@ glm_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *l
   return TRUE;
 }
 
-const BwFamilyOps bw_glm52_ops = {
-  .family = BW_FAMILY_GLM_MOE_DSA,
+static const BwFamilyOps glm_ops = {
   .load = glm_load,
   .free = glm_free,
   .forward = glm_forward,
+};
+
+/* Checkpoint config: the layer plan */
+
+/* mlp_layer_types, else first_k_dense_replace (3 by the reference's default); both must
+ * agree when both are present. */
+static gboolean
+parse_mlp_plan (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
+{
+  gboolean listed;
+  int first_dense;
+
+  if (!bw_config_fields_int (f, "first_k_dense_replace", FALSE, 0, cfg->n_layers, 3,
+                             &first_dense, error)
+      || !bw_config_fields_layer_words (f, "mlp_layer_types", cfg, "dense", "sparse",
+                                        cfg->layer_is_moe, &listed, error))
+    return FALSE;
+  if (!listed)
+    for (int l = 0; l < cfg->n_layers; l++)
+      cfg->layer_is_moe[l] = l >= first_dense;
+  else if (bw_config_fields_get (f, "first_k_dense_replace") != NULL)
+    for (int l = 0; l < cfg->n_layers; l++)
+      if (cfg->layer_is_moe[l] != (l >= first_dense))
+        {
+          g_autofree char *msg = g_strdup_printf ("and first_k_dense_replace = %d disagree at "
+                                                  "layer %d", first_dense, l);
+          return bw_config_fields_fail (f, "mlp_layer_types", msg, error);
+        }
+  return TRUE;
+}
+
+/* index_topk_pattern as a string: one F (full) or S (shared) per layer. */
+static gboolean
+parse_pattern_string (const BwConfigFields *f, const char *s, BwModelConfig *cfg, guint8 *full,
+                      GError **error)
+{
+  gsize len = strlen (s);
+  if (len < (gsize) cfg->n_layers || len > (gsize) (cfg->n_layers + cfg->n_mtp_layers))
+    return bw_config_fields_fail (f, "index_topk_pattern",
+                                  "must be a string of F/S, one per layer", error);
+  for (gsize l = 0; l < len; l++)
+    {
+      if (s[l] != 'F' && s[l] != 'S')
+        return bw_config_fields_fail (f, "index_topk_pattern", "holds a letter other than F "
+                                      "and S", error);
+      if (l < (gsize) cfg->n_layers)
+        full[l] = s[l] == 'F';
+    }
+  return TRUE;
+}
+
+/* indexer_types, else index_topk_pattern ("FSS..." or a list), else index_topk_freq f and
+ * index_skip_topk_offset o: layer l is full iff max(l - o + 1, 0) mod f == 0. */
+static gboolean
+parse_indexer_plan (const BwConfigFields *f, BwModelConfig *cfg, guint8 *full, GError **error)
+{
+  JsonNode *pattern = bw_config_fields_get (f, "index_topk_pattern");
+  gboolean listed;
+  int freq, offset;
+
+  if (!bw_config_fields_layer_words (f, "indexer_types", cfg, "shared", "full", full, &listed,
+                                     error))
+    return FALSE;
+  if (listed)
+    return TRUE;
+  if (pattern != NULL && JSON_NODE_HOLDS_ARRAY (pattern))
+    return bw_config_fields_layer_words (f, "index_topk_pattern", cfg, "shared", "full", full,
+                                         &listed, error);
+  if (pattern != NULL)
+    {
+      const char *s = bw_json_node_get_string (pattern);
+      if (s == NULL)
+        return bw_config_fields_fail (f, "index_topk_pattern", "must be a string or a list",
+                                      error);
+      return parse_pattern_string (f, s, cfg, full, error);
+    }
+  if (!bw_config_fields_int (f, "index_topk_freq", FALSE, 0, BIG, 1, &freq, error)
+      || !bw_config_fields_int (f, "index_skip_topk_offset", FALSE, 0, BIG, 2, &offset, error))
+    return FALSE;
+  freq = MAX (freq, 1);
+  for (int l = 0; l < cfg->n_layers; l++)
+    full[l] = MAX (l - offset + 1, 0) % freq == 0;
+  return TRUE;
+}
+
+static gboolean
+glm_parse_config (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
+{
+  g_autofree guint8 *full = g_new0 (guint8, cfg->n_layers);
+
+  if (!parse_mlp_plan (f, cfg, error) || !parse_indexer_plan (f, cfg, full, error))
+    return FALSE;
+  if (!full[0])
+    return bw_config_fields_fail (f, "indexer_types", "makes layer 0 a \"shared\" indexer "
+                                  "layer, but there is no earlier full layer to share a "
+                                  "selection from", error);
+  cfg->layer_kind = g_steal_pointer (&full);
+  return TRUE;
+}
+
+/* Chat format (ARCHITECTURES 4.8): role tags, reasoning inside <think>...</think>. */
+
+static void
+render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const tag[] = {
+    [BW_CHAT_SYSTEM] = "<|system|>",
+    [BW_CHAT_USER] = "<|user|>",
+    [BW_CHAT_ASSISTANT] = "<|assistant|>",
+  };
+
+  if (!opts->continuation)
+    g_string_append (out, "[gMASK]<sop>");
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%s", tag[msgs[i].role],
+                            msgs[i].content ? msgs[i].content : "");
+  if (opts->add_generation_prompt)
+    g_string_append (out, opts->thinking ? "<|assistant|><think>" : "<|assistant|><think></think>");
+}
+
+static const char *const stop_tokens[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
+
+/* No close_turn: the next role tag ends the turn. */
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "</think>",
+};
+
+const BwFamily bw_glm52_family = {
+  .name = "glm_moe_dsa",
+  .display_name = "GLM-5.2",
+  .short_name = "glm52",
+  .experts_prefix = "mlp.experts.",
+  .expert_names = { "gate_proj", "up_proj", "down_proj" },
+  .keys = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group" },
+  .parse_config = glm_parse_config,
+  .ops = &glm_ops,
+  .chat = &chat_format,
+  .synth = bw_glm52_synth,
 };
 
 /* Introspection */
@@ -734,7 +794,7 @@ const BwFamilyOps bw_glm52_ops = {
 static const GlmModel *
 glm_of (const BwModel *model)
 {
-  return model->ops == &bw_glm52_ops ? model->family_data : NULL;
+  return model->ops == &glm_ops ? model->family_data : NULL;
 }
 
 const BwDsaSelection *

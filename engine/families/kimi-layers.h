@@ -8,6 +8,7 @@
 #include "blocks/latent-moe.h"
 #include "blocks/mla.h"
 #include "blocks/moe.h"
+#include "core/model-config.h"
 #include "model/family-api.h"
 
 typedef struct {
@@ -52,6 +53,20 @@ typedef struct {
   void *scratch;
   gsize scratch_bytes;
 } BwKimiModel;
+
+/* Layer kinds in the checkpoint config's layer_kind. */
+enum { BW_KIMI_LAYER_KDA = 1, BW_KIMI_LAYER_MLA = 2 };
+
+/* The checkpoint config hook both Kimi descriptors use (families/family.h). */
+gboolean bw_kimi_parse_config (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
+
+/* Synthetic checkpoints at the releases' widths (kimi-synth.c). */
+gboolean bw_kimi_linear_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+gboolean bw_kimi_k3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+
+/* K3's chat tag opener "<|open|>NAME a1="v1" a2="v2"<|sep|>", escaping & and " in the
+ * values only. attrs: name, value pairs ending with NULL. */
+void bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs);
 
 /* Parses the config (the K3 feature fields when k3 is TRUE). */
 gboolean bw_kimi_config_parse (BwModel *model, gboolean k3, BwKimiConfig *cfg, GError **error);

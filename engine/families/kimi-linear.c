@@ -3,6 +3,7 @@
 #include "families/kimi-layers.h"
 
 #include "blocks/norm.h"
+#include "text/chat-template.h"
 
 static void
 add_rows (float *x, const float *a, gsize n)
@@ -51,9 +52,52 @@ kimi_linear_forward (BwModel *model, BwState *state, const int32_t *ids, int n, 
   return TRUE;
 }
 
-const BwFamilyOps bw_kimi_linear_ops = {
-  .family = BW_FAMILY_KIMI_LINEAR,
+static const BwFamilyOps kimi_linear_ops = {
   .load = kimi_linear_load,
   .free = g_free,
   .forward = kimi_linear_forward,
+};
+
+/* Chat format (ARCHITECTURES 2.6): no thinking mode, <|im_end|> closes every turn. */
+
+static void
+render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const open[] = {
+    [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
+    [BW_CHAT_USER] = "<|im_user|>user<|im_middle|>",
+    [BW_CHAT_ASSISTANT] = "<|im_assistant|>assistant<|im_middle|>",
+  };
+
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%s<|im_end|>", open[msgs[i].role],
+                            msgs[i].content ? msgs[i].content : "");
+  if (opts->add_generation_prompt)
+    g_string_append (out, open[BW_CHAT_ASSISTANT]);
+}
+
+static void
+close_turn (GString *out, const char *reply, gboolean thinking)
+{
+  g_string_append (out, "<|im_end|>");
+}
+
+static const char *const stop_tokens[] = { "<|im_end|>", NULL };
+
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .close_turn = close_turn,
+  .stop_tokens = stop_tokens,
+};
+
+const BwFamily bw_kimi_linear_family = {
+  .name = "kimi_linear",
+  .display_name = "Kimi Linear",
+  .experts_prefix = "block_sparse_moe.experts.",
+  .expert_names = { "w1", "w3", "w2" },
+  .keys = { "num_experts", "num_experts_per_token", "num_shared_experts", "num_expert_group" },
+  .parse_config = bw_kimi_parse_config,
+  .ops = &kimi_linear_ops,
+  .chat = &chat_format,
+  .synth = bw_kimi_linear_synth,
 };
