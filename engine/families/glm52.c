@@ -9,11 +9,10 @@
 #include <string.h>
 
 #include "blocks/mla.h"
-#include "blocks/moe.h"
-#include "blocks/norm.h"
 #include "blocks/rope.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
+#include "model/decoder.h"
 #include "text/chat-template.h"
 
 #define BIG 1048576
@@ -22,10 +21,8 @@
 /* Positions whose RoPE angles are tabulated at load; later ones are computed per call. */
 #define ROPE_TABLE_MAX 8192
 
-#define L "model.layers.%d."
 #define ATT "model.layers.%d.self_attn."
 #define IDX "model.layers.%d.self_attn.indexer."
-#define MLP "model.layers.%d.mlp."
 
 typedef struct {
   int D, n_layers, vocab;
@@ -42,25 +39,18 @@ typedef struct {
 } GlmConfig;
 
 typedef struct {
-  const float *in_norm, *post_norm;
   BwMla mla;
   BwDsaWeights dsa;        /* full layers only */
-  BwMlp mlp;               /* dense layers */
-  BwMoe moe;               /* MoE layers */
   int stride;              /* cache floats per position: c_kv, k_rope[, index key] */
 } GlmLayer;
 
 typedef struct {
   GlmConfig cfg;
-  GlmLayer *layers;
-  BwMatrix embed, lm_head;
-  const float *final_norm;
+  GlmLayer *layers;        /* attention per layer; norms and FFN live in dec */
+  BwDecoder dec;
   BwRopeTable *rope;
   BwDsaIndexer *indexer;
   gboolean ran;            /* a forward has run: the indexer's selection is meaningful */
-  float *x, *h, *a;        /* [max_batch][D] */
-  void *scratch;
-  gsize scratch_bytes;
 } GlmModel;
 
 /* Config */
@@ -314,164 +304,56 @@ bind_indexer (BwModel *model, const GlmConfig *c, int l, BwDsaWeights *w, GError
 }
 
 static gboolean
-bind_mlp (BwModel *model, BwMlp *mlp, int64_t width, int64_t inter, const char *prefix, int l,
-          GError **error)
+bind_layer (BwModel *model, gpointer self, int l, GError **error)
 {
-  mlp->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
-  return bw_model_bind_matrix (model, &mlp->gate, inter, width, error,
-                               MLP "%sgate_proj.weight", l, prefix)
-         && bw_model_bind_matrix (model, &mlp->up, inter, width, error,
-                                  MLP "%sup_proj.weight", l, prefix)
-         && bw_model_bind_matrix (model, &mlp->down, width, inter, error,
-                                  MLP "%sdown_proj.weight", l, prefix);
-}
-
-static gboolean
-bind_moe (BwModel *model, const GlmConfig *c, int l, BwMoe *m, GError **error)
-{
-  float *bias;
-
-  memset (m, 0, sizeof *m);
-  m->router = c->router;
-  m->layer = l;
-  m->expert_width = c->D;
-  m->expert_inter = c->moe_inter;
-  m->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
-  m->has_shared = c->n_shared > 0;
-  if (!bw_model_bind_matrix_exact (model, &m->gate, c->E, c->D, error, MLP "gate.weight", l)
-      || !bw_model_bind_vector (model, &bias, c->E, FALSE, error,
-                                MLP "gate.e_score_correction_bias", l))
-    return FALSE;
-  m->bias = bias;
-  return !m->has_shared
-         || bind_mlp (model, &m->shared, c->D, (int64_t) c->moe_inter * c->n_shared,
-                      "shared_experts.", l, error);
-}
-
-/* One routed expert matrix, described for the store: BF16/F16/F32 as is, or F8_E4M3 with its
- * F32 `_scale_inv` block grid. */
-static gboolean
-expert_tensor (BwModel *model, int l, int e, const char *w, int64_t rows, int64_t cols,
-               BwExpertTensor *out, GError **error)
-{
-  const BwCheckpoint *ck = model->ckpt;
-  const BwTensorInfo *t = bw_checkpoint_findf (ck, MLP "experts.%d.%s.weight", l, e, w);
-
-  memset (out, 0, sizeof *out);
-  out->rows = rows;
-  out->cols = cols;
-  if (t == NULL)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight is missing", ck->dir, l, e, w);
-      return FALSE;
-    }
-  if (t->n_dims != 2 || t->shape[0] != rows || t->shape[1] != cols)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight must have shape [%" G_GINT64_FORMAT
-                   ", %" G_GINT64_FORMAT "]", ck->dir, l, e, w, rows, cols);
-      return FALSE;
-    }
-  out->data = t;
-  switch (t->dtype)
-    {
-    case BW_DTYPE_F32:
-      out->fmt = BW_FMT_F32;
-      return TRUE;
-    case BW_DTYPE_BF16:
-      out->fmt = BW_FMT_BF16;
-      return TRUE;
-    case BW_DTYPE_F16:
-      out->fmt = BW_FMT_F16;
-      return TRUE;
-    case BW_DTYPE_F8_E4M3:
-      break;
-    default:
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight has unsupported dtype %s", ck->dir, l,
-                   e, w, bw_dtype_name (t->dtype));
-      return FALSE;
-    }
-  const BwTensorInfo *s = bw_checkpoint_findf (ck, MLP "experts.%d.%s.weight_scale_inv", l, e, w);
-  int64_t sr = (rows + 127) / 128, sc = (cols + 127) / 128;
-  if (s == NULL || s->dtype != BW_DTYPE_F32 || s->n_elements != sr * sc)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight is FP8 but its weight_scale_inv is "
-                   "missing or not F32 [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", ck->dir, l,
-                   e, w, sr, sc);
-      return FALSE;
-    }
-  out->fmt = BW_FMT_FP8_E4M3_B128;
-  out->scales = s;
-  return TRUE;
-}
-
-static gboolean
-bind_experts (BwModel *model, const GlmConfig *c, GError **error)
-{
-  gboolean any = FALSE;
-  for (int l = 0; l < c->n_layers; l++)
-    any |= c->is_moe[l];
-  if (!any)
-    return TRUE;
-
-  g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) c->n_layers * c->E);
-  for (int l = 0; l < c->n_layers; l++)
-    for (int e = 0; e < c->E && c->is_moe[l]; e++)
-      {
-        BwExpertLayout *x = &layouts[(gsize) l * c->E + e];
-        if (!expert_tensor (model, l, e, "gate_proj", c->moe_inter, c->D, &x->gate, error)
-            || !expert_tensor (model, l, e, "up_proj", c->moe_inter, c->D, &x->up, error)
-            || !expert_tensor (model, l, e, "down_proj", c->D, c->moe_inter, &x->down, error))
-          return FALSE;
-      }
-  return bw_model_create_store (model, c->E, layouts, error);
-}
-
-static gboolean
-bind_layer (BwModel *model, GlmModel *gm, int l, GError **error)
-{
+  GlmModel *gm = self;
   const GlmConfig *c = &gm->cfg;
   GlmLayer *ly = &gm->layers[l];
-  float *in, *post;
 
-  if (!bw_model_bind_vector (model, &in, c->D, FALSE, error, L "input_layernorm.weight", l)
-      || !bw_model_bind_vector (model, &post, c->D, FALSE, error,
-                                L "post_attention_layernorm.weight", l)
-      || !bind_mla (model, c, l, &ly->mla, error)
+  if (!bind_mla (model, c, l, &ly->mla, error)
       || (c->is_full[l] && !bind_indexer (model, c, l, &ly->dsa, error)))
     return FALSE;
-  ly->in_norm = in;
-  ly->post_norm = post;
   ly->mla.rope_hook = (BwRope) { .apply = bw_rope_hook, .ctx = gm->rope };
-  if (c->is_moe[l] ? !bind_moe (model, c, l, &ly->moe, error)
-                   : !bind_mlp (model, &ly->mlp, c->D, c->inter, "", l, error))
-    return FALSE;
-
   ly->stride = bw_mla_cache_floats (&ly->mla) + (c->is_full[l] ? c->dsa.head_dim : 0);
   model->state_sizes[l] = (BwLayerStateSize) { .fixed = 0, .per_pos = ly->stride };
   return TRUE;
 }
 
-static gboolean
-bind_globals (BwModel *model, GlmModel *gm, GError **error)
+static gsize
+attention_scratch (gpointer self, int l, int n, int threads)
 {
-  const GlmConfig *c = &gm->cfg;
-  float *norm;
-  if (!bw_model_bind_matrix_exact (model, &gm->embed, c->vocab, c->D, error,
-                                   "model.embed_tokens.weight")
-      || !bw_model_bind_vector (model, &norm, c->D, FALSE, error, "model.norm.weight"))
-    return FALSE;
-  gm->final_norm = norm;
-  if (c->tied)
-    {
-      gm->lm_head = gm->embed;
-      return TRUE;
-    }
-  return bw_model_bind_matrix (model, &gm->lm_head, c->vocab, c->D, error, "lm_head.weight");
+  return bw_mla_scratch_bytes (&((GlmModel *) self)->layers[l].mla, n, threads);
 }
+
+/* MLA over h with the DSA selection of this layer (full) or of the latest full layer. */
+static void
+attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+           float *a)
+{
+  GlmModel *gm = self;
+  const GlmLayer *ly = &gm->layers[l];
+  int64_t pos0 = bw_state_position (state);
+  float *cache = bw_state_cache (state, l);
+  void *scratch = gm->dec.scratch;
+  const BwDsaSelection *sel;
+  BwMlaWork work;
+
+  bw_mla_project (&ly->mla, h, n, pos0, cache, ly->stride, scratch, &work, model->pool);
+  if (gm->cfg.is_full[l])
+    sel = bw_dsa_indexer_run (gm->indexer, &ly->dsa, gm->rope, h, work.c_q, n, pos0,
+                              cache + bw_mla_cache_floats (&ly->mla), ly->stride, model->pool);
+  else
+    sel = bw_dsa_indexer_last (gm->indexer);
+  BwKeySelect keys = { .idx = sel->keys, .count = sel->count, .stride = sel->topk };
+  bw_mla_attend (&ly->mla, &work, h, n, pos0, cache, ly->stride, sel->dense ? NULL : &keys, 0,
+                 a, model->pool);
+}
+
+static const BwDecoderAttention glm_attention = {
+  .bind = bind_layer,
+  .scratch_bytes = attention_scratch,
+  .forward = attention,
+};
 
 static void
 glm_free (gpointer data)
@@ -489,107 +371,25 @@ glm_load (BwModel *model, GCancellable *cancellable, GError **error)
 {
   GlmModel *gm = g_new0 (GlmModel, 1);
   GlmConfig *c = &gm->cfg;
-  int n = model->opts.max_batch, threads = bw_pool_size (model->pool);
 
   model->family_data = gm;
   if (!glm_config_parse (model, c, error))
     return FALSE;
-  model->vocab = c->vocab;
-  model->n_layers = c->n_layers;
-  model->hidden = c->D;
-  model->state_sizes = bw_model_alloc (model, c->n_layers * sizeof (BwLayerStateSize));
   gm->layers = bw_model_alloc (model, c->n_layers * sizeof (GlmLayer));
   gm->rope = bw_rope_new (&c->rope, MIN (c->max_pos, ROPE_TABLE_MAX));
-  gm->indexer = bw_dsa_indexer_new (&c->dsa, n, threads);
-
-  if (!bind_globals (model, gm, error))
+  gm->indexer = bw_dsa_indexer_new (&c->dsa, model->opts.max_batch, bw_pool_size (model->pool));
+  gm->dec = (BwDecoder) {
+    .hidden = c->D, .vocab = c->vocab, .n_layers = c->n_layers, .eps = c->eps,
+    .embed_exact = TRUE, .tied = c->tied, .is_moe = c->is_moe,
+    .ffn = { .inter = c->inter, .moe_inter = c->moe_inter, .n_experts = c->E,
+             .n_shared = c->n_shared, .router = c->router,
+             .act = { .kind = BW_ACT_SWIGLU }, .correction_bias = TRUE,
+             .mlp_prefix = "mlp.", .moe_prefix = "mlp." },
+  };
+  if (!bw_decoder_load (model, &gm->dec, &glm_attention, gm, cancellable, error))
     return FALSE;
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_model_progress (model, 0.05 + 0.85 * l / c->n_layers, BW_PHASE_WEIGHTS);
-      if (!bind_layer (model, gm, l, error))
-        return FALSE;
-    }
-  bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
-  if (!bind_experts (model, c, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
-    return FALSE;
-  /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
-  for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)
-    if (c->is_moe[l])
-      {
-        if (prev >= 0)
-          bw_moe_set_lookahead (&gm->layers[prev].moe, &gm->layers[l].moe,
-                                model->opts.store.prefetch_top);
-        prev = l;
-      }
-
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      const GlmLayer *ly = &gm->layers[l];
-      gsize ffn = c->is_moe[l] ? bw_moe_scratch_bytes (&ly->moe, n)
-                               : bw_mlp_scratch_bytes (&ly->mlp, n);
-      gm->scratch_bytes = MAX (gm->scratch_bytes, bw_mla_scratch_bytes (&ly->mla, n, threads));
-      gm->scratch_bytes = MAX (gm->scratch_bytes, ffn);
-    }
-  gm->scratch = bw_model_alloc (model, gm->scratch_bytes);
-  gm->x = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  gm->h = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  gm->a = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  model->resident_bytes += gm->scratch_bytes + 3 * (gsize) n * c->D * sizeof (float)
-                           + bw_dsa_indexer_reserve (gm->indexer, 0);
+  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, 0);
   return TRUE;
-}
-
-/* Forward */
-
-static void
-add_rows (float *x, const float *a, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    x[i] += a[i];
-}
-
-/* MLA over h with the DSA selection of this layer (full) or of the latest full layer. */
-static void
-glm_attention (BwModel *model, GlmModel *gm, BwState *state, int l, int n, int64_t pos0)
-{
-  const GlmLayer *ly = &gm->layers[l];
-  float *cache = bw_state_cache (state, l);
-  const BwDsaSelection *sel;
-  BwMlaWork work;
-
-  bw_mla_project (&ly->mla, gm->h, n, pos0, cache, ly->stride, gm->scratch, &work, model->pool);
-  if (gm->cfg.is_full[l])
-    sel = bw_dsa_indexer_run (gm->indexer, &ly->dsa, gm->rope, gm->h, work.c_q, n, pos0,
-                              cache + bw_mla_cache_floats (&ly->mla), ly->stride, model->pool);
-  else
-    sel = bw_dsa_indexer_last (gm->indexer);
-  BwKeySelect keys = { .idx = sel->keys, .count = sel->count, .stride = sel->topk };
-  bw_mla_attend (&ly->mla, &work, gm->h, n, pos0, cache, ly->stride, sel->dense ? NULL : &keys,
-                 0, gm->a, model->pool);
-}
-
-static gboolean
-glm_ffn (BwModel *model, GlmModel *gm, int l, int n, GError **error)
-{
-  const GlmLayer *ly = &gm->layers[l];
-  BwMoeTimes t = { 0 };
-  guint64 t0 = bw_now_ns ();
-
-  if (!gm->cfg.is_moe[l])
-    {
-      bw_mlp_forward (&ly->mlp, gm->h, n, gm->a, FALSE, gm->scratch, model->pool);
-      model->stats.ns[BW_PHASE_EXPERT_MATMUL] += bw_now_ns () - t0;
-      return TRUE;
-    }
-  gboolean ok = bw_moe_forward (&ly->moe, model->store, gm->h, n, gm->a, gm->scratch,
-                                model->pool, &t, error);
-  model->stats.ns[BW_PHASE_OTHER] += t.route_ns;
-  model->stats.ns[BW_PHASE_EXPERT_WAIT] += t.wait_ns;
-  model->stats.ns[BW_PHASE_EXPERT_MATMUL] += t.matmul_ns;
-  return ok;
 }
 
 static gboolean
@@ -597,48 +397,15 @@ glm_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *l
              gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   GlmModel *gm = model->family_data;
-  const GlmConfig *c = &gm->cfg;
   int64_t pos0 = bw_state_position (state);
-  gsize len = (gsize) n * c->D;
-  guint64 t = bw_now_ns ();
 
-  for (int i = 0; i < n; i++)
-    bw_matrix_dequant_row (&gm->embed, ids[i], gm->x + (gsize) i * c->D);
   /* The only growth of the indexer's context scratch, before any layer runs. */
   model->resident_bytes -= bw_dsa_indexer_reserve (gm->indexer, 0);
   model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n);
-  bw_model_tick (model, BW_PHASE_OTHER, &t);
-
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      const GlmLayer *ly = &gm->layers[l];
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_rmsnorm_rows (gm->h, gm->x, ly->in_norm, n, c->D, c->eps);
-      glm_attention (model, gm, state, l, n, pos0);
-      add_rows (gm->x, gm->a, len);
-      bw_rmsnorm_rows (gm->h, gm->x, ly->post_norm, n, c->D, c->eps);
-      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
-      if (!glm_ffn (model, gm, l, n, error))
-        return FALSE;
-      add_rows (gm->x, gm->a, len);
-      t = bw_now_ns ();
-    }
+  if (!bw_decoder_forward (model, &gm->dec, &glm_attention, gm, state, ids, n, logits,
+                           all_logits, cancellable, error))
+    return FALSE;
   gm->ran = TRUE;
-
-  if (logits != NULL)
-    {
-      float *x = gm->x;
-      int rows = n;
-      if (!all_logits)
-        {
-          x += (gsize) (n - 1) * c->D;
-          rows = 1;
-        }
-      bw_rmsnorm_rows (x, x, gm->final_norm, rows, c->D, c->eps);
-      bw_matmul (&gm->lm_head, x, rows, logits, model->pool);
-    }
-  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
   return TRUE;
 }
 

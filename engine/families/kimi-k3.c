@@ -64,38 +64,40 @@ kimi_k3_forward (BwModel *model, BwState *state, const int32_t *ids, int n, floa
 {
   KimiK3 *k3 = model->family_data;
   BwKimiModel *km = &k3->km;
+  BwDecoder *dec = &km->dec;
   int D = km->cfg.D, nb = 0;
   gsize len = (gsize) n * D;
-  float *ps = km->x;
+  float *ps = dec->x;
   guint64 t = bw_now_ns ();
 
-  bw_kimi_embed (km, ids, n, ps);
+  bw_decoder_embed (dec, ids, n, ps);
   for (int l = 0; l < km->cfg.n_layers; l++)
     {
       const BwKimiLayer *ly = &km->layers[l];
+      const BwDecoderLayer *dl = &dec->layers[l];
       gboolean boundary = l % km->cfg.attn_res_block == 0;
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
       pool_rows (k3, nb, ps, n, ly->attn_res_norm, ly->attn_res_proj, k3->pooled);
       if (boundary)
         memcpy (k3->blocks + nb++ * len, ps, len * sizeof (float));
-      bw_rmsnorm_rows (km->h, k3->pooled, ly->in_norm, n, D, km->cfg.eps);
+      bw_rmsnorm_rows (dec->h, k3->pooled, dl->in_norm, n, D, km->cfg.eps);
       bw_model_tick (model, BW_PHASE_OTHER, &t);
-      bw_kimi_attention (model, km, state, l, km->h, n, km->a);
+      bw_kimi_attention_ops.forward (model, km, state, l, dec->h, n, dec->a);
       for (gsize i = 0; i < len; i++)
-        ps[i] = boundary ? km->a[i] : ps[i] + km->a[i];
+        ps[i] = boundary ? dec->a[i] : ps[i] + dec->a[i];
       bw_model_tick (model, BW_PHASE_ATTENTION, &t);
       pool_rows (k3, nb, ps, n, ly->mlp_res_norm, ly->mlp_res_proj, k3->pooled);
-      bw_rmsnorm_rows (km->h, k3->pooled, ly->post_norm, n, D, km->cfg.eps);
+      bw_rmsnorm_rows (dec->h, k3->pooled, dl->post_norm, n, D, km->cfg.eps);
       bw_model_tick (model, BW_PHASE_OTHER, &t);
-      if (!bw_kimi_ffn (model, km, l, km->h, n, km->a, error))
+      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
         return FALSE;
       for (gsize i = 0; i < len; i++)
-        ps[i] += km->a[i];
+        ps[i] += dec->a[i];
       t = bw_now_ns ();
     }
   pool_rows (k3, nb, ps, n, km->out_res_norm, km->out_res_proj, k3->pooled);
-  bw_kimi_lm_head (model, km, k3->pooled, n, logits, all_logits);
+  bw_decoder_lm_head (model, dec, k3->pooled, n, logits, all_logits);
   bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
   return TRUE;
 }

@@ -2,15 +2,7 @@
  * pre-norm residual stream, a dense first layer and sigmoid-routed MoE after it. */
 #include "families/kimi-layers.h"
 
-#include "blocks/norm.h"
 #include "text/chat-template.h"
-
-static void
-add_rows (float *x, const float *a, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    x[i] += a[i];
-}
 
 static gboolean
 kimi_linear_load (BwModel *model, GCancellable *cancellable, GError **error)
@@ -26,30 +18,8 @@ kimi_linear_forward (BwModel *model, BwState *state, const int32_t *ids, int n, 
                      gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   BwKimiModel *km = model->family_data;
-  int D = km->cfg.D;
-  gsize len = (gsize) n * D;
-  guint64 t = bw_now_ns ();
-
-  bw_kimi_embed (km, ids, n, km->x);
-  bw_model_tick (model, BW_PHASE_OTHER, &t);
-  for (int l = 0; l < km->cfg.n_layers; l++)
-    {
-      const BwKimiLayer *ly = &km->layers[l];
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_rmsnorm_rows (km->h, km->x, ly->in_norm, n, D, km->cfg.eps);
-      bw_kimi_attention (model, km, state, l, km->h, n, km->a);
-      add_rows (km->x, km->a, len);
-      bw_rmsnorm_rows (km->h, km->x, ly->post_norm, n, D, km->cfg.eps);
-      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
-      if (!bw_kimi_ffn (model, km, l, km->h, n, km->a, error))
-        return FALSE;
-      add_rows (km->x, km->a, len);
-      t = bw_now_ns ();
-    }
-  bw_kimi_lm_head (model, km, km->x, n, logits, all_logits);
-  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
-  return TRUE;
+  return bw_decoder_forward (model, &km->dec, &bw_kimi_attention_ops, km, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
 static const BwFamilyOps kimi_linear_ops = {
