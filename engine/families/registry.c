@@ -1,19 +1,22 @@
-/* The family registry: one line per family file's descriptor. */
+/* The family registry: every family file's descriptor, bw_<name>_family. Adding a family
+ * adds its name to FAMILIES. */
 #include "families/family.h"
 
 #include "burrow-engine.h"
 
 #include <string.h>
 
-extern const BwFamily bw_kimi_linear_family;
-extern const BwFamily bw_kimi_k3_family;
-extern const BwFamily bw_glm52_family;
+#define FAMILIES(X) \
+  X (kimi_linear) \
+  X (kimi_k3) \
+  X (glm52)
 
-static const BwFamily *const families[] = {
-  &bw_kimi_linear_family,
-  &bw_kimi_k3_family,
-  &bw_glm52_family,
-};
+#define DECLARE(name) extern const BwFamily bw_##name##_family;
+#define ENTRY(name) &bw_##name##_family,
+
+FAMILIES (DECLARE)
+
+static const BwFamily *const families[] = { FAMILIES (ENTRY) };
 
 const BwFamily *const *
 bw_family_list (gsize *n)
