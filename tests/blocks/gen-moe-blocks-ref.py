@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""Expected numbers for the blocks of the Qwen3-MoE, DeepSeek-V3, gpt-oss, GLM-4.5 and
+Qwen3-Next families (test-rope-yarn.c, test-router.c, test-gqa.c, test-gated-deltanet.c).
+
+Written from transformers' semantics (main, 5.16.0.dev0) as described in
+/work/shared/oracles/README.md and ARCHITECTURES.md: `_compute_yarn_parameters` and the
+default RoPE in float32, `rotate_half` (split-half) and the interleaved form, the routers of
+Qwen3-MoE and gpt-oss, eager GQA attention with q/k norms, biases, sinks, sliding windows
+and an output gate, and Qwen3-Next's torch Gated DeltaNet. Plain Python (no torch
+on the build machines): float32 rounding is applied where transformers computes in float32
+(RoPE frequencies and angles), everything else is float64, well inside the C tests'
+tolerances. Writes moe-blocks-ref.h next to this file.
+"""
+import math
+import os
+
+import random
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = []
+
+
+def c_array(name, values, ctype="float"):
+    vals = [float(v) for v in values] if ctype == "float" else [int(v) for v in values]
+    body = ", ".join(("%.9ef" % v) if ctype == "float" else str(v) for v in vals)
+    lines, line = [], ""
+    for item in body.split(", "):
+        if len(line) + len(item) > 92:
+            lines.append(line.rstrip())
+            line = ""
+        line += item + ", "
+    lines.append(line.rstrip().rstrip(","))
+    OUT.append("static const %s %s[%d] = {\n  %s\n};\n" % (ctype, name, len(vals), "\n  ".join(lines)))
+
+
+def define(name, value):
+    OUT.append("#define %s %s\n" % (name, repr(value) if isinstance(value, float) else value))
+
+
+def f32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def randn(rng, n, scale=1.0):
+    return [rng.gauss(0.0, 1.0) * scale for _ in range(n)]
+
+
+# ---------------------------------------------------------------- RoPE
+
+def get_mscale(scale, m=1.0):
+    return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+
+def yarn_inv(dim, base, factor, orig, beta_fast=32.0, beta_slow=1.0, truncate=True,
+             mscale=None, mscale_all_dim=None):
+    if mscale and mscale_all_dim:
+        att = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+    else:
+        att = get_mscale(factor)
+
+    def corr_dim(rot):
+        return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(base))
+    low, high = corr_dim(beta_fast), corr_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    inv = []
+    for j in range(dim // 2):
+        pf = f32(f32(base) ** f32(2 * j / dim))
+        extrap = f32(1.0 / pf)
+        interp = f32(1.0 / f32(f32(factor) * pf))
+        ramp = min(max(f32((j - low) / (high - low)), 0.0), 1.0)
+        keep = f32(1.0 - ramp)
+        inv.append(f32(f32(interp * f32(1.0 - keep)) + f32(extrap * keep)))
+    return inv, att
+
+
+def default_inv(dim, base):
+    return [f32(1.0 / f32(f32(base) ** f32(2 * j / dim))) for j in range(dim // 2)]
+
+
+def rotate(x, inv, att, pos, rot, neox):
+    """One head x (list), rotated in place over its first rot dims."""
+    y = list(x)
+    half = rot // 2
+    for j in range(half):
+        ang = f32(f32(pos) * inv[j])
+        c, s = math.cos(ang) * att, math.sin(ang) * att
+        i0, i1 = (j, j + half) if neox else (2 * j, 2 * j + 1)
+        a, b = x[i0], x[i1]
+        y[i0] = a * c - b * s
+        y[i1] = b * c + a * s
+    return y
+
+
+def gen_rope():
+    positions = [0, 1, 5, 31, 100, 4095, 4096, 70000]
+    define("RY_N_POS", len(positions))
+    c_array("ry_positions", positions, "int")
+    rng = random.Random(5)
+    # name, head_dim, rot, theta, neox, yarn kwargs or None
+    cases = [
+        ("neox_partial", 32, 8, 1e7, True, None),
+        ("ds_yarn", 8, 8, 10000.0, False,
+         dict(factor=40.0, orig=4096, mscale=1.0, mscale_all_dim=1.0)),
+        ("ds_yarn_m", 16, 16, 10000.0, False,
+         dict(factor=40.0, orig=4096, mscale=0.707, mscale_all_dim=1.0)),
+        ("oss_yarn", 32, 32, 150000.0, True, dict(factor=32.0, orig=4096, truncate=False)),
+    ]
+    for name, hd, rot, theta, neox, yarn in cases:
+        if yarn:
+            kw = dict(yarn)
+            inv, att = yarn_inv(rot, theta, kw.pop("factor"), kw.pop("orig"), **kw)
+        else:
+            inv, att = default_inv(rot, theta), 1.0
+        xs, ys = [], []
+        for p in positions:
+            for h in range(3):
+                x = randn(rng, hd)
+                xs += x
+                ys += rotate(x, inv, att, p, rot, neox)
+        up = "RY_" + name.upper()
+        define(up + "_HEAD", hd)
+        define(up + "_ROT", rot)
+        define(up + "_ATT", float(att))
+        c_array("ry_%s_in" % name, xs)
+        c_array("ry_%s_out" % name, ys)
+
+
+# ---------------------------------------------------------------- routers
+
+def softmax(v):
+    m = max(v)
+    e = [math.exp(x - m) for x in v]
+    s = sum(e)
+    return [x / s for x in e]
+
+
+def topk(v, k):
+    ids = sorted(range(len(v)), key=lambda i: (-v[i], i))[:k]
+    return ids, [v[i] for i in ids]
+
+
+def gen_router():
+    rng = random.Random(9)
+    E, K, T = 16, 4, 6
+    define("RT_E", E)
+    define("RT_K", K)
+    define("RT_T", T)
+    logits = [randn(rng, E, 2.0) for _ in range(T)]
+    bias = randn(rng, E)
+    sm_ids, sm_w, sm_wn, tk_ids, tk_w = [], [], [], [], []
+    for row in logits:
+        ids, w = topk(softmax(row), K)
+        sm_ids += ids
+        sm_w += w
+        sm_wn += [x / sum(w) for x in w]
+        ids, v = topk([a + b for a, b in zip(row, bias)], K)
+        tk_ids += ids
+        tk_w += softmax(v)
+    c_array("rt_logits", [x for row in logits for x in row])
+    c_array("rt_bias", bias)
+    c_array("rt_softmax_ids", sm_ids, "int")
+    c_array("rt_softmax_w", sm_w)
+    c_array("rt_softmax_w_norm", sm_wn)
+    c_array("rt_topk_ids", tk_ids, "int")
+    c_array("rt_topk_w", tk_w)
+
+
+GENERATORS = [gen_rope, gen_router]
+
+
+def main():
+    for g in GENERATORS:
+        g()
+    with open(os.path.join(HERE, "moe-blocks-ref.h"), "w") as f:
+        f.write("/* Generated by gen-moe-blocks-ref.py: do not edit. */\n#pragma once\n\n")
+        f.write("\n".join(OUT))
+
+
+if __name__ == "__main__":
+    main()
