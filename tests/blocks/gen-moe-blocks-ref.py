@@ -170,7 +170,127 @@ def gen_router():
     c_array("rt_topk_w", tk_w)
 
 
-GENERATORS = [gen_rope, gen_router]
+# ---------------------------------------------------------------- GQA attention
+
+def frand(rng, n, scale):
+    return [f32(rng.gauss(0.0, 1.0) * scale) for _ in range(n)]
+
+
+def matvec(w, x, rows, cols):
+    return [sum(w[r * cols + c] * x[c] for c in range(cols)) for r in range(rows)]
+
+
+def rmsnorm(x, w, eps):
+    inv = 1.0 / math.sqrt(sum(v * v for v in x) / len(x) + eps)
+    return [a * inv * b for a, b in zip(x, w)]
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+GQA_D, GQA_H, GQA_HKV, GQA_HD, GQA_N = 24, 4, 2, 16, 7
+
+
+def gqa_case(name, rng, bias_qkv=False, bias_o=False, norm=False, sinks=False, window=0,
+             gate=False, rot=GQA_HD, theta=1e6, yarn=None):
+    D, H, Hkv, hd, N = GQA_D, GQA_H, GQA_HKV, GQA_HD, GQA_N
+    qrows = H * hd * (2 if gate else 1)
+    w = {
+        "x": frand(rng, N * D, 1.0),
+        "q": frand(rng, qrows * D, 0.3), "k": frand(rng, Hkv * hd * D, 0.3),
+        "v": frand(rng, Hkv * hd * D, 0.3), "o": frand(rng, D * H * hd, 0.3),
+    }
+    if bias_qkv:
+        w["qb"] = frand(rng, qrows, 0.5)
+        w["kb"] = frand(rng, Hkv * hd, 0.5)
+        w["vb"] = frand(rng, Hkv * hd, 0.5)
+    if bias_o:
+        w["ob"] = frand(rng, D, 0.5)
+    if norm:
+        w["qn"] = frand(rng, hd, 0.2)
+        w["qn"] = [f32(1.0 + a) for a in w["qn"]]
+        w["kn"] = [f32(1.0 + a) for a in frand(rng, hd, 0.2)]
+    if sinks:
+        w["sk"] = frand(rng, H, 1.0)
+    if yarn:
+        inv, att = yarn_inv(rot, theta, yarn, 4096, truncate=False)
+    else:
+        inv, att = default_inv(rot, theta), 1.0
+    eps = 1e-6
+    qs, ks, vs, gs = [], [], [], []
+    for t in range(N):
+        x = w["x"][t * D:(t + 1) * D]
+        q = matvec(w["q"], x, qrows, D)
+        k = matvec(w["k"], x, Hkv * hd, D)
+        v = matvec(w["v"], x, Hkv * hd, D)
+        if bias_qkv:
+            q = [a + b for a, b in zip(q, w["qb"])]
+            k = [a + b for a, b in zip(k, w["kb"])]
+            v = [a + b for a, b in zip(v, w["vb"])]
+        qh, gh = [], []
+        for h in range(H):
+            step = 2 * hd if gate else hd
+            qq = q[h * step:h * step + hd]
+            gh.append(q[h * step + hd:h * step + 2 * hd] if gate else None)
+            if norm:
+                qq = rmsnorm(qq, w["qn"], eps)
+            qh.append(rotate(qq, inv, att, t, rot, True))
+        kh = []
+        for h in range(Hkv):
+            kk = k[h * hd:(h + 1) * hd]
+            if norm:
+                kk = rmsnorm(kk, w["kn"], eps)
+            kh.append(rotate(kk, inv, att, t, rot, True))
+        qs.append(qh)
+        ks.append(kh)
+        vs.append([v[h * hd:(h + 1) * hd] for h in range(Hkv)])
+        gs.append(gh)
+    outs = []
+    scale = hd ** -0.5
+    for t in range(N):
+        o = []
+        for h in range(H):
+            g = h // (H // Hkv)
+            lo = max(t - window + 1, 0) if window else 0
+            sc = [sum(a * b for a, b in zip(qs[t][h], ks[j][g])) * scale for j in range(lo, t + 1)]
+            allv = sc + ([w["sk"][h]] if sinks else [])
+            m = max(allv)
+            e = [math.exp(s - m) for s in allv]
+            tot = sum(e)
+            oh = [sum(e[j - lo] / tot * vs[j][g][d] for j in range(lo, t + 1)) for d in range(hd)]
+            if gate:
+                oh = [a * sigmoid(b) for a, b in zip(oh, gs[t][h])]
+            o += oh
+        y = matvec(w["o"], o, D, H * hd)
+        if bias_o:
+            y = [a + b for a, b in zip(y, w["ob"])]
+        outs += y
+    up = "GQA_" + name.upper()
+    define(up + "_ROT", rot)
+    define(up + "_THETA", float(theta))
+    define(up + "_WINDOW", window)
+    define(up + "_YARN", float(yarn or 0))
+    for key, arr in w.items():
+        c_array("gqa_%s_%s" % (name, key), arr)
+    c_array("gqa_%s_out" % name, outs)
+
+
+def gen_gqa():
+    rng = random.Random(23)
+    define("GQA_D", GQA_D)
+    define("GQA_H", GQA_H)
+    define("GQA_HKV", GQA_HKV)
+    define("GQA_HD", GQA_HD)
+    define("GQA_N", GQA_N)
+    gqa_case("qwen", rng, norm=True)
+    gqa_case("oss", rng, bias_qkv=True, bias_o=True, sinks=True, window=3, theta=150000.0,
+             yarn=32.0)
+    gqa_case("next", rng, norm=True, gate=True, rot=4, theta=1e7)
+    gqa_case("glm", rng, bias_qkv=True, norm=True, rot=8)
+
+
+GENERATORS = [gen_rope, gen_router, gen_gqa]
 
 
 def main():
