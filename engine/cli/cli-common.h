@@ -4,7 +4,7 @@
 
 #include <glib.h>
 
-#include "families/model.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 

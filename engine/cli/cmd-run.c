@@ -14,7 +14,7 @@
 
 #include "cli-common.h"
 #include "commands.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "text/chat-template.h"
 #include "text/tokenizer.h"
 

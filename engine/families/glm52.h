@@ -3,7 +3,7 @@
 #pragma once
 
 #include "blocks/dsa-indexer.h"
-#include "families/family.h"
+#include "model/family-api.h"
 
 G_BEGIN_DECLS
 

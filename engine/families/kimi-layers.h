@@ -8,7 +8,7 @@
 #include "blocks/latent-moe.h"
 #include "blocks/mla.h"
 #include "blocks/moe.h"
-#include "families/family.h"
+#include "model/family-api.h"
 
 typedef struct {
   int D, n_layers, vocab;

@@ -5,7 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include "families/family.h"
+#include "model/family-api.h"
 
 static void
 message_clear (gpointer data)

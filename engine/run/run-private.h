@@ -3,7 +3,7 @@
 #pragma once
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "run/session-file.h"
 #include "text/chat-template.h"
 #include "text/tokenizer.h"

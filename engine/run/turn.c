@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "families/family.h"
+#include "model/family-api.h"
 #include "run/reply-text.h"
 #include "run/sampler.h"
 

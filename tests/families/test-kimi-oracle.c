@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "stream/store-testing.h"
 #include "text/tokenizer.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "run-fixture.h"
 #include "text/chat-template.h"
 #include "text/tokenizer.h"

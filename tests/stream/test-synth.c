@@ -10,7 +10,7 @@
 
 #include "burrow-engine.h"
 #include "core/checkpoint.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "stream/expert-store.h"
 #include "stream/synth-checkpoint.h"
 

@@ -1,12 +1,12 @@
 /* What a family plugs into the model runtime: one BwFamilyOps table per family file, listed
- * in family-table.c. The runtime owns loading order, the pool, the expert store, state
+ * in families/registry.c. The runtime owns loading order, the pool, the expert store, state
  * memory, chunking, stats and cancellation; the family owns config parsing, weight binding
  * and the per-layer math (built from engine/blocks). */
 #pragma once
 
 #include <time.h>
 
-#include "families/model.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 
@@ -62,7 +62,7 @@ struct BwState {
  * call, before any layer runs. */
 gboolean bw_state_reserve (BwState *state, int positions, GError **error);
 
-/* The registered families (one ops table per family file, listed in family-table.c);
+/* The registered families (one ops table per family file, listed in families/registry.c);
  * NULL when the family has no implementation. */
 const BwFamilyOps *bw_family_ops (BwFamily family);
 extern const BwFamilyOps bw_kimi_linear_ops;

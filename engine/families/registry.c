@@ -1,5 +1,5 @@
-/* Which file implements which family. */
-#include "families/family.h"
+/* The family registry: every family file's ops table. */
+#include "model/family-api.h"
 
 static const BwFamilyOps *const families[] = {
   &bw_kimi_linear_ops,

@@ -1,6 +1,6 @@
 /* The model runtime: loading through the family table, accessors, stats, and the forward
  * entry point that chunks a prefill and grows the state. */
-#include "families/family.h"
+#include "model/family-api.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* The model runtime: loads a checkpoint folder through its family, owns the resident
  * weights, the expert store and the thread pool, and runs forward passes that append tokens
- * to a BwState (the per-conversation caches). Every family plugs in through family.h. */
+ * to a BwState (the per-conversation caches). Every family plugs in through model/family-api.h. */
 #pragma once
 
 #include <gio/gio.h>

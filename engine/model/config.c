@@ -1,5 +1,5 @@
 /* Range-checked reads of the text model's config.json fields for the families. */
-#include "families/family.h"
+#include "model/family-api.h"
 
 #include <math.h>
 

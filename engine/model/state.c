@@ -1,6 +1,6 @@
 /* A conversation's decode state: per-layer fixed buffers and growing per-position caches,
  * laid out from the family's BwLayerStateSize table, and its serialised form. */
-#include "families/family.h"
+#include "model/family-api.h"
 
 #include <string.h>
 
