@@ -39,6 +39,8 @@ bw_family_name (BwFamily f)
       return "kimi_k3";
     case BW_FAMILY_GLM_MOE_DSA:
       return "glm_moe_dsa";
+    case BW_FAMILY_DEEPSEEK_V3:
+      return "deepseek_v3";
     case BW_FAMILY_UNKNOWN:
     default:
       return "unknown";

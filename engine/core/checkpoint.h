@@ -15,6 +15,7 @@ typedef enum {
   BW_FAMILY_KIMI_LINEAR,   /* model_type "kimi_linear" */
   BW_FAMILY_KIMI_K3,       /* model_type "kimi_k3", text model under text_config */
   BW_FAMILY_GLM_MOE_DSA,   /* model_type "glm_moe_dsa" */
+  BW_FAMILY_DEEPSEEK_V3,   /* model_type "deepseek_v3" or "kimi_k2" */
 } BwFamily;
 
 typedef enum {

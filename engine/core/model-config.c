@@ -118,7 +118,7 @@ parse_dims (const Fields *f, BwModelConfig *cfg, GError **error)
 static gboolean
 parse_moe (const Fields *f, BwModelConfig *cfg, GError **error)
 {
-  gboolean glm = cfg->family == BW_FAMILY_GLM_MOE_DSA;
+  gboolean glm = cfg->family != BW_FAMILY_KIMI_LINEAR && cfg->family != BW_FAMILY_KIMI_K3;
   const char *experts = glm ? pick_name (f, "n_routed_experts", "num_experts")
                             : pick_name (f, "num_experts", "n_routed_experts");
   const char *per_token = glm ? pick_name (f, "num_experts_per_tok", "num_experts_per_token")
@@ -275,6 +275,8 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
     cfg->family = BW_FAMILY_KIMI_LINEAR;
   else if (strcmp (type, "glm_moe_dsa") == 0)
     cfg->family = BW_FAMILY_GLM_MOE_DSA;
+  else if (strcmp (type, "deepseek_v3") == 0 || strcmp (type, "kimi_k2") == 0)
+    cfg->family = BW_FAMILY_DEEPSEEK_V3;
   else if (strcmp (type, "kimi_k3") == 0)
     {
       cfg->family = BW_FAMILY_KIMI_K3;
@@ -313,7 +315,7 @@ bw_model_config_parse (const char *file, const char *data, gsize len, GError **e
   if (!parse_dims (&f, cfg, error) || !parse_moe (&f, cfg, error))
     return NULL;
   cfg->layer_is_moe = g_new0 (guint8, cfg->n_layers);
-  if (cfg->family == BW_FAMILY_GLM_MOE_DSA)
+  if (cfg->family != BW_FAMILY_KIMI_LINEAR && cfg->family != BW_FAMILY_KIMI_K3)
     {
       if (!parse_glm_extras (&f, cfg, &from_types, error))
         return NULL;

@@ -35,8 +35,8 @@ bw_tensor_classify (const BwModelConfig *cfg, const char *file, BwTensorInfo *t,
                     GError **error)
 {
   const char *prefix = bw_family_tensor_prefix (cfg->family);
-  const char *experts = cfg->family == BW_FAMILY_GLM_MOE_DSA ? "mlp.experts."
-                                                              : "block_sparse_moe.experts.";
+  gboolean kimi = cfg->family == BW_FAMILY_KIMI_LINEAR || cfg->family == BW_FAMILY_KIMI_K3;
+  const char *experts = kimi ? "block_sparse_moe.experts." : "mlp.experts.";
   const char *rest = t->name, *in_layer;
 
   t->role = BW_ROLE_DENSE;

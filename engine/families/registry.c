@@ -5,6 +5,7 @@ static const BwFamilyOps *const families[] = {
   &bw_kimi_linear_ops,
   &bw_kimi_k3_ops,
   &bw_glm52_ops,
+  &bw_deepseek_v3_ops,
 };
 
 const BwFamilyOps *

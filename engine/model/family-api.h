@@ -68,6 +68,7 @@ const BwFamilyOps *bw_family_ops (BwFamily family);
 extern const BwFamilyOps bw_kimi_linear_ops;
 extern const BwFamilyOps bw_kimi_k3_ops;
 extern const BwFamilyOps bw_glm52_ops;
+extern const BwFamilyOps bw_deepseek_v3_ops;
 
 static inline float *
 bw_state_fixed (BwState *state, int layer)
