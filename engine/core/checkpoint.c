@@ -41,6 +41,8 @@ bw_family_name (BwFamily f)
       return "glm_moe_dsa";
     case BW_FAMILY_DEEPSEEK_V3:
       return "deepseek_v3";
+    case BW_FAMILY_QWEN3_MOE:
+      return "qwen3_moe";
     case BW_FAMILY_UNKNOWN:
     default:
       return "unknown";

@@ -16,6 +16,7 @@ typedef enum {
   BW_FAMILY_KIMI_K3,       /* model_type "kimi_k3", text model under text_config */
   BW_FAMILY_GLM_MOE_DSA,   /* model_type "glm_moe_dsa" */
   BW_FAMILY_DEEPSEEK_V3,   /* model_type "deepseek_v3" or "kimi_k2" */
+  BW_FAMILY_QWEN3_MOE,     /* model_type "qwen3_moe" */
 } BwFamily;
 
 typedef enum {

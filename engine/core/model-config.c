@@ -244,17 +244,35 @@ parse_glm_extras (const Fields *f, BwModelConfig *cfg, gboolean *have_mlp_types,
                              &have_indexer_types, error);
 }
 
-static void
-plan_moe_layers (BwModelConfig *cfg, gboolean from_types)
+/* Without a per-layer type list: dense before first_k_dense_replace, off moe_layer_freq,
+ * off decoder_sparse_step ((i + 1) % step) and in mlp_only_layers (0-based indices). */
+static gboolean
+plan_moe_layers (const Fields *f, BwModelConfig *cfg, gboolean from_types, GError **error)
 {
+  int step = 1;
+  JsonNode *only = member (f, "mlp_only_layers");
+  JsonArray *list = bw_json_node_get_array (only);
+
+  if (!int_field (f, "decoder_sparse_step", FALSE, 1, cfg->n_layers, 1, &step, error))
+    return FALSE;
+  if (!bw_json_node_is_missing (only) && list == NULL)
+    return config_error (error, f, "mlp_only_layers", "is not an array");
+  for (int i = 0; i < cfg->n_layers && !from_types; i++)
+    cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace && i % cfg->moe_layer_freq == 0
+                           && (i + 1) % step == 0;
+  for (guint j = 0; list != NULL && j < json_array_get_length (list) && !from_types; j++)
+    {
+      gint64 v;
+      if (!bw_json_node_get_int (json_array_get_element (list, j), &v) || v < 0
+          || v >= cfg->n_layers)
+        return config_error (error, f, "mlp_only_layers", "holds a value that is not a layer "
+                             "index in [0, num_hidden_layers)");
+      cfg->layer_is_moe[v] = 0;
+    }
   cfg->n_moe_layers = 0;
   for (int i = 0; i < cfg->n_layers; i++)
-    {
-      if (!from_types)
-        cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace
-                               && i % cfg->moe_layer_freq == 0;
-      cfg->n_moe_layers += cfg->layer_is_moe[i];
-    }
+    cfg->n_moe_layers += cfg->layer_is_moe[i];
+  return TRUE;
 }
 
 static gboolean
@@ -277,6 +295,8 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
     cfg->family = BW_FAMILY_GLM_MOE_DSA;
   else if (strcmp (type, "deepseek_v3") == 0 || strcmp (type, "kimi_k2") == 0)
     cfg->family = BW_FAMILY_DEEPSEEK_V3;
+  else if (strcmp (type, "qwen3_moe") == 0)
+    cfg->family = BW_FAMILY_QWEN3_MOE;
   else if (strcmp (type, "kimi_k3") == 0)
     {
       cfg->family = BW_FAMILY_KIMI_K3;
@@ -322,7 +342,8 @@ bw_model_config_parse (const char *file, const char *data, gsize len, GError **e
     }
   else if (!parse_kimi_attention (&f, cfg, error))
     return NULL;
-  plan_moe_layers (cfg, from_types);
+  if (!plan_moe_layers (&f, cfg, from_types, error))
+    return NULL;
   return g_steal_pointer (&cfg);
 }
 

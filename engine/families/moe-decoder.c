@@ -1,5 +1,6 @@
 #include "families/moe-decoder.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -481,4 +482,136 @@ bw_moe_decoder_forward (BwModel *model, BwMoeDecoder *dec, BwState *state, const
     }
   bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
   return TRUE;
+}
+
+/* Grouped-query attention */
+
+#define ROPE_TABLE_MAX 8192
+#define ATT "model.layers.%d.self_attn."
+
+static gboolean
+parse_sliding (BwModel *model, const BwMoeDecoderConfig *c, BwMoeGqa *g, GError **error)
+{
+  JsonNode *types = field (model, "layer_types");
+  g->sliding = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
+  if (types == NULL)
+    return TRUE;
+  JsonArray *arr = bw_json_node_get_array (types);
+  if (arr == NULL || json_array_get_length (arr) < (guint) c->n_layers)
+    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                "layer_types must be a list with an entry per layer");
+  for (int l = 0; l < c->n_layers; l++)
+    g->sliding[l] = g_strcmp0 (bw_json_node_get_string (json_array_get_element (arr, l)),
+                               "sliding_attention") == 0;
+  for (int l = 0; l < c->n_layers; l++)
+    if (g->sliding[l] && g->window <= 0)
+      return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                  "layer %d is sliding_attention but sliding_window is not set",
+                                  l);
+  return TRUE;
+}
+
+gboolean
+bw_moe_decoder_gqa_parse (BwModel *model, const BwMoeDecoderConfig *c, BwMoeGqa *g,
+                          GError **error)
+{
+  int max_pos, rot;
+  JsonNode *window = field (model, "sliding_window");
+
+  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &g->H, error)
+      || !get_int (model, "num_key_value_heads", FALSE, g->H, 1, &g->Hkv, error)
+      || !get_int (model, "head_dim", FALSE, c->D / g->H, 1, &g->hd, error)
+      || !get_int (model, "max_position_embeddings", FALSE, 4096, 1, &max_pos, error)
+      || !bw_config_bool (model, "attention_bias", FALSE, &g->bias, error)
+      || (window != NULL && !get_int (model, "sliding_window", FALSE, 0, 1, &g->window, error)))
+    return FALSE;
+  if (g->H % g->Hkv != 0 || g->hd < 2)
+    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                "num_attention_heads (%d) is not a multiple of "
+                                "num_key_value_heads (%d), or head_dim is too small", g->H,
+                                g->Hkv);
+  g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
+  if (!bw_rope_partial_dim (model->ckpt->text_config, file, g->hd, &rot, error)
+      || !bw_rope_config_parse (model->ckpt->text_config, file, rot, &g->rope, error)
+      || !parse_sliding (model, c, g, error))
+    return FALSE;
+  g->rope.style = BW_ROPE_NEOX;
+  g->rope_table = bw_rope_new (&g->rope, MIN (max_pos, ROPE_TABLE_MAX));
+  g->layers = bw_model_alloc (model, c->n_layers * sizeof (BwGqa));
+  return TRUE;
+}
+
+static gboolean
+bind_bias (BwModel *model, const float **out, int64_t n, const char *name, int l,
+           GError **error)
+{
+  float *b;
+  if (!bw_model_bind_vector (model, &b, n, FALSE, error, ATT "%s.bias", l, name))
+    return FALSE;
+  *out = b;
+  return TRUE;
+}
+
+gboolean
+bw_moe_decoder_gqa_bind (BwModel *model, const BwMoeDecoderConfig *c, BwMoeGqa *g, int l,
+                         gsize *scratch, GError **error)
+{
+  BwGqa *a = &g->layers[l];
+  int64_t q_rows = (int64_t) g->H * g->hd * (g->output_gate ? 2 : 1);
+  int64_t kv_rows = (int64_t) g->Hkv * g->hd;
+  float *qn, *kn, *sinks;
+
+  *a = (BwGqa) { .n_heads = g->H, .n_kv_heads = g->Hkv, .head_dim = g->hd,
+                 .scale = 1.0f / sqrtf ((float) g->hd), .norm_eps = c->eps,
+                 .window = g->sliding[l] ? g->window : 0, .output_gate = g->output_gate,
+                 .rope = g->rope_table };
+  if (!bw_model_bind_matrix (model, &a->q_proj, q_rows, c->D, error, ATT "q_proj.weight", l)
+      || !bw_model_bind_matrix (model, &a->k_proj, kv_rows, c->D, error, ATT "k_proj.weight", l)
+      || !bw_model_bind_matrix (model, &a->v_proj, kv_rows, c->D, error, ATT "v_proj.weight", l)
+      || !bw_model_bind_matrix (model, &a->o_proj, c->D, (int64_t) g->H * g->hd, error,
+                                ATT "o_proj.weight", l))
+    return FALSE;
+  if (g->bias
+      && (!bind_bias (model, &a->q_bias, q_rows, "q_proj", l, error)
+          || !bind_bias (model, &a->k_bias, kv_rows, "k_proj", l, error)
+          || !bind_bias (model, &a->v_bias, kv_rows, "v_proj", l, error)
+          || (!g->no_o_bias && !bind_bias (model, &a->o_bias, c->D, "o_proj", l, error))))
+    return FALSE;
+  if (g->qk_norm)
+    {
+      if (!bw_model_bind_vector (model, &qn, g->hd, FALSE, error, ATT "q_norm.weight", l)
+          || !bw_model_bind_vector (model, &kn, g->hd, FALSE, error, ATT "k_norm.weight", l))
+        return FALSE;
+      if (c->norm_plus_one)
+        {
+          bw_moe_decoder_plus_one (qn, g->hd);
+          bw_moe_decoder_plus_one (kn, g->hd);
+        }
+      a->q_norm = qn;
+      a->k_norm = kn;
+    }
+  if (g->sinks)
+    {
+      if (!bw_model_bind_vector (model, &sinks, g->H, FALSE, error, ATT "sinks", l))
+        return FALSE;
+      a->sinks = sinks;
+    }
+  *scratch = bw_gqa_scratch_bytes (a, model->opts.max_batch);
+  model->state_sizes[l] = (BwLayerStateSize) { .per_pos = bw_gqa_cache_floats (a) };
+  return TRUE;
+}
+
+void
+bw_moe_decoder_gqa_forward (BwModel *model, BwMoeDecoder *dec, const BwMoeGqa *g,
+                            BwState *state, int l, const float *h, int n, int64_t pos0,
+                            float *out)
+{
+  bw_gqa_forward (&g->layers[l], h, n, pos0, bw_state_cache (state, l), out, dec->scratch,
+                  model->pool);
+}
+
+void
+bw_moe_decoder_gqa_clear (BwMoeGqa *g)
+{
+  g_clear_pointer (&g->rope_table, bw_rope_free);
 }

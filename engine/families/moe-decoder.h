@@ -6,6 +6,7 @@
  * replace the routed experts' description (fused or quantised layouts). */
 #pragma once
 
+#include "blocks/gqa.h"
 #include "blocks/mlp.h"
 #include "blocks/moe.h"
 #include "model/family-api.h"
@@ -91,5 +92,33 @@ gboolean bw_moe_decoder_expert_tensor (BwModel *model, const char *name, int64_t
 
 /* w[i] = 1 + w[i] for n model-owned floats (zero-centred RMSNorm weights). */
 void bw_moe_decoder_plus_one (float *w, int n);
+
+/* Grouped-query attention layers (every family here but DeepSeek-V3). The family sets the
+ * flags; bw_moe_decoder_gqa_parse reads num_attention_heads, num_key_value_heads, head_dim
+ * (hidden / heads when absent), attention_bias (q/k/v, and o unless no_o_bias), the RoPE
+ * (split-half, partial_rotary_factor, YaRN) and layer_types / sliding_window. */
+typedef struct {
+  gboolean qk_norm;        /* self_attn.q_norm / k_norm */
+  gboolean sinks;          /* self_attn.sinks */
+  gboolean output_gate;    /* q_proj yields [query | gate] per head */
+  gboolean no_o_bias;      /* o_proj has no bias even with attention_bias */
+  /* parsed */
+  int H, Hkv, hd, window;
+  gboolean bias;
+  gboolean *sliding;       /* [n_layers] */
+  BwRopeConfig rope;
+  BwRopeTable *rope_table;
+  BwGqa *layers;           /* [n_layers]; only attention layers are bound */
+} BwMoeGqa;
+
+gboolean bw_moe_decoder_gqa_parse (BwModel *model, const BwMoeDecoderConfig *c, BwMoeGqa *g,
+                                   GError **error);
+/* Binds layer l's self_attn.* into g->layers[l], its state size and scratch. */
+gboolean bw_moe_decoder_gqa_bind (BwModel *model, const BwMoeDecoderConfig *c, BwMoeGqa *g,
+                                  int l, gsize *scratch, GError **error);
+void bw_moe_decoder_gqa_forward (BwModel *model, BwMoeDecoder *dec, const BwMoeGqa *g,
+                                 BwState *state, int l, const float *h, int n, int64_t pos0,
+                                 float *out);
+void bw_moe_decoder_gqa_clear (BwMoeGqa *g);
 
 G_END_DECLS

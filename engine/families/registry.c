@@ -6,6 +6,7 @@ static const BwFamilyOps *const families[] = {
   &bw_kimi_k3_ops,
   &bw_glm52_ops,
   &bw_deepseek_v3_ops,
+  &bw_qwen3_moe_ops,
 };
 
 const BwFamilyOps *
