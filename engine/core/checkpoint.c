@@ -43,6 +43,8 @@ bw_family_name (BwFamily f)
       return "deepseek_v3";
     case BW_FAMILY_QWEN3_MOE:
       return "qwen3_moe";
+    case BW_FAMILY_GLM4_MOE:
+      return "glm4_moe";
     case BW_FAMILY_UNKNOWN:
     default:
       return "unknown";

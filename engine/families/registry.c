@@ -7,6 +7,7 @@ static const BwFamilyOps *const families[] = {
   &bw_glm52_ops,
   &bw_deepseek_v3_ops,
   &bw_qwen3_moe_ops,
+  &bw_glm4_moe_ops,
 };
 
 const BwFamilyOps *
