@@ -290,7 +290,86 @@ def gen_gqa():
     gqa_case("glm", rng, bias_qkv=True, norm=True, rot=8)
 
 
-GENERATORS = [gen_rope, gen_router, gen_gqa]
+# ---------------------------------------------------------------- Gated DeltaNet
+
+def softplus(z):
+    return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
+
+
+def silu(z):
+    return z / (1.0 + math.exp(-z))
+
+
+def l2n(x, eps=1e-6):
+    inv = 1.0 / math.sqrt(sum(v * v for v in x) + eps)
+    return [v * inv for v in x]
+
+
+def gen_gdn():
+    rng = random.Random(31)
+    D, Hk, Hv, dk, dv, K, N = 16, 2, 4, 4, 3, 4, 9
+    r = Hv // Hk
+    C = 2 * Hk * dk + Hv * dv
+    W = 2 * Hk * dk + 2 * Hv * dv
+    w = {
+        "x": frand(rng, N * D, 1.0),
+        "qkvz": frand(rng, W * D, 0.4),
+        "ba": frand(rng, 2 * Hv * D, 0.4),
+        "conv": frand(rng, C * K, 0.5),
+        "alog": frand(rng, Hv, 0.5),
+        "dt": frand(rng, Hv, 0.5),
+        "norm": [f32(1.0 + a) for a in frand(rng, dv, 0.2)],
+        "out": frand(rng, D * Hv * dv, 0.4),
+    }
+    eps = 1e-6
+    hist = [[0.0] * C for _ in range(K - 1)]
+    S = [[[0.0] * dv for _ in range(dk)] for _ in range(Hv)]
+    outs = []
+    for t in range(N):
+        x = w["x"][t * D:(t + 1) * D]
+        p = matvec(w["qkvz"], x, W, D)
+        pb = matvec(w["ba"], x, 2 * Hv, D)
+        q, k, v, z, b, a = [], [], [], [], [], []
+        grp = 2 * dk + 2 * r * dv
+        for g in range(Hk):
+            src = p[g * grp:(g + 1) * grp]
+            q += src[:dk]
+            k += src[dk:2 * dk]
+            v += src[2 * dk:2 * dk + r * dv]
+            z += src[2 * dk + r * dv:]
+            b += pb[g * 2 * r:g * 2 * r + r]
+            a += pb[g * 2 * r + r:(g + 1) * 2 * r]
+        mixed = q + k + v
+        hist.append(mixed)
+        conv = [silu(sum(w["conv"][c * K + j] * hist[len(hist) - K + j][c] for j in range(K)))
+                for c in range(C)]
+        qa, ka, va = conv[:Hk * dk], conv[Hk * dk:2 * Hk * dk], conv[2 * Hk * dk:]
+        o = []
+        for h in range(Hv):
+            kh = h // r
+            qq = [e * dk ** -0.5 for e in l2n(qa[kh * dk:(kh + 1) * dk])]
+            kk = l2n(ka[kh * dk:(kh + 1) * dk])
+            vv = va[h * dv:(h + 1) * dv]
+            beta = sigmoid(b[h])
+            g_ = -math.exp(w["alog"][h]) * softplus(a[h] + w["dt"][h])
+            Sh = [[e * math.exp(g_) for e in row] for row in S[h]]
+            mem = [sum(Sh[i][j] * kk[i] for i in range(dk)) for j in range(dv)]
+            delta = [(vv[j] - mem[j]) * beta for j in range(dv)]
+            Sh = [[Sh[i][j] + kk[i] * delta[j] for j in range(dv)] for i in range(dk)]
+            S[h] = Sh
+            oh = [sum(Sh[i][j] * qq[i] for i in range(dk)) for j in range(dv)]
+            oh = rmsnorm(oh, w["norm"], eps)
+            o += [e * silu(zz) for e, zz in zip(oh, z[h * dv:(h + 1) * dv])]
+        outs += matvec(w["out"], o, D, Hv * dv)
+    for key, val in (("D", D), ("HK", Hk), ("HV", Hv), ("DK", dk), ("DV", dv), ("K", K),
+                     ("N", N)):
+        define("GDN_" + key, val)
+    for key, arr in w.items():
+        c_array("gdn_%s" % key, arr)
+    c_array("gdn_out_ref", outs)
+
+
+GENERATORS = [gen_rope, gen_router, gen_gqa, gen_gdn]
 
 
 def main():
