@@ -45,6 +45,8 @@ bw_family_name (BwFamily f)
       return "qwen3_moe";
     case BW_FAMILY_GLM4_MOE:
       return "glm4_moe";
+    case BW_FAMILY_QWEN3_NEXT:
+      return "qwen3_next";
     case BW_FAMILY_UNKNOWN:
     default:
       return "unknown";

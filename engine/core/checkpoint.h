@@ -18,6 +18,7 @@ typedef enum {
   BW_FAMILY_DEEPSEEK_V3,   /* model_type "deepseek_v3" or "kimi_k2" */
   BW_FAMILY_QWEN3_MOE,     /* model_type "qwen3_moe" */
   BW_FAMILY_GLM4_MOE,      /* model_type "glm4_moe" */
+  BW_FAMILY_QWEN3_NEXT,    /* model_type "qwen3_next" */
 } BwFamily;
 
 typedef enum {

@@ -299,6 +299,8 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
     cfg->family = BW_FAMILY_QWEN3_MOE;
   else if (strcmp (type, "glm4_moe") == 0)
     cfg->family = BW_FAMILY_GLM4_MOE;
+  else if (strcmp (type, "qwen3_next") == 0)
+    cfg->family = BW_FAMILY_QWEN3_NEXT;
   else if (strcmp (type, "kimi_k3") == 0)
     {
       cfg->family = BW_FAMILY_KIMI_K3;

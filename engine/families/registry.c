@@ -8,6 +8,7 @@ static const BwFamilyOps *const families[] = {
   &bw_deepseek_v3_ops,
   &bw_qwen3_moe_ops,
   &bw_glm4_moe_ops,
+  &bw_qwen3_next_ops,
 };
 
 const BwFamilyOps *

@@ -71,6 +71,7 @@ extern const BwFamilyOps bw_glm52_ops;
 extern const BwFamilyOps bw_deepseek_v3_ops;
 extern const BwFamilyOps bw_qwen3_moe_ops;
 extern const BwFamilyOps bw_glm4_moe_ops;
+extern const BwFamilyOps bw_qwen3_next_ops;
 
 static inline float *
 bw_state_fixed (BwState *state, int layer)
