@@ -9,7 +9,11 @@
 #define FAMILIES(X) \
   X (kimi_linear) \
   X (kimi_k3) \
-  X (glm52)
+  X (glm52) \
+  X (deepseek_v3) \
+  X (qwen3_moe) \
+  X (glm4_moe) \
+  X (qwen3_next)
 
 #define DECLARE(name) extern const BwFamily bw_##name##_family;
 #define ENTRY(name) &bw_##name##_family,
