@@ -11,7 +11,7 @@
 #include "blocks/norm.h"
 #include "blocks/rope.h"
 #include "core/json-load.h"
-#include "families/moe-decoder.h"
+#include "model/moe-decoder.h"
 #include "model/family-api.h"
 
 #define BIG 1048576

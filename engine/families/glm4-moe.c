@@ -2,7 +2,7 @@
  * bias), per-head q/k RMSNorm when use_qk_norm, split-half RoPE on the first
  * head_dim * partial_rotary_factor dims, dense layers before first_k_dense_replace, then
  * DeepSeek-V3's sigmoid noaux_tc router with shared experts. */
-#include "families/moe-decoder.h"
+#include "model/moe-decoder.h"
 
 typedef struct {
   BwMoeDecoder dec;        /* first: the decoder's callbacks get this pointer */

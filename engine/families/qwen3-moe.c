@@ -1,7 +1,7 @@
 /* Qwen3-MoE (model_type "qwen3_moe": Qwen3-30B-A3B, 235B-A22B): GQA with per-head q/k
  * RMSNorm before split-half RoPE, softmax top-k router (norm_topk_prob), no shared expert,
  * dense layers from mlp_only_layers / decoder_sparse_step. */
-#include "families/moe-decoder.h"
+#include "model/moe-decoder.h"
 
 typedef struct {
   BwMoeDecoder dec;        /* first: the decoder's callbacks get this pointer */

@@ -6,7 +6,7 @@
 
 #include "blocks/gated-deltanet.h"
 #include "core/json-load.h"
-#include "families/moe-decoder.h"
+#include "model/moe-decoder.h"
 
 #define LIN "model.layers.%d.linear_attn."
 

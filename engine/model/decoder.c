@@ -108,6 +108,23 @@ packed_mxfp4 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
   return TRUE;
 }
 
+gboolean
+bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_t cols,
+                          BwExpertTensor *out, GError **error)
+{
+  const BwTensorInfo *t;
+
+  memset (out, 0, sizeof *out);
+  out->rows = rows;
+  out->cols = cols;
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
+    return plain_or_fp8 (model, base, t, out, error);
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
+    return packed_mxfp4 (model, base, t, out, error);
+  return expert_error (model, error, base,
+                       ".weight (or weight_packed + weight_scale) is missing");
+}
+
 /* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
  * Per-expert tensors are named by the family's descriptor; a family whose experts are
  * fused into one tensor per layer needs each expert's byte range of it, which the store
@@ -118,11 +135,7 @@ expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t co
 {
   const BwFamily *family = model->ckpt->family;
   const char *name = family->expert_names[which];
-  const BwTensorInfo *t;
 
-  memset (out, 0, sizeof *out);
-  out->rows = rows;
-  out->cols = cols;
   if (family->fused_experts)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
@@ -131,12 +144,7 @@ expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t co
       return FALSE;
     }
   g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
-  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
-    return plain_or_fp8 (model, base, t, out, error);
-  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
-    return packed_mxfp4 (model, base, t, out, error);
-  return expert_error (model, error, base,
-                       ".weight (or weight_packed + weight_scale) is missing");
+  return bw_decoder_expert_tensor (model, base, rows, cols, out, error);
 }
 
 static gboolean

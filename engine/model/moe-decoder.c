@@ -1,4 +1,4 @@
-#include "families/moe-decoder.h"
+#include "model/moe-decoder.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -6,6 +6,8 @@
 
 #include "blocks/norm.h"
 #include "core/json-load.h"
+#include "core/model-config.h"
+#include "model/decoder.h"
 
 #define BIG 1048576
 #define L "model.layers.%d."
@@ -83,26 +85,16 @@ check_quantization (BwModel *model, GError **error)
   return TRUE;
 }
 
+/* The checkpoint config's layer plan (core/model-config.c: first_k_dense_replace,
+ * moe_layer_freq, decoder_sparse_step, mlp_only_layers, or the family's own lists). */
 static gboolean
 parse_layer_plan (BwModel *model, BwMoeDecoderConfig *c, GError **error)
 {
-  int step, first_dense, freq, n_only = 0, *only = NULL;
+  const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
 
-  if (!get_int (model, "decoder_sparse_step", FALSE, 1, 1, &step, error)
-      || !get_int (model, "first_k_dense_replace", FALSE, 0, 0, &first_dense, error)
-      || !get_int (model, "moe_layer_freq", FALSE, 1, 1, &freq, error)
-      || !bw_config_int_list (model, NULL, "mlp_only_layers", FALSE, &only, &n_only, error))
-    return FALSE;
   c->is_moe = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
   for (int l = 0; l < c->n_layers; l++)
-    c->is_moe[l] = (l + 1) % step == 0 && l >= first_dense && l % freq == 0;
-  for (int i = 0; i < n_only; i++)
-    {
-      if (only[i] < 0 || only[i] >= c->n_layers)
-        return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                    "mlp_only_layers holds %d, not a layer index", only[i]);
-      c->is_moe[only[i]] = FALSE;
-    }
+    c->is_moe[l] = mc->layer_is_moe[l];
   return TRUE;
 }
 
@@ -245,51 +237,7 @@ gboolean
 bw_moe_decoder_expert_tensor (BwModel *model, const char *name, int64_t rows, int64_t cols,
                               BwExpertTensor *out, GError **error)
 {
-  const BwCheckpoint *ck = model->ckpt;
-  const BwTensorInfo *t = bw_checkpoint_findf (ck, "%s.weight", name);
-
-  memset (out, 0, sizeof *out);
-  out->rows = rows;
-  out->cols = cols;
-  if (t == NULL || t->n_dims != 2 || t->shape[0] != rows || t->shape[1] != cols)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor %s.weight is missing or not of shape [%" G_GINT64_FORMAT ", %"
-                   G_GINT64_FORMAT "]", ck->dir, name, rows, cols);
-      return FALSE;
-    }
-  out->data = t;
-  switch (t->dtype)
-    {
-    case BW_DTYPE_F32:
-      out->fmt = BW_FMT_F32;
-      return TRUE;
-    case BW_DTYPE_BF16:
-      out->fmt = BW_FMT_BF16;
-      return TRUE;
-    case BW_DTYPE_F16:
-      out->fmt = BW_FMT_F16;
-      return TRUE;
-    case BW_DTYPE_F8_E4M3:
-      break;
-    default:
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor %s.weight has unsupported dtype %s", ck->dir, name,
-                   bw_dtype_name (t->dtype));
-      return FALSE;
-    }
-  const BwTensorInfo *s = bw_checkpoint_findf (ck, "%s.weight_scale_inv", name);
-  int64_t sr = (rows + 127) / 128, sc = (cols + 127) / 128;
-  if (s == NULL || s->dtype != BW_DTYPE_F32 || s->n_elements != sr * sc)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor %s.weight is FP8 but its weight_scale_inv is missing or not F32 "
-                   "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", ck->dir, name, sr, sc);
-      return FALSE;
-    }
-  out->fmt = BW_FMT_FP8_E4M3_B128;
-  out->scales = s;
-  return TRUE;
+  return bw_decoder_expert_tensor (model, name, rows, cols, out, error);
 }
 
 static gboolean
