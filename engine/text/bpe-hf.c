@@ -382,7 +382,7 @@ load_vocab (Loader *ld, JsonObject *vocab, GError **error)
           id >= BW_TOKENIZER_MAX_ID || *name == '\0' || !g_utf8_validate (name, -1, NULL))
         {
           g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
-                       "%s: vocab entry \"%s\" needs an id in [0, 2^24) and non-empty text",
+                       "%s: vocab entry \"%s\" needs an id in [0, 2^21) and non-empty text",
                        ld->path, name);
           return FALSE;
         }

@@ -154,11 +154,11 @@ parse_ranks (BwTokenizer *tok, Tiktoken *tt, const char *path, const char *data,
       for (const char *d = space + 1; d < start + n; d++)
         {
           if (!g_ascii_isdigit (*d) || rank >= BW_TOKENIZER_MAX_ID)
-            return line_error (path, line, "rank is not a number below 2^24", error);
+            return line_error (path, line, "rank is not a number below 2^21", error);
           rank = rank * 10 + (*d - '0');
         }
       if (rank >= BW_TOKENIZER_MAX_ID)
-        return line_error (path, line, "rank is not a number below 2^24", error);
+        return line_error (path, line, "rank is not a number below 2^21", error);
       if (buf_cap < (gsize) (space - start))
         {
           buf_cap = (gsize) (space - start);
@@ -262,6 +262,15 @@ add_specials (BwTokenizer *tok, const BwTiktokenConfig *config, gint32 n_base,
     {
       n_reserved = opts->n_reserved_specials > 0 ? opts->n_reserved_specials
                                                  : MAX (256, highest + 1 - n_base);
+      /* Every reserved id gets a name: a block as long as the ids allow would let a few
+       * bytes of tokenizer_config.json make millions of them. */
+      if (n_reserved > BW_TOKENIZER_MAX_GAP)
+        {
+          g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
+                       "%s: special token ids run %d past the %d base tokens (at most %d)",
+                       bw_tokenizer_path (tok), n_reserved, n_base, BW_TOKENIZER_MAX_GAP);
+          return FALSE;
+        }
       if (n_reserved > BW_TOKENIZER_MAX_ID - n_base)
         n_reserved = BW_TOKENIZER_MAX_ID - n_base;
       for (gint32 id = n_base; id < n_base + n_reserved; id++)

@@ -8,9 +8,12 @@
 
 G_BEGIN_DECLS
 
-/* Ids above this are refused when loading: no real vocabulary comes near it, and a
- * hostile file must not make the id table huge. */
-#define BW_TOKENIZER_MAX_ID (1 << 24)
+/* Ids above this are refused when loading: the largest real vocabularies hold about 2^18
+ * tokens, and one line naming a huge id must not make the id table (16 bytes per id) huge:
+ * at 2^24 a 20-byte tiktoken.model took 256 MiB and seconds to load. */
+#define BW_TOKENIZER_MAX_ID (1 << 21)
+/* The longest block of reserved specials a tiktoken layout may imply. */
+#define BW_TOKENIZER_MAX_GAP (1 << 16)
 
 /* Per-call buffers of one encode. */
 typedef struct {

@@ -165,11 +165,17 @@ def tiktoken_seeds():
         "bad-rank-huge.model": b"YQ== 99999999999\n",
         "bad-empty.model": b"",
         "bad-no-space.model": b"YQ==1\n",
+        # Ids far past the tokens before them made the id table huge (256 MiB for one line).
+        "bad-rank-far-ahead.model": b"YQ== 0\nYg== 16777215\n",
     }
 
 
 def tokenizer_json_seeds():
-    return {"ok-glm52-fixture.json": read(RUN_FIXTURES, "glm52", "tokenizer.json")}
+    small = json.loads(read(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                            "fuzz", "tokenizer-json", "ok-small.json"))
+    small["model"]["vocab"]["far"] = 16000000
+    return {"ok-glm52-fixture.json": read(RUN_FIXTURES, "glm52", "tokenizer.json"),
+            "bad-id-far-ahead.json": json.dumps(small).encode()}
 
 
 def tokenizer_config_seeds():
@@ -190,11 +196,18 @@ def tokenizer_config_seeds():
         "bad-empty-content.json": b'{"added_tokens_decoder": {"300": {"content": ""}}}',
         "bad-id-huge.json": b'{"added_tokens_decoder": {"99999999999": {"content": "x"}}}',
         "bad-not-json.json": b'{"added_tokens_decoder": {',
+        # A Kimi-style block of specials from 256 to 16,000,000 named 16 million reserved ids.
+        "bad-reserved-block-huge.json": b'{"added_tokens_decoder": {"256": {"content": "a"},'
+                                        b' "16000000": {"content": "b"}}}',
     }
 
 
 def serve_request_seeds():
     user = [{"role": "user", "content": "hello there"}]
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}]
     seeds = {
         "ok-minimal.json": {"model": "m", "messages": user},
         "ok-full.json": {"model": "m", "messages": [{"role": "system", "content": "be brief"},
@@ -212,7 +225,16 @@ def serve_request_seeds():
             "max_completion_tokens": 3, "stop": "x"},
         "bad-temperature.json": {"model": "m", "messages": user, "temperature": 5},
         "bad-no-model.json": {"messages": user},
-        "bad-tool-role.json": {"model": "m", "messages": [{"role": "tool", "content": "x"}]},
+        "ok-tool-round-trip.json": {"model": "m", "tools": tools, "tool_choice": "auto",
+                                    "parallel_tool_calls": False, "messages": user + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_0", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Lyon\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "21 C"}]},
+        "bad-tool-schema.json": {"model": "m", "messages": user, "tools": [
+            {"type": "function", "function": {"name": "f", "parameters": {"properties": [1]}}}]},
+        "bad-tool-choice.json": {"model": "m", "messages": user, "tools": tools,
+                                 "tool_choice": {"type": "function", "function": {"name": "g"}}},
         "bad-image.json": {"model": "m", "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "x"}}]}]},
         "bad-last-assistant.json": {"model": "m", "messages": [{"role": "assistant",
