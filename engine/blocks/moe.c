@@ -37,6 +37,8 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
                * scratch once for their largest n and decode with n = 1) */
               + 2 * bw_scratch_size (k * (gsize) moe->expert_inter * f);
   gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
+  if (moe->has_shared_gate)
+    shared += bw_scratch_size (n * (gsize) moe->expert_width * f) + bw_scratch_size (n * f);
   gsize ahead = 0;
   if (moe->next)
     {
@@ -349,7 +351,24 @@ bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, f
   bw_moe_route (moe, x, n, &route, &cur, pool, times);
   if (!bw_moe_mix (moe, store, &route, x, n, out, &cur, pool, times, error))
     return FALSE;
-  if (moe->has_shared)
+  if (moe->has_shared && moe->has_shared_gate)
+    {
+      guint64 t0 = now_ns ();
+      gsize width = moe->expert_width;
+      float *sh = bw_scratch_take (&cur, n * width * sizeof (float));
+      float *gate = bw_scratch_take (&cur, n * sizeof (float));
+      bw_mlp_forward (&moe->shared, x, n, sh, FALSE, cur, pool);
+      bw_matmul (&moe->shared_gate, x, n, gate, pool);
+      for (int t = 0; t < n; t++)
+        {
+          float s = bw_sigmoid (gate[t]);
+          for (gsize c = 0; c < width; c++)
+            out[t * width + c] += s * sh[t * width + c];
+        }
+      if (times)
+        times->matmul_ns += now_ns () - t0;
+    }
+  else if (moe->has_shared)
     {
       guint64 t0 = now_ns ();
       bw_mlp_forward (&moe->shared, x, n, out, TRUE, cur, pool);

@@ -17,6 +17,8 @@ typedef struct BwMoe {
   BwActivation act;
   gboolean has_shared;
   BwMlp shared;           /* shared experts at full width, unweighted */
+  gboolean has_shared_gate;
+  BwMatrix shared_gate;   /* Qwen3-Next: [1, width]; shared(x) *= sigmoid(shared_gate x) */
   /* Router lookahead: the next MoE layer, whose router a decode step applies to this
    * layer's input to prefetch the experts it will probably choose. NULL = no lookahead. */
   const struct BwMoe *next;
@@ -57,7 +59,8 @@ gboolean bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *r
                      const float *xe, int n, float *y, char **cursor, BwPool *pool,
                      BwMoeTimes *times, GError **error);
 
-/* out = routed mix of x + shared(x), x and out [n][width] (width = expert_width). */
+/* out = routed mix of x + shared(x) (times its sigmoid gate when there is one), x and out
+ * [n][width] (width = expert_width). */
 gboolean bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n,
                          float *out, void *scratch, BwPool *pool, BwMoeTimes *times,
                          GError **error);

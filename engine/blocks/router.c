@@ -57,10 +57,83 @@ mask_groups (const BwRouterConfig *cfg, float *choice, float *group_score)
         choice[g * per + i] = cfg->group_mask_zero ? 0.0f : -INFINITY;
 }
 
+/* Softmax over every expert (max-subtracted, f64 sums), then top-k of the probabilities. */
+static void
+select_softmax (const BwRouterConfig *cfg, const float *logits, int *ids, float *weights,
+                float *prob)
+{
+  int E = cfg->n_experts;
+  gboolean taken[E];
+  float mx = -INFINITY;
+  double sum = 0.0, kept = 0.0;
+
+  for (int e = 0; e < E; e++)
+    mx = fmaxf (mx, logits[e]);
+  for (int e = 0; e < E; e++)
+    {
+      prob[e] = expf (logits[e] - mx);
+      sum += prob[e];
+      taken[e] = FALSE;
+    }
+  for (int e = 0; e < E; e++)
+    prob[e] = (float) (prob[e] / sum);
+  for (int j = 0; j < cfg->top_k; j++)
+    {
+      int e = argmax_unmasked (prob, taken, E);
+      taken[e] = TRUE;
+      ids[j] = e;
+      weights[j] = prob[e];
+      kept += prob[e];
+    }
+  for (int j = 0; j < cfg->top_k; j++)
+    weights[j] = (float) ((cfg->renormalize ? weights[j] / kept : weights[j]) * cfg->scaling);
+}
+
+/* Top-k of logits + bias, softmax over the k chosen logits only. */
+static void
+select_topk_softmax (const BwRouterConfig *cfg, const float *logits, const float *bias,
+                     int *ids, float *weights, float *biased)
+{
+  int E = cfg->n_experts;
+  gboolean taken[E];
+  double sum = 0.0;
+
+  for (int e = 0; e < E; e++)
+    {
+      biased[e] = logits[e] + (bias ? bias[e] : 0.0f);
+      taken[e] = FALSE;
+    }
+  for (int j = 0; j < cfg->top_k; j++)
+    {
+      int e = argmax_unmasked (biased, taken, E);
+      taken[e] = TRUE;
+      ids[j] = e;
+    }
+  /* ids[0] holds the largest logit */
+  for (int j = 0; j < cfg->top_k; j++)
+    {
+      weights[j] = expf (biased[ids[j]] - biased[ids[0]]);
+      sum += weights[j];
+    }
+  for (int j = 0; j < cfg->top_k; j++)
+    weights[j] = (float) (weights[j] / sum * cfg->scaling);
+}
+
 void
 bw_router_select (const BwRouterConfig *cfg, const float *logits, const float *bias,
                   int *ids, float *weights, float *scratch)
 {
+  if (cfg->kind == BW_ROUTER_SOFTMAX)
+    {
+      select_softmax (cfg, logits, ids, weights, scratch);
+      return;
+    }
+  if (cfg->kind == BW_ROUTER_TOPK_SOFTMAX)
+    {
+      select_topk_softmax (cfg, logits, bias, ids, weights, scratch);
+      return;
+    }
+
   int E = cfg->n_experts;
   float *score = scratch;       /* unbiased sigmoid */
   float *choice = scratch + E;  /* selection score */

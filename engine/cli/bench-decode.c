@@ -16,7 +16,7 @@
 #include "bench-decode.h"
 #include "burrow-engine.h"
 #include "cli-common.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "stream/store-probe.h"
 
 /* RAM streamed alongside the joint disk probe: well past any last-level cache. */

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "engine-options.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 

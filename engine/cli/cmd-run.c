@@ -18,7 +18,7 @@
 #include "chat-options.h"
 #include "cli-common.h"
 #include "commands.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "run/engine-options.h"
 #include "run/sampler.h"
 #include "text/tokenizer.h"

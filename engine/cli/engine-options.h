@@ -6,7 +6,7 @@
 #include <glib.h>
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 

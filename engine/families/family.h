@@ -1,145 +1,84 @@
-/* What a family plugs into the model runtime: one BwFamilyOps table per family file, listed
- * in family-table.c. The runtime owns loading order, the pool, the expert store, state
- * memory, chunking, stats and cancellation; the family owns config parsing, weight binding
- * and the per-layer math (built from engine/blocks). */
+/* A model family as the rest of the engine sees it: one BwFamily descriptor per family
+ * file, listed in families/registry.c. The core reads the generic shape fields of
+ * config.json and asks the descriptor for everything else: the model_type names it
+ * answers to, where the text model's fields and tensors live, how routed experts are
+ * named and stored, the family's own config fields and layer plan, its chat conventions,
+ * its runtime and its synthetic checkpoint. Nothing outside engine/families/ names a
+ * family. */
 #pragma once
 
-#include <time.h>
-
-#include "families/model.h"
+#include <glib.h>
 
 G_BEGIN_DECLS
 
-/* Decode-state floats of one layer. */
-typedef struct {
-  gsize fixed;     /* position-independent: KDA recurrent matrices, conv FIFOs */
-  gsize per_pos;   /* per cached position: MLA c_kv + k_rope, indexer keys */
-} BwLayerStateSize;
+typedef struct BwFamily BwFamily;
+typedef struct BwModelConfig BwModelConfig;
+typedef struct BwConfigFields BwConfigFields;
+typedef struct BwFamilyOps BwFamilyOps;
+typedef struct BwChatFormat BwChatFormat;
+typedef struct BwSynthOptions BwSynthOptions;
+typedef struct BwSynthPlan BwSynthPlan;
 
+/* Another config.json spelling read as this family (e.g. kimi_k2 is DeepSeek-V3). */
 typedef struct {
-  BwFamily family;
-  /* Parses the config and binds the resident weights into model->family_data; fills
-   * vocab/n_layers/hidden, state_sizes and, when the family has routed experts, creates
-   * model->store (bw_model_create_store). Reports progress with bw_model_progress. */
-  gboolean (*load) (BwModel *model, GCancellable *cancellable, GError **error);
-  void (*free) (gpointer family_data);
-  /* Appends ids[0..n) (1 <= n <= max_batch) at bw_state_position (state), which the runtime
-   * advances afterwards. logits: NULL, or the last row only (all_logits FALSE), or n rows. */
-  gboolean (*forward) (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
-                       gboolean all_logits, GCancellable *cancellable, GError **error);
-} BwFamilyOps;
+  const char *model_type;
+  const char *architecture;      /* architectures[0] must be this; NULL = any */
+} BwFamilyName;
 
-struct BwModel {
-  const BwFamilyOps *ops;
-  BwCheckpoint *ckpt;
-  BwModelOptions opts;          /* max_batch resolved */
-  BwPool *pool;
-  BwExpertStore *store;         /* NULL when the family has no routed experts */
-  int vocab, n_layers, hidden;
-  int *eos_ids;
-  int n_eos;
-  BwLayerStateSize *state_sizes;  /* n_layers, filled by the family's load */
-  gpointer family_data;
-  guint64 config_hash;
-  guint64 resident_bytes;       /* families add what they allocate */
-  BwModelStats stats;
-  BwModelProgress progress;
-  gpointer progress_data;
-  GCancellable *loading;        /* while loading: the caller's, for the long steps */
-  GPtrArray *allocations;       /* what bw_model_alloc handed out */
+/* Which spelling of the MoE fields the family's config uses; NULL takes whichever of the
+ * known spellings is present. */
+typedef struct {
+  const char *n_experts;         /* "num_experts", "n_routed_experts", "num_local_experts" */
+  const char *n_experts_per_token;
+  const char *n_shared_experts;
+  const char *n_group;           /* expert groups: "num_expert_group" or "n_group" */
+} BwFamilyKeys;
+
+struct BwFamily {
+  const char *name;              /* canonical model_type: what inspect and the engine report */
+  const char *display_name;      /* for people: "Kimi Linear" */
+  const char *short_name;        /* another name `synth --family` accepts, or NULL */
+  const BwFamilyName *aliases;   /* NULL, or ending with { NULL } */
+  const char *text_config;       /* config.json member holding the text model; NULL = root */
+  guint32 file_id;               /* how saved sessions and states name the family; 0 = a hash
+                                  * of name (only the first families have small numbers) */
+
+  /* Tensor naming: "<tensor_prefix>model.layers.N.<experts_prefix>E.<expert_names[i]>..."
+   * per expert, or "...<experts_prefix><expert_names[i]>..." when fused. */
+  const char *tensor_prefix;     /* "" or e.g. "language_model." */
+  const char *experts_prefix;    /* e.g. "mlp.experts." */
+  const char *expert_names[3];   /* gate, up, down, e.g. "gate_proj", "up_proj", "down_proj" */
+  gboolean fused_experts;        /* one tensor holds every expert of a layer (gpt-oss) */
+  BwFamilyKeys keys;
+
+  gboolean tools;                /* its chat format can call tools */
+
+  /* The family's own config.json fields, range-checked; may replace the generic layer
+   * plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: generic fields only. */
+  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
+  const BwFamilyOps *ops;        /* the runtime (model/family-api.h) */
+  const BwChatFormat *chat;      /* prompts, stops, reasoning (text/chat-template.h) */
+  /* A synthetic checkpoint at the release's real widths (stream/synth-checkpoint.h). */
+  gboolean (*synth) (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
 };
 
-struct BwState {
-  BwModel *model;
-  int pos;
-  int capacity;                 /* positions the per-position buffers can hold */
-  gboolean broken;              /* a forward failed part-way */
-  float **fixed;                /* [n_layers], NULL where the layer has none */
-  float **cache;                /* [n_layers], capacity * per_pos floats, or NULL */
-};
-
-/* Makes room for positions cached positions (amortised doubling); called once per forward
- * call, before any layer runs. */
-gboolean bw_state_reserve (BwState *state, int positions, GError **error);
-
-/* The registered families (one ops table per family file, listed in family-table.c);
- * NULL when the family has no implementation. */
-const BwFamilyOps *bw_family_ops (BwFamily family);
-extern const BwFamilyOps bw_kimi_linear_ops;
-extern const BwFamilyOps bw_kimi_k3_ops;
-extern const BwFamilyOps bw_glm52_ops;
-
-static inline float *
-bw_state_fixed (BwState *state, int layer)
+static inline const char *
+bw_family_tensor_prefix (const BwFamily *family)
 {
-  return state->fixed[layer];
+  return family->tensor_prefix ? family->tensor_prefix : "";
 }
 
-/* Row of position 0 of the layer's per-position cache; row p is at p * per_pos. */
-static inline float *
-bw_state_cache (BwState *state, int layer)
-{
-  return state->cache[layer];
-}
-
-static inline guint64
-bw_now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (guint64) ts.tv_sec * 1000000000u + (guint64) ts.tv_nsec;
-}
-
-/* Adds the time since *t to the phase and moves *t to now. */
-static inline void
-bw_model_tick (BwModel *model, BwPhase phase, guint64 *t)
-{
-  guint64 now = bw_now_ns ();
-  model->stats.ns[phase] += now - *t;
-  *t = now;
-}
-
-void bw_model_progress (BwModel *model, double fraction, const char *phase);
-
-/* Creates model->store from one layout per (layer, expert) (n_layers * n_experts, zeroed
- * entries for layers without routed experts). */
-gboolean bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layouts,
-                                GError **error);
-
-/* Reads a dense tensor as stored into memory owned by the model (counted in
- * resident_bytes) and wraps it as a matrix [rows, cols] (a 1-D or 3-D tensor is viewed
- * by its element count when rows * cols matches). The name gets the checkpoint prefix.
- * Errors name the tensor: missing, wrong shape, unsupported dtype. Requantises to
- * dense_bits when that option is set. Freed with the model. */
-gboolean bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
-                               GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
-/* Same, never requantised (router weights, embeddings, anything routing or precision
- * hangs on). */
-gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
-                                     GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
-/* Requantises a freshly bound dense matrix to opts.dense_bits (no-op at 0); name for errors. */
-gboolean bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name,
-                                    GError **error);
-/* Reads a vector of n elements (any float dtype) as f32 into model-owned memory. Accepts any
- * tensor shape whose element count is >= n when allow_longer (K3's padded A_log). */
-gboolean bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_longer,
-                               GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
-/* config.json fields of the text model (ckpt->text_config), range-checked; errors name
- * the field and config.json. A missing optional field yields def. */
-gboolean bw_config_int (BwModel *model, const char *field, gboolean required, int64_t def,
-                        int64_t min, int64_t max, int64_t *out, GError **error);
-gboolean bw_config_double (BwModel *model, const char *field, gboolean required, double def,
-                           double *out, GError **error);
-gboolean bw_config_bool (BwModel *model, const char *field, gboolean def, gboolean *out,
-                         GError **error);
-/* An object member of the text config (e.g. "linear_attn_config"); NULL when absent. */
-JsonObject *bw_config_object (BwModel *model, const char *field);
-/* A list of integers (e.g. "kda_layers") from obj (the text config when NULL); *out is
- * model-owned. A missing field is an error when required, else an empty list. */
-gboolean bw_config_int_list (BwModel *model, JsonObject *obj, const char *field,
-                             gboolean required, int **out, int *n_out, GError **error);
-
-/* Memory that lives as long as the model (scratch, converted tables), zeroed. */
-gpointer bw_model_alloc (BwModel *model, gsize bytes);
+/* The family whose name or alias is model_type (architecture: the config's first
+ * architectures entry, or NULL); NULL when none is. */
+const BwFamily *bw_family_lookup (const char *model_type, const char *architecture);
+/* By canonical name, short name or alias model_type; NULL when none. */
+const BwFamily *bw_family_by_name (const char *name);
+/* Every registered family; *n gets the count. */
+const BwFamily *const *bw_family_list (gsize *n);
+/* "a, b and c": the canonical names, for error messages. */
+char *bw_family_names (void);
+/* The number that identifies the family in saved files: file_id, else a hash of its name
+ * (so it does not depend on the registry's order); 0 for NULL. */
+guint32 bw_family_id (const BwFamily *family);
 
 G_END_DECLS

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/json-load.h"
-#include "families/family.h"
+#include "model/family-api.h"
 
 static void
 message_clear (gpointer data)

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 

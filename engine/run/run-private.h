@@ -3,7 +3,7 @@
 #pragma once
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "run/session-file.h"
 #include "text/chat-template.h"
 #include "text/jinja.h"
@@ -18,7 +18,7 @@ struct _BurrowEngine {
   char *name;
   BwModel *model;
   BwTokenizer *tok;
-  BwChatFormat format;
+  const BwChatFormat *format;
   BwModelTemplate *template;   /* the chat template prompts come from, or NULL: format's */
   BwJinjaTemplate *template_parsed;
   GArray *stop_ids;            /* gint32: eos ids of config.json, generation_config.json and

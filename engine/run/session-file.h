@@ -15,7 +15,7 @@
 #include <gio/gio.h>
 #include <stdint.h>
 
-#include "families/model.h"
+#include "model/model.h"
 
 G_BEGIN_DECLS
 

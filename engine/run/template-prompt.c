@@ -34,7 +34,7 @@ bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions 
   g_autoptr (GPtrArray) contents = g_ptr_array_new ();
   g_autofree char *text = NULL;
 
-  if (engine->format != BW_CHAT_KIMI_LINEAR)
+  if (engine->format->thinking)
     json_object_set_boolean_member (kwargs, "enable_thinking", opts->thinking);
   vars = bw_chat_template_vars (engine->template, messages, NULL, TRUE, kwargs);
   text = bw_jinja_render (engine->template_parsed, vars, NULL, NULL, error);

@@ -1,6 +1,6 @@
-/* Chat prompts per model family, rendered byte for byte as ARCHITECTURES.md 2.6 (Kimi
- * Linear), 3.6 (Kimi K3) and 4.8 (GLM-5.2) give them, the stop tokens that end a turn, and
- * the split of generated text into reasoning and answer. */
+/* Chat prompts: a family's chat format (filled in by its file in engine/families/) renders
+ * the prompt and names the stop tokens that end a turn and the tags that split generated
+ * text into reasoning and answer; this file applies them. */
 #pragma once
 
 #include <glib.h>
@@ -9,11 +9,10 @@
 
 G_BEGIN_DECLS
 
-typedef enum {
-  BW_CHAT_KIMI_LINEAR,
-  BW_CHAT_KIMI_K3,
-  BW_CHAT_GLM,
-} BwChatFormat;
+typedef struct BwChatFormat BwChatFormat;
+/* The prompt a format's render hook appends to: its own text through bw_chat_structure,
+ * message text through bw_chat_content. */
+typedef struct BwChatRender BwChatRender;
 
 typedef enum {
   BW_CHAT_SYSTEM,
@@ -24,20 +23,45 @@ typedef enum {
 typedef struct {
   BwChatRole role;
   const char *content;     /* NULL is empty */
-  const char *reasoning;   /* assistant turns, K3 with thinking on: the think part */
+  const char *reasoning;   /* assistant turns with thinking on: the think part, where the
+                            * format renders it */
 } BwChatMessage;
 
 typedef struct {
-  BwChatFormat format;
-  gboolean thinking;              /* K3 and GLM; Kimi Linear has no thinking mode */
-  const char *thinking_effort;    /* K3: low, medium, high, max; NULL means max */
+  const BwChatFormat *format;
+  gboolean thinking;              /* only where the format has a thinking mode */
+  const char *thinking_effort;    /* low, medium, high, max (formats that take it); NULL = max */
   gboolean add_generation_prompt; /* end with the opening of the assistant's turn */
   gboolean continuation;          /* the messages continue a conversation already fed to
-                                   * the model: no [gMASK]<sop>, no K3 effort preamble */
+                                   * the model: no start-of-conversation preamble */
 } BwChatOptions;
 
-/* The family's format for a config.json model_type; FALSE if there is none. */
-gboolean bw_chat_format_for_model_type (const char *model_type, BwChatFormat *format);
+struct BwChatFormat {
+  /* Renders the prompt for msgs (roles checked) into r. */
+  void (*render) (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs,
+                  gsize n);
+  /* Appends what the ids of a finished assistant turn need after `reply` (the generated
+   * text, specials as text, stop token excluded) when the model did not write it: the stop
+   * token is never fed, and a reply cut short lacks its closing tags. NULL: nothing. */
+  void (*close_turn) (GString *out, const char *reply, gboolean thinking);
+  const char *const *stop_tokens;  /* special tokens that end an assistant turn; NULL-ended */
+  gboolean thinking;               /* has a thinking mode */
+  /* The reasoning split (NULL where the format has none): with thinking on, the reasoning
+   * ends at reasoning_end; the answer follows, without a leading answer_open, up to
+   * answer_close. */
+  const char *reasoning_end;
+  const char *answer_open;
+  const char *answer_close;
+  /* Tokens that start another role's turn: also stops, where the tokenizer has them. */
+  const char *const *role_tokens;
+  /* Special tokens whose text the reply parser reads (tags inside a reply); NULL: none. */
+  const char *const *reply_markup;
+};
+
+/* The format's own text: its special tokens' text is read as those tokens. */
+void bw_chat_structure (BwChatRender *r, const char *text);
+/* Message text (NULL is empty): always plain text, whatever it holds. */
+void bw_chat_content (BwChatRender *r, const char *text);
 
 /* A rendered prompt is the format's own structure (role tags and the like) around message
  * content. Only structure may become special tokens: content is user-supplied text and is
@@ -64,18 +88,16 @@ char *bw_chat_render_segments (const BwChatOptions *opts, const BwChatMessage *m
 gboolean bw_chat_encode_segments (const BwTokenizer *tok, const char *text,
                                   const GArray *segments, GArray *ids, GError **error);
 
-/* Appends the ids that end an assistant turn (gint32): the format's end-of-turn tokens
- * (Kimi Linear <|im_end|>, K3 <|end_of_msg|>, GLM <|endoftext|>, <|user|>, <|observation|>),
- * which must exist (else it fails naming the tokenizer file), then the tokens that start
- * another role's turn where the tokenizer has them (Kimi Linear <|im_user|>,
- * <|im_assistant|>, <|im_system|>; GLM <|system|>, <|assistant|>). */
-gboolean bw_chat_stop_ids (BwChatFormat format, const BwTokenizer *tok, GArray *ids,
+/* Appends the ids that end an assistant turn (gint32): the format's stop tokens, which
+ * must exist (else it fails naming the tokenizer file), then its role tokens (those that
+ * start another role's turn) where the tokenizer has them. */
+gboolean bw_chat_stop_ids (const BwChatFormat *format, const BwTokenizer *tok, GArray *ids,
                            GError **error);
 
-/* The special tokens whose text the reply parser reads (K3's <|open|>, <|close|>, <|sep|>
- * tags), NULL-terminated and possibly empty. Every other special token a model generates
- * is left out of the reply's text. */
-const char *const *bw_chat_reply_markup (BwChatFormat format);
+/* The special tokens whose text the reply parser reads (the format's reply_markup),
+ * NULL-terminated and possibly empty. Every other special token a model generates is left
+ * out of the reply's text. */
+const char *const *bw_chat_reply_markup (const BwChatFormat *format);
 
 /* Splits what the model generated after the generation prompt (decoded with the reply
  * markup's specials as text, the stop token excluded) into its reasoning and its answer,
@@ -84,8 +106,8 @@ const char *const *bw_chat_reply_markup (BwChatFormat format);
 void bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated,
                               char **reasoning, char **answer);
 
-/* K3's tag opener "<|open|>NAME a1="v1" a2="v2"<|sep|>", escaping & and " in the values
- * only. attrs: name, value pairs ending with NULL. */
-void bw_chat_k3_open_tag (GString *out, const char *name, const char *const *attrs);
+/* The tags that change which part generated text belongs to (reasoning_end, answer_open,
+ * answer_close, those set), NULL-ended, into tags[4]. */
+void bw_chat_split_tags (const BwChatFormat *format, const char *tags[4]);
 
 G_END_DECLS

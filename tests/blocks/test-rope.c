@@ -149,10 +149,10 @@ test_rope_config (void)
                         8, &cfg, &error));
   g_assert_cmpfloat (cfg.theta, ==, 50.0);
 
-  g_assert_false (parse ("{\"rope_parameters\":{\"rope_type\":\"yarn\",\"rope_theta\":1e4,"
+  g_assert_false (parse ("{\"rope_parameters\":{\"rope_type\":\"longrope\",\"rope_theta\":1e4,"
                          "\"factor\":40}}", 64, &cfg, &error));
   g_assert_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED);
-  g_assert_nonnull (strstr (error->message, "yarn"));
+  g_assert_nonnull (strstr (error->message, "longrope"));
   g_assert_nonnull (strstr (error->message, "config.json"));
   g_clear_error (&error);
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kernels/act-q8.h"
-#include "families/model.h"
+#include "model/model.h"
 
 #define MAX_IDS 64
 

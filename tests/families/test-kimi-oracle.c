@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "stream/store-testing.h"
 #include "text/tokenizer.h"
 
@@ -480,6 +480,16 @@ load_with_budget (const Ref *ref, guint64 budget, const char *history_dir)
   return model;
 }
 
+/* The first layer with routed experts (where a default budget holds some). */
+static int
+first_moe_layer (BwModel *model)
+{
+  for (int l = 0; l < bw_model_n_layers (model); l++)
+    if (bw_expert_store_batch_limit (bw_model_expert_store (model), l) > 0)
+      return l;
+  g_assert_not_reached ();
+}
+
 /* The smallest budget that holds one expert's buffer (the store pads buffers). */
 static guint64
 one_expert_budget (const Ref *ref)
@@ -489,10 +499,12 @@ one_expert_budget (const Ref *ref)
   g_assert_true (burrow_inspect (ref->dir, &info, &error));
   guint64 one = info.bytes_per_expert;
   burrow_model_info_clear (&info);
+  g_autoptr (BwModel) full = load_with_budget (ref, 0, NULL);
+  int moe_layer = first_moe_layer (full);
   for (;; one += 256)
     {
       g_autoptr (BwModel) probe = load_with_budget (ref, one, NULL);
-      if (bw_expert_store_batch_limit (bw_model_expert_store (probe), 1) >= 1)
+      if (bw_expert_store_batch_limit (bw_model_expert_store (probe), moe_layer) >= 1)
         return one;
       g_assert_cmpuint (one, <, 1 << 20);
     }
@@ -508,7 +520,8 @@ test_small_expert_budget (void)
     return;
   guint64 one = one_expert_budget (&ref);
   g_autoptr (BwModel) small = load_with_budget (&ref, 3 * one, NULL);
-  g_assert_cmpint (bw_expert_store_batch_limit (bw_model_expert_store (small), 1), ==, 3);
+  g_assert_cmpint (bw_expert_store_batch_limit (bw_model_expert_store (small),
+                                                first_moe_layer (small)), ==, 3);
   g_autoptr (BwModel) model = load_model (&ref, 64);
   int V = bw_model_vocab_size (model);
   g_autofree float *want = full_forward (model, &ref);

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "burrow-engine.h"
-#include "families/model.h"
+#include "model/model.h"
 #include "run-fixture.h"
-#include "text/chat-template.h"
+#include "../text/chat-formats.h"
 #include "text/tokenizer.h"
 
 typedef struct {

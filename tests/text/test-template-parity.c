@@ -4,7 +4,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "text/chat-template.h"
+#include "chat-formats.h"
 #include "text/model-template.h"
 
 static char *

@@ -1,6 +1,6 @@
 /* The model runtime: loads a checkpoint folder through its family, owns the resident
  * weights, the expert store and the thread pool, and runs forward passes that append tokens
- * to a BwState (the per-conversation caches). Every family plugs in through family.h. */
+ * to a BwState (the per-conversation caches). Every family plugs in through model/family-api.h. */
 #pragma once
 
 #include <gio/gio.h>
@@ -61,7 +61,7 @@ BwModel *bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProg
 void bw_model_free (BwModel *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModel, bw_model_free)
 
-BwFamily bw_model_family (const BwModel *model);
+const BwFamily *bw_model_family (const BwModel *model);
 int bw_model_vocab_size (const BwModel *model);
 int bw_model_n_layers (const BwModel *model);
 int bw_model_hidden_size (const BwModel *model);

@@ -1,6 +1,6 @@
 /* Load-time requantisation of dense weights (--dense-bits): each matrix is re-encoded as
  * grouped int8/int4 by the shared requantiser, then the stored bytes are dropped. */
-#include "families/family.h"
+#include "model/family-api.h"
 
 #include "kernels/requant.h"
 

@@ -1,0 +1,137 @@
+/* What a family plugs into the model runtime: one BwFamilyOps table per family file, named
+ * by its descriptor (families/family.h). The runtime owns loading order, the pool, the expert store, state
+ * memory, chunking, stats and cancellation; the family owns config parsing, weight binding
+ * and the per-layer math (built from engine/blocks). */
+#pragma once
+
+#include <time.h>
+
+#include "model/model.h"
+
+G_BEGIN_DECLS
+
+/* Decode-state floats of one layer. */
+typedef struct {
+  gsize fixed;     /* position-independent: KDA recurrent matrices, conv FIFOs */
+  gsize per_pos;   /* per cached position: MLA c_kv + k_rope, indexer keys */
+} BwLayerStateSize;
+
+struct BwFamilyOps {
+  /* Parses the config and binds the resident weights into model->family_data; fills
+   * vocab/n_layers/hidden, state_sizes and, when the family has routed experts, creates
+   * model->store (bw_model_create_store). Reports progress with bw_model_progress. */
+  gboolean (*load) (BwModel *model, GCancellable *cancellable, GError **error);
+  void (*free) (gpointer family_data);
+  /* Appends ids[0..n) (1 <= n <= max_batch) at bw_state_position (state), which the runtime
+   * advances afterwards. logits: NULL, or the last row only (all_logits FALSE), or n rows. */
+  gboolean (*forward) (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
+                       gboolean all_logits, GCancellable *cancellable, GError **error);
+};
+
+struct BwModel {
+  const BwFamilyOps *ops;
+  BwCheckpoint *ckpt;
+  BwModelOptions opts;          /* max_batch resolved */
+  BwPool *pool;
+  BwExpertStore *store;         /* NULL when the family has no routed experts */
+  int vocab, n_layers, hidden;
+  int *eos_ids;
+  int n_eos;
+  BwLayerStateSize *state_sizes;  /* n_layers, filled by the family's load */
+  gpointer family_data;
+  guint64 config_hash;
+  guint64 resident_bytes;       /* families add what they allocate */
+  BwModelStats stats;
+  BwModelProgress progress;
+  gpointer progress_data;
+  GCancellable *loading;        /* while loading: the caller's, for the long steps */
+  GPtrArray *allocations;       /* what bw_model_alloc handed out */
+};
+
+struct BwState {
+  BwModel *model;
+  int pos;
+  int capacity;                 /* positions the per-position buffers can hold */
+  gboolean broken;              /* a forward failed part-way */
+  float **fixed;                /* [n_layers], NULL where the layer has none */
+  float **cache;                /* [n_layers], capacity * per_pos floats, or NULL */
+};
+
+/* Makes room for positions cached positions (amortised doubling); called once per forward
+ * call, before any layer runs. */
+gboolean bw_state_reserve (BwState *state, int positions, GError **error);
+
+static inline float *
+bw_state_fixed (BwState *state, int layer)
+{
+  return state->fixed[layer];
+}
+
+/* Row of position 0 of the layer's per-position cache; row p is at p * per_pos. */
+static inline float *
+bw_state_cache (BwState *state, int layer)
+{
+  return state->cache[layer];
+}
+
+static inline guint64
+bw_now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (guint64) ts.tv_sec * 1000000000u + (guint64) ts.tv_nsec;
+}
+
+/* Adds the time since *t to the phase and moves *t to now. */
+static inline void
+bw_model_tick (BwModel *model, BwPhase phase, guint64 *t)
+{
+  guint64 now = bw_now_ns ();
+  model->stats.ns[phase] += now - *t;
+  *t = now;
+}
+
+void bw_model_progress (BwModel *model, double fraction, const char *phase);
+
+/* Creates model->store from one layout per (layer, expert) (n_layers * n_experts, zeroed
+ * entries for layers without routed experts). */
+gboolean bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layouts,
+                                GError **error);
+
+/* Reads a dense tensor as stored into memory owned by the model (counted in
+ * resident_bytes) and wraps it as a matrix [rows, cols] (a 1-D or 3-D tensor is viewed
+ * by its element count when rows * cols matches). The name gets the checkpoint prefix.
+ * Errors name the tensor: missing, wrong shape, unsupported dtype. Requantises to
+ * dense_bits when that option is set. Freed with the model. */
+gboolean bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                               GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* Same, never requantised (router weights, embeddings, anything routing or precision
+ * hangs on). */
+gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                                     GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* Requantises a freshly bound dense matrix to opts.dense_bits (no-op at 0); name for errors. */
+gboolean bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name,
+                                    GError **error);
+/* Reads a vector of n elements (any float dtype) as f32 into model-owned memory. Accepts any
+ * tensor shape whose element count is >= n when allow_longer (K3's padded A_log). */
+gboolean bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_longer,
+                               GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* config.json fields of the text model (ckpt->text_config), range-checked; errors name
+ * the field and config.json. A missing optional field yields def. */
+gboolean bw_config_int (BwModel *model, const char *field, gboolean required, int64_t def,
+                        int64_t min, int64_t max, int64_t *out, GError **error);
+gboolean bw_config_double (BwModel *model, const char *field, gboolean required, double def,
+                           double *out, GError **error);
+gboolean bw_config_bool (BwModel *model, const char *field, gboolean def, gboolean *out,
+                         GError **error);
+/* An object member of the text config (e.g. "linear_attn_config"); NULL when absent. */
+JsonObject *bw_config_object (BwModel *model, const char *field);
+/* A list of integers (e.g. "kda_layers") from obj (the text config when NULL); *out is
+ * model-owned. A missing field is an error when required, else an empty list. */
+gboolean bw_config_int_list (BwModel *model, JsonObject *obj, const char *field,
+                             gboolean required, int **out, int *n_out, GError **error);
+
+/* Memory that lives as long as the model (scratch, converted tables), zeroed. */
+gpointer bw_model_alloc (BwModel *model, gsize bytes);
+
+G_END_DECLS
