@@ -42,6 +42,9 @@ typedef struct {
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);
+/* The name people know a family by ("Kimi Linear" for "kimi_linear"); a family the engine
+ * does not know comes back unchanged. */
+const char *burrow_family_display_name (const char *family);
 void burrow_model_info_clear (BurrowModelInfo *info);
 const char *burrow_dtype_name (int index);   /* NULL past the end of bytes_by_dtype */
 
@@ -139,7 +142,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
 const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", ... */
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
-/* TRUE for the families with a thinking mode (Kimi K3, GLM-5.2). */
+/* TRUE when the family's chat format has a thinking mode. */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
  * count; -1 with error if the tokenizer cannot encode it. */

@@ -5,18 +5,6 @@
 #include "burrow-model-summary.h"
 
 const char *
-burrow_family_display_name (const char *family)
-{
-  if (g_strcmp0 (family, "kimi_linear") == 0)
-    return "Kimi Linear";
-  if (g_strcmp0 (family, "kimi_k3") == 0)
-    return "Kimi K3";
-  if (g_strcmp0 (family, "glm_moe_dsa") == 0)
-    return "GLM-5.2";
-  return family;
-}
-
-const char *
 burrow_summary_group_title (BurrowSummaryGroup group)
 {
   switch (group)

@@ -22,9 +22,6 @@ typedef struct {
   char *value;
 } BurrowSummaryRow;
 
-/* "Kimi Linear" for "kimi_linear" and so on; unknown families come back unchanged. */
-const char *burrow_family_display_name (const char *family);
-
 const char *burrow_summary_group_title (BurrowSummaryGroup group);
 const char *burrow_summary_group_description (BurrowSummaryGroup group);
 

@@ -48,7 +48,7 @@ bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
     { "stop", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->stop,
       "End the reply before this text (repeatable)", "TEXT" },
     { "thinking", 0, 0, G_OPTION_ARG_NONE, &a->thinking,
-      "Let the model reason before answering (K3, GLM)", NULL },
+      "Let the model reason before answering (models with a thinking mode)", NULL },
     { "effort", 0, 0, G_OPTION_ARG_STRING, &a->effort,
       "K3 thinking effort: low, medium, high or max", "LEVEL" },
     { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a->ignore_eos,

@@ -172,8 +172,9 @@ prepare_prompt (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GE
       return bw_tokenizer_encode (text->tok, a->prompt, -1, FALSE, ids, error);
     }
 
-  BwChatOptions chat = { .thinking = a->thinking, .add_generation_prompt = TRUE };
-  if (!bw_chat_format_for_model_type (bw_family_name (bw_model_family (model)), &chat.format))
+  BwChatOptions chat = { .format = bw_model_family (model)->chat, .thinking = a->thinking,
+                         .add_generation_prompt = TRUE };
+  if (chat.format == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                            "this model family has no chat template; use --raw");
@@ -262,7 +263,7 @@ bw_cli_run_main (int argc, char **argv)
     { "raw", 0, 0, G_OPTION_ARG_NONE, &a.raw,
       "Encode --prompt as is, without the chat template", NULL },
     { "thinking", 0, 0, G_OPTION_ARG_NONE, &a.thinking,
-      "Chat template with thinking on (K3, GLM)", NULL },
+      "Chat template with thinking on (models with a thinking mode)", NULL },
     { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a.ignore_eos,
       "Keep generating past the end-of-turn token", NULL },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens, "Tokens to generate (16)", "N" },

@@ -1,6 +1,6 @@
 /* burrow-cli synth: write a synthetic checkpoint in a family's real format.
  *
- *   synth --family kimi_k3|kimi_linear|glm52 --out DIR [--layers L] [--experts E] [--vocab V]
+ *   synth --family NAME --out DIR [--layers L] [--experts E] [--vocab V]
  *         [--size-gb N] [--skew S] [--seed N] [--hidden D] [--latent W] [--moe-inter I]
  *         [--dense-inter I] [--dense-layers N] [--heads H] [--head-dim d] [--index-freq F]
  *         [--experts-per-token K] [--shard-gb G] */
@@ -45,7 +45,7 @@ bw_cli_synth_main (int argc, char **argv)
   guint64 bytes = 0;
   GOptionEntry entries[] = {
     { "family", 0, 0, G_OPTION_ARG_STRING, &family,
-      "Model family: kimi_k3, kimi_linear or glm52 (glm_moe_dsa)", "NAME" },
+      "Model family: its model_type or short name", "NAME" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write", "DIR" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &o.layers, "Decoder layers (4; GLM 6)", "L" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
@@ -85,11 +85,11 @@ bw_cli_synth_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli synth: --family and --out are required\n");
       return 2;
     }
-  o.family = bw_synth_family_from_name (family);
-  if (o.family == BW_FAMILY_UNKNOWN)
+  o.family = bw_family_by_name (family);
+  if (o.family == NULL || o.family->synth == NULL)
     {
-      fprintf (stderr, "burrow-cli synth: unsupported family '%s' (kimi_k3, kimi_linear, glm52 "
-               "and glm_moe_dsa are)\n", family);
+      g_autofree char *names = bw_family_names ();
+      fprintf (stderr, "burrow-cli synth: unsupported family '%s' (%s are)\n", family, names);
       return 2;
     }
   if (o.layers < 0 || o.experts < 0 || o.vocab < 0 || o.hidden < 0 || o.size_gb < 0

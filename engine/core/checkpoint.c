@@ -28,31 +28,6 @@ typedef struct {
 
 G_DEFINE_QUARK (bw-checkpoint-error-quark, bw_checkpoint_error)
 
-const char *
-bw_family_name (BwFamily f)
-{
-  switch (f)
-    {
-    case BW_FAMILY_KIMI_LINEAR:
-      return "kimi_linear";
-    case BW_FAMILY_KIMI_K3:
-      return "kimi_k3";
-    case BW_FAMILY_GLM_MOE_DSA:
-      return "glm_moe_dsa";
-    case BW_FAMILY_DEEPSEEK_V3:
-      return "deepseek_v3";
-    case BW_FAMILY_QWEN3_MOE:
-      return "qwen3_moe";
-    case BW_FAMILY_GLM4_MOE:
-      return "glm4_moe";
-    case BW_FAMILY_QWEN3_NEXT:
-      return "qwen3_next";
-    case BW_FAMILY_UNKNOWN:
-    default:
-      return "unknown";
-    }
-}
-
 /* File-level failures (G_FILE_ERROR, messages already naming the path) become IO errors. */
 static gboolean
 propagate_io (GError **error, GError *local)

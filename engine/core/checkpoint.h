@@ -7,19 +7,9 @@
 #include <stdint.h>
 
 #include "dtype.h"
+#include "families/family.h"
 
 #define BW_MAX_DIMS 8
-
-typedef enum {
-  BW_FAMILY_UNKNOWN = 0,
-  BW_FAMILY_KIMI_LINEAR,   /* model_type "kimi_linear" */
-  BW_FAMILY_KIMI_K3,       /* model_type "kimi_k3", text model under text_config */
-  BW_FAMILY_GLM_MOE_DSA,   /* model_type "glm_moe_dsa" */
-  BW_FAMILY_DEEPSEEK_V3,   /* model_type "deepseek_v3" or "kimi_k2" */
-  BW_FAMILY_QWEN3_MOE,     /* model_type "qwen3_moe" */
-  BW_FAMILY_GLM4_MOE,      /* model_type "glm4_moe" */
-  BW_FAMILY_QWEN3_NEXT,    /* model_type "qwen3_next" */
-} BwFamily;
 
 typedef enum {
   BW_ROLE_DENSE = 0,       /* resident: attention, norms, router, shared experts, embeddings */
@@ -50,10 +40,11 @@ typedef struct {
 
 typedef struct {
   char *dir;
-  BwFamily family;
+  const BwFamily *family;  /* from the registry (families/family.h) */
   JsonNode *config_root;   /* the whole config.json */
-  JsonObject *text_config; /* the text model's fields: text_config for K3, the root otherwise */
-  const char *tensor_prefix; /* "language_model." for K3, "" otherwise */
+  JsonObject *text_config; /* the text model's fields: the family's text_config member, or
+                            * the root */
+  const char *tensor_prefix; /* the family's prefix of text-model tensor names, or "" */
   BwShard *shards;
   int n_shards;
   BwTensorInfo *tensors;   /* sorted by (shard, offset) */
@@ -79,7 +70,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwCheckpoint, bw_checkpoint_free)
 /* Looks a tensor up by its full stored name; NULL when absent. */
 const BwTensorInfo *bw_checkpoint_find (const BwCheckpoint *ckpt, const char *name);
 /* Same, with the family's prefix prepended ("model.norm.weight" finds
- * "language_model.model.norm.weight" in K3). printf-style. */
+ * "language_model.model.norm.weight" under the prefix "language_model."). printf-style. */
 const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *fmt, ...)
   G_GNUC_PRINTF (2, 3);
 
@@ -87,4 +78,3 @@ const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *f
 gboolean bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                              GError **error);
 
-const char *bw_family_name (BwFamily f);

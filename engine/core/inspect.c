@@ -144,7 +144,7 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   cfg = bw_checkpoint_get_config (ckpt);
 
   info->dir = g_strdup (ckpt->dir);
-  info->family = g_strdup (bw_family_name (ckpt->family));
+  info->family = g_strdup (ckpt->family->name);
   info->n_layers = cfg->n_layers;
   info->n_moe_layers = cfg->n_moe_layers;
   info->n_experts = cfg->n_experts;

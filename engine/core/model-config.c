@@ -1,4 +1,5 @@
-/* config.json parsing: family detection and range checks of the shared shape fields. */
+/* config.json parsing: family lookup, range checks of the shared shape fields, the layer
+ * plan, and the family's own fields through its parse hook. */
 #include "core/model-config.h"
 
 #include <math.h>
@@ -6,15 +7,10 @@
 
 #include "core/json-load.h"
 
-/* Where a group of fields lives, for lookups and for naming a field in an error. */
-typedef struct {
-  const char *file;
-  JsonObject *obj;
-  const char *path;
-} Fields;
+typedef BwConfigFields Fields;
 
-static gboolean
-config_error (GError **error, const Fields *f, const char *name, const char *problem)
+gboolean
+bw_config_fields_fail (const Fields *f, const char *name, const char *problem, GError **error)
 {
   g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG, "%s: %s%s %s", f->file,
                f->path, name, problem);
@@ -27,19 +23,30 @@ member (const Fields *f, const char *name)
   return json_object_get_member (f->obj, name);
 }
 
-/* The first of two spellings that is present; families name some fields differently. */
-static const char *
-pick_name (const Fields *f, const char *preferred, const char *other)
+JsonNode *
+bw_config_fields_get (const Fields *f, const char *name)
 {
-  if (other != NULL && bw_json_node_is_missing (member (f, preferred))
-      && !bw_json_node_is_missing (member (f, other)))
-    return other;
-  return preferred;
+  JsonNode *node = member (f, name);
+  return bw_json_node_is_missing (node) ? NULL : node;
 }
 
-static gboolean
-int_field (const Fields *f, const char *name, gboolean required, gint64 min, gint64 max,
-           int fallback, int *out, GError **error)
+/* The first spelling that is present: the family's own, else the known ones in order. */
+static const char *
+pick_name (const Fields *f, const char *preferred, const char *const *known)
+{
+  if (preferred != NULL)
+    return preferred;
+  for (gsize i = 0; known[i + 1] != NULL; i++)
+    if (!bw_json_node_is_missing (member (f, known[i])))
+      return known[i];
+  for (gsize i = 0;; i++)
+    if (known[i + 1] == NULL)
+      return known[i];
+}
+
+gboolean
+bw_config_fields_int (const Fields *f, const char *name, gboolean required, gint64 min,
+                      gint64 max, int fallback, int *out, GError **error)
 {
   JsonNode *node = member (f, name);
   gint64 v;
@@ -47,26 +54,26 @@ int_field (const Fields *f, const char *name, gboolean required, gint64 min, gin
   if (bw_json_node_is_missing (node))
     {
       if (required)
-        return config_error (error, f, name, "is missing");
+        return bw_config_fields_fail (f, name, "is missing", error);
       *out = fallback;
       return TRUE;
     }
   if (!bw_json_node_get_int (node, &v))
-    return config_error (error, f, name, "is not an integer");
+    return bw_config_fields_fail (f, name, "is not an integer", error);
   if (v < min || v > max)
     {
       g_autofree char *msg = g_strdup_printf ("= %" G_GINT64_FORMAT " is outside [%"
                                               G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
                                               v, min, max);
-      return config_error (error, f, name, msg);
+      return bw_config_fields_fail (f, name, msg, error);
     }
   *out = (int) v;
   return TRUE;
 }
 
-/* Optional real-valued field that must lie in (min, max] when present. */
-static gboolean
-number_field (const Fields *f, const char *name, double min, double max, GError **error)
+gboolean
+bw_config_fields_number (const Fields *f, const char *name, double min, double max,
+                         GError **error)
 {
   JsonNode *node = member (f, name);
   double v;
@@ -74,11 +81,11 @@ number_field (const Fields *f, const char *name, double min, double max, GError 
   if (bw_json_node_is_missing (node))
     return TRUE;
   if (!bw_json_node_get_number (node, &v))
-    return config_error (error, f, name, "is not a number");
+    return bw_config_fields_fail (f, name, "is not a number", error);
   if (!isfinite (v) || v <= min || v > max)
     {
       g_autofree char *msg = g_strdup_printf ("= %g is outside (%g, %g]", v, min, max);
-      return config_error (error, f, name, msg);
+      return bw_config_fields_fail (f, name, msg, error);
     }
   return TRUE;
 }
@@ -88,191 +95,145 @@ parse_dims (const Fields *f, BwModelConfig *cfg, GError **error)
 {
   int unused;
 
-  return int_field (f, "hidden_size", TRUE, 1, BW_CONFIG_MAX_HIDDEN, 0, &cfg->hidden_size, error)
-         && int_field (f, "num_hidden_layers", TRUE, 1, BW_CONFIG_MAX_LAYERS, 0, &cfg->n_layers,
-                       error)
-         && int_field (f, "num_attention_heads", TRUE, 1, BW_CONFIG_MAX_HEADS, 0, &cfg->n_heads,
-                       error)
-         && int_field (f, "vocab_size", TRUE, 1, BW_CONFIG_MAX_VOCAB, 0, &cfg->vocab_size, error)
-         && int_field (f, "q_lora_rank", FALSE, 1, BW_CONFIG_MAX_RANK, 0, &cfg->q_lora_rank,
-                       error)
-         && int_field (f, "kv_lora_rank", FALSE, 1, BW_CONFIG_MAX_RANK, 0, &cfg->kv_lora_rank,
-                       error)
-         && int_field (f, "qk_nope_head_dim", FALSE, 0, BW_CONFIG_MAX_HEAD_DIM, 0,
-                       &cfg->qk_nope_head_dim, error)
-         && int_field (f, "qk_rope_head_dim", FALSE, 0, BW_CONFIG_MAX_HEAD_DIM, 0,
-                       &cfg->qk_rope_head_dim, error)
-         && int_field (f, "v_head_dim", FALSE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &cfg->v_head_dim,
-                       error)
-         && int_field (f, "intermediate_size", FALSE, 1, BW_CONFIG_MAX_INTERMEDIATE, 0,
-                       &cfg->intermediate_size, error)
-         && int_field (f, "moe_intermediate_size", FALSE, 1, BW_CONFIG_MAX_INTERMEDIATE, 0,
-                       &cfg->moe_intermediate_size, error)
-         && int_field (f, "num_key_value_heads", FALSE, 1, BW_CONFIG_MAX_HEADS, 0,
-                       &unused, error)
-         && int_field (f, "head_dim", FALSE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &unused, error)
-         && number_field (f, "rms_norm_eps", 0.0, 1.0, error)
-         && number_field (f, "routed_scaling_factor", 0.0, 1e6, error);
+  return bw_config_fields_int (f, "hidden_size", TRUE, 1, BW_CONFIG_MAX_HIDDEN, 0,
+                               &cfg->hidden_size, error)
+         && bw_config_fields_int (f, "num_hidden_layers", TRUE, 1, BW_CONFIG_MAX_LAYERS, 0,
+                                  &cfg->n_layers, error)
+         && bw_config_fields_int (f, "num_nextn_predict_layers", FALSE, 0,
+                                  BW_CONFIG_MAX_MTP_LAYERS, 0, &cfg->n_mtp_layers, error)
+         && bw_config_fields_int (f, "num_attention_heads", TRUE, 1, BW_CONFIG_MAX_HEADS, 0,
+                                  &cfg->n_heads, error)
+         && bw_config_fields_int (f, "vocab_size", TRUE, 1, BW_CONFIG_MAX_VOCAB, 0,
+                                  &cfg->vocab_size, error)
+         && bw_config_fields_int (f, "q_lora_rank", FALSE, 1, BW_CONFIG_MAX_RANK, 0,
+                                  &cfg->q_lora_rank, error)
+         && bw_config_fields_int (f, "kv_lora_rank", FALSE, 1, BW_CONFIG_MAX_RANK, 0,
+                                  &cfg->kv_lora_rank, error)
+         && bw_config_fields_int (f, "qk_nope_head_dim", FALSE, 0, BW_CONFIG_MAX_HEAD_DIM, 0,
+                                  &cfg->qk_nope_head_dim, error)
+         && bw_config_fields_int (f, "qk_rope_head_dim", FALSE, 0, BW_CONFIG_MAX_HEAD_DIM, 0,
+                                  &cfg->qk_rope_head_dim, error)
+         && bw_config_fields_int (f, "v_head_dim", FALSE, 1, BW_CONFIG_MAX_HEAD_DIM, 0,
+                                  &cfg->v_head_dim, error)
+         && bw_config_fields_int (f, "intermediate_size", FALSE, 1, BW_CONFIG_MAX_INTERMEDIATE,
+                                  0, &cfg->intermediate_size, error)
+         && bw_config_fields_int (f, "moe_intermediate_size", FALSE, 1,
+                                  BW_CONFIG_MAX_INTERMEDIATE, 0, &cfg->moe_intermediate_size,
+                                  error)
+         && bw_config_fields_int (f, "num_key_value_heads", FALSE, 1, BW_CONFIG_MAX_HEADS, 0,
+                                  &unused, error)
+         && bw_config_fields_int (f, "head_dim", FALSE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &unused,
+                                  error)
+         && bw_config_fields_number (f, "rms_norm_eps", 0.0, 1.0, error)
+         && bw_config_fields_number (f, "routed_scaling_factor", 0.0, 1e6, error);
 }
 
 static gboolean
 parse_moe (const Fields *f, BwModelConfig *cfg, GError **error)
 {
-  gboolean glm = cfg->family != BW_FAMILY_KIMI_LINEAR && cfg->family != BW_FAMILY_KIMI_K3;
-  const char *experts = glm ? pick_name (f, "n_routed_experts", "num_experts")
-                            : pick_name (f, "num_experts", "n_routed_experts");
-  const char *per_token = glm ? pick_name (f, "num_experts_per_tok", "num_experts_per_token")
-                              : pick_name (f, "num_experts_per_token", "num_experts_per_tok");
-  const char *shared = glm ? pick_name (f, "n_shared_experts", "num_shared_experts")
-                           : pick_name (f, "num_shared_experts", "n_shared_experts");
-  const char *groups = glm ? "n_group" : "num_expert_group";
+  static const char *const experts_known[] = { "num_experts", "n_routed_experts",
+                                               "num_local_experts", NULL };
+  static const char *const per_token_known[] = { "num_experts_per_token",
+                                                 "num_experts_per_tok", NULL };
+  static const char *const shared_known[] = { "num_shared_experts", "n_shared_experts", NULL };
+  static const char *const groups_known[] = { "num_expert_group", "n_group", NULL };
+  const BwFamilyKeys *keys = &cfg->family->keys;
+  const char *experts = pick_name (f, keys->n_experts, experts_known);
+  const char *per_token = pick_name (f, keys->n_experts_per_token, per_token_known);
+  const char *shared = pick_name (f, keys->n_shared_experts, shared_known);
+  const char *groups = pick_name (f, keys->n_group, groups_known);
   int n_group = 1, topk_group = 1;
 
-  if (!int_field (f, experts, TRUE, 1, BW_CONFIG_MAX_EXPERTS, 0, &cfg->n_experts, error)
-      || !int_field (f, per_token, TRUE, 1, cfg->n_experts, 0, &cfg->n_experts_per_token, error)
-      || !int_field (f, shared, FALSE, 0, 64, 0, &cfg->n_shared_experts, error)
-      || !int_field (f, "first_k_dense_replace", FALSE, 0, cfg->n_layers, 0,
-                     &cfg->first_k_dense_replace, error)
-      || !int_field (f, "moe_layer_freq", FALSE, 1, cfg->n_layers, 1, &cfg->moe_layer_freq,
-                     error)
-      || !int_field (f, groups, FALSE, 1, cfg->n_experts, 1, &n_group, error)
-      || !int_field (f, "topk_group", FALSE, 1, n_group, 1, &topk_group, error))
+  if (!bw_config_fields_int (f, experts, TRUE, 1, BW_CONFIG_MAX_EXPERTS, 0, &cfg->n_experts,
+                             error)
+      || !bw_config_fields_int (f, per_token, TRUE, 1, cfg->n_experts, 0,
+                                &cfg->n_experts_per_token, error)
+      || !bw_config_fields_int (f, shared, FALSE, 0, 64, 0, &cfg->n_shared_experts, error)
+      || !bw_config_fields_int (f, "first_k_dense_replace", FALSE, 0, cfg->n_layers, 0,
+                                &cfg->first_k_dense_replace, error)
+      || !bw_config_fields_int (f, "moe_layer_freq", FALSE, 1, cfg->n_layers, 1,
+                                &cfg->moe_layer_freq, error)
+      || !bw_config_fields_int (f, groups, FALSE, 1, cfg->n_experts, 1, &n_group, error)
+      || !bw_config_fields_int (f, "topk_group", FALSE, 1, n_group, 1, &topk_group, error))
     return FALSE;
   if (cfg->n_experts % n_group != 0)
-    return config_error (error, f, groups, "does not divide the number of experts");
+    return bw_config_fields_fail (f, groups, "does not divide the number of experts", error);
   return TRUE;
 }
 
-/* A list of 1-based layer numbers; each layer may be marked once across all lists. */
-static gboolean
-parse_layer_list (const Fields *f, const char *name, int n_layers, guint8 *marks, guint8 value,
-                  GError **error)
+gboolean
+bw_config_fields_layer_numbers (const Fields *f, const char *name, int n_layers, guint8 *marks,
+                                guint8 value, GError **error)
 {
   JsonArray *list = bw_json_node_get_array (member (f, name));
 
   if (list == NULL)
-    return config_error (error, f, name, "is missing or not an array");
+    return bw_config_fields_fail (f, name, "is missing or not an array", error);
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
       gint64 v;
       if (!bw_json_node_get_int (json_array_get_element (list, i), &v) || v < 1
           || v > n_layers)
-        return config_error (error, f, name, "holds a value that is not a layer number in "
-                             "[1, num_hidden_layers]");
+        return bw_config_fields_fail (f, name, "holds a value that is not a layer number in "
+                                      "[1, num_hidden_layers]", error);
       if (marks[v - 1] != 0)
-        return config_error (error, f, name, "names a layer twice or in both layer lists");
+        return bw_config_fields_fail (f, name, "names a layer twice or in both layer lists",
+                                      error);
       marks[v - 1] = value;
     }
   return TRUE;
 }
 
-static gboolean
-parse_kimi_attention (const Fields *text, BwModelConfig *cfg, GError **error)
-{
-  Fields f = { text->file, NULL, NULL };
-  g_autofree char *path = g_strconcat (text->path, "linear_attn_config.", NULL);
-  g_autofree guint8 *marks = g_new0 (guint8, cfg->n_layers);
-  int unused;
-
-  f.obj = bw_json_node_get_object (member (text, "linear_attn_config"));
-  if (f.obj == NULL)
-    return config_error (error, text, "linear_attn_config", "is missing or not an object");
-  f.path = path;
-  if (!int_field (&f, "head_dim", TRUE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &unused, error)
-      || !int_field (&f, "num_heads", TRUE, 1, BW_CONFIG_MAX_HEADS, 0, &unused, error)
-      || !int_field (&f, "short_conv_kernel_size", TRUE, 1, 64, 0, &unused, error)
-      || !parse_layer_list (&f, "kda_layers", cfg->n_layers, marks, 1, error)
-      || !parse_layer_list (&f, "full_attn_layers", cfg->n_layers, marks, 2, error))
-    return FALSE;
-  for (int i = 0; i < cfg->n_layers; i++)
-    if (marks[i] == 0)
-      {
-        g_autofree char *msg = g_strdup_printf ("do not place layer %d", i + 1);
-        return config_error (error, &f, "kda_layers and full_attn_layers", msg);
-      }
-  cfg->layer_is_kda = g_new0 (guint8, cfg->n_layers);
-  for (int i = 0; i < cfg->n_layers; i++)
-    cfg->layer_is_kda[i] = marks[i] == 1;
-  return int_field (text, "routed_expert_hidden_size", FALSE, 1, BW_CONFIG_MAX_HIDDEN, 0,
-                    &unused, error)
-         && int_field (text, "attn_res_block_size", FALSE, 1, cfg->n_layers, 1, &unused, error);
-}
-
-/* Optional per-layer list of strings, each one of two words; out[i] = 1 for the second. */
-static gboolean
-parse_type_list (const Fields *f, const char *name, int n_layers, const char *word0,
-                 const char *word1, guint8 *out, gboolean *present, GError **error)
+gboolean
+bw_config_fields_layer_words (const Fields *f, const char *name, const BwModelConfig *cfg,
+                              const char *word0, const char *word1, guint8 *out,
+                              gboolean *present, GError **error)
 {
   JsonNode *node = member (f, name);
   JsonArray *list = bw_json_node_get_array (node);
+  int n = cfg->n_layers;
+  guint len = list ? json_array_get_length (list) : 0;
 
   *present = FALSE;
   if (bw_json_node_is_missing (node))
     return TRUE;
-  if (list == NULL || json_array_get_length (list) != (guint) n_layers)
-    return config_error (error, f, name, "is not an array with one entry per layer");
-  for (int i = 0; i < n_layers; i++)
+  if (list == NULL || len < (guint) n || len > (guint) (n + cfg->n_mtp_layers))
     {
-      const char *s = bw_json_node_get_string (json_array_get_element (list, (guint) i));
+      g_autofree char *msg = g_strdup_printf (
+        "is not an array with one entry per layer (%d, plus up to num_nextn_predict_layers "
+        "= %d for MTP layers)", n, cfg->n_mtp_layers);
+      return bw_config_fields_fail (f, name, msg, error);
+    }
+  for (guint i = 0; i < len; i++)
+    {
+      const char *s = bw_json_node_get_string (json_array_get_element (list, i));
       if (s == NULL || (strcmp (s, word0) != 0 && strcmp (s, word1) != 0))
         {
-          g_autofree char *msg = g_strdup_printf ("entry %d is not \"%s\" or \"%s\"", i,
+          g_autofree char *msg = g_strdup_printf ("entry %u is not \"%s\" or \"%s\"", i,
                                                   word0, word1);
-          return config_error (error, f, name, msg);
+          return bw_config_fields_fail (f, name, msg, error);
         }
-      if (out != NULL)
+      if (out != NULL && i < (guint) n)
         out[i] = strcmp (s, word1) == 0;
     }
   *present = TRUE;
   return TRUE;
 }
 
-static gboolean
-parse_glm_extras (const Fields *f, BwModelConfig *cfg, gboolean *have_mlp_types,
-                  GError **error)
+/* The generic plan: dense before first_k_dense_replace, then every moe_layer_freq-th. */
+static void
+plan_moe_layers (BwModelConfig *cfg)
 {
-  gboolean have_indexer_types;
-  int unused;
-
-  return int_field (f, "index_head_dim", FALSE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &unused, error)
-         && int_field (f, "index_n_heads", FALSE, 1, BW_CONFIG_MAX_HEADS, 0, &unused, error)
-         && int_field (f, "index_topk", FALSE, 1, G_MAXINT32, 0, &unused, error)
-         && int_field (f, "num_nextn_predict_layers", FALSE, 0, 16, 0, &unused, error)
-         && parse_type_list (f, "mlp_layer_types", cfg->n_layers, "dense", "sparse",
-                             cfg->layer_is_moe, have_mlp_types, error)
-         && parse_type_list (f, "indexer_types", cfg->n_layers, "full", "shared", NULL,
-                             &have_indexer_types, error);
+  for (int i = 0; i < cfg->n_layers; i++)
+    cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace && i % cfg->moe_layer_freq == 0;
 }
 
-/* Without a per-layer type list: dense before first_k_dense_replace, off moe_layer_freq,
- * off decoder_sparse_step ((i + 1) % step) and in mlp_only_layers (0-based indices). */
-static gboolean
-plan_moe_layers (const Fields *f, BwModelConfig *cfg, gboolean from_types, GError **error)
+static void
+count_moe_layers (BwModelConfig *cfg)
 {
-  int step = 1;
-  JsonNode *only = member (f, "mlp_only_layers");
-  JsonArray *list = bw_json_node_get_array (only);
-
-  if (!int_field (f, "decoder_sparse_step", FALSE, 1, cfg->n_layers, 1, &step, error))
-    return FALSE;
-  if (!bw_json_node_is_missing (only) && list == NULL)
-    return config_error (error, f, "mlp_only_layers", "is not an array");
-  for (int i = 0; i < cfg->n_layers && !from_types; i++)
-    cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace && i % cfg->moe_layer_freq == 0
-                           && (i + 1) % step == 0;
-  for (guint j = 0; list != NULL && j < json_array_get_length (list) && !from_types; j++)
-    {
-      gint64 v;
-      if (!bw_json_node_get_int (json_array_get_element (list, j), &v) || v < 0
-          || v >= cfg->n_layers)
-        return config_error (error, f, "mlp_only_layers", "holds a value that is not a layer "
-                             "index in [0, num_hidden_layers)");
-      cfg->layer_is_moe[v] = 0;
-    }
   cfg->n_moe_layers = 0;
   for (int i = 0; i < cfg->n_layers; i++)
-    cfg->n_moe_layers += cfg->layer_is_moe[i];
-  return TRUE;
+    cfg->n_moe_layers += cfg->layer_is_moe[i] != 0;
 }
 
 static gboolean
@@ -280,46 +241,39 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
 {
   JsonObject *root = json_node_get_object (cfg->root);
   const char *type = bw_json_node_get_string (json_object_get_member (root, "model_type"));
+  JsonArray *archs = bw_json_node_get_array (json_object_get_member (root, "architectures"));
+  const char *arch = archs && json_array_get_length (archs) > 0
+                       ? bw_json_node_get_string (json_array_get_element (archs, 0)) : NULL;
 
   cfg->text = root;
-  cfg->text_path = "";
+  cfg->text_path = g_strdup ("");
   if (type == NULL)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG,
                    "%s: model_type is missing or not a string", file);
       return FALSE;
     }
-  if (strcmp (type, "kimi_linear") == 0)
-    cfg->family = BW_FAMILY_KIMI_LINEAR;
-  else if (strcmp (type, "glm_moe_dsa") == 0)
-    cfg->family = BW_FAMILY_GLM_MOE_DSA;
-  else if (strcmp (type, "deepseek_v3") == 0 || strcmp (type, "kimi_k2") == 0)
-    cfg->family = BW_FAMILY_DEEPSEEK_V3;
-  else if (strcmp (type, "qwen3_moe") == 0)
-    cfg->family = BW_FAMILY_QWEN3_MOE;
-  else if (strcmp (type, "glm4_moe") == 0)
-    cfg->family = BW_FAMILY_GLM4_MOE;
-  else if (strcmp (type, "qwen3_next") == 0)
-    cfg->family = BW_FAMILY_QWEN3_NEXT;
-  else if (strcmp (type, "kimi_k3") == 0)
+  cfg->family = bw_family_lookup (type, arch);
+  if (cfg->family == NULL)
     {
-      cfg->family = BW_FAMILY_KIMI_K3;
-      cfg->text = bw_json_node_get_object (json_object_get_member (root, "text_config"));
-      cfg->text_path = "text_config.";
+      g_autofree char *names = bw_family_names ();
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: model_type '%s' is not supported (Burrow reads %s)", file, type, names);
+      return FALSE;
+    }
+  if (cfg->family->text_config != NULL)
+    {
+      const char *name = cfg->family->text_config;
+      cfg->text = bw_json_node_get_object (json_object_get_member (root, name));
+      g_free (cfg->text_path);
+      cfg->text_path = g_strconcat (name, ".", NULL);
       if (cfg->text == NULL)
         {
           g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG,
-                       "%s: model_type is kimi_k3 but text_config is missing or not an object",
-                       file);
+                       "%s: model_type is %s but %s is missing or not an object", file, type,
+                       name);
           return FALSE;
         }
-    }
-  else
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: model_type '%s' is not supported (Burrow reads kimi_linear, kimi_k3 "
-                   "and glm_moe_dsa)", file, type);
-      return FALSE;
     }
   return TRUE;
 }
@@ -328,7 +282,6 @@ BwModelConfig *
 bw_model_config_parse (const char *file, const char *data, gsize len, GError **error)
 {
   g_autoptr (BwModelConfig) cfg = g_new0 (BwModelConfig, 1);
-  gboolean from_types = FALSE;
   Fields f;
 
   cfg->root = bw_json_parse_object (file, data, len, error);
@@ -339,15 +292,10 @@ bw_model_config_parse (const char *file, const char *data, gsize len, GError **e
   if (!parse_dims (&f, cfg, error) || !parse_moe (&f, cfg, error))
     return NULL;
   cfg->layer_is_moe = g_new0 (guint8, cfg->n_layers);
-  if (cfg->family != BW_FAMILY_KIMI_LINEAR && cfg->family != BW_FAMILY_KIMI_K3)
-    {
-      if (!parse_glm_extras (&f, cfg, &from_types, error))
-        return NULL;
-    }
-  else if (!parse_kimi_attention (&f, cfg, error))
+  plan_moe_layers (cfg);
+  if (cfg->family->parse_config != NULL && !cfg->family->parse_config (&f, cfg, error))
     return NULL;
-  if (!plan_moe_layers (&f, cfg, from_types, error))
-    return NULL;
+  count_moe_layers (cfg);
   return g_steal_pointer (&cfg);
 }
 
@@ -358,6 +306,7 @@ bw_model_config_free (BwModelConfig *cfg)
     return;
   g_clear_pointer (&cfg->root, json_node_unref);
   g_free (cfg->layer_is_moe);
-  g_free (cfg->layer_is_kda);
+  g_free (cfg->layer_kind);
+  g_free (cfg->text_path);
   g_free (cfg);
 }

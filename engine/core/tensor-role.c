@@ -5,12 +5,6 @@
 
 #define MAX_INDEX 1000000
 
-const char *
-bw_family_tensor_prefix (BwFamily family)
-{
-  return family == BW_FAMILY_KIMI_K3 ? "language_model." : "";
-}
-
 /* Parses a decimal index followed by '.', as in "12.rest"; returns -1 when s does not
  * start that way. *rest points past the dot. */
 static int
@@ -35,8 +29,7 @@ bw_tensor_classify (const BwModelConfig *cfg, const char *file, BwTensorInfo *t,
                     GError **error)
 {
   const char *prefix = bw_family_tensor_prefix (cfg->family);
-  gboolean kimi = cfg->family == BW_FAMILY_KIMI_LINEAR || cfg->family == BW_FAMILY_KIMI_K3;
-  const char *experts = kimi ? "block_sparse_moe.experts." : "mlp.experts.";
+  const char *experts = cfg->family->experts_prefix;
   const char *rest = t->name, *in_layer;
 
   t->role = BW_ROLE_DENSE;
@@ -58,11 +51,13 @@ bw_tensor_classify (const BwModelConfig *cfg, const char *file, BwTensorInfo *t,
       t->role = BW_ROLE_IGNORED;   /* multi-token-prediction layers follow the main ones */
       return TRUE;
     }
-  if (!g_str_has_prefix (in_layer, experts))
+  if (experts == NULL || !g_str_has_prefix (in_layer, experts))
     return TRUE;
 
-  t->expert = parse_index (in_layer + strlen (experts), &rest);
-  if (t->expert < 0 || t->expert >= cfg->n_experts)
+  if (cfg->family->fused_experts)
+    t->expert = -1;
+  else if ((t->expert = parse_index (in_layer + strlen (experts), &rest)) < 0
+           || t->expert >= cfg->n_experts)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
                    "%s: tensor '%s' names an expert outside the %d routed experts in "

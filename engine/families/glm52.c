@@ -9,19 +9,20 @@
 #include <string.h>
 
 #include "blocks/mla.h"
-#include "blocks/moe.h"
-#include "blocks/norm.h"
 #include "blocks/rope.h"
 #include "core/json-load.h"
+#include "core/model-config.h"
+#include "model/decoder.h"
+#include "text/chat-template.h"
 
 #define BIG 1048576
+/* layer_kind in the checkpoint config: the layer runs its own indexer. */
+#define GLM_LAYER_FULL 1
 /* Positions whose RoPE angles are tabulated at load; later ones are computed per call. */
 #define ROPE_TABLE_MAX 8192
 
-#define L "model.layers.%d."
 #define ATT "model.layers.%d.self_attn."
 #define IDX "model.layers.%d.self_attn.indexer."
-#define MLP "model.layers.%d.mlp."
 
 typedef struct {
   int D, n_layers, vocab;
@@ -38,25 +39,18 @@ typedef struct {
 } GlmConfig;
 
 typedef struct {
-  const float *in_norm, *post_norm;
   BwMla mla;
   BwDsaWeights dsa;        /* full layers only */
-  BwMlp mlp;               /* dense layers */
-  BwMoe moe;               /* MoE layers */
   int stride;              /* cache floats per position: c_kv, k_rope[, index key] */
 } GlmLayer;
 
 typedef struct {
   GlmConfig cfg;
-  GlmLayer *layers;
-  BwMatrix embed, lm_head;
-  const float *final_norm;
+  GlmLayer *layers;        /* attention per layer; norms and FFN live in dec */
+  BwDecoder dec;
   BwRopeTable *rope;
   BwDsaIndexer *indexer;
   gboolean ran;            /* a forward has run: the indexer's selection is meaningful */
-  float *x, *h, *a;        /* [max_batch][D] */
-  void *scratch;
-  gsize scratch_bytes;
 } GlmModel;
 
 /* Config */
@@ -94,104 +88,18 @@ field (BwModel *model, const char *name)
   return bw_json_node_is_missing (node) ? NULL : node;
 }
 
-/* A per-layer list of two words ("full"/"shared", "dense"/"sparse"): out[l] is TRUE where
- * the entry is `yes`. The list may be longer than num_hidden_layers (MTP layers). */
-static gboolean
-parse_word_list (BwModel *model, const char *name, JsonArray *arr, const char *no,
-                 const char *yes, gboolean *out, GError **error)
+/* The layer plan comes from the checkpoint's config (glm_parse_config below). */
+static void
+layer_plan (BwModel *model, GlmConfig *c)
 {
-  int n = model->n_layers;
-  if (json_array_get_length (arr) < (guint) n)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                        "%s has %u entries for %d layers", name, json_array_get_length (arr), n);
-  for (int l = 0; l < n; l++)
-    {
-      const char *s = bw_json_node_get_string (json_array_get_element (arr, l));
-      if (g_strcmp0 (s, yes) != 0 && g_strcmp0 (s, no) != 0)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "%s[%d] must be \"%s\" or \"%s\"", name, l, no, yes);
-      out[l] = g_strcmp0 (s, yes) == 0;
-    }
-  return TRUE;
-}
-
-/* indexer_types, else index_topk_pattern ("FSS..." or a list), else index_topk_freq f and
- * index_skip_topk_offset o: layer l is full iff max(l - o + 1, 0) mod f == 0. */
-static gboolean
-parse_indexer_types (BwModel *model, GlmConfig *c, GError **error)
-{
-  JsonNode *types = field (model, "indexer_types"), *pattern = field (model, "index_topk_pattern");
-  int freq, offset;
-
+  const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
   c->is_full = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  if (types != NULL || (pattern != NULL && JSON_NODE_HOLDS_ARRAY (pattern)))
-    {
-      const char *name = types ? "indexer_types" : "index_topk_pattern";
-      JsonArray *arr = bw_json_node_get_array (types ? types : pattern);
-      if (arr == NULL)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG, "%s must be a list", name);
-      if (!parse_word_list (model, name, arr, "shared", "full", c->is_full, error))
-        return FALSE;
-    }
-  else if (pattern != NULL)
-    {
-      const char *s = bw_json_node_get_string (pattern);
-      if (s == NULL || strlen (s) < (gsize) c->n_layers)
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "index_topk_pattern must be a string of F/S, one per layer");
-      for (int l = 0; l < c->n_layers; l++)
-        {
-          if (s[l] != 'F' && s[l] != 'S')
-            return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "index_topk_pattern[%d] must be 'F' or 'S'", l);
-          c->is_full[l] = s[l] == 'F';
-        }
-    }
-  else
-    {
-      if (!get_int (model, "index_topk_freq", FALSE, 1, 0, &freq, error)
-          || !get_int (model, "index_skip_topk_offset", FALSE, 2, 0, &offset, error))
-        return FALSE;
-      freq = MAX (freq, 1);
-      for (int l = 0; l < c->n_layers; l++)
-        c->is_full[l] = MAX (l - offset + 1, 0) % freq == 0;
-    }
-  if (!c->is_full[0])
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                        "layer 0 is a \"shared\" indexer layer, but there is no earlier full "
-                        "layer to share a selection from");
-  return TRUE;
-}
-
-/* mlp_layer_types, else first_k_dense_replace (3 by the reference's default); both must
- * agree when both are present. */
-static gboolean
-parse_mlp_types (BwModel *model, GlmConfig *c, GError **error)
-{
-  JsonNode *types = field (model, "mlp_layer_types");
-  int first_dense;
-
   c->is_moe = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  if (!get_int (model, "first_k_dense_replace", FALSE, 3, 0, &first_dense, error))
-    return FALSE;
-  if (types == NULL)
+  for (int l = 0; l < c->n_layers; l++)
     {
-      for (int l = 0; l < c->n_layers; l++)
-        c->is_moe[l] = l >= first_dense;
-      return TRUE;
+      c->is_full[l] = mc->layer_kind[l] == GLM_LAYER_FULL;
+      c->is_moe[l] = mc->layer_is_moe[l];
     }
-  JsonArray *arr = bw_json_node_get_array (types);
-  if (arr == NULL)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG, "mlp_layer_types must be a list");
-  if (!parse_word_list (model, "mlp_layer_types", arr, "dense", "sparse", c->is_moe, error))
-    return FALSE;
-  if (field (model, "first_k_dense_replace") != NULL)
-    for (int l = 0; l < c->n_layers; l++)
-      if (c->is_moe[l] != (l >= first_dense))
-        return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                            "mlp_layer_types and first_k_dense_replace = %d disagree at layer %d",
-                            first_dense, l);
-  return TRUE;
 }
 
 static gboolean
@@ -241,7 +149,7 @@ parse_dsa (BwModel *model, GlmConfig *c, GError **error)
   s->hidden = c->D;
   s->q_lora_rank = c->Q;
   s->rope_dim = c->dr;
-  return parse_indexer_types (model, c, error);
+  return TRUE;
 }
 
 static gboolean
@@ -273,7 +181,7 @@ parse_moe (BwModel *model, GlmConfig *c, GError **error)
   c->router.top_k = c->top_k;
   c->router.renormalize = renorm;
   c->router.scaling = (float) scaling;
-  return parse_mlp_types (model, c, error);
+  return TRUE;
 }
 
 /* The DeepSeek-style FP8 release layout; other quantisation schemes are not read. */
@@ -340,10 +248,12 @@ glm_config_parse (BwModel *model, GlmConfig *c, GError **error)
     return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "num_hidden_layers, vocab_size or rms_norm_eps is out of range");
   c->eps = (float) eps;
-  model->n_layers = c->n_layers;   /* the layer lists below are sized by it */
-  return parse_mla (model, c, error) && parse_dsa (model, c, error)
-         && parse_moe (model, c, error) && parse_quantization (model, error)
-         && check_eos (model, error);
+  if (!parse_mla (model, c, error) || !parse_dsa (model, c, error)
+      || !parse_moe (model, c, error) || !parse_quantization (model, error)
+      || !check_eos (model, error))
+    return FALSE;
+  layer_plan (model, c);
+  return TRUE;
 }
 
 /* Binding */
@@ -394,164 +304,56 @@ bind_indexer (BwModel *model, const GlmConfig *c, int l, BwDsaWeights *w, GError
 }
 
 static gboolean
-bind_mlp (BwModel *model, BwMlp *mlp, int64_t width, int64_t inter, const char *prefix, int l,
-          GError **error)
+bind_layer (BwModel *model, gpointer self, int l, GError **error)
 {
-  mlp->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
-  return bw_model_bind_matrix (model, &mlp->gate, inter, width, error,
-                               MLP "%sgate_proj.weight", l, prefix)
-         && bw_model_bind_matrix (model, &mlp->up, inter, width, error,
-                                  MLP "%sup_proj.weight", l, prefix)
-         && bw_model_bind_matrix (model, &mlp->down, width, inter, error,
-                                  MLP "%sdown_proj.weight", l, prefix);
-}
-
-static gboolean
-bind_moe (BwModel *model, const GlmConfig *c, int l, BwMoe *m, GError **error)
-{
-  float *bias;
-
-  memset (m, 0, sizeof *m);
-  m->router = c->router;
-  m->layer = l;
-  m->expert_width = c->D;
-  m->expert_inter = c->moe_inter;
-  m->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
-  m->has_shared = c->n_shared > 0;
-  if (!bw_model_bind_matrix_exact (model, &m->gate, c->E, c->D, error, MLP "gate.weight", l)
-      || !bw_model_bind_vector (model, &bias, c->E, FALSE, error,
-                                MLP "gate.e_score_correction_bias", l))
-    return FALSE;
-  m->bias = bias;
-  return !m->has_shared
-         || bind_mlp (model, &m->shared, c->D, (int64_t) c->moe_inter * c->n_shared,
-                      "shared_experts.", l, error);
-}
-
-/* One routed expert matrix, described for the store: BF16/F16/F32 as is, or F8_E4M3 with its
- * F32 `_scale_inv` block grid. */
-static gboolean
-expert_tensor (BwModel *model, int l, int e, const char *w, int64_t rows, int64_t cols,
-               BwExpertTensor *out, GError **error)
-{
-  const BwCheckpoint *ck = model->ckpt;
-  const BwTensorInfo *t = bw_checkpoint_findf (ck, MLP "experts.%d.%s.weight", l, e, w);
-
-  memset (out, 0, sizeof *out);
-  out->rows = rows;
-  out->cols = cols;
-  if (t == NULL)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight is missing", ck->dir, l, e, w);
-      return FALSE;
-    }
-  if (t->n_dims != 2 || t->shape[0] != rows || t->shape[1] != cols)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight must have shape [%" G_GINT64_FORMAT
-                   ", %" G_GINT64_FORMAT "]", ck->dir, l, e, w, rows, cols);
-      return FALSE;
-    }
-  out->data = t;
-  switch (t->dtype)
-    {
-    case BW_DTYPE_F32:
-      out->fmt = BW_FMT_F32;
-      return TRUE;
-    case BW_DTYPE_BF16:
-      out->fmt = BW_FMT_BF16;
-      return TRUE;
-    case BW_DTYPE_F16:
-      out->fmt = BW_FMT_F16;
-      return TRUE;
-    case BW_DTYPE_F8_E4M3:
-      break;
-    default:
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight has unsupported dtype %s", ck->dir, l,
-                   e, w, bw_dtype_name (t->dtype));
-      return FALSE;
-    }
-  const BwTensorInfo *s = bw_checkpoint_findf (ck, MLP "experts.%d.%s.weight_scale_inv", l, e, w);
-  int64_t sr = (rows + 127) / 128, sc = (cols + 127) / 128;
-  if (s == NULL || s->dtype != BW_DTYPE_F32 || s->n_elements != sr * sc)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: tensor " MLP "experts.%d.%s.weight is FP8 but its weight_scale_inv is "
-                   "missing or not F32 [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", ck->dir, l,
-                   e, w, sr, sc);
-      return FALSE;
-    }
-  out->fmt = BW_FMT_FP8_E4M3_B128;
-  out->scales = s;
-  return TRUE;
-}
-
-static gboolean
-bind_experts (BwModel *model, const GlmConfig *c, GError **error)
-{
-  gboolean any = FALSE;
-  for (int l = 0; l < c->n_layers; l++)
-    any |= c->is_moe[l];
-  if (!any)
-    return TRUE;
-
-  g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) c->n_layers * c->E);
-  for (int l = 0; l < c->n_layers; l++)
-    for (int e = 0; e < c->E && c->is_moe[l]; e++)
-      {
-        BwExpertLayout *x = &layouts[(gsize) l * c->E + e];
-        if (!expert_tensor (model, l, e, "gate_proj", c->moe_inter, c->D, &x->gate, error)
-            || !expert_tensor (model, l, e, "up_proj", c->moe_inter, c->D, &x->up, error)
-            || !expert_tensor (model, l, e, "down_proj", c->D, c->moe_inter, &x->down, error))
-          return FALSE;
-      }
-  return bw_model_create_store (model, c->E, layouts, error);
-}
-
-static gboolean
-bind_layer (BwModel *model, GlmModel *gm, int l, GError **error)
-{
+  GlmModel *gm = self;
   const GlmConfig *c = &gm->cfg;
   GlmLayer *ly = &gm->layers[l];
-  float *in, *post;
 
-  if (!bw_model_bind_vector (model, &in, c->D, FALSE, error, L "input_layernorm.weight", l)
-      || !bw_model_bind_vector (model, &post, c->D, FALSE, error,
-                                L "post_attention_layernorm.weight", l)
-      || !bind_mla (model, c, l, &ly->mla, error)
+  if (!bind_mla (model, c, l, &ly->mla, error)
       || (c->is_full[l] && !bind_indexer (model, c, l, &ly->dsa, error)))
     return FALSE;
-  ly->in_norm = in;
-  ly->post_norm = post;
   ly->mla.rope_hook = (BwRope) { .apply = bw_rope_hook, .ctx = gm->rope };
-  if (c->is_moe[l] ? !bind_moe (model, c, l, &ly->moe, error)
-                   : !bind_mlp (model, &ly->mlp, c->D, c->inter, "", l, error))
-    return FALSE;
-
   ly->stride = bw_mla_cache_floats (&ly->mla) + (c->is_full[l] ? c->dsa.head_dim : 0);
   model->state_sizes[l] = (BwLayerStateSize) { .fixed = 0, .per_pos = ly->stride };
   return TRUE;
 }
 
-static gboolean
-bind_globals (BwModel *model, GlmModel *gm, GError **error)
+static gsize
+attention_scratch (gpointer self, int l, int n, int threads)
 {
-  const GlmConfig *c = &gm->cfg;
-  float *norm;
-  if (!bw_model_bind_matrix_exact (model, &gm->embed, c->vocab, c->D, error,
-                                   "model.embed_tokens.weight")
-      || !bw_model_bind_vector (model, &norm, c->D, FALSE, error, "model.norm.weight"))
-    return FALSE;
-  gm->final_norm = norm;
-  if (c->tied)
-    {
-      gm->lm_head = gm->embed;
-      return TRUE;
-    }
-  return bw_model_bind_matrix (model, &gm->lm_head, c->vocab, c->D, error, "lm_head.weight");
+  return bw_mla_scratch_bytes (&((GlmModel *) self)->layers[l].mla, n, threads);
 }
+
+/* MLA over h with the DSA selection of this layer (full) or of the latest full layer. */
+static void
+attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+           float *a)
+{
+  GlmModel *gm = self;
+  const GlmLayer *ly = &gm->layers[l];
+  int64_t pos0 = bw_state_position (state);
+  float *cache = bw_state_cache (state, l);
+  void *scratch = gm->dec.scratch;
+  const BwDsaSelection *sel;
+  BwMlaWork work;
+
+  bw_mla_project (&ly->mla, h, n, pos0, cache, ly->stride, scratch, &work, model->pool);
+  if (gm->cfg.is_full[l])
+    sel = bw_dsa_indexer_run (gm->indexer, &ly->dsa, gm->rope, h, work.c_q, n, pos0,
+                              cache + bw_mla_cache_floats (&ly->mla), ly->stride, model->pool);
+  else
+    sel = bw_dsa_indexer_last (gm->indexer);
+  BwKeySelect keys = { .idx = sel->keys, .count = sel->count, .stride = sel->topk };
+  bw_mla_attend (&ly->mla, &work, h, n, pos0, cache, ly->stride, sel->dense ? NULL : &keys, 0,
+                 a, model->pool);
+}
+
+static const BwDecoderAttention glm_attention = {
+  .bind = bind_layer,
+  .scratch_bytes = attention_scratch,
+  .forward = attention,
+};
 
 static void
 glm_free (gpointer data)
@@ -569,107 +371,25 @@ glm_load (BwModel *model, GCancellable *cancellable, GError **error)
 {
   GlmModel *gm = g_new0 (GlmModel, 1);
   GlmConfig *c = &gm->cfg;
-  int n = model->opts.max_batch, threads = bw_pool_size (model->pool);
 
   model->family_data = gm;
   if (!glm_config_parse (model, c, error))
     return FALSE;
-  model->vocab = c->vocab;
-  model->n_layers = c->n_layers;
-  model->hidden = c->D;
-  model->state_sizes = bw_model_alloc (model, c->n_layers * sizeof (BwLayerStateSize));
   gm->layers = bw_model_alloc (model, c->n_layers * sizeof (GlmLayer));
   gm->rope = bw_rope_new (&c->rope, MIN (c->max_pos, ROPE_TABLE_MAX));
-  gm->indexer = bw_dsa_indexer_new (&c->dsa, n, threads);
-
-  if (!bind_globals (model, gm, error))
+  gm->indexer = bw_dsa_indexer_new (&c->dsa, model->opts.max_batch, bw_pool_size (model->pool));
+  gm->dec = (BwDecoder) {
+    .hidden = c->D, .vocab = c->vocab, .n_layers = c->n_layers, .eps = c->eps,
+    .embed_exact = TRUE, .tied = c->tied, .is_moe = c->is_moe,
+    .ffn = { .inter = c->inter, .moe_inter = c->moe_inter, .n_experts = c->E,
+             .n_shared = c->n_shared, .router = c->router,
+             .act = { .kind = BW_ACT_SWIGLU }, .correction_bias = TRUE,
+             .mlp_prefix = "mlp.", .moe_prefix = "mlp." },
+  };
+  if (!bw_decoder_load (model, &gm->dec, &glm_attention, gm, cancellable, error))
     return FALSE;
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_model_progress (model, 0.05 + 0.85 * l / c->n_layers, BW_PHASE_WEIGHTS);
-      if (!bind_layer (model, gm, l, error))
-        return FALSE;
-    }
-  bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
-  if (!bind_experts (model, c, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
-    return FALSE;
-  /* Router lookahead: each MoE layer predicts the next one's experts during decode. */
-  for (int l = 0, prev = -1; l < c->n_layers && model->opts.store.prefetch; l++)
-    if (c->is_moe[l])
-      {
-        if (prev >= 0)
-          bw_moe_set_lookahead (&gm->layers[prev].moe, &gm->layers[l].moe,
-                                model->opts.store.prefetch_top);
-        prev = l;
-      }
-
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      const GlmLayer *ly = &gm->layers[l];
-      gsize ffn = c->is_moe[l] ? bw_moe_scratch_bytes (&ly->moe, n)
-                               : bw_mlp_scratch_bytes (&ly->mlp, n);
-      gm->scratch_bytes = MAX (gm->scratch_bytes, bw_mla_scratch_bytes (&ly->mla, n, threads));
-      gm->scratch_bytes = MAX (gm->scratch_bytes, ffn);
-    }
-  gm->scratch = bw_model_alloc (model, gm->scratch_bytes);
-  gm->x = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  gm->h = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  gm->a = bw_model_alloc (model, (gsize) n * c->D * sizeof (float));
-  model->resident_bytes += gm->scratch_bytes + 3 * (gsize) n * c->D * sizeof (float)
-                           + bw_dsa_indexer_reserve (gm->indexer, 0);
+  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, 0);
   return TRUE;
-}
-
-/* Forward */
-
-static void
-add_rows (float *x, const float *a, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    x[i] += a[i];
-}
-
-/* MLA over h with the DSA selection of this layer (full) or of the latest full layer. */
-static void
-glm_attention (BwModel *model, GlmModel *gm, BwState *state, int l, int n, int64_t pos0)
-{
-  const GlmLayer *ly = &gm->layers[l];
-  float *cache = bw_state_cache (state, l);
-  const BwDsaSelection *sel;
-  BwMlaWork work;
-
-  bw_mla_project (&ly->mla, gm->h, n, pos0, cache, ly->stride, gm->scratch, &work, model->pool);
-  if (gm->cfg.is_full[l])
-    sel = bw_dsa_indexer_run (gm->indexer, &ly->dsa, gm->rope, gm->h, work.c_q, n, pos0,
-                              cache + bw_mla_cache_floats (&ly->mla), ly->stride, model->pool);
-  else
-    sel = bw_dsa_indexer_last (gm->indexer);
-  BwKeySelect keys = { .idx = sel->keys, .count = sel->count, .stride = sel->topk };
-  bw_mla_attend (&ly->mla, &work, gm->h, n, pos0, cache, ly->stride, sel->dense ? NULL : &keys,
-                 0, gm->a, model->pool);
-}
-
-static gboolean
-glm_ffn (BwModel *model, GlmModel *gm, int l, int n, GError **error)
-{
-  const GlmLayer *ly = &gm->layers[l];
-  BwMoeTimes t = { 0 };
-  guint64 t0 = bw_now_ns ();
-
-  if (!gm->cfg.is_moe[l])
-    {
-      bw_mlp_forward (&ly->mlp, gm->h, n, gm->a, FALSE, gm->scratch, model->pool);
-      model->stats.ns[BW_PHASE_EXPERT_MATMUL] += bw_now_ns () - t0;
-      return TRUE;
-    }
-  gboolean ok = bw_moe_forward (&ly->moe, model->store, gm->h, n, gm->a, gm->scratch,
-                                model->pool, &t, error);
-  model->stats.ns[BW_PHASE_OTHER] += t.route_ns;
-  model->stats.ns[BW_PHASE_EXPERT_WAIT] += t.wait_ns;
-  model->stats.ns[BW_PHASE_EXPERT_MATMUL] += t.matmul_ns;
-  return ok;
 }
 
 static gboolean
@@ -677,56 +397,163 @@ glm_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *l
              gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   GlmModel *gm = model->family_data;
-  const GlmConfig *c = &gm->cfg;
   int64_t pos0 = bw_state_position (state);
-  gsize len = (gsize) n * c->D;
-  guint64 t = bw_now_ns ();
 
-  for (int i = 0; i < n; i++)
-    bw_matrix_dequant_row (&gm->embed, ids[i], gm->x + (gsize) i * c->D);
   /* The only growth of the indexer's context scratch, before any layer runs. */
   model->resident_bytes -= bw_dsa_indexer_reserve (gm->indexer, 0);
   model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n);
-  bw_model_tick (model, BW_PHASE_OTHER, &t);
-
-  for (int l = 0; l < c->n_layers; l++)
-    {
-      const GlmLayer *ly = &gm->layers[l];
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_rmsnorm_rows (gm->h, gm->x, ly->in_norm, n, c->D, c->eps);
-      glm_attention (model, gm, state, l, n, pos0);
-      add_rows (gm->x, gm->a, len);
-      bw_rmsnorm_rows (gm->h, gm->x, ly->post_norm, n, c->D, c->eps);
-      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
-      if (!glm_ffn (model, gm, l, n, error))
-        return FALSE;
-      add_rows (gm->x, gm->a, len);
-      t = bw_now_ns ();
-    }
+  if (!bw_decoder_forward (model, &gm->dec, &glm_attention, gm, state, ids, n, logits,
+                           all_logits, cancellable, error))
+    return FALSE;
   gm->ran = TRUE;
-
-  if (logits != NULL)
-    {
-      float *x = gm->x;
-      int rows = n;
-      if (!all_logits)
-        {
-          x += (gsize) (n - 1) * c->D;
-          rows = 1;
-        }
-      bw_rmsnorm_rows (x, x, gm->final_norm, rows, c->D, c->eps);
-      bw_matmul (&gm->lm_head, x, rows, logits, model->pool);
-    }
-  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
   return TRUE;
 }
 
-const BwFamilyOps bw_glm52_ops = {
-  .family = BW_FAMILY_GLM_MOE_DSA,
+static const BwFamilyOps glm_ops = {
   .load = glm_load,
   .free = glm_free,
   .forward = glm_forward,
+};
+
+/* Checkpoint config: the layer plan */
+
+/* mlp_layer_types, else first_k_dense_replace (3 by the reference's default); both must
+ * agree when both are present. */
+static gboolean
+parse_mlp_plan (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
+{
+  gboolean listed;
+  int first_dense;
+
+  if (!bw_config_fields_int (f, "first_k_dense_replace", FALSE, 0, cfg->n_layers, 3,
+                             &first_dense, error)
+      || !bw_config_fields_layer_words (f, "mlp_layer_types", cfg, "dense", "sparse",
+                                        cfg->layer_is_moe, &listed, error))
+    return FALSE;
+  if (!listed)
+    for (int l = 0; l < cfg->n_layers; l++)
+      cfg->layer_is_moe[l] = l >= first_dense;
+  else if (bw_config_fields_get (f, "first_k_dense_replace") != NULL)
+    for (int l = 0; l < cfg->n_layers; l++)
+      if (cfg->layer_is_moe[l] != (l >= first_dense))
+        {
+          g_autofree char *msg = g_strdup_printf ("and first_k_dense_replace = %d disagree at "
+                                                  "layer %d", first_dense, l);
+          return bw_config_fields_fail (f, "mlp_layer_types", msg, error);
+        }
+  return TRUE;
+}
+
+/* index_topk_pattern as a string: one F (full) or S (shared) per layer. */
+static gboolean
+parse_pattern_string (const BwConfigFields *f, const char *s, BwModelConfig *cfg, guint8 *full,
+                      GError **error)
+{
+  gsize len = strlen (s);
+  if (len < (gsize) cfg->n_layers || len > (gsize) (cfg->n_layers + cfg->n_mtp_layers))
+    return bw_config_fields_fail (f, "index_topk_pattern",
+                                  "must be a string of F/S, one per layer", error);
+  for (gsize l = 0; l < len; l++)
+    {
+      if (s[l] != 'F' && s[l] != 'S')
+        return bw_config_fields_fail (f, "index_topk_pattern", "holds a letter other than F "
+                                      "and S", error);
+      if (l < (gsize) cfg->n_layers)
+        full[l] = s[l] == 'F';
+    }
+  return TRUE;
+}
+
+/* indexer_types, else index_topk_pattern ("FSS..." or a list), else index_topk_freq f and
+ * index_skip_topk_offset o: layer l is full iff max(l - o + 1, 0) mod f == 0. */
+static gboolean
+parse_indexer_plan (const BwConfigFields *f, BwModelConfig *cfg, guint8 *full, GError **error)
+{
+  JsonNode *pattern = bw_config_fields_get (f, "index_topk_pattern");
+  gboolean listed;
+  int freq, offset;
+
+  if (!bw_config_fields_layer_words (f, "indexer_types", cfg, "shared", "full", full, &listed,
+                                     error))
+    return FALSE;
+  if (listed)
+    return TRUE;
+  if (pattern != NULL && JSON_NODE_HOLDS_ARRAY (pattern))
+    return bw_config_fields_layer_words (f, "index_topk_pattern", cfg, "shared", "full", full,
+                                         &listed, error);
+  if (pattern != NULL)
+    {
+      const char *s = bw_json_node_get_string (pattern);
+      if (s == NULL)
+        return bw_config_fields_fail (f, "index_topk_pattern", "must be a string or a list",
+                                      error);
+      return parse_pattern_string (f, s, cfg, full, error);
+    }
+  if (!bw_config_fields_int (f, "index_topk_freq", FALSE, 0, BIG, 1, &freq, error)
+      || !bw_config_fields_int (f, "index_skip_topk_offset", FALSE, 0, BIG, 2, &offset, error))
+    return FALSE;
+  freq = MAX (freq, 1);
+  for (int l = 0; l < cfg->n_layers; l++)
+    full[l] = MAX (l - offset + 1, 0) % freq == 0;
+  return TRUE;
+}
+
+static gboolean
+glm_parse_config (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
+{
+  g_autofree guint8 *full = g_new0 (guint8, cfg->n_layers);
+
+  if (!parse_mlp_plan (f, cfg, error) || !parse_indexer_plan (f, cfg, full, error))
+    return FALSE;
+  if (!full[0])
+    return bw_config_fields_fail (f, "indexer_types", "makes layer 0 a \"shared\" indexer "
+                                  "layer, but there is no earlier full layer to share a "
+                                  "selection from", error);
+  cfg->layer_kind = g_steal_pointer (&full);
+  return TRUE;
+}
+
+/* Chat format (ARCHITECTURES 4.8): role tags, reasoning inside <think>...</think>. */
+
+static void
+render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const tag[] = {
+    [BW_CHAT_SYSTEM] = "<|system|>",
+    [BW_CHAT_USER] = "<|user|>",
+    [BW_CHAT_ASSISTANT] = "<|assistant|>",
+  };
+
+  if (!opts->continuation)
+    g_string_append (out, "[gMASK]<sop>");
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%s", tag[msgs[i].role],
+                            msgs[i].content ? msgs[i].content : "");
+  if (opts->add_generation_prompt)
+    g_string_append (out, opts->thinking ? "<|assistant|><think>" : "<|assistant|><think></think>");
+}
+
+static const char *const stop_tokens[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
+
+/* No close_turn: the next role tag ends the turn. */
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "</think>",
+};
+
+const BwFamily bw_glm52_family = {
+  .name = "glm_moe_dsa",
+  .display_name = "GLM-5.2",
+  .short_name = "glm52",
+  .experts_prefix = "mlp.experts.",
+  .expert_names = { "gate_proj", "up_proj", "down_proj" },
+  .keys = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group" },
+  .parse_config = glm_parse_config,
+  .ops = &glm_ops,
+  .chat = &chat_format,
+  .synth = bw_glm52_synth,
 };
 
 /* Introspection */
@@ -734,7 +561,7 @@ const BwFamilyOps bw_glm52_ops = {
 static const GlmModel *
 glm_of (const BwModel *model)
 {
-  return model->ops == &bw_glm52_ops ? model->family_data : NULL;
+  return model->ops == &glm_ops ? model->family_data : NULL;
 }
 
 const BwDsaSelection *

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json-load.h"
+
 #define BIG 1048576
 
 static gboolean
@@ -26,31 +28,18 @@ config_fail (BwModel *model, GError **error, const char *msg)
   return FALSE;
 }
 
-/* kda_layers / full_attn_layers are 1-based; every layer must be in exactly one list. */
-static gboolean
-parse_layer_kinds (BwModel *model, JsonObject *lac, BwKimiConfig *c, GError **error)
+/* The layer plan comes from the checkpoint's config (bw_kimi_parse_config below). */
+static void
+layer_plan (BwModel *model, BwKimiConfig *c)
 {
-  int *kda, *full, n_kda, n_full;
-  if (!bw_config_int_list (model, lac, "kda_layers", TRUE, &kda, &n_kda, error)
-      || !bw_config_int_list (model, lac, "full_attn_layers", TRUE, &full, &n_full, error))
-    return FALSE;
-  int *seen = bw_model_alloc (model, c->n_layers * sizeof (int));
+  const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
   c->is_kda = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < (pass ? n_full : n_kda); i++)
-      {
-        int num = pass ? full[i] : kda[i];
-        if (num < 1 || num > c->n_layers)
-          return config_fail (model, error,
-                              "linear_attn_config lists a layer number outside 1..num_hidden_layers");
-        seen[num - 1]++;
-        c->is_kda[num - 1] = !pass;
-      }
+  c->is_moe = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
   for (int l = 0; l < c->n_layers; l++)
-    if (seen[l] != 1)
-      return config_fail (model, error, "linear_attn_config: every layer must appear in exactly "
-                                        "one of kda_layers and full_attn_layers");
-  return TRUE;
+    {
+      c->is_kda[l] = mc->layer_kind[l] == BW_KIMI_LAYER_KDA;
+      c->is_moe[l] = mc->layer_is_moe[l];
+    }
 }
 
 static gboolean
@@ -83,7 +72,7 @@ parse_kda (BwModel *model, BwKimiConfig *c, GError **error)
       if (!(c->lower_bound < 0.0f))
         return config_fail (model, error, "linear_attn_config.gate_lower_bound must be negative");
     }
-  return parse_layer_kinds (model, lac, c, error);
+  return TRUE;
 }
 
 static gboolean
@@ -161,9 +150,6 @@ parse_moe (BwModel *model, gboolean k3, BwKimiConfig *c, GError **error)
   /* Kimi Linear's reference adds the bias in place, so its weights carry it (ARCH 2.3). */
   c->router.biased_weights = !k3;
   c->router.group_mask_zero = !k3;
-  c->is_moe = bw_model_alloc (model, c->n_layers * sizeof (gboolean));
-  for (int l = 0; l < c->n_layers; l++)
-    c->is_moe[l] = l >= c->first_dense && l % c->moe_freq == 0;
   return TRUE;
 }
 
@@ -187,6 +173,44 @@ bw_kimi_config_parse (BwModel *model, gboolean k3, BwKimiConfig *c, GError **err
   if (!k3 && c->attn_res_block)
     return config_fail (model, error, "attn_res_block_size is a K3 feature");
   c->eps = (float) eps;
-  return parse_mla (model, c, error) && parse_kda (model, c, error)
-         && parse_moe (model, k3, c, error);
+  if (!parse_mla (model, c, error) || !parse_kda (model, c, error)
+      || !parse_moe (model, k3, c, error))
+    return FALSE;
+  layer_plan (model, c);
+  return TRUE;
+}
+
+/* Checkpoint config: linear_attn_config places every layer in kda_layers or
+ * full_attn_layers (1-based), which become cfg->layer_kind. */
+gboolean
+bw_kimi_parse_config (const BwConfigFields *text, BwModelConfig *cfg, GError **error)
+{
+  g_autofree char *path = g_strconcat (text->path, "linear_attn_config.", NULL);
+  BwConfigFields f = { text->file, NULL, path };
+  g_autofree guint8 *marks = g_new0 (guint8, cfg->n_layers);
+  int unused;
+
+  f.obj = bw_json_node_get_object (bw_config_fields_get (text, "linear_attn_config"));
+  if (f.obj == NULL)
+    return bw_config_fields_fail (text, "linear_attn_config", "is missing or not an object",
+                                  error);
+  if (!bw_config_fields_int (&f, "head_dim", TRUE, 1, BW_CONFIG_MAX_HEAD_DIM, 0, &unused, error)
+      || !bw_config_fields_int (&f, "num_heads", TRUE, 1, BW_CONFIG_MAX_HEADS, 0, &unused, error)
+      || !bw_config_fields_int (&f, "short_conv_kernel_size", TRUE, 1, 64, 0, &unused, error)
+      || !bw_config_fields_layer_numbers (&f, "kda_layers", cfg->n_layers, marks,
+                                          BW_KIMI_LAYER_KDA, error)
+      || !bw_config_fields_layer_numbers (&f, "full_attn_layers", cfg->n_layers, marks,
+                                          BW_KIMI_LAYER_MLA, error))
+    return FALSE;
+  for (int i = 0; i < cfg->n_layers; i++)
+    if (marks[i] == 0)
+      {
+        g_autofree char *msg = g_strdup_printf ("do not place layer %d", i + 1);
+        return bw_config_fields_fail (&f, "kda_layers and full_attn_layers", msg, error);
+      }
+  cfg->layer_kind = g_steal_pointer (&marks);
+  return bw_config_fields_int (text, "routed_expert_hidden_size", FALSE, 1, BW_CONFIG_MAX_HIDDEN,
+                               0, &unused, error)
+         && bw_config_fields_int (text, "attn_res_block_size", FALSE, 1, cfg->n_layers, 1,
+                                  &unused, error);
 }

@@ -8,6 +8,7 @@
 
 #include "blocks/attn-res.h"
 #include "blocks/norm.h"
+#include "text/chat-template.h"
 
 typedef struct {
   BwKimiModel km;
@@ -63,45 +64,178 @@ kimi_k3_forward (BwModel *model, BwState *state, const int32_t *ids, int n, floa
 {
   KimiK3 *k3 = model->family_data;
   BwKimiModel *km = &k3->km;
+  BwDecoder *dec = &km->dec;
   int D = km->cfg.D, nb = 0;
   gsize len = (gsize) n * D;
-  float *ps = km->x;
+  float *ps = dec->x;
   guint64 t = bw_now_ns ();
 
-  bw_kimi_embed (km, ids, n, ps);
+  bw_decoder_embed (dec, ids, n, ps);
   for (int l = 0; l < km->cfg.n_layers; l++)
     {
       const BwKimiLayer *ly = &km->layers[l];
+      const BwDecoderLayer *dl = &dec->layers[l];
       gboolean boundary = l % km->cfg.attn_res_block == 0;
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
       pool_rows (k3, nb, ps, n, ly->attn_res_norm, ly->attn_res_proj, k3->pooled);
       if (boundary)
         memcpy (k3->blocks + nb++ * len, ps, len * sizeof (float));
-      bw_rmsnorm_rows (km->h, k3->pooled, ly->in_norm, n, D, km->cfg.eps);
+      bw_rmsnorm_rows (dec->h, k3->pooled, dl->in_norm, n, D, km->cfg.eps);
       bw_model_tick (model, BW_PHASE_OTHER, &t);
-      bw_kimi_attention (model, km, state, l, km->h, n, km->a);
+      bw_kimi_attention_ops.forward (model, km, state, l, dec->h, n, dec->a);
       for (gsize i = 0; i < len; i++)
-        ps[i] = boundary ? km->a[i] : ps[i] + km->a[i];
+        ps[i] = boundary ? dec->a[i] : ps[i] + dec->a[i];
       bw_model_tick (model, BW_PHASE_ATTENTION, &t);
       pool_rows (k3, nb, ps, n, ly->mlp_res_norm, ly->mlp_res_proj, k3->pooled);
-      bw_rmsnorm_rows (km->h, k3->pooled, ly->post_norm, n, D, km->cfg.eps);
+      bw_rmsnorm_rows (dec->h, k3->pooled, dl->post_norm, n, D, km->cfg.eps);
       bw_model_tick (model, BW_PHASE_OTHER, &t);
-      if (!bw_kimi_ffn (model, km, l, km->h, n, km->a, error))
+      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
         return FALSE;
       for (gsize i = 0; i < len; i++)
-        ps[i] += km->a[i];
+        ps[i] += dec->a[i];
       t = bw_now_ns ();
     }
   pool_rows (k3, nb, ps, n, km->out_res_norm, km->out_res_proj, k3->pooled);
-  bw_kimi_lm_head (model, km, k3->pooled, n, logits, all_logits);
+  bw_decoder_lm_head (model, dec, k3->pooled, n, logits, all_logits);
   bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
   return TRUE;
 }
 
-const BwFamilyOps bw_kimi_k3_ops = {
-  .family = BW_FAMILY_KIMI_K3,
+static const BwFamilyOps kimi_k3_ops = {
   .load = kimi_k3_load,
   .free = g_free,
   .forward = kimi_k3_forward,
+};
+
+/* Chat format (ARCHITECTURES 3.6): nested tags, a thinking channel before the response. */
+
+static const char *
+text_of (const char *s)
+{
+  return s ? s : "";
+}
+
+void
+bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs)
+{
+  g_string_append_printf (out, "<|open|>%s", name);
+  for (gsize i = 0; attrs != NULL && attrs[i] != NULL && attrs[i + 1] != NULL; i += 2)
+    {
+      g_string_append_printf (out, " %s=\"", attrs[i]);
+      for (const char *v = attrs[i + 1]; *v; v++)
+        {
+          if (*v == '&')
+            g_string_append (out, "&amp;");
+          else if (*v == '"')
+            g_string_append (out, "&quot;");
+          else
+            g_string_append_c (out, *v);
+        }
+      g_string_append_c (out, '"');
+    }
+  g_string_append (out, "<|sep|>");
+}
+
+static void
+close_tag (GString *out, const char *name)
+{
+  g_string_append_printf (out, "<|close|>%s<|sep|>", name);
+}
+
+/* One whole tag around plain content. */
+static void
+whole_tag (GString *out, const char *name, const char *const *attrs, const char *content)
+{
+  bw_kimi_k3_open_tag (out, name, attrs);
+  g_string_append (out, text_of (content));
+  close_tag (out, name);
+}
+
+static void
+message (GString *out, const char *const *attrs, const char *content)
+{
+  whole_tag (out, "message", attrs, content);
+  g_string_append (out, "<|end_of_msg|>");
+}
+
+static void
+render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const role_attrs[][3] = {
+    [BW_CHAT_SYSTEM] = { "role", "system", NULL },
+    [BW_CHAT_USER] = { "role", "user", NULL },
+    [BW_CHAT_ASSISTANT] = { "role", "assistant", NULL },
+  };
+
+  if (opts->thinking && !opts->continuation)
+    {
+      static const char *const attrs[] = { "role", "system", "type", "thinking-effort", NULL };
+      g_autofree char *preamble = g_strdup_printf (
+        "`thinking_effort` guides on how much to think in your thinking channel (not "
+        "including the response channel), supported values include `low`, `medium`, "
+        "`high`, and `max`.\nNow the system is invoked with `thinking_effort=%s`.",
+        opts->thinking_effort ? opts->thinking_effort : "max");
+      message (out, attrs, preamble);
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      if (msgs[i].role != BW_CHAT_ASSISTANT)
+        {
+          message (out, role_attrs[msgs[i].role], msgs[i].content);
+          continue;
+        }
+      bw_kimi_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      if (opts->thinking)
+        whole_tag (out, "think", NULL, msgs[i].reasoning);
+      whole_tag (out, "response", NULL, msgs[i].content);
+      close_tag (out, "message");
+      g_string_append (out, "<|end_of_msg|>");
+    }
+  if (opts->add_generation_prompt)
+    {
+      bw_kimi_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      bw_kimi_k3_open_tag (out, opts->thinking ? "think" : "response", NULL);
+    }
+}
+
+/* A reply cut short (length, Stop) lacks its closing tags; the stop token is never fed. */
+static void
+close_turn (GString *out, const char *reply, gboolean thinking)
+{
+  if (strstr (reply, "<|close|>message<|sep|>") == NULL)
+    {
+      if (thinking && strstr (reply, "<|close|>think<|sep|>") == NULL)
+        g_string_append (out, "<|close|>think<|sep|><|open|>response<|sep|>");
+      if (strstr (reply, "<|close|>response<|sep|>") == NULL)
+        g_string_append (out, "<|close|>response<|sep|>");
+      g_string_append (out, "<|close|>message<|sep|>");
+    }
+  g_string_append (out, "<|end_of_msg|>");
+}
+
+static const char *const stop_tokens[] = { "<|end_of_msg|>", NULL };
+
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .close_turn = close_turn,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "<|close|>think<|sep|>",
+  .answer_open = "<|open|>response<|sep|>",
+  .answer_close = "<|close|>response<|sep|>",
+};
+
+const BwFamily bw_kimi_k3_family = {
+  .name = "kimi_k3",
+  .display_name = "Kimi K3",
+  .text_config = "text_config",
+  .tensor_prefix = "language_model.",
+  .experts_prefix = "block_sparse_moe.experts.",
+  .expert_names = { "w1", "w3", "w2" },
+  .keys = { "num_experts", "num_experts_per_token", "num_shared_experts", "num_expert_group" },
+  .parse_config = bw_kimi_parse_config,
+  .ops = &kimi_k3_ops,
+  .chat = &chat_format,
+  .synth = bw_kimi_k3_synth,
 };

@@ -8,7 +8,9 @@
 #include "blocks/latent-moe.h"
 #include "blocks/mla.h"
 #include "blocks/moe.h"
-#include "model/family-api.h"
+#include "core/model-config.h"
+#include "families/family.h"
+#include "model/decoder.h"
 
 typedef struct {
   int D, n_layers, vocab;
@@ -31,45 +33,41 @@ typedef struct {
 } BwKimiConfig;
 
 typedef struct {
-  gboolean kda, moe;
-  const float *in_norm, *post_norm;
+  gboolean kda;
   BwKda kda_w;
   BwMla mla;
-  BwMlp mlp;               /* dense FFN layers */
-  BwLatentMoe moe_w;       /* .moe alone when cfg.latent == 0 */
   /* Attention residuals (K3) */
   const float *attn_res_norm, *attn_res_proj, *mlp_res_norm, *mlp_res_proj;
 } BwKimiLayer;
 
 typedef struct {
   BwKimiConfig cfg;
-  BwKimiLayer *layers;
-  BwMatrix embed, lm_head;
-  const float *final_norm;
+  BwKimiLayer *layers;     /* attention per layer; norms and FFN live in dec */
+  BwDecoder dec;
   const float *out_res_norm, *out_res_proj;
-  /* Per-call buffers, sized for max_batch at load. */
-  float *x, *h, *a;        /* [max_batch][D] each */
-  void *scratch;
-  gsize scratch_bytes;
 } BwKimiModel;
+
+/* The attention both Kimi families run (KDA or MLA per layer), for the shared decoder. */
+extern const BwDecoderAttention bw_kimi_attention_ops;
+
+/* Layer kinds in the checkpoint config's layer_kind. */
+enum { BW_KIMI_LAYER_KDA = 1, BW_KIMI_LAYER_MLA = 2 };
+
+/* The checkpoint config hook both Kimi descriptors use (families/family.h). */
+gboolean bw_kimi_parse_config (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
+
+/* Synthetic checkpoints at the releases' widths (kimi-synth.c). */
+gboolean bw_kimi_linear_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+gboolean bw_kimi_k3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+
+/* K3's chat tag opener "<|open|>NAME a1="v1" a2="v2"<|sep|>", escaping & and " in the
+ * values only. attrs: name, value pairs ending with NULL. */
+void bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs);
 
 /* Parses the config (the K3 feature fields when k3 is TRUE). */
 gboolean bw_kimi_config_parse (BwModel *model, gboolean k3, BwKimiConfig *cfg, GError **error);
 
-/* Binds every resident weight, creates the expert store, sizes scratch and the state
- * table. */
+/* Binds every resident weight through the shared decoder, with the K3 attention
+ * residuals when the config has them. */
 gboolean bw_kimi_model_bind (BwModel *model, BwKimiModel *km, GCancellable *cancellable,
                              GError **error);
-
-/* a = attention of layer l over h ([n][D] normalised), advancing the state. */
-void bw_kimi_attention (BwModel *model, BwKimiModel *km, BwState *state, int l, const float *h,
-                        int n, float *a);
-/* a = FFN of layer l over h ([n][D] normalised). */
-gboolean bw_kimi_ffn (BwModel *model, BwKimiModel *km, int l, const float *h, int n, float *a,
-                      GError **error);
-
-/* Embedding rows of ids into x ([n][D]). */
-void bw_kimi_embed (const BwKimiModel *km, const int32_t *ids, int n, float *x);
-/* logits for the rows of x ([n][D], final-normed in place) as asked by the runtime. */
-void bw_kimi_lm_head (BwModel *model, BwKimiModel *km, float *x, int n, float *logits,
-                      gboolean all_logits);

@@ -2,14 +2,7 @@
  * pre-norm residual stream, a dense first layer and sigmoid-routed MoE after it. */
 #include "families/kimi-layers.h"
 
-#include "blocks/norm.h"
-
-static void
-add_rows (float *x, const float *a, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    x[i] += a[i];
-}
+#include "text/chat-template.h"
 
 static gboolean
 kimi_linear_load (BwModel *model, GCancellable *cancellable, GError **error)
@@ -25,35 +18,56 @@ kimi_linear_forward (BwModel *model, BwState *state, const int32_t *ids, int n, 
                      gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   BwKimiModel *km = model->family_data;
-  int D = km->cfg.D;
-  gsize len = (gsize) n * D;
-  guint64 t = bw_now_ns ();
-
-  bw_kimi_embed (km, ids, n, km->x);
-  bw_model_tick (model, BW_PHASE_OTHER, &t);
-  for (int l = 0; l < km->cfg.n_layers; l++)
-    {
-      const BwKimiLayer *ly = &km->layers[l];
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_rmsnorm_rows (km->h, km->x, ly->in_norm, n, D, km->cfg.eps);
-      bw_kimi_attention (model, km, state, l, km->h, n, km->a);
-      add_rows (km->x, km->a, len);
-      bw_rmsnorm_rows (km->h, km->x, ly->post_norm, n, D, km->cfg.eps);
-      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
-      if (!bw_kimi_ffn (model, km, l, km->h, n, km->a, error))
-        return FALSE;
-      add_rows (km->x, km->a, len);
-      t = bw_now_ns ();
-    }
-  bw_kimi_lm_head (model, km, km->x, n, logits, all_logits);
-  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
-  return TRUE;
+  return bw_decoder_forward (model, &km->dec, &bw_kimi_attention_ops, km, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
-const BwFamilyOps bw_kimi_linear_ops = {
-  .family = BW_FAMILY_KIMI_LINEAR,
+static const BwFamilyOps kimi_linear_ops = {
   .load = kimi_linear_load,
   .free = g_free,
   .forward = kimi_linear_forward,
+};
+
+/* Chat format (ARCHITECTURES 2.6): no thinking mode, <|im_end|> closes every turn. */
+
+static void
+render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const open[] = {
+    [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
+    [BW_CHAT_USER] = "<|im_user|>user<|im_middle|>",
+    [BW_CHAT_ASSISTANT] = "<|im_assistant|>assistant<|im_middle|>",
+  };
+
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (out, "%s%s<|im_end|>", open[msgs[i].role],
+                            msgs[i].content ? msgs[i].content : "");
+  if (opts->add_generation_prompt)
+    g_string_append (out, open[BW_CHAT_ASSISTANT]);
+}
+
+static void
+close_turn (GString *out, const char *reply, gboolean thinking)
+{
+  g_string_append (out, "<|im_end|>");
+}
+
+static const char *const stop_tokens[] = { "<|im_end|>", NULL };
+
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .close_turn = close_turn,
+  .stop_tokens = stop_tokens,
+};
+
+const BwFamily bw_kimi_linear_family = {
+  .name = "kimi_linear",
+  .display_name = "Kimi Linear",
+  .experts_prefix = "block_sparse_moe.experts.",
+  .expert_names = { "w1", "w3", "w2" },
+  .keys = { "num_experts", "num_experts_per_token", "num_shared_experts", "num_expert_group" },
+  .parse_config = bw_kimi_parse_config,
+  .ops = &kimi_linear_ops,
+  .chat = &chat_format,
+  .synth = bw_kimi_linear_synth,
 };

@@ -1,6 +1,8 @@
 /* Range-checked reads of the text model's config.json fields for the families. */
 #include "model/family-api.h"
 
+#include "core/model-config.h"
+
 #include <math.h>
 
 static JsonObject *
@@ -13,7 +15,7 @@ static gboolean
 config_error (BwModel *model, GError **error, const char *field, const char *what)
 {
   g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG, "%s/config.json: %s%s %s",
-               model->ckpt->dir, model->ckpt->family == BW_FAMILY_KIMI_K3 ? "text_config." : "",
+               model->ckpt->dir, bw_checkpoint_get_config (model->ckpt)->text_path,
                field, what);
   return FALSE;
 }

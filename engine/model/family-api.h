@@ -1,5 +1,5 @@
-/* What a family plugs into the model runtime: one BwFamilyOps table per family file, listed
- * in families/registry.c. The runtime owns loading order, the pool, the expert store, state
+/* What a family plugs into the model runtime: one BwFamilyOps table per family file, named
+ * by its descriptor (families/family.h). The runtime owns loading order, the pool, the expert store, state
  * memory, chunking, stats and cancellation; the family owns config parsing, weight binding
  * and the per-layer math (built from engine/blocks). */
 #pragma once
@@ -16,8 +16,7 @@ typedef struct {
   gsize per_pos;   /* per cached position: MLA c_kv + k_rope, indexer keys */
 } BwLayerStateSize;
 
-typedef struct {
-  BwFamily family;
+struct BwFamilyOps {
   /* Parses the config and binds the resident weights into model->family_data; fills
    * vocab/n_layers/hidden, state_sizes and, when the family has routed experts, creates
    * model->store (bw_model_create_store). Reports progress with bw_model_progress. */
@@ -27,7 +26,7 @@ typedef struct {
    * advances afterwards. logits: NULL, or the last row only (all_logits FALSE), or n rows. */
   gboolean (*forward) (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
                        gboolean all_logits, GCancellable *cancellable, GError **error);
-} BwFamilyOps;
+};
 
 struct BwModel {
   const BwFamilyOps *ops;
@@ -61,17 +60,6 @@ struct BwState {
 /* Makes room for positions cached positions (amortised doubling); called once per forward
  * call, before any layer runs. */
 gboolean bw_state_reserve (BwState *state, int positions, GError **error);
-
-/* The registered families (one ops table per family file, listed in families/registry.c);
- * NULL when the family has no implementation. */
-const BwFamilyOps *bw_family_ops (BwFamily family);
-extern const BwFamilyOps bw_kimi_linear_ops;
-extern const BwFamilyOps bw_kimi_k3_ops;
-extern const BwFamilyOps bw_glm52_ops;
-extern const BwFamilyOps bw_deepseek_v3_ops;
-extern const BwFamilyOps bw_qwen3_moe_ops;
-extern const BwFamilyOps bw_glm4_moe_ops;
-extern const BwFamilyOps bw_qwen3_next_ops;
 
 static inline float *
 bw_state_fixed (BwState *state, int layer)

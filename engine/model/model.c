@@ -131,12 +131,11 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->ckpt = bw_checkpoint_open (dir, error);
   if (model->ckpt == NULL)
     return NULL;
-  model->ops = bw_family_ops (model->ckpt->family);
+  model->ops = model->ckpt->family->ops;
   if (model->ops == NULL)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: model family %s is not supported", dir,
-                   bw_family_name (model->ckpt->family));
+                   "%s: model family %s has no runtime", dir, model->ckpt->family->name);
       return NULL;
     }
   model->pool = bw_pool_new (opts->threads);
@@ -167,7 +166,7 @@ bw_model_free (BwModel *model)
   g_free (model);
 }
 
-BwFamily
+const BwFamily *
 bw_model_family (const BwModel *model)
 {
   return model->ckpt->family;

@@ -61,7 +61,7 @@ BwModel *bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProg
 void bw_model_free (BwModel *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModel, bw_model_free)
 
-BwFamily bw_model_family (const BwModel *model);
+const BwFamily *bw_model_family (const BwModel *model);
 int bw_model_vocab_size (const BwModel *model);
 int bw_model_n_layers (const BwModel *model);
 int bw_model_hidden_size (const BwModel *model);

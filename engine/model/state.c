@@ -103,7 +103,7 @@ bw_state_save_to (const BwState *state, GOutputStream *out, GCancellable *cancel
                            "cannot save a decode state left unusable by a failed forward pass");
       return FALSE;
     }
-  StateHeader h = { .family = model->ckpt->family, .n_layers = model->n_layers,
+  StateHeader h = { .family = bw_family_id (model->ckpt->family), .n_layers = model->n_layers,
                     .config_hash = model->config_hash, .position = state->pos };
   memcpy (h.magic, STATE_MAGIC, 8);
   if (!g_output_stream_write_all (out, &h, sizeof h, NULL, cancellable, error))
@@ -143,7 +143,7 @@ bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable,
   StateHeader h;
   if (!read_exact (in, &h, sizeof h, cancellable, error))
     return NULL;
-  if (memcmp (h.magic, STATE_MAGIC, 8) != 0 || h.family != (guint32) model->ckpt->family
+  if (memcmp (h.magic, STATE_MAGIC, 8) != 0 || h.family != bw_family_id (model->ckpt->family)
       || h.n_layers != (guint32) model->n_layers || h.config_hash != model->config_hash)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,

@@ -69,11 +69,12 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
                                    : bw_tokenizer_open_dir (engine->dir, NULL, error);
   if (engine->tok == NULL)
     return FALSE;
-  const char *family = bw_family_name (bw_model_family (engine->model));
-  if (!bw_chat_format_for_model_type (family, &engine->format))
+  const BwFamily *family = bw_model_family (engine->model);
+  engine->format = family->chat;
+  if (engine->format == NULL)
     {
       g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                   "%s: model family %s has no chat format", engine->dir, family);
+                   "%s: model family %s has no chat format", engine->dir, family->name);
       return FALSE;
     }
   g_autoptr (GArray) template_stops = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -92,7 +93,7 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
       g_array_append_val (engine->no_text_ids, id);
   engine->identity = (BwSessionIdentity) { bw_model_config_hash (engine->model),
                                            tokenizer_hash (engine->tok),
-                                           (guint32) bw_model_family (engine->model) };
+                                           bw_family_id (family) };
   return TRUE;
 }
 
@@ -174,7 +175,7 @@ burrow_engine_unref (BurrowEngine *engine)
 const char *
 burrow_engine_get_family (BurrowEngine *engine)
 {
-  return bw_family_name (bw_model_family (engine->model));
+  return bw_model_family (engine->model)->name;
 }
 
 const char *
@@ -186,7 +187,7 @@ burrow_engine_get_name (BurrowEngine *engine)
 gboolean
 burrow_engine_supports_thinking (BurrowEngine *engine)
 {
-  return engine->format != BW_CHAT_KIMI_LINEAR;
+  return engine->format->thinking;
 }
 
 int

@@ -5,12 +5,6 @@
 
 #include <string.h>
 
-/* Text that changes which part (reasoning or answer) the following text belongs to. */
-static const char *const k3_tags[] = { "<|close|>think<|sep|>", "<|open|>response<|sep|>",
-                                       "<|close|>response<|sep|>", NULL };
-static const char *const glm_tags[] = { "</think>", NULL };
-static const char *const no_tags[] = { NULL };
-
 void
 bw_reply_text_init (BwReplyText *reply, const BwChatOptions *chat, const char *const *stops)
 {
@@ -20,15 +14,12 @@ bw_reply_text_init (BwReplyText *reply, const BwChatOptions *chat, const char *c
   for (gsize i = 0; stops != NULL && stops[i] != NULL; i++)
     if (stops[i][0] != '\0')
       g_ptr_array_add (reply->stops, g_strdup (stops[i]));
-  reply->tags = no_tags;
+  reply->tags[0] = NULL;
   if (chat != NULL)
     {
       reply->chat = *chat;
       reply->split = TRUE;
-      if (chat->format == BW_CHAT_KIMI_K3)
-        reply->tags = k3_tags;
-      else if (chat->format == BW_CHAT_GLM)
-        reply->tags = glm_tags;
+      bw_chat_split_tags (chat->format, reply->tags);
     }
   reply->reasoning = g_strdup ("");
   reply->answer = g_strdup ("");

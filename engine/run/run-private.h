@@ -16,7 +16,7 @@ struct _BurrowEngine {
   char *name;
   BwModel *model;
   BwTokenizer *tok;
-  BwChatFormat format;
+  const BwChatFormat *format;
   GArray *stop_ids;            /* gint32: config eos ids and the template's stop ids */
   GArray *no_text_ids;         /* gint32: model ids the tokenizer has no token for (a padded
                                 * vocabulary); never sampled */

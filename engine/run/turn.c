@@ -257,33 +257,6 @@ turn_decode (Turn *t, GError **error)
     }
 }
 
-/* What ends an assistant turn in the ids when the model did not write it all: the stop
- * token is never fed, and a reply cut short (length, Stop) lacks its closing tags. */
-static void
-close_text (const Turn *t, GString *out)
-{
-  const char *text = t->reply.text->str;
-  switch (t->chat.format)
-    {
-    case BW_CHAT_KIMI_LINEAR:
-      g_string_append (out, "<|im_end|>");
-      return;
-    case BW_CHAT_KIMI_K3:
-      if (strstr (text, "<|close|>message<|sep|>") == NULL)
-        {
-          if (t->chat.thinking && strstr (text, "<|close|>think<|sep|>") == NULL)
-            g_string_append (out, "<|close|>think<|sep|><|open|>response<|sep|>");
-          if (strstr (text, "<|close|>response<|sep|>") == NULL)
-            g_string_append (out, "<|close|>response<|sep|>");
-          g_string_append (out, "<|close|>message<|sep|>");
-        }
-      g_string_append (out, "<|end_of_msg|>");
-      return;
-    case BW_CHAT_GLM:
-      return;   /* the next role tag ends the turn */
-    }
-}
-
 /* Adds the reply as an assistant message and its ids to the conversation's. Nothing is
  * added when the turn ended before its first token for another reason than a stop. */
 static gboolean
@@ -295,7 +268,8 @@ turn_commit (Turn *t)
   burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
                                    t->reply.reasoning);
   g_autoptr (GString) close = g_string_new (NULL);
-  close_text (t, close);
+  if (t->chat.format->close_turn != NULL)
+    t->chat.format->close_turn (close, t->reply.text->str, t->chat.thinking);
   g_array_set_size (conv->ids, 0);
   g_array_append_vals (conv->ids, t->seq->data, t->seq->len);
   /* The closing specials were checked at load; a tokenizer that cannot encode them only

@@ -23,7 +23,7 @@ typedef struct {
 
 void bw_synth_add_mla (BwSynthPlan *p, const char *prefix, int64_t D, const BwSynthMla *m);
 
-/* Kimi delta attention under prefix. */
+/* Delta attention (KDA) under prefix. */
 typedef struct {
   int heads, head_dim, conv;
   gboolean full_rank_gate;   /* g_proj [P, D] (K3) rather than g_a/g_b through head_dim */

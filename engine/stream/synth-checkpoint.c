@@ -116,35 +116,17 @@ bw_synth_plan_bytes (const BwSynthPlan *plan)
   return total;
 }
 
-BwFamily
-bw_synth_family_from_name (const char *name)
-{
-  if (g_strcmp0 (name, "kimi_k3") == 0)
-    return BW_FAMILY_KIMI_K3;
-  if (g_strcmp0 (name, "kimi_linear") == 0)
-    return BW_FAMILY_KIMI_LINEAR;
-  if (g_strcmp0 (name, "glm52") == 0 || g_strcmp0 (name, "glm_moe_dsa") == 0)
-    return BW_FAMILY_GLM_MOE_DSA;
-  return BW_FAMILY_UNKNOWN;
-}
-
 gboolean
 bw_synth_plan (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
 {
-  switch (opts->family)
+  if (opts->family == NULL || opts->family->synth == NULL)
     {
-    case BW_FAMILY_KIMI_K3:
-      return bw_synth_plan_kimi_k3 (opts, plan, error);
-    case BW_FAMILY_KIMI_LINEAR:
-      return bw_synth_plan_kimi_linear (opts, plan, error);
-    case BW_FAMILY_GLM_MOE_DSA:
-      return bw_synth_plan_glm52 (opts, plan, error);
-    default:
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                    "synthetic checkpoints: family %s is not supported",
-                   bw_family_name (opts->family));
+                   opts->family ? opts->family->name : "(none)");
       return FALSE;
     }
+  return opts->family->synth (opts, plan, error);
 }
 
 /* The E4M3 code nearest to x (|x| <= 448): subnormals below 2^-6, no infinities. */

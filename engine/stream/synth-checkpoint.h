@@ -9,8 +9,8 @@
 
 #include "core/checkpoint.h"
 
-typedef struct {
-  BwFamily family;
+struct BwSynthOptions {
+  const BwFamily *family;
   const char *out_dir;
   int layers;             /* 0 = family default */
   int dense_layers;       /* leading dense-MLP layers; 0 = family default, -1 = none */
@@ -23,12 +23,13 @@ typedef struct {
   int dense_inter;        /* dense MLP width of the first layers */
   int heads;              /* attention heads (KDA and MLA) */
   int head_dim;
-  int index_freq;         /* GLM: every index_freq-th layer runs its own indexer; 0 = 1 */
+  int index_freq;         /* every index_freq-th layer runs its own indexer (sparse
+                           * attention families); 0 = 1 */
   double size_gb;         /* > 0: pick the expert count that reaches about this size */
   double skew;            /* 0 = uniform expert popularity; larger = more uneven */
   guint64 seed;
   double shard_gb;        /* target shard size; 0 = 4 GB */
-} BwSynthOptions;
+};
 
 typedef enum {
   BW_SYNTH_NORMAL,        /* float, uniform with the given standard deviation (a) */
@@ -50,10 +51,10 @@ typedef struct {
   int group;              /* consecutive tensors of one group stay in one shard */
 } BwSynthTensor;
 
-typedef struct {
+struct BwSynthPlan {
   GArray *tensors;        /* BwSynthTensor, in file order */
   JsonNode *config;       /* config.json */
-} BwSynthPlan;
+};
 
 void bw_synth_plan_init (BwSynthPlan *plan);
 void bw_synth_plan_clear (BwSynthPlan *plan);
@@ -64,17 +65,9 @@ BwSynthTensor *bw_synth_plan_add (BwSynthPlan *plan, BwDType dtype, BwSynthInit 
 guint64 bw_synth_tensor_bytes (const BwSynthTensor *t);
 guint64 bw_synth_plan_bytes (const BwSynthPlan *plan);
 
-/* Per family: fills plan from the options (defaults resolved). */
-gboolean bw_synth_plan_kimi_k3 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-gboolean bw_synth_plan_kimi_linear (const BwSynthOptions *opts, BwSynthPlan *plan,
-                                    GError **error);
-gboolean bw_synth_plan_glm52 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-/* Dispatches on opts->family; an unsupported family is a BW_CHECKPOINT_ERROR_UNSUPPORTED. */
+/* Fills plan from the options (defaults resolved) through the family's synth hook; a
+ * family without one is a BW_CHECKPOINT_ERROR_UNSUPPORTED. */
 gboolean bw_synth_plan (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-
-/* The family a synth --family name means: a model_type ("kimi_k3", "kimi_linear",
- * "glm_moe_dsa") or the short "glm52"; BW_FAMILY_UNKNOWN otherwise. */
-BwFamily bw_synth_family_from_name (const char *name);
 
 typedef void (*BwSynthProgress) (guint64 done, guint64 total, gpointer user_data);
 

@@ -280,6 +280,47 @@ test_extra_layers_ignored (void)
   edited_clear (&e);
 }
 
+/* Real releases list their MTP layers (num_nextn_predict_layers, stored at index
+ * num_hidden_layers) in the per-layer lists too: a 4-layer reading of the checkpoint with one
+ * MTP layer loads with 5-entry lists, keeps none of layer 4's weights in RAM, and a list
+ * longer than the main and MTP layers together is an error that names it. */
+static void
+test_mtp_layers (void)
+{
+  Edited e;
+  g_autoptr (GError) error = NULL;
+  const char *full[] = { "full", "full", "shared", "full", "full", "full" };
+  const char *mlp[] = { "dense", "dense", "dense", "sparse", "sparse", "sparse" };
+  guint64 with_layer4;
+
+  edited_init (&e, ".");
+  json_object_set_array_member (e.config, "indexer_types", words (full, 4));
+  json_object_set_array_member (e.config, "mlp_layer_types", words (mlp, 4));
+  json_object_set_int_member (e.config, "num_hidden_layers", 4);
+  {
+    g_autoptr (BwModel) model = load_edited (&e, &error);
+    g_assert_no_error (error);
+    with_layer4 = bw_model_resident_bytes (model);
+  }
+  json_object_set_int_member (e.config, "num_nextn_predict_layers", 1);
+  json_object_set_array_member (e.config, "indexer_types", words (full, 5));
+  json_object_set_array_member (e.config, "mlp_layer_types", words (mlp, 5));
+  {
+    g_autoptr (BwModel) model = load_edited (&e, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (bw_model_n_layers (model), ==, 4);
+    assert_plan (model, "FFSF.", "DDDM.");
+    g_assert_cmpuint (bw_model_resident_bytes (model), ==, with_layer4);
+    const BwCheckpoint *ck = bw_model_checkpoint (model);
+    const BwTensorInfo *t = bw_checkpoint_find (ck, "model.layers.4.self_attn.o_proj.weight");
+    g_assert_nonnull (t);
+    g_assert_cmpint (t->role, ==, BW_ROLE_IGNORED);
+  }
+  json_object_set_array_member (e.config, "mlp_layer_types", words (mlp, 6));
+  expect_error (&e, BW_CHECKPOINT_ERROR_CONFIG, "mlp_layer_types");
+  edited_clear (&e);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -290,5 +331,6 @@ main (int argc, char **argv)
   g_test_add_func ("/glm52-config/errors", test_config_errors);
   g_test_add_func ("/glm52-config/quantization", test_quantization_config);
   g_test_add_func ("/glm52-config/extra-layers-ignored", test_extra_layers_ignored);
+  g_test_add_func ("/glm52-config/mtp-layers", test_mtp_layers);
   return g_test_run ();
 }

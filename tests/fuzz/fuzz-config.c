@@ -15,15 +15,15 @@ static void
 classify_probes (const BwModelConfig *cfg)
 {
   const char *prefix = bw_family_tensor_prefix (cfg->family);
-  const char *block = cfg->family == BW_FAMILY_GLM_MOE_DSA ? "mlp" : "block_sparse_moe";
+  const char *experts = cfg->family->experts_prefix;
   const int layers[] = { 0, 1, cfg->n_layers - 1, cfg->n_layers, 9999999 };
-  const int experts[] = { 0, cfg->n_experts - 1, cfg->n_experts, 12345678 };
+  const int expert_ids[] = { 0, cfg->n_experts - 1, cfg->n_experts, 12345678 };
 
   for (gsize l = 0; l < G_N_ELEMENTS (layers); l++)
-    for (gsize e = 0; e < G_N_ELEMENTS (experts); e++)
+    for (gsize e = 0; e < G_N_ELEMENTS (expert_ids); e++)
       {
-        g_autofree char *name = g_strdup_printf ("%smodel.layers.%d.%s.experts.%d.w1.weight",
-                                                 prefix, layers[l], block, experts[e]);
+        g_autofree char *name = g_strdup_printf ("%smodel.layers.%d.%s%d.w1.weight",
+                                                 prefix, layers[l], experts, expert_ids[e]);
         BwTensorInfo t = { .name = name };
         GError *error = NULL;
         if (bw_tensor_classify (cfg, bw_fuzz_label, &t, &error))

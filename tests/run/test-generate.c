@@ -7,7 +7,7 @@
 #include "burrow-engine.h"
 #include "model/model.h"
 #include "run-fixture.h"
-#include "text/chat-template.h"
+#include "../text/chat-formats.h"
 #include "text/tokenizer.h"
 
 typedef struct {

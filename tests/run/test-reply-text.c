@@ -3,6 +3,7 @@
  * with tags cut across pieces. */
 #include <string.h>
 
+#include "../text/chat-formats.h"
 #include "run/reply-text.h"
 
 typedef struct {

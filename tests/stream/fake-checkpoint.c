@@ -30,7 +30,7 @@ fake_checkpoint_new (const char *dir, int n_layers, int n_experts, int rows, int
   f->n_experts = n_experts;
   f->tmpdir = g_strdup (dir);
   f->ckpt.dir = g_strdup (dir);
-  f->ckpt.family = BW_FAMILY_KIMI_K3;
+  f->ckpt.family = bw_family_by_name ("kimi_k3");
   f->ckpt.n_shards = 2;
   f->ckpt.shards = g_new0 (BwShard, 2);
   f->ckpt.tensors = g_new0 (BwTensorInfo, n_tensors);

@@ -3,7 +3,8 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include "text/chat-template.h"
+#include "chat-formats.h"
+#include "families/kimi-layers.h"
 
 static BwChatRole
 role_of (const char *s)
@@ -16,7 +17,7 @@ role_of (const char *s)
   return BW_CHAT_ASSISTANT;
 }
 
-static BwChatFormat
+static const BwChatFormat *
 format_of (const char *s)
 {
   if (strcmp (s, "kimi_linear") == 0)
@@ -73,7 +74,7 @@ test_jinja_renderings (void)
         g_test_message ("case %u (%s, %s) differs", i, json_object_get_string_member (c, "format"),
                         json_object_get_string_member (c, "conversation"));
       g_assert_cmpstr (prompt, ==, json_object_get_string_member (c, "prompt"));
-      per_format[opts.format]++;
+      per_format[opts.format == BW_CHAT_KIMI_LINEAR ? 0 : opts.format == BW_CHAT_KIMI_K3 ? 1 : 2]++;
     }
   g_test_message ("jinja cases: kimi_linear %u, kimi_k3 %u, glm %u", per_format[0],
                   per_format[1], per_format[2]);
@@ -144,7 +145,7 @@ test_k3_escaping (void)
   g_autoptr (GString) tag = g_string_new (NULL);
   g_autofree char *prompt = bw_chat_render (&opts, &msg, 1);
 
-  bw_chat_k3_open_tag (tag, "tool", attrs);
+  bw_kimi_k3_open_tag (tag, "tool", attrs);
   g_assert_cmpstr (tag->str, ==,
                    "<|open|>tool name=\"a &quot;quoted&quot; &amp; <raw>\" x=\"&amp;amp;\"<|sep|>");
   g_assert_cmpstr (prompt, ==,
@@ -152,7 +153,7 @@ test_k3_escaping (void)
 }
 
 static void
-check_split (BwChatFormat format, gboolean thinking, const char *generated,
+check_split (const BwChatFormat *format, gboolean thinking, const char *generated,
              const char *reasoning, const char *answer)
 {
   BwChatOptions opts = { format, thinking, NULL, TRUE, FALSE };
@@ -184,16 +185,23 @@ test_split_reasoning (void)
 static void
 test_model_types (void)
 {
-  BwChatFormat f;
+  const char *names[] = { "kimi_linear", "kimi_k3", "glm_moe_dsa" };
 
-  g_assert_true (bw_chat_format_for_model_type ("kimi_linear", &f));
-  g_assert_cmpint (f, ==, BW_CHAT_KIMI_LINEAR);
-  g_assert_true (bw_chat_format_for_model_type ("kimi_k3", &f));
-  g_assert_cmpint (f, ==, BW_CHAT_KIMI_K3);
-  g_assert_true (bw_chat_format_for_model_type ("glm_moe_dsa", &f));
-  g_assert_cmpint (f, ==, BW_CHAT_GLM);
-  g_assert_false (bw_chat_format_for_model_type ("llama", &f));
-  g_assert_false (bw_chat_format_for_model_type (NULL, &f));
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      const BwFamily *f = bw_family_lookup (names[i], NULL);
+      g_assert_nonnull (f);
+      g_assert_cmpstr (f->name, ==, names[i]);
+      g_assert_nonnull (f->chat);
+      g_assert_nonnull (f->chat->render);
+    }
+  g_assert_true (BW_CHAT_KIMI_LINEAR != BW_CHAT_KIMI_K3 && BW_CHAT_KIMI_K3 != BW_CHAT_GLM);
+  g_assert_false (BW_CHAT_KIMI_LINEAR->thinking);
+  g_assert_true (BW_CHAT_KIMI_K3->thinking && BW_CHAT_GLM->thinking);
+  g_assert_true (bw_family_by_name ("glm52") == bw_family_lookup ("glm_moe_dsa", NULL));
+  g_assert_null (bw_family_lookup ("glm52", NULL));
+  g_assert_null (bw_family_lookup ("llama", NULL));
+  g_assert_null (bw_family_lookup (NULL, NULL));
 }
 
 int

@@ -4,7 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "text/chat-template.h"
+#include "chat-formats.h"
 #include "text/tokenizer.h"
 
 /* A tiktoken.model with the 256 single bytes plus a few merges. */

@@ -6,6 +6,7 @@
  * loader skips it). */
 #include <math.h>
 
+#include "families/glm52.h"
 #include "stream/expert-store.h"
 #include "stream/synth-blocks.h"
 
@@ -233,7 +234,7 @@ fill_with (BwSynthPlan *plan, int experts, gconstpointer dims)
 }
 
 gboolean
-bw_synth_plan_glm52 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
+bw_glm52_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
 {
   GlmDims g;
 

@@ -5,6 +5,7 @@
  * (w1/w2/w3 weight_packed + weight_scale) at the latent width, config under text_config. */
 #include <math.h>
 
+#include "families/kimi-layers.h"
 #include "stream/expert-store.h"
 #include "stream/synth-blocks.h"
 
@@ -329,13 +330,13 @@ plan_kimi (const BwSynthOptions *opts, gboolean k3, BwSynthPlan *plan, GError **
 }
 
 gboolean
-bw_synth_plan_kimi_k3 (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
+bw_kimi_k3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
 {
   return plan_kimi (opts, TRUE, plan, error);
 }
 
 gboolean
-bw_synth_plan_kimi_linear (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
+bw_kimi_linear_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
 {
   return plan_kimi (opts, FALSE, plan, error);
 }

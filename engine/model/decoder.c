@@ -1,0 +1,451 @@
+/* The shared decoder (see decoder.h): binding in load order, the FFN step with phase timing,
+ * embeddings, the LM head and the pre-norm residual forward. */
+#include "model/decoder.h"
+
+#include <string.h>
+
+#include "blocks/norm.h"
+
+#define L "model.layers.%d."
+
+gboolean
+bw_decoder_bind_mlp (BwModel *model, BwMlp *mlp, int l, const char *prefix, int64_t width,
+                     int64_t inter, const BwActivation *act, GError **error)
+{
+  mlp->act = *act;
+  return bw_model_bind_matrix (model, &mlp->gate, inter, width, error,
+                               L "%sgate_proj.weight", l, prefix)
+         && bw_model_bind_matrix (model, &mlp->up, inter, width, error,
+                                  L "%sup_proj.weight", l, prefix)
+         && bw_model_bind_matrix (model, &mlp->down, width, inter, error,
+                                  L "%sdown_proj.weight", l, prefix);
+}
+
+/* Routed experts */
+
+static gboolean
+expert_error (BwModel *model, GError **error, const char *base, const char *what)
+{
+  g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT, "%s: tensor %s%s %s",
+               model->ckpt->dir, model->ckpt->tensor_prefix, base, what);
+  return FALSE;
+}
+
+static gboolean
+shape_matches (const BwTensorInfo *t, int64_t rows, int64_t cols)
+{
+  return t->n_dims == 2 ? t->shape[0] == rows && t->shape[1] == cols
+                        : t->n_elements == rows * cols;
+}
+
+/* <base>.weight as stored: F32, BF16, F16, or F8_E4M3 with its F32 <base>.weight_scale_inv
+ * grid of 128 x 128 block scales. */
+static gboolean
+plain_or_fp8 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertTensor *out,
+              GError **error)
+{
+  const BwCheckpoint *ck = model->ckpt;
+  g_autofree char *what = NULL;
+
+  if (!shape_matches (t, out->rows, out->cols))
+    {
+      what = g_strdup_printf (".weight must have shape [%" G_GINT64_FORMAT ", %"
+                              G_GINT64_FORMAT "]", out->rows, out->cols);
+      return expert_error (model, error, base, what);
+    }
+  out->data = t;
+  switch (t->dtype)
+    {
+    case BW_DTYPE_F32:
+      out->fmt = BW_FMT_F32;
+      return TRUE;
+    case BW_DTYPE_BF16:
+      out->fmt = BW_FMT_BF16;
+      return TRUE;
+    case BW_DTYPE_F16:
+      out->fmt = BW_FMT_F16;
+      return TRUE;
+    case BW_DTYPE_F8_E4M3:
+      break;
+    default:
+      what = g_strdup_printf (".weight has unsupported dtype %s", bw_dtype_name (t->dtype));
+      return expert_error (model, error, base, what);
+    }
+  const BwTensorInfo *s = bw_checkpoint_findf (ck, "%s.weight_scale_inv", base);
+  int64_t sr = (out->rows + 127) / 128, sc = (out->cols + 127) / 128;
+  if (s == NULL || s->dtype != BW_DTYPE_F32 || s->n_elements != sr * sc)
+    {
+      what = g_strdup_printf (".weight is FP8 but its weight_scale_inv is missing or not F32 [%"
+                              G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", sr, sc);
+      return expert_error (model, error, base, what);
+    }
+  out->fmt = BW_FMT_FP8_E4M3_B128;
+  out->scales = s;
+  return TRUE;
+}
+
+/* compressed-tensors MXFP4: <base>.weight_packed (U8, two E2M1 codes a byte) and
+ * <base>.weight_scale (U8 E8M0, one per 32 columns). */
+static gboolean
+packed_mxfp4 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertTensor *out,
+              GError **error)
+{
+  const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s.weight_scale", base);
+  int64_t rows = out->rows, cols = out->cols;
+
+  if (s == NULL || t->dtype != BW_DTYPE_U8 || s->dtype != BW_DTYPE_U8 || cols % 32 != 0
+      || t->n_elements != rows * cols / 2 || s->n_elements != rows * cols / 32)
+    {
+      g_autofree char *what = g_strdup_printf (
+        ".weight_packed + weight_scale are missing or not U8 MXFP4 of [%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "]", rows, cols);
+      return expert_error (model, error, base, what);
+    }
+  out->fmt = BW_FMT_MXFP4;
+  out->group = 32;
+  out->data = t;
+  out->scales = s;
+  return TRUE;
+}
+
+/* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
+ * Per-expert tensors are named by the family's descriptor; a family whose experts are
+ * fused into one tensor per layer needs each expert's byte range of it, which the store
+ * does not take yet. */
+static gboolean
+expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t cols,
+               BwExpertTensor *out, GError **error)
+{
+  const BwFamily *family = model->ckpt->family;
+  const char *name = family->expert_names[which];
+  const BwTensorInfo *t;
+
+  memset (out, 0, sizeof *out);
+  out->rows = rows;
+  out->cols = cols;
+  if (family->fused_experts)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: routed experts fused into one tensor per layer (%s%s) are not "
+                   "supported yet", model->ckpt->dir, family->experts_prefix, name);
+      return FALSE;
+    }
+  g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
+    return plain_or_fp8 (model, base, t, out, error);
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
+    return packed_mxfp4 (model, base, t, out, error);
+  return expert_error (model, error, base,
+                       ".weight (or weight_packed + weight_scale) is missing");
+}
+
+static gboolean
+bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
+{
+  const BwDecoderFfn *f = &dec->ffn;
+  int width = f->latent ? f->latent : dec->hidden, E = f->n_experts;
+  gboolean any = FALSE;
+
+  for (int l = 0; l < dec->n_layers; l++)
+    any |= dec->is_moe[l];
+  if (!any)
+    return TRUE;
+  g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) dec->n_layers * E);
+  for (int l = 0; l < dec->n_layers; l++)
+    for (int e = 0; e < E && dec->is_moe[l]; e++)
+      {
+        BwExpertLayout *x = &layouts[(gsize) l * E + e];
+        if (!expert_tensor (model, l, e, 0, f->moe_inter, width, &x->gate, error)
+            || !expert_tensor (model, l, e, 1, f->moe_inter, width, &x->up, error)
+            || !expert_tensor (model, l, e, 2, width, f->moe_inter, &x->down, error))
+          return FALSE;
+      }
+  return bw_model_create_store (model, E, layouts, error);
+}
+
+/* MoE block: router, correction bias, shared experts, latent projections. */
+
+static gboolean
+bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError **error)
+{
+  const BwDecoderFfn *f = &dec->ffn;
+  const char *p = f->moe_prefix;
+  float *norm;
+
+  lm->eps = dec->eps;
+  if (!bw_model_bind_matrix (model, &lm->down, f->latent, dec->hidden, error,
+                             L "%srouted_expert_down_proj.weight", l, p)
+      || !bw_model_bind_matrix (model, &lm->up, dec->hidden, f->latent, error,
+                                L "%srouted_expert_up_proj.weight", l, p))
+    return FALSE;
+  if (!f->latent_norm)
+    return TRUE;
+  if (!bw_model_bind_vector (model, &norm, f->latent, FALSE, error,
+                             L "%srouted_expert_norm.weight", l, p))
+    return FALSE;
+  lm->norm = norm;
+  return TRUE;
+}
+
+static gboolean
+bind_moe (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError **error)
+{
+  const BwDecoderFfn *f = &dec->ffn;
+  BwMoe *m = &lm->moe;
+  float *bias;
+
+  memset (lm, 0, sizeof *lm);
+  m->router = f->router;
+  m->layer = l;
+  m->expert_width = f->latent ? f->latent : dec->hidden;
+  m->expert_inter = f->moe_inter;
+  m->act = f->act;
+  m->has_shared = f->n_shared > 0 || f->shared_inter > 0;
+  m->has_shared_gate = m->has_shared && f->shared_gate;
+  if (!bw_model_bind_matrix_exact (model, &m->gate, f->n_experts, dec->hidden, error,
+                                   L "%s%s.weight", l, f->moe_prefix,
+                                   f->router_name ? f->router_name : "gate"))
+    return FALSE;
+  if (f->router_bias)
+    {
+      if (!bw_model_bind_vector (model, &bias, f->n_experts, FALSE, error, L "%s%s", l,
+                                 f->moe_prefix, f->router_bias))
+        return FALSE;
+      m->bias = bias;
+    }
+  if (f->correction_bias)
+    {
+      if (!bw_model_bind_vector (model, &bias, f->n_experts, FALSE, error,
+                                 L "%sgate.e_score_correction_bias", l, f->moe_prefix))
+        return FALSE;
+      m->bias = bias;
+    }
+  if (m->has_shared)
+    {
+      g_autofree char *shared = g_strconcat (f->moe_prefix,
+                                             f->shared_name ? f->shared_name : "shared_experts.",
+                                             NULL);
+      int64_t width = f->shared_inter ? f->shared_inter : (int64_t) f->moe_inter * f->n_shared;
+      if (!bw_decoder_bind_mlp (model, &m->shared, l, shared, dec->hidden, width, &f->act,
+                                error))
+        return FALSE;
+    }
+  if (m->has_shared_gate
+      && !bw_model_bind_matrix_exact (model, &m->shared_gate, 1, dec->hidden, error,
+                                      L "%sshared_expert_gate.weight", l, f->moe_prefix))
+    return FALSE;
+  return !f->latent || bind_latent (model, dec, l, lm, error);
+}
+
+/* A residual-stream norm weight; zero-centred ones become 1 + w once, here. */
+static gboolean
+bind_norm (BwModel *model, const BwDecoder *dec, float **out, const char *name, GError **error)
+{
+  if (!bw_model_bind_vector (model, out, dec->hidden, FALSE, error, "%s", name))
+    return FALSE;
+  for (int i = 0; i < dec->hidden && dec->norm_plus_one; i++)
+    (*out)[i] += 1.0f;
+  return TRUE;
+}
+
+static gboolean
+bind_layer (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn, gpointer self,
+            int l, GError **error)
+{
+  BwDecoderLayer *ly = &dec->layers[l];
+  float *in, *post;
+
+  g_autofree char *in_name = g_strdup_printf (L "input_layernorm.weight", l);
+  g_autofree char *post_name = g_strdup_printf (L "post_attention_layernorm.weight", l);
+
+  ly->moe = dec->is_moe[l];
+  if (!bind_norm (model, dec, &in, in_name, error)
+      || !bind_norm (model, dec, &post, post_name, error) || !attn->bind (model, self, l, error))
+    return FALSE;
+  ly->in_norm = in;
+  ly->post_norm = post;
+  if (ly->moe)
+    return bind_moe (model, dec, l, &ly->moe_w, error);
+  return bw_decoder_bind_mlp (model, &ly->mlp, l, dec->ffn.mlp_prefix, dec->hidden,
+                              dec->ffn.inter, &dec->ffn.act, error);
+}
+
+static gboolean
+bind_globals (BwModel *model, BwDecoder *dec, GError **error)
+{
+  float *norm;
+  gboolean ok = dec->embed_exact
+    ? bw_model_bind_matrix_exact (model, &dec->embed, dec->vocab, dec->hidden, error,
+                                  "model.embed_tokens.weight")
+    : bw_model_bind_matrix (model, &dec->embed, dec->vocab, dec->hidden, error,
+                            "model.embed_tokens.weight");
+  if (!ok || !bind_norm (model, dec, &norm, "model.norm.weight", error))
+    return FALSE;
+  dec->final_norm = norm;
+  if (dec->tied)
+    {
+      dec->lm_head = dec->embed;
+      return TRUE;
+    }
+  return bw_model_bind_matrix (model, &dec->lm_head, dec->vocab, dec->hidden, error,
+                               "lm_head.weight");
+}
+
+/* Router lookahead: each MoE layer predicts the next one's experts during decode. */
+static void
+link_lookahead (BwModel *model, BwDecoder *dec)
+{
+  for (int l = 0, prev = -1; l < dec->n_layers && model->opts.store.prefetch; l++)
+    if (dec->layers[l].moe)
+      {
+        if (prev >= 0)
+          bw_moe_set_lookahead (&dec->layers[prev].moe_w.moe, &dec->layers[l].moe_w.moe,
+                                model->opts.store.prefetch_top);
+        prev = l;
+      }
+}
+
+static gsize
+ffn_scratch (const BwDecoderLayer *ly, int n)
+{
+  if (!ly->moe)
+    return bw_mlp_scratch_bytes (&ly->mlp, n);
+  return ly->moe_w.down.rows ? bw_latent_moe_scratch_bytes (&ly->moe_w, n)
+                             : bw_moe_scratch_bytes (&ly->moe_w.moe, n);
+}
+
+static void
+alloc_buffers (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn, gpointer self)
+{
+  int n = model->opts.max_batch, threads = bw_pool_size (model->pool);
+  gsize rows = (gsize) n * dec->hidden * sizeof (float);
+
+  for (int l = 0; l < dec->n_layers; l++)
+    {
+      gsize att = attn->scratch_bytes (self, l, n, threads);
+      dec->scratch_bytes = MAX (dec->scratch_bytes, MAX (att, ffn_scratch (&dec->layers[l], n)));
+    }
+  dec->scratch = bw_model_alloc (model, dec->scratch_bytes);
+  dec->x = bw_model_alloc (model, rows);
+  dec->h = bw_model_alloc (model, rows);
+  dec->a = bw_model_alloc (model, rows);
+  model->resident_bytes += dec->scratch_bytes + 3 * rows;
+}
+
+gboolean
+bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn, gpointer self,
+                 GCancellable *cancellable, GError **error)
+{
+  model->vocab = dec->vocab;
+  model->n_layers = dec->n_layers;
+  model->hidden = dec->hidden;
+  model->state_sizes = bw_model_alloc (model, dec->n_layers * sizeof (BwLayerStateSize));
+  dec->layers = bw_model_alloc (model, dec->n_layers * sizeof (BwDecoderLayer));
+
+  if (!bind_globals (model, dec, error))
+    return FALSE;
+  for (int l = 0; l < dec->n_layers; l++)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      bw_model_progress (model, 0.05 + 0.85 * l / dec->n_layers, BW_PHASE_WEIGHTS);
+      if (!bind_layer (model, dec, attn, self, l, error))
+        return FALSE;
+    }
+  bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
+  if (!bind_experts (model, dec, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+  link_lookahead (model, dec);
+  alloc_buffers (model, dec, attn, self);
+  return TRUE;
+}
+
+/* Running */
+
+void
+bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x)
+{
+  for (int t = 0; t < n; t++)
+    bw_matrix_dequant_row (&dec->embed, ids[t], x + (gsize) t * dec->hidden);
+}
+
+gboolean
+bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, float *a,
+                GError **error)
+{
+  BwDecoderLayer *ly = &dec->layers[l];
+  BwMoeTimes t = { 0 };
+  gboolean ok = TRUE;
+  guint64 t0 = bw_now_ns ();
+
+  if (!ly->moe)
+    {
+      bw_mlp_forward (&ly->mlp, h, n, a, FALSE, dec->scratch, model->pool);
+      model->stats.ns[BW_PHASE_EXPERT_MATMUL] += bw_now_ns () - t0;
+      return TRUE;
+    }
+  if (dec->ffn.latent)
+    ok = bw_latent_moe_forward (&ly->moe_w, model->store, h, n, a, dec->scratch, model->pool,
+                                &t, error);
+  else
+    ok = bw_moe_forward (&ly->moe_w.moe, model->store, h, n, a, dec->scratch, model->pool, &t,
+                         error);
+  model->stats.ns[BW_PHASE_OTHER] += t.route_ns;
+  model->stats.ns[BW_PHASE_EXPERT_WAIT] += t.wait_ns;
+  model->stats.ns[BW_PHASE_EXPERT_MATMUL] += t.matmul_ns;
+  return ok;
+}
+
+void
+bw_decoder_lm_head (BwModel *model, BwDecoder *dec, float *x, int n, float *logits,
+                    gboolean all_logits)
+{
+  int D = dec->hidden;
+  if (logits == NULL)
+    return;
+  if (!all_logits)
+    {
+      x += (gsize) (n - 1) * D;
+      n = 1;
+    }
+  bw_rmsnorm_rows (x, x, dec->final_norm, n, D, dec->eps);
+  bw_matmul (&dec->lm_head, x, n, logits, model->pool);
+}
+
+static void
+add_rows (float *x, const float *a, gsize n)
+{
+  for (gsize i = 0; i < n; i++)
+    x[i] += a[i];
+}
+
+gboolean
+bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
+                    gpointer self, BwState *state, const int32_t *ids, int n, float *logits,
+                    gboolean all_logits, GCancellable *cancellable, GError **error)
+{
+  int D = dec->hidden;
+  gsize len = (gsize) n * D;
+  guint64 t = bw_now_ns ();
+
+  bw_decoder_embed (dec, ids, n, dec->x);
+  bw_model_tick (model, BW_PHASE_OTHER, &t);
+  for (int l = 0; l < dec->n_layers; l++)
+    {
+      const BwDecoderLayer *ly = &dec->layers[l];
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      bw_rmsnorm_rows (dec->h, dec->x, ly->in_norm, n, D, dec->eps);
+      attn->forward (model, self, state, l, dec->h, n, dec->a);
+      add_rows (dec->x, dec->a, len);
+      bw_rmsnorm_rows (dec->h, dec->x, ly->post_norm, n, D, dec->eps);
+      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
+      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
+        return FALSE;
+      add_rows (dec->x, dec->a, len);
+      t = bw_now_ns ();
+    }
+  bw_decoder_lm_head (model, dec, dec->x, n, logits, all_logits);
+  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
+  return TRUE;
+}

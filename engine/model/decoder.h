@@ -1,0 +1,104 @@
+/* The decoder every MoE family shares around its own attention: embeddings, per-layer
+ * norms, the FFN of each layer (dense MLP, or routed MoE with its router, correction bias,
+ * shared experts, optional latent projection and routed experts in every stored format),
+ * router lookahead, phase timing, the final norm and the LM head, and the load skeleton
+ * that binds them in order with progress and cancellation. A family fills BwDecoder's shape,
+ * hands in its attention through BwDecoderAttention, and calls bw_decoder_load; a pre-norm
+ * family runs bw_decoder_forward, others compose the step functions. */
+#pragma once
+
+#include "blocks/latent-moe.h"
+#include "blocks/mlp.h"
+#include "blocks/moe.h"
+#include "model/family-api.h"
+
+G_BEGIN_DECLS
+
+/* The FFN shape, as the family's config gives it. */
+typedef struct {
+  int inter;                 /* dense MLP width */
+  int moe_inter;             /* routed expert width */
+  int n_experts;
+  int n_shared;              /* shared experts: one MLP of width n_shared * moe_inter */
+  int latent;                /* routed experts' input width (LatentMoE); 0 = hidden */
+  gboolean latent_norm;      /* LatentMoE's routed_expert_norm */
+  BwRouterConfig router;
+  BwActivation act;
+  gboolean correction_bias;  /* the router has gate.e_score_correction_bias */
+  const char *router_name;   /* the router inside the MoE block: "gate" when NULL */
+  const char *router_bias;   /* another router bias inside the MoE block (gpt-oss
+                              * "router.bias"), or NULL */
+  const char *shared_name;   /* shared experts inside the MoE block: "shared_experts." when
+                              * NULL */
+  int shared_inter;          /* shared MLP width when not n_shared * moe_inter; 0 = that */
+  gboolean shared_gate;      /* the shared MLP is scaled by sigmoid(shared_expert_gate x) */
+  const char *mlp_prefix;    /* dense MLP inside a layer, e.g. "mlp." */
+  const char *moe_prefix;    /* MoE block inside a layer, e.g. "mlp." */
+} BwDecoderFfn;
+
+typedef struct {
+  const float *in_norm, *post_norm;  /* input_layernorm, post_attention_layernorm */
+  gboolean moe;
+  BwMlp mlp;                 /* dense layers */
+  BwLatentMoe moe_w;         /* MoE layers; .moe alone when latent is 0 */
+} BwDecoderLayer;
+
+typedef struct {
+  /* The shape, set by the family before bw_decoder_load. */
+  int hidden, vocab, n_layers;
+  float eps;
+  gboolean embed_exact;      /* never requantise the embedding table */
+  gboolean tied;             /* the LM head is the embedding table */
+  gboolean norm_plus_one;    /* the residual-stream RMSNorms are zero-centred: weight 1 + w */
+  const gboolean *is_moe;    /* [n_layers] */
+  BwDecoderFfn ffn;
+  /* Bound by bw_decoder_load. */
+  BwDecoderLayer *layers;
+  BwMatrix embed, lm_head;
+  const float *final_norm;
+  float *x, *h, *a;          /* [max_batch][hidden] each */
+  void *scratch;             /* shared by attention and FFN, sized for max_batch */
+  gsize scratch_bytes;
+} BwDecoder;
+
+/* The family's attention, called with its own data. */
+typedef struct {
+  /* Binds layer l's attention weights and sets model->state_sizes[l]. */
+  gboolean (*bind) (BwModel *model, gpointer self, int l, GError **error);
+  /* Scratch bytes layer l's attention needs for n tokens. */
+  gsize (*scratch_bytes) (gpointer self, int l, int n, int threads);
+  /* a = attention of layer l over h ([n][hidden], normalised), advancing the state;
+   * scratch is the decoder's. */
+  void (*forward) (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+                   float *a);
+} BwDecoderAttention;
+
+/* Binds the embedding, final norm and LM head, then every layer (norms, the family's
+ * attention, the FFN) with progress and cancellation, the routed experts into the expert
+ * store, the router lookahead, scratch and the per-call buffers. Sets model->vocab,
+ * n_layers, hidden and state_sizes. */
+gboolean bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
+                          gpointer self, GCancellable *cancellable, GError **error);
+
+/* A dense SwiGLU-style MLP: "model.layers.<l>.<prefix>{gate,up,down}_proj.weight". */
+gboolean bw_decoder_bind_mlp (BwModel *model, BwMlp *mlp, int l, const char *prefix,
+                              int64_t width, int64_t inter, const BwActivation *act,
+                              GError **error);
+
+/* Embedding rows of ids into x ([n][hidden]). */
+void bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x);
+/* a = FFN of layer l over h ([n][hidden], normalised), with its time in the phases. */
+gboolean bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, float *a,
+                         GError **error);
+/* logits for the rows of x ([n][hidden], final-normed in place) as the runtime asked. */
+void bw_decoder_lm_head (BwModel *model, BwDecoder *dec, float *x, int n, float *logits,
+                         gboolean all_logits);
+
+/* The pre-norm residual decoder: x = embed; per layer x += attn(norm(x)), x += ffn(norm(x));
+ * logits = lm_head(norm(x)). */
+gboolean bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
+                             gpointer self, BwState *state, const int32_t *ids, int n,
+                             float *logits, gboolean all_logits, GCancellable *cancellable,
+                             GError **error);
+
+G_END_DECLS
