@@ -108,13 +108,67 @@ packed_mxfp4 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
   return TRUE;
 }
 
-/* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
- * Per-expert tensors are named by the family's descriptor; a family whose experts are
- * fused into one tensor per layer needs each expert's byte range of it, which the store
- * does not take yet. */
+/* Expert e's part of a tensor that holds all E experts of a layer, each one contiguous
+ * byte range of it (the store reads one expert at a time): a copy of its description
+ * narrowed to that range, in *slot (memory the model owns). */
+static const BwTensorInfo *
+expert_slice (const BwTensorInfo *t, int E, int e, BwTensorInfo *slot)
+{
+  *slot = *t;
+  slot->nbytes = t->nbytes / (guint64) E;
+  slot->offset = t->offset + (guint64) e * slot->nbytes;
+  slot->n_elements = t->n_elements / E;
+  slot->n_dims = 1;
+  slot->shape[0] = slot->n_elements;
+  slot->expert = e;
+  return slot;
+}
+
+/* Matrix `which` of expert e from the layer's fused tensors, as gpt-oss releases them:
+ * "<name>_blocks" (U8 [E, rows, cols / 32, 16], E2M1 pairs) and "<name>_scales" (U8 E8M0
+ * [E, rows, cols / 32]), rows the outputs. A NULL name (gpt-oss's up) leaves out empty. */
 static gboolean
-expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t cols,
-               BwExpertTensor *out, GError **error)
+fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
+              BwExpertTensor *out, BwTensorInfo *slots, GError **error)
+{
+  const BwFamily *family = model->ckpt->family;
+  const char *name = family->expert_names[which];
+  int E = dec->ffn.n_experts;
+  int64_t rows = out->rows, cols = out->cols;
+
+  if (name == NULL)
+    {
+      memset (out, 0, sizeof *out);
+      return TRUE;
+    }
+  g_autofree char *base = g_strdup_printf (L "%s%s", l, family->experts_prefix, name);
+  const BwTensorInfo *b = bw_checkpoint_findf (model->ckpt, "%s_blocks", base);
+  const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s_scales", base);
+  if (b == NULL && bw_checkpoint_findf (model->ckpt, "%s", base) != NULL)
+    return expert_error (model, error, base, "is stored unquantised ([experts, in, out], "
+                         "transposed); only the MXFP4 _blocks / _scales layout is supported");
+  if (b == NULL || s == NULL || b->dtype != BW_DTYPE_U8 || s->dtype != BW_DTYPE_U8
+      || cols % 32 != 0 || b->n_elements != (int64_t) E * rows * cols / 2
+      || s->n_elements != (int64_t) E * rows * cols / 32)
+    {
+      g_autofree char *what = g_strdup_printf (
+        "_blocks + _scales are missing or not U8 MXFP4 of %d x [%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "]", E, rows, cols);
+      return expert_error (model, error, base, what);
+    }
+  out->fmt = BW_FMT_MXFP4;
+  out->group = 32;
+  out->data = expert_slice (b, E, e, &slots[0]);
+  out->scales = expert_slice (s, E, e, &slots[1]);
+  return TRUE;
+}
+
+/* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
+ * Per-expert tensors are named by the family's descriptor; fused ones are sliced per expert
+ * (slots: two descriptions' room). */
+static gboolean
+expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, int64_t rows,
+               int64_t cols, BwExpertTensor *out, BwTensorInfo *slots, GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const char *name = family->expert_names[which];
@@ -124,12 +178,7 @@ expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t co
   out->rows = rows;
   out->cols = cols;
   if (family->fused_experts)
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: routed experts fused into one tensor per layer (%s%s) are not "
-                   "supported yet", model->ckpt->dir, family->experts_prefix, name);
-      return FALSE;
-    }
+    return fused_tensor (model, dec, l, e, which, out, slots, error);
   g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
   if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
     return plain_or_fp8 (model, base, t, out, error);
@@ -151,13 +200,20 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   if (!any)
     return TRUE;
   g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) dec->n_layers * E);
+  BwTensorInfo *slots = NULL;
+  int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  if (model->ckpt->family->fused_experts)
+    slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
   for (int l = 0; l < dec->n_layers; l++)
     for (int e = 0; e < E && dec->is_moe[l]; e++)
       {
         BwExpertLayout *x = &layouts[(gsize) l * E + e];
-        if (!expert_tensor (model, l, e, 0, f->moe_inter, width, &x->gate, error)
-            || !expert_tensor (model, l, e, 1, f->moe_inter, width, &x->up, error)
-            || !expert_tensor (model, l, e, 2, width, f->moe_inter, &x->down, error))
+        BwTensorInfo *s = slots ? slots + ((gsize) l * E + e) * 6 : NULL;
+        if (!expert_tensor (model, dec, l, e, 0, gate_rows, width, &x->gate, s, error)
+            || !expert_tensor (model, dec, l, e, 1, f->moe_inter, width, &x->up,
+                               s ? s + 2 : NULL, error)
+            || !expert_tensor (model, dec, l, e, 2, width, f->moe_inter, &x->down,
+                               s ? s + 4 : NULL, error))
           return FALSE;
       }
   return bw_model_create_store (model, E, layouts, error);
@@ -184,6 +240,25 @@ bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GErro
                              L "%srouted_expert_norm.weight", l, p))
     return FALSE;
   lm->norm = norm;
+  return TRUE;
+}
+
+/* "<experts_prefix><gate name>_bias" [E][gate rows] and "<down name>_bias" [E][hidden]. */
+static gboolean
+bind_expert_biases (BwModel *model, const BwDecoder *dec, int l, BwMoe *m, GError **error)
+{
+  const BwFamily *family = model->ckpt->family;
+  const BwDecoderFfn *f = &dec->ffn;
+  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  float *gb, *db;
+
+  if (!bw_model_bind_vector (model, &gb, E * gate_rows, FALSE, error, L "%s%s_bias", l,
+                             family->experts_prefix, family->expert_names[0])
+      || !bw_model_bind_vector (model, &db, E * dec->hidden, FALSE, error, L "%s%s_bias", l,
+                                family->experts_prefix, family->expert_names[2]))
+    return FALSE;
+  m->gate_up_bias = gb;
+  m->down_bias = db;
   return TRUE;
 }
 
@@ -233,6 +308,10 @@ bind_moe (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError *
   if (m->has_shared_gate
       && !bw_model_bind_matrix_exact (model, &m->shared_gate, 1, dec->hidden, error,
                                       L "%sshared_expert_gate.weight", l, f->moe_prefix))
+    return FALSE;
+  if (f->fused_gate_up)
+    m->fused_gate_up = TRUE;
+  if (f->expert_bias && !bind_expert_biases (model, dec, l, m, error))
     return FALSE;
   return !f->latent || bind_latent (model, dec, l, lm, error);
 }

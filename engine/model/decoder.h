@@ -32,6 +32,12 @@ typedef struct {
                               * NULL */
   int shared_inter;          /* shared MLP width when not n_shared * moe_inter; 0 = that */
   gboolean shared_gate;      /* the shared MLP is scaled by sigmoid(shared_expert_gate x) */
+  /* gpt-oss: the family's experts are fused per layer (BwFamily.fused_experts), the gate
+   * tensor holds gate and up as interleaved rows ([2 moe_inter, hidden] per expert, the up
+   * name NULL), and "<experts_prefix><name>_bias" tensors ([experts][rows]) are added to the
+   * gate_up and down products. */
+  gboolean fused_gate_up;
+  gboolean expert_bias;
   const char *mlp_prefix;    /* dense MLP inside a layer, e.g. "mlp." */
   const char *moe_prefix;    /* MoE block inside a layer, e.g. "mlp." */
 } BwDecoderFfn;
