@@ -126,7 +126,9 @@ expert_slice (const BwTensorInfo *t, int E, int e, BwTensorInfo *slot)
 
 /* Matrix `which` of expert e from the layer's fused tensors, as gpt-oss releases them:
  * "<name>_blocks" (U8 [E, rows, cols / 32, 16], E2M1 pairs) and "<name>_scales" (U8 E8M0
- * [E, rows, cols / 32]), rows the outputs. A NULL name (gpt-oss's up) leaves out empty. */
+ * [E, rows, cols / 32]), rows the outputs; or unquantised "<name>" [E, cols, rows]
+ * (inputs first), which the store transposes as it lands. A NULL name (gpt-oss's up)
+ * leaves out empty. */
 static gboolean
 fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
               BwExpertTensor *out, BwTensorInfo *slots, GError **error)
@@ -144,9 +146,24 @@ fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
   g_autofree char *base = g_strdup_printf (L "%s%s", l, family->experts_prefix, name);
   const BwTensorInfo *b = bw_checkpoint_findf (model->ckpt, "%s_blocks", base);
   const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s_scales", base);
-  if (b == NULL && bw_checkpoint_findf (model->ckpt, "%s", base) != NULL)
-    return expert_error (model, error, base, "is stored unquantised ([experts, in, out], "
-                         "transposed); only the MXFP4 _blocks / _scales layout is supported");
+  const BwTensorInfo *t = b == NULL ? bw_checkpoint_findf (model->ckpt, "%s", base) : NULL;
+  if (t != NULL)
+    {
+      if (t->n_dims != 3 || t->shape[0] != E || t->shape[1] != cols || t->shape[2] != rows
+          || (t->dtype != BW_DTYPE_BF16 && t->dtype != BW_DTYPE_F16
+              && t->dtype != BW_DTYPE_F32))
+        {
+          g_autofree char *what = g_strdup_printf (
+            "must be BF16, F16 or F32 of shape [%d, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+            "]", E, cols, rows);
+          return expert_error (model, error, base, what);
+        }
+      out->fmt = t->dtype == BW_DTYPE_BF16 ? BW_FMT_BF16
+                 : t->dtype == BW_DTYPE_F16 ? BW_FMT_F16 : BW_FMT_F32;
+      out->transposed = TRUE;
+      out->data = expert_slice (t, E, e, &slots[0]);
+      return TRUE;
+    }
   if (b == NULL || s == NULL || b->dtype != BW_DTYPE_U8 || s->dtype != BW_DTYPE_U8
       || cols % 32 != 0 || b->n_elements != (int64_t) E * rows * cols / 2
       || s->n_elements != (int64_t) E * rows * cols / 32)
