@@ -220,12 +220,33 @@ bw_config_fields_layer_words (const Fields *f, const char *name, const BwModelCo
   return TRUE;
 }
 
-/* The generic plan: dense before first_k_dense_replace, then every moe_layer_freq-th. */
-static void
-plan_moe_layers (BwModelConfig *cfg)
+/* The generic plan: dense before first_k_dense_replace, off moe_layer_freq, off
+ * decoder_sparse_step ((i + 1) % step) and in mlp_only_layers (0-based indices). */
+static gboolean
+plan_moe_layers (const Fields *f, BwModelConfig *cfg, GError **error)
 {
+  JsonNode *only = member (f, "mlp_only_layers");
+  JsonArray *list = bw_json_node_get_array (only);
+  int step = 1;
+
+  if (!bw_config_fields_int (f, "decoder_sparse_step", FALSE, 1, cfg->n_layers, 1, &step,
+                             error))
+    return FALSE;
+  if (!bw_json_node_is_missing (only) && list == NULL)
+    return bw_config_fields_fail (f, "mlp_only_layers", "is not an array", error);
   for (int i = 0; i < cfg->n_layers; i++)
-    cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace && i % cfg->moe_layer_freq == 0;
+    cfg->layer_is_moe[i] = i >= cfg->first_k_dense_replace && i % cfg->moe_layer_freq == 0
+                           && (i + 1) % step == 0;
+  for (guint j = 0; list != NULL && j < json_array_get_length (list); j++)
+    {
+      gint64 v;
+      if (!bw_json_node_get_int (json_array_get_element (list, j), &v) || v < 0
+          || v >= cfg->n_layers)
+        return bw_config_fields_fail (f, "mlp_only_layers", "holds a value that is not a "
+                                      "layer index in [0, num_hidden_layers)", error);
+      cfg->layer_is_moe[v] = 0;
+    }
+  return TRUE;
 }
 
 static void
@@ -292,7 +313,8 @@ bw_model_config_parse (const char *file, const char *data, gsize len, GError **e
   if (!parse_dims (&f, cfg, error) || !parse_moe (&f, cfg, error))
     return NULL;
   cfg->layer_is_moe = g_new0 (guint8, cfg->n_layers);
-  plan_moe_layers (cfg);
+  if (!plan_moe_layers (&f, cfg, error))
+    return NULL;
   if (cfg->family->parse_config != NULL && !cfg->family->parse_config (&f, cfg, error))
     return NULL;
   count_moe_layers (cfg);

@@ -144,32 +144,6 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
   return check_quantization (model, error);
 }
 
-gboolean
-bw_moe_layers_qwen_plan (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
-{
-  JsonNode *only = bw_config_fields_get (f, "mlp_only_layers");
-  JsonArray *list = bw_json_node_get_array (only);
-  int step;
-
-  if (!bw_config_fields_int (f, "decoder_sparse_step", FALSE, 1, cfg->n_layers, 1, &step,
-                             error))
-    return FALSE;
-  if (only != NULL && list == NULL)
-    return bw_config_fields_fail (f, "mlp_only_layers", "is not a list", error);
-  for (int l = 0; l < cfg->n_layers; l++)
-    cfg->layer_is_moe[l] = cfg->layer_is_moe[l] && (l + 1) % step == 0;
-  for (guint j = 0; list != NULL && j < json_array_get_length (list); j++)
-    {
-      gint64 v;
-      if (!bw_json_node_get_int (json_array_get_element (list, j), &v) || v < 0
-          || v >= cfg->n_layers)
-        return bw_config_fields_fail (f, "mlp_only_layers", "holds a value that is not a "
-                                      "layer index in [0, num_hidden_layers)", error);
-      cfg->layer_is_moe[v] = 0;
-    }
-  return TRUE;
-}
-
 /* Grouped-query attention */
 
 #define ROPE_TABLE_MAX 8192

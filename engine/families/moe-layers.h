@@ -1,7 +1,7 @@
 /* What the MoE families with GQA or MLA attention share beyond the decoder (model/decoder.h):
- * reading the MoE fields their configs spell differently into a BwDecoder, Qwen's dense-layer
- * plan (mlp_only_layers, decoder_sparse_step), and grouped-query attention layers bound
- * from self_attn.* (Qwen3-MoE, GLM-4.5, gpt-oss, Qwen3-Next's full layers). */
+ * reading the MoE fields their configs spell differently into a BwDecoder, and grouped-query
+ * attention layers bound from self_attn.* (Qwen3-MoE, GLM-4.5, gpt-oss, Qwen3-Next's full
+ * layers). */
 #pragma once
 
 #include "blocks/gqa.h"
@@ -22,10 +22,6 @@ gboolean bw_moe_layers_fail (BwModel *model, GError **error, int code, const cha
  * the sigmoid router) and routed_scaling_factor. The router kind is dec->ffn.router.kind
  * as set by the caller. SwiGLU activation, "mlp." prefixes. */
 gboolean bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error);
-
-/* Checkpoint-config hook: Qwen's plan, a layer is dense when it is in mlp_only_layers or
- * when (l + 1) % decoder_sparse_step != 0. */
-gboolean bw_moe_layers_qwen_plan (const BwConfigFields *f, BwModelConfig *cfg, GError **error);
 
 typedef struct {
   /* Set by the family before bw_gqa_layers_parse. */

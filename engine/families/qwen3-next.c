@@ -178,7 +178,6 @@ const BwFamily bw_qwen3_next_family = {
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
   .keys = { "num_experts", "num_experts_per_tok", NULL, NULL },
-  .parse_config = bw_moe_layers_qwen_plan,
   .ops = &next_ops,
   .chat = &bw_chatml_format,
 };

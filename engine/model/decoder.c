@@ -108,6 +108,23 @@ packed_mxfp4 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
   return TRUE;
 }
 
+gboolean
+bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_t cols,
+                          BwExpertTensor *out, GError **error)
+{
+  const BwTensorInfo *t;
+
+  memset (out, 0, sizeof *out);
+  out->rows = rows;
+  out->cols = cols;
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
+    return plain_or_fp8 (model, base, t, out, error);
+  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
+    return packed_mxfp4 (model, base, t, out, error);
+  return expert_error (model, error, base,
+                       ".weight (or weight_packed + weight_scale) is missing");
+}
+
 /* Expert e's part of a tensor that holds all E experts of a layer, each one contiguous
  * byte range of it (the store reads one expert at a time): a copy of its description
  * narrowed to that range, in *slot (memory the model owns). */
@@ -189,20 +206,16 @@ expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, in
 {
   const BwFamily *family = model->ckpt->family;
   const char *name = family->expert_names[which];
-  const BwTensorInfo *t;
 
-  memset (out, 0, sizeof *out);
-  out->rows = rows;
-  out->cols = cols;
   if (family->fused_experts)
-    return fused_tensor (model, dec, l, e, which, out, slots, error);
+    {
+      memset (out, 0, sizeof *out);
+      out->rows = rows;
+      out->cols = cols;
+      return fused_tensor (model, dec, l, e, which, out, slots, error);
+    }
   g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
-  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
-    return plain_or_fp8 (model, base, t, out, error);
-  if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
-    return packed_mxfp4 (model, base, t, out, error);
-  return expert_error (model, error, base,
-                       ".weight (or weight_packed + weight_scale) is missing");
+  return bw_decoder_expert_tensor (model, base, rows, cols, out, error);
 }
 
 static gboolean

@@ -91,6 +91,13 @@ gboolean bw_decoder_bind_mlp (BwModel *model, BwMlp *mlp, int l, const char *pre
                               int64_t width, int64_t inter, const BwActivation *act,
                               GError **error);
 
+/* One routed expert matrix [rows, cols] as stored under base (its full name less the
+ * suffix), described for the store: <base>.weight in F32, BF16, F16, or F8_E4M3 with its F32
+ * <base>.weight_scale_inv grid of 128 x 128 block scales; or compressed-tensors MXFP4,
+ * <base>.weight_packed + <base>.weight_scale. Errors name the tensor and the shape. */
+gboolean bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows,
+                                   int64_t cols, BwExpertTensor *out, GError **error);
+
 /* Embedding rows of ids into x ([n][hidden]). */
 void bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x);
 /* a = FFN of layer l over h ([n][hidden], normalised), with its time in the phases. */

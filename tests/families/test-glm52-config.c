@@ -191,8 +191,8 @@ test_config_errors (void)
 
   edited_init (&e, ".");
   JsonObject *rope = json_object_get_object_member (e.config, "rope_parameters");
-  json_object_set_string_member (rope, "rope_type", "yarn");
-  expect_error (&e, BW_CHECKPOINT_ERROR_UNSUPPORTED, "yarn");
+  json_object_set_string_member (rope, "rope_type", "dynamic");
+  expect_error (&e, BW_CHECKPOINT_ERROR_UNSUPPORTED, "dynamic");
   json_object_set_string_member (rope, "rope_type", "default");
 
   json_object_set_null_member (e.config, "q_lora_rank");
