@@ -17,6 +17,7 @@ typedef enum {
   BURROW_ENGINE_ERROR_IO,
   BURROW_ENGINE_ERROR_CANCELLED,
   BURROW_ENGINE_ERROR_INVALID_INPUT,
+  BURROW_ENGINE_ERROR_CONTEXT_LENGTH,   /* the prompt fills the context window */
 } BurrowEngineError;
 
 /* ---- Inspection: what a checkpoint folder holds, without loading it ---- */
@@ -39,6 +40,8 @@ typedef struct {
   guint64 bytes_per_expert;
   guint64 read_per_token;    /* bytes read per token when every routed expert misses */
   guint64 ignored_bytes;     /* vision tower, MTP layer */
+  char *tokenizer;           /* the tokenizer file a load would use; NULL: the folder has
+                              * none, so a load needs BurrowEngineOptions.tokenizer */
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);
@@ -147,6 +150,10 @@ gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
  * count; -1 with error if the tokenizer cannot encode it. */
 int burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error);
+/* Tokens a conversation may hold, prompt and reply together, when a turn sets no
+ * max_context: config.json's max_position_embeddings (else 131072), capped so that the
+ * attention caches fit in half the memory available at load. */
+int burrow_engine_get_max_context (BurrowEngine *engine);
 
 typedef struct {
   int max_tokens;            /* reply length limit; <= 0: 1024 */
@@ -161,6 +168,10 @@ typedef struct {
   const char *const *stop;   /* NULL-terminated stop strings (may be NULL): the reply ends
                               * before the first one, which is not part of it */
   gboolean ignore_eos;       /* keep going past the end-of-turn tokens (benchmarks) */
+  int max_context;           /* prompt plus reply, in tokens; <= 0: the engine's
+                              * (burrow_engine_get_max_context). A prompt that fills it
+                              * fails with BURROW_ENGINE_ERROR_CONTEXT_LENGTH; the reply
+                              * stops (length) where it would overflow it. */
   gboolean thinking;         /* K3, GLM: reason before answering */
   const char *thinking_effort;  /* K3: "low", "medium", "high" or "max" (NULL: max) */
   BurrowProgressFunc prefill_progress;  /* long prompts: called between prefill chunks */
@@ -172,9 +183,12 @@ void burrow_generate_options_init (BurrowGenerateOptions *options);
 
 /* One step of a reply. Text is split into reasoning and answer as the family marks them
  * (K3 think/response tags, GLM <think>); either may be "" (a character still incomplete,
- * or text held back because it may be the start of a stop string or a tag). Strings are
- * valid during the call only. A last call with id -1 may release held-back text. Ids the
- * tokenizer has no token for (a padded vocabulary) are never sampled. */
+ * text held back because it may be the start of a stop string or a tag, or a special
+ * token, whose text is never shown). Strings are valid during the call only. A last call
+ * with id -1 may release held-back text. Ids the tokenizer has no token for (a padded
+ * vocabulary) are never sampled. The reply ends before any end-of-turn or role-start token
+ * (the eos ids of config.json, generation_config.json and tokenizer_config.json, and the
+ * chat format's own). */
 typedef struct {
   gint32 id;                 /* the generated token, or -1 */
   int index;                 /* its index within the reply */
@@ -186,7 +200,8 @@ typedef void (*BurrowTokenFunc) (const BurrowToken *token, gpointer user_data);
 
 typedef enum {
   BURROW_FINISH_NONE,        /* the turn is still running, or none ran yet */
-  BURROW_FINISH_STOP,        /* an end-of-turn token or a stop string */
+  BURROW_FINISH_STOP,        /* an end-of-turn token (stop_token says which) or a stop
+                              * string */
   BURROW_FINISH_LENGTH,      /* max_tokens reached */
   BURROW_FINISH_CANCELLED,
   BURROW_FINISH_ERROR,
@@ -201,6 +216,8 @@ const char *burrow_phase_name (int phase);
 typedef struct {
   gboolean running;
   BurrowFinishReason finish;
+  gint32 stop_token;         /* the end-of-turn or role-start token that ended the reply
+                              * (never part of it), or -1: the reply ended otherwise */
   int prompt_tokens;         /* ids of the whole prompt: history and new messages */
   int cached_tokens;         /* of which the decode state already covered */
   int prefill_tokens;        /* of which prefilled in this turn (prompt - cached) */
@@ -225,6 +242,14 @@ typedef struct {
 /* The running turn's progress, or the last turn's totals. Any thread. */
 void burrow_engine_get_turn_stats (BurrowEngine *engine, BurrowTurnStats *out);
 
+typedef enum {
+  BURROW_PINS_OFF,          /* learned pins not asked for */
+  BURROW_PINS_NO_HISTORY,   /* asked for, but no earlier session has used the model enough:
+                             * pins are chosen at load from the usage of earlier sessions */
+  BURROW_PINS_ACTIVE,       /* chosen at load; each is read in when first used */
+  BURROW_PINS_DROPPED,      /* dropped in this session: the workload moved away from them */
+} BurrowPinState;
+
 typedef struct {
   guint64 hits, misses, prefetch_hits;   /* since load */
   guint64 bytes_read;
@@ -233,6 +258,7 @@ typedef struct {
   guint64 ram_budget;
   guint64 resident_bytes;                /* dense weights and scratch */
   const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
+  BurrowPinState pins;                   /* why n_pinned is what it is */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */
@@ -251,8 +277,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowConversation, burrow_conversation_free)
 
 /* Appends a message (reasoning: assistant turns only, may be NULL). Messages are never
  * changed once added; the next burrow_conversation_generate feeds the new ones. Text is
- * kept as UTF-8 (ill-formed bytes become U+FFFD); the text of a special token in it is read
- * as that token, as the family's chat template reads every rendered message. */
+ * kept as UTF-8 (ill-formed bytes become U+FFFD) and is always read as plain text: the
+ * text of a special token in it ("<|im_end|>") is those characters, never the token, so no
+ * message can forge a turn or a role. Only the chat format's own structure around the
+ * messages yields special tokens. */
 void burrow_conversation_add_message (BurrowConversation *conv, BurrowRole role,
                                       const char *content, const char *reasoning);
 guint burrow_conversation_get_n_messages (BurrowConversation *conv);
@@ -301,6 +329,13 @@ gboolean burrow_conversation_save (BurrowConversation *conv, GCancellable *cance
  * Other failures (BURROW_ENGINE_ERROR, G_IO_ERROR from the model or the expert store) keep
  * the conversation in the same way. A reply that succeeded but could not be saved returns
  * FALSE with BURROW_SESSION_ERROR_IO; the reply is in the conversation. */
+/* The prompt tokens the next burrow_conversation_generate with these options would hold
+ * (history and new messages), without running the model; -1 with error when it would fail
+ * before generating (BURROW_ENGINE_ERROR_CONTEXT_LENGTH when the prompt fills the
+ * context, INVALID_INPUT when there is nothing to reply to). */
+int burrow_conversation_count_prompt (BurrowConversation *conv,
+                                      const BurrowGenerateOptions *options, GError **error);
+
 gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        const BurrowGenerateOptions *options,
                                        BurrowTokenFunc func, gpointer user_data,
@@ -327,6 +362,11 @@ int burrow_engine_get_layer_experts (BurrowEngine *engine, int layer);
 /* tiers[layer * n_experts + e] gets the expert's BurrowExpertTier; uses (may be NULL) how
  * often it was routed to since load. Engine thread. */
 void burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses);
+/* Tokens since each expert was last routed to: ages[layer * n_experts + e] is 0 for the
+ * experts the latest token through that layer chose, 1 for those the token before chose
+ * (and the latest did not), and so on; G_MAXUINT32 if never since load. Prompt tokens count
+ * one by one, like generated ones. Any thread. */
+void burrow_engine_get_expert_ages (BurrowEngine *engine, guint32 *ages);
 /* Routed-expert lookups since load, per layer: hits[l], misses[l] for l < n_layers (0 for
  * layers without experts). Any thread. */
 void burrow_engine_get_layer_hits (BurrowEngine *engine, guint64 *hits, guint64 *misses);

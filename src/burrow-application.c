@@ -13,6 +13,7 @@ struct _BurrowApplication {
   BurrowEngineWorker *worker;
   BurrowChatStore *store;
   char *store_error;          /* why the saved conversations could not be opened */
+  char *store_moved;          /* where a damaged database was moved aside, or NULL */
   gboolean open_demo;         /* --demo */
   char *prompt;               /* --prompt */
 };
@@ -55,16 +56,22 @@ burrow_application_activate (GApplication *app)
   g_clear_pointer (&self->prompt, g_free);
   gtk_window_present (GTK_WINDOW (window));
 
-  if (self->store_error != NULL)
+  if (self->store_error != NULL || self->store_moved != NULL)
     {
+      g_autofree char *moved = self->store_moved == NULL ? NULL
+        /* Translators: %s is the path where the damaged file was kept */
+        : g_strdup_printf (_("The file of saved chats was damaged. It was kept as %s, and a new one was started."),
+                           self->store_moved);
       AdwMessageDialog *dialog =
         ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (window),
-                                                    _("Chats Will Not Be Saved"),
-                                                    self->store_error));
+                                                    moved != NULL ? _("Saved Chats Were Damaged")
+                                                                  : _("Chats Will Not Be Saved"),
+                                                    moved != NULL ? moved : self->store_error));
 
       adw_message_dialog_add_response (dialog, "close", _("_Close"));
       gtk_window_present (GTK_WINDOW (dialog));
       g_clear_pointer (&self->store_error, g_free);
+      g_clear_pointer (&self->store_moved, g_free);
     }
 }
 
@@ -163,7 +170,7 @@ burrow_application_startup (GApplication *app)
 
   self->settings = burrow_settings_new ();
   self->worker = burrow_engine_worker_new ();
-  self->store = burrow_chat_store_new (NULL, &error);
+  self->store = burrow_chat_store_open_or_renew (NULL, &self->store_moved, &error);
   if (self->store == NULL)
     {
       /* Still usable: chats live in memory until Burrow quits. */
@@ -199,6 +206,7 @@ burrow_application_finalize (GObject *object)
   g_clear_object (&self->store);
   g_clear_object (&self->settings);
   g_free (self->store_error);
+  g_free (self->store_moved);
   g_free (self->prompt);
 
   G_OBJECT_CLASS (burrow_application_parent_class)->finalize (object);

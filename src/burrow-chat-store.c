@@ -65,7 +65,11 @@ fail (BurrowChatStore  *self,
       const char       *what,
       GError          **error)
 {
-  g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
+  int code = self->db != NULL ? sqlite3_errcode (self->db) & 0xff : SQLITE_ERROR;
+
+  g_set_error (error, BURROW_CHAT_STORE_ERROR,
+               code == SQLITE_CORRUPT || code == SQLITE_NOTADB
+                 ? BURROW_CHAT_STORE_ERROR_CORRUPT : BURROW_CHAT_STORE_ERROR_FAILED,
                "%s: %s: %s", self->path, what, sqlite3_errmsg (self->db));
   return FALSE;
 }
@@ -310,6 +314,32 @@ load_chats (BurrowChatStore  *self,
   return TRUE;
 }
 
+/* A cheap structural check at open: a truncated or overwritten file fails here rather than
+ * when some conversation is opened later. */
+static gboolean
+check_integrity (BurrowChatStore  *self,
+                 GError          **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "PRAGMA quick_check", error);
+  gboolean ok;
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  rc = sqlite3_step (stmt);
+  ok = rc == SQLITE_ROW && g_strcmp0 ((const char *) sqlite3_column_text (stmt, 0), "ok") == 0;
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_ROW)
+    return fail (self, "checking the database", error);
+  if (!ok)
+    {
+      g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT,
+                   "%s: the database is damaged", self->path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 setup_schema (BurrowChatStore  *self,
               GError          **error)
@@ -381,6 +411,8 @@ burrow_chat_store_new (const char  *path,
   sqlite3_extended_result_codes (self->db, 1);
   sqlite3_busy_timeout (self->db, 2000);
 
+  if (!check_integrity (self, error))
+    return NULL;
   if (!setup_schema (self, error))
     {
       exec (self, "ROLLBACK", NULL);
@@ -393,6 +425,59 @@ burrow_chat_store_new (const char  *path,
     return NULL;
 
   return g_steal_pointer (&self);
+}
+
+BurrowChatStore *
+burrow_chat_store_open_or_renew (const char  *path,
+                                 char       **moved_to,
+                                 GError     **error)
+{
+  g_autofree char *db_path = path != NULL ? g_strdup (path) : burrow_chat_store_default_path ();
+  g_autoptr(GError) local = NULL;
+  g_autoptr(GDateTime) now = NULL;
+  g_autofree char *stamp = NULL;
+  g_autofree char *aside = NULL;
+  BurrowChatStore *store;
+
+  *moved_to = NULL;
+  store = burrow_chat_store_new (db_path, &local);
+  if (store != NULL || !g_error_matches (local, BURROW_CHAT_STORE_ERROR,
+                                         BURROW_CHAT_STORE_ERROR_CORRUPT))
+    {
+      if (local != NULL)
+        g_propagate_error (error, g_steal_pointer (&local));
+      return store;
+    }
+
+  now = g_date_time_new_now_local ();
+  stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+  aside = g_strdup_printf ("%s.damaged-%s", db_path, stamp);
+  for (int i = 2; g_file_test (aside, G_FILE_TEST_EXISTS); i++)
+    {
+      g_free (aside);
+      aside = g_strdup_printf ("%s.damaged-%s-%d", db_path, stamp, i);
+    }
+  /* The journal files belong to the damaged database: they move with it. */
+  for (guint i = 0; i < 3; i++)
+    {
+      static const char *const suffixes[] = { "", "-wal", "-shm" };
+      g_autofree char *from = g_strconcat (db_path, suffixes[i], NULL);
+      g_autofree char *to = g_strconcat (aside, suffixes[i], NULL);
+
+      if (g_file_test (from, G_FILE_TEST_EXISTS) && g_rename (from, to) != 0)
+        {
+          int saved = errno;
+
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                       "%s is damaged and cannot be moved aside: %s", db_path,
+                       g_strerror (saved));
+          return NULL;
+        }
+    }
+  store = burrow_chat_store_new (db_path, error);
+  if (store != NULL)
+    *moved_to = g_steal_pointer (&aside);
+  return store;
 }
 
 static void

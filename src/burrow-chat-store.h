@@ -17,6 +17,7 @@ GQuark burrow_chat_store_error_quark (void);
 typedef enum {
   BURROW_CHAT_STORE_ERROR_FAILED,   /* SQLite said no; the message names the file */
   BURROW_CHAT_STORE_ERROR_VERSION,  /* written by a newer Burrow */
+  BURROW_CHAT_STORE_ERROR_CORRUPT,  /* the file is damaged or not a database */
 } BurrowChatStoreError;
 
 #define BURROW_TYPE_CHAT_STORE (burrow_chat_store_get_type ())
@@ -30,6 +31,13 @@ char *burrow_chat_store_default_path (void);
 BurrowChatStore *burrow_chat_store_new (const char  *path,
                                         GError     **error);
 const char *burrow_chat_store_get_path (BurrowChatStore *self);
+
+/* Opens @path like burrow_chat_store_new; when the file is damaged (CORRUPT), it is moved
+ * aside, kept whole with its journal files, and a new database is started in its place:
+ * *moved_to (NULL otherwise) then names where the damaged one now is. */
+BurrowChatStore *burrow_chat_store_open_or_renew (const char  *path,
+                                                  char       **moved_to,
+                                                  GError     **error);
 
 /* A new, empty conversation at the top of the list. Its session file is named after it in
  * the sessions/ folder next to the database (the file itself is the engine's to write). */

@@ -14,7 +14,9 @@ struct _BurrowChatView {
   GListModel *messages;
   GPtrArray *rows;              /* BurrowMessageRow, in message order */
   gboolean sticks_to_bottom;
+  guint follow_tick;            /* pending move to the end, on the next frame */
   BurrowModelBarState bar_state;
+  int editing;                  /* the message being edited, or -1 */
 
   GtkRevealer *model_bar;
   GtkLabel *model_bar_title;
@@ -29,6 +31,7 @@ struct _BurrowChatView {
   GtkTextView *composer;
   GtkWidget *composer_placeholder;
   GtkStack *send_stack;
+  GtkRevealer *edit_bar;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowChatView, burrow_chat_view, ADW_TYPE_BIN)
@@ -42,8 +45,19 @@ update_rows (BurrowChatView *self)
 
       burrow_message_row_set_index (row, i);
       burrow_message_row_set_is_last (row, i + 1 == self->rows->len);
+      if (self->editing >= 0 && i >= (guint) self->editing)
+        gtk_widget_add_css_class (GTK_WIDGET (row), "superseded");
+      else
+        gtk_widget_remove_css_class (GTK_WIDGET (row), "superseded");
     }
   gtk_stack_set_visible_child_name (self->content_stack, self->rows->len > 0 ? "messages" : "empty");
+}
+
+static gboolean
+release_row (gpointer row)
+{
+  g_object_unref (row);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -54,9 +68,24 @@ on_items_changed (BurrowChatView *self,
                   GListModel     *model)
 {
   GtkWidget *before;
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkWidget *focus = root != NULL ? gtk_root_get_focus (root) : NULL;
 
   for (guint i = 0; i < removed; i++)
-    gtk_box_remove (self->message_box, self->rows->pdata[position + i]);
+    {
+      GtkWidget *row = self->rows->pdata[position + i];
+
+      /* Focus in a row that goes (its Regenerate or Edit button, just clicked) moves to
+       * the composer, not to whatever GTK finds first (the first message, selecting its
+       * text); the row lives until the click that removed it is over. */
+      if (focus != NULL && (focus == row || gtk_widget_is_ancestor (focus, row)))
+        {
+          gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+          focus = NULL;
+        }
+      g_idle_add_full (G_PRIORITY_DEFAULT, release_row, g_object_ref (row), NULL);
+      gtk_box_remove (self->message_box, row);
+    }
   g_ptr_array_remove_range (self->rows, position, removed);
 
   before = position > 0 ? self->rows->pdata[position - 1] : NULL;
@@ -229,6 +258,24 @@ burrow_chat_view_focus_composer (BurrowChatView *self)
   gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
+void
+burrow_chat_view_set_editing (BurrowChatView *self,
+                              int             index)
+{
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+
+  self->editing = MAX (index, -1);
+  gtk_revealer_set_reveal_child (self->edit_bar, self->editing >= 0);
+  update_rows (self);
+}
+
+int
+burrow_chat_view_get_editing (BurrowChatView *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_VIEW (self), -1);
+  return self->editing;
+}
+
 gboolean
 burrow_chat_view_get_sticks_to_bottom (BurrowChatView *self)
 {
@@ -264,14 +311,35 @@ on_value_changed (BurrowChatView *self,
   gtk_widget_set_visible (self->scroll_button, !self->sticks_to_bottom);
 }
 
-/* The content grew or the view resized: follow the end only if the reader was there. */
+static gboolean
+follow_end (GtkWidget     *widget,
+            GdkFrameClock *clock,
+            gpointer       user_data)
+{
+  BurrowChatView *self = BURROW_CHAT_VIEW (widget);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+
+  self->follow_tick = 0;
+  if (self->sticks_to_bottom)
+    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+  return G_SOURCE_REMOVE;
+}
+
+/* The content grew or the view resized: follow the end only if the reader was there.
+ * This runs inside the viewport's size allocation, which has already placed the content:
+ * a value set now would be seen only at some later allocation (the last lines, the
+ * reply's stats, stayed hidden behind the composer), so the move waits for the next
+ * frame, before its layout. */
 static void
 on_extent_changed (BurrowChatView *self,
                    GParamSpec     *pspec,
                    GtkAdjustment  *adj)
 {
   if (self->sticks_to_bottom)
-    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+    {
+      if (self->follow_tick == 0)
+        self->follow_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), follow_end, NULL, NULL);
+    }
   else
     gtk_widget_set_visible (self->scroll_button, !at_bottom (adj));
 }
@@ -307,6 +375,9 @@ burrow_chat_view_dispose (GObject *object)
   if (self->messages != NULL)
     g_signal_handlers_disconnect_by_data (self->messages, self);
   g_clear_object (&self->messages);
+  if (self->follow_tick != 0)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->follow_tick);
+  self->follow_tick = 0;
 
   G_OBJECT_CLASS (burrow_chat_view_parent_class)->dispose (object);
 }
@@ -351,6 +422,7 @@ burrow_chat_view_class_init (BurrowChatViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, composer);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, composer_placeholder);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, send_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatView, edit_bar);
 
   gtk_widget_class_install_action (widget_class, "chat.scroll-to-bottom", NULL,
                                    scroll_to_bottom_action);
@@ -366,6 +438,7 @@ burrow_chat_view_init (BurrowChatView *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->rows = g_ptr_array_new ();
   self->sticks_to_bottom = TRUE;
+  self->editing = -1;
 
   adj = gtk_scrolled_window_get_vadjustment (self->scroller);
   g_signal_connect_object (adj, "value-changed", G_CALLBACK (on_value_changed), self,

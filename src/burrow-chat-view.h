@@ -43,6 +43,12 @@ void burrow_chat_view_set_draft (BurrowChatView *self,
                                  const char     *text);
 void burrow_chat_view_focus_composer (BurrowChatView *self);
 
+/* Message @index is being edited (-1: none): a bar with Cancel shows above the composer
+ * and the messages it would replace are dimmed. */
+void burrow_chat_view_set_editing (BurrowChatView *self,
+                                   int             index);
+int burrow_chat_view_get_editing (BurrowChatView *self);
+
 /* Whether new content scrolls into view (the reader is at the bottom). */
 gboolean burrow_chat_view_get_sticks_to_bottom (BurrowChatView *self);
 void burrow_chat_view_scroll_to_bottom (BurrowChatView *self);

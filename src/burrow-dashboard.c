@@ -31,11 +31,15 @@ struct _BurrowDashboard {
   BurrowValueLabel *bytes_read_value;
   GtkLabel *backend_label;
   BurrowValueLabel *tier_labels[3];
+  BurrowValueLabel *latest_label;
+  GtkLabel *tier_swatches[3];
+  GtkLabel *latest_swatch;
+  GtkLabel *pin_note;
+  GtkLabel *cap_note;
   GtkWidget *speed_section;
   GtkWidget *layer_box;
   BurrowChart *charts[6];
   GtkBox *token_box;
-  GtkBox *tier_legend;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowDashboard, burrow_dashboard, ADW_TYPE_BIN)
@@ -58,11 +62,81 @@ rate_text (double per_second)
 }
 
 static void
+set_note (GtkLabel   *label,
+          const char *text)
+{
+  if (g_strcmp0 (gtk_label_get_label (label), text != NULL ? text : "") != 0)
+    gtk_label_set_label (label, text != NULL ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (label), text != NULL);
+}
+
+/* Why Pinned shows no experts, when that needs saying. */
+static const char *
+pin_reason (const BurrowPerfSnapshot *s,
+            guint64                   n_pinned)
+{
+  if (n_pinned > 0)
+    return NULL;
+  switch (s->cache.pins)
+    {
+    case BURROW_PINS_NO_HISTORY:
+      return _("No experts are pinned yet: pins are chosen when the model is opened, from the "
+               "experts earlier sessions used most, and no earlier session has used this model "
+               "enough. This session’s use is recorded; pins take effect the next time the model "
+               "is opened.");
+    case BURROW_PINS_ACTIVE:
+      return _("Pins were chosen from earlier sessions; each is read into memory the first time "
+               "it is used.");
+    case BURROW_PINS_DROPPED:
+      return _("The pins were released: this session uses other experts than earlier sessions "
+               "did, so the whole cache follows what is used now.");
+    case BURROW_PINS_OFF:
+    default:
+      return NULL;
+    }
+}
+
+static void
+update_legend (BurrowDashboard          *self,
+               const BurrowPerfSnapshot *s)
+{
+  guint64 counts[3], bytes[3], latest = 0;
+  g_autofree char *cap = NULL;
+  double share;
+
+  burrow_perf_monitor_get_tiers (self->monitor, counts, bytes);
+  for (guint t = 0; t < 3; t++)
+    {
+      g_autofree char *size = g_format_size (bytes[t]);
+
+      set_value (self->tier_labels[t],
+                 /* Translators: a number of experts, then how many bytes they take */
+                 g_strdup_printf (ngettext ("%lu expert · %s", "%lu experts · %s",
+                                            (gulong) counts[t]), (gulong) counts[t], size));
+    }
+  for (int l = 0; l < s->n_layers; l++)
+    for (int e = 0; e < s->layer_experts[l]; e++)
+      latest += burrow_perf_snapshot_recency (s, l, e) >= 1.0;
+  set_value (self->latest_label,
+             /* Translators: how many experts the latest token used */
+             g_strdup_printf (ngettext ("%lu expert", "%lu experts", (gulong) latest),
+                              (gulong) latest));
+  set_note (self->pin_note, pin_reason (s, counts[BURROW_EXPERT_PINNED]));
+
+  share = burrow_perf_monitor_get_cache_cap (self->monitor);
+  if (share > 0)
+    cap = g_strdup_printf (/* Translators: %d is a percentage, %% the percent sign */
+                           _("The demo model keeps at most %d%% of its experts in memory, on "
+                             "purpose: experts keep streaming from disk as they would for a "
+                             "model larger than memory, so reads add up to more than the "
+                             "model’s size."), (int) (share * 100 + 0.5));
+  set_note (self->cap_note, cap);
+}
+
+static void
 update_numbers (BurrowDashboard *self)
 {
   const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (self->monitor);
-  guint n_points = burrow_perf_monitor_get_n_points (self->monitor);
-  guint64 counts[3], bytes[3];
   guint64 lookups;
 
   if (s == NULL)
@@ -74,6 +148,9 @@ update_numbers (BurrowDashboard *self)
         set_value (all[i], g_strdup (NO_VALUE));
       for (guint t = 0; t < 3; t++)
         set_value (self->tier_labels[t], g_strdup (NO_VALUE));
+      set_value (self->latest_label, g_strdup (NO_VALUE));
+      set_note (self->pin_note, NULL);
+      set_note (self->cap_note, NULL);
       gtk_label_set_label (self->backend_label, "");
       return;
     }
@@ -91,23 +168,9 @@ update_numbers (BurrowDashboard *self)
   set_value (self->hit_rate_value, lookups > 0
                                      ? g_strdup_printf ("%.0f%%", 100.0 * (double) s->cache.hits / (double) lookups)
                                      : g_strdup (NO_VALUE));
-  set_value (self->read_rate_value,
-             n_points > 0 ? rate_text (burrow_perf_monitor_get_point (self->monitor,
-                                                                      BURROW_PERF_READ_RATE,
-                                                                      n_points - 1))
-                          : g_strdup (NO_VALUE));
+  set_value (self->read_rate_value, rate_text (burrow_perf_monitor_get_read_rate (self->monitor)));
   set_value (self->bytes_read_value, g_format_size (s->cache.bytes_read));
-
-  burrow_perf_monitor_get_tiers (self->monitor, counts, bytes);
-  for (guint t = 0; t < 3; t++)
-    {
-      g_autofree char *size = g_format_size (bytes[t]);
-
-      set_value (self->tier_labels[t],
-                 /* Translators: a number of experts, then how many bytes they take */
-                 g_strdup_printf (ngettext ("%lu expert · %s", "%lu experts · %s",
-                                            (gulong) counts[t]), (gulong) counts[t], size));
-    }
+  update_legend (self, s);
   if (s->cache.backend[0] != '\0')
     {
       g_autofree char *backend = NULL;
@@ -127,10 +190,20 @@ burrow_dashboard_get_value (BurrowDashboard *self,
     { "decode", self->decode_value }, { "ttft", self->ttft_value },
     { "prefill", self->prefill_value }, { "hit-rate", self->hit_rate_value },
     { "read-rate", self->read_rate_value }, { "bytes-read", self->bytes_read_value },
+    { "latest", self->latest_label }, { "pinned", self->tier_labels[BURROW_EXPERT_PINNED] },
+    { "cached", self->tier_labels[BURROW_EXPERT_CACHED] },
+    { "on-disk", self->tier_labels[BURROW_EXPERT_ON_DISK] },
+    { "pin-note", NULL }, { "cap-note", NULL },
   };
 
   g_return_val_if_fail (BURROW_IS_DASHBOARD (self), NULL);
 
+  if (g_str_equal (name, "pin-note") || g_str_equal (name, "cap-note"))
+    {
+      GtkLabel *note = name[0] == 'p' ? self->pin_note : self->cap_note;
+
+      return gtk_widget_get_visible (GTK_WIDGET (note)) ? gtk_label_get_label (note) : NULL;
+    }
   for (guint i = 0; i < G_N_ELEMENTS (values); i++)
     if (g_str_equal (values[i].name, name))
       return burrow_value_label_get_text (values[i].label);
@@ -171,43 +244,35 @@ burrow_dashboard_set_compact (BurrowDashboard *self,
   /* The panel keeps to a sidebar's width; the page uses what the window has. */
   adw_clamp_set_maximum_size (self->clamp, compact ? 320 : 1100);
   adw_clamp_set_tightening_threshold (self->clamp, compact ? 320 : 1100);
-  for (guint i = 0; i < G_N_ELEMENTS (self->charts); i++)
-    gtk_widget_set_size_request (GTK_WIDGET (self->charts[i]), -1, compact ? 96 : 160);
+  /* The expert map sizes itself by the model's layer count. */
+  for (guint i = 0; i + 1 < G_N_ELEMENTS (self->charts); i++)
+    gtk_widget_set_size_request (GTK_WIDGET (self->charts[i]), -1, compact ? 110 : 170);
 }
 
-static GtkWidget *
-swatch_new (GdkRGBA *color)
+static void
+set_swatch (GtkLabel      *label,
+            const GdkRGBA *color)
 {
-  GtkWidget *swatch = gtk_label_new ("●");
-  g_autofree char *hex = g_strdup_printf ("<span foreground=\"#%02x%02x%02x\">●</span>",
-                                          (int) (color->red * 255), (int) (color->green * 255),
-                                          (int) (color->blue * 255));
+  g_autofree char *markup = g_strdup_printf ("<span foreground=\"#%02x%02x%02x\">■</span>",
+                                             (int) (color->red * 255), (int) (color->green * 255),
+                                             (int) (color->blue * 255));
 
-  gtk_label_set_markup (GTK_LABEL (swatch), hex);
-  return swatch;
+  gtk_label_set_markup (label, markup);
 }
 
-/* Legend of the expert map and the tier rows: a dot of each tier's colour, and the flash. */
+/* The legend's squares in the colours the map draws each tier and the highlight in. */
 static void
 build_tier_legend (BurrowDashboard *self)
 {
-  const char *names[] = { N_("On disk"), N_("Cached"), N_("Pinned"), N_("Latest token") };
+  GdkRGBA color;
 
-  for (guint t = 0; t < G_N_ELEMENTS (names); t++)
+  for (guint t = 0; t < 3; t++)
     {
-      GtkWidget *item = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 4);
-      GtkWidget *label = gtk_label_new (_(names[t]));
-      GdkRGBA color;
-
-      if (t < 3)
-        burrow_palette_tier ((int) t, &color);
-      else
-        burrow_palette_flash (&color);
-      gtk_widget_add_css_class (label, "caption");
-      gtk_box_append (GTK_BOX (item), swatch_new (&color));
-      gtk_box_append (GTK_BOX (item), label);
-      gtk_box_append (self->tier_legend, item);
+      burrow_palette_tier ((int) t, &color);
+      set_swatch (self->tier_swatches[t], &color);
     }
+  burrow_palette_flash (&color);
+  set_swatch (self->latest_swatch, &color);
 }
 
 static void
@@ -270,7 +335,16 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   gtk_widget_class_bind_template_child_full (widget_class, "expert_map", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, charts[5]));
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, token_box);
-  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, tier_legend);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_swatch);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, pin_note);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, cap_note);
+  gtk_widget_class_bind_template_child_full (widget_class, "disk_swatch", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_swatches[0]));
+  gtk_widget_class_bind_template_child_full (widget_class, "cached_swatch", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_swatches[1]));
+  gtk_widget_class_bind_template_child_full (widget_class, "pinned_swatch", FALSE,
+                                             G_STRUCT_OFFSET (BurrowDashboard, tier_swatches[2]));
   gtk_widget_class_set_css_name (widget_class, "dashboard");
 }
 

@@ -19,8 +19,10 @@ void burrow_dashboard_set_monitor (BurrowDashboard   *self,
 void burrow_dashboard_set_compact (BurrowDashboard *self,
                                    gboolean         compact);
 
-/* The text a stat tile shows now, by its name ("decode", "ttft", "prefill", "hit-rate",
- * "read-rate", "bytes-read"), for tests. */
+/* The text a stat tile or legend row shows now, by its name ("decode", "ttft", "prefill",
+ * "hit-rate", "read-rate", "bytes-read", "latest", "pinned", "cached", "on-disk"), or the
+ * note under the expert map ("pin-note") or the tiles ("cap-note"), NULL while hidden; for
+ * tests. */
 const char *burrow_dashboard_get_value (BurrowDashboard *self,
                                         const char      *name);
 

@@ -32,10 +32,6 @@ typedef struct {
   gint64 last_snapshot;
   double phases[BURROW_N_PHASES];
   int n_tokens;
-  gsize n_cells;
-  guint8 *tiers;                /* scratch */
-  guint32 *uses;                /* as they were after token uses_token */
-  int uses_token;
   gint64 dashboard_usec;        /* spent on the dashboard's reads */
   gint64 dashboard_cpu_nsec;    /* the same in this thread's CPU time */
 } Stream;
@@ -231,9 +227,7 @@ prepare_conversation (BurrowWorkerModel      *model,
   return TRUE;
 }
 
-/* A snapshot is due. Its flash shows the experts the latest token routed to, so it needs
- * the use counts as they were one token before: without them, they are read now and the
- * snapshot follows at the next token. Between snapshots the decode thread reads nothing. */
+/* A snapshot is due: the engine's numbers and every expert's tier and recency. */
 static void
 read_dashboard (Stream               *s,
                 BurrowGenerateUpdate *update,
@@ -241,17 +235,8 @@ read_dashboard (Stream               *s,
 {
   gint64 cpu = thread_cpu_nsec ();
 
-  if (s->uses == NULL || s->uses_token == s->n_tokens - 1)
-    {
-      update->snapshot = burrow_perf_snapshot_take (s->engine, s->uses);
-      if (s->uses != NULL)
-        memcpy (s->uses, update->snapshot->uses, s->n_cells * sizeof *s->uses);
-      s->last_snapshot = t;
-    }
-  else
-    burrow_engine_get_expert_map (s->engine, s->tiers, s->uses);
-  s->uses_token = s->n_tokens;
-
+  update->snapshot = burrow_perf_snapshot_take (s->engine);
+  s->last_snapshot = t;
   s->dashboard_cpu_nsec += thread_cpu_nsec () - cpu;
   s->dashboard_usec += g_get_monotonic_time () - t;
 }
@@ -270,13 +255,14 @@ on_token (const BurrowToken *token,
   if (token->id >= 0)
     {
       update->has_token = TRUE;
-      update->first = s->n_tokens == 0;
+      update->sample.first = s->n_tokens == 0;
       update->n_tokens = ++s->n_tokens;
 
       burrow_engine_get_phase_seconds (s->engine, now);
       for (int p = 0; p < BURROW_N_PHASES; p++)
-        update->phase_seconds[p] = now[p] - s->phases[p];
+        update->sample.phase_seconds[p] = now[p] - s->phases[p];
       memcpy (s->phases, now, sizeof now);
+      burrow_token_sample_take (s->engine, &update->sample);
 
       if (s->interval_usec > 0)
         {
@@ -301,7 +287,6 @@ generate_run (BurrowWorkerJob  *job,
   BurrowGenerateResult *result;
   Stream s = { job };
   gint64 cpu_start;
-  int n_layers, n_experts;
   gboolean ok;
 
   if (model == NULL)
@@ -324,27 +309,16 @@ generate_run (BurrowWorkerJob  *job,
   s.engine = model->engine;
   s.interval_usec = (gint64) (request->snapshot_interval * G_USEC_PER_SEC);
   burrow_engine_get_phase_seconds (model->engine, s.phases);
-  burrow_engine_get_expert_grid (model->engine, &n_layers, &n_experts);
-  s.n_cells = (gsize) n_layers * (gsize) n_experts;
-  if (s.interval_usec > 0 && s.n_cells > 0)
-    {
-      s.tiers = g_new0 (guint8, s.n_cells);
-      s.uses = g_new0 (guint32, s.n_cells);
-      burrow_engine_get_expert_map (model->engine, s.tiers, s.uses);
-    }
 
   result = g_new0 (BurrowGenerateResult, 1);
   cpu_start = thread_cpu_nsec ();
   ok = burrow_conversation_generate (model->conv, &request->options, on_token, &s,
                                      &result->stats, cancellable, error);
   if (ok && s.interval_usec > 0)
-    result->snapshot = burrow_perf_snapshot_take (model->engine, s.uses);
+    result->snapshot = burrow_perf_snapshot_take (model->engine);
   result->dashboard_seconds = (double) s.dashboard_usec / G_USEC_PER_SEC;
   result->dashboard_cpu_seconds = (double) s.dashboard_cpu_nsec / 1e9;
   result->thread_cpu_seconds = (double) (thread_cpu_nsec () - cpu_start) / 1e9;
-
-  g_free (s.tiers);
-  g_free (s.uses);
 
   if (!ok)
     {

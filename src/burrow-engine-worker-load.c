@@ -14,6 +14,7 @@ typedef struct {
   char *dir;
   BurrowEngineOptions options;
   char *io_backend;
+  char *tokenizer;
   double expert_share;
 } LoadPayload;
 
@@ -40,6 +41,7 @@ load_payload_free (gpointer data)
 
   g_free (payload->dir);
   g_free (payload->io_backend);
+  g_free (payload->tokenizer);
   g_free (payload);
 }
 
@@ -119,12 +121,21 @@ load_run (BurrowWorkerJob  *job,
   BurrowLoadResult *result;
   BurrowEngine *engine;
 
-  /* The old model goes first: two large models rarely fit in memory together. */
-  burrow_worker_job_set_state (job, NULL, NULL);
-
+  /* A folder that cannot load at all leaves the old model in place. */
   if (!burrow_inspect (payload->dir, &info, error))
     return NULL;
-  if (payload->options.ram_budget == 0 && payload->expert_share > 0 && info.expert_bytes > 0)
+  if (info.tokenizer == NULL && payload->options.tokenizer == NULL)
+    {
+      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                   "%s: no tokenizer.json or tiktoken.model in this folder", payload->dir);
+      burrow_model_info_clear (&info);
+      return NULL;
+    }
+  /* The old model goes first: two large models rarely fit in memory together. */
+  burrow_worker_job_set_state (job, NULL, NULL);
+  gboolean capped = payload->options.ram_budget == 0 && payload->expert_share > 0 &&
+                    info.expert_bytes > 0;
+  if (capped)
     payload->options.ram_budget = MAX ((guint64) (payload->expert_share * (double) info.expert_bytes),
                                        info.read_per_token);
 
@@ -148,7 +159,9 @@ load_run (BurrowWorkerJob  *job,
   result->family = g_strdup (burrow_engine_get_family (engine));
   result->supports_thinking = burrow_engine_supports_thinking (engine);
   result->bytes_per_expert = info.bytes_per_expert;
-  result->snapshot = burrow_perf_snapshot_take (engine, NULL);
+  result->snapshot = burrow_perf_snapshot_take (engine);
+  if (capped)
+    result->snapshot->cache_cap_share = payload->expert_share;
   burrow_model_info_clear (&info);
 
   return result;
@@ -181,8 +194,9 @@ burrow_engine_worker_load (BurrowEngineWorker        *self,
   payload->io_backend = g_strdup (options->io_backend);
   payload->options.io_backend = payload->io_backend;
   payload->expert_share = expert_share;
-  /* The tokenizer always comes from the model folder in the app. */
-  payload->options.tokenizer = NULL;
+  /* NULL: the model folder's own */
+  payload->tokenizer = g_strdup (options->tokenizer);
+  payload->options.tokenizer = payload->tokenizer;
 
   return burrow_engine_worker_submit (self, &load_kind, payload, load_payload_free,
                                       cancellable, owner, callback, user_data);

@@ -149,9 +149,8 @@ typedef struct {
   char *answer;                 /* new answer text, "" if none */
   char *reasoning;              /* new reasoning text, "" if none */
   gboolean has_token;           /* FALSE for the last release of held-back text */
-  gboolean first;               /* the reply's first token: its time includes the prefill */
   int n_tokens;                 /* generated so far */
-  double phase_seconds[BURROW_N_PHASES];  /* this token's time inside the model */
+  BurrowTokenSample sample;     /* the token's time and the store's counters */
   BurrowPerfSnapshot *snapshot; /* every snapshot interval, else NULL */
 } BurrowGenerateUpdate;
 

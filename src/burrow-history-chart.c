@@ -1,6 +1,7 @@
 #include "burrow-config.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 #include "burrow-history-chart.h"
 #include "burrow-palette.h"
@@ -21,99 +22,99 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-/* The top of the chart: fixed for a share, rounded up from the largest point otherwise. */
-static double
-scale_for (BurrowHistoryChart *self,
-           double              max)
+static char *
+format_percent (double share)
 {
-  double top = 1;
-
-  if (self->series == BURROW_PERF_HIT_RATE)
-    return 1.0;
-  while (top < max)
-    top *= 2;
-  return top;
+  return g_strdup_printf ("%.0f%%", share * 100);
 }
 
 static char *
-scale_label (BurrowHistoryChart *self,
-             double              top)
+format_read_rate (double bytes_per_second)
 {
-  g_autofree char *size = NULL;
+  g_autofree char *size = g_format_size ((guint64) bytes_per_second);
 
-  switch (self->series)
-    {
-    case BURROW_PERF_READ_RATE:
-      size = g_format_size ((guint64) top);
-      /* Translators: a disk read rate, e.g. "12 MB/s" */
-      return g_strdup_printf (_("%s/s"), size);
-    case BURROW_PERF_DECODE_RATE:
-      /* Translators: a generation speed */
-      return g_strdup_printf (_("%.0f tokens/s"), top);
-    case BURROW_PERF_HIT_RATE:
-    case BURROW_PERF_N_SERIES:
-    default:
-      return g_strdup ("100%");
-    }
+  /* Translators: a disk read rate, e.g. "12 MB/s" */
+  return g_strdup_printf (_("%s/s"), size);
+}
+
+static char *
+format_speed (double tokens_per_second)
+{
+  /* Translators: a generation speed on a chart's axis */
+  return g_strdup_printf (_("%g tok/s"), tokens_per_second);
 }
 
 static void
-burrow_history_chart_snapshot (GtkWidget   *widget,
-                               GtkSnapshot *snapshot)
+burrow_history_chart_draw (BurrowChart *chart,
+                           GtkSnapshot *snapshot,
+                           int          width,
+                           int          height)
 {
-  BurrowHistoryChart *self = BURROW_HISTORY_CHART (widget);
-  BurrowPerfMonitor *monitor = burrow_chart_get_monitor (BURROW_CHART (widget));
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget) - BURROW_CHART_SCALE_HEIGHT;
-  guint n = monitor ? burrow_perf_monitor_get_n_points (monitor) : 0;
-  double step = (double) width / BURROW_PERF_HISTORY;
-  double max = 0, top;
-  g_autofree char *label = NULL;
-  GdkRGBA fill, line;
+  BurrowHistoryChart *self = BURROW_HISTORY_CHART (chart);
+  BurrowPerfMonitor *monitor = burrow_chart_get_monitor (chart);
+  guint n = monitor ? burrow_perf_monitor_get_n_tokens (monitor) : 0;
+  guint span = burrow_chart_token_span (n);
+  graphene_rect_t plot = GRAPHENE_RECT_INIT (BURROW_CHART_LEFT, BURROW_CHART_TOP,
+                                             width - BURROW_CHART_LEFT,
+                                             height - BURROW_CHART_TOP - BURROW_CHART_BOTTOM);
+  double bar = plot.size.width / span;
+  double values[BURROW_PERF_TOKENS];
+  double top;
+  GdkRGBA fill, line, mark;
 
-  if (width <= 0 || height <= 0)
+  if (plot.size.width <= 0 || plot.size.height <= 0)
     return;
 
   for (guint i = 0; i < n; i++)
-    max = MAX (max, burrow_perf_monitor_get_point (monitor, self->series, i));
-  top = scale_for (self, max);
+    values[i] = burrow_perf_monitor_get_token (monitor, i)->values[self->series];
+  top = self->series == BURROW_PERF_HIT_RATE ? 1.0
+        : burrow_chart_robust_top (values, n, self->series == BURROW_PERF_READ_RATE ? 1e6 : 10);
 
   if (self->series == BURROW_PERF_HIT_RATE)
     burrow_palette_tier (BURROW_EXPERT_CACHED, &line);
   else
     burrow_palette_phase (self->series == BURROW_PERF_READ_RATE ? 1 : 3, &line);
   fill = line;
-  fill.alpha = 0.3f;
+  fill.alpha = 0.35f;
 
-  /* The area and its top edge as two cairo paths rather than two nodes a point: hundreds
-   * of nodes cost more to build and to render than the drawing itself. */
+  /* A bar per token, its top edge stronger; as cairo paths rather than nodes a bar:
+   * hundreds of nodes cost more to build and to render than the drawing itself. */
   if (n > 0)
     {
-      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width,
-                                                                              BURROW_CHART_SCALE_HEIGHT + height));
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+      double bottom = plot.origin.y + plot.size.height;
 
-      for (int pass = 0; pass < 2; pass++)
+      for (int pass = 0; pass < 3; pass++)
         {
           for (guint i = 0; i < n; i++)
             {
-              double v = CLAMP (burrow_perf_monitor_get_point (monitor, self->series, i) / top, 0, 1);
-              double x = width - (n - i) * step;
-              double h = v * height;
-              double y = BURROW_CHART_SCALE_HEIGHT + height - h;
+              double v = values[i];
+              double x = plot.origin.x + (span - (n - i)) * bar;
+              double w = MAX (bar - (bar > 4 ? 1 : 0), 1);
+              double h = CLAMP (v / top, 0, 1) * plot.size.height;
 
+              if (isnan (v))
+                continue;
               if (pass == 0)
-                cairo_rectangle (cr, x, y, step + 0.5, h);
-              else
-                cairo_rectangle (cr, x, y - 1, step + 0.5, 2);
+                cairo_rectangle (cr, x, bottom - h, w, h);
+              else if (pass == 1)
+                cairo_rectangle (cr, x, bottom - h - 1, w, 2);
+              else if (v > top)
+                burrow_chart_mark_clipped (cr, x, w, plot.origin.y);
             }
-          gdk_cairo_set_source_rgba (cr, pass == 0 ? &fill : &line);
+          if (pass == 2)
+            burrow_palette_foreground (GTK_WIDGET (chart), 0.7, &mark);
+          gdk_cairo_set_source_rgba (cr, pass == 0 ? &fill : pass == 1 ? &line : &mark);
           cairo_fill (cr);
         }
       cairo_destroy (cr);
     }
 
-  label = scale_label (self, top);
-  burrow_chart_draw_frame (BURROW_CHART (widget), snapshot, label);
+  burrow_chart_draw_y_axis (chart, snapshot, &plot, top,
+                            self->series == BURROW_PERF_HIT_RATE ? format_percent
+                            : self->series == BURROW_PERF_READ_RATE ? format_read_rate
+                            : format_speed);
+  burrow_chart_draw_token_axis (chart, snapshot, &plot, monitor);
 }
 
 static void
@@ -139,9 +140,9 @@ static void
 burrow_history_chart_constructed (GObject *object)
 {
   static const char *labels[BURROW_PERF_N_SERIES] = {
-    N_("Expert cache hit rate over time"),
-    N_("Disk reads per second over time"),
-    N_("Tokens per second over time"),
+    N_("Expert cache hit rate of each of the last tokens"),
+    N_("Disk reads per second during each of the last tokens"),
+    N_("Tokens per second at each of the last tokens"),
   };
   BurrowHistoryChart *self = BURROW_HISTORY_CHART (object);
 
@@ -159,7 +160,7 @@ burrow_history_chart_class_init (BurrowHistoryChartClass *klass)
 
   object_class->constructed = burrow_history_chart_constructed;
   object_class->set_property = burrow_history_chart_set_property;
-  widget_class->snapshot = burrow_history_chart_snapshot;
+  BURROW_CHART_CLASS (klass)->draw = burrow_history_chart_draw;
 
   properties[PROP_SERIES] =
     g_param_spec_int ("series", NULL, NULL, 0, BURROW_PERF_N_SERIES - 1, 0,

@@ -1,5 +1,6 @@
-/* One series of the dashboard over time (the cache's hit rate, bytes read per second,
- * tokens per second) as an area chart, newest on the right. */
+/* One per-token series of the dashboard (the token's expert-cache hit rate, bytes read per
+ * second during it, tokens per second) as bars over the last tokens, newest on the right,
+ * with the same token axis as the time-per-token chart. */
 #pragma once
 
 #include "burrow-chart.h"

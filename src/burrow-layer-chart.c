@@ -1,6 +1,7 @@
 #include "burrow-config.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
 
 #include "burrow-layer-chart.h"
 #include "burrow-palette.h"
@@ -11,33 +12,42 @@ struct _BurrowLayerChart {
 
 G_DEFINE_FINAL_TYPE (BurrowLayerChart, burrow_layer_chart, BURROW_TYPE_CHART)
 
-static void
-burrow_layer_chart_snapshot (GtkWidget   *widget,
-                             GtkSnapshot *snapshot)
+static char *
+format_percent (double share)
 {
-  BurrowPerfMonitor *monitor = burrow_chart_get_monitor (BURROW_CHART (widget));
+  return g_strdup_printf ("%.0f%%", share * 100);
+}
+
+static void
+burrow_layer_chart_draw (BurrowChart *chart,
+                         GtkSnapshot *snapshot,
+                         int          width,
+                         int          height)
+{
+  BurrowPerfMonitor *monitor = burrow_chart_get_monitor (chart);
   const BurrowPerfSnapshot *s = monitor ? burrow_perf_monitor_get_snapshot (monitor) : NULL;
-  int width = gtk_widget_get_width (widget);
-  int height = gtk_widget_get_height (widget) - BURROW_CHART_SCALE_HEIGHT;
-  int n_moe = 0, k = 0;
+  graphene_rect_t plot = GRAPHENE_RECT_INIT (BURROW_CHART_LEFT, BURROW_CHART_TOP,
+                                             width - BURROW_CHART_LEFT,
+                                             height - BURROW_CHART_TOP - BURROW_CHART_BOTTOM);
+  double bottom = plot.origin.y + plot.size.height;
+  int n_moe = 0, k, every;
   GdkRGBA fill, empty;
   double bar;
 
-  if (width <= 0 || height <= 0)
+  if (plot.size.width <= 0 || plot.size.height <= 0)
     return;
 
   for (int l = 0; s != NULL && l < s->n_layers; l++)
     n_moe += s->layer_experts[l] > 0;
 
-  bar = n_moe > 0 ? (double) width / n_moe : 0;
+  bar = n_moe > 0 ? plot.size.width / n_moe : 0;
   burrow_palette_tier (BURROW_EXPERT_CACHED, &fill);
-  burrow_palette_foreground (widget, 0.08, &empty);
+  burrow_palette_foreground (GTK_WIDGET (chart), 0.06, &empty);
   /* Every column's faint full height, then the rates, each as one cairo path: a node per
    * column would cost more to build and to render than the drawing itself. */
   if (n_moe > 0)
     {
-      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width,
-                                                                              BURROW_CHART_SCALE_HEIGHT + height));
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
 
       for (int pass = 0; pass < 2; pass++)
         {
@@ -46,14 +56,13 @@ burrow_layer_chart_snapshot (GtkWidget   *widget,
             {
               guint64 lookups = s->layer_hits[l] + s->layer_misses[l];
               double rate = lookups > 0 ? (double) s->layer_hits[l] / (double) lookups : 0;
-              double x = k * bar;
               double w = MAX (bar - (bar > 4 ? 2 : 0), 1);
-              double h = pass == 0 ? height : height * rate;
+              double h = pass == 0 ? plot.size.height : plot.size.height * rate;
 
               if (s->layer_experts[l] == 0)
                 continue;
               /* The full height faintly, so a layer at 0% still shows as a column. */
-              cairo_rectangle (cr, x, BURROW_CHART_SCALE_HEIGHT + height - h, w, h);
+              cairo_rectangle (cr, plot.origin.x + k * bar, bottom - h, w, h);
               k++;
             }
           gdk_cairo_set_source_rgba (cr, pass == 0 ? &empty : &fill);
@@ -62,7 +71,23 @@ burrow_layer_chart_snapshot (GtkWidget   *widget,
       cairo_destroy (cr);
     }
 
-  burrow_chart_draw_frame (BURROW_CHART (widget), snapshot, "100%");
+  burrow_chart_draw_y_axis (chart, snapshot, &plot, 1.0, format_percent);
+  /* Each column's layer number, or every few where they would not fit. */
+  every = bar > 0 ? (int) ceil (24 / bar) : 1;
+  k = 0;
+  for (int l = 0; s != NULL && l < s->n_layers; l++)
+    {
+      if (s->layer_experts[l] == 0)
+        continue;
+      if (k % every == 0)
+        {
+          g_autofree char *text = g_strdup_printf ("%d", l);
+
+          burrow_chart_draw_label (chart, snapshot, text, plot.origin.x + (k + 0.5) * bar,
+                                   bottom + 3, 0.5, 0);
+        }
+      k++;
+    }
 }
 
 static void
@@ -70,7 +95,7 @@ burrow_layer_chart_class_init (BurrowLayerChartClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
-  widget_class->snapshot = burrow_layer_chart_snapshot;
+  BURROW_CHART_CLASS (klass)->draw = burrow_layer_chart_draw;
   gtk_widget_class_set_css_name (widget_class, "layer-chart");
 }
 

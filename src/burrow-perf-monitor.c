@@ -1,12 +1,14 @@
 #include "burrow-config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "burrow-perf-monitor.h"
 
-typedef struct {
-  double values[BURROW_PERF_N_SERIES];
-} Point;
+/* Samples kept for the read rate now: a window's worth at up to this many tokens. */
+#define RATE_SAMPLES 256
+/* How often the idle timer refreshes a falling rate. */
+#define TICK_MSEC 250
 
 struct _BurrowPerfMonitor {
   GObject parent_instance;
@@ -14,18 +16,24 @@ struct _BurrowPerfMonitor {
   BurrowTokenTimes tokens[BURROW_PERF_TOKENS];   /* ring */
   guint token_head;                              /* next slot to write */
   guint n_tokens;
+  guint64 n_generated;
 
-  Point points[BURROW_PERF_HISTORY];             /* ring */
-  guint point_head;
-  guint n_points;
+  BurrowTokenSample samples[RATE_SAMPLES];       /* ring, every token */
+  guint sample_head;
+  guint n_samples;
+
+  BurrowPerfClock clock;
+  gpointer clock_data;
 
   BurrowPerfSnapshot *snapshot;
   guint64 bytes_per_expert;
-  int generated_at_snapshot;
+  double cache_cap;
   gboolean dirty;
   guint n_updates;
+  double shown_rate;            /* the read rate at the last emission */
   gint64 last_flush;            /* when "updated" was last emitted */
   guint flush_timer;            /* flush_later's pending timeout */
+  guint tick_timer;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowPerfMonitor, burrow_perf_monitor, G_TYPE_OBJECT)
@@ -43,6 +51,7 @@ burrow_perf_monitor_finalize (GObject *object)
   BurrowPerfMonitor *self = BURROW_PERF_MONITOR (object);
 
   g_clear_handle_id (&self->flush_timer, g_source_remove);
+  g_clear_handle_id (&self->tick_timer, g_source_remove);
   burrow_perf_snapshot_free (self->snapshot);
 
   G_OBJECT_CLASS (burrow_perf_monitor_parent_class)->finalize (object);
@@ -68,6 +77,23 @@ burrow_perf_monitor_new (void)
   return g_object_new (BURROW_TYPE_PERF_MONITOR, NULL);
 }
 
+static gint64
+now_usec (BurrowPerfMonitor *self)
+{
+  return self->clock != NULL ? self->clock (self->clock_data) : g_get_monotonic_time ();
+}
+
+void
+burrow_perf_monitor_set_clock (BurrowPerfMonitor *self,
+                               BurrowPerfClock    clock,
+                               gpointer           user_data)
+{
+  g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
+
+  self->clock = clock;
+  self->clock_data = user_data;
+}
+
 void
 burrow_perf_monitor_reset (BurrowPerfMonitor *self,
                            guint64            bytes_per_expert)
@@ -75,60 +101,58 @@ burrow_perf_monitor_reset (BurrowPerfMonitor *self,
   g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
 
   self->token_head = self->n_tokens = 0;
-  self->point_head = self->n_points = 0;
+  self->sample_head = self->n_samples = 0;
+  self->n_generated = 0;
   g_clear_pointer (&self->snapshot, burrow_perf_snapshot_free);
   self->bytes_per_expert = bytes_per_expert;
-  self->generated_at_snapshot = 0;
+  self->cache_cap = 0;
   self->dirty = TRUE;
+}
+
+static const BurrowTokenSample *
+sample_at (BurrowPerfMonitor *self,
+           guint              back)
+{
+  return &self->samples[(self->sample_head + RATE_SAMPLES - 1 - back) % RATE_SAMPLES];
 }
 
 void
-burrow_perf_monitor_add_token (BurrowPerfMonitor *self,
-                               const double       phase_seconds[BURROW_N_PHASES],
-                               gboolean           first)
+burrow_perf_monitor_add_token (BurrowPerfMonitor       *self,
+                               const BurrowTokenSample *sample)
 {
-  g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
+  const BurrowTokenSample *prev;
+  BurrowTokenTimes *t;
+  double seconds;
+  guint64 hits, misses;
 
-  if (first)
+  g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
+  g_return_if_fail (sample != NULL);
+
+  prev = self->n_samples > 0 ? sample_at (self, 0) : NULL;
+  self->samples[self->sample_head] = *sample;
+  self->sample_head = (self->sample_head + 1) % RATE_SAMPLES;
+  self->n_samples = MIN (self->n_samples + 1, RATE_SAMPLES);
+  self->n_generated++;
+  self->dirty = TRUE;
+  /* The first token's time is the prefill's; it only starts the next one's interval. */
+  if (sample->first || prev == NULL)
     return;
-  memcpy (self->tokens[self->token_head].phase_seconds, phase_seconds,
-          sizeof self->tokens[0].phase_seconds);
+
+  t = &self->tokens[self->token_head];
+  memset (t, 0, sizeof *t);
+  t->number = self->n_generated;
+  t->reply_start = prev->first;
+  memcpy (t->phase_seconds, sample->phase_seconds, sizeof t->phase_seconds);
+  seconds = (double) MAX (sample->time - prev->time, 1) / G_USEC_PER_SEC;
+  hits = sample->hits - MIN (sample->hits, prev->hits);
+  misses = sample->misses - MIN (sample->misses, prev->misses);
+  t->values[BURROW_PERF_HIT_RATE] = hits + misses > 0 ? (double) hits / (double) (hits + misses)
+                                                      : NAN;
+  t->values[BURROW_PERF_READ_RATE] =
+    (double) (sample->bytes_read - MIN (sample->bytes_read, prev->bytes_read)) / seconds;
+  t->values[BURROW_PERF_DECODE_RATE] = 1.0 / seconds;
   self->token_head = (self->token_head + 1) % BURROW_PERF_TOKENS;
   self->n_tokens = MIN (self->n_tokens + 1, BURROW_PERF_TOKENS);
-  self->dirty = TRUE;
-}
-
-/* The interval between the previous snapshot and @next, as one history point. */
-static void
-add_point (BurrowPerfMonitor        *self,
-           const BurrowPerfSnapshot *prev,
-           const BurrowPerfSnapshot *next)
-{
-  Point *point = &self->points[self->point_head];
-  double seconds = (double) (next->time - prev->time) / G_USEC_PER_SEC;
-  guint64 hits = next->cache.hits - MIN (next->cache.hits, prev->cache.hits);
-  guint64 misses = next->cache.misses - MIN (next->cache.misses, prev->cache.misses);
-  guint64 bytes = next->cache.bytes_read - MIN (next->cache.bytes_read, prev->cache.bytes_read);
-  int tokens = next->turn.generated_tokens - prev->turn.generated_tokens;
-
-  if (seconds <= 0)
-    return;
-  /* A new turn restarts the count; its first interval has no rate to show. */
-  if (tokens < 0)
-    tokens = 0;
-
-  /* An interval without lookups keeps the rate it had, rather than dropping to zero. */
-  if (hits + misses > 0)
-    point->values[BURROW_PERF_HIT_RATE] = (double) hits / (double) (hits + misses);
-  else if (self->n_points > 0)
-    point->values[BURROW_PERF_HIT_RATE] =
-      burrow_perf_monitor_get_point (self, BURROW_PERF_HIT_RATE, self->n_points - 1);
-  else
-    point->values[BURROW_PERF_HIT_RATE] = 0;
-  point->values[BURROW_PERF_READ_RATE] = (double) bytes / seconds;
-  point->values[BURROW_PERF_DECODE_RATE] = tokens / seconds;
-  self->point_head = (self->point_head + 1) % BURROW_PERF_HISTORY;
-  self->n_points = MIN (self->n_points + 1, BURROW_PERF_HISTORY);
 }
 
 void
@@ -138,11 +162,60 @@ burrow_perf_monitor_add_snapshot (BurrowPerfMonitor  *self,
   g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
   g_return_if_fail (snapshot != NULL);
 
-  if (self->snapshot != NULL)
-    add_point (self, self->snapshot, snapshot);
+  if (snapshot->cache_cap_share > 0)
+    self->cache_cap = snapshot->cache_cap_share;
   burrow_perf_snapshot_free (self->snapshot);
   self->snapshot = snapshot;
   self->dirty = TRUE;
+}
+
+double
+burrow_perf_monitor_get_read_rate (BurrowPerfMonitor *self)
+{
+  const BurrowTokenSample *last, *base;
+  gint64 now, window;
+
+  g_return_val_if_fail (BURROW_IS_PERF_MONITOR (self), 0);
+
+  if (self->n_samples < 2)
+    return 0;
+  now = now_usec (self);
+  last = sample_at (self, 0);
+  window = BURROW_PERF_RATE_WINDOW;
+  if (!last->first)
+    window = MAX (window, 3 * (last->time - sample_at (self, 1)->time));
+  if (now - last->time >= window)
+    return 0;
+
+  /* From the last token at or before the window's start, but never from before the
+   * reply's first token: what the prefill read is not a rate. */
+  base = last;
+  for (guint back = 1; back < self->n_samples && !base->first && base->time > now - window; back++)
+    base = sample_at (self, back);
+  if (base == last || now <= base->time)
+    return 0;
+  return (double) (last->bytes_read - MIN (last->bytes_read, base->bytes_read)) /
+         ((double) (now - base->time) / G_USEC_PER_SEC);
+}
+
+static gboolean
+on_tick (gpointer user_data)
+{
+  BurrowPerfMonitor *self = user_data;
+
+  self->tick_timer = 0;
+  burrow_perf_monitor_tick (self);
+  return G_SOURCE_REMOVE;
+}
+
+void
+burrow_perf_monitor_tick (BurrowPerfMonitor *self)
+{
+  g_return_if_fail (BURROW_IS_PERF_MONITOR (self));
+
+  if (burrow_perf_monitor_get_read_rate (self) != self->shown_rate)
+    self->dirty = TRUE;
+  burrow_perf_monitor_flush (self);
 }
 
 void
@@ -155,7 +228,11 @@ burrow_perf_monitor_flush (BurrowPerfMonitor *self)
   self->dirty = FALSE;
   self->n_updates++;
   self->last_flush = g_get_monotonic_time ();
+  self->shown_rate = burrow_perf_monitor_get_read_rate (self);
   g_signal_emit (self, signals[UPDATED], 0);
+  /* Nothing new comes when generation stops: the timer takes the rate down to zero. */
+  if (self->shown_rate > 0 && self->tick_timer == 0)
+    self->tick_timer = g_timeout_add (TICK_MSEC, on_tick, self);
 }
 
 gboolean
@@ -225,25 +302,6 @@ burrow_perf_monitor_get_token (BurrowPerfMonitor *self,
                        BURROW_PERF_TOKENS];
 }
 
-guint
-burrow_perf_monitor_get_n_points (BurrowPerfMonitor *self)
-{
-  g_return_val_if_fail (BURROW_IS_PERF_MONITOR (self), 0);
-  return self->n_points;
-}
-
-double
-burrow_perf_monitor_get_point (BurrowPerfMonitor *self,
-                               BurrowPerfSeries   series,
-                               guint              index)
-{
-  g_return_val_if_fail (BURROW_IS_PERF_MONITOR (self), 0);
-  g_return_val_if_fail (index < self->n_points && series < BURROW_PERF_N_SERIES, 0);
-
-  return self->points[(self->point_head + BURROW_PERF_HISTORY - self->n_points + index) %
-                      BURROW_PERF_HISTORY].values[series];
-}
-
 void
 burrow_perf_monitor_get_tiers (BurrowPerfMonitor *self,
                                guint64            counts[3],
@@ -261,6 +319,13 @@ burrow_perf_monitor_get_tiers (BurrowPerfMonitor *self,
   bytes[BURROW_EXPERT_CACHED] = self->snapshot->cache.bytes_cached;
   bytes[BURROW_EXPERT_PINNED] = self->snapshot->cache.bytes_pinned;
   bytes[BURROW_EXPERT_ON_DISK] = counts[BURROW_EXPERT_ON_DISK] * self->bytes_per_expert;
+}
+
+double
+burrow_perf_monitor_get_cache_cap (BurrowPerfMonitor *self)
+{
+  g_return_val_if_fail (BURROW_IS_PERF_MONITOR (self), 0);
+  return self->cache_cap;
 }
 
 guint

@@ -3,8 +3,7 @@
 #include "burrow-perf-snapshot.h"
 
 BurrowPerfSnapshot *
-burrow_perf_snapshot_take (BurrowEngine  *engine,
-                           const guint32 *prev_uses)
+burrow_perf_snapshot_take (BurrowEngine *engine)
 {
   BurrowPerfSnapshot *snapshot = g_new0 (BurrowPerfSnapshot, 1);
   gsize n_cells;
@@ -20,7 +19,8 @@ burrow_perf_snapshot_take (BurrowEngine  *engine,
   snapshot->layer_misses = g_new0 (guint64, MAX (snapshot->n_layers, 1));
   snapshot->tiers = g_new0 (guint8, MAX (n_cells, 1));
   snapshot->uses = g_new0 (guint32, MAX (n_cells, 1));
-  snapshot->flash = g_new0 (guint8, MAX (n_cells, 1));
+  snapshot->ages = g_new (guint32, MAX (n_cells, 1));
+  snapshot->ages[0] = G_MAXUINT32;
   if (n_cells == 0)
     return snapshot;
 
@@ -28,8 +28,7 @@ burrow_perf_snapshot_take (BurrowEngine  *engine,
     snapshot->layer_experts[l] = burrow_engine_get_layer_experts (engine, l);
   burrow_engine_get_layer_hits (engine, snapshot->layer_hits, snapshot->layer_misses);
   burrow_engine_get_expert_map (engine, snapshot->tiers, snapshot->uses);
-  for (gsize i = 0; prev_uses != NULL && i < n_cells; i++)
-    snapshot->flash[i] = snapshot->uses[i] != prev_uses[i];
+  burrow_engine_get_expert_ages (engine, snapshot->ages);
 
   return snapshot;
 }
@@ -44,7 +43,7 @@ burrow_perf_snapshot_free (BurrowPerfSnapshot *snapshot)
   g_free (snapshot->layer_misses);
   g_free (snapshot->tiers);
   g_free (snapshot->uses);
-  g_free (snapshot->flash);
+  g_free (snapshot->ages);
   g_free (snapshot);
 }
 
@@ -56,4 +55,31 @@ burrow_perf_snapshot_count_tiers (const BurrowPerfSnapshot *snapshot,
   for (int l = 0; l < snapshot->n_layers; l++)
     for (int e = 0; e < snapshot->layer_experts[l]; e++)
       counts[MIN (snapshot->tiers[(gsize) l * (gsize) snapshot->n_experts + (gsize) e], 2)]++;
+}
+
+double
+burrow_perf_snapshot_recency (const BurrowPerfSnapshot *snapshot,
+                              int                       layer,
+                              int                       expert)
+{
+  guint32 age;
+
+  if (layer < 0 || layer >= snapshot->n_layers || expert < 0 ||
+      expert >= snapshot->layer_experts[layer])
+    return 0;
+  age = snapshot->ages[(gsize) layer * (gsize) snapshot->n_experts + (gsize) expert];
+  return age >= BURROW_PERF_FADE_TOKENS ? 0 : 1.0 - (double) age / BURROW_PERF_FADE_TOKENS;
+}
+
+void
+burrow_token_sample_take (BurrowEngine      *engine,
+                          BurrowTokenSample *sample)
+{
+  BurrowCacheStats cache;
+
+  burrow_engine_get_cache_stats (engine, &cache);
+  sample->time = g_get_monotonic_time ();
+  sample->hits = cache.hits;
+  sample->misses = cache.misses;
+  sample->bytes_read = cache.bytes_read;
 }

@@ -237,3 +237,43 @@ burrow_settings_remove_recent_model (BurrowSettings *self,
 
   set_recent_models (self, NULL, dir);
 }
+
+char *
+burrow_settings_dup_model_tokenizer (BurrowSettings *self,
+                                     const char     *dir)
+{
+  g_autoptr(GVariant) map = NULL;
+  char *file = NULL;
+
+  g_return_val_if_fail (BURROW_IS_SETTINGS (self), NULL);
+  g_return_val_if_fail (dir != NULL, NULL);
+
+  map = g_settings_get_value (self->settings, "model-tokenizers");
+  if (!g_variant_lookup (map, dir, "s", &file))
+    return NULL;
+  return file;
+}
+
+void
+burrow_settings_set_model_tokenizer (BurrowSettings *self,
+                                     const char     *dir,
+                                     const char     *file)
+{
+  g_autoptr(GVariant) old = NULL;
+  GVariantBuilder builder;
+  GVariantIter iter;
+  const char *key, *value;
+
+  g_return_if_fail (BURROW_IS_SETTINGS (self));
+  g_return_if_fail (dir != NULL);
+
+  old = g_settings_get_value (self->settings, "model-tokenizers");
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a{ss}"));
+  g_variant_iter_init (&iter, old);
+  while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
+    if (!g_str_equal (key, dir))
+      g_variant_builder_add (&builder, "{ss}", key, value);
+  if (file != NULL)
+    g_variant_builder_add (&builder, "{ss}", dir, file);
+  g_settings_set_value (self->settings, "model-tokenizers", g_variant_builder_end (&builder));
+}

@@ -20,4 +20,12 @@ void burrow_settings_add_recent_model (BurrowSettings *self,
 void burrow_settings_remove_recent_model (BurrowSettings *self,
                                           const char     *dir);
 
+/* The tokenizer file chosen for the model folder @dir (one without a tokenizer of its
+ * own), or NULL. */
+char *burrow_settings_dup_model_tokenizer (BurrowSettings *self,
+                                           const char     *dir);
+void burrow_settings_set_model_tokenizer (BurrowSettings *self,
+                                          const char     *dir,
+                                          const char     *file);
+
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* The last tokens' time as stacked bars, one bar per token, newest on the right, split
  * into the phases the engine clocks (expert reads, expert math, attention, routing and
- * the output layer). */
+ * the output layer); scaled so that one slow token is drawn cut off and marked rather
+ * than flatten the rest. */
 #pragma once
 
 #include "burrow-chart.h"

@@ -58,6 +58,58 @@ open_model_action (GtkWidget  *widget,
 }
 
 static void
+on_tokenizer_chooser_response (BurrowWindow         *self,
+                               int                   response,
+                               GtkFileChooserNative *chooser)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+      if (path != NULL)
+        _burrow_window_set_tokenizer (self, path);
+    }
+
+  gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (chooser));
+  if (self->tokenizer_chooser == chooser)
+    g_clear_object (&self->tokenizer_chooser);
+}
+
+static void
+choose_tokenizer_action (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autoptr(GFile) folder = NULL;
+
+  if (self->inspect_dir == NULL)
+    return;
+  if (self->tokenizer_chooser != NULL)
+    {
+      gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
+      return;
+    }
+
+  self->tokenizer_chooser = gtk_file_chooser_native_new (_("Choose Tokenizer File"), GTK_WINDOW (self),
+                                                         GTK_FILE_CHOOSER_ACTION_OPEN,
+                                                         _("_Choose"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->tokenizer_chooser), TRUE);
+  gtk_file_filter_set_name (filter, _("Tokenizers (tokenizer.json, tiktoken.model)"));
+  gtk_file_filter_add_pattern (filter, "*.json");
+  gtk_file_filter_add_pattern (filter, "*.model");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->tokenizer_chooser), filter);
+  /* The tokenizer usually sits beside the model, in the folder the weights came from. */
+  folder = g_file_new_for_path (self->inspect_dir);
+  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->tokenizer_chooser), folder, NULL);
+  g_signal_connect_object (self->tokenizer_chooser, "response",
+                           G_CALLBACK (on_tokenizer_chooser_response), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
+}
+
+static void
 open_recent_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
@@ -92,7 +144,7 @@ start_chat_action (GtkWidget  *widget,
 {
   BurrowWindow *self = BURROW_WINDOW (widget);
 
-  if (self->inspect_dir != NULL)
+  if (self->inspect_dir != NULL && self->inspect_has_tokenizer)
     _burrow_window_start_chat (self, self->inspect_dir);
 }
 
@@ -220,6 +272,14 @@ edit_message_action (GtkWidget  *widget,
 }
 
 static void
+cancel_edit_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  _burrow_window_cancel_edit (BURROW_WINDOW (widget));
+}
+
+static void
 copy_text_action (GtkWidget  *widget,
                   const char *action_name,
                   GVariant   *param)
@@ -285,7 +345,11 @@ focus_composer_action (GtkWidget  *widget,
                        const char *action_name,
                        GVariant   *param)
 {
-  burrow_chat_view_focus_composer (BURROW_WINDOW (widget)->chat_view);
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  /* from the Performance page too: the composer is on the chat page */
+  adw_view_stack_set_visible_child_name (self->view_stack, "chat");
+  burrow_chat_view_focus_composer (self->chat_view);
 }
 
 void
@@ -301,6 +365,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.remove-recent", "s", remove_recent_action },
     { "win.open-demo", NULL, open_demo_action },
     { "win.start-chat", NULL, start_chat_action },
+    { "win.choose-tokenizer", NULL, choose_tokenizer_action },
     { "win.load-chat-model", NULL, load_chat_model_action },
     { "win.cancel-load", NULL, cancel_load_action },
     { "win.new-chat", NULL, new_chat_action },
@@ -316,6 +381,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.stop", NULL, stop_action },
     { "win.regenerate", NULL, regenerate_action },
     { "win.edit-message", "u", edit_message_action },
+    { "win.cancel-edit", NULL, cancel_edit_action },
     { "win.copy-text", "s", copy_text_action },
     { "win.copy-last-reply", NULL, copy_last_reply_action },
     { "win.show-performance", NULL, show_performance_action },
@@ -323,13 +389,13 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.show-sidebar", NULL, show_sidebar_action },
     { "win.focus-composer", NULL, focus_composer_action },
   };
+  /* Ctrl+O and Ctrl+N are the application's accelerators (burrow-application.c), which
+   * menus show; they are not bound here a second time. */
   const struct {
     guint key;
     GdkModifierType mods;
     const char *action;
   } bindings[] = {
-    { GDK_KEY_o, GDK_CONTROL_MASK, "win.open-model" },
-    { GDK_KEY_n, GDK_CONTROL_MASK, "win.new-chat" },
     { GDK_KEY_Escape, 0, "win.stop" },
     { GDK_KEY_r, GDK_CONTROL_MASK, "win.regenerate" },
     { GDK_KEY_c, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.copy-last-reply" },

@@ -145,10 +145,13 @@ _burrow_window_chats_init (BurrowWindow *self)
                            G_CONNECT_SWAPPED);
   burrow_chat_view_set_messages (self->chat_view, G_LIST_MODEL (self->messages));
 
-  /* Back where the last session left off; its model loads when asked. */
+  /* Back where the last session left off, its model loading (as after a click on it). */
   latest = g_list_model_get_item (G_LIST_MODEL (self->store), 0);
   if (latest != NULL)
-    _burrow_window_select_chat (self, latest);
+    {
+      _burrow_window_select_chat (self, latest);
+      _burrow_window_ensure_chat_model (self);
+    }
   sync_selection (self);
 }
 
@@ -168,6 +171,7 @@ _burrow_window_select_chat (BurrowWindow *self,
     }
 
   _burrow_window_stop (self);
+  _burrow_window_cancel_edit (self);
   g_set_object (&self->chat, chat);
 
   if (chat != NULL)
@@ -236,6 +240,7 @@ _burrow_window_new_chat (BurrowWindow *self,
   _burrow_window_select_chat (self, chat);
   _burrow_window_ensure_chat_model (self);
   adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+  adw_view_stack_set_visible_child_name (self->view_stack, "chat");
   burrow_chat_view_focus_composer (self->chat_view);
   return chat;
 }
@@ -475,7 +480,7 @@ on_generated (GObject            *owner,
       if (update->has_token)
         {
           self->reply_tokens = update->n_tokens;
-          burrow_perf_monitor_add_token (self->monitor, update->phase_seconds, update->first);
+          burrow_perf_monitor_add_token (self->monitor, &update->sample);
         }
       if (update->snapshot != NULL)
         burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&update->snapshot));
@@ -561,10 +566,27 @@ _burrow_window_send (BurrowWindow *self)
   g_autoptr(GError) error = NULL;
   char *text = g_strstrip (draft);
 
+  int editing = burrow_chat_view_get_editing (self->chat_view);
+
   if (_burrow_window_is_generating (self) || self->chat == NULL || text[0] == '\0' ||
       g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) != 0 ||
       self->loading_dir != NULL)
     return;
+
+  /* An edited message replaces the original and what followed it, only now. */
+  if (editing >= 0)
+    {
+      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+
+      if (!burrow_chat_store_truncate (self->store, self->chat, (guint) editing, &error))
+        {
+          _burrow_window_toast (self, error->message);
+          return;
+        }
+      g_list_store_splice (self->messages, (guint) editing, n - (guint) editing, NULL, 0);
+      burrow_chat_view_set_editing (self->chat_view, -1);
+      g_clear_pointer (&self->draft_before_edit, g_free);
+    }
 
   message = burrow_chat_message_new (BURROW_ROLE_USER, text);
   if (!burrow_chat_store_add_message (self->store, self->chat, message, &error))
@@ -614,6 +636,7 @@ _burrow_window_regenerate (BurrowWindow *self)
   if (_burrow_window_is_generating (self) || last == NULL ||
       burrow_chat_message_get_role (last) != BURROW_ROLE_ASSISTANT)
     return;
+  _burrow_window_cancel_edit (self);
 
   if (!burrow_chat_store_truncate (self->store, self->chat, n - 1, &error))
     {
@@ -629,7 +652,6 @@ _burrow_window_edit_message (BurrowWindow *self,
                              guint         index)
 {
   g_autoptr(BurrowChatMessage) message = NULL;
-  g_autoptr(GError) error = NULL;
   guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
 
   if (_burrow_window_is_generating (self) || index >= n)
@@ -638,15 +660,24 @@ _burrow_window_edit_message (BurrowWindow *self,
   if (burrow_chat_message_get_role (message) != BURROW_ROLE_USER)
     return;
 
-  /* The message and what followed it go; its text waits in the composer to be resent. */
-  if (!burrow_chat_store_truncate (self->store, self->chat, index, &error))
-    {
-      _burrow_window_toast (self, error->message);
-      return;
-    }
-  g_list_store_splice (self->messages, index, n - index, NULL, 0);
+  /* Its text waits in the composer; the message and what followed it stay, dimmed, until
+   * the edit is sent (Cancel brings back what the composer held). */
+  if (burrow_chat_view_get_editing (self->chat_view) < 0)
+    self->draft_before_edit = burrow_chat_view_dup_draft (self->chat_view);
+  burrow_chat_view_set_editing (self->chat_view, (int) index);
   burrow_chat_view_set_draft (self->chat_view, burrow_chat_message_get_content (message));
   burrow_chat_view_focus_composer (self->chat_view);
+  _burrow_window_update_state (self);
+}
+
+void
+_burrow_window_cancel_edit (BurrowWindow *self)
+{
+  if (burrow_chat_view_get_editing (self->chat_view) < 0)
+    return;
+  burrow_chat_view_set_editing (self->chat_view, -1);
+  burrow_chat_view_set_draft (self->chat_view, self->draft_before_edit);
+  g_clear_pointer (&self->draft_before_edit, g_free);
   _burrow_window_update_state (self);
 }
 
@@ -658,6 +689,7 @@ _burrow_window_chats_dispose (BurrowWindow *self)
   g_clear_object (&self->generate_cancellable);
   g_clear_object (&self->reply);
   g_clear_object (&self->reply_chat);
+  g_clear_pointer (&self->draft_before_edit, g_free);
   empty_trash (self);
   g_clear_object (&self->chat);
   g_clear_object (&self->messages);

@@ -30,6 +30,11 @@ on_inspected (GObject            *owner,
       return;
     }
 
+  {
+    g_autofree char *chosen = burrow_settings_dup_model_tokenizer (self->settings, self->inspect_dir);
+
+    self->inspect_has_tokenizer = info->tokenizer != NULL || chosen != NULL;
+  }
   burrow_model_view_set_info (self->model_view, info);
   burrow_settings_add_recent_model (self->settings, self->inspect_dir);
   _burrow_window_show_page (self, "model");
@@ -59,6 +64,7 @@ burrow_window_open_model (BurrowWindow *self,
   self->inspect_cancellable = g_cancellable_new ();
   g_free (self->inspect_dir);
   self->inspect_dir = g_strdup (path);
+  self->inspect_has_tokenizer = FALSE;
 
   markup = g_markup_escape_text (path, -1);
   adw_status_page_set_description (self->loading_page, markup);
@@ -74,6 +80,17 @@ _burrow_window_start_chat (BurrowWindow *self,
 {
   if (_burrow_window_new_chat (self, dir) != NULL)
     burrow_settings_add_recent_model (self->settings, dir);
+}
+
+void
+_burrow_window_set_tokenizer (BurrowWindow *self,
+                              const char   *file)
+{
+  if (self->inspect_dir == NULL)
+    return;
+  burrow_settings_set_model_tokenizer (self->settings, self->inspect_dir, file);
+  self->inspect_has_tokenizer = file != NULL;
+  _burrow_window_update_state (self);
 }
 
 static int
@@ -92,8 +109,10 @@ format_bits (const char *format)
  * point to; free it after the load request has copied them. */
 static void
 options_from_settings (BurrowWindow        *self,
+                       const char          *dir,
                        BurrowEngineOptions *options,
-                       char               **io_backend)
+                       char               **io_backend,
+                       char               **tokenizer)
 {
   g_autofree char *io = NULL;
   g_autofree char *dense = NULL;
@@ -118,6 +137,9 @@ options_from_settings (BurrowWindow        *self,
   /* GSettings names it like a key; the engine like the kernel interface. */
   *io_backend = g_strdup (g_strcmp0 (io, "io-uring") == 0 ? "io_uring" : io);
   options->io_backend = *io_backend;
+  /* NULL for a folder with a tokenizer of its own */
+  *tokenizer = burrow_settings_dup_model_tokenizer (self->settings, dir);
+  options->tokenizer = *tokenizer;
 }
 
 void
@@ -235,6 +257,7 @@ _burrow_window_load_model (BurrowWindow *self,
                            const char   *dir)
 {
   g_autofree char *io_backend = NULL;
+  g_autofree char *tokenizer = NULL;
   BurrowEngineOptions options;
 
   g_return_if_fail (dir != NULL && dir[0] != '\0');
@@ -253,7 +276,7 @@ _burrow_window_load_model (BurrowWindow *self,
   burrow_perf_monitor_reset (self->monitor, 0);
   burrow_perf_monitor_flush (self->monitor);
 
-  options_from_settings (self, &options, &io_backend);
+  options_from_settings (self, dir, &options, &io_backend, &tokenizer);
   self->load_cancellable = g_cancellable_new ();
   burrow_engine_worker_load (self->worker, dir, &options,
                              burrow_is_demo_model (dir) ? BURROW_DEMO_EXPERT_SHARE : 0,
@@ -297,6 +320,9 @@ _burrow_window_models_dispose (BurrowWindow *self)
   if (self->chooser != NULL)
     gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
   g_clear_object (&self->chooser);
+  if (self->tokenizer_chooser != NULL)
+    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
+  g_clear_object (&self->tokenizer_chooser);
   g_clear_pointer (&self->inspect_dir, g_free);
   g_clear_pointer (&self->loaded_dir, g_free);
   g_clear_pointer (&self->loading_dir, g_free);

@@ -26,7 +26,9 @@ struct _BurrowWindow {
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
   char *inspect_dir;
+  gboolean inspect_has_tokenizer;  /* its own, or one chosen for it */
   GtkFileChooserNative *chooser;
+  GtkFileChooserNative *tokenizer_chooser;
 
   /* The model on the worker. */
   char *loaded_dir;             /* NULL until a load succeeded */
@@ -49,6 +51,9 @@ struct _BurrowWindow {
   BurrowChat *reply_chat;
   int reply_tokens;
   char *pending_prompt;         /* sent once the chat's model is ready */
+  /* An edit in progress (the chat view knows which message): the composer's text from
+   * before, given back on Cancel. Nothing is deleted until the edit is sent. */
+  char *draft_before_edit;
   gboolean notified_generating;
 
   /* Delete with undo. */
@@ -73,6 +78,7 @@ struct _BurrowWindow {
   AdwStatusPage *loading_page;
   GtkSpinner *loading_spinner;
   BurrowModelView *model_view;
+  GtkWidget *tokenizer_box;
   AdwStatusPage *error_page;
   AdwViewStack *view_stack;
   GtkPaned *paned;
@@ -100,6 +106,9 @@ void _burrow_window_ensure_chat_model (BurrowWindow *self);
 void _burrow_window_update_model_bar (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
+/* The tokenizer file for the inspected folder, which has none of its own. */
+void _burrow_window_set_tokenizer (BurrowWindow *self,
+                                   const char   *file);
 void _burrow_window_models_dispose (BurrowWindow *self);
 
 /* burrow-window-chats.c */
@@ -114,6 +123,7 @@ void _burrow_window_stop (BurrowWindow *self);
 void _burrow_window_regenerate (BurrowWindow *self);
 void _burrow_window_edit_message (BurrowWindow *self,
                                   guint         index);
+void _burrow_window_cancel_edit (BurrowWindow *self);
 void _burrow_window_rename_chat (BurrowWindow *self,
                                  BurrowChat   *chat);
 /* The chat's system prompt and sampling, in a dialog; saved when it closes. */

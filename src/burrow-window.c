@@ -68,9 +68,16 @@ _burrow_window_update_state (BurrowWindow *self)
   gtk_widget_action_set_enabled (widget, "win.stop", generating);
   gtk_widget_action_set_enabled (widget, "win.regenerate",
                                  on_chat && ready && !generating && last != NULL &&
-                                 burrow_chat_message_get_role (last) == BURROW_ROLE_ASSISTANT);
+                                 burrow_chat_message_get_role (last) == BURROW_ROLE_ASSISTANT &&
+                                 burrow_chat_view_get_editing (self->chat_view) < 0);
+  gtk_widget_action_set_enabled (widget, "win.cancel-edit",
+                                 burrow_chat_view_get_editing (self->chat_view) >= 0);
   gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
   gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
+  /* A folder without a tokenizer offers to pick one, not a chat that cannot load. */
+  gtk_widget_action_set_enabled (widget, "win.start-chat",
+                                 self->inspect_dir != NULL && self->inspect_has_tokenizer);
+  gtk_widget_set_visible (self->tokenizer_box, self->inspect_dir != NULL && !self->inspect_has_tokenizer);
   gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);
   gtk_widget_action_set_enabled (widget, "win.toggle-panel",
                                  on_chat && !adw_leaflet_get_folded (self->leaflet));
@@ -197,6 +204,20 @@ on_folded (BurrowWindow *self)
   _burrow_window_update_state (self);
 }
 
+/* The panel beside the chat keeps its own width (its minimum) whatever its numbers and
+ * charts ask for: left to GtkPaned, the divider followed the panel's natural width and
+ * the chat column jumped sideways as tokens came in. Set again whenever the paned's
+ * extent changes (window resized, panel shown). */
+static void
+keep_panel_width (BurrowWindow *self)
+{
+  int max = 0;
+
+  g_object_get (self->paned, "max-position", &max, NULL);
+  if (max > 0 && gtk_paned_get_position (self->paned) != max)
+    gtk_paned_set_position (self->paned, max);
+}
+
 static void
 burrow_window_constructed (GObject *object)
 {
@@ -214,6 +235,8 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_object_bind_property (self->panel, "visible", self->panel_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  g_signal_connect_object (self->paned, "notify::max-position", G_CALLBACK (keep_panel_width),
+                           self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
                            self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->switcher_title, "notify::title-visible",
@@ -233,8 +256,9 @@ burrow_window_constructed (GObject *object)
   burrow_dashboard_set_compact (self->panel, TRUE);
   burrow_dashboard_set_monitor (self->performance, self->monitor);
 
-  _burrow_window_chats_init (self);
+  /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
+  _burrow_window_chats_init (self);
 }
 
 static void
@@ -356,6 +380,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, tokenizer_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, paned);

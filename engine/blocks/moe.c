@@ -322,6 +322,7 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
     }
 
   memset (y, 0, (gsize) n * width * sizeof (float));
+  bw_expert_store_note_routes (store, moe->layer, route->ids, n, moe->router.top_k);
   /* A prefill's union (or, under a small budget, even one token's experts) may exceed
    * what the store's budget holds at once: request it in slices, releasing each before
    * the next. */

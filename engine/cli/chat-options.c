@@ -1,4 +1,4 @@
-/* Options shared by chat and serve (see chat-options.h). */
+/* Options shared by chat, run and serve (see chat-options.h). */
 #include "chat-options.h"
 
 #include <stdio.h>
@@ -31,7 +31,7 @@ bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
 {
   const GOptionEntry entries[] = {
     { "temperature", 0, 0, G_OPTION_ARG_DOUBLE, &a->temperature,
-      "Sampling temperature; 0 is greedy (0.7)", "T" },
+      "Sampling temperature; 0 is greedy (0.7; run: 0)", "T" },
     { "top-k", 0, 0, G_OPTION_ARG_INT, &a->top_k, "Keep the K most likely tokens (0: off)",
       "K" },
     { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &a->top_p,
@@ -43,7 +43,7 @@ bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
     { "repeat-window", 0, 0, G_OPTION_ARG_INT, &a->repeat_window,
       "How many recent tokens the penalty looks at (64)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &a->seed, "Sampling seed (default: random)", "N" },
-    { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a->max_tokens, "Reply length limit (1024)",
+    { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a->max_tokens, "Reply length limit (1024; run --ids: 16)",
       "N" },
     { "stop", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->stop,
       "End the reply before this text (repeatable)", "TEXT" },
@@ -135,4 +135,51 @@ bw_cli_generate_options (const BwCliSamplingArgs *a, BurrowGenerateOptions *o, G
   o->thinking_effort = a->effort;
   o->ignore_eos = a->ignore_eos;
   return TRUE;
+}
+
+void
+bw_cli_print_token (const BurrowToken *tok, gpointer data)
+{
+  BwCliPrinter *p = data;
+  if (tok->reasoning[0])
+    {
+      if (!p->in_reasoning)
+        fputs (p->tty ? "\033[2m" : "[thinking] ", stdout);
+      p->in_reasoning = TRUE;
+      fputs (tok->reasoning, stdout);
+    }
+  if (tok->answer[0])
+    {
+      if (p->in_reasoning)
+        fputs (p->tty ? "\033[0m\n" : " [/thinking]\n", stdout);
+      p->in_reasoning = FALSE;
+      fputs (tok->answer, stdout);
+    }
+  fflush (stdout);
+}
+
+void
+bw_cli_printer_end (BwCliPrinter *p)
+{
+  if (p->in_reasoning && p->tty)
+    fputs ("\033[0m", stdout);
+}
+
+const char *
+bw_cli_finish_text (const BurrowTurnStats *st)
+{
+  switch (st->finish)
+    {
+    case BURROW_FINISH_LENGTH:
+      return "length limit";
+    case BURROW_FINISH_STOP:
+      return st->stop_token >= 0 ? "end of turn" : "stop string";
+    case BURROW_FINISH_CANCELLED:
+      return "stopped";
+    case BURROW_FINISH_ERROR:
+      return "error";
+    case BURROW_FINISH_NONE:
+      break;
+    }
+  return "";
 }

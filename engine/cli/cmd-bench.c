@@ -113,7 +113,7 @@ static const BenchMode modes[] = {
 static void
 print_modes (FILE *out)
 {
-  fprintf (out, "Usage: burrow-cli bench MODE [OPTIONS...]\n\nModes:\n");
+  fprintf (out, "Usage: burrow-cli bench MODE [OPTION…]\n\nModes:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
     fprintf (out, "  %-10s %s\n", modes[i].name, modes[i].summary);
 }
@@ -128,7 +128,11 @@ bw_cli_bench_main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
     if (strcmp (argv[1], modes[i].name) == 0)
-      return modes[i].main (argc - 1, argv + 1);
+      {
+        g_autofree char *prgname = g_strdup_printf ("burrow-cli bench %s", modes[i].name);
+        g_set_prgname (prgname);
+        return modes[i].main (argc - 1, argv + 1);
+      }
   fprintf (stderr, "burrow-cli: unknown bench mode '%s'\n", argv[1]);
   print_modes (stderr);
   return 2;

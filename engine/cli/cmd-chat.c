@@ -2,8 +2,8 @@
  *
  *   chat --model DIR [--session FILE] [--system TEXT] [--temperature T] ...
  *
- * One line of stdin is one user message; the reply streams to stdout and a one-line stats
- * footer goes to stderr. Ctrl+C stops the reply being written (the conversation goes on);
+ * One line of stdin is one user message (/help lists the few commands); the reply streams
+ * to stdout and a one-line stats footer goes to stderr. Ctrl+C stops the reply being written (the conversation goes on);
  * at the prompt it quits. With --session the conversation is saved after every turn and
  * reopens warm. */
 #include <errno.h>
@@ -65,38 +65,6 @@ route_sigint (void)
   g_thread_unref (g_thread_new ("sigint", wait_for_sigint, &set));
 }
 
-typedef struct {
-  gboolean tty;
-  gboolean in_reasoning;
-} Printer;
-
-static void
-put (Printer *p, const char *text)
-{
-  fputs (text, stdout);
-}
-
-static void
-on_token (const BurrowToken *tok, gpointer data)
-{
-  Printer *p = data;
-  if (tok->reasoning[0])
-    {
-      if (!p->in_reasoning)
-        put (p, p->tty ? "\033[2m" : "[thinking] ");
-      p->in_reasoning = TRUE;
-      put (p, tok->reasoning);
-    }
-  if (tok->answer[0])
-    {
-      if (p->in_reasoning)
-        put (p, p->tty ? "\033[0m\n" : " [/thinking]\n");
-      p->in_reasoning = FALSE;
-      put (p, tok->answer);
-    }
-  fflush (stdout);
-}
-
 static void
 on_prefill (double fraction, const char *phase, gpointer user_data)
 {
@@ -128,11 +96,22 @@ print_footer (const BurrowTurnStats *st)
   format_bytes (read, sizeof read, st->bytes_read);
   fprintf (stderr,
            "[%d tokens, %.2f tok/s, TTFT %.2f s | prompt %d (%d cached, %d prefilled in "
-           "%.2f s) | experts hit %.1f%%, read %s%s]\n",
+           "%.2f s) | experts hit %.1f%%, read %s%s%s]\n",
            st->generated_tokens, st->decode_tokens_per_second, st->ttft_seconds,
            st->prompt_tokens, st->cached_tokens, st->prefill_tokens, st->prefill_seconds,
            st->hit_rate * 100.0, read,
-           st->finish == BURROW_FINISH_LENGTH ? " | length limit" : "");
+           st->finish == BURROW_FINISH_LENGTH || st->finish == BURROW_FINISH_STOP ? " | " : "",
+           st->finish == BURROW_FINISH_LENGTH || st->finish == BURROW_FINISH_STOP
+             ? bw_cli_finish_text (st) : "");
+}
+
+static void
+print_help (void)
+{
+  fputs ("Each line you type is a message to the model. Commands:\n"
+         "  /help          this list\n"
+         "  /quit, /exit   end the chat (so does Ctrl+D; Ctrl+C stops a reply)\n",
+         stderr);
 }
 
 /* Reads one line of stdin without its newline; NULL at the end. */
@@ -160,19 +139,19 @@ static gboolean
 chat_turn (BurrowConversation *conv, const BurrowGenerateOptions *opts, const ChatArgs *a,
            GError **error)
 {
-  Printer p = { .tty = isatty (1) };
+  BwCliPrinter p = { .tty = isatty (1) };
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   BurrowTurnStats st;
   g_autoptr (GError) local = NULL;
   g_mutex_lock (&interrupt_lock);
   interrupt_target = cancel;
   g_mutex_unlock (&interrupt_lock);
-  gboolean ok = burrow_conversation_generate (conv, opts, on_token, &p, &st, cancel, &local);
+  gboolean ok = burrow_conversation_generate (conv, opts, bw_cli_print_token, &p, &st,
+                                              cancel, &local);
   g_mutex_lock (&interrupt_lock);
   interrupt_target = NULL;
   g_mutex_unlock (&interrupt_lock);
-  if (p.in_reasoning && p.tty)
-    put (&p, "\033[0m");
+  bw_cli_printer_end (&p);
   fputs ("\n", stdout);
   fflush (stdout);
   if (!ok && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -224,6 +203,8 @@ chat_with_args (ChatArgs *a, GError **error)
     fputs ("burrow-cli chat: --system is ignored for a resumed session\n", stderr);
 
   gboolean tty = isatty (0);
+  if (tty)
+    fputs ("Type a message, or /help.\n", stderr);
   char *line;
   while ((line = read_line (tty)) != NULL)
     {
@@ -232,6 +213,11 @@ chat_with_args (ChatArgs *a, GError **error)
         continue;
       if (strcmp (text, "/quit") == 0 || strcmp (text, "/exit") == 0)
         break;
+      if (strcmp (text, "/help") == 0 || strcmp (text, "/?") == 0)
+        {
+          print_help ();
+          continue;
+        }
       burrow_conversation_add_message (conv, BURROW_ROLE_USER, text, NULL);
       if (!chat_turn (conv, &opts, a, error))
         return 1;

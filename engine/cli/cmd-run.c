@@ -1,33 +1,35 @@
-/* burrow-cli run: load a model and run it over token ids (teacher forcing or greedy decode).
+/* burrow-cli run: load a model and run it over token ids or one prompt.
  *
  *   run --model DIR --teacher-force 3,14,25 --print-ids   last line: argmax at every position
- *   run --model DIR --ids 3,14,25 --max-tokens N --greedy --print-ids
+ *   run --model DIR --ids 3,14,25 --max-tokens N --print-ids
  *                                                         last line: the N generated ids
- *   run --model DIR --prompt TEXT [--system TEXT] [--raw]  streams the reply as text
+ *   run --model DIR --prompt TEXT [--system TEXT]         one chat turn, the reply streamed
+ *   run --model DIR --prompt TEXT --raw                   the text as is, no chat format
  *
- * Without --model it runs the bundled demo model. */
+ * A --prompt turn goes through the engine exactly as a chat turn does (chat format, stop
+ * tokens, reasoning split), with the sampling options chat has; run is greedy unless given
+ * a --temperature. Without --model it runs the bundled demo model. */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chat-options.h"
 #include "cli-common.h"
 #include "commands.h"
 #include "model/model.h"
-#include "text/chat-template.h"
+#include "run/sampler.h"
 #include "text/tokenizer.h"
 
 typedef struct {
   BwCliModelArgs model;
+  BwCliSamplingArgs sampling;
   char *teacher_force;
   char *ids;
   char *prompt;
   char *system;
   gboolean raw;
-  gboolean thinking;
-  gboolean ignore_eos;
-  int max_tokens;
   gboolean greedy;
   gboolean print_ids;
   gboolean stats;
@@ -41,13 +43,21 @@ print_id_list (const int *ids, int n)
   printf ("\n");
 }
 
+/* The model's phase clocks since load: prefill and decode together. */
+static void
+print_phases (const double *seconds)
+{
+  fprintf (stderr, "model phases (prefill and decode together):\n");
+  for (int p = 0; p < BW_PHASE_COUNT; p++)
+    fprintf (stderr, "  %-14s %.3f s\n", burrow_phase_name (p), seconds[p]);
+}
+
 static void
 print_stats (BwModel *model, double seconds_prefill, int n_prefill, double seconds_decode,
              int n_decode)
 {
   BwModelStats st;
-  static const char *names[BW_PHASE_COUNT] = { "attention", "expert wait", "expert matmul",
-                                               "other", "lm head" };
+  double seconds[BW_PHASE_COUNT];
   bw_model_stats (model, &st);
   fprintf (stderr, "prefill: %d tokens in %.3f s (%.2f tok/s)\n", n_prefill, seconds_prefill,
            seconds_prefill > 0 ? n_prefill / seconds_prefill : 0.0);
@@ -55,7 +65,8 @@ print_stats (BwModel *model, double seconds_prefill, int n_prefill, double secon
     fprintf (stderr, "decode: %d tokens in %.3f s (%.2f tok/s)\n", n_decode, seconds_decode,
              seconds_decode > 0 ? n_decode / seconds_decode : 0.0);
   for (int p = 0; p < BW_PHASE_COUNT; p++)
-    fprintf (stderr, "  %-14s %.3f s\n", names[p], st.ns[p] / 1e9);
+    seconds[p] = st.ns[p] / 1e9;
+  print_phases (seconds);
 }
 
 static int
@@ -84,7 +95,7 @@ teacher_force (BwModel *model, const GArray *ids, const RunArgs *a, GError **err
   return 0;
 }
 
-/* Text output of a --prompt run: the tokenizer, the streaming decoder and the stop ids. */
+/* Text output of a --raw run: the tokenizer, the streaming decoder and the stop ids. */
 typedef struct {
   BwTokenizer *tok;
   BwTokenStream stream;
@@ -100,17 +111,40 @@ is_stop (const TextOut *text, int id)
   return FALSE;
 }
 
-/* Prefill, then up to max_tokens greedy steps. Without text the ids stream to stdout
- * (unless --print-ids); with text the decoded reply does, ending at a stop id. */
-static int
-greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *text,
-               GError **error)
+/* Streams one generated id: its text (special tokens never shown), or the id itself. */
+static gboolean
+put_id (TextOut *text, const RunArgs *a, int id, int n_out, GString *piece, GError **error)
 {
-  int vocab = bw_model_vocab_size (model), n_new = a->max_tokens, n_out = 0;
+  if (text && !bw_tokenizer_is_special (text->tok, id))
+    {
+      g_string_truncate (piece, 0);
+      if (!bw_token_stream_push (&text->stream, id, piece, error))
+        return FALSE;
+      fputs (piece->str, stdout);
+    }
+  else if (!text && !a->print_ids)
+    printf ("%s%d", n_out > 1 ? "," : "", id);
+  fflush (stdout);
+  return TRUE;
+}
+
+/* Prefill, then up to max_tokens steps of the sampler (greedy by default). Without text
+ * the ids stream to stdout (unless --print-ids); with text the decoded reply does, ending
+ * at a stop id. */
+static int
+decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
+            const BurrowGenerateOptions *go, TextOut *text, GError **error)
+{
+  int vocab = bw_model_vocab_size (model), n_new = go->max_tokens, n_out = 0;
   g_autoptr (BwState) state = bw_state_new (model);
   g_autofree float *logits = g_new (float, vocab);
   g_autofree int *out = g_new (int, MAX (n_new, 1));
   g_autoptr (GString) piece = g_string_new (NULL);
+  BwSamplerOptions so = { go->temperature, go->top_k, go->top_p, go->min_p,
+                          go->repetition_penalty, go->seed };
+  g_autoptr (BwSampler) sampler = bw_sampler_new (vocab, &so);
+  g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_array_append_vals (seq, ids->data, ids->len);
 
   gint64 t0 = g_get_monotonic_time ();
   if (!bw_model_forward (model, state, (const int32_t *) ids->data, (int) ids->len, logits,
@@ -119,22 +153,17 @@ greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *tex
   gint64 t1 = g_get_monotonic_time ();
   while (n_out < n_new)
     {
-      int id = bw_cli_argmax (logits, vocab);
+      int n_recent = MIN ((int) seq->len, go->repetition_window);
+      int32_t id = bw_sampler_sample (sampler, logits,
+                                      (const gint32 *) seq->data + seq->len - n_recent,
+                                      n_recent);
       out[n_out++] = id;
+      g_array_append_val (seq, id);
       if (text && is_stop (text, id))
         break;
-      if (text)
-        {
-          g_string_truncate (piece, 0);
-          if (!bw_token_stream_push (&text->stream, id, piece, error))
-            return 1;
-          fputs (piece->str, stdout);
-        }
-      else if (!a->print_ids)
-        printf ("%s%d", n_out > 1 ? "," : "", id);
-      fflush (stdout);
-      int32_t next = id;
-      if (n_out < n_new && !bw_model_forward (model, state, &next, 1, logits, FALSE, NULL, error))
+      if (!put_id (text, a, id, n_out, piece, error))
+        return 1;
+      if (n_out < n_new && !bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, error))
         return 1;
     }
   gint64 t2 = g_get_monotonic_time ();
@@ -153,9 +182,9 @@ greedy_decode (BwModel *model, const GArray *ids, const RunArgs *a, TextOut *tex
   return 0;
 }
 
-/* Tokenises --prompt (through the family's chat template unless --raw) into ids. */
+/* --raw: the prompt text as is, stopping at the config's eos ids. */
 static gboolean
-prepare_prompt (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GError **error)
+prepare_raw (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GError **error)
 {
   text->tok = a->model.tokenizer ? bw_tokenizer_open (a->model.tokenizer, NULL, error)
                                  : bw_tokenizer_open_dir (a->model.model_dir, NULL, error);
@@ -163,30 +192,11 @@ prepare_prompt (BwModel *model, const RunArgs *a, TextOut *text, GArray *ids, GE
     return FALSE;
   bw_token_stream_init (&text->stream, text->tok);
   text->stop = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (a->raw)
-    {
-      int n_eos;
-      const int *eos = bw_model_eos_ids (model, &n_eos);
-      for (int i = 0; i < n_eos && !a->ignore_eos; i++)
-        g_array_append_val (text->stop, eos[i]);
-      return bw_tokenizer_encode (text->tok, a->prompt, -1, FALSE, ids, error);
-    }
-
-  BwChatOptions chat = { .format = bw_model_family (model)->chat, .thinking = a->thinking,
-                         .add_generation_prompt = TRUE };
-  if (chat.format == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                           "this model family has no chat template; use --raw");
-      return FALSE;
-    }
-  BwChatMessage msgs[2] = { { BW_CHAT_SYSTEM, a->system, NULL },
-                            { BW_CHAT_USER, a->prompt, NULL } };
-  gsize first = a->system ? 0 : 1;
-  g_autofree char *rendered = bw_chat_render (&chat, msgs + first, 2 - first);
-  if (!a->ignore_eos && !bw_chat_stop_ids (chat.format, text->tok, text->stop, error))
-    return FALSE;
-  return bw_tokenizer_encode (text->tok, rendered, -1, TRUE, ids, error);
+  int n_eos;
+  const int *eos = bw_model_eos_ids (model, &n_eos);
+  for (int i = 0; i < n_eos && !a->sampling.ignore_eos; i++)
+    g_array_append_val (text->stop, eos[i]);
+  return bw_tokenizer_encode (text->tok, a->prompt, -1, FALSE, ids, error);
 }
 
 static void
@@ -195,6 +205,63 @@ text_out_clear (TextOut *text)
   g_clear_pointer (&text->tok, bw_tokenizer_free);
   if (text->stop)
     g_array_unref (text->stop);
+}
+
+typedef struct {
+  BwCliPrinter printer;
+  GArray *ids;
+  gboolean print_ids;
+} PromptOut;
+
+static void
+on_prompt_token (const BurrowToken *tok, gpointer data)
+{
+  PromptOut *out = data;
+  if (tok->id >= 0)
+    g_array_append_val (out->ids, tok->id);
+  bw_cli_print_token (tok, &out->printer);
+}
+
+static void
+print_turn_stats (const BurrowTurnStats *st)
+{
+  fprintf (stderr, "prefill: %d tokens in %.3f s (%.2f tok/s)\n", st->prefill_tokens,
+           st->prefill_seconds, st->prefill_tokens_per_second);
+  fprintf (stderr, "decode: %d tokens, first after %.3f s (TTFT, includes prefill), then "
+           "%.3f s (%.2f tok/s); ended: %s\n", st->generated_tokens, st->ttft_seconds,
+           st->decode_seconds, st->decode_tokens_per_second, bw_cli_finish_text (st));
+  print_phases (st->phase_seconds);
+}
+
+/* --prompt: one chat turn through the engine, as burrow-cli chat runs it. */
+static int
+run_prompt (RunArgs *a, const BurrowGenerateOptions *go, GError **error)
+{
+  g_autoptr (BurrowEngine) engine = bw_cli_load_engine (&a->model, error);
+  if (engine == NULL)
+    return 1;
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  if (a->system)
+    burrow_conversation_add_message (conv, BURROW_ROLE_SYSTEM, a->system, NULL);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, a->prompt, NULL);
+  PromptOut out = { { .tty = FALSE }, g_array_new (FALSE, FALSE, sizeof (gint32)),
+                    a->print_ids };
+  BurrowTurnStats st;
+  gboolean ok = burrow_conversation_generate (conv, go, on_prompt_token, &out, &st, NULL,
+                                              error);
+  bw_cli_printer_end (&out.printer);
+  printf ("\n");
+  if (ok && a->stats)
+    print_turn_stats (&st);
+  /* The stop token ends the list, as the ids the model produced. */
+  if (ok && a->print_ids)
+    {
+      if (st.stop_token >= 0)
+        g_array_append_val (out.ids, st.stop_token);
+      print_id_list ((const int *) out.ids->data, (int) out.ids->len);
+    }
+  g_array_unref (out.ids);
+  return ok ? 0 : 1;
 }
 
 static void
@@ -215,12 +282,22 @@ run_with_args (RunArgs *a, GError **error)
                            "need exactly one of --teacher-force, --ids, --prompt");
       return 2;
     }
-  if (a->max_tokens < 0)
+  if (a->sampling.max_tokens < 0)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--max-tokens must be >= 0");
+                           "--max-tokens must be > 0");
       return 2;
     }
+  /* A whole reply for a prompt; a short continuation for ids. */
+  if (a->sampling.max_tokens == 0)
+    a->sampling.max_tokens = a->prompt ? 1024 : 16;
+  if (a->greedy)
+    a->sampling.temperature = 0;
+  BurrowGenerateOptions go;
+  if (!bw_cli_generate_options (&a->sampling, &go, error))
+    return 2;
+  if (a->prompt && !a->raw)
+    return run_prompt (a, &go, error);
 
   BwModelOptions opts;
   if (!bw_cli_model_options (&a->model, &opts, error))
@@ -239,11 +316,12 @@ run_with_args (RunArgs *a, GError **error)
   if (a->teacher_force)
     return teacher_force (model, ids, a, error);
   if (!a->prompt)
-    return greedy_decode (model, ids, a, NULL, error);
+    return decode_ids (model, ids, a, &go, NULL, error);
 
   TextOut text = { 0 };
-  int rc = prepare_prompt (model, a, &text, ids, error) ? greedy_decode (model, ids, a, &text, error)
-                                                        : 1;
+  int rc = prepare_raw (model, a, &text, ids, error) ? decode_ids (model, ids, a, &go, &text,
+                                                                   error)
+                                                     : 1;
   text_out_clear (&text);
   return rc;
 }
@@ -251,7 +329,10 @@ run_with_args (RunArgs *a, GError **error)
 int
 bw_cli_run_main (int argc, char **argv)
 {
-  RunArgs a = { .max_tokens = 16 };
+  RunArgs a = { 0 };
+  bw_cli_sampling_args_init (&a.sampling);
+  a.sampling.temperature = 0;   /* reproducible unless asked otherwise */
+  a.sampling.max_tokens = 0;    /* by mode, below */
   GOptionEntry entries[] = {
     { "teacher-force", 0, 0, G_OPTION_ARG_STRING, &a.teacher_force,
       "One forward over these ids; print the argmax at every position", "IDS" },
@@ -261,34 +342,31 @@ bw_cli_run_main (int argc, char **argv)
       "TEXT" },
     { "system", 0, 0, G_OPTION_ARG_STRING, &a.system, "System prompt (with --prompt)", "TEXT" },
     { "raw", 0, 0, G_OPTION_ARG_NONE, &a.raw,
-      "Encode --prompt as is, without the chat template", NULL },
-    { "thinking", 0, 0, G_OPTION_ARG_NONE, &a.thinking,
-      "Chat template with thinking on (models with a thinking mode)", NULL },
-    { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &a.ignore_eos,
-      "Keep generating past the end-of-turn token", NULL },
-    { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens, "Tokens to generate (16)", "N" },
-    { "greedy", 0, 0, G_OPTION_ARG_NONE, &a.greedy, "Greedy decoding (the default)", NULL },
-    { "print-ids", 0, 0, G_OPTION_ARG_NONE, &a.print_ids, "Print ids as the last line", NULL },
+      "Encode --prompt as is (special-token text as text), without the chat format", NULL },
+    { "greedy", 0, 0, G_OPTION_ARG_NONE, &a.greedy,
+      "Greedy decoding (the default; overrides --temperature)", NULL },
+    { "print-ids", 0, 0, G_OPTION_ARG_NONE, &a.print_ids,
+      "Print the generated ids (then the stop token, if one ended the reply) as the last line",
+      NULL },
     { "stats", 0, 0, G_OPTION_ARG_NONE, &a.stats, "Print load progress and timings to stderr",
       NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- run a model over token ids");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- run a model over token ids or a prompt");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
   bw_cli_add_model_entries (ctx, &a.model,
                             BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS | BW_CLI_MODEL_DENSE_BITS
                             | BW_CLI_MODEL_EXPERT_BITS | BW_CLI_MODEL_RAM_BUDGET
-                            | BW_CLI_MODEL_INT8_ACT);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "burrow-cli run: %s\n", error->message);
-      return 2;
-    }
-  int rc = run_with_args (&a, &error);
+                            | BW_CLI_MODEL_INT8_ACT | BW_CLI_MODEL_MAX_BATCH);
+  bw_cli_add_sampling_entries (ctx, &a.sampling);
+  int rc = 2;
+  if (g_option_context_parse (ctx, &argc, &argv, &error))
+    rc = run_with_args (&a, &error);
   if (rc != 0 && error)
     fprintf (stderr, "burrow-cli run: %s\n", error->message);
   bw_cli_model_args_clear (&a.model);
+  bw_cli_sampling_args_clear (&a.sampling);
   g_free (a.teacher_force);
   g_free (a.ids);
   g_free (a.prompt);

@@ -1,6 +1,11 @@
 /* burrow-cli serve: an OpenAI-compatible HTTP server over one loaded model.
  *
- *   serve --model DIR [--host 127.0.0.1] [--port 8000] [--api-key KEY]
+ *   serve --model DIR [--host 127.0.0.1] [--port 8000] [--api-key-file FILE]
+ *         [--served-model-name NAME]... [--max-context N]
+ *
+ * The API key comes from --api-key, else --api-key-file, else $BURROW_API_KEY (the last
+ * two keep it out of the process list). Requests must name the model by its folder's name
+ * or an alias.
  *
  * POST /v1/chat/completions (streamed as SSE or whole), GET /v1/models, GET /v1/profile.
  * It listens on loopback unless told otherwise, and refuses any other address without an
@@ -19,9 +24,12 @@ typedef struct {
   char *host;
   int port;
   char *api_key;
+  char *api_key_file;
+  char **names;
   char *max_body;
   int queue;
   int max_tokens;
+  int max_context;
 } ServeArgs;
 
 static gboolean
@@ -78,16 +86,73 @@ announce (ServeServer *server)
   fflush (stdout);
 }
 
+/* --api-key, else the first line of --api-key-file, else $BURROW_API_KEY. */
+static gboolean
+resolve_api_key (ServeArgs *a, GError **error)
+{
+  if (a->api_key && a->api_key_file)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           "give --api-key or --api-key-file, not both");
+      return FALSE;
+    }
+  if (a->api_key_file)
+    {
+      g_autofree char *text = NULL;
+      g_autoptr (GError) local = NULL;
+      if (!g_file_get_contents (a->api_key_file, &text, NULL, &local))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "cannot read the API key: %s", local->message);
+          return FALSE;
+        }
+      char *nl = strpbrk (text, "\r\n");
+      if (nl)
+        *nl = '\0';
+      g_strstrip (text);
+      if (*text == '\0')
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "%s: the API key file is empty", a->api_key_file);
+          return FALSE;
+        }
+      a->api_key = g_steal_pointer (&text);
+    }
+  else if (a->api_key == NULL && g_getenv ("BURROW_API_KEY") && *g_getenv ("BURROW_API_KEY"))
+    a->api_key = g_strdup (g_getenv ("BURROW_API_KEY"));
+  return TRUE;
+}
+
+/* The folder's name, then the aliases. */
+static char **
+served_names (BurrowEngine *engine, char **aliases)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+  g_strv_builder_add (b, burrow_engine_get_name (engine));
+  for (gsize i = 0; aliases && aliases[i]; i++)
+    {
+      g_auto (GStrv) parts = g_strsplit (aliases[i], ",", -1);
+      for (gsize k = 0; parts[k]; k++)
+        if (*g_strstrip (parts[k]))
+          g_strv_builder_add (b, parts[k]);
+    }
+  return g_strv_builder_end (b);
+}
+
 static int
 serve_with_args (ServeArgs *a, GError **error)
 {
   guint64 max_body = 4u << 20;
-  if (a->port < 0 || a->port > 65535 || a->queue < 0 || a->max_tokens <= 0)
+  if (a->port < 0 || a->port > 65535 || a->queue < 0 || a->max_tokens <= 0
+      || a->max_context < 0)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--port must be 0-65535, --queue >= 0 and --max-tokens > 0");
+                           "--port must be 0-65535, --queue and --max-context >= 0 and "
+                           "--max-tokens > 0");
       return 2;
     }
+  if (!resolve_api_key (a, error))
+    return 2;
   g_autoptr (GInetAddress) addr = NULL;
   if (!check_host (a, &addr, error)
       || (a->max_body && !bw_cli_parse_size (a->max_body, &max_body, error)))
@@ -96,8 +161,12 @@ serve_with_args (ServeArgs *a, GError **error)
   if (engine == NULL)
     return 1;
 
+  g_auto (GStrv) names = served_names (engine, a->names);
   ServeServer server = { .engine = engine, .max_body = max_body,
                          .max_queue = (guint) a->queue, .max_tokens = a->max_tokens,
+                         .max_context = a->max_context > 0 ? a->max_context
+                                                           : burrow_engine_get_max_context (engine),
+                         .names = (const char *const *) names,
                          .created = g_get_real_time () / G_USEC_PER_SEC,
                          .main_context = g_main_context_default () };
   server.api_key = a->api_key && *a->api_key ? a->api_key : NULL;
@@ -138,9 +207,18 @@ bw_cli_serve_main (int argc, char **argv)
   const GOptionEntry entries[] = {
     { "host", 0, 0, G_OPTION_ARG_STRING, &a.host,
       "Address to listen on (127.0.0.1; others need --api-key)", "ADDR" },
-    { "port", 'p', 0, G_OPTION_ARG_INT, &a.port, "Port (8000; 0 picks a free one)", "PORT" },
+    { "port", 0, 0, G_OPTION_ARG_INT, &a.port, "Port (8000; 0 picks a free one)", "PORT" },
     { "api-key", 0, 0, G_OPTION_ARG_STRING, &a.api_key,
-      "Require 'Authorization: Bearer KEY' on every request", "KEY" },
+      "Require 'Authorization: Bearer KEY' on every request (visible in ps: prefer "
+      "--api-key-file or $BURROW_API_KEY)", "KEY" },
+    { "api-key-file", 0, 0, G_OPTION_ARG_FILENAME, &a.api_key_file,
+      "Read the API key from the first line of FILE", "FILE" },
+    { "served-model-name", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.names,
+      "Another name requests may give as 'model' (repeatable, or comma-separated)", "NAME" },
+    { "max-context", 0, 0, G_OPTION_ARG_INT, &a.max_context,
+      "Tokens of prompt plus reply a request may use; longer prompts get 400 "
+      "context_length_exceeded (default: the model's max_position_embeddings, capped by "
+      "memory)", "N" },
     { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "Largest request body (4M)",
       "SIZE" },
     { "queue", 0, 0, G_OPTION_ARG_INT, &a.queue,
@@ -165,6 +243,8 @@ bw_cli_serve_main (int argc, char **argv)
   bw_cli_engine_args_clear (&a.engine);
   g_free (a.host);
   g_free (a.api_key);
+  g_free (a.api_key_file);
+  g_strfreev (a.names);
   g_free (a.max_body);
   return rc;
 }

@@ -1,8 +1,10 @@
-/* burrow-cli tokenize: text on stdin -> comma-separated ids, or back with --decode. */
+/* burrow-cli tokenize: text on stdin -> comma-separated ids, or back with --decode. The
+ * tokenizer is --tokenizer FILE, else the one in --model DIR, else the demo model's. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli-common.h"
 #include "commands.h"
 #include "text/tokenizer.h"
 
@@ -85,11 +87,14 @@ bw_cli_tokenize_main (int argc, char **argv)
 {
   g_autofree char *path = NULL;
   g_autofree char *pattern = NULL;
+  BwCliModelArgs model = { 0 };
   gboolean do_decode = FALSE, no_special = FALSE;
   GOptionEntry entries[] = {
     { "tokenizer", 't', 0, G_OPTION_ARG_FILENAME, &path,
       "tiktoken.model or tokenizer.json (optionally .gz)", "FILE" },
-    { "pattern", 'p', 0, G_OPTION_ARG_STRING, &pattern,
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model.model_dir,
+      "Use this checkpoint folder's tokenizer (default: the bundled demo model's)", "DIR" },
+    { "pattern", 0, 0, G_OPTION_ARG_STRING, &pattern,
       "tiktoken pre-tokenizer: kimi (default), o200k, cl100k, or a regex", "NAME" },
     { "decode", 'd', 0, G_OPTION_ARG_NONE, &do_decode,
       "Read comma-separated ids and print their text", NULL },
@@ -109,13 +114,19 @@ bw_cli_tokenize_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli tokenize: %s\n", error->message);
       return 2;
     }
-  if (path == NULL || argc > 1)
+  if (argc > 1)
     {
-      fprintf (stderr, "burrow-cli tokenize: --tokenizer FILE is required; text comes on stdin\n");
+      fprintf (stderr, "burrow-cli tokenize: unexpected argument '%s'; text comes on stdin\n",
+               argv[1]);
+      bw_cli_model_args_clear (&model);
       return 2;
     }
   opts.pattern = pattern;
-  tok = bw_tokenizer_open (path, &opts, &error);
+  if (path != NULL)
+    tok = bw_tokenizer_open (path, &opts, &error);
+  else if (bw_cli_resolve_model (&model, &error))
+    tok = bw_tokenizer_open_dir (model.model_dir, &opts, &error);
+  bw_cli_model_args_clear (&model);
   if (tok == NULL)
     {
       fprintf (stderr, "burrow-cli tokenize: %s\n", error->message);

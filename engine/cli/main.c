@@ -20,7 +20,7 @@ static const BwCliCommand commands[] = {
 static void
 print_usage (FILE *out)
 {
-  fprintf (out, "Usage: burrow-cli COMMAND [OPTIONS...]\n\nCommands:\n");
+  fprintf (out, "Usage: burrow-cli COMMAND [OPTION…]\n\nCommands:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     fprintf (out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf (out, "\nRun 'burrow-cli COMMAND --help' for a command's options.\n");
@@ -44,7 +44,12 @@ main (int argc, char **argv)
 
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].main (argc - 1, argv + 1);
+      {
+        /* Usage lines and messages then read "burrow-cli run [OPTION…]". */
+        g_autofree char *prgname = g_strdup_printf ("burrow-cli %s", commands[i].name);
+        g_set_prgname (prgname);
+        return commands[i].main (argc - 1, argv + 1);
+      }
 
   fprintf (stderr, "burrow-cli: unknown command '%s'\n", argv[1]);
   print_usage (stderr);

@@ -33,10 +33,30 @@ serve_job_unref (ServeJob *job)
   g_free (job);
 }
 
+/* libsoup names only the statuses it knows (429 reads "Unknown Error"). */
+static const char *
+reason_phrase (guint status)
+{
+  switch (status)
+    {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
+    case 499: return "Client Closed Request";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return NULL;
+    }
+}
+
 static void
 send_json (SoupServerMessage *msg, guint status, char *body)
 {
-  soup_server_message_set_status (msg, status, NULL);
+  soup_server_message_set_status (msg, status, reason_phrase (status));
   soup_server_message_set_response (msg, "application/json", SOUP_MEMORY_TAKE, body,
                                     strlen (body));
 }
@@ -112,8 +132,19 @@ job_flush (gpointer data)
   job->flush_queued = FALSE;
   g_mutex_unlock (&job->lock);
 
-  if (job->msg && job->req->stream)
+  /* A stream refused before its first bytes answers like a whole reply. */
+  gboolean refused = job->req->stream && !job->streaming && done && body != NULL;
+  if (job->msg && job->req->stream && !refused)
     {
+      if (!job->streaming)
+        {
+          SoupMessageHeaders *h = soup_server_message_get_response_headers (job->msg);
+          soup_server_message_set_status (job->msg, 200, reason_phrase (200));
+          soup_message_headers_set_content_type (h, "text/event-stream", NULL);
+          soup_message_headers_replace (h, "Cache-Control", "no-cache");
+          soup_message_headers_set_encoding (h, SOUP_ENCODING_CHUNKED);
+          job->streaming = TRUE;
+        }
       SoupMessageBody *out = soup_server_message_get_response_body (job->msg);
       if (bytes->len)
         soup_message_body_append (out, SOUP_MEMORY_COPY, bytes->str, bytes->len);
@@ -200,6 +231,8 @@ early_handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHash
   ServeServer *server = data;
   if (!authorized (server, msg))
     {
+      soup_message_headers_replace (soup_server_message_get_response_headers (msg),
+                                    "WWW-Authenticate", "Bearer realm=\"burrow\"");
       send_error (msg, 401, "invalid_request_error", "invalid_api_key", NULL,
                   "Incorrect API key provided (send it as 'Authorization: Bearer KEY').");
       return;
@@ -231,18 +264,9 @@ start_job (ServeServer *server, SoupServerMessage *msg, ServeRequest *req)
   job->pending = g_string_new (NULL);
   job->id = g_strdup_printf ("chatcmpl-%08x%08x%" G_GUINT64_FORMAT, g_random_int (),
                              g_random_int (), ++server->n_jobs);
-  job->rid = (ServeReplyId) { job->id, g_get_real_time () / G_USEC_PER_SEC,
-                              burrow_engine_get_name (server->engine) };
+  job->rid = (ServeReplyId) { job->id, g_get_real_time () / G_USEC_PER_SEC, req->model };
   job->msg = g_object_ref (msg);
   job->finished_handler = g_signal_connect (msg, "finished", G_CALLBACK (on_finished), job);
-  if (req->stream)
-    {
-      SoupMessageHeaders *h = soup_server_message_get_response_headers (msg);
-      soup_server_message_set_status (msg, 200, NULL);
-      soup_message_headers_set_content_type (h, "text/event-stream", NULL);
-      soup_message_headers_replace (h, "Cache-Control", "no-cache");
-      soup_message_headers_set_encoding (h, SOUP_ENCODING_CHUNKED);
-    }
   soup_server_message_pause (msg);
   watch_client (job);
   server->active++;
@@ -250,15 +274,22 @@ start_job (ServeServer *server, SoupServerMessage *msg, ServeRequest *req)
   serve_worker_push (server, job);
 }
 
+/* The request's model is one of the served names. */
+static gboolean
+model_served (ServeServer *server, SoupServerMessage *msg, const char *model)
+{
+  if (g_strv_contains (server->names, model))
+    return TRUE;
+  g_autofree char *names = g_strjoinv ("', '", (char **) server->names);
+  g_autofree char *text = g_strdup_printf ("The model '%s' does not exist. This server serves "
+                                           "'%s'.", model, names);
+  send_error (msg, 404, "invalid_request_error", "model_not_found", "model", text);
+  return FALSE;
+}
+
 static void
 handle_completions (ServeServer *server, SoupServerMessage *msg)
 {
-  if (strcmp (soup_server_message_get_method (msg), "POST") != 0)
-    {
-      send_error (msg, 405, "invalid_request_error", "method_not_allowed", NULL,
-                  "Use POST for /v1/chat/completions.");
-      return;
-    }
   GByteArray *body = g_object_get_data (G_OBJECT (msg), BODY_KEY);
   if (g_object_get_data (G_OBJECT (msg), TOO_LARGE_KEY))
     {
@@ -285,6 +316,12 @@ handle_completions (ServeServer *server, SoupServerMessage *msg)
       serve_error_clear (&err);
       return;
     }
+  if (!model_served (server, msg, req->model))
+    {
+      serve_request_free (req);
+      return;
+    }
+  req->opts.max_context = server->max_context;
   start_job (server, msg, req);
 }
 
@@ -305,10 +342,20 @@ handle_profile (ServeServer *server, SoupServerMessage *msg)
    * recorded: counting it as queued keeps "nothing current, nothing queued" meaning that
    * every finished turn is in the list. */
   guint queued = server->active - (current.running && server->active > 0 ? 1 : 0);
-  send_json (msg, 200, serve_json_profile (burrow_engine_get_name (server->engine),
+  send_json (msg, 200, serve_json_profile (server->names[0],
                                            burrow_engine_get_family (server->engine), turns, n,
                                            &current, &cache, queued));
 }
+
+/* The routes, each with the one method it answers. */
+static const struct {
+  const char *path;
+  const char *method;
+} routes[] = {
+  { "/v1/chat/completions", "POST" },
+  { "/v1/models", "GET" },
+  { "/v1/profile", "GET" },
+};
 
 static void
 handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
@@ -316,19 +363,31 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
 {
   ServeServer *server = data;
   const char *method = soup_server_message_get_method (msg);
-  if (strcmp (path, "/v1/chat/completions") == 0)
-    handle_completions (server, msg);
-  else if (strcmp (path, "/v1/models") == 0 && strcmp (method, "GET") == 0)
-    send_json (msg, 200, serve_json_models (burrow_engine_get_name (server->engine),
-                                            burrow_engine_get_family (server->engine),
-                                            server->created));
-  else if (strcmp (path, "/v1/profile") == 0 && strcmp (method, "GET") == 0)
-    handle_profile (server, msg);
-  else
+  gsize r = 0;
+  while (r < G_N_ELEMENTS (routes) && strcmp (path, routes[r].path) != 0)
+    r++;
+  if (r == G_N_ELEMENTS (routes))
     {
       g_autofree char *text = g_strdup_printf ("Unknown request: %s %s", method, path);
       send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, text);
+      return;
     }
+  if (strcmp (method, routes[r].method) != 0)
+    {
+      g_autofree char *text = g_strdup_printf ("Use %s for %s.", routes[r].method, path);
+      soup_message_headers_replace (soup_server_message_get_response_headers (msg), "Allow",
+                                    routes[r].method);
+      send_error (msg, 405, "invalid_request_error", "method_not_allowed", NULL, text);
+      return;
+    }
+  if (r == 0)
+    handle_completions (server, msg);
+  else if (r == 1)
+    send_json (msg, 200, serve_json_models (server->names,
+                                            burrow_engine_get_family (server->engine),
+                                            server->created));
+  else
+    handle_profile (server, msg);
 }
 
 void

@@ -2,6 +2,7 @@
 #include "serve-json.h"
 
 #include <json-glib/json-glib.h>
+#include <math.h>
 
 static char *
 finish_builder (JsonBuilder *b)
@@ -27,11 +28,20 @@ add_int (JsonBuilder *b, const char *name, gint64 value)
   json_builder_add_int_value (b, value);
 }
 
+/* Rounded to `decimals` places: the profile is read by people and scripts alike, and 17
+ * significant digits of a timer help neither. */
 static void
-add_double (JsonBuilder *b, const char *name, double value)
+add_rounded (JsonBuilder *b, const char *name, double value, int decimals)
 {
+  double scale = pow (10.0, decimals);
   json_builder_set_member_name (b, name);
-  json_builder_add_double_value (b, value);
+  json_builder_add_double_value (b, isfinite (value) ? round (value * scale) / scale : 0.0);
+}
+
+static void
+add_seconds (JsonBuilder *b, const char *name, double value)
+{
+  add_rounded (b, name, value, 4);
 }
 
 char *
@@ -149,20 +159,23 @@ serve_json_usage_chunk (const ServeReplyId *rid, const BurrowTurnStats *stats)
 }
 
 char *
-serve_json_models (const char *model, const char *family, gint64 created)
+serve_json_models (const char *const *names, const char *family, gint64 created)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   add_string (b, "object", "list");
   json_builder_set_member_name (b, "data");
   json_builder_begin_array (b);
-  json_builder_begin_object (b);
-  add_string (b, "id", model);
-  add_string (b, "object", "model");
-  add_int (b, "created", created);
-  add_string (b, "owned_by", "burrow");
-  add_string (b, "family", family);
-  json_builder_end_object (b);
+  for (gsize i = 0; names[i] != NULL; i++)
+    {
+      json_builder_begin_object (b);
+      add_string (b, "id", names[i]);
+      add_string (b, "object", "model");
+      add_int (b, "created", created);
+      add_string (b, "owned_by", "burrow");
+      add_string (b, "family", family);
+      json_builder_end_object (b);
+    }
   json_builder_end_array (b);
   json_builder_end_object (b);
   return finish_builder (b);
@@ -172,26 +185,33 @@ static void
 add_turn (JsonBuilder *b, const BurrowTurnStats *st)
 {
   static const char *const finish[] = { "none", "stop", "length", "cancelled", "error" };
+  static const char *const phases[BURROW_N_PHASES] = { "attention", "expert_wait",
+                                                       "expert_matmul", "other", "lm_head" };
   json_builder_begin_object (b);
   add_string (b, "finish", finish[st->finish]);
+  json_builder_set_member_name (b, "stop_token");
+  if (st->stop_token >= 0)
+    json_builder_add_int_value (b, st->stop_token);
+  else
+    json_builder_add_null_value (b);
   add_int (b, "prompt_tokens", st->prompt_tokens);
   add_int (b, "cached_tokens", st->cached_tokens);
   add_int (b, "prefill_tokens", st->prefill_tokens);
   add_int (b, "prefill_done", st->prefill_done);
   add_int (b, "generated_tokens", st->generated_tokens);
-  add_double (b, "prefill_seconds", st->prefill_seconds);
-  add_double (b, "prefill_tokens_per_second", st->prefill_tokens_per_second);
-  add_double (b, "ttft_seconds", st->ttft_seconds);
-  add_double (b, "decode_seconds", st->decode_seconds);
-  add_double (b, "decode_tokens_per_second", st->decode_tokens_per_second);
+  add_seconds (b, "prefill_seconds", st->prefill_seconds);
+  add_rounded (b, "prefill_tokens_per_second", st->prefill_tokens_per_second, 2);
+  add_seconds (b, "ttft_seconds", st->ttft_seconds);
+  add_seconds (b, "decode_seconds", st->decode_seconds);
+  add_rounded (b, "decode_tokens_per_second", st->decode_tokens_per_second, 2);
   json_builder_set_member_name (b, "phase_seconds");
   json_builder_begin_object (b);
   for (int p = 0; p < BURROW_N_PHASES; p++)
-    add_double (b, burrow_phase_name (p), st->phase_seconds[p]);
+    add_seconds (b, phases[p], st->phase_seconds[p]);
   json_builder_end_object (b);
   add_int (b, "expert_hits", (gint64) st->expert_hits);
   add_int (b, "expert_misses", (gint64) st->expert_misses);
-  add_double (b, "hit_rate", st->hit_rate);
+  add_rounded (b, "hit_rate", st->hit_rate, 4);
   add_int (b, "bytes_read", (gint64) st->bytes_read);
   add_int (b, "state_bytes", (gint64) st->state_bytes);
   json_builder_end_object (b);
@@ -206,7 +226,8 @@ add_cache (JsonBuilder *b, const BurrowCacheStats *c)
   add_int (b, "hits", (gint64) c->hits);
   add_int (b, "misses", (gint64) c->misses);
   add_int (b, "prefetch_hits", (gint64) c->prefetch_hits);
-  add_double (b, "hit_rate", c->hits + c->misses ? (double) c->hits / (c->hits + c->misses) : 0);
+  add_rounded (b, "hit_rate",
+               c->hits + c->misses ? (double) c->hits / (double) (c->hits + c->misses) : 0, 4);
   add_int (b, "bytes_read", (gint64) c->bytes_read);
   add_int (b, "experts_cached", (gint64) c->n_cached);
   add_int (b, "bytes_cached", (gint64) c->bytes_cached);

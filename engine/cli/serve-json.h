@@ -33,7 +33,8 @@ char *serve_json_chunk (const ServeReplyId *rid, const char *role, const char *c
 /* The final chunk with "choices": [] and the usage (stream_options.include_usage). */
 char *serve_json_usage_chunk (const ServeReplyId *rid, const BurrowTurnStats *stats);
 
-char *serve_json_models (const char *model, const char *family, gint64 created);
+/* One entry per served name (NULL-terminated). */
+char *serve_json_models (const char *const *names, const char *family, gint64 created);
 
 /* GET /v1/profile: the last turns (oldest first), the running turn, and the expert cache. */
 char *serve_json_profile (const char *model, const char *family, const BurrowTurnStats *turns,

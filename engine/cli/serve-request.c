@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json-load.h"
+
 #define MAX_STOPS 16
 
 void
@@ -274,11 +276,18 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
       || !get_number (obj, "frequency_penalty", -2, 2, &ignored, err)
       || !get_number (obj, "presence_penalty", -2, 2, &ignored, err)
       || !get_int (obj, "top_k", 0, G_MAXINT32, &top_k, err)
-      || !get_int (obj, "n", 1, 1, &n, err)
+      || !get_int (obj, "n", 1, G_MAXINT32, &n, err)
       || !get_int (obj, "seed", G_MININT64, G_MAXINT64, &seed, err)
       || !get_int (obj, "max_tokens", 1, G_MAXINT32, &max_tokens, err)
       || !get_int (obj, "max_completion_tokens", 1, G_MAXINT32, &max_tokens, err))
     return FALSE;
+  if (n > 1)
+    {
+      serve_error_set (err, 400, "invalid_request_error", "invalid_value", "n",
+                       "Invalid 'n': this server generates one choice per request; n > 1 is "
+                       "not supported (send n separate requests).");
+      return FALSE;
+    }
   burrow_generate_options_init (&req->opts);
   req->opts.temperature = (float) temperature;
   req->opts.top_p = (float) top_p;
@@ -289,6 +298,23 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
   req->opts.seed = member (obj, "seed") ? (guint64) seed
                                         : g_random_int () | ((guint64) g_random_int () << 32);
   return TRUE;
+}
+
+/* Log probabilities are refused rather than silently left out of the answer. */
+static gboolean
+refuse_logprobs (JsonObject *obj, ServeError *err)
+{
+  gboolean logprobs = FALSE;
+  if (!get_bool (obj, "logprobs", &logprobs, err))
+    return FALSE;
+  const char *param = logprobs ? "logprobs" : member (obj, "top_logprobs") ? "top_logprobs"
+                                                                             : NULL;
+  if (param == NULL)
+    return TRUE;
+  serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", param,
+                   "Unsupported parameter: '%s': this server does not return log "
+                   "probabilities.", param);
+  return FALSE;
 }
 
 static gboolean
@@ -312,7 +338,8 @@ parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeE
          && get_bool (obj, "ignore_eos", &req->opts.ignore_eos, err)
          && (so == NULL || get_bool (json_node_get_object (so), "include_usage",
                                      &req->include_usage, err))
-         && parse_stop (obj, req, err) && parse_thinking (obj, req, err);
+         && parse_stop (obj, req, err) && parse_thinking (obj, req, err)
+         && refuse_logprobs (obj, err);
 }
 
 ServeRequest *
@@ -320,6 +347,18 @@ serve_request_parse (const char *body, gsize len, int max_tokens_default, ServeE
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) error = NULL;
+  BwJsonTextProblem problem = bw_json_check_text (body, len, BW_JSON_MAX_DEPTH);
+  if (problem != BW_JSON_TEXT_OK)
+    {
+      if (problem == BW_JSON_TOO_DEEP)
+        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
+                         "The request body is not valid JSON: it nests deeper than %d levels.",
+                         BW_JSON_MAX_DEPTH);
+      else
+        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
+                         "The request body is not valid JSON: more text follows the object.");
+      return NULL;
+    }
   if (len == 0 || !json_parser_load_from_data (parser, body, (gssize) len, &error))
     {
       serve_error_set (err, 400, "invalid_request_error", NULL, NULL,

@@ -70,7 +70,10 @@ static char *
 error_body (guint *status, const GError *error)
 {
   ServeError err = { 0 };
-  if (error->domain == BURROW_ENGINE_ERROR)
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
+    serve_error_set (&err, 400, "invalid_request_error", "context_length_exceeded", "messages",
+                     "%s", error->message);
+  else if (error->domain == BURROW_ENGINE_ERROR)
     serve_error_set (&err, 400, "invalid_request_error", NULL, "messages", "%s",
                      error->message);
   else
@@ -136,6 +139,15 @@ run_job (ServeServer *server, ServeJob *job)
       return;
     }
   BurrowConversation *conv = pick_conversation (server, job->req);
+  /* Refused before any model work, and before a stream's 200: a prompt over the context. */
+  g_autoptr (GError) refused = NULL;
+  if (burrow_conversation_count_prompt (conv, &job->req->opts, &refused) < 0)
+    {
+      guint status = 400;
+      char *body = error_body (&status, refused);
+      serve_job_post (job, NULL, TRUE, status, body);
+      return;
+    }
   if (job->req->stream)
     {
       g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL);

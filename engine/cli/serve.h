@@ -20,6 +20,9 @@ typedef struct {
   gsize max_body;              /* request bytes */
   guint max_queue;             /* requests waiting behind the running one */
   int max_tokens;              /* default reply limit */
+  int max_context;             /* prompt plus reply, in tokens */
+  const char *const *names;    /* the model's names requests may use: the folder's, then
+                                * the --served-model-name aliases (NULL-terminated) */
   gint64 created;
   GMainContext *main_context;
   SoupServer *soup;
@@ -57,6 +60,7 @@ typedef struct {
   guint status;                /* non-stream: the final answer */
   char *body;
   gboolean flush_queued;
+  gboolean streaming;          /* main thread: the 200 and SSE headers are set */
 } ServeJob;
 
 ServeJob *serve_job_ref (ServeJob *job);
@@ -68,7 +72,8 @@ void serve_worker_stop (ServeServer *server);
 void serve_worker_push (ServeServer *server, ServeJob *job);
 
 /* Posts SSE bytes (may be NULL) and, with done, the final answer (status and body for a
- * non-streamed reply; 0 and NULL otherwise; body is taken). Any thread. */
+ * non-streamed reply, or for a streamed one refused before its first bytes; 0 and NULL
+ * otherwise; body is taken). Any thread. */
 void serve_job_post (ServeJob *job, const char *bytes, gboolean done, guint status, char *body);
 
 /* HTTP side (serve-http.c). */

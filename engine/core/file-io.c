@@ -7,6 +7,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+typedef struct {
+  gint armed;      /* atomic; the rest is guarded by fault_lock */
+  int countdown;   /* operations left before the first fault */
+  int remaining;   /* faults left; < 0: unlimited */
+  int err;
+  int fired;
+} Fault;
+
+static Fault faults[2];
+static GMutex fault_lock;
+
+void
+bw_fault_inject (BwFaultKind kind, int nth, int count, int err)
+{
+  Fault *f = &faults[kind];
+
+  g_mutex_lock (&fault_lock);
+  f->countdown = nth;
+  f->remaining = count;
+  f->err = err;
+  f->fired = 0;
+  g_atomic_int_set (&f->armed, nth > 0 && count != 0);
+  g_mutex_unlock (&fault_lock);
+}
+
+int
+bw_fault_fired (BwFaultKind kind)
+{
+  int n;
+
+  g_mutex_lock (&fault_lock);
+  n = faults[kind].fired;
+  g_mutex_unlock (&fault_lock);
+  return n;
+}
+
+int
+bw_fault_take (BwFaultKind kind, gsize *len)
+{
+  Fault *f = &faults[kind];
+  int result = 0;
+
+  if (G_LIKELY (!g_atomic_int_get (&f->armed)))
+    return 0;
+  g_mutex_lock (&fault_lock);
+  if (f->countdown > 1)
+    f->countdown--;
+  else if (f->remaining != 0)
+    {
+      f->fired++;
+      if (f->remaining > 0 && --f->remaining == 0)
+        g_atomic_int_set (&f->armed, FALSE);
+      if (f->err == BW_FAULT_SHORT && len != NULL)
+        *len = MAX (*len / 2, MIN (*len, (gsize) 1));
+      else
+        result = f->err == BW_FAULT_SHORT ? 0 : f->err;
+    }
+  g_mutex_unlock (&fault_lock);
+  return result;
+}
+
 gboolean
 bw_pread_full (int fd, void *buf, gsize len, guint64 offset, const char *what, GError **error)
 {
@@ -23,7 +84,9 @@ bw_pread_full (int fd, void *buf, gsize len, guint64 offset, const char *what, G
   while (done < len)
     {
       gsize chunk = MIN (len - done, (gsize) 1 << 30);
-      ssize_t n = pread (fd, p + done, chunk, (off_t) (offset + done));
+      int fault = bw_fault_take (BW_FAULT_READ, &chunk);
+      ssize_t n = fault == 0 ? pread (fd, p + done, chunk, (off_t) (offset + done))
+                  : fault == BW_FAULT_EOF ? 0 : (errno = fault, -1);
       if (n < 0)
         {
           int saved = errno;

@@ -13,3 +13,26 @@ gboolean bw_pread_full (int fd, void *buf, gsize len, guint64 offset, const char
 /* Reads a whole regular file of at most max_len bytes into a NUL-terminated buffer. */
 gboolean bw_file_read_capped (const char *path, gsize max_len, char **contents, gsize *len,
                               GError **error);
+
+/* ---- Fault injection, for tests only ----
+ * Process-wide: reads by bw_pread_full (checkpoint headers, dense tensors, config,
+ * tokenizer files) and by the expert store, and the session file's writes, consult it. */
+
+typedef enum {
+  BW_FAULT_READ,    /* err: an errno; BW_FAULT_SHORT: reads come back short (callers retry);
+                     * BW_FAULT_EOF: the read finds the end of the file */
+  BW_FAULT_WRITE,   /* err: an errno (ENOSPC, EIO) */
+} BwFaultKind;
+
+#define BW_FAULT_SHORT 0
+#define BW_FAULT_EOF (-1)
+
+/* From the nth operation of this kind on (1 = the next one), count of them fail with err
+ * (count < 0: every one). nth <= 0 disarms. */
+void bw_fault_inject (BwFaultKind kind, int nth, int count, int err);
+/* How many injected faults of this kind have fired since it was armed. */
+int bw_fault_fired (BwFaultKind kind);
+
+/* For the readers and writers: 0 to go ahead (a short fault has halved *len), an errno,
+ * or BW_FAULT_EOF. Costs one atomic read when nothing is armed. */
+int bw_fault_take (BwFaultKind kind, gsize *len);

@@ -5,6 +5,7 @@
 
 #include "core/checkpoint.h"
 #include "core/model-config.h"
+#include "text/tokenizer.h"
 
 /* Columns per f32 scale when the dense part is requantised to int8 / int4. */
 #define REQUANT_GROUP 32
@@ -157,6 +158,7 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   info->read_per_token = saturating_mul (saturating_mul ((guint64) cfg->n_moe_layers,
                                                          (guint64) cfg->n_experts_per_token),
                                          info->bytes_per_expert);
+  info->tokenizer = bw_tokenizer_find_in_dir (ckpt->dir);
   return TRUE;
 }
 
@@ -167,5 +169,6 @@ burrow_model_info_clear (BurrowModelInfo *info)
     return;
   g_free (info->dir);
   g_free (info->family);
+  g_free (info->tokenizer);
   memset (info, 0, sizeof *info);
 }

@@ -3,15 +3,32 @@
 
 #include "core/checkpoint.h"
 
-/* Finds the deepest nesting of objects and arrays outside strings, stopping early once it
- * passes the limit, so a hostile header cannot exhaust the parser's stack. */
 static gboolean
-nesting_within_limit (const char *data, gsize len, int limit)
+is_space (char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static gboolean
+is_scalar_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '+' || c == '.';
+}
+
+/* One pass outside strings: the nesting stops early once past the limit, and whatever
+ * follows the first complete value must be whitespace. json-glib 1.6 recurses once per
+ * level (a deep enough text overflows its stack) and leaks a second top-level value. An
+ * incomplete first value passes: json-glib reports it. */
+BwJsonTextProblem
+bw_json_check_text (const char *data, gsize len, int max_depth)
 {
   int depth = 0;
-  gboolean in_string = FALSE, escaped = FALSE;
+  gboolean in_string = FALSE, escaped = FALSE, in_scalar = FALSE;
+  gsize i = 0, end = len;
 
-  for (gsize i = 0; i < len; i++)
+  while (i < len && is_space (data[i]))
+    i++;
+  for (; i < len; i++)
     {
       char c = data[i];
       if (in_string)
@@ -21,20 +38,42 @@ nesting_within_limit (const char *data, gsize len, int limit)
           else if (c == '\\')
             escaped = TRUE;
           else if (c == '"')
-            in_string = FALSE;
+            {
+              in_string = FALSE;
+              if (depth == 0)
+                {
+                  end = i + 1;
+                  break;
+                }
+            }
           continue;
+        }
+      if (depth == 0 && in_scalar && !is_scalar_char (c))
+        {
+          end = i;
+          break;
         }
       if (c == '"')
         in_string = TRUE;
       else if (c == '{' || c == '[')
         {
-          if (++depth > limit)
-            return FALSE;
+          if (++depth > max_depth)
+            return BW_JSON_TOO_DEEP;
         }
-      else if ((c == '}' || c == ']') && depth > 0)
-        depth--;
+      else if (c == '}' || c == ']')
+        {
+          if (depth > 0 && --depth == 0)
+            {
+              end = i + 1;
+              break;
+            }
+        }
+      else if (depth == 0)
+        in_scalar = TRUE;
     }
-  return TRUE;
+  for (i = end; i < len && is_space (data[i]); i++)
+    ;
+  return i < len ? BW_JSON_TRAILING : BW_JSON_TEXT_OK;
 }
 
 typedef struct {
@@ -72,11 +111,19 @@ bw_json_parse_object (const char *file, const char *data, gsize len, GError **er
                    "%s: JSON is not valid UTF-8 text", file);
       return NULL;
     }
-  if (!nesting_within_limit (data, len, BW_JSON_MAX_DEPTH))
+  switch (bw_json_check_text (data, len, BW_JSON_MAX_DEPTH))
     {
+    case BW_JSON_TOO_DEEP:
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
                    "%s: JSON nests deeper than %d levels", file, BW_JSON_MAX_DEPTH);
       return NULL;
+    case BW_JSON_TRAILING:
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: malformed JSON: more text after the top-level value", file);
+      return NULL;
+    case BW_JSON_TEXT_OK:
+    default:
+      break;
     }
 
   parser = json_parser_new_immutable ();

@@ -8,6 +8,16 @@
 /* Deepest nesting accepted; json-glib's parser recurses once per level. */
 #define BW_JSON_MAX_DEPTH 64
 
+typedef enum {
+  BW_JSON_TEXT_OK,
+  BW_JSON_TOO_DEEP,     /* nests deeper than the limit */
+  BW_JSON_TRAILING,     /* more than whitespace after the first value */
+} BwJsonTextProblem;
+
+/* What must be refused before json-glib (1.6) sees a text: nesting deep enough to
+ * overflow its recursive parser's stack, and a second top-level value, which it leaks. */
+BwJsonTextProblem bw_json_check_text (const char *data, gsize len, int max_depth);
+
 /* Parses len bytes of JSON whose root must be an object. `file` names the source in
  * errors (BW_CHECKPOINT_ERROR_FORMAT). Returns the root node, owned by the caller. */
 JsonNode *bw_json_parse_object (const char *file, const char *data, gsize len,

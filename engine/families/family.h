@@ -40,6 +40,8 @@ struct BwFamily {
   const char *short_name;        /* another name `synth --family` accepts, or NULL */
   const BwFamilyName *aliases;   /* NULL, or ending with { NULL } */
   const char *text_config;       /* config.json member holding the text model; NULL = root */
+  guint32 file_id;               /* how saved sessions and states name the family; 0 = a hash
+                                  * of name (only the first families have small numbers) */
 
   /* Tensor naming: "<tensor_prefix>model.layers.N.<experts_prefix>E.<expert_names[i]>..."
    * per expert, or "...<experts_prefix><expert_names[i]>..." when fused. */
@@ -75,8 +77,8 @@ const BwFamily *bw_family_by_name (const char *name);
 const BwFamily *const *bw_family_list (gsize *n);
 /* "a, b and c": the canonical names, for error messages. */
 char *bw_family_names (void);
-/* A number that identifies the family in saved files (a hash of its name, so it does not
- * depend on the registry's order); 0 for NULL. */
+/* The number that identifies the family in saved files: file_id, else a hash of its name
+ * (so it does not depend on the registry's order); 0 for NULL. */
 guint32 bw_family_id (const BwFamily *family);
 
 G_END_DECLS

@@ -530,7 +530,7 @@ glm_parse_config (const BwConfigFields *f, BwModelConfig *cfg, GError **error)
 /* Chat format (ARCHITECTURES 4.8): role tags, reasoning inside <think>...</think>. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const tag[] = {
     [BW_CHAT_SYSTEM] = "<|system|>",
@@ -539,26 +539,32 @@ render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs,
   };
 
   if (!opts->continuation)
-    g_string_append (out, "[gMASK]<sop>");
+    bw_chat_structure (r, "[gMASK]<sop>");
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s", tag[msgs[i].role],
-                            msgs[i].content ? msgs[i].content : "");
+    {
+      bw_chat_structure (r, tag[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<|assistant|><think>" : "<|assistant|><think></think>");
+    bw_chat_structure (r, opts->thinking ? "<|assistant|><think>"
+                                         : "<|assistant|><think></think>");
 }
 
 static const char *const stop_tokens[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
+static const char *const role_tokens[] = { "<|system|>", "<|assistant|>", NULL };
 
 /* No close_turn: the next role tag ends the turn. */
 static const BwChatFormat chat_format = {
   .render = render_chat,
   .stop_tokens = stop_tokens,
+  .role_tokens = role_tokens,
   .thinking = TRUE,
   .reasoning_end = "</think>",
 };
 
 const BwFamily bw_glm52_family = {
   .name = "glm_moe_dsa",
+  .file_id = 3,
   .display_name = "GLM-5.2",
   .short_name = "glm52",
   .experts_prefix = "mlp.experts.",

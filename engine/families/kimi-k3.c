@@ -110,12 +110,6 @@ static const BwFamilyOps kimi_k3_ops = {
 
 /* Chat format (ARCHITECTURES 3.6): nested tags, a thinking channel before the response. */
 
-static const char *
-text_of (const char *s)
-{
-  return s ? s : "";
-}
-
 void
 bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs)
 {
@@ -138,29 +132,38 @@ bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs)
 }
 
 static void
-close_tag (GString *out, const char *name)
+open_tag (BwChatRender *r, const char *name, const char *const *attrs)
 {
-  g_string_append_printf (out, "<|close|>%s<|sep|>", name);
+  g_autoptr (GString) tag = g_string_new (NULL);
+  bw_kimi_k3_open_tag (tag, name, attrs);
+  bw_chat_structure (r, tag->str);
+}
+
+static void
+close_tag (BwChatRender *r, const char *name)
+{
+  g_autofree char *tag = g_strdup_printf ("<|close|>%s<|sep|>", name);
+  bw_chat_structure (r, tag);
 }
 
 /* One whole tag around plain content. */
 static void
-whole_tag (GString *out, const char *name, const char *const *attrs, const char *content)
+whole_tag (BwChatRender *r, const char *name, const char *const *attrs, const char *content)
 {
-  bw_kimi_k3_open_tag (out, name, attrs);
-  g_string_append (out, text_of (content));
-  close_tag (out, name);
+  open_tag (r, name, attrs);
+  bw_chat_content (r, content);
+  close_tag (r, name);
 }
 
 static void
-message (GString *out, const char *const *attrs, const char *content)
+message (BwChatRender *r, const char *const *attrs, const char *content)
 {
-  whole_tag (out, "message", attrs, content);
-  g_string_append (out, "<|end_of_msg|>");
+  whole_tag (r, "message", attrs, content);
+  bw_chat_structure (r, "<|end_of_msg|>");
 }
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const role_attrs[][3] = {
     [BW_CHAT_SYSTEM] = { "role", "system", NULL },
@@ -176,26 +179,26 @@ render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs,
         "including the response channel), supported values include `low`, `medium`, "
         "`high`, and `max`.\nNow the system is invoked with `thinking_effort=%s`.",
         opts->thinking_effort ? opts->thinking_effort : "max");
-      message (out, attrs, preamble);
+      message (r, attrs, preamble);
     }
   for (gsize i = 0; i < n; i++)
     {
       if (msgs[i].role != BW_CHAT_ASSISTANT)
         {
-          message (out, role_attrs[msgs[i].role], msgs[i].content);
+          message (r, role_attrs[msgs[i].role], msgs[i].content);
           continue;
         }
-      bw_kimi_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      open_tag (r, "message", role_attrs[BW_CHAT_ASSISTANT]);
       if (opts->thinking)
-        whole_tag (out, "think", NULL, msgs[i].reasoning);
-      whole_tag (out, "response", NULL, msgs[i].content);
-      close_tag (out, "message");
-      g_string_append (out, "<|end_of_msg|>");
+        whole_tag (r, "think", NULL, msgs[i].reasoning);
+      whole_tag (r, "response", NULL, msgs[i].content);
+      close_tag (r, "message");
+      bw_chat_structure (r, "<|end_of_msg|>");
     }
   if (opts->add_generation_prompt)
     {
-      bw_kimi_k3_open_tag (out, "message", role_attrs[BW_CHAT_ASSISTANT]);
-      bw_kimi_k3_open_tag (out, opts->thinking ? "think" : "response", NULL);
+      open_tag (r, "message", role_attrs[BW_CHAT_ASSISTANT]);
+      open_tag (r, opts->thinking ? "think" : "response", NULL);
     }
 }
 
@@ -215,6 +218,7 @@ close_turn (GString *out, const char *reply, gboolean thinking)
 }
 
 static const char *const stop_tokens[] = { "<|end_of_msg|>", NULL };
+static const char *const reply_markup[] = { "<|open|>", "<|close|>", "<|sep|>", NULL };
 
 static const BwChatFormat chat_format = {
   .render = render_chat,
@@ -224,10 +228,12 @@ static const BwChatFormat chat_format = {
   .reasoning_end = "<|close|>think<|sep|>",
   .answer_open = "<|open|>response<|sep|>",
   .answer_close = "<|close|>response<|sep|>",
+  .reply_markup = reply_markup,
 };
 
 const BwFamily bw_kimi_k3_family = {
   .name = "kimi_k3",
+  .file_id = 2,
   .display_name = "Kimi K3",
   .text_config = "text_config",
   .tensor_prefix = "language_model.",

@@ -31,7 +31,7 @@ static const BwFamilyOps kimi_linear_ops = {
 /* Chat format (ARCHITECTURES 2.6): no thinking mode, <|im_end|> closes every turn. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const open[] = {
     [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
@@ -40,10 +40,13 @@ render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs,
   };
 
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s<|im_end|>", open[msgs[i].role],
-                            msgs[i].content ? msgs[i].content : "");
+    {
+      bw_chat_structure (r, open[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+      bw_chat_structure (r, "<|im_end|>");
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, open[BW_CHAT_ASSISTANT]);
+    bw_chat_structure (r, open[BW_CHAT_ASSISTANT]);
 }
 
 static void
@@ -53,15 +56,19 @@ close_turn (GString *out, const char *reply, gboolean thinking)
 }
 
 static const char *const stop_tokens[] = { "<|im_end|>", NULL };
+static const char *const role_tokens[] = { "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
+                                           NULL };
 
 static const BwChatFormat chat_format = {
   .render = render_chat,
   .close_turn = close_turn,
   .stop_tokens = stop_tokens,
+  .role_tokens = role_tokens,
 };
 
 const BwFamily bw_kimi_linear_family = {
   .name = "kimi_linear",
+  .file_id = 1,
   .display_name = "Kimi Linear",
   .experts_prefix = "block_sparse_moe.experts.",
   .expert_names = { "w1", "w3", "w2" },

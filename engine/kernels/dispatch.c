@@ -2,6 +2,18 @@
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+/* CPUID leaf 1, ECX bit 29; clang 14's __builtin_cpu_supports does not know "f16c" */
+static gboolean
+cpu_has_f16c (void)
+{
+  unsigned int a, b, c, d;
+  return __get_cpuid (1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#endif
+
 static const BwKernelTable *const tables[BW_ISA_COUNT] = {
   [BW_ISA_SCALAR] = &bw_kernels_scalar,
   [BW_ISA_AVX2] = &bw_kernels_avx2,
@@ -35,10 +47,10 @@ bw_isa_supported (BwIsa isa)
 #if defined(__x86_64__) || defined(__i386__)
     case BW_ISA_AVX2:
       return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-             && __builtin_cpu_supports ("f16c");
+             && cpu_has_f16c ();
     case BW_ISA_AVX512:
       return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-             && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("f16c")
+             && __builtin_cpu_supports ("avx512vl") && cpu_has_f16c ()
              && __builtin_cpu_supports ("fma");
 #endif
     case BW_ISA_COUNT:

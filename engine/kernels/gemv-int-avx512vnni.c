@@ -86,9 +86,11 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
    * can round up to 2^FIX is clamped below it */
   const __m512 s = _mm512_set1_ps (pow2f (FIX - e));
   const __m512i top = _mm512_set1_epi32 ((1 << FIX) - 1);
-  const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  _mm512_store_si512 (out, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), rn), top));
-  _mm512_store_si512 (out + 16, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), rn), top));
+  /* the rounding mode must be an immediate (clang rejects a const variable) */
+#define RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+  _mm512_store_si512 (out, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), RN), top));
+  _mm512_store_si512 (out + 16, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), RN), top));
+#undef RN
   *xf = pow2f (e - FIX - (mx ? 1 : 0));
   return TRUE;
 }

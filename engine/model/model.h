@@ -90,6 +90,8 @@ void bw_state_reset (BwState *state);      /* back to position 0, keeps its memo
 int bw_state_position (const BwState *state);  /* tokens appended so far */
 /* Bytes the state holds now (fixed part + cached positions). */
 guint64 bw_state_bytes (const BwState *state);
+/* Bytes a state grows by per position (attention caches; 0 for a model of fixed state). */
+guint64 bw_model_state_bytes_per_position (const BwModel *model);
 
 /* Appends ids[0..n) at positions position()..position()+n-1. n > 1 is a prefill (processed
  * in chunks of max_batch with matrix-matrix kernels), n == 1 a decode step; both give the

@@ -44,6 +44,15 @@ bw_state_reset (BwState *state)
   state->broken = FALSE;
 }
 
+guint64
+bw_model_state_bytes_per_position (const BwModel *model)
+{
+  guint64 floats = 0;
+  for (int l = 0; l < model->n_layers; l++)
+    floats += model->state_sizes[l].per_pos;
+  return floats * sizeof (float);
+}
+
 int
 bw_state_position (const BwState *state)
 {

@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "core/json-load.h"
 #include "model/family-api.h"
 
 static void
@@ -131,7 +132,8 @@ static gboolean
 conversation_from_json (BurrowConversation *conv, const char *json, guint n_ids)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, json, -1, NULL))
+  if (bw_json_check_text (json, strlen (json), BW_JSON_MAX_DEPTH) != BW_JSON_TEXT_OK
+      || !json_parser_load_from_data (parser, json, -1, NULL))
     return FALSE;
   JsonNode *root = json_parser_get_root (parser);
   JsonObject *obj = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;

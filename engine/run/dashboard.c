@@ -32,8 +32,18 @@ burrow_engine_get_expert_map (BurrowEngine *engine, guint8 *tiers, guint32 *uses
   BwExpertStore *store = bw_model_expert_store (engine->model);
 
   G_STATIC_ASSERT ((int) BURROW_EXPERT_PINNED == (int) BW_EXPERT_PINNED);
+  G_STATIC_ASSERT ((int) BURROW_PINS_DROPPED == (int) BW_PINS_DROPPED);
   if (store)
     bw_expert_store_expert_map (store, tiers, uses);
+}
+
+void
+burrow_engine_get_expert_ages (BurrowEngine *engine, guint32 *ages)
+{
+  BwExpertStore *store = bw_model_expert_store (engine->model);
+
+  if (store)
+    bw_expert_store_expert_ages (store, ages);
 }
 
 void

@@ -2,8 +2,10 @@
  * statistics other threads read (see burrow-engine.h, "Generation and sessions"). */
 #include "run/run-private.h"
 
+#include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "core/model-config.h"
 #include "run/checksum.h"
 
 void
@@ -61,6 +63,95 @@ add_stop_id (GArray *ids, gint32 id, int vocab)
   g_array_append_val (ids, id);
 }
 
+/* A JSON file beside the model or the tokenizer, when there is one. FALSE with error only
+ * when it exists and cannot be read as a JSON object. */
+static gboolean
+load_json_object (const char *path, JsonParser **parser, JsonObject **obj, GError **error)
+{
+  *parser = NULL;
+  *obj = NULL;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) local = NULL;
+  if (!json_parser_load_from_file (p, path, &local))
+    {
+      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                   "%s: not valid JSON: %s", path, local->message);
+      return FALSE;
+    }
+  JsonNode *root = json_parser_get_root (p);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                   "%s: expected a JSON object", path);
+      return FALSE;
+    }
+  *obj = json_node_get_object (root);
+  *parser = g_steal_pointer (&p);
+  return TRUE;
+}
+
+/* generation_config.json's eos_token_id: a number or a list of numbers. */
+static gboolean
+add_generation_config_stops (BurrowEngine *engine, int vocab, GError **error)
+{
+  g_autofree char *path = g_build_filename (engine->dir, "generation_config.json", NULL);
+  g_autoptr (JsonParser) parser = NULL;
+  JsonObject *obj;
+  if (!load_json_object (path, &parser, &obj, error))
+    return FALSE;
+  JsonNode *eos = obj ? json_object_get_member (obj, "eos_token_id") : NULL;
+  if (eos && JSON_NODE_HOLDS_VALUE (eos) && json_node_get_value_type (eos) == G_TYPE_INT64)
+    add_stop_id (engine->stop_ids, (gint32) CLAMP (json_node_get_int (eos), -1, G_MAXINT32),
+                 vocab);
+  JsonArray *arr = eos && JSON_NODE_HOLDS_ARRAY (eos) ? json_node_get_array (eos) : NULL;
+  for (guint i = 0; arr && i < json_array_get_length (arr); i++)
+    {
+      JsonNode *el = json_array_get_element (arr, i);
+      if (JSON_NODE_HOLDS_VALUE (el) && json_node_get_value_type (el) == G_TYPE_INT64)
+        add_stop_id (engine->stop_ids, (gint32) CLAMP (json_node_get_int (el), -1, G_MAXINT32),
+                     vocab);
+    }
+  return TRUE;
+}
+
+/* tokenizer_config.json's eos_token beside the tokenizer: a string or {"content": ...}. */
+static gboolean
+add_tokenizer_stop (BurrowEngine *engine, int vocab, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (bw_tokenizer_path (engine->tok));
+  g_autofree char *path = g_build_filename (dir, "tokenizer_config.json", NULL);
+  g_autoptr (JsonParser) parser = NULL;
+  JsonObject *obj;
+  if (!load_json_object (path, &parser, &obj, error))
+    return FALSE;
+  JsonNode *eos = obj ? json_object_get_member (obj, "eos_token") : NULL;
+  if (eos && JSON_NODE_HOLDS_OBJECT (eos))
+    eos = json_object_get_member (json_node_get_object (eos), "content");
+  if (eos && JSON_NODE_HOLDS_VALUE (eos) && json_node_get_value_type (eos) == G_TYPE_STRING)
+    add_stop_id (engine->stop_ids, bw_tokenizer_special_id (engine->tok,
+                                                            json_node_get_string (eos)), vocab);
+  return TRUE;
+}
+
+/* Which ids never show as text: special tokens other than the reply markup the format's
+ * parser reads. */
+static void
+setup_hidden (BurrowEngine *engine, int vocab)
+{
+  const char *const *markup = bw_chat_reply_markup (engine->format);
+  engine->hidden = g_new0 (guint8, vocab);
+  for (gint32 id = 0; id < vocab; id++)
+    engine->hidden[id] = (guint8) bw_tokenizer_is_special (engine->tok, id);
+  for (gsize i = 0; markup[i] != NULL; i++)
+    {
+      gint32 id = bw_tokenizer_special_id (engine->tok, markup[i]);
+      if (id >= 0 && id < vocab)
+        engine->hidden[id] = 0;
+    }
+}
+
 /* Tokenizer, chat format and stop ids for a loaded model. */
 static gboolean
 engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GError **error)
@@ -87,6 +178,10 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
     add_stop_id (engine->stop_ids, eos[i], vocab);
   for (guint i = 0; i < template_stops->len; i++)
     add_stop_id (engine->stop_ids, g_array_index (template_stops, gint32, i), vocab);
+  if (!add_generation_config_stops (engine, vocab, error)
+      || !add_tokenizer_stop (engine, vocab, error))
+    return FALSE;
+  setup_hidden (engine, vocab);
   engine->no_text_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
   for (gint32 id = 0; id < vocab; id++)
     if (bw_tokenizer_token_bytes (engine->tok, id, &(gsize) { 0 }) == NULL)
@@ -95,6 +190,35 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
                                            tokenizer_hash (engine->tok),
                                            bw_family_id (family) };
   return TRUE;
+}
+
+/* max_position_embeddings, capped by half of MemAvailable over the caches' bytes per
+ * position. */
+static int
+default_max_context (BwModel *model)
+{
+  const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
+  JsonNode *n = cfg->text ? json_object_get_member (cfg->text, "max_position_embeddings") : NULL;
+  gint64 limit = 131072;
+  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64
+      && json_node_get_int (n) > 0)
+    limit = json_node_get_int (n);
+  guint64 per_pos = bw_model_state_bytes_per_position (model);
+  g_autofree char *meminfo = NULL;
+  if (per_pos > 0 && g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
+    {
+      const char *p = strstr (meminfo, "MemAvailable:");
+      guint64 avail = p ? g_ascii_strtoull (p + strlen ("MemAvailable:"), NULL, 10) * 1024 : 0;
+      if (avail > 0)
+        limit = MIN (limit, (gint64) MAX (avail / 2 / per_pos, 256));
+    }
+  return (int) MIN (limit, G_MAXINT32);
+}
+
+int
+burrow_engine_get_max_context (BurrowEngine *engine)
+{
+  return engine->max_context;
 }
 
 const char *const *
@@ -144,6 +268,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
+  engine->max_context = default_max_context (engine->model);
   return g_steal_pointer (&engine);
 }
 
@@ -166,6 +291,7 @@ burrow_engine_unref (BurrowEngine *engine)
   if (engine->no_text_ids)
     g_array_unref (engine->no_text_ids);
   g_mutex_clear (&engine->stats_lock);
+  g_free (engine->hidden);
   g_free (engine->logits);
   g_free (engine->dir);
   g_free (engine->name);
@@ -236,4 +362,5 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->bytes_pinned = st.bytes_pinned;
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
+  out->pins = (BurrowPinState) st.pin_state;
 }

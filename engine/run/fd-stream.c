@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "core/file-io.h"
+
 struct _BwSumOutputStream {
   GOutputStream parent;
   int fd;
@@ -28,8 +30,9 @@ sum_output_write (GOutputStream *stream, const void *buffer, gsize count,
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return -1;
   gssize n;
+  int fault = bw_fault_take (BW_FAULT_WRITE, NULL);
   do
-    n = write (self->fd, buffer, MIN (count, (gsize) G_MAXSSIZE));
+    n = fault > 0 ? (errno = fault, -1) : write (self->fd, buffer, MIN (count, (gsize) G_MAXSSIZE));
   while (n < 0 && errno == EINTR);
   if (n < 0)
     {

@@ -17,11 +17,15 @@ struct _BurrowEngine {
   BwModel *model;
   BwTokenizer *tok;
   const BwChatFormat *format;
-  GArray *stop_ids;            /* gint32: config eos ids and the template's stop ids */
+  GArray *stop_ids;            /* gint32: eos ids of config.json, generation_config.json and
+                                * tokenizer_config.json, and the format's end-of-turn and
+                                * role-start tokens */
+  guint8 *hidden;              /* [vocab]: 1 for special tokens never shown as text */
   GArray *no_text_ids;         /* gint32: model ids the tokenizer has no token for (a padded
                                 * vocabulary); never sampled */
   BwSessionIdentity identity;
   int max_batch;
+  int max_context;             /* default limit of prompt plus reply */
   float *logits;               /* [vocab], the turn's scratch */
   GMutex stats_lock;
   BurrowTurnStats turn;        /* under stats_lock */

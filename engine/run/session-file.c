@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
+#include "core/file-io.h"
 #include "run/checksum.h"
 #include "run/fd-stream.h"
 
@@ -49,7 +50,8 @@ write_all (int fd, const void *data, gsize len, const char *path, GError **error
   const guint8 *p = data;
   while (len > 0)
     {
-      gssize n = write (fd, p, len);
+      int fault = bw_fault_take (BW_FAULT_WRITE, NULL);
+      gssize n = fault > 0 ? (errno = fault, -1) : write (fd, p, len);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
@@ -108,7 +110,10 @@ write_sections (int fd, const char *path, SessionHeader *h, const char *json,
       h->b_sum = bw_sum_output_stream_get_sum (BW_SUM_OUTPUT_STREAM (out));
     }
   h->header_sum = bw_checksum64 (h, G_STRUCT_OFFSET (SessionHeader, header_sum));
-  if (pwrite (fd, h, sizeof *h, 0) != (gssize) sizeof *h)
+  int fault = bw_fault_take (BW_FAULT_WRITE, NULL);
+  if (fault > 0)
+    errno = fault;
+  if (fault > 0 || pwrite (fd, h, sizeof *h, 0) != (gssize) sizeof *h)
     return errno_error (error, BURROW_SESSION_ERROR_IO, path, "write failed");
   if (fsync (fd) != 0)
     return errno_error (error, BURROW_SESSION_ERROR_IO, path, "fsync failed");

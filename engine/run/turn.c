@@ -85,33 +85,62 @@ turn_publish (Turn *t)
   bw_engine_publish_turn (t->engine, s);
 }
 
-/* The conversation's ids, then the new messages rendered with the generation prompt. */
+/* The conversation's ids, then the new messages rendered with the generation prompt:
+ * structure as special tokens, message text as plain text. */
 static gboolean
-turn_prompt (Turn *t, GError **error)
+encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
+               BwChatOptions *chat, GArray *seq, GError **error)
 {
-  BurrowConversation *conv = t->conv;
   guint n = conv->messages->len - conv->n_fed;
-  g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, n);
+  g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, MAX (n, 1));
   static const BwChatRole roles[] = { BW_CHAT_SYSTEM, BW_CHAT_USER, BW_CHAT_ASSISTANT };
   for (guint i = 0; i < n; i++)
     {
       const BwMessage *m = &g_array_index (conv->messages, BwMessage, conv->n_fed + i);
       msgs[i] = (BwChatMessage) { roles[m->role], m->content, m->reasoning };
     }
-  t->chat = (BwChatOptions) { .format = t->engine->format, .thinking = t->opts->thinking,
-                              .thinking_effort = t->opts->thinking_effort,
-                              .add_generation_prompt = TRUE,
-                              .continuation = conv->ids->len > 0 };
-  g_autofree char *text = bw_chat_render (&t->chat, msgs, n);
+  *chat = (BwChatOptions) { .format = conv->engine->format, .thinking = opts->thinking,
+                            .thinking_effort = opts->thinking_effort,
+                            .add_generation_prompt = TRUE,
+                            .continuation = conv->ids->len > 0 };
+  g_array_append_vals (seq, conv->ids->data, conv->ids->len);
+  return bw_chat_encode (chat, msgs, n, conv->engine->tok, seq, error);
+}
+
+static int
+context_limit (const BurrowConversation *conv, const BurrowGenerateOptions *opts)
+{
+  return opts->max_context > 0 ? opts->max_context : conv->engine->max_context;
+}
+
+/* The reply needs at least one position after the prompt. */
+static gboolean
+check_context (int limit, guint n_prompt, GError **error)
+{
+  if (n_prompt < (guint) limit)
+    return TRUE;
+  g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH,
+               "This model's maximum context length is %d tokens. However, your messages "
+               "resulted in %u tokens. Please reduce the length of the messages.", limit,
+               n_prompt);
+  return FALSE;
+}
+
+static gboolean
+turn_prompt (Turn *t, GError **error)
+{
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  g_array_append_vals (t->seq, conv->ids->data, conv->ids->len);
-  if (!bw_tokenizer_encode (t->engine->tok, text, -1, TRUE, t->seq, error))
+  if (!encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
+  t->stats.prompt_tokens = (int) t->n_prompt;
+  int limit = context_limit (t->conv, t->opts);
+  if (!check_context (limit, t->n_prompt, error))
+    return FALSE;
+  t->max_tokens = MIN (t->max_tokens, limit - (int) t->n_prompt);
   /* Reserve the reply's room now, so the loop rarely grows it (max_tokens can be huge). */
   g_array_set_size (t->seq, t->n_prompt + (guint) MIN (t->max_tokens, 8192) + 1);
   g_array_set_size (t->seq, t->n_prompt);
-  t->stats.prompt_tokens = (int) t->n_prompt;
   return TRUE;
 }
 
@@ -230,13 +259,17 @@ turn_decode (Turn *t, GError **error)
                                      n_recent);
       t->t_last = g_get_monotonic_time ();
       if (is_stop_id (t, id))
-        return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+        {
+          t->stats.stop_token = id;
+          return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
+        }
       g_array_append_val (t->seq, id);
       t->stats.generated_tokens++;
       if (t->t_first == 0)
         t->t_first = t->t_last;
       g_string_truncate (t->piece, 0);
-      if (!bw_token_stream_push (&t->stream, id, t->piece, error))
+      /* skip_special_tokens: a control token is fed to the model, never shown. */
+      if (!t->engine->hidden[id] && !bw_token_stream_push (&t->stream, id, t->piece, error))
         return (t->stats.finish = BURROW_FINISH_ERROR), FALSE;
       gboolean stopped = bw_reply_text_push (&t->reply, t->piece->str, t->piece->len,
                                              t->reasoning_delta, t->answer_delta);
@@ -314,6 +347,7 @@ turn_begin (Turn *t)
 {
   t->t_start = g_get_monotonic_time ();
   t->stats.running = TRUE;
+  t->stats.stop_token = -1;
   bw_model_stats (t->model, &t->model0);
   if (bw_model_expert_store (t->model))
     bw_expert_store_stats (bw_model_expert_store (t->model), &t->store0);
@@ -326,6 +360,26 @@ turn_begin (Turn *t)
   t->reasoning_delta = g_string_sized_new (64);
   t->answer_delta = g_string_sized_new (64);
   turn_publish (t);
+}
+
+int
+burrow_conversation_count_prompt (BurrowConversation *conv,
+                                  const BurrowGenerateOptions *options, GError **error)
+{
+  BurrowGenerateOptions defaults;
+  if (options == NULL)
+    {
+      burrow_generate_options_init (&defaults);
+      options = &defaults;
+    }
+  if (!check_request (conv, error))
+    return -1;
+  BwChatOptions chat;
+  g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  if (!encode_prompt (conv, options, &chat, seq, error)
+      || !check_context (context_limit (conv, options), seq->len, error))
+    return -1;
+  return (int) seq->len;
 }
 
 gboolean

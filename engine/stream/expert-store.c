@@ -106,6 +106,11 @@ struct BwExpertStore {
   _Atomic guint64 bytes_read, io_wait_ns;
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
   _Atomic (const char *) backend;
+  _Atomic int pin_state;    /* BwPinState */
+  /* Recency for the dashboard: tokens routed through each layer since creation, and the
+   * count at which each expert was last chosen (0: never). */
+  _Atomic guint32 *layer_tokens;   /* [n_layers] */
+  _Atomic guint32 *last_token;     /* [n_slots] */
   BwExpertRequant *requant; /* --expert-bits, or NULL */
   guint8 *transpose_buf;    /* room for the largest transposed matrix, or NULL */
   BwBufferPool *spares;     /* prefaulted buffers, counted against the budget, or NULL */
@@ -608,6 +613,7 @@ setup_pins (BwExpertStore *s)
                                            s->n_experts);
   /* A missing or corrupt history just means no pins yet; it is rewritten at free. */
   s->past = bw_usage_history_load (s->history_path, s->n_layers, s->n_experts, NULL);
+  atomic_store (&s->pin_state, BW_PINS_NO_HISTORY);
   if (s->past == NULL)
     return;
   guint64 largest = 0, allowance;
@@ -633,6 +639,8 @@ setup_pins (BwExpertStore *s)
         pinned += pin[i] ? s->past->counts[i] : 0;
       }
     s->pin_share = all > 0 ? (double) pinned / (double) all : 0;
+    if (pinned_bytes > 0)
+      atomic_store (&s->pin_state, BW_PINS_ACTIVE);
   }
 }
 
@@ -677,6 +685,8 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
   s->opts.history_dir = NULL;   /* borrowed; only used below */
   s->align = s->opts.direct_io ? BW_PLAN_BUF_ALIGN : 1;
   s->table = g_new0 (Slot *, s->n_slots);
+  s->layer_tokens = g_new0 (_Atomic guint32, MAX (s->n_layers, 1));
+  s->last_token = g_new0 (_Atomic guint32, MAX (s->n_slots, 1));
   s->layers = g_new0 (LayerCache, n_layers);
   s->policy_scratch = g_new0 (BwLayerCacheState, n_layers);
   s->budget = s->opts.ram_budget > 0 ? s->opts.ram_budget : default_budget ();
@@ -770,6 +780,8 @@ bw_expert_store_free (BwExpertStore *s)
   g_free (s->transpose_buf);
   g_free (s->history_path);
   g_free (s->sticky);
+  g_free ((gpointer) s->layer_tokens);
+  g_free ((gpointer) s->last_token);
   g_free (s->fds);
   g_free (s->fds_direct);
   g_free (s->table);
@@ -797,6 +809,7 @@ drop_pins (BwExpertStore *s)
         }
     }
   g_clear_pointer (&s->sticky, g_free);
+  atomic_store (&s->pin_state, BW_PINS_DROPPED);
 }
 
 /* Keeps pins only while they earn their place. */
@@ -1072,6 +1085,7 @@ bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
   out->bytes_on_disk = s->total_expert_bytes
                        - MIN (s->total_expert_bytes, out->bytes_pinned + out->bytes_cached);
   out->backend = atomic_load (&s->backend);
+  out->pin_state = (BwPinState) atomic_load (&s->pin_state);
 }
 
 void
@@ -1201,4 +1215,39 @@ bw_expert_store_expert_map (BwExpertStore *s, guint8 *tiers, guint32 *uses)
     }
   if (uses != NULL)
     memcpy (uses, s->history->counts, s->n_slots * sizeof *uses);
+}
+
+void
+bw_expert_store_note_routes (BwExpertStore *s, int layer, const int *ids, int n_tokens,
+                             int top_k)
+{
+  if (layer < 0 || layer >= s->n_layers || n_tokens <= 0)
+    return;
+  guint32 base = atomic_load_explicit (&s->layer_tokens[layer], memory_order_relaxed);
+  for (int t = 0; t < n_tokens; t++)
+    for (int j = 0; j < top_k; j++)
+      {
+        int e = ids[t * top_k + j];
+        if (e >= 0 && e < s->n_experts)
+          atomic_store_explicit (&s->last_token[slot_index (s, layer, e)], base + (guint32) t + 1,
+                                 memory_order_relaxed);
+      }
+  atomic_store_explicit (&s->layer_tokens[layer], base + (guint32) n_tokens,
+                         memory_order_release);
+}
+
+void
+bw_expert_store_expert_ages (BwExpertStore *s, guint32 *ages)
+{
+  for (int l = 0; l < s->n_layers; l++)
+    {
+      guint32 now = atomic_load_explicit (&s->layer_tokens[l], memory_order_acquire);
+      for (int e = 0; e < s->n_experts; e++)
+        {
+          gsize i = slot_index (s, l, e);
+          guint32 at = atomic_load_explicit (&s->last_token[i], memory_order_relaxed);
+          /* Read while a token is being noted, an expert may already carry its count. */
+          ages[i] = at == 0 ? G_MAXUINT32 : at >= now ? 0 : now - at;
+        }
+    }
 }

@@ -65,6 +65,7 @@ typedef struct {
   guint64 n_pinned, n_cached, n_on_disk;
   guint64 bytes_pinned, bytes_cached, bytes_on_disk;
   const char *backend;    /* "io_uring", "pread", "pread+O_DIRECT", ... (static string) */
+  int pin_state;          /* BwPinState */
 } BwStoreStats;
 
 /* Describes where one expert's three matrices live in the checkpoint. Filled by the family
@@ -157,7 +158,24 @@ typedef enum {
   BW_EXPERT_PINNED,
 } BwExpertTier;
 
+/* Why learned pins are, or are not, in effect. */
+typedef enum {
+  BW_PINS_OFF,          /* pinning not asked for */
+  BW_PINS_NO_HISTORY,   /* no earlier session's usage recorded yet, or none used enough */
+  BW_PINS_ACTIVE,       /* chosen at creation from the history */
+  BW_PINS_DROPPED,      /* dropped: the workload moved away from them */
+} BwPinState;
+
 /* Every expert at once, for a dashboard's heat map: tiers[layer * n_experts + e] gets its
  * BwExpertTier, uses (may be NULL) how often it was requested since the store was made.
  * Decode thread only, between forward passes. */
 void bw_expert_store_expert_map (BwExpertStore *store, guint8 *tiers, guint32 *uses);
+
+/* Records which experts each of n_tokens tokens chose in this layer (ids [n_tokens][top_k],
+ * as routed, whether or not they are requested yet). Decode thread. */
+void bw_expert_store_note_routes (BwExpertStore *store, int layer, const int *ids,
+                                  int n_tokens, int top_k);
+/* Tokens since each expert was last chosen: ages[layer * n_experts + e] is 0 for the experts
+ * of the latest token through that layer, 1 for the token before's (if not chosen again),
+ * and so on; G_MAXUINT32 if never. Any thread. */
+void bw_expert_store_expert_ages (BwExpertStore *store, guint32 *ages);

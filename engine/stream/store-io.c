@@ -5,6 +5,8 @@
 #include <liburing.h>
 #include <unistd.h>
 
+#include "core/file-io.h"
+
 #define URING_ENTRIES 256
 /* Reads the ring keeps in the kernel at once; the rest wait in order and go out as
  * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
@@ -66,9 +68,10 @@ op_after_read (BwIoOp *op, gint64 res)
       int e = (int) -res;
       if (e == EINTR || e == EAGAIN)
         return FALSE;
-      if (e == EINVAL && op->direct && op->fd_buffered >= 0)
+      if ((e == EINVAL || e == EOPNOTSUPP) && op->direct && op->fd_buffered >= 0)
         {
-          /* The filesystem refuses O_DIRECT here: redo this read buffered. */
+          /* The filesystem refuses O_DIRECT here (EINVAL; EOPNOTSUPP from some FUSE
+           * servers, the document portal's among them): redo this read buffered. */
           op->fd = op->fd_buffered;
           op->direct = FALSE;
           op->direct_refused = TRUE;
@@ -294,6 +297,12 @@ bw_io_inject_fault (BwIo *io, int nth, int err)
 static gboolean
 take_fault (BwIo *io, BwIoOp *op)
 {
+  int global = bw_fault_take (BW_FAULT_READ, NULL);
+
+  if (global > 0)
+    return op_after_read (op, -(gint64) global);
+  if (global == BW_FAULT_EOF)
+    return op_after_read (op, 0);
   if (io->fault_countdown <= 0 || --io->fault_countdown > 0)
     return FALSE;
   return op_after_read (op, -(gint64) io->fault_err);

@@ -186,24 +186,16 @@ parse_ranks (BwTokenizer *tok, Tiktoken *tt, const char *path, const char *data,
   return TRUE;
 }
 
-/* Reads added_tokens_decoder from tokenizer_config.json beside the model, if there is
- * one, into names (id -> content). */
+/* Reads added_tokens_decoder from tokenizer_config.json's contents into names
+ * (id -> content). */
 static gboolean
-read_special_names (const char *path, gint32 n_base, GHashTable *names, GError **error)
+parse_special_names (const char *config, const char *data, gsize len, gint32 n_base,
+                     GHashTable *names, GError **error)
 {
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *config = g_build_filename (dir, "tokenizer_config.json", NULL);
-  g_autofree char *data = NULL;
   g_autoptr (JsonNode) root = NULL;
   JsonObject *decoder;
-  gsize len = 0;
   GList *members;
 
-  if (!g_file_test (config, G_FILE_TEST_EXISTS))
-    return TRUE;
-  data = bw_text_file_load (config, &len, error);
-  if (data == NULL)
-    return FALSE;
   root = bw_json_parse_object (config, data, len, error);
   if (root == NULL)
     return FALSE;
@@ -242,15 +234,16 @@ compare_ids (gconstpointer a, gconstpointer b)
 }
 
 static gboolean
-add_specials (BwTokenizer *tok, const char *path, gint32 n_base, const BwTokenizerOptions *opts,
-              GError **error)
+add_specials (BwTokenizer *tok, const BwTiktokenConfig *config, gint32 n_base,
+              const BwTokenizerOptions *opts, GError **error)
 {
   g_autoptr (GHashTable) names = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   gint32 lowest = G_MAXINT32, highest = -1, n_reserved;
   GHashTableIter iter;
   gpointer key, value;
 
-  if (!read_special_names (path, n_base, names, error))
+  if (config->data != NULL
+      && !parse_special_names (config->path, config->data, config->len, n_base, names, error))
     return FALSE;
   g_hash_table_iter_init (&iter, names);
   while (g_hash_table_iter_next (&iter, &key, &value))
@@ -288,8 +281,9 @@ add_specials (BwTokenizer *tok, const char *path, gint32 n_base, const BwTokeniz
 }
 
 BwTokenizer *
-bw_tiktoken_load (const char *path, const char *data, gsize len,
-                  const BwTokenizerOptions *opts, GError **error)
+bw_tiktoken_load_with_config (const char *path, const char *data, gsize len,
+                              const BwTiktokenConfig *config, const BwTokenizerOptions *opts,
+                              GError **error)
 {
   g_autoptr (BwTokenizer) tok = bw_tokenizer_new (BW_TOKENIZER_TIKTOKEN, path);
   Tiktoken *tt = g_new0 (Tiktoken, 1);
@@ -303,10 +297,29 @@ bw_tiktoken_load (const char *path, const char *data, gsize len,
     tt->byte_ids[b] = -1;
   if (!parse_ranks (tok, tt, path, data, len, &n_base, error))
     return NULL;
-  if (!add_specials (tok, path, n_base, opts, error))
+  if (!add_specials (tok, config, n_base, opts, error))
     return NULL;
   tt->regex = bw_split_regex_new (named ? named : pattern, path, error);
   if (tt->regex == NULL)
     return NULL;
   return g_steal_pointer (&tok);
+}
+
+BwTokenizer *
+bw_tiktoken_load (const char *path, const char *data, gsize len,
+                  const BwTokenizerOptions *opts, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *config_path = g_build_filename (dir, "tokenizer_config.json", NULL);
+  g_autofree char *config_data = NULL;
+  BwTiktokenConfig config = { config_path, NULL, 0 };
+
+  if (g_file_test (config_path, G_FILE_TEST_EXISTS))
+    {
+      config_data = bw_text_file_load (config_path, &config.len, error);
+      if (config_data == NULL)
+        return NULL;
+      config.data = config_data;
+    }
+  return bw_tiktoken_load_with_config (path, data, len, &config, opts, error);
 }

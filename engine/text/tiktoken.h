@@ -7,8 +7,21 @@
 
 G_BEGIN_DECLS
 
-/* Builds a tokenizer from the file's contents (data[len] must be NUL). */
+/* tokenizer_config.json as read: data NULL when the folder has none. */
+typedef struct {
+  const char *path;
+  const char *data;
+  gsize len;
+} BwTiktokenConfig;
+
+/* Builds a tokenizer from the file's contents (data[len] must be NUL), reading
+ * tokenizer_config.json from the same folder. */
 BwTokenizer *bw_tiktoken_load (const char *path, const char *data, gsize len,
                                const BwTokenizerOptions *opts, GError **error);
+
+/* The same with tokenizer_config.json's contents given. */
+BwTokenizer *bw_tiktoken_load_with_config (const char *path, const char *data, gsize len,
+                                           const BwTiktokenConfig *config,
+                                           const BwTokenizerOptions *opts, GError **error);
 
 G_END_DECLS

@@ -161,16 +161,29 @@ bw_tokenizer_open (const char *path, const BwTokenizerOptions *opts, GError **er
   return bw_tiktoken_load (path, data, len, opts, error);
 }
 
+char *
+bw_tokenizer_find_in_dir (const char *dir)
+{
+  static const char *const names[] = { "tokenizer.json", "tiktoken.model" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      char *path = g_build_filename (dir, names[i], NULL);
+
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        return path;
+      g_free (path);
+    }
+  return NULL;
+}
+
 BwTokenizer *
 bw_tokenizer_open_dir (const char *dir, const BwTokenizerOptions *opts, GError **error)
 {
-  g_autofree char *json = g_build_filename (dir, "tokenizer.json", NULL);
-  g_autofree char *tiktoken = g_build_filename (dir, "tiktoken.model", NULL);
+  g_autofree char *path = bw_tokenizer_find_in_dir (dir);
 
-  if (g_file_test (json, G_FILE_TEST_EXISTS))
-    return bw_tokenizer_open (json, opts, error);
-  if (g_file_test (tiktoken, G_FILE_TEST_EXISTS))
-    return bw_tokenizer_open (tiktoken, opts, error);
+  if (path != NULL)
+    return bw_tokenizer_open (path, opts, error);
   g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
                "%s: no tokenizer.json or tiktoken.model in this folder", dir);
   return NULL;

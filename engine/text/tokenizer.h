@@ -37,6 +37,9 @@ typedef struct {
  * from tokenizer_config.json in the same folder, when present. opts may be NULL. */
 BwTokenizer *bw_tokenizer_open (const char *path, const BwTokenizerOptions *opts,
                                 GError **error);
+/* The tokenizer file bw_tokenizer_open_dir opens in @dir (tokenizer.json, else
+ * tiktoken.model), or NULL when there is none. */
+char *bw_tokenizer_find_in_dir (const char *dir);
 /* Opens dir/tokenizer.json, else dir/tiktoken.model. */
 BwTokenizer *bw_tokenizer_open_dir (const char *dir, const BwTokenizerOptions *opts,
                                     GError **error);

@@ -131,7 +131,7 @@ on_generated (GObject            *owner,
           gint64 cpu = main_thread_cpu_usec ();
 
           if (u->has_token)
-            burrow_perf_monitor_add_token (run->monitor, u->phase_seconds, u->first);
+            burrow_perf_monitor_add_token (run->monitor, &u->sample);
           if (u->snapshot != NULL)
             run->snapshots++;
           if (u->snapshot != NULL)

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "burrow-chat-store.h"
 
@@ -426,6 +427,248 @@ test_killed_mid_write (void)
   remove_db (path);
 }
 
+/* Opens a damaged file through burrow_chat_store_open_or_renew: the damaged bytes are kept
+ * whole beside it, and a new, working, empty database takes its place. */
+static void
+check_renewed (const char *path,
+               GBytes     *damaged)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *moved = NULL;
+  g_autofree char *kept = NULL;
+  gsize kept_len = 0;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+
+  g_assert_null (store);
+  g_assert_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, path));
+  g_clear_error (&error);
+
+  store = burrow_chat_store_open_or_renew (path, &moved, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (store);
+  g_assert_nonnull (moved);
+  g_assert_true (g_str_has_prefix (moved, path));
+  g_assert_true (g_file_get_contents (moved, &kept, &kept_len, NULL));
+  g_assert_cmpmem (kept, kept_len, g_bytes_get_data (damaged, NULL), g_bytes_get_size (damaged));
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 0);
+  g_assert_nonnull (burrow_chat_store_create_chat (store, "/m", "", &sampling, &error));
+  g_assert_no_error (error);
+  g_clear_object (&store);
+
+  /* The new one is healthy: it opens as is, with its conversation. */
+  g_clear_pointer (&moved, g_free);
+  store = burrow_chat_store_open_or_renew (path, &moved, &error);
+  g_assert_no_error (error);
+  g_assert_null (moved);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+}
+
+static void
+test_damaged_file (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autofree char *dir = g_path_get_dirname (path);
+  static const char garbage[] = "this is not a SQLite database, whatever its name says....";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (garbage, sizeof garbage);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (path, garbage, sizeof garbage, NULL));
+  check_renewed (path, bytes);
+  remove_db (path);
+}
+
+static void
+test_truncated_file (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *data = NULL;
+  gsize len = 0;
+
+  {
+    g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+    g_autofree char *text = g_strnfill (700, 'x');
+
+    g_assert_no_error (error);
+    for (int c = 0; c < 4; c++)
+      {
+        BurrowChat *chat = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+
+        g_assert_no_error (error);
+        for (int m = 0; m < 40; m++)
+          add (store, chat, m % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, text);
+      }
+  }
+  /* Fold the journal into the file, as the store's checkpoints do in time. */
+  {
+    sqlite3 *db = NULL;
+
+    g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+    g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     ==, SQLITE_OK);
+    sqlite3_close (db);
+  }
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_assert_cmpuint (len, >, 64 * 1024);
+  g_assert_true (g_file_set_contents (path, data, (gssize) (len / 2), NULL));
+  {
+    g_autoptr(GBytes) half = g_bytes_new (data, len / 2);
+    check_renewed (path, half);
+  }
+  remove_db (path);
+}
+
+/* ---- ENOSPC and EIO under the store: a VFS that fails writes on demand ---- */
+
+typedef struct {
+  sqlite3_file base;
+  sqlite3_file *real;   /* the default VFS's file, allocated just after this struct */
+} FaultFile;
+
+static sqlite3_vfs *default_vfs;
+static sqlite3_vfs fault_vfs;
+static int write_fault;      /* SQLite result code for failed writes; 0: none */
+static int writes_failed;
+
+#define REAL(f) (((FaultFile *) (f))->real)
+
+static int fault_close (sqlite3_file *f) { return REAL (f)->pMethods->xClose (REAL (f)); }
+static int fault_read (sqlite3_file *f, void *b, int n, sqlite3_int64 o) { return REAL (f)->pMethods->xRead (REAL (f), b, n, o); }
+static int
+fault_write (sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{
+  if (write_fault != 0)
+    {
+      writes_failed++;
+      return write_fault;
+    }
+  return REAL (f)->pMethods->xWrite (REAL (f), b, n, o);
+}
+static int fault_truncate (sqlite3_file *f, sqlite3_int64 s) { return REAL (f)->pMethods->xTruncate (REAL (f), s); }
+static int fault_sync (sqlite3_file *f, int fl) { return write_fault ? (writes_failed++, write_fault) : REAL (f)->pMethods->xSync (REAL (f), fl); }
+static int fault_size (sqlite3_file *f, sqlite3_int64 *s) { return REAL (f)->pMethods->xFileSize (REAL (f), s); }
+static int fault_lock (sqlite3_file *f, int l) { return REAL (f)->pMethods->xLock (REAL (f), l); }
+static int fault_unlock (sqlite3_file *f, int l) { return REAL (f)->pMethods->xUnlock (REAL (f), l); }
+static int fault_reserved (sqlite3_file *f, int *r) { return REAL (f)->pMethods->xCheckReservedLock (REAL (f), r); }
+static int fault_fcntl (sqlite3_file *f, int op, void *a) { return REAL (f)->pMethods->xFileControl (REAL (f), op, a); }
+static int fault_sector (sqlite3_file *f) { return REAL (f)->pMethods->xSectorSize (REAL (f)); }
+static int fault_chars (sqlite3_file *f) { return REAL (f)->pMethods->xDeviceCharacteristics (REAL (f)); }
+static int fault_shm_map (sqlite3_file *f, int pg, int sz, int ext, void volatile **p) { return REAL (f)->pMethods->xShmMap (REAL (f), pg, sz, ext, p); }
+static int fault_shm_lock (sqlite3_file *f, int o, int n, int fl) { return REAL (f)->pMethods->xShmLock (REAL (f), o, n, fl); }
+static void fault_shm_barrier (sqlite3_file *f) { REAL (f)->pMethods->xShmBarrier (REAL (f)); }
+static int fault_shm_unmap (sqlite3_file *f, int d) { return REAL (f)->pMethods->xShmUnmap (REAL (f), d); }
+
+static const sqlite3_io_methods fault_methods = {
+  2, fault_close, fault_read, fault_write, fault_truncate, fault_sync, fault_size, fault_lock,
+  fault_unlock, fault_reserved, fault_fcntl, fault_sector, fault_chars, fault_shm_map,
+  fault_shm_lock, fault_shm_barrier, fault_shm_unmap, NULL, NULL,
+};
+
+static int
+fault_open (sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags)
+{
+  FaultFile *ff = (FaultFile *) file;
+  int rc;
+
+  ff->real = (sqlite3_file *) (ff + 1);
+  rc = default_vfs->xOpen (default_vfs, name, ff->real, flags, out_flags);
+  file->pMethods = rc == SQLITE_OK ? &fault_methods : NULL;
+  return rc;
+}
+
+/* Installs the failing VFS as the default, so the store uses it unchanged. */
+static void
+install_fault_vfs (void)
+{
+  if (default_vfs != NULL)
+    return;
+  default_vfs = sqlite3_vfs_find (NULL);
+  fault_vfs = *default_vfs;
+  fault_vfs.zName = "burrow-test-faults";
+  fault_vfs.szOsFile = (int) sizeof (FaultFile) + default_vfs->szOsFile;
+  fault_vfs.xOpen = fault_open;
+  g_assert_cmpint (sqlite3_vfs_register (&fault_vfs, 1), ==, SQLITE_OK);
+}
+
+static guint
+count_messages (const char *path,
+                gint64      chat_id)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  g_autoptr(GPtrArray) messages = NULL;
+
+  g_assert_no_error (error);
+  messages = burrow_chat_store_load_messages (store, burrow_chat_store_find_chat (store, chat_id),
+                                              &error);
+  g_assert_no_error (error);
+  return messages->len;
+}
+
+/* A full disk (SQLITE_FULL, as ENOSPC) or a failing one (SQLITE_IOERR_WRITE, as EIO)
+ * while messages are added: the call fails with an error naming the file, everything saved
+ * before is still there after reopening, the database passes its check, and once the disk
+ * is back the next message is saved. */
+static void
+write_fault_case (int code)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = NULL;
+  BurrowChat *chat;
+  gint64 id;
+
+  install_fault_vfs ();
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  chat = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  g_assert_no_error (error);
+  id = burrow_chat_get_id (chat);
+  for (int i = 0; i < 5; i++)
+    add (store, chat, i % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, "saved before");
+
+  write_fault = code;
+  writes_failed = 0;
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr(BurrowChatMessage) m = burrow_chat_message_new (BURROW_ROLE_USER, "lost");
+
+      g_assert_false (burrow_chat_store_add_message (store, chat, m, &error));
+      g_assert_nonnull (error);
+      g_assert_nonnull (strstr (error->message, path));
+      g_test_message ("%s", error->message);
+      g_clear_error (&error);
+    }
+  write_fault = 0;
+  g_assert_cmpint (writes_failed, >, 0);
+  g_clear_object (&store);
+
+  g_assert_cmpuint (count_messages (path, id), ==, 5);
+  {
+    g_autofree char *moved = NULL;
+    g_autoptr(BurrowChatStore) again = burrow_chat_store_open_or_renew (path, &moved, &error);
+
+    g_assert_no_error (error);
+    g_assert_null (moved);
+    add (again, burrow_chat_store_find_chat (again, id), BURROW_ROLE_USER, "saved after");
+  }
+  g_assert_cmpuint (count_messages (path, id), ==, 6);
+  remove_db (path);
+}
+
+static void
+test_disk_full (void)
+{
+  write_fault_case (SQLITE_FULL);
+}
+
+static void
+test_write_error (void)
+{
+  write_fault_case (SQLITE_IOERR_WRITE);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -440,6 +683,10 @@ main (int   argc,
   g_test_add_func ("/chat-store/newer-version", test_newer_version);
   g_test_add_func ("/chat-store/title-from-text", test_title_from_text);
   g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
+  g_test_add_func ("/chat-store/damaged-file", test_damaged_file);
+  g_test_add_func ("/chat-store/truncated-file", test_truncated_file);
+  g_test_add_func ("/chat-store/disk-full", test_disk_full);
+  g_test_add_func ("/chat-store/write-error", test_write_error);
 
   return g_test_run ();
 }

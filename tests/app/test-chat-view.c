@@ -30,12 +30,16 @@
 /* libXtst's one call we need; Debian ships its headers only in libxtst-dev, so it is
  * looked up at run time (its ABI is fixed). */
 typedef int (*FakeKeyFunc) (Display *, unsigned int, Bool, unsigned long);
+typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
 static FakeKeyFunc fake_key;
+static FakeKeyFunc fake_button;     /* same signature: button, press, delay */
+static FakeMotionFunc fake_motion;
 
 static GtkWidget *window;
 static BurrowChatView *view;
 static GListStore *messages;
 static guint n_sends;
+static guint n_regenerates;
 
 static gpointer
 view_child (const char *name)
@@ -106,6 +110,35 @@ take_focus (void)
                   RevertToParent, CurrentTime);
   XSync (xdisplay (), False);
   ITERATE_UNTIL (gtk_window_is_active (GTK_WINDOW (window)));
+}
+
+/* Clicks the middle of @widget with the first mouse button through the X server. */
+static void
+click (GtkWidget *widget)
+{
+  Display *dpy = xdisplay ();
+  GtkNative *native = gtk_widget_get_native (widget);
+  graphene_point_t p;
+  double sx, sy;
+  int rx, ry;
+  Window unused;
+
+  g_assert_true (gtk_widget_get_mapped (widget));
+  g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
+                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
+                                                                 gtk_widget_get_height (widget) / 2.0f),
+                                           &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
+                         &unused);
+  fake_motion (dpy, -1, rx, ry, 0);
+  XSync (dpy, False);
+  settle ();
+  fake_button (dpy, 1, True, 0);
+  fake_button (dpy, 1, False, 0);
+  XSync (dpy, False);
+  settle ();
 }
 
 static char *
@@ -233,7 +266,26 @@ test_follows_only_at_bottom (void)
   stream (reply, 3);
   g_assert_cmpfloat (distance_from_end (), <, 1);
 
-  burrow_chat_message_set_streaming (reply, FALSE);
+  /* The reply ends: its stats line shows, and the view ends below it, not behind the
+   * composer. */
+  {
+    BurrowReplyStats stats = { .n_tokens = 420, .tokens_per_second = 12.5, .ttft_seconds = 0.3 };
+    GtkWidget *row = gtk_widget_get_last_child (GTK_WIDGET (view_child ("message_box")));
+    GtkWidget *label = GTK_WIDGET (gtk_widget_get_template_child (row, BURROW_TYPE_MESSAGE_ROW,
+                                                                  "stats_label"));
+    GtkWidget *scroller = view_child ("scroller");
+    graphene_point_t bottom;
+
+    burrow_chat_message_set_stats (reply, &stats);
+    burrow_chat_message_set_streaming (reply, FALSE);
+    settle ();
+    g_assert_true (gtk_widget_get_mapped (label));
+    g_assert_cmpfloat (distance_from_end (), <, 1);
+    g_assert_true (gtk_widget_compute_point (label, scroller,
+                                             &GRAPHENE_POINT_INIT (0, gtk_widget_get_height (label)),
+                                             &bottom));
+    g_assert_cmpfloat (bottom.y, <=, gtk_widget_get_height (scroller));
+  }
   g_list_store_remove_all (messages);
 }
 
@@ -322,6 +374,58 @@ test_long_reply_pieces (void)
   g_list_store_remove_all (messages);
 }
 
+/* ---- clicking Regenerate ---- */
+
+static GtkWidget *
+last_row (void)
+{
+  return gtk_widget_get_last_child (GTK_WIDGET (view_child ("message_box")));
+}
+
+/* As the window does: the last reply goes and a new one starts streaming. */
+static void
+on_regenerate (GSimpleAction *action,
+               GVariant      *param,
+               gpointer       user_data)
+{
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");
+
+  n_regenerates++;
+  g_list_store_remove (messages, g_list_model_get_n_items (G_LIST_MODEL (messages)) - 1);
+  burrow_chat_message_set_streaming (reply, TRUE);
+  g_list_store_append (messages, reply);
+}
+
+/* Clicking the last reply's Regenerate button (a real click, the button taking focus)
+ * replaces the reply without a critical warning, and leaves the focus in the composer
+ * rather than on the first message with its text selected. */
+static void
+test_click_regenerate (void)
+{
+  g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER, "Where is your sister?");
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "At the ball.");
+  GtkWidget *button, *focus;
+
+  g_list_store_append (messages, question);
+  g_list_store_append (messages, reply);
+  take_focus ();
+  settle ();
+  button = GTK_WIDGET (gtk_widget_get_template_child (last_row (), BURROW_TYPE_MESSAGE_ROW,
+                                                     "regenerate_button"));
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_visible (button));
+
+  click (button);
+  g_assert_cmpuint (n_regenerates, ==, 1);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (messages)), ==, 2);
+  g_assert_true (burrow_chat_message_get_streaming (g_list_model_get_item (G_LIST_MODEL (messages), 1)));
+  g_object_unref (g_list_model_get_item (G_LIST_MODEL (messages), 1));
+  focus = gtk_window_get_focus (GTK_WINDOW (window));
+  g_assert_true (focus == view_child ("composer"));
+
+  g_list_store_remove_all (messages);
+}
+
 static void
 on_send (GSimpleAction *action,
          GVariant      *param,
@@ -336,6 +440,7 @@ main (int   argc,
 {
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autoptr(GSimpleAction) send = g_simple_action_new ("send", NULL);
+  g_autoptr(GSimpleAction) regenerate = g_simple_action_new ("regenerate", NULL);
   void *xtst;
 
   if (!gtk_init_check ())
@@ -351,7 +456,11 @@ main (int   argc,
   xtst = dlopen ("libXtst.so.6", RTLD_NOW);
   g_assert_nonnull (xtst);
   fake_key = (FakeKeyFunc) dlsym (xtst, "XTestFakeKeyEvent");
+  fake_button = (FakeKeyFunc) dlsym (xtst, "XTestFakeButtonEvent");
+  fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
   g_assert_nonnull (fake_key);
+  g_assert_nonnull (fake_button);
+  g_assert_nonnull (fake_motion);
 
   window = gtk_window_new ();
   gtk_window_set_default_size (GTK_WINDOW (window), 600, 500);
@@ -361,6 +470,8 @@ main (int   argc,
   gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
   g_signal_connect (send, "activate", G_CALLBACK (on_send), NULL);
   g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (send));
+  g_signal_connect (regenerate, "activate", G_CALLBACK (on_regenerate), NULL);
+  g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (regenerate));
   gtk_widget_insert_action_group (window, "win", G_ACTION_GROUP (group));
   gtk_window_present (GTK_WINDOW (window));
   ITERATE_UNTIL (gtk_widget_get_mapped (window));
@@ -369,6 +480,7 @@ main (int   argc,
   g_test_add_func ("/chat-view/composer-keys", test_composer_keys);
   g_test_add_func ("/chat-view/follows-only-at-bottom", test_follows_only_at_bottom);
   g_test_add_func ("/chat-view/long-reply-pieces", test_long_reply_pieces);
+  g_test_add_func ("/chat-view/click-regenerate", test_click_regenerate);
 
   return g_test_run ();
 }

@@ -130,7 +130,27 @@ send (const char *text)
 typedef struct {
   guint n_notifies;          /* content changes while streaming */
   guint n_partial;           /* times the reply was seen non-empty and still streaming */
+  int min_width, max_width;  /* the chat column's width while the panel shows */
 } Streaming;
+
+/* Every frame: the chat column's width while the panel shows beside it. */
+static gboolean
+sample_widths (GtkWidget     *widget,
+               GdkFrameClock *clock,
+               gpointer       user_data)
+{
+  Streaming *s = user_data;
+  GtkWidget *panel = GTK_WIDGET (child ("panel"));
+
+  if (gtk_widget_get_mapped (panel) && gtk_widget_get_width (panel) > 0)
+    {
+      int w = gtk_widget_get_width (GTK_WIDGET (chat_view ()));
+
+      s->min_width = s->min_width == 0 ? w : MIN (s->min_width, w);
+      s->max_width = MAX (s->max_width, w);
+    }
+  return G_SOURCE_CONTINUE;
+}
 
 static void
 on_reply_notify (BurrowChatMessage *reply,
@@ -140,6 +160,7 @@ on_reply_notify (BurrowChatMessage *reply,
   s->n_notifies++;
   if (burrow_chat_message_get_streaming (reply) && burrow_chat_message_get_content (reply)[0] != '\0')
     s->n_partial++;
+
 }
 
 static void
@@ -153,6 +174,7 @@ test_first_chat (void)
   BurrowChatMessage *reply;
   BurrowReplyStats stats;
   BurrowChat *chat;
+  guint tick;
 
   g_assert_nonnull (demo);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 0);
@@ -168,14 +190,22 @@ test_first_chat (void)
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "");
 
   /* Send: the reply streams in token by token, then is saved with its stats. */
+  tick = gtk_widget_add_tick_callback (GTK_WIDGET (window), sample_widths, &s, NULL);
   send ("Once upon a time there was a little fox.");
   reply = message (1);
   g_assert_true (burrow_chat_message_get_streaming (reply));
   g_signal_connect (reply, "notify::content", G_CALLBACK (on_reply_notify), &s);
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   g_signal_handlers_disconnect_by_data (reply, &s);
+  for (int i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, FALSE);
+  gtk_widget_remove_tick_callback (GTK_WIDGET (window), tick);
   g_test_message ("reply: %s (%u content updates)", burrow_chat_message_get_content (reply), s.n_notifies);
   g_assert_cmpuint (s.n_partial, >, 1);
+  /* The panel's numbers change as tokens come in; the chat column beside it stays put. */
+  g_test_message ("chat column %d to %d px wide", s.min_width, s.max_width);
+  g_assert_cmpint (s.min_width, >, 0);
+  g_assert_cmpint (s.max_width, ==, s.min_width);
   g_assert_false (burrow_chat_message_get_streaming (reply));
   burrow_chat_message_get_stats (reply, &stats);
   g_assert_cmpint (stats.n_tokens, >, 0);
@@ -413,19 +443,41 @@ static void
 test_edit_and_resend (void)
 {
   g_autofree char *draft = NULL;
+  g_autofree char *reply = g_strdup (burrow_chat_message_get_content (message (3)));
   g_autoptr(GPtrArray) saved = NULL;
 
-  /* Editing the second question drops it and what followed; its text waits to be sent. */
+  /* Editing the second question puts its text in the composer and deletes nothing yet. */
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  burrow_chat_view_set_draft (chat_view (), "half a thought");
   g_assert_true (activate ("win.edit-message", "u", 2));
-  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 2);
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, 2);
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
   draft = burrow_chat_view_dup_draft (chat_view ());
   g_assert_cmpstr (draft, ==, "Tell me more about the fox and the forest.");
   saved = burrow_chat_store_load_messages (store (), chat_at (0), NULL);
-  g_assert_cmpuint (saved->len, ==, 2);
+  g_assert_cmpuint (saved->len, ==, 4);
+  g_clear_pointer (&saved, g_ptr_array_unref);
 
-  send ("Tell me more about the forest.");
-  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  /* Cancel: everything as it was, the composer's own text back. */
+  g_assert_true (activate ("win.cancel-edit", NULL));
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_clear_pointer (&draft, g_free);
+  draft = burrow_chat_view_dup_draft (chat_view ());
+  g_assert_cmpstr (draft, ==, "half a thought");
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (message (3)), ==, reply);
+
+  /* Edit again and send: now the question and its reply are replaced. */
+  g_assert_true (activate ("win.edit-message", "u", 2));
+  burrow_chat_view_set_draft (chat_view (), "Tell me more about the forest.");
+  g_assert_true (activate ("win.send", NULL));
+  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (message (2)), ==, "Tell me more about the forest.");
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  saved = burrow_chat_store_load_messages (store (), chat_at (0), NULL);
+  g_assert_cmpuint (saved->len, ==, 4);
+  g_assert_cmpstr (burrow_chat_message_get_content (saved->pdata[2]), ==, "Tell me more about the forest.");
 }
 
 static void
@@ -437,8 +489,18 @@ test_switch_and_delete (void)
   g_autoptr(BurrowChatStore) reopened = NULL;
   g_autoptr(GError) error = NULL;
 
-  /* A second chat with the same model; the first is still listed. */
+  /* Ctrl+L on the Performance page goes back to the chat, to its composer. */
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
+  g_assert_true (activate ("win.focus-composer", NULL));
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+                   ==, "chat");
+
+  /* A second chat with the same model, from the Performance page (Ctrl+N): the chat page
+   * shows it; the first is still listed. */
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
   g_assert_true (activate ("win.new-chat", NULL));
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+                   ==, "chat");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 2);
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 0);
   second = chat_at (0);
@@ -837,7 +899,8 @@ main (int   argc,
   app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
   g_application_register (G_APPLICATION (app), NULL, &error);
   g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1100, "window-height", 760,
+  /* The default width: there the panel's content once widened it as a reply came in. */
+  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
                 NULL);
   window = burrow_window_new (app);
   gtk_window_present (GTK_WINDOW (window));

@@ -1,8 +1,12 @@
-/* The dashboard's model: the per-token ring, the history points made from pairs of
- * snapshots (hit rate, read rate, tokens per second), tier counts and bytes, coalesced
- * "updated" signals; and the words a reply's stats are shown in. */
+/* The dashboard's model: the per-token ring and its rates (hit rate, read rate, tokens per
+ * second), the read rate now falling to zero when idle, tier counts and bytes, the expert
+ * map's recency, coalesced "updated" signals; the charts' scale and span; and the words a
+ * reply's stats are shown in. */
 #include "burrow-config.h"
 
+#include <math.h>
+
+#include "burrow-chart.h"
 #include "burrow-message-row.h"
 #include "burrow-perf-monitor.h"
 
@@ -32,12 +36,29 @@ snapshot_at (gint64  time,
   s->layer_misses = g_new0 (guint64, 2);
   s->tiers = g_new0 (guint8, 8);
   s->uses = g_new0 (guint32, 8);
-  s->flash = g_new0 (guint8, 8);
+  s->ages = g_new (guint32, 8);
+  for (int i = 0; i < 8; i++)
+    s->ages[i] = G_MAXUINT32;
   s->tiers[4] = BURROW_EXPERT_PINNED;
   s->tiers[5] = s->tiers[6] = BURROW_EXPERT_CACHED;
   /* Cells of the dense layer are not experts, whatever they hold. */
   s->tiers[0] = BURROW_EXPERT_CACHED;
   return s;
+}
+
+/* A token at @usec with the store's counters since load. */
+static BurrowTokenSample
+sample (gint64   usec,
+        gboolean first,
+        double   expert_wait,
+        guint64  hits,
+        guint64  misses,
+        guint64  bytes_read)
+{
+  BurrowTokenSample t = { usec, first, { 0 }, hits, misses, bytes_read };
+
+  t.phase_seconds[1] = expert_wait;
+  return t;
 }
 
 static void
@@ -51,24 +72,43 @@ static void
 test_tokens (void)
 {
   g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
-  double phases[BURROW_N_PHASES] = { 0 };
+  BurrowTokenSample t;
+  const BurrowTokenTimes *c;
   guint n_updated = 0;
 
   g_signal_connect (monitor, "updated", G_CALLBACK (count_updates), &n_updated);
 
   /* The first token of a reply carries the prefill: not charted. */
-  burrow_perf_monitor_add_token (monitor, phases, TRUE);
+  t = sample (1000000, TRUE, 9, 10, 10, 5000);
+  burrow_perf_monitor_add_token (monitor, &t);
   g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 0);
 
-  for (int i = 0; i < BURROW_PERF_TOKENS + 5; i++)
+  /* Every 10 ms: 3 hits and 1 miss of 1000 bytes. */
+  for (int i = 1; i <= BURROW_PERF_TOKENS + 5; i++)
     {
-      phases[1] = i;
-      burrow_perf_monitor_add_token (monitor, phases, FALSE);
+      t = sample (1000000 + i * 10000, FALSE, i, 10 + 3 * i, 10 + i, 5000 + 1000 * i);
+      burrow_perf_monitor_add_token (monitor, &t);
     }
   g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, BURROW_PERF_TOKENS);
-  g_assert_cmpfloat (burrow_perf_monitor_get_token (monitor, 0)->phase_seconds[1], ==, 5);
+  c = burrow_perf_monitor_get_token (monitor, 0);
+  g_assert_cmpfloat (c->phase_seconds[1], ==, 6);
+  g_assert_cmpuint (c->number, ==, 7);   /* the first token counts too */
+  g_assert_false (c->reply_start);
+  g_assert_cmpfloat_with_epsilon (c->values[BURROW_PERF_HIT_RATE], 0.75, 1e-9);
+  g_assert_cmpfloat_with_epsilon (c->values[BURROW_PERF_READ_RATE], 100000, 1e-6);
+  g_assert_cmpfloat_with_epsilon (c->values[BURROW_PERF_DECODE_RATE], 100, 1e-9);
   g_assert_cmpfloat (burrow_perf_monitor_get_token (monitor, BURROW_PERF_TOKENS - 1)->phase_seconds[1],
-                     ==, BURROW_PERF_TOKENS + 4);
+                     ==, BURROW_PERF_TOKENS + 5);
+
+  /* A new reply: its first charted token is marked; one without lookups has no hit rate. */
+  t = sample (3000000, TRUE, 1, 500, 500, 900000);
+  burrow_perf_monitor_add_token (monitor, &t);
+  t = sample (3010000, FALSE, 1, 500, 500, 900000);
+  burrow_perf_monitor_add_token (monitor, &t);
+  c = burrow_perf_monitor_get_token (monitor, BURROW_PERF_TOKENS - 1);
+  g_assert_true (c->reply_start);
+  g_assert_true (isnan (c->values[BURROW_PERF_HIT_RATE]));
+  g_assert_cmpfloat (c->values[BURROW_PERF_READ_RATE], ==, 0);
 
   /* Any number of changes, one signal per flush, none when nothing changed. */
   burrow_perf_monitor_flush (monitor);
@@ -77,28 +117,95 @@ test_tokens (void)
   g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 1);
 }
 
+static gint64
+fake_clock (gpointer user_data)
+{
+  return *(gint64 *) user_data;
+}
+
+/* "Disk reads now" is a rate over the last second by the clock, not the last token's: it
+ * falls while nothing is read and is zero a window after the last token. */
 static void
-test_history (void)
+test_read_rate_idle (void)
 {
   g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
+  gint64 now = 10 * G_USEC_PER_SEC;
+  BurrowTokenSample t;
+  double busy, falling;
+
+  burrow_perf_monitor_set_clock (monitor, fake_clock, &now);
+  g_assert_cmpfloat (burrow_perf_monitor_get_read_rate (monitor), ==, 0);
+
+  /* A reply: the prefill read 50 MB before the first token, then 2 MB per 10 ms token. */
+  t = sample (now, TRUE, 0, 0, 0, 50000000);
+  burrow_perf_monitor_add_token (monitor, &t);
+  for (int i = 1; i <= 200; i++)
+    {
+      t = sample (now + i * 10000, FALSE, 0, 0, 0, 50000000 + (guint64) i * 2000000);
+      burrow_perf_monitor_add_token (monitor, &t);
+    }
+  now += 200 * 10000;
+  busy = burrow_perf_monitor_get_read_rate (monitor);
+  g_assert_cmpfloat_with_epsilon (busy, 200e6, 1e3);   /* not the prefill's 50 MB */
+
+  now += BURROW_PERF_RATE_WINDOW / 2;
+  falling = burrow_perf_monitor_get_read_rate (monitor);
+  g_assert_cmpfloat (falling, >, 0);
+  g_assert_cmpfloat (falling, <, busy * 0.6);
+
+  now += BURROW_PERF_RATE_WINDOW / 2;
+  g_assert_cmpfloat (burrow_perf_monitor_get_read_rate (monitor), ==, 0);
+  now += 80 * G_USEC_PER_SEC;
+  g_assert_cmpfloat (burrow_perf_monitor_get_read_rate (monitor), ==, 0);
+
+  /* The idle tick emits the change once, then stays quiet. */
+  {
+    guint n_updated = 0;
+
+    g_signal_connect (monitor, "updated", G_CALLBACK (count_updates), &n_updated);
+    now -= 80 * G_USEC_PER_SEC + BURROW_PERF_RATE_WINDOW / 2;
+    burrow_perf_monitor_flush (monitor);
+    g_assert_cmpuint (n_updated, ==, 1);
+    burrow_perf_monitor_tick (monitor);
+    g_assert_cmpuint (n_updated, ==, 1);   /* same time, same rate */
+    now += BURROW_PERF_RATE_WINDOW;
+    burrow_perf_monitor_tick (monitor);
+    g_assert_cmpuint (n_updated, ==, 2);
+    burrow_perf_monitor_tick (monitor);
+    g_assert_cmpuint (n_updated, ==, 2);
+  }
+}
+
+static void
+test_snapshot (void)
+{
+  g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
+  BurrowPerfSnapshot *s;
   guint64 counts[3], bytes[3];
 
   burrow_perf_monitor_reset (monitor, 500);
   g_assert_null (burrow_perf_monitor_get_snapshot (monitor));
+  g_assert_cmpfloat (burrow_perf_monitor_get_cache_cap (monitor), ==, 0);
 
-  burrow_perf_monitor_add_snapshot (monitor, snapshot_at (1000000, 0, 0, 0, 0));
-  g_assert_cmpuint (burrow_perf_monitor_get_n_points (monitor), ==, 0);
-  /* 0.5 s later: 30 hits, 10 misses, 2 MB read, 10 tokens. */
-  burrow_perf_monitor_add_snapshot (monitor, snapshot_at (1500000, 30, 10, 2000000, 10));
-  /* An interval without lookups keeps the last hit rate. */
-  burrow_perf_monitor_add_snapshot (monitor, snapshot_at (2000000, 30, 10, 2000000, 10));
+  /* The load's snapshot says the cache was capped; later ones do not repeat it. */
+  s = snapshot_at (1000000, 0, 0, 0, 0);
+  s->cache_cap_share = 0.4;
+  burrow_perf_monitor_add_snapshot (monitor, s);
+  s = snapshot_at (1500000, 30, 10, 2000000, 10);
+  /* Layer 1: expert 1 the latest token's, 2 two tokens back, 3 long ago. */
+  s->ages[5] = 0;
+  s->ages[6] = 2;
+  s->ages[7] = 400;
+  burrow_perf_monitor_add_snapshot (monitor, s);
+  g_assert_cmpfloat (burrow_perf_monitor_get_cache_cap (monitor), ==, 0.4);
 
-  g_assert_cmpuint (burrow_perf_monitor_get_n_points (monitor), ==, 2);
-  g_assert_cmpfloat_with_epsilon (burrow_perf_monitor_get_point (monitor, BURROW_PERF_HIT_RATE, 0), 0.75, 1e-9);
-  g_assert_cmpfloat_with_epsilon (burrow_perf_monitor_get_point (monitor, BURROW_PERF_READ_RATE, 0), 4e6, 1e-3);
-  g_assert_cmpfloat_with_epsilon (burrow_perf_monitor_get_point (monitor, BURROW_PERF_DECODE_RATE, 0), 20, 1e-9);
-  g_assert_cmpfloat_with_epsilon (burrow_perf_monitor_get_point (monitor, BURROW_PERF_HIT_RATE, 1), 0.75, 1e-9);
-  g_assert_cmpfloat (burrow_perf_monitor_get_point (monitor, BURROW_PERF_READ_RATE, 1), ==, 0);
+  s = (BurrowPerfSnapshot *) burrow_perf_monitor_get_snapshot (monitor);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 1), ==, 1);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 2), >, 0);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 2), <, 1);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 3), ==, 0);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 0), ==, 0);
+  g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 0, 1), ==, 0);   /* dense layer */
 
   /* Tiers count only the layer with experts; on-disk bytes by the stored size of one. */
   burrow_perf_monitor_get_tiers (monitor, counts, bytes);
@@ -111,8 +218,40 @@ test_history (void)
 
   /* A new model starts over. */
   burrow_perf_monitor_reset (monitor, 0);
-  g_assert_cmpuint (burrow_perf_monitor_get_n_points (monitor), ==, 0);
   g_assert_null (burrow_perf_monitor_get_snapshot (monitor));
+  g_assert_cmpfloat (burrow_perf_monitor_get_cache_cap (monitor), ==, 0);
+}
+
+/* The charts' scale: round numbers, and one outlier does not squash the rest. */
+static void
+test_chart_scale (void)
+{
+  double values[100];
+  double few[5] = { 1.2, 0.9, NAN, 1.1, 30 };
+
+  g_assert_cmpfloat (burrow_chart_nice (0.43), ==, 0.5);
+  g_assert_cmpfloat_with_epsilon (burrow_chart_nice (2.5), 3, 1e-12);
+  g_assert_cmpfloat (burrow_chart_nice (7000), ==, 8000);
+  g_assert_cmpfloat (burrow_chart_nice (1), ==, 1);
+
+  /* 0.5 ms tokens and one of 20 ms: the scale is the tokens', the outlier drawn clipped. */
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    values[i] = 0.45 + 0.0005 * i;
+  values[37] = 20;
+  g_assert_cmpfloat (burrow_chart_robust_top (values, 100, 1), ==, 0.5);
+  /* Without the outlier the largest sets it; a spread that is real is not cut. */
+  values[37] = 0.3;
+  g_assert_cmpfloat (burrow_chart_robust_top (values, 100, 1), ==, 0.5);
+  for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+    values[i] = i % 10 == 0 ? 4.0 : 0.5;
+  g_assert_cmpfloat (burrow_chart_robust_top (values, 100, 1), ==, 4);
+  g_assert_cmpfloat_with_epsilon (burrow_chart_robust_top (few, 5, 1), 2, 1e-12);
+  g_assert_cmpfloat (burrow_chart_robust_top (few, 0, 7), ==, 7);
+
+  /* A short reply spans the chart rather than a sliver at its right edge. */
+  g_assert_cmpuint (burrow_chart_token_span (5), ==, BURROW_CHART_MIN_TOKENS);
+  g_assert_cmpuint (burrow_chart_token_span (23), ==, 23);
+  g_assert_cmpuint (burrow_chart_token_span (5000), ==, BURROW_PERF_TOKENS);
 }
 
 /* However fast tokens come, "updated" is emitted at most once per flush interval, and
@@ -121,19 +260,19 @@ static void
 test_flush_interval (void)
 {
   g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
-  const double phases[BURROW_N_PHASES] = { 0.001 };
+  const BurrowTokenSample t = sample (1, FALSE, 0.001, 0, 0, 0);
   const gint64 t0 = 5 * G_USEC_PER_SEC;
 
-  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  burrow_perf_monitor_add_token (monitor, &t);
   g_assert_true (burrow_perf_monitor_flush_at (monitor, t0));
   g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 1);
 
-  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  burrow_perf_monitor_add_token (monitor, &t);
   g_assert_false (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL - 1));
   g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 1);
   g_assert_true (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL));
   g_assert_cmpuint (burrow_perf_monitor_get_n_updates (monitor), ==, 2);
-  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 2);
+  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 1);
 
   /* Nothing new: nothing to wait for. */
   g_assert_true (burrow_perf_monitor_flush_at (monitor, t0 + BURROW_PERF_FLUSH_INTERVAL + 1));
@@ -152,7 +291,7 @@ static void
 test_flush_later (void)
 {
   g_autoptr(BurrowPerfMonitor) monitor = burrow_perf_monitor_new ();
-  double phases[BURROW_N_PHASES] = { 0.001, 0, 0, 0, 0 };
+  const BurrowTokenSample t = sample (1, FALSE, 0.001, 0, 0, 0);
   guint updated = 0;
   gint64 first, second;
 
@@ -160,14 +299,14 @@ test_flush_later (void)
   burrow_perf_monitor_flush_later (monitor);
   g_assert_cmpuint (updated, ==, 0);                    /* nothing to flush */
 
-  burrow_perf_monitor_add_token (monitor, phases, FALSE);
+  burrow_perf_monitor_add_token (monitor, &t);
   burrow_perf_monitor_flush_later (monitor);
   first = g_get_monotonic_time ();
   g_assert_cmpuint (updated, ==, 1);
 
   for (int i = 0; i < 3; i++)
     {
-      burrow_perf_monitor_add_token (monitor, phases, FALSE);
+      burrow_perf_monitor_add_token (monitor, &t);
       burrow_perf_monitor_flush_later (monitor);
     }
   g_assert_cmpuint (updated, ==, 1);
@@ -175,7 +314,7 @@ test_flush_later (void)
     g_main_context_iteration (NULL, TRUE);
   second = g_get_monotonic_time ();
   g_assert_cmpint (second - first, >=, BURROW_PERF_FLUSH_INTERVAL - 1000);
-  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 4);
+  g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), ==, 3);
 
   /* Nothing new: no timer left to fire. */
   burrow_perf_monitor_flush_later (monitor);
@@ -211,7 +350,9 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/perf-monitor/tokens", test_tokens);
-  g_test_add_func ("/perf-monitor/history", test_history);
+  g_test_add_func ("/perf-monitor/read-rate-idle", test_read_rate_idle);
+  g_test_add_func ("/perf-monitor/snapshot", test_snapshot);
+  g_test_add_func ("/perf-monitor/chart-scale", test_chart_scale);
   g_test_add_func ("/perf-monitor/flush-interval", test_flush_interval);
   g_test_add_func ("/perf-monitor/flush-later", test_flush_later);
   g_test_add_func ("/perf-monitor/reply-stats-words", test_reply_stats_words);

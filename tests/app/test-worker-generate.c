@@ -36,6 +36,7 @@ typedef struct {
   GString *answer;
   double phase_total;
   BurrowPerfSnapshot *last_snapshot;
+  BurrowPerfSnapshot *prev_snapshot;   /* the one before last_snapshot */
   GCancellable *cancel_after_tokens;
   guint cancel_at;
 } Outcome;
@@ -47,6 +48,7 @@ outcome_clear (Outcome *o)
   g_clear_pointer (&o->load, burrow_load_result_free);
   g_clear_pointer (&o->generate, burrow_generate_result_free);
   g_clear_pointer (&o->last_snapshot, burrow_perf_snapshot_free);
+  g_clear_pointer (&o->prev_snapshot, burrow_perf_snapshot_free);
   if (o->answer != NULL)
     g_string_free (o->answer, TRUE);
   memset (o, 0, sizeof *o);
@@ -90,17 +92,18 @@ on_generate (GObject            *owner,
         {
           o->n_tokens++;
           g_assert_cmpint (u->n_tokens, ==, (int) o->n_tokens);
-          o->n_first += u->first;
+          o->n_first += u->sample.first;
           for (int p = 0; p < BURROW_N_PHASES; p++)
             {
-              g_assert_cmpfloat (u->phase_seconds[p], >=, 0.0);
-              o->phase_total += u->phase_seconds[p];
+              g_assert_cmpfloat (u->sample.phase_seconds[p], >=, 0.0);
+              o->phase_total += u->sample.phase_seconds[p];
             }
         }
       if (u->snapshot != NULL)
         {
           o->n_snapshots++;
-          g_clear_pointer (&o->last_snapshot, burrow_perf_snapshot_free);
+          g_clear_pointer (&o->prev_snapshot, burrow_perf_snapshot_free);
+          o->prev_snapshot = g_steal_pointer (&o->last_snapshot);
           o->last_snapshot = g_steal_pointer (&u->snapshot);
         }
       if (o->cancel_after_tokens != NULL && o->n_tokens == o->cancel_at)
@@ -186,7 +189,7 @@ test_generate_stream (void)
   g_autofree char *reply = NULL;
   Outcome o = { 0 };
   guint64 counts[3];
-  guint64 uses = 0, flashes = 0;
+  guint64 uses = 0, latest = 0;
   gsize n_cells;
 
   run_generate (worker, request (1, NULL, turns, 1, 24), NULL, &o);
@@ -208,11 +211,10 @@ test_generate_stream (void)
   for (gsize i = 0; i < n_cells; i++)
     {
       uses += o.generate->snapshot->uses[i];
-      flashes += o.last_snapshot->flash[i];
+      latest += o.generate->snapshot->ages[i] == 0;
     }
   g_assert_cmpuint (uses, >, 0);
-  g_assert_cmpuint (flashes, >, 0);
-  g_assert_cmpuint (flashes, <=, 3 * 2);   /* one token: top-2 in each of 3 MoE layers */
+  g_assert_cmpuint (latest, ==, 3 * 2);   /* one token: top-2 in each of 3 MoE layers */
   burrow_perf_snapshot_count_tiers (o.generate->snapshot, counts);
   g_assert_cmpuint (counts[BURROW_EXPERT_CACHED] + counts[BURROW_EXPERT_PINNED], >, 0);
   g_assert_cmpuint (counts[BURROW_EXPERT_ON_DISK], >, 0);
@@ -235,6 +237,67 @@ test_generate_stream (void)
   g_assert_no_error (o.error);
   g_assert_cmpint (o.generate->stats.cached_tokens, ==, 0);
   outcome_clear (&o);
+}
+
+/* The expert map's highlight after a reply is exactly the experts the latest token was
+ * routed to. The oracle is the store's use counts (a separate count from the recency the
+ * map draws): the last forward pass is the last step at which they changed, between the
+ * snapshots taken after every token and the one taken at the end. */
+static void
+test_latest_experts (void)
+{
+  g_autoptr(BurrowEngineWorker) worker = load_demo ();
+  const char *turns[] = { "Where is your sister?" };
+
+  for (int max_tokens = 2; max_tokens <= 20; max_tokens += 18)
+    {
+      BurrowGenerateRequest *r = request (1, NULL, turns, 1, max_tokens);
+      Outcome o = { 0 };
+      const BurrowPerfSnapshot *end, *before;
+      gsize n_cells = 4 * 16;
+      guint n_latest = 0, changed = 0;
+      guint64 counts[3];
+
+      burrow_generate_request_set_snapshot_interval (r, 1e-6);
+      run_generate (worker, r, NULL, &o);
+      g_assert_no_error (o.error);
+      end = o.generate->snapshot;
+      g_assert_nonnull (end);
+      g_assert_cmpuint (o.n_snapshots, ==, o.n_tokens);
+
+      /* The step at which the counts last changed. */
+      before = o.last_snapshot;
+      for (gsize i = 0; i < n_cells; i++)
+        changed += end->uses[i] != before->uses[i];
+      if (changed == 0)
+        {
+          end = o.last_snapshot;
+          before = o.prev_snapshot;
+          g_assert_nonnull (before);
+        }
+      for (int l = 0; l < 4; l++)
+        for (int e = 0; e < 16; e++)
+          {
+            gsize i = (gsize) l * 16 + (gsize) e;
+            gboolean routed = end->uses[i] > before->uses[i];
+            gboolean lit = burrow_perf_snapshot_recency (o.generate->snapshot, l, e) >= 1.0;
+
+            g_assert_cmpint (routed, ==, lit);
+            g_assert_cmpint (lit, ==, o.generate->snapshot->ages[i] == 0);
+            n_latest += lit;
+            /* Just used, so in memory. */
+            if (lit)
+              g_assert_cmpint (o.generate->snapshot->tiers[i], !=, BURROW_EXPERT_ON_DISK);
+          }
+      g_assert_cmpuint (n_latest, ==, 3 * 2);
+
+      /* The tiers the map colours by agree with the store's own counts. */
+      burrow_perf_snapshot_count_tiers (o.generate->snapshot, counts);
+      g_assert_cmpuint (counts[BURROW_EXPERT_CACHED], ==, o.generate->snapshot->cache.n_cached);
+      g_assert_cmpuint (counts[BURROW_EXPERT_PINNED], ==, o.generate->snapshot->cache.n_pinned);
+      g_assert_cmpuint (counts[BURROW_EXPERT_CACHED], >, 0);
+      outcome_clear (&o);
+    }
 }
 
 static void
@@ -341,6 +404,7 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
   g_test_add_func ("/worker-generate/stream", test_generate_stream);
+  g_test_add_func ("/worker-generate/latest-experts", test_latest_experts);
   g_test_add_func ("/worker-generate/session-reopens-warm", test_session_reopens_warm);
   g_test_add_func ("/worker-generate/stop", test_stop);
   g_test_add_func ("/worker-generate/no-model", test_no_model);

@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "burrow-config.h"
 #include "burrow-engine.h"
 #include "ckpt-builder.h"
 #include "core/dtype.h"
@@ -64,6 +65,8 @@ test_fixture (gconstpointer data)
   g_assert_cmpuint (info.read_per_token, ==,
                     (guint64) x->moe_layers * x->per_token * x->per_expert);
   g_assert_cmpuint (info.ignored_bytes, ==, 0);
+  /* the oracle checkpoints come without a tokenizer */
+  g_assert_null (info.tokenizer);
   g_assert_cmpuint (info.resident_bytes + info.expert_bytes + info.ignored_bytes, ==,
                     info.total_bytes);
   /* Every expert of every MoE layer is the same size here. */
@@ -74,6 +77,22 @@ test_fixture (gconstpointer data)
   g_assert_null (info.dir);
   g_assert_null (info.family);
   g_assert_cmpuint (info.total_bytes, ==, 0);
+}
+
+/* The tokenizer a load would use: the demo model's tiktoken.model. */
+static void
+test_tokenizer (void)
+{
+  g_autofree char *dir = g_build_filename (BURROW_SOURCE_DIR, "data", "demo-model", NULL);
+  g_autofree char *expect = g_build_filename (dir, "tiktoken.model", NULL);
+  g_autoptr (GError) error = NULL;
+  BurrowModelInfo info;
+
+  g_assert_true (burrow_inspect (dir, &info, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (info.tokenizer, ==, expect);
+  burrow_model_info_clear (&info);
+  g_assert_null (info.tokenizer);
 }
 
 /* Vision tower and MTP bytes are counted apart, never as resident. */
@@ -137,6 +156,7 @@ main (int argc, char **argv)
       g_test_add_data_func (path, &fixtures[i], test_fixture);
     }
   g_test_add_func ("/inspect/ignored-bytes", test_ignored_bytes);
+  g_test_add_func ("/inspect/tokenizer", test_tokenizer);
   g_test_add_func ("/inspect/errors", test_errors);
   return g_test_run ();
 }

@@ -1,13 +1,45 @@
 #!/usr/bin/env python3
-"""The Flatpak manifest, the metainfo and the desktop file agree on the app id and command.
+"""The Flatpak manifest, the metainfo and the desktop file agree on the app id and command;
+the manifest uses a supported runtime and builds without tests; the metainfo has what
+current AppStream asks for (a <developer> with an id, branding colours, no placeholder URLs).
 
 Usage: check-flatpak.py MANIFEST METAINFO DESKTOP APP_ID
 """
 import configparser
 import json
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
+
+
+OLDEST_RUNTIME = 50
+
+
+def metainfo_problems(metainfo, app_id):
+    problems = []
+    if metainfo.find("developer_name") is not None:
+        problems.append("metainfo uses the deprecated <developer_name>")
+    dev = metainfo.find("developer")
+    if dev is None or not dev.get("id") or not (dev.findtext("name") or "").strip():
+        problems.append("metainfo lacks <developer id=...><name>")
+    schemes = {c.get("scheme_preference") for c in metainfo.findall("branding/color")
+               if c.get("type") == "primary" and re.fullmatch(r"#[0-9a-fA-F]{6}", c.text or "")}
+    if schemes != {"light", "dark"}:
+        problems.append("metainfo lacks primary <branding> colours for light and dark")
+    # io.github.OWNER.Name lives at github.com/OWNER/Name: every link must point there
+    owner, name = app_id.split(".")[2:4]
+    home = f"https://github.com/{owner}/{name}"
+    raw = f"https://raw.githubusercontent.com/{owner}/{name}/"
+    links = [u.text for u in metainfo.findall("url")]
+    links += [i.text for i in metainfo.findall("screenshots/screenshot/image")]
+    for link in links:
+        if not (link == home or link.startswith(home + "/") or link.startswith(raw)):
+            problems.append(f"metainfo link {link!r} is not under {home}")
+    for kind in ("homepage", "bugtracker", "vcs-browser"):
+        if not any(u.get("type") == kind for u in metainfo.findall("url")):
+            problems.append(f"metainfo lacks a {kind} url")
+    return problems
 
 
 def main():
@@ -30,6 +62,10 @@ def main():
     expect("manifest file name", os.path.basename(manifest_path), app_id + ".json")
     expect("manifest runtime", manifest.get("runtime"), "org.gnome.Platform")
     expect("manifest sdk", manifest.get("sdk"), "org.gnome.Sdk")
+    # GNOME 49 and older are end of life by late 2026; each GNOME release is supported for a year
+    version = str(manifest.get("runtime-version", ""))
+    if not version.isdigit() or int(version) < OLDEST_RUNTIME:
+        problems.append(f"manifest runtime-version {version!r} is end of life (need >= {OLDEST_RUNTIME})")
     expect("metainfo id", metainfo.findtext("id"), app_id)
     expect("metainfo launchable", metainfo.findtext("launchable"), app_id + ".desktop")
     expect("desktop file name", os.path.basename(desktop_path), app_id + ".desktop")
@@ -44,6 +80,13 @@ def main():
     last = modules[-1] if modules else {}
     expect("last module", last.get("name"), "burrow")
     expect("burrow buildsystem", last.get("buildsystem"), "meson")
+    opts = last.get("config-opts", [])
+    if "-Dtests=false" not in opts:
+        problems.append("the burrow module builds the tests (they need tools the SDK lacks)")
+    if any(o.startswith("-Dwerror") and not o.endswith("false") for o in opts):
+        problems.append("the burrow module turns warnings into errors")
+
+    problems.extend(metainfo_problems(metainfo, app_id))
 
     args = manifest.get("finish-args", [])
     for needed in ("--share=ipc", "--socket=wayland", "--socket=fallback-x11", "--device=dri"):

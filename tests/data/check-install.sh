@@ -1,19 +1,27 @@
 #!/bin/sh
 # `meson install --destdir` puts every desktop file where Flatpak (prefix /app) and
-# distributions expect it, relative to the prefix.
+# distributions expect it, relative to the prefix, and installs each file once.
 # Usage: check-install.sh BUILD_DIR PREFIX APP_ID
 set -eu
 build=$1 prefix=$2 id=$3
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 
-if ! log=$(meson install -C "$build" --no-rebuild --destdir "$dest" --quiet 2>&1); then
+if ! log=$(meson install -C "$build" --no-rebuild --destdir "$dest" 2>&1); then
   echo "meson install failed (is everything built?):"
   echo "$log"
   exit 1
 fi
 root="$dest$prefix"
 status=0
+
+# meson prints one "Installing SRC to DIR" line per file copied; a file twice is a rule twice
+twice=$(echo "$log" | grep '^Installing ' | sort | uniq -d)
+if [ -n "$twice" ]; then
+  echo "installed more than once:"
+  echo "$twice"
+  status=1
+fi
 
 for f in \
   bin/burrow \

@@ -180,7 +180,7 @@ test_prefetch (gconstpointer data)
     return;
   LoadOptions lo = { 0 };
   g_autoptr (BwModel) probe = load_model (&ref, &lo);
-  g_autofree float *unused = prefill_then_decode (probe, &ref);
+  g_free (prefill_then_decode (probe, &ref));
   int total = 0;
   guint64 buf = expert_buffer_bytes (probe, &total);
   lo.ram_budget = MAX (4, total * 3 / 4) * buf;

@@ -1,5 +1,4 @@
-/* Fuzz target: config.json bytes through the config parser and tensor classification, and
- * the same bytes through the safetensors index parser. */
+/* Fuzz target: config.json bytes through the config parser and tensor classification. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,29 +53,6 @@ check_config (const BwModelConfig *cfg)
   classify_probes (cfg);
 }
 
-/* The index parser gets the same bytes: accepted maps name only plain shard files. */
-static void
-parse_as_index (const uint8_t *data, size_t size)
-{
-  GPtrArray *shards = NULL;
-  GError *error = NULL;
-  GHashTable *map = bw_safetensors_index_parse ("model.safetensors.index.json",
-                                                (const char *) data, size, &shards, &error);
-
-  if (map == NULL)
-    {
-      g_error_free (error);
-      return;
-    }
-  if (shards->len == 0)
-    abort ();
-  for (guint i = 0; i < shards->len; i++)
-    if (strchr (shards->pdata[i], '/') != NULL)
-      abort ();
-  g_ptr_array_unref (shards);
-  g_hash_table_unref (map);
-}
-
 gboolean
 bw_fuzz_parse (const uint8_t *data, size_t size, GError **error)
 {
@@ -100,6 +76,5 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
       g_error_free (error);
     }
-  parse_as_index (data, size);
   return 0;
 }

@@ -1,15 +1,25 @@
 #!/usr/bin/python3
-"""Writes the fuzz seed corpus: tests/fixtures/fuzz/{safetensors,config}/.
+"""Writes the fuzz seed corpus: tests/fixtures/fuzz/TARGET/ for the targets whose seeds
+are made here (the session seeds come from the engine itself: see fuzz-session.c).
 
 Files named ok-* must be accepted by the parser, bad-* rejected; the replay test checks
-both. Run from anywhere: python3 tests/fuzz/make-seeds.py
+both. Real files from the fixtures are copied in. Run from anywhere:
+python3 tests/fuzz/make-seeds.py
 """
 import json
 import os
 import struct
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "fuzz")
-ORACLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "oracles")
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ORACLES = os.path.join(TESTS, "fixtures", "oracles")
+RUN_FIXTURES = os.path.join(TESTS, "run", "fixtures")
+DEMO = os.path.join(TESTS, "..", "data", "demo-model")
+
+
+def read(*parts):
+    with open(os.path.join(*parts), "rb") as f:
+        return f.read()
 
 
 def st_file(header, data_len, claimed=None, pad=False):
@@ -123,14 +133,127 @@ def config_seeds():
     out["bad-not-json.json"] = b'{"model_type": "kimi_linear",,}'
     out["bad-deep-nesting.json"] = b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}"
     out["bad-empty.json"] = b""
-    with open(os.path.join(ORACLES, "kimi_linear", "model.safetensors.index.json"), "rb") as f:
-        out["index-kimi-linear.json"] = f.read()
-    out["index-path-escape.json"] = b'{"weight_map": {"a": "../etc/passwd"}}'
     return out
 
 
+def index_seeds():
+    out = {
+        "ok-kimi-linear.json": read(ORACLES, "kimi_linear", "model.safetensors.index.json"),
+        "ok-glm52.json": read(ORACLES, "glm52", "model.safetensors.index.json"),
+        "ok-one-shard.json": json.dumps({"metadata": {"total_size": 8},
+                                         "weight_map": {"a": "model.safetensors"}}).encode(),
+        "bad-path-escape.json": b'{"weight_map": {"a": "../etc/passwd"}}',
+        "bad-absolute.json": b'{"weight_map": {"a": "/etc/passwd"}}',
+        "bad-dot-dot.json": b'{"weight_map": {"a": ".."}}',
+        "bad-empty-map.json": b'{"weight_map": {}}',
+        "bad-no-map.json": b'{"metadata": {}}',
+        "bad-shard-not-string.json": b'{"weight_map": {"a": 3}}',
+        "bad-repeated-key.json": b'{"weight_map": {"a": "x.safetensors", "a": "y.safetensors"}}',
+        "bad-deep-nesting.json": b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}",
+        "bad-not-utf8.json": b'{"weight_map": {"\xff": "x.safetensors"}}',
+        "bad-two-values.json": b'{"weight_map": {"a": "x.safetensors"}} [1]',
+        "bad-scalar-then-array.json": b'"x" [1]',
+    }
+    return out
+
+
+def tiktoken_seeds():
+    return {
+        "ok-kimi-linear-fixture.model": read(RUN_FIXTURES, "kimi_linear", "tiktoken.model"),
+        "ok-kimi-k3-fixture.model": read(RUN_FIXTURES, "kimi_k3", "tiktoken.model"),
+        "ok-demo.model": read(DEMO, "tiktoken.model"),
+        "bad-rank-huge.model": b"YQ== 99999999999\n",
+        "bad-empty.model": b"",
+        "bad-no-space.model": b"YQ==1\n",
+    }
+
+
+def tokenizer_json_seeds():
+    return {"ok-glm52-fixture.json": read(RUN_FIXTURES, "glm52", "tokenizer.json")}
+
+
+def tokenizer_config_seeds():
+    kimi = {"added_tokens_decoder": {
+        str(256 + i): {"content": name, "special": True}
+        for i, name in enumerate(["[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>"])}}
+    return {
+        "ok-kimi-layout.json": json.dumps(kimi, indent=1).encode(),
+        "ok-sparse-ids.json": json.dumps({"added_tokens_decoder": {
+            "300": {"content": "<|a|>"}, "1000": {"content": "<|b|>"}}}).encode(),
+        "ok-no-decoder.json": json.dumps({"chat_template": "{{ messages }}",
+                                          "model_max_length": 4096}).encode(),
+        "fixture-kimi-linear.json": read(RUN_FIXTURES, "kimi_linear", "tokenizer_config.json"),
+        "ok-o200k.json": read(TESTS, "fixtures", "text", "o200k_base", "tokenizer_config.json"),
+        "ok-demo.json": read(DEMO, "tokenizer_config.json"),
+        "bad-id-below-base.json": b'{"added_tokens_decoder": {"5": {"content": "x"}}}',
+        "bad-id-not-number.json": b'{"added_tokens_decoder": {"x1": {"content": "x"}}}',
+        "bad-empty-content.json": b'{"added_tokens_decoder": {"300": {"content": ""}}}',
+        "bad-id-huge.json": b'{"added_tokens_decoder": {"99999999999": {"content": "x"}}}',
+        "bad-not-json.json": b'{"added_tokens_decoder": {',
+    }
+
+
+def serve_request_seeds():
+    user = [{"role": "user", "content": "hello there"}]
+    seeds = {
+        "ok-minimal.json": {"model": "m", "messages": user},
+        "ok-full.json": {"model": "m", "messages": [{"role": "system", "content": "be brief"},
+                                                    {"role": "developer", "content": "x"}]
+                         + user + [{"role": "assistant", "content": None}] + user,
+                         "stream": True, "stream_options": {"include_usage": True},
+                         "temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05,
+                         "repetition_penalty": 1.1, "frequency_penalty": 0.5,
+                         "presence_penalty": -0.5, "n": 1, "seed": 42, "max_tokens": 16,
+                         "stop": ["\n\n", "END"], "ignore_eos": False,
+                         "reasoning_effort": "low",
+                         "chat_template_kwargs": {"enable_thinking": True}},
+        "ok-parts.json": {"model": "m", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+            "max_completion_tokens": 3, "stop": "x"},
+        "bad-temperature.json": {"model": "m", "messages": user, "temperature": 5},
+        "bad-no-model.json": {"messages": user},
+        "bad-tool-role.json": {"model": "m", "messages": [{"role": "tool", "content": "x"}]},
+        "bad-image.json": {"model": "m", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "x"}}]}]},
+        "bad-last-assistant.json": {"model": "m", "messages": [{"role": "assistant",
+                                                                  "content": "x"}]},
+        "bad-stop-many.json": {"model": "m", "messages": user, "stop": ["a"] * 17},
+        "bad-n.json": {"model": "m", "messages": user, "n": 2},
+    }
+    out = {name: json.dumps(value).encode() for name, value in seeds.items()}
+    out["bad-truncated.json"] = b'{"model": "m", "messages": ['
+    out["bad-array.json"] = b"[1]"
+    # json-glib 1.6 leaks a second top-level value and overflows its stack on deep nesting.
+    out["bad-two-values.json"] = out["ok-minimal.json"] + b" [[1], [2], {}]"
+    out["bad-two-objects.json"] = b"{}{}"
+    out["bad-deep-nesting.json"] = b"[" * 65 + b"]" * 65
+    return out
+
+
+def session_seeds():
+    """Damaged copies of the real session files that fuzz-session.c wrote."""
+    folder = os.path.join(ROOT, "session")
+    good = read(folder, "ok-one-turn.session")
+    flipped = bytearray(good)
+    flipped[100] ^= 0x20
+    magic = bytearray(good)
+    magic[0:8] = b"BURROWSX"
+    return {
+        "bad-truncated-state.session": good[:-100],
+        "bad-truncated-header.session": good[:60],
+        "bad-flipped-message-byte.session": bytes(flipped),
+        "bad-magic.session": bytes(magic),
+        "bad-empty.session": b"",
+    }
+
+
 def main():
-    for sub, seeds in [("safetensors", safetensors_seeds()), ("config", config_seeds())]:
+    for sub, seeds in [("safetensors-header", safetensors_seeds()), ("config", config_seeds()),
+                       ("index", index_seeds()), ("tiktoken", tiktoken_seeds()),
+                       ("tokenizer-json", tokenizer_json_seeds()),
+                       ("tokenizer-config", tokenizer_config_seeds()),
+                       ("serve-request", serve_request_seeds()),
+                       ("session", session_seeds())]:
         folder = os.path.join(ROOT, sub)
         os.makedirs(folder, exist_ok=True)
         for name, data in seeds.items():

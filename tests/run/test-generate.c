@@ -62,7 +62,8 @@ load (const char *dir)
 }
 
 /* Greedy reference over the runtime: prefill the rendered prompt, argmax until a stop id
- * (eos 57 or <|im_end|> 58) or n tokens. */
+ * (eos 57, <|im_end|> 58, or a role start: <|im_user|> 59, <|im_assistant|> 60,
+ * <|im_system|> 61) or n tokens. */
 static GArray *
 reference_greedy (const char *dir, const char *user, int n)
 {
@@ -73,9 +74,8 @@ reference_greedy (const char *dir, const char *user, int n)
   g_assert_no_error (error);
   BwChatOptions chat = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = TRUE };
   BwChatMessage msg = { BW_CHAT_USER, user, NULL };
-  g_autofree char *text = bw_chat_render (&chat, &msg, 1);
   g_autoptr (GArray) prompt = g_array_new (FALSE, FALSE, sizeof (gint32));
-  g_assert_true (bw_tokenizer_encode (tok, text, -1, TRUE, prompt, &error));
+  g_assert_true (bw_chat_encode (&chat, &msg, 1, tok, prompt, &error));
   g_autoptr (BwState) state = bw_state_new (model);
   int vocab = bw_model_vocab_size (model);
   g_autofree float *logits = g_new (float, vocab);
@@ -88,7 +88,7 @@ reference_greedy (const char *dir, const char *user, int n)
       for (int v = 1; v < vocab; v++)
         if (logits[v] > logits[id])
           id = v;
-      if (id == 57 || id == 58)
+      if (id >= 57 && id <= 61)
         break;
       g_array_append_val (out, id);
       g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
@@ -105,8 +105,10 @@ decode (const char *dir, const GArray *ids)
   BwTokenStream stream;
   GString *out = g_string_new (NULL);
   bw_token_stream_init (&stream, tok);
+  /* skip_special_tokens, as the engine shows replies */
   for (guint i = 0; i < ids->len; i++)
-    g_assert_true (bw_token_stream_push (&stream, g_array_index (ids, gint32, i), out, &error));
+    if (!bw_tokenizer_is_special (tok, g_array_index (ids, gint32, i)))
+      g_assert_true (bw_token_stream_push (&stream, g_array_index (ids, gint32, i), out, &error));
   bw_token_stream_finish (&stream, out);
   return g_string_free (out, FALSE);
 }
@@ -395,6 +397,113 @@ test_cancel_load (gconstpointer data)
   run_fixture_remove (dir);
 }
 
+/* The leak: at a flat temperature the fixture model soon samples a special token. The reply
+ * must end before every end-of-turn or role-start token (stop_token says which), and with
+ * ignore_eos the specials it feeds on never show in the text. */
+static void
+test_special_tokens_never_shown (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_autoptr (GError) error = NULL;
+  int ended_on[64] = { 0 };
+  for (int seed = 0; seed < 12; seed++)
+    {
+      BurrowGenerateOptions o;
+      burrow_generate_options_init (&o);
+      o.max_tokens = 200;
+      o.temperature = 3.0f;
+      o.seed = (guint64) seed;
+      g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+      burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there", NULL);
+      Collect c;
+      BurrowTurnStats st;
+      g_assert_true (reply (conv, &o, &c, &st, &error));
+      g_assert_no_error (error);
+      if (st.finish == BURROW_FINISH_STOP)
+        {
+          g_assert_cmpint (st.stop_token, >=, 57);
+          g_assert_cmpint (st.stop_token, <=, 61);
+          ended_on[st.stop_token]++;
+        }
+      else
+        g_assert_cmpint (st.stop_token, ==, -1);
+      for (guint i = 0; i < c.ids->len; i++)
+        g_assert_true (g_array_index (c.ids, gint32, i) < 57
+                       || g_array_index (c.ids, gint32, i) > 61);
+      g_assert_null (strstr (c.answer->str, "<|"));
+      g_assert_null (strstr (c.answer->str, "[BOS]"));
+      collect_clear (&c);
+    }
+  /* Role starts (59-61) end replies too, not only [EOS] and <|im_end|>. */
+  g_test_message ("ended on 57..61: %d %d %d %d %d", ended_on[57], ended_on[58], ended_on[59],
+                  ended_on[60], ended_on[61]);
+  g_assert_cmpint (ended_on[59] + ended_on[60] + ended_on[61], >, 0);
+
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 200;
+  o.temperature = 3.0f;
+  o.seed = 5;
+  o.ignore_eos = TRUE;
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there", NULL);
+  Collect c;
+  BurrowTurnStats st;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  guint n_special = 0;
+  for (guint i = 0; i < c.ids->len; i++)
+    n_special += g_array_index (c.ids, gint32, i) >= 56;
+  g_assert_cmpuint (n_special, >, 0);
+  g_autofree char *text = decode (dir, c.ids);
+  g_assert_cmpstr (c.answer->str, ==, text);
+  g_assert_null (strstr (c.answer->str, "<|"));
+  g_assert_null (strstr (c.answer->str, "[EOS]"));
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
+/* max_context: a prompt that fills it is refused before any model work, counted the same
+ * way without generating; a reply stops where it would overflow it. */
+static void
+test_max_context (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_assert_cmpint (burrow_engine_get_max_context (engine), >, 0);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there, where is the ring?",
+                                   NULL);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.ignore_eos = TRUE;
+  o.max_tokens = 50;
+  g_autoptr (GError) error = NULL;
+  int n = burrow_conversation_count_prompt (conv, &o, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (n, >, 5);
+
+  o.max_context = n;
+  g_assert_cmpint (burrow_conversation_count_prompt (conv, &o, &error), ==, -1);
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH);
+  g_clear_error (&error);
+  Collect c;
+  BurrowTurnStats st;
+  g_assert_false (reply (conv, &o, &c, &st, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH);
+  g_assert_cmpuint (c.ids->len, ==, 0);
+  g_clear_error (&error);
+  collect_clear (&c);
+
+  o.max_context = n + 3;
+  g_assert_true (reply (conv, &o, &c, &st, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (st.generated_tokens, ==, 3);
+  g_assert_cmpint (st.finish, ==, BURROW_FINISH_LENGTH);
+  collect_clear (&c);
+  run_fixture_remove (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -405,6 +514,8 @@ main (int argc, char **argv)
   g_test_add_func ("/generate/bad-requests", test_bad_requests);
   g_test_add_func ("/generate/k3-reasoning", test_k3_reasoning);
   g_test_add_func ("/generate/glm-thinking", test_glm_thinking);
+  g_test_add_func ("/generate/special-tokens-never-shown", test_special_tokens_never_shown);
+  g_test_add_func ("/generate/max-context", test_max_context);
   g_test_add_data_func ("/generate/cancel-load/kimi-linear", "kimi_linear", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/kimi-k3", "kimi_k3", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/glm52", "glm52", test_cancel_load);

@@ -108,7 +108,7 @@ test_restore_bit_identical (gconstpointer oracle)
   g_autoptr (BurrowConversation) live = burrow_conversation_new (engine);
   g_assert_true (burrow_conversation_open_session (live, live_path, NULL, &error));
   burrow_conversation_add_message (live, BURROW_ROLE_SYSTEM, "you are kind.", NULL);
-  g_autoptr (GArray) t1 = turn (live, "tell me a story", 20, &s1);
+  g_array_unref (turn (live, "tell me a story", 20, &s1));
   g_assert_cmpfloat (s1.save_seconds, >, 0);
   g_free (copy_file (live_path, copy_path));
   g_autoptr (GArray) t2 = turn (live, "and then what?", 20, &s2);
@@ -151,7 +151,7 @@ make_session (const char *dir, const char *path, BurrowTurnStats *second)
   g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
   g_autoptr (GError) error = NULL;
   g_assert_true (burrow_conversation_open_session (conv, path, NULL, &error));
-  g_autoptr (GArray) first = turn (conv, "where is the ring?", 16, NULL);
+  g_array_unref (turn (conv, "where is the ring?", 16, NULL));
   g_autofree char *keep = g_strconcat (path, ".keep", NULL);
   g_free (copy_file (path, keep));
   GArray *next = turn (conv, "in the river", 16, second);
@@ -265,7 +265,7 @@ test_mismatched_model (void)
   g_autofree char *dir = run_fixture_make ("kimi_linear");
   g_autofree char *k3 = run_fixture_make ("kimi_k3");
   g_autofree char *path = g_build_filename (dir, "s.session", NULL);
-  g_autoptr (GArray) unused = make_session (dir, path, NULL);
+  g_array_unref (make_session (dir, path, NULL));
   g_autoptr (BurrowEngine) engine = load (k3);
   g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
   g_autoptr (GError) error = NULL;
@@ -287,7 +287,7 @@ test_atomic_save (void)
 {
   g_autofree char *dir = run_fixture_make ("kimi_linear");
   g_autofree char *path = g_build_filename (dir, "s.session", NULL);
-  g_autoptr (GArray) unused = make_session (dir, path, NULL);
+  g_array_unref (make_session (dir, path, NULL));
   g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
   const char *name;
   int sessions = 0;
@@ -325,7 +325,7 @@ reference_third_turn (BurrowEngine *engine, const char *second, int n, const cha
                       BurrowTurnStats *st)
 {
   g_autoptr (BurrowConversation) ref = burrow_conversation_new (engine);
-  g_autoptr (GArray) a = turn (ref, "where is the ring?", 16, NULL);
+  g_array_unref (turn (ref, "where is the ring?", 16, NULL));
   if (n > 0)
     {
       g_autoptr (GArray) b = turn (ref, second, n, NULL);
@@ -345,7 +345,7 @@ test_stop_between_tokens (void)
   g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
   g_autoptr (GError) error = NULL;
   g_assert_true (burrow_conversation_open_session (conv, path, NULL, &error));
-  g_autoptr (GArray) a = turn (conv, "where is the ring?", 16, NULL);
+  g_array_unref (turn (conv, "where is the ring?", 16, NULL));
   burrow_conversation_add_message (conv, BURROW_ROLE_USER, "in the river", NULL);
   g_autoptr (GCancellable) cancel = g_cancellable_new ();
   StopAt stop = { g_array_new (FALSE, FALSE, sizeof (gint32)), cancel, 5 };
@@ -417,7 +417,7 @@ stop_from_thread (const char *dir, BurrowEngine *engine, gboolean decode)
   g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
   g_autoptr (GError) error = NULL;
   g_assert_true (burrow_conversation_open_session (conv, path, NULL, &error));
-  g_autoptr (GArray) a = turn (conv, "where is the ring?", 16, NULL);
+  g_array_unref (turn (conv, "where is the ring?", 16, NULL));
   int after_first = burrow_conversation_get_n_tokens (conv);
   g_autofree char *second = decode ? g_strdup ("in the river") : long_message ();
   burrow_conversation_add_message (conv, BURROW_ROLE_USER, second, NULL);

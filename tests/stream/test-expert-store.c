@@ -416,6 +416,8 @@ test_pinning (Fixture *fx, gconstpointer data)
   path = g_strdup (bw_expert_store_history_path (s));
   g_assert_true (g_str_has_prefix (path, hdir));
   g_assert_false (bw_expert_store_is_pinned (s, 1, 3));
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpint (st.pin_state, ==, BW_PINS_NO_HISTORY);
   for (int round = 0; round < 10; round++)
     {
       static const int cold[6] = { 0, 1, 2, 4, 5, 7 };
@@ -449,6 +451,7 @@ test_pinning (Fixture *fx, gconstpointer data)
     }
   bw_expert_store_stats (s, &st);
   g_assert_cmpuint (st.n_pinned, ==, 2);
+  g_assert_cmpint (st.pin_state, ==, BW_PINS_ACTIVE);
   g_assert_cmpuint (st.misses, >, 6);   /* the other experts thrash the rest */
   {
     guint64 misses = st.misses;
@@ -480,6 +483,51 @@ test_pinning (Fixture *fx, gconstpointer data)
   g_rmdir (hdir);
 }
 
+/* The dashboard's recency: tokens since each expert was last chosen, per layer, whatever
+ * the store holds. */
+static void
+test_ages (Fixture *fx, gconstpointer data)
+{
+  BwStoreOptions o;
+  BwExpertStore *s;
+  BwStoreStats st;
+  guint32 ages[3 * 8];
+  /* Three tokens of a prefill through layer 1, top-2 each. */
+  const int prefill[6] = { 0, 1, 2, 1, 3, 4 };
+  const int next[2] = { 4, 5 };
+
+  options_for (&o, data);
+  s = store_new (fx, &o);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpint (st.pin_state, ==, BW_PINS_OFF);
+  bw_expert_store_expert_ages (s, ages);
+  for (int i = 0; i < 3 * 8; i++)
+    g_assert_cmpuint (ages[i], ==, G_MAXUINT32);
+
+  bw_expert_store_note_routes (s, 1, prefill, 3, 2);
+  bw_expert_store_expert_ages (s, ages);
+  g_assert_cmpuint (ages[8 + 3], ==, 0);
+  g_assert_cmpuint (ages[8 + 4], ==, 0);
+  g_assert_cmpuint (ages[8 + 1], ==, 1);
+  g_assert_cmpuint (ages[8 + 2], ==, 1);
+  g_assert_cmpuint (ages[8 + 0], ==, 2);
+  g_assert_cmpuint (ages[8 + 5], ==, G_MAXUINT32);
+
+  /* The next token: its experts are the latest, the rest age by one. Other layers keep
+   * their own count. */
+  bw_expert_store_note_routes (s, 1, next, 1, 2);
+  bw_expert_store_note_routes (s, 2, next, 1, 2);
+  bw_expert_store_expert_ages (s, ages);
+  g_assert_cmpuint (ages[8 + 4], ==, 0);
+  g_assert_cmpuint (ages[8 + 5], ==, 0);
+  g_assert_cmpuint (ages[8 + 3], ==, 1);
+  g_assert_cmpuint (ages[8 + 0], ==, 3);
+  g_assert_cmpuint (ages[16 + 4], ==, 0);
+  g_assert_cmpuint (ages[16 + 0], ==, G_MAXUINT32);
+  g_assert_cmpuint (ages[0], ==, G_MAXUINT32);
+  bw_expert_store_free (s);
+}
+
 static void
 read_all_experts (Fixture *fx, BwExpertStore *s)
 {
@@ -502,7 +550,6 @@ static void
 test_direct_on_tmpfs (void)
 {
   struct statfs sfs;
-  g_autoptr (GError) error = NULL;
   g_autofree char *dir = NULL;
   Fixture fx = { 0 };
   BwStoreOptions o;
@@ -533,10 +580,11 @@ test_direct_on_tmpfs (void)
   g_rmdir (dir);
 }
 
-/* A filesystem that accepts O_DIRECT at open may still refuse a read with EINVAL: that
- * read is redone buffered and later reads of the shard stay buffered. */
+/* A filesystem that accepts O_DIRECT at open may still refuse a read with EINVAL, or a
+ * FUSE server (a document portal path) with EOPNOTSUPP: that read is redone buffered and
+ * later reads of the shard stay buffered. */
 static void
-test_direct_refused_at_read (Fixture *fx, gconstpointer data)
+direct_refused_at_read (Fixture *fx, gconstpointer data, int err)
 {
   BwStoreOptions o;
   BwExpertStore *s;
@@ -552,12 +600,24 @@ test_direct_refused_at_read (Fixture *fx, gconstpointer data)
       return;
     }
   g_assert_nonnull (strstr (st.backend, "+O_DIRECT"));
-  bw_expert_store_inject_fault (s, 1, EINVAL);
+  bw_expert_store_inject_fault (s, 1, err);
   read_all_experts (fx, s);
   bw_expert_store_stats (s, &st);
   g_assert_nonnull (strstr (st.backend, "O_DIRECT"));
   g_assert_cmpuint (st.misses, ==, 16);
   bw_expert_store_free (s);
+}
+
+static void
+test_direct_refused_at_read (Fixture *fx, gconstpointer data)
+{
+  direct_refused_at_read (fx, data, EINVAL);
+}
+
+static void
+test_direct_unsupported_at_read (Fixture *fx, gconstpointer data)
+{
+  direct_refused_at_read (fx, data, EOPNOTSUPP);
 }
 
 /* Out of order, one of them cached: each index exactly once with its own bytes; an injected
@@ -659,12 +719,20 @@ main (int argc, char **argv)
           }
       }
   add_for_backends ("prefetch", test_prefetch);
+  g_test_add ("/stream/store/ages", Fixture, GINT_TO_POINTER (BW_IO_AUTO), fixture_setup,
+              test_ages, fixture_teardown);
   g_test_add_func ("/stream/store/direct-on-tmpfs", test_direct_on_tmpfs);
   g_test_add ("/stream/store/uring-direct/refused-at-read", Fixture,
               GINT_TO_POINTER (BW_IO_URING | 4), fixture_setup, test_direct_refused_at_read,
               fixture_teardown);
   g_test_add ("/stream/store/pread-direct/refused-at-read", Fixture,
               GINT_TO_POINTER (BW_IO_PREAD | 4), fixture_setup, test_direct_refused_at_read,
+              fixture_teardown);
+  g_test_add ("/stream/store/uring-direct/unsupported-at-read", Fixture,
+              GINT_TO_POINTER (BW_IO_URING | 4), fixture_setup, test_direct_unsupported_at_read,
+              fixture_teardown);
+  g_test_add ("/stream/store/pread-direct/unsupported-at-read", Fixture,
+              GINT_TO_POINTER (BW_IO_PREAD | 4), fixture_setup, test_direct_unsupported_at_read,
               fixture_teardown);
   g_test_add ("/stream/store/pinning", Fixture, GINT_TO_POINTER (BW_IO_AUTO), fixture_setup,
               test_pinning, fixture_teardown);

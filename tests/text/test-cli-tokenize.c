@@ -75,7 +75,7 @@ test_encode_decode (void)
   g_assert_cmpstr (r.out, ==, "64,100257\n");
   result_clear (&r);
 
-  r = run ("a<|endoftext|>", (const char *[]) { "-t", cl100k, "-p", "cl100k", "--no-special", NULL });
+  r = run ("a<|endoftext|>", (const char *[]) { "-t", cl100k, "--pattern", "cl100k", "--no-special", NULL });
   g_assert_cmpint (r.status, ==, 0);
   g_assert_true (strstr (r.out, "100257") == NULL);
   result_clear (&r);
@@ -118,9 +118,41 @@ test_errors (void)
   g_assert_nonnull (strstr (r.err, o200k));
   result_clear (&r);
 
-  r = run ("x", (const char *[]) { NULL });
+  r = run ("x", (const char *[]) { "stray", NULL });
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_nonnull (strstr (r.err, "stray"));
+  result_clear (&r);
+
+  r = run ("x", (const char *[]) { "--model", "/nonexistent", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, "/nonexistent"));
+  result_clear (&r);
+
+  /* -p is --prompt (burrow-cli run) and nothing else. */
+  r = run ("x", (const char *[]) { "-t", o200k, "-p", "o200k", NULL });
   g_assert_cmpint (r.status, ==, 2);
   result_clear (&r);
+}
+
+/* Without --tokenizer: the --model folder's tokenizer, else the demo model's, like every
+ * other command. */
+static void
+test_default_tokenizer (void)
+{
+  g_autofree char *demo_tok = g_build_filename (BURROW_DEMO_MODEL, "tiktoken.model", NULL);
+  const char *text = "Hello, burrow!<|im_end|>";
+  Result want = run (text, (const char *[]) { "--tokenizer", demo_tok, NULL });
+  Result bare = run (text, (const char *[]) { NULL });
+  Result model = run (text, (const char *[]) { "--model", BURROW_DEMO_MODEL, NULL });
+  g_assert_cmpint (want.status, ==, 0);
+  g_assert_cmpint (bare.status, ==, 0);
+  g_assert_cmpint (model.status, ==, 0);
+  g_assert_cmpstr (bare.out, ==, want.out);
+  g_assert_cmpstr (model.out, ==, want.out);
+  g_assert_nonnull (strstr (bare.err, "demo model"));
+  result_clear (&want);
+  result_clear (&bare);
+  result_clear (&model);
 }
 
 int
@@ -129,5 +161,6 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/text/cli/encode-decode", test_encode_decode);
   g_test_add_func ("/text/cli/errors", test_errors);
+  g_test_add_func ("/text/cli/default-tokenizer", test_default_tokenizer);
   return g_test_run ();
 }

@@ -133,7 +133,8 @@ test_kimi_linear_layout (Fixture *f, gconstpointer data)
   g_assert_true (bw_tokenizer_is_special (tok, N_BASE + 2));
   g_assert_false (bw_tokenizer_is_special (tok, 'a'));
   g_assert_true (bw_chat_stop_ids (BW_CHAT_KIMI_LINEAR, tok, stop, &error));
-  assert_ids (stop, (const gint32[]) { N_BASE + 2 }, 1);
+  /* <|im_end|>, then the role starts <|im_user|>, <|im_assistant|>, <|im_system|>. */
+  assert_ids (stop, (const gint32[]) { N_BASE + 2, N_BASE + 3, N_BASE + 4, N_BASE + 5 }, 4);
 
   /* "<|im_user|>user<|im_middle|>hello<|im_end|><|im_assistant|>assistant<|im_middle|>":
    * "user" and "hello" are whole ranks (261, 259); "assistant" has no merges. */
@@ -263,7 +264,7 @@ test_glm_added_tokens (Fixture *f, gconstpointer data)
   g_assert_cmpint (bw_tokenizer_kind (tok), ==, BW_TOKENIZER_HF_BPE);
   g_assert_cmpint (bw_tokenizer_vocab_size (tok), ==, 154843);
   g_assert_true (bw_chat_stop_ids (BW_CHAT_GLM, tok, stop, &error));
-  assert_ids (stop, (const gint32[]) { 154820, 154827, 154829 }, 3);
+  assert_ids (stop, (const gint32[]) { 154820, 154827, 154829, 154826, 154828 }, 5);
 
   /* [gMASK]<sop><|user|> hi<|assistant|><think>: " hi" is one whole-piece token. */
   ids = encode (tok, prompt, TRUE);
