@@ -175,22 +175,22 @@ static const BwFamilyOps ds_ops = {
 /* Chat format: DeepSeek-V3's full-width-bar role tags; R1-style reasoning ends at </think>. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   if (!opts->continuation)
-    g_string_append (out, "<｜begin▁of▁sentence｜>");
+    bw_chat_structure (r, "<｜begin▁of▁sentence｜>");
   for (gsize i = 0; i < n; i++)
     {
-      const char *text = msgs[i].content ? msgs[i].content : "";
-      if (msgs[i].role == BW_CHAT_SYSTEM)
-        g_string_append (out, text);
-      else if (msgs[i].role == BW_CHAT_USER)
-        g_string_append_printf (out, "<｜User｜>%s", text);
-      else
-        g_string_append_printf (out, "<｜Assistant｜>%s<｜end▁of▁sentence｜>", text);
+      if (msgs[i].role == BW_CHAT_USER)
+        bw_chat_structure (r, "<｜User｜>");
+      else if (msgs[i].role == BW_CHAT_ASSISTANT)
+        bw_chat_structure (r, "<｜Assistant｜>");
+      bw_chat_content (r, msgs[i].content);
+      if (msgs[i].role == BW_CHAT_ASSISTANT)
+        bw_chat_structure (r, "<｜end▁of▁sentence｜>");
     }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+    bw_chat_structure (r, opts->thinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
 }
 
 static const char *const stop_tokens[] = { "<｜end▁of▁sentence｜>", NULL };

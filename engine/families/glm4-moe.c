@@ -83,7 +83,7 @@ static const BwFamilyOps glm4_ops = {
 /* Chat format: [gMASK]<sop>, <|role|>\n tags, reasoning inside <think>...</think>. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
   static const char *const tag[] = {
     [BW_CHAT_SYSTEM] = "<|system|>\n",
@@ -92,12 +92,14 @@ render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs,
   };
 
   if (!opts->continuation)
-    g_string_append (out, "[gMASK]<sop>");
+    bw_chat_structure (r, "[gMASK]<sop>");
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "%s%s", tag[msgs[i].role],
-                            msgs[i].content ? msgs[i].content : "");
+    {
+      bw_chat_structure (r, tag[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<|assistant|>\n<think>"
+    bw_chat_structure (r, opts->thinking ? "<|assistant|>\n<think>"
                                          : "<|assistant|>\n<think></think>\n");
 }
 

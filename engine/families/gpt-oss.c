@@ -95,23 +95,24 @@ static const BwFamilyOps oss_ops = {
  * the final channel the answer. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
-  static const char *const role[] = {
-    [BW_CHAT_SYSTEM] = "developer",
-    [BW_CHAT_USER] = "user",
-    [BW_CHAT_ASSISTANT] = "assistant",
+  static const char *const open[] = {
+    [BW_CHAT_SYSTEM] = "<|start|>developer<|message|>",
+    [BW_CHAT_USER] = "<|start|>user<|message|>",
+    [BW_CHAT_ASSISTANT] = "<|start|>assistant<|channel|>final<|message|>",
   };
 
   if (!opts->continuation)
-    g_string_append (out, "<|start|>system<|message|>Reasoning: high<|end|>");
+    bw_chat_structure (r, "<|start|>system<|message|>Reasoning: high<|end|>");
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, msgs[i].role == BW_CHAT_ASSISTANT
-                                   ? "<|start|>%s<|channel|>final<|message|>%s<|end|>"
-                                   : "<|start|>%s<|message|>%s<|end|>",
-                            role[msgs[i].role], msgs[i].content ? msgs[i].content : "");
+    {
+      bw_chat_structure (r, open[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+      bw_chat_structure (r, "<|end|>");
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<|start|>assistant<|channel|>analysis<|message|>"
+    bw_chat_structure (r, opts->thinking ? "<|start|>assistant<|channel|>analysis<|message|>"
                                          : "<|start|>assistant<|channel|>final<|message|>");
 }
 

@@ -81,19 +81,22 @@ static const BwFamilyOps qwen_ops = {
 /* ChatML: <|im_start|>role\n...<|im_end|>\n; reasoning inside <think>...</think>. */
 
 static void
-render_chat (GString *out, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
 {
-  static const char *const role[] = {
-    [BW_CHAT_SYSTEM] = "system",
-    [BW_CHAT_USER] = "user",
-    [BW_CHAT_ASSISTANT] = "assistant",
+  static const char *const open[] = {
+    [BW_CHAT_SYSTEM] = "<|im_start|>system\n",
+    [BW_CHAT_USER] = "<|im_start|>user\n",
+    [BW_CHAT_ASSISTANT] = "<|im_start|>assistant\n",
   };
 
   for (gsize i = 0; i < n; i++)
-    g_string_append_printf (out, "<|im_start|>%s\n%s<|im_end|>\n", role[msgs[i].role],
-                            msgs[i].content ? msgs[i].content : "");
+    {
+      bw_chat_structure (r, open[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+      bw_chat_structure (r, "<|im_end|>\n");
+    }
   if (opts->add_generation_prompt)
-    g_string_append (out, opts->thinking ? "<|im_start|>assistant\n"
+    bw_chat_structure (r, opts->thinking ? "<|im_start|>assistant\n"
                                          : "<|im_start|>assistant\n<think>\n\n</think>\n\n");
 }
 
