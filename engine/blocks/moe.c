@@ -21,6 +21,13 @@ bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top)
   moe->next_top = CLAMP (top > 0 ? top : k / 4, 1, k);
 }
 
+/* Floats of one token's gate product: the fused gate_up has two rows per unit. */
+static gsize
+gate_floats (const BwMoe *moe)
+{
+  return (gsize) moe->expert_inter * (moe->fused_gate_up ? 2 : 1);
+}
+
 gsize
 bw_moe_scratch_bytes (const BwMoe *moe, int n)
 {
@@ -31,11 +38,13 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
               + bw_scratch_size (n * k * f)
               + bw_scratch_size (n * (gsize) moe->expert_width * f)
               + bw_scratch_size (n * k * (gsize) moe->expert_width * f)
-              + 2 * bw_scratch_size (n * (gsize) moe->expert_inter * f)
+              + bw_scratch_size (n * gate_floats (moe) * f)
+              + bw_scratch_size (n * (gsize) moe->expert_inter * f)
               + bw_scratch_size (k * (gsize) moe->expert_width * f)
               /* a single token's per-expert gate and up rows (any n: callers size the
                * scratch once for their largest n and decode with n = 1) */
-              + 2 * bw_scratch_size (k * (gsize) moe->expert_inter * f);
+              + bw_scratch_size (k * gate_floats (moe) * f)
+              + bw_scratch_size (k * (gsize) moe->expert_inter * f);
   gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
   if (moe->has_shared_gate)
     shared += bw_scratch_size (n * (gsize) moe->expert_width * f) + bw_scratch_size (n * f);
@@ -134,6 +143,24 @@ group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens 
       }
 }
 
+static void
+add_bias (float *y, const float *b, int64_t n)
+{
+  for (int64_t i = 0; i < n; i++)
+    y[i] += b[i];
+}
+
+/* One token's fused gate_up row gu [2 inter] (+ expert e's bias) to h [inter]; h may
+ * start at gu (the rows are compacted in place). */
+static void
+fused_act (const BwMoe *moe, int e, float *gu, float *h)
+{
+  int64_t inter = moe->expert_inter;
+  if (moe->gate_up_bias)
+    add_bias (gu, moe->gate_up_bias + (gsize) e * 2 * inter, 2 * inter);
+  bw_gated_act (&moe->act, h, gu, NULL, (int) inter);
+}
+
 /* Expert e's output for the tokens that chose it, into out ([count][width]). */
 static void
 run_expert (const BwMoe *moe, BwExpertStore *store, const BwExpertWeights *ew,
@@ -148,10 +175,18 @@ run_expert (const BwMoe *moe, BwExpertStore *store, const BwExpertWeights *ew,
     memcpy (xg + i * width, xe + (gsize) tok[i] * width, width * sizeof (float));
   bw_matmul (&ew->gate, xg, m, gt, pool);
   bw_expert_store_poll (store);
-  bw_matmul (&ew->up, xg, m, up, pool);
-  bw_expert_store_poll (store);
-  bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
+  if (moe->fused_gate_up)
+    for (int i = 0; i < m; i++)
+      fused_act (moe, e, gt + (gsize) i * 2 * inter, gt + (gsize) i * inter);
+  else
+    {
+      bw_matmul (&ew->up, xg, m, up, pool);
+      bw_expert_store_poll (store);
+      bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
+    }
   bw_matmul (&ew->down, gt, m, out, pool);
+  for (int i = 0; i < m && moe->down_bias; i++)
+    add_bias (out + (gsize) i * width, moe->down_bias + (gsize) e * width, width);
 }
 
 /* y += the routing-weighted rows of expert e's output. */
@@ -180,6 +215,7 @@ typedef struct {
   const BwMoe *moe;
   BwExpertBatch *batch;
   const float *x;           /* the token's expert input [width] */
+  const int *experts;       /* expert id of each batch entry */
   float *gts, *ups, *outs;  /* per expert: [inter], [inter], [width] */
   GMutex lock;              /* the store and everything below */
   gboolean taken[BW_MAX_BATCH_EXPERTS];
@@ -217,14 +253,23 @@ one_token_job (void *ctx, int index, int thread_id)
   g_mutex_unlock (&m->lock);
   if (i < 0)
     return;
-  int64_t width = m->moe->expert_width, inter = m->moe->expert_inter;
-  float *gt = m->gts + i * inter, *up = m->ups + i * inter;
+  const BwMoe *moe = m->moe;
+  int64_t width = moe->expert_width, inter = moe->expert_inter;
+  int e = m->experts[i];
+  float *gt = m->gts + i * gate_floats (moe), *up = m->ups + i * inter;
   bw_matvec (&ew->gate, m->x, gt, NULL);
   one_token_poll (m);
-  bw_matvec (&ew->up, m->x, up, NULL);
-  one_token_poll (m);
-  bw_gated_act (&m->moe->act, gt, gt, up, (int) inter);
+  if (moe->fused_gate_up)
+    fused_act (moe, e, gt, gt);
+  else
+    {
+      bw_matvec (&ew->up, m->x, up, NULL);
+      one_token_poll (m);
+      bw_gated_act (&moe->act, gt, gt, up, (int) inter);
+    }
   bw_matvec (&ew->down, gt, m->outs + i * width, NULL);
+  if (moe->down_bias)
+    add_bias (m->outs + i * width, moe->down_bias + (gsize) e * width, width);
 }
 
 static gboolean
@@ -233,8 +278,8 @@ mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, in
                BwPool *pool, BwMoeTimes *times, GError **error)
 {
   int64_t width = moe->expert_width;
-  OneTokenMix m = { .moe = moe, .batch = batch, .x = xe, .gts = gts, .ups = ups,
-                    .outs = outs };
+  OneTokenMix m = { .moe = moe, .batch = batch, .x = xe, .experts = g->used + first,
+                    .gts = gts, .ups = ups, .outs = outs };
   g_mutex_init (&m.lock);
   guint64 t0 = now_ns ();
   bw_pool_run (pool, one_token_job, &m, count);
@@ -303,13 +348,14 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
   float *xg = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
   /* every (token, expert) pair's output row, at the pair's place in g */
   float *out = bw_scratch_take (cursor, (gsize) n * moe->router.top_k * width * sizeof (float));
-  float *gt = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
+  float *gt = bw_scratch_take (cursor, (gsize) n * gate_floats (moe) * sizeof (float));
   float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
   float *outs = bw_scratch_take (cursor, (gsize) moe->router.top_k * width * sizeof (float));
   float *gts = NULL, *ups = NULL;
   if (n == 1)
     {
-      gts = bw_scratch_take (cursor, (gsize) moe->router.top_k * inter * sizeof (float));
+      gts = bw_scratch_take (cursor, (gsize) moe->router.top_k * gate_floats (moe)
+                                     * sizeof (float));
       ups = bw_scratch_take (cursor, (gsize) moe->router.top_k * inter * sizeof (float));
     }
 

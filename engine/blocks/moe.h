@@ -15,6 +15,11 @@ typedef struct BwMoe {
   int expert_width;       /* input/output width of a routed expert */
   int expert_inter;       /* its intermediate width */
   BwActivation act;
+  /* gpt-oss: each expert's gate matrix is the fused gate_up [2 inter, width] with
+   * interleaved rows (act gets u NULL); optional per-expert biases. */
+  gboolean fused_gate_up;
+  const float *gate_up_bias;  /* [n_experts][2 inter] or NULL */
+  const float *down_bias;     /* [n_experts][width] or NULL */
   gboolean has_shared;
   BwMlp shared;           /* shared experts at full width, unweighted */
   gboolean has_shared_gate;

@@ -90,7 +90,8 @@ largest_expert (const BwCheckpoint *ckpt, int n_experts)
           sum = g_new0 (guint64, 1);
           g_hash_table_insert (per_expert, g_memdup2 (&key, sizeof key), sum);
         }
-      *sum += t->nbytes;
+      /* a tensor fused over the layer's experts: each expert is an equal byte range */
+      *sum += t->expert < 0 ? t->nbytes / (guint64) MAX (n_experts, 1) : t->nbytes;
       largest = MAX (largest, *sum);
     }
   return largest;

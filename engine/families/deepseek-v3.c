@@ -1,35 +1,28 @@
-/* DeepSeek-V3 / R1 and Kimi K2 (model_type "deepseek_v3", "kimi_k2"): MLA with Q-LoRA (or a
- * direct q_proj), interleaved RoPE with YaRN on the rope slices and the mscale^2 softmax
- * factor, dense SwiGLU layers before first_k_dense_replace, then sigmoid noaux_tc MoE with
- * expert groups and shared experts. BF16, or FP8 E4M3 128x128 block-scaled as released.
- * MTP layers (index >= num_hidden_layers) are never bound. */
+/* DeepSeek-V3 / R1 and Kimi K2 (model_type "deepseek_v3", "kimi_k2" with
+ * DeepseekV3ForCausalLM): MLA with Q-LoRA (or a direct q_proj), interleaved RoPE with YaRN on
+ * the rope slices and the mscale^2 softmax factor, dense SwiGLU layers before
+ * first_k_dense_replace, then sigmoid noaux_tc MoE with expert groups and shared experts.
+ * BF16, or FP8 E4M3 128x128 block-scaled as released. MTP layers (index >=
+ * num_hidden_layers) are never bound. */
 #include <math.h>
-#include <string.h>
 
 #include "blocks/mla.h"
-#include "blocks/moe.h"
-#include "blocks/norm.h"
 #include "blocks/rope.h"
 #include "core/json-load.h"
-#include "model/moe-decoder.h"
-#include "model/family-api.h"
+#include "families/family.h"
+#include "families/moe-layers.h"
+#include "text/chat-template.h"
 
 #define BIG 1048576
 #define ROPE_TABLE_MAX 8192
 #define ATT "model.layers.%d.self_attn."
 
 typedef struct {
-  BwMoeDecoderConfig dec;
+  BwDecoder dec;
   int H, dn, dr, dv, R, Q;
-  int max_pos;
   BwRopeConfig rope;
-} DsConfig;
-
-typedef struct {
-  BwMoeDecoder dec;        /* first: the shared decoder's callbacks get this pointer */
-  DsConfig cfg;
+  BwRopeTable *rope_table;
   BwMla *mla;              /* [n_layers] */
-  BwRopeTable *rope;
 } DsModel;
 
 static gboolean
@@ -44,99 +37,101 @@ get_int (BwModel *model, const char *field, gboolean required, int def, int min,
 }
 
 static gboolean
-parse_mla (BwModel *model, DsConfig *c, GError **error)
+parse_mla (BwModel *model, DsModel *dm, GError **error)
 {
-  int kv_heads;
+  int kv_heads, max_pos;
   gboolean bias, interleave;
   JsonNode *q_rank = json_object_get_member (model->ckpt->text_config, "q_lora_rank");
 
-  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &c->H, error)
-      || !get_int (model, "num_key_value_heads", FALSE, c->H, 1, &kv_heads, error)
-      || !get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &c->dn, error)
-      || !get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &c->dr, error)
-      || !get_int (model, "v_head_dim", TRUE, 0, 1, &c->dv, error)
-      || !get_int (model, "kv_lora_rank", TRUE, 0, 1, &c->R, error)
+  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &dm->H, error)
+      || !get_int (model, "num_key_value_heads", FALSE, dm->H, 1, &kv_heads, error)
+      || !get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &dm->dn, error)
+      || !get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &dm->dr, error)
+      || !get_int (model, "v_head_dim", TRUE, 0, 1, &dm->dv, error)
+      || !get_int (model, "kv_lora_rank", TRUE, 0, 1, &dm->R, error)
       || (!bw_json_node_is_missing (q_rank)
-          && !get_int (model, "q_lora_rank", FALSE, 0, 1, &c->Q, error))
-      || !get_int (model, "max_position_embeddings", FALSE, 163840, 1, &c->max_pos, error)
+          && !get_int (model, "q_lora_rank", FALSE, 0, 1, &dm->Q, error))
+      || !get_int (model, "max_position_embeddings", FALSE, 163840, 1, &max_pos, error)
       || !bw_config_bool (model, "attention_bias", FALSE, &bias, error)
       || !bw_config_bool (model, "rope_interleave", TRUE, &interleave, error))
     return FALSE;
-  if (kv_heads != c->H)
-    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "num_key_value_heads (%d) must equal num_attention_heads (%d) "
-                                "for MLA", kv_heads, c->H);
-  if (bias)
-    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                                "attention_bias = true is not supported");
-  if (!interleave)
-    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                                "rope_interleave = false is not supported");
+  if (kv_heads != dm->H)
+    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                               "num_key_value_heads (%d) must equal num_attention_heads (%d) "
+                               "for MLA", kv_heads, dm->H);
+  if (bias || !interleave)
+    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                               "attention_bias = true and rope_interleave = false are not "
+                               "supported");
   g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
-  if (!bw_rope_config_parse (model->ckpt->text_config, file, c->dr, &c->rope, error))
+  if (!bw_rope_config_parse (model->ckpt->text_config, file, dm->dr, &dm->rope, error))
     return FALSE;
-  c->rope.style = BW_ROPE_INTERLEAVED;
+  dm->rope.style = BW_ROPE_INTERLEAVED;
+  dm->rope_table = bw_rope_new (&dm->rope, MIN (max_pos, ROPE_TABLE_MAX));
   return TRUE;
 }
 
 static gboolean
-bind_mla (BwModel *model, const DsConfig *c, int l, BwMla *m, const BwRopeTable *rope,
-          GError **error)
+ds_bind (BwModel *model, gpointer self, int l, GError **error)
 {
-  int D = c->dec.D, dq = c->dn + c->dr;
+  DsModel *dm = self;
+  BwMla *m = &dm->mla[l];
+  int D = dm->dec.hidden, dq = dm->dn + dm->dr;
   float *qn = NULL, *kvn;
 
-  *m = (BwMla) { .n_heads = c->H, .nope = c->dn, .rope = c->dr, .v_dim = c->dv,
-                 .kv_rank = c->R, .q_rank = c->Q, .latent_eps = 1e-6f,
-                 .scale = (float) (pow (dq, -0.5) * c->rope.softmax_mscale2),
+  *m = (BwMla) { .n_heads = dm->H, .nope = dm->dn, .rope = dm->dr, .v_dim = dm->dv,
+                 .kv_rank = dm->R, .q_rank = dm->Q, .latent_eps = 1e-6f,
+                 .scale = (float) (pow (dq, -0.5) * dm->rope.softmax_mscale2),
                  .absorb_max_tokens = 4,
-                 .rope_hook = { .apply = bw_rope_hook, .ctx = rope } };
-  if (c->Q > 0)
+                 .rope_hook = { .apply = bw_rope_hook, .ctx = dm->rope_table } };
+  if (dm->Q > 0)
     {
-      if (!bw_model_bind_matrix (model, &m->q_a, c->Q, D, error, ATT "q_a_proj.weight", l)
-          || !bw_model_bind_vector (model, &qn, c->Q, FALSE, error,
+      if (!bw_model_bind_matrix (model, &m->q_a, dm->Q, D, error, ATT "q_a_proj.weight", l)
+          || !bw_model_bind_vector (model, &qn, dm->Q, FALSE, error,
                                     ATT "q_a_layernorm.weight", l)
-          || !bw_model_bind_matrix (model, &m->q_b, (int64_t) c->H * dq, c->Q, error,
+          || !bw_model_bind_matrix (model, &m->q_b, (int64_t) dm->H * dq, dm->Q, error,
                                     ATT "q_b_proj.weight", l))
         return FALSE;
     }
-  else if (!bw_model_bind_matrix (model, &m->q_proj, (int64_t) c->H * dq, D, error,
+  else if (!bw_model_bind_matrix (model, &m->q_proj, (int64_t) dm->H * dq, D, error,
                                   ATT "q_proj.weight", l))
     return FALSE;
-  if (!bw_model_bind_matrix (model, &m->kv_a, c->R + c->dr, D, error,
+  if (!bw_model_bind_matrix (model, &m->kv_a, dm->R + dm->dr, D, error,
                              ATT "kv_a_proj_with_mqa.weight", l)
-      || !bw_model_bind_vector (model, &kvn, c->R, FALSE, error, ATT "kv_a_layernorm.weight", l)
-      || !bw_model_bind_matrix (model, &m->kv_b, (int64_t) c->H * (c->dn + c->dv), c->R, error,
-                                ATT "kv_b_proj.weight", l)
-      || !bw_model_bind_matrix (model, &m->o_proj, D, (int64_t) c->H * c->dv, error,
+      || !bw_model_bind_vector (model, &kvn, dm->R, FALSE, error, ATT "kv_a_layernorm.weight", l)
+      || !bw_model_bind_matrix (model, &m->kv_b, (int64_t) dm->H * (dm->dn + dm->dv), dm->R,
+                                error, ATT "kv_b_proj.weight", l)
+      || !bw_model_bind_matrix (model, &m->o_proj, D, (int64_t) dm->H * dm->dv, error,
                                 ATT "o_proj.weight", l))
     return FALSE;
   m->q_a_norm = qn;
   m->kv_a_norm = kvn;
-  return TRUE;
-}
-
-static gboolean
-ds_bind_attention (BwModel *model, BwMoeDecoder *dec, int l, gsize *scratch, GError **error)
-{
-  DsModel *dm = (DsModel *) dec;
-  BwMla *m = &dm->mla[l];
-  if (!bind_mla (model, &dm->cfg, l, m, dm->rope, error))
-    return FALSE;
-  *scratch = bw_mla_scratch_bytes (m, model->opts.max_batch, bw_pool_size (model->pool));
   model->state_sizes[l] = (BwLayerStateSize) { .per_pos = bw_mla_cache_floats (m) };
   return TRUE;
 }
 
-static void
-ds_attention (BwModel *model, BwMoeDecoder *dec, BwState *state, int l, const float *h, int n,
-              int64_t pos0, float *out)
+static gsize
+ds_scratch (gpointer self, int l, int n, int threads)
 {
-  DsModel *dm = (DsModel *) dec;
-  const BwMla *m = &dm->mla[l];
-  bw_mla_forward (m, h, n, pos0, bw_state_cache (state, l), bw_mla_cache_floats (m), out,
-                  dec->scratch, model->pool);
+  DsModel *dm = self;
+  return bw_mla_scratch_bytes (&dm->mla[l], n, threads);
 }
+
+static void
+ds_attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+              float *a)
+{
+  DsModel *dm = self;
+  const BwMla *m = &dm->mla[l];
+  bw_mla_forward (m, h, n, bw_state_position (state), bw_state_cache (state, l),
+                  bw_mla_cache_floats (m), a, dm->dec.scratch, model->pool);
+}
+
+static const BwDecoderAttention ds_attention_ops = {
+  .bind = ds_bind,
+  .scratch_bytes = ds_scratch,
+  .forward = ds_attention,
+};
 
 static void
 ds_free (gpointer data)
@@ -144,7 +139,7 @@ ds_free (gpointer data)
   DsModel *dm = data;
   if (dm == NULL)
     return;
-  bw_rope_free (dm->rope);
+  bw_rope_free (dm->rope_table);
   g_free (dm);
 }
 
@@ -152,18 +147,14 @@ static gboolean
 ds_load (BwModel *model, GCancellable *cancellable, GError **error)
 {
   DsModel *dm = g_new0 (DsModel, 1);
-  DsConfig *c = &dm->cfg;
 
   model->family_data = dm;
-  c->dec.router_kind = BW_ROUTER_SIGMOID;
-  c->dec.router_bias = "gate.e_score_correction_bias";
-  if (!bw_moe_decoder_parse (model, &c->dec, error) || !parse_mla (model, c, error))
+  dm->dec.ffn.router.kind = BW_ROUTER_SIGMOID;
+  dm->dec.ffn.correction_bias = TRUE;
+  if (!bw_moe_layers_fill (model, &dm->dec, error) || !parse_mla (model, dm, error))
     return FALSE;
-  dm->mla = bw_model_alloc (model, c->dec.n_layers * sizeof (BwMla));
-  dm->rope = bw_rope_new (&c->rope, MIN (c->max_pos, ROPE_TABLE_MAX));
-  dm->dec.bind_attention = ds_bind_attention;
-  dm->dec.attention = ds_attention;
-  return bw_moe_decoder_load (model, &dm->dec, &c->dec, cancellable, error);
+  dm->mla = bw_model_alloc (model, dm->dec.n_layers * sizeof (BwMla));
+  return bw_decoder_load (model, &dm->dec, &ds_attention_ops, dm, cancellable, error);
 }
 
 static gboolean
@@ -171,19 +162,49 @@ ds_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *lo
             gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   DsModel *dm = model->family_data;
-  return bw_moe_decoder_forward (model, &dm->dec, state, ids, n, logits, all_logits,
-                                 cancellable, error);
+  return bw_decoder_forward (model, &dm->dec, &ds_attention_ops, dm, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
-static const BwFamilyOps family_ops = {
+static const BwFamilyOps ds_ops = {
   .load = ds_load,
   .free = ds_free,
   .forward = ds_forward,
 };
 
+/* Chat format: DeepSeek-V3's full-width-bar role tags; R1-style reasoning ends at </think>. */
+
+static void
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  if (!opts->continuation)
+    bw_chat_structure (r, "<｜begin▁of▁sentence｜>");
+  for (gsize i = 0; i < n; i++)
+    {
+      if (msgs[i].role == BW_CHAT_USER)
+        bw_chat_structure (r, "<｜User｜>");
+      else if (msgs[i].role == BW_CHAT_ASSISTANT)
+        bw_chat_structure (r, "<｜Assistant｜>");
+      bw_chat_content (r, msgs[i].content);
+      if (msgs[i].role == BW_CHAT_ASSISTANT)
+        bw_chat_structure (r, "<｜end▁of▁sentence｜>");
+    }
+  if (opts->add_generation_prompt)
+    bw_chat_structure (r, opts->thinking ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>");
+}
+
+static const char *const stop_tokens[] = { "<｜end▁of▁sentence｜>", NULL };
+
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "</think>",
+};
+
 static const BwFamilyName aliases[] = {
   { "kimi_k2", "DeepseekV3ForCausalLM" },
-  { NULL, NULL },
+  { NULL },
 };
 
 const BwFamily bw_deepseek_v3_family = {
@@ -192,5 +213,7 @@ const BwFamily bw_deepseek_v3_family = {
   .aliases = aliases,
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
-  .ops = &family_ops,
+  .keys = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group" },
+  .ops = &ds_ops,
+  .chat = &chat_format,
 };

@@ -2,28 +2,42 @@
  * bias), per-head q/k RMSNorm when use_qk_norm, split-half RoPE on the first
  * head_dim * partial_rotary_factor dims, dense layers before first_k_dense_replace, then
  * DeepSeek-V3's sigmoid noaux_tc router with shared experts. */
-#include "model/moe-decoder.h"
+#include "families/family.h"
+#include "families/moe-layers.h"
+#include "text/chat-template.h"
 
 typedef struct {
-  BwMoeDecoder dec;        /* first: the decoder's callbacks get this pointer */
-  BwMoeDecoderConfig cfg;
-  BwMoeGqa gqa;
+  BwDecoder dec;
+  BwGqaLayers gqa;
 } Glm4Model;
 
 static gboolean
-glm4_bind_attention (BwModel *model, BwMoeDecoder *dec, int l, gsize *scratch, GError **error)
+glm4_bind (BwModel *model, gpointer self, int l, GError **error)
 {
-  Glm4Model *gm = (Glm4Model *) dec;
-  return bw_moe_decoder_gqa_bind (model, &gm->cfg, &gm->gqa, l, scratch, error);
+  Glm4Model *gm = self;
+  return bw_gqa_layers_bind (model, &gm->dec, &gm->gqa, l, error);
+}
+
+static gsize
+glm4_scratch (gpointer self, int l, int n, int threads)
+{
+  Glm4Model *gm = self;
+  return bw_gqa_layers_scratch (&gm->gqa, l, n);
 }
 
 static void
-glm4_attention (BwModel *model, BwMoeDecoder *dec, BwState *state, int l, const float *h,
-                int n, int64_t pos0, float *out)
+glm4_attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+                float *a)
 {
-  Glm4Model *gm = (Glm4Model *) dec;
-  bw_moe_decoder_gqa_forward (model, dec, &gm->gqa, state, l, h, n, pos0, out);
+  Glm4Model *gm = self;
+  bw_gqa_layers_forward (model, &gm->dec, &gm->gqa, state, l, h, n, a);
 }
+
+static const BwDecoderAttention glm4_attention_ops = {
+  .bind = glm4_bind,
+  .scratch_bytes = glm4_scratch,
+  .forward = glm4_attention,
+};
 
 static void
 glm4_free (gpointer data)
@@ -31,7 +45,7 @@ glm4_free (gpointer data)
   Glm4Model *gm = data;
   if (gm == NULL)
     return;
-  bw_moe_decoder_gqa_clear (&gm->gqa);
+  bw_gqa_layers_clear (&gm->gqa);
   g_free (gm);
 }
 
@@ -41,16 +55,14 @@ glm4_load (BwModel *model, GCancellable *cancellable, GError **error)
   Glm4Model *gm = g_new0 (Glm4Model, 1);
 
   model->family_data = gm;
-  gm->cfg.router_kind = BW_ROUTER_SIGMOID;
-  gm->cfg.router_bias = "gate.e_score_correction_bias";
+  gm->dec.ffn.router.kind = BW_ROUTER_SIGMOID;
+  gm->dec.ffn.correction_bias = TRUE;
   gm->gqa.no_o_bias = TRUE;
   if (!bw_config_bool (model, "use_qk_norm", FALSE, &gm->gqa.qk_norm, error)
-      || !bw_moe_decoder_parse (model, &gm->cfg, error)
-      || !bw_moe_decoder_gqa_parse (model, &gm->cfg, &gm->gqa, error))
+      || !bw_moe_layers_fill (model, &gm->dec, error)
+      || !bw_gqa_layers_parse (model, &gm->dec, &gm->gqa, error))
     return FALSE;
-  gm->dec.bind_attention = glm4_bind_attention;
-  gm->dec.attention = glm4_attention;
-  return bw_moe_decoder_load (model, &gm->dec, &gm->cfg, cancellable, error);
+  return bw_decoder_load (model, &gm->dec, &glm4_attention_ops, gm, cancellable, error);
 }
 
 static gboolean
@@ -58,14 +70,46 @@ glm4_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *
               gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   Glm4Model *gm = model->family_data;
-  return bw_moe_decoder_forward (model, &gm->dec, state, ids, n, logits, all_logits,
-                                 cancellable, error);
+  return bw_decoder_forward (model, &gm->dec, &glm4_attention_ops, gm, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
-static const BwFamilyOps family_ops = {
+static const BwFamilyOps glm4_ops = {
   .load = glm4_load,
   .free = glm4_free,
   .forward = glm4_forward,
+};
+
+/* Chat format: [gMASK]<sop>, <|role|>\n tags, reasoning inside <think>...</think>. */
+
+static void
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const tag[] = {
+    [BW_CHAT_SYSTEM] = "<|system|>\n",
+    [BW_CHAT_USER] = "<|user|>\n",
+    [BW_CHAT_ASSISTANT] = "<|assistant|>\n",
+  };
+
+  if (!opts->continuation)
+    bw_chat_structure (r, "[gMASK]<sop>");
+  for (gsize i = 0; i < n; i++)
+    {
+      bw_chat_structure (r, tag[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+    }
+  if (opts->add_generation_prompt)
+    bw_chat_structure (r, opts->thinking ? "<|assistant|>\n<think>"
+                                         : "<|assistant|>\n<think></think>\n");
+}
+
+static const char *const stop_tokens[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
+
+static const BwChatFormat chat_format = {
+  .render = render_chat,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "</think>",
 };
 
 const BwFamily bw_glm4_moe_family = {
@@ -73,5 +117,7 @@ const BwFamily bw_glm4_moe_family = {
   .display_name = "GLM-4.5",
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
-  .ops = &family_ops,
+  .keys = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group" },
+  .ops = &glm4_ops,
+  .chat = &chat_format,
 };

@@ -131,7 +131,21 @@ parse_mla (BwModel *model, GlmConfig *c, GError **error)
     return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "attention_bias = true is not supported");
   g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
-  return bw_rope_config_parse (model->ckpt->text_config, file, c->dr, &c->rope, error);
+  JsonNode *params = json_object_get_member (model->ckpt->text_config, "rope_parameters");
+  JsonObject *p = bw_json_node_is_missing (params) ? NULL : bw_json_node_get_object (params);
+  const char *type = p && json_object_has_member (p, "rope_type")
+    ? bw_json_node_get_string (json_object_get_member (p, "rope_type")) : NULL;
+  /* GLM-5.2 is released with plain RoPE; its reference has no YaRN softmax factor. */
+  if (type != NULL && g_strcmp0 (type, "default") != 0)
+    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                        "rope_parameters.rope_type \"%s\" is not supported (only \"default\")",
+                        type);
+  if (!bw_rope_config_parse (model->ckpt->text_config, file, c->dr, &c->rope, error))
+    return FALSE;
+  if (c->rope.yarn_factor > 0.0)
+    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                        "rope_scaling type \"yarn\" is not supported");
+  return TRUE;
 }
 
 static gboolean

@@ -1,28 +1,43 @@
 /* Qwen3-MoE (model_type "qwen3_moe": Qwen3-30B-A3B, 235B-A22B): GQA with per-head q/k
  * RMSNorm before split-half RoPE, softmax top-k router (norm_topk_prob), no shared expert,
- * dense layers from mlp_only_layers / decoder_sparse_step. */
-#include "model/moe-decoder.h"
+ * dense layers from mlp_only_layers / decoder_sparse_step. Its ChatML format is also
+ * Qwen3-Next's. */
+#include "families/family.h"
+#include "families/moe-layers.h"
+#include "text/chat-template.h"
 
 typedef struct {
-  BwMoeDecoder dec;        /* first: the decoder's callbacks get this pointer */
-  BwMoeDecoderConfig cfg;
-  BwMoeGqa gqa;
+  BwDecoder dec;
+  BwGqaLayers gqa;
 } QwenModel;
 
 static gboolean
-qwen_bind_attention (BwModel *model, BwMoeDecoder *dec, int l, gsize *scratch, GError **error)
+qwen_bind (BwModel *model, gpointer self, int l, GError **error)
 {
-  QwenModel *qm = (QwenModel *) dec;
-  return bw_moe_decoder_gqa_bind (model, &qm->cfg, &qm->gqa, l, scratch, error);
+  QwenModel *qm = self;
+  return bw_gqa_layers_bind (model, &qm->dec, &qm->gqa, l, error);
+}
+
+static gsize
+qwen_scratch (gpointer self, int l, int n, int threads)
+{
+  QwenModel *qm = self;
+  return bw_gqa_layers_scratch (&qm->gqa, l, n);
 }
 
 static void
-qwen_attention (BwModel *model, BwMoeDecoder *dec, BwState *state, int l, const float *h, int n,
-                int64_t pos0, float *out)
+qwen_attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+                float *a)
 {
-  QwenModel *qm = (QwenModel *) dec;
-  bw_moe_decoder_gqa_forward (model, dec, &qm->gqa, state, l, h, n, pos0, out);
+  QwenModel *qm = self;
+  bw_gqa_layers_forward (model, &qm->dec, &qm->gqa, state, l, h, n, a);
 }
+
+static const BwDecoderAttention qwen_attention_ops = {
+  .bind = qwen_bind,
+  .scratch_bytes = qwen_scratch,
+  .forward = qwen_attention,
+};
 
 static void
 qwen_free (gpointer data)
@@ -30,7 +45,7 @@ qwen_free (gpointer data)
   QwenModel *qm = data;
   if (qm == NULL)
     return;
-  bw_moe_decoder_gqa_clear (&qm->gqa);
+  bw_gqa_layers_clear (&qm->gqa);
   g_free (qm);
 }
 
@@ -40,14 +55,12 @@ qwen_load (BwModel *model, GCancellable *cancellable, GError **error)
   QwenModel *qm = g_new0 (QwenModel, 1);
 
   model->family_data = qm;
-  qm->cfg.router_kind = BW_ROUTER_SOFTMAX;
+  qm->dec.ffn.router.kind = BW_ROUTER_SOFTMAX;
   qm->gqa.qk_norm = TRUE;
-  if (!bw_moe_decoder_parse (model, &qm->cfg, error)
-      || !bw_moe_decoder_gqa_parse (model, &qm->cfg, &qm->gqa, error))
+  if (!bw_moe_layers_fill (model, &qm->dec, error)
+      || !bw_gqa_layers_parse (model, &qm->dec, &qm->gqa, error))
     return FALSE;
-  qm->dec.bind_attention = qwen_bind_attention;
-  qm->dec.attention = qwen_attention;
-  return bw_moe_decoder_load (model, &qm->dec, &qm->cfg, cancellable, error);
+  return bw_decoder_load (model, &qm->dec, &qwen_attention_ops, qm, cancellable, error);
 }
 
 static gboolean
@@ -55,14 +68,52 @@ qwen_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *
               gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   QwenModel *qm = model->family_data;
-  return bw_moe_decoder_forward (model, &qm->dec, state, ids, n, logits, all_logits,
-                                 cancellable, error);
+  return bw_decoder_forward (model, &qm->dec, &qwen_attention_ops, qm, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
-static const BwFamilyOps family_ops = {
+static const BwFamilyOps qwen_ops = {
   .load = qwen_load,
   .free = qwen_free,
   .forward = qwen_forward,
+};
+
+/* ChatML: <|im_start|>role\n...<|im_end|>\n; reasoning inside <think>...</think>. */
+
+static void
+render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
+{
+  static const char *const open[] = {
+    [BW_CHAT_SYSTEM] = "<|im_start|>system\n",
+    [BW_CHAT_USER] = "<|im_start|>user\n",
+    [BW_CHAT_ASSISTANT] = "<|im_start|>assistant\n",
+  };
+
+  for (gsize i = 0; i < n; i++)
+    {
+      bw_chat_structure (r, open[msgs[i].role]);
+      bw_chat_content (r, msgs[i].content);
+      bw_chat_structure (r, "<|im_end|>\n");
+    }
+  if (opts->add_generation_prompt)
+    bw_chat_structure (r, opts->thinking ? "<|im_start|>assistant\n"
+                                         : "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+static void
+close_turn (GString *out, const char *reply, gboolean thinking)
+{
+  g_string_append (out, "<|im_end|>\n");
+}
+
+static const char *const stop_tokens[] = { "<|im_end|>", "<|endoftext|>", NULL };
+
+const BwChatFormat bw_chatml_format = {
+  .render = render_chat,
+  .close_turn = close_turn,
+  .stop_tokens = stop_tokens,
+  .thinking = TRUE,
+  .reasoning_end = "</think>",
 };
 
 const BwFamily bw_qwen3_moe_family = {
@@ -70,5 +121,7 @@ const BwFamily bw_qwen3_moe_family = {
   .display_name = "Qwen3-MoE",
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
-  .ops = &family_ops,
+  .keys = { "num_experts", "num_experts_per_tok", NULL, NULL },
+  .ops = &qwen_ops,
+  .chat = &bw_chatml_format,
 };

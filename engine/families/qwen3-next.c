@@ -6,14 +6,15 @@
 
 #include "blocks/gated-deltanet.h"
 #include "core/json-load.h"
-#include "model/moe-decoder.h"
+#include "families/family.h"
+#include "families/moe-layers.h"
+#include "text/chat-template.h"
 
 #define LIN "model.layers.%d.linear_attn."
 
 typedef struct {
-  BwMoeDecoder dec;        /* first: the decoder's callbacks get this pointer */
-  BwMoeDecoderConfig cfg;
-  BwMoeGqa gqa;
+  BwDecoder dec;
+  BwGqaLayers gqa;
   gboolean *linear;        /* [n_layers]: Gated DeltaNet layer */
   int Hk, Hv, dk, dv, Kc;
   BwGatedDeltaNet *gdn;    /* [n_layers] */
@@ -22,7 +23,7 @@ typedef struct {
 static gboolean
 parse_linear (BwModel *model, NextModel *nm, GError **error)
 {
-  int n = nm->cfg.n_layers;
+  int n = nm->dec.n_layers;
   int64_t v[5];
   static const char *const names[] = { "linear_num_key_heads", "linear_num_value_heads",
                                        "linear_key_head_dim", "linear_value_head_dim",
@@ -32,13 +33,13 @@ parse_linear (BwModel *model, NextModel *nm, GError **error)
 
   nm->linear = bw_model_alloc (model, n * sizeof (gboolean));
   if (arr == NULL || json_array_get_length (arr) < (guint) n)
-    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "layer_types must be a list with an entry per layer");
   for (int l = 0; l < n; l++)
     {
       const char *s = bw_json_node_get_string (json_array_get_element (arr, l));
       if (g_strcmp0 (s, "linear_attention") != 0 && g_strcmp0 (s, "full_attention") != 0)
-        return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+        return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                     "layer_types[%d] must be \"linear_attention\" or "
                                     "\"full_attention\"", l);
       nm->linear[l] = g_strcmp0 (s, "linear_attention") == 0;
@@ -52,7 +53,7 @@ parse_linear (BwModel *model, NextModel *nm, GError **error)
   nm->dv = (int) v[3];
   nm->Kc = (int) v[4];
   if (nm->Hv % nm->Hk != 0)
-    return bw_moe_decoder_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "linear_num_value_heads must be a multiple of "
                                 "linear_num_key_heads");
   nm->gdn = bw_model_alloc (model, n * sizeof (BwGatedDeltaNet));
@@ -60,14 +61,14 @@ parse_linear (BwModel *model, NextModel *nm, GError **error)
 }
 
 static gboolean
-bind_gdn (BwModel *model, NextModel *nm, int l, gsize *scratch, GError **error)
+bind_gdn (BwModel *model, NextModel *nm, int l, GError **error)
 {
   BwGatedDeltaNet *g = &nm->gdn[l];
-  int D = nm->cfg.D, C;
+  int D = nm->dec.hidden, C;
   float *conv, *a_log, *dt, *norm;
 
   *g = (BwGatedDeltaNet) { .n_k_heads = nm->Hk, .n_v_heads = nm->Hv, .k_dim = nm->dk,
-                           .v_dim = nm->dv, .conv = nm->Kc, .eps = nm->cfg.eps,
+                           .v_dim = nm->dv, .conv = nm->Kc, .eps = nm->dec.eps,
                            .l2_eps = 1e-6f };
   C = bw_gdn_conv_dim (g);
   if (!bw_model_bind_matrix (model, &g->in_qkvz,
@@ -87,30 +88,43 @@ bind_gdn (BwModel *model, NextModel *nm, int l, gsize *scratch, GError **error)
   g->a_log = a_log;
   g->dt_bias = dt;
   g->norm = norm;
-  *scratch = bw_gdn_scratch_bytes (g, model->opts.max_batch);
   model->state_sizes[l] = (BwLayerStateSize) { .fixed = bw_gdn_state_floats (g) };
   return TRUE;
 }
 
 static gboolean
-next_bind_attention (BwModel *model, BwMoeDecoder *dec, int l, gsize *scratch, GError **error)
+next_bind (BwModel *model, gpointer self, int l, GError **error)
 {
-  NextModel *nm = (NextModel *) dec;
-  return nm->linear[l] ? bind_gdn (model, nm, l, scratch, error)
-                       : bw_moe_decoder_gqa_bind (model, &nm->cfg, &nm->gqa, l, scratch, error);
+  NextModel *nm = self;
+  return nm->linear[l] ? bind_gdn (model, nm, l, error)
+                       : bw_gqa_layers_bind (model, &nm->dec, &nm->gqa, l, error);
+}
+
+static gsize
+next_scratch (gpointer self, int l, int n, int threads)
+{
+  NextModel *nm = self;
+  return nm->linear[l] ? bw_gdn_scratch_bytes (&nm->gdn[l], n)
+                       : bw_gqa_layers_scratch (&nm->gqa, l, n);
 }
 
 static void
-next_attention (BwModel *model, BwMoeDecoder *dec, BwState *state, int l, const float *h, int n,
-                int64_t pos0, float *out)
+next_attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
+                float *a)
 {
-  NextModel *nm = (NextModel *) dec;
+  NextModel *nm = self;
   if (nm->linear[l])
-    bw_gdn_forward (&nm->gdn[l], h, n, bw_state_fixed (state, l), out, dec->scratch,
+    bw_gdn_forward (&nm->gdn[l], h, n, bw_state_fixed (state, l), a, nm->dec.scratch,
                     model->pool);
   else
-    bw_moe_decoder_gqa_forward (model, dec, &nm->gqa, state, l, h, n, pos0, out);
+    bw_gqa_layers_forward (model, &nm->dec, &nm->gqa, state, l, h, n, a);
 }
+
+static const BwDecoderAttention next_attention_ops = {
+  .bind = next_bind,
+  .scratch_bytes = next_scratch,
+  .forward = next_attention,
+};
 
 static void
 next_free (gpointer data)
@@ -118,7 +132,7 @@ next_free (gpointer data)
   NextModel *nm = data;
   if (nm == NULL)
     return;
-  bw_moe_decoder_gqa_clear (&nm->gqa);
+  bw_gqa_layers_clear (&nm->gqa);
   g_free (nm);
 }
 
@@ -126,21 +140,21 @@ static gboolean
 next_load (BwModel *model, GCancellable *cancellable, GError **error)
 {
   NextModel *nm = g_new0 (NextModel, 1);
+  BwDecoderFfn *f = &nm->dec.ffn;
 
   model->family_data = nm;
-  nm->cfg.router_kind = BW_ROUTER_SOFTMAX;
-  nm->cfg.shared_name = "shared_expert.";
-  nm->cfg.shared_gate = TRUE;
-  nm->cfg.norm_plus_one = TRUE;
+  f->router.kind = BW_ROUTER_SOFTMAX;
+  f->shared_name = "shared_expert.";
+  f->shared_gate = TRUE;
+  nm->dec.norm_plus_one = TRUE;
   nm->gqa.qk_norm = TRUE;
+  nm->gqa.norm_plus_one = TRUE;
   nm->gqa.output_gate = TRUE;
-  if (!bw_moe_decoder_parse (model, &nm->cfg, error)
-      || !bw_moe_decoder_gqa_parse (model, &nm->cfg, &nm->gqa, error)
+  if (!bw_moe_layers_fill (model, &nm->dec, error)
+      || !bw_gqa_layers_parse (model, &nm->dec, &nm->gqa, error)
       || !parse_linear (model, nm, error))
     return FALSE;
-  nm->dec.bind_attention = next_bind_attention;
-  nm->dec.attention = next_attention;
-  return bw_moe_decoder_load (model, &nm->dec, &nm->cfg, cancellable, error);
+  return bw_decoder_load (model, &nm->dec, &next_attention_ops, nm, cancellable, error);
 }
 
 static gboolean
@@ -148,11 +162,11 @@ next_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *
               gboolean all_logits, GCancellable *cancellable, GError **error)
 {
   NextModel *nm = model->family_data;
-  return bw_moe_decoder_forward (model, &nm->dec, state, ids, n, logits, all_logits,
-                                 cancellable, error);
+  return bw_decoder_forward (model, &nm->dec, &next_attention_ops, nm, state, ids, n, logits,
+                             all_logits, cancellable, error);
 }
 
-static const BwFamilyOps family_ops = {
+static const BwFamilyOps next_ops = {
   .load = next_load,
   .free = next_free,
   .forward = next_forward,
@@ -163,5 +177,7 @@ const BwFamily bw_qwen3_next_family = {
   .display_name = "Qwen3-Next",
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
-  .ops = &family_ops,
+  .keys = { "num_experts", "num_experts_per_tok", NULL, NULL },
+  .ops = &next_ops,
+  .chat = &bw_chatml_format,
 };

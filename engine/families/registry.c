@@ -13,7 +13,8 @@
   X (deepseek_v3) \
   X (qwen3_moe) \
   X (glm4_moe) \
-  X (qwen3_next)
+  X (qwen3_next) \
+  X (gpt_oss)
 
 #define DECLARE(name) extern const BwFamily bw_##name##_family;
 #define ENTRY(name) &bw_##name##_family,

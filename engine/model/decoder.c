@@ -125,23 +125,94 @@ bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_
                        ".weight (or weight_packed + weight_scale) is missing");
 }
 
-/* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
- * Per-expert tensors are named by the family's descriptor; a family whose experts are
- * fused into one tensor per layer needs each expert's byte range of it, which the store
- * does not take yet. */
+/* Expert e's part of a tensor that holds all E experts of a layer, each one contiguous
+ * byte range of it (the store reads one expert at a time): a copy of its description
+ * narrowed to that range, in *slot (memory the model owns). */
+static const BwTensorInfo *
+expert_slice (const BwTensorInfo *t, int E, int e, BwTensorInfo *slot)
+{
+  *slot = *t;
+  slot->nbytes = t->nbytes / (guint64) E;
+  slot->offset = t->offset + (guint64) e * slot->nbytes;
+  slot->n_elements = t->n_elements / E;
+  slot->n_dims = 1;
+  slot->shape[0] = slot->n_elements;
+  slot->expert = e;
+  return slot;
+}
+
+/* Matrix `which` of expert e from the layer's fused tensors, as gpt-oss releases them:
+ * "<name>_blocks" (U8 [E, rows, cols / 32, 16], E2M1 pairs) and "<name>_scales" (U8 E8M0
+ * [E, rows, cols / 32]), rows the outputs; or unquantised "<name>" [E, cols, rows]
+ * (inputs first), which the store transposes as it lands. A NULL name (gpt-oss's up)
+ * leaves out empty. */
 static gboolean
-expert_tensor (BwModel *model, int l, int e, int which, int64_t rows, int64_t cols,
-               BwExpertTensor *out, GError **error)
+fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
+              BwExpertTensor *out, BwTensorInfo *slots, GError **error)
+{
+  const BwFamily *family = model->ckpt->family;
+  const char *name = family->expert_names[which];
+  int E = dec->ffn.n_experts;
+  int64_t rows = out->rows, cols = out->cols;
+
+  if (name == NULL)
+    {
+      memset (out, 0, sizeof *out);
+      return TRUE;
+    }
+  g_autofree char *base = g_strdup_printf (L "%s%s", l, family->experts_prefix, name);
+  const BwTensorInfo *b = bw_checkpoint_findf (model->ckpt, "%s_blocks", base);
+  const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s_scales", base);
+  const BwTensorInfo *t = b == NULL ? bw_checkpoint_findf (model->ckpt, "%s", base) : NULL;
+  if (t != NULL)
+    {
+      if (t->n_dims != 3 || t->shape[0] != E || t->shape[1] != cols || t->shape[2] != rows
+          || (t->dtype != BW_DTYPE_BF16 && t->dtype != BW_DTYPE_F16
+              && t->dtype != BW_DTYPE_F32))
+        {
+          g_autofree char *what = g_strdup_printf (
+            "must be BF16, F16 or F32 of shape [%d, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+            "]", E, cols, rows);
+          return expert_error (model, error, base, what);
+        }
+      out->fmt = t->dtype == BW_DTYPE_BF16 ? BW_FMT_BF16
+                 : t->dtype == BW_DTYPE_F16 ? BW_FMT_F16 : BW_FMT_F32;
+      out->transposed = TRUE;
+      out->data = expert_slice (t, E, e, &slots[0]);
+      return TRUE;
+    }
+  if (b == NULL || s == NULL || b->dtype != BW_DTYPE_U8 || s->dtype != BW_DTYPE_U8
+      || cols % 32 != 0 || b->n_elements != (int64_t) E * rows * cols / 2
+      || s->n_elements != (int64_t) E * rows * cols / 32)
+    {
+      g_autofree char *what = g_strdup_printf (
+        "_blocks + _scales are missing or not U8 MXFP4 of %d x [%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "]", E, rows, cols);
+      return expert_error (model, error, base, what);
+    }
+  out->fmt = BW_FMT_MXFP4;
+  out->group = 32;
+  out->data = expert_slice (b, E, e, &slots[0]);
+  out->scales = expert_slice (s, E, e, &slots[1]);
+  return TRUE;
+}
+
+/* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
+ * Per-expert tensors are named by the family's descriptor; fused ones are sliced per expert
+ * (slots: two descriptions' room). */
+static gboolean
+expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, int64_t rows,
+               int64_t cols, BwExpertTensor *out, BwTensorInfo *slots, GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const char *name = family->expert_names[which];
 
   if (family->fused_experts)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: routed experts fused into one tensor per layer (%s%s) are not "
-                   "supported yet", model->ckpt->dir, family->experts_prefix, name);
-      return FALSE;
+      memset (out, 0, sizeof *out);
+      out->rows = rows;
+      out->cols = cols;
+      return fused_tensor (model, dec, l, e, which, out, slots, error);
     }
   g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
   return bw_decoder_expert_tensor (model, base, rows, cols, out, error);
@@ -159,13 +230,20 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   if (!any)
     return TRUE;
   g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) dec->n_layers * E);
+  BwTensorInfo *slots = NULL;
+  int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  if (model->ckpt->family->fused_experts)
+    slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
   for (int l = 0; l < dec->n_layers; l++)
     for (int e = 0; e < E && dec->is_moe[l]; e++)
       {
         BwExpertLayout *x = &layouts[(gsize) l * E + e];
-        if (!expert_tensor (model, l, e, 0, f->moe_inter, width, &x->gate, error)
-            || !expert_tensor (model, l, e, 1, f->moe_inter, width, &x->up, error)
-            || !expert_tensor (model, l, e, 2, width, f->moe_inter, &x->down, error))
+        BwTensorInfo *s = slots ? slots + ((gsize) l * E + e) * 6 : NULL;
+        if (!expert_tensor (model, dec, l, e, 0, gate_rows, width, &x->gate, s, error)
+            || !expert_tensor (model, dec, l, e, 1, f->moe_inter, width, &x->up,
+                               s ? s + 2 : NULL, error)
+            || !expert_tensor (model, dec, l, e, 2, width, f->moe_inter, &x->down,
+                               s ? s + 4 : NULL, error))
           return FALSE;
       }
   return bw_model_create_store (model, E, layouts, error);
@@ -195,6 +273,25 @@ bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GErro
   return TRUE;
 }
 
+/* "<experts_prefix><gate name>_bias" [E][gate rows] and "<down name>_bias" [E][hidden]. */
+static gboolean
+bind_expert_biases (BwModel *model, const BwDecoder *dec, int l, BwMoe *m, GError **error)
+{
+  const BwFamily *family = model->ckpt->family;
+  const BwDecoderFfn *f = &dec->ffn;
+  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  float *gb, *db;
+
+  if (!bw_model_bind_vector (model, &gb, E * gate_rows, FALSE, error, L "%s%s_bias", l,
+                             family->experts_prefix, family->expert_names[0])
+      || !bw_model_bind_vector (model, &db, E * dec->hidden, FALSE, error, L "%s%s_bias", l,
+                                family->experts_prefix, family->expert_names[2]))
+    return FALSE;
+  m->gate_up_bias = gb;
+  m->down_bias = db;
+  return TRUE;
+}
+
 static gboolean
 bind_moe (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError **error)
 {
@@ -208,10 +305,19 @@ bind_moe (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError *
   m->expert_width = f->latent ? f->latent : dec->hidden;
   m->expert_inter = f->moe_inter;
   m->act = f->act;
-  m->has_shared = f->n_shared > 0;
+  m->has_shared = f->n_shared > 0 || f->shared_inter > 0;
+  m->has_shared_gate = m->has_shared && f->shared_gate;
   if (!bw_model_bind_matrix_exact (model, &m->gate, f->n_experts, dec->hidden, error,
-                                   L "%sgate.weight", l, f->moe_prefix))
+                                   L "%s%s.weight", l, f->moe_prefix,
+                                   f->router_name ? f->router_name : "gate"))
     return FALSE;
+  if (f->router_bias)
+    {
+      if (!bw_model_bind_vector (model, &bias, f->n_experts, FALSE, error, L "%s%s", l,
+                                 f->moe_prefix, f->router_bias))
+        return FALSE;
+      m->bias = bias;
+    }
   if (f->correction_bias)
     {
       if (!bw_model_bind_vector (model, &bias, f->n_experts, FALSE, error,
@@ -221,12 +327,34 @@ bind_moe (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GError *
     }
   if (m->has_shared)
     {
-      g_autofree char *shared = g_strconcat (f->moe_prefix, "shared_experts.", NULL);
-      if (!bw_decoder_bind_mlp (model, &m->shared, l, shared, dec->hidden,
-                                (int64_t) f->moe_inter * f->n_shared, &f->act, error))
+      g_autofree char *shared = g_strconcat (f->moe_prefix,
+                                             f->shared_name ? f->shared_name : "shared_experts.",
+                                             NULL);
+      int64_t width = f->shared_inter ? f->shared_inter : (int64_t) f->moe_inter * f->n_shared;
+      if (!bw_decoder_bind_mlp (model, &m->shared, l, shared, dec->hidden, width, &f->act,
+                                error))
         return FALSE;
     }
+  if (m->has_shared_gate
+      && !bw_model_bind_matrix_exact (model, &m->shared_gate, 1, dec->hidden, error,
+                                      L "%sshared_expert_gate.weight", l, f->moe_prefix))
+    return FALSE;
+  if (f->fused_gate_up)
+    m->fused_gate_up = TRUE;
+  if (f->expert_bias && !bind_expert_biases (model, dec, l, m, error))
+    return FALSE;
   return !f->latent || bind_latent (model, dec, l, lm, error);
+}
+
+/* A residual-stream norm weight; zero-centred ones become 1 + w once, here. */
+static gboolean
+bind_norm (BwModel *model, const BwDecoder *dec, float **out, const char *name, GError **error)
+{
+  if (!bw_model_bind_vector (model, out, dec->hidden, FALSE, error, "%s", name))
+    return FALSE;
+  for (int i = 0; i < dec->hidden && dec->norm_plus_one; i++)
+    (*out)[i] += 1.0f;
+  return TRUE;
 }
 
 static gboolean
@@ -236,12 +364,12 @@ bind_layer (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn, gpoi
   BwDecoderLayer *ly = &dec->layers[l];
   float *in, *post;
 
+  g_autofree char *in_name = g_strdup_printf (L "input_layernorm.weight", l);
+  g_autofree char *post_name = g_strdup_printf (L "post_attention_layernorm.weight", l);
+
   ly->moe = dec->is_moe[l];
-  if (!bw_model_bind_vector (model, &in, dec->hidden, FALSE, error,
-                             L "input_layernorm.weight", l)
-      || !bw_model_bind_vector (model, &post, dec->hidden, FALSE, error,
-                                L "post_attention_layernorm.weight", l)
-      || !attn->bind (model, self, l, error))
+  if (!bind_norm (model, dec, &in, in_name, error)
+      || !bind_norm (model, dec, &post, post_name, error) || !attn->bind (model, self, l, error))
     return FALSE;
   ly->in_norm = in;
   ly->post_norm = post;
@@ -260,8 +388,7 @@ bind_globals (BwModel *model, BwDecoder *dec, GError **error)
                                   "model.embed_tokens.weight")
     : bw_model_bind_matrix (model, &dec->embed, dec->vocab, dec->hidden, error,
                             "model.embed_tokens.weight");
-  if (!ok || !bw_model_bind_vector (model, &norm, dec->hidden, FALSE, error,
-                                    "model.norm.weight"))
+  if (!ok || !bind_norm (model, dec, &norm, "model.norm.weight", error))
     return FALSE;
   dec->final_norm = norm;
   if (dec->tied)

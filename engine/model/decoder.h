@@ -25,6 +25,19 @@ typedef struct {
   BwRouterConfig router;
   BwActivation act;
   gboolean correction_bias;  /* the router has gate.e_score_correction_bias */
+  const char *router_name;   /* the router inside the MoE block: "gate" when NULL */
+  const char *router_bias;   /* another router bias inside the MoE block (gpt-oss
+                              * "router.bias"), or NULL */
+  const char *shared_name;   /* shared experts inside the MoE block: "shared_experts." when
+                              * NULL */
+  int shared_inter;          /* shared MLP width when not n_shared * moe_inter; 0 = that */
+  gboolean shared_gate;      /* the shared MLP is scaled by sigmoid(shared_expert_gate x) */
+  /* gpt-oss: the family's experts are fused per layer (BwFamily.fused_experts), the gate
+   * tensor holds gate and up as interleaved rows ([2 moe_inter, hidden] per expert, the up
+   * name NULL), and "<experts_prefix><name>_bias" tensors ([experts][rows]) are added to the
+   * gate_up and down products. */
+  gboolean fused_gate_up;
+  gboolean expert_bias;
   const char *mlp_prefix;    /* dense MLP inside a layer, e.g. "mlp." */
   const char *moe_prefix;    /* MoE block inside a layer, e.g. "mlp." */
 } BwDecoderFfn;
@@ -42,6 +55,7 @@ typedef struct {
   float eps;
   gboolean embed_exact;      /* never requantise the embedding table */
   gboolean tied;             /* the LM head is the embedding table */
+  gboolean norm_plus_one;    /* the residual-stream RMSNorms are zero-centred: weight 1 + w */
   const gboolean *is_moe;    /* [n_layers] */
   BwDecoderFfn ffn;
   /* Bound by bw_decoder_load. */

@@ -121,6 +121,7 @@ struct BwExpertStore {
   _Atomic guint32 *layer_tokens;   /* [n_layers] */
   _Atomic guint32 *last_token;     /* [n_slots] */
   BwExpertRequant *requant; /* --expert-bits, or NULL */
+  guint8 *transpose_buf;    /* room for the largest transposed matrix, or NULL */
   BwBufferPool *spares;     /* prefaulted buffers, counted against the budget, or NULL */
 };
 
@@ -432,6 +433,56 @@ backend_name (BwExpertStore *s)
   return uring ? "io_uring" : "pread";
 }
 
+/* Bytes per element of the plain formats a stored-transposed matrix may have. */
+static gsize
+plain_elem_bytes (BwFormat fmt)
+{
+  return fmt == BW_FMT_F32 ? 4 : 2;
+}
+
+/* Turns a landed expert's stored-transposed matrices ([cols][rows]) into [rows][cols] in
+ * place, through the store's transpose buffer (completions run on one thread at a time). */
+static void
+slot_untranspose (BwExpertStore *s, Slot *slot)
+{
+  const BwExpertLayout *l = layout_of (s, slot->layer, slot->expert);
+  const BwExpertTensor *src[3] = { &l->gate, &l->up, &l->down };
+  BwMatrix *dst[3] = { &slot->weights.gate, &slot->weights.up, &slot->weights.down };
+
+  for (int m = 0; m < 3; m++)
+    {
+      if (!src[m]->transposed)
+        continue;
+      gsize es = plain_elem_bytes (src[m]->fmt), rows = src[m]->rows, cols = src[m]->cols;
+      guint8 *data = (guint8 *) dst[m]->data, *tmp = s->transpose_buf;
+      if (es == 2)
+        for (gsize c = 0; c < cols; c++)
+          for (gsize r = 0; r < rows; r++)
+            ((guint16 *) tmp)[r * cols + c] = ((const guint16 *) data)[c * rows + r];
+      else
+        for (gsize c = 0; c < cols; c++)
+          for (gsize r = 0; r < rows; r++)
+            ((guint32 *) tmp)[r * cols + c] = ((const guint32 *) data)[c * rows + r];
+      memcpy (data, tmp, rows * cols * es);
+    }
+}
+
+/* The largest stored-transposed matrix of any layout, in bytes. */
+static gsize
+transpose_bytes (const BwExpertStore *s)
+{
+  gsize most = 0;
+  for (gsize i = 0; i < (gsize) s->n_slots; i++)
+    {
+      const BwExpertTensor *t[3] = { &s->layouts[i].gate, &s->layouts[i].up,
+                                     &s->layouts[i].down };
+      for (int m = 0; m < 3; m++)
+        if (t[m]->transposed)
+          most = MAX (most, (gsize) (t[m]->rows * t[m]->cols) * plain_elem_bytes (t[m]->fmt));
+    }
+  return most;
+}
+
 /* Swaps a landed expert's buffer for its re-encoded copy, which is all the cache keeps. */
 static void
 slot_requantise (BwExpertStore *s, Slot *slot)
@@ -492,6 +543,8 @@ op_finished (BwExpertStore *s, BwIoOp *op)
   /* Also when a request took the prefetch over before its reads finished. */
   s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->prefetch_bytes);
   slot->prefetch_bytes = 0;
+  if (slot->state == SLOT_READY && s->transpose_buf != NULL)
+    slot_untranspose (s, slot);
   if (slot->state == SLOT_READY && s->requant != NULL)
     slot_requantise (s, slot);
   if (slot->refs == 0)
@@ -686,6 +739,8 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
   choose_budget (s);
 
   s->op_scratch = g_new0 (BwIoOp *, (gsize) BW_MAX_BATCH_EXPERTS * (gsize) MAX (s->max_ops, 1));
+  gsize tb = transpose_bytes (s);
+  s->transpose_buf = tb > 0 ? g_malloc (tb) : NULL;
   if (!open_shards (s, error))
     {
       bw_expert_store_free (s);
@@ -749,6 +804,7 @@ bw_expert_store_free (BwExpertStore *s)
   bw_usage_history_free (s->history);
   bw_usage_history_free (s->past);
   bw_expert_requant_free (s->requant);
+  g_free (s->transpose_buf);
   g_free (s->history_path);
   g_free (s->sticky);
   g_free ((gpointer) s->layer_tokens);

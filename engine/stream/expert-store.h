@@ -81,6 +81,8 @@ typedef struct {
   int group;
   const BwTensorInfo *data;    /* element codes */
   const BwTensorInfo *scales;  /* NULL when the format has none */
+  gboolean transposed;         /* BF16/F16/F32 stored [cols][rows] (gpt-oss's unquantised
+                                * experts): turned to [rows][cols] when its bytes land */
 } BwExpertTensor;
 
 typedef struct {

@@ -369,7 +369,24 @@ def gen_gdn():
     c_array("gdn_out_ref", outs)
 
 
-GENERATORS = [gen_rope, gen_router, gen_gqa, gen_gdn]
+# ---------------------------------------------------------------- gpt-oss expert activation
+
+def gen_clamped():
+    rng = random.Random(41)
+    n = 24
+    gu = frand(rng, 2 * n, 5.0)          # large enough that the limit 7 is hit
+    alpha, limit = 1.702, 7.0
+    out = []
+    for i in range(n):
+        g = min(gu[2 * i], limit)
+        u = min(max(gu[2 * i + 1], -limit), limit)
+        out.append((u + 1) * g * sigmoid(g * alpha))
+    define("CL_N", n)
+    c_array("cl_gate_up", gu)
+    c_array("cl_out", out)
+
+
+GENERATORS = [gen_rope, gen_router, gen_gqa, gen_gdn, gen_clamped]
 
 
 def main():
