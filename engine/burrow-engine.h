@@ -124,11 +124,17 @@ typedef struct {
   gboolean prefetch;        /* read the next layers' likely experts ahead */
   gboolean int8_activations;/* round activations to int8 in products with 4-bit weights
                              * (faster on AVX-512 VNNI; results no longer exact) */
+  const char *chat_template;/* a Jinja chat template file to use; NULL: the checkpoint's own
+                             * (chat_template.jinja or tokenizer_config.json), else the
+                             * family's built-in format */
 } BurrowEngineOptions;
 
 void burrow_engine_options_init (BurrowEngineOptions *options);
 
-/* Loads the checkpoint folder, its tokenizer and chat format. A model without a chat
+/* Loads the checkpoint folder, its tokenizer and chat format. Prompts come from the
+ * checkpoint's own chat template when it has one that parses (every turn renders the whole
+ * conversation, message content encoded as plain text), else from the family's built-in
+ * format. A model without a chat
  * format (or a folder without a tokenizer) fails here, naming what is missing. */
 BurrowEngine *burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
                                   BurrowProgressFunc progress, gpointer user_data,
@@ -142,11 +148,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
 const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", ... */
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
+/* Where prompts come from: the template file's path, or NULL for the built-in format. */
+const char *burrow_engine_get_chat_template (BurrowEngine *engine);
 /* TRUE for the families with a thinking mode (Kimi K3, GLM-5.2). */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
  * count; -1 with error if the tokenizer cannot encode it. */
 int burrow_engine_count_tokens (BurrowEngine *engine, const char *text, GError **error);
+/* The bytes of a token (a special token's text), or NULL for an id without one. The bytes
+ * of one token need not be whole UTF-8 characters. */
+const guint8 *burrow_engine_token_bytes (BurrowEngine *engine, gint32 id, gsize *len);
 /* Tokens a conversation may hold, prompt and reply together, when a turn sets no
  * max_context: config.json's max_position_embeddings (else 131072), capped so that the
  * attention caches fit in half the memory available at load. */
@@ -169,6 +180,8 @@ typedef struct {
                               * (burrow_engine_get_max_context). A prompt that fills it
                               * fails with BURROW_ENGINE_ERROR_CONTEXT_LENGTH; the reply
                               * stops (length) where it would overflow it. */
+  gboolean logprobs;         /* each BurrowToken carries its log probability ... */
+  int top_logprobs;          /* ... and this many most likely alternatives (0-20) */
   gboolean thinking;         /* K3, GLM: reason before answering */
   const char *thinking_effort;  /* K3: "low", "medium", "high" or "max" (NULL: max) */
   BurrowProgressFunc prefill_progress;  /* long prompts: called between prefill chunks */
@@ -191,6 +204,13 @@ typedef struct {
   int index;                 /* its index within the reply */
   const char *reasoning;     /* newly final reasoning text */
   const char *answer;        /* newly final answer text */
+  /* With options->logprobs (id >= 0): the log probability of id under the model's own
+   * distribution (the softmax of its logits, before temperature, penalty and truncation),
+   * and the n_top most likely ids with theirs, most likely first. */
+  float logprob;
+  int n_top;
+  const gint32 *top_ids;
+  const float *top_logprobs;
 } BurrowToken;
 
 typedef void (*BurrowTokenFunc) (const BurrowToken *token, gpointer user_data);
@@ -338,6 +358,22 @@ gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        BurrowTokenFunc func, gpointer user_data,
                                        BurrowTurnStats *stats, GCancellable *cancellable,
                                        GError **error);
+
+/* Generates a reply to prompt: the whole conversation already rendered by a chat template
+ * (the checkpoint's own). plain (NULL-terminated, may be NULL) lists the messages' texts in
+ * the order they appear in it: each is found there and encoded as plain text, so special-
+ * token text typed into a message stays text; the rest of the prompt is read with special
+ * tokens. The decode state is kept as far
+ * as the ids it covers start the prompt's, so a longer rendering of the same conversation
+ * only prefills what is new. The reply streams through func as answer text with its tags
+ * (the caller splits reasoning and tool calls) and is appended as an assistant message.
+ * Cancellation and errors behave as in burrow_conversation_generate. */
+gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                              const char *const *plain,
+                                              const BurrowGenerateOptions *options,
+                                              BurrowTokenFunc func, gpointer user_data,
+                                              BurrowTurnStats *stats, GCancellable *cancellable,
+                                              GError **error);
 
 /* ---- Live views for the app's dashboard ----
  *

@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-application.h"
+#include "burrow-error-text.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 
@@ -62,12 +63,34 @@ burrow_application_activate (GApplication *app)
         /* Translators: %s is the path where the damaged file was kept */
         : g_strdup_printf (_("The file of saved chats was damaged. It was kept as %s, and a new one was started."),
                            self->store_moved);
-      AdwMessageDialog *dialog =
-        ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (window),
-                                                    moved != NULL ? _("Saved Chats Were Damaged")
-                                                                  : _("Chats Will Not Be Saved"),
-                                                    moved != NULL ? moved : self->store_error));
+      g_autofree char *summary = NULL;
+      AdwMessageDialog *dialog;
 
+      if (moved == NULL)
+        {
+          g_autoptr(GError) error = g_error_new_literal (BURROW_CHAT_STORE_ERROR,
+                                                         BURROW_CHAT_STORE_ERROR_FAILED,
+                                                         self->store_error);
+
+          summary = burrow_error_summary (error, NULL);
+        }
+      dialog = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (window),
+                                                           moved != NULL ? _("Saved Chats Were Damaged")
+                                                                         : _("Chats Will Not Be Saved"),
+                                                           moved != NULL ? moved : summary));
+      /* SQLite's own words, on demand */
+      if (moved == NULL)
+        {
+          GtkWidget *details = gtk_expander_new_with_mnemonic (_("_Details"));
+          GtkWidget *label = gtk_label_new (self->store_error);
+
+          gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+          gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+          gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+          gtk_widget_add_css_class (label, "caption");
+          gtk_expander_set_child (GTK_EXPANDER (details), label);
+          adw_message_dialog_set_extra_child (dialog, details);
+        }
       adw_message_dialog_add_response (dialog, "close", _("_Close"));
       gtk_window_present (GTK_WINDOW (dialog));
       g_clear_pointer (&self->store_error, g_free);

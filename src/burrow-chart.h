@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 #define BURROW_CHART_BOTTOM 18
 #define BURROW_CHART_TOP 8
 /* The fewest tokens the per-token charts span: a short reply still fills them. */
-#define BURROW_CHART_MIN_TOKENS 16
+#define BURROW_CHART_MIN_TOKENS 8
 
 #define BURROW_TYPE_CHART (burrow_chart_get_type ())
 G_DECLARE_DERIVABLE_TYPE (BurrowChart, burrow_chart, BURROW, CHART, GtkWidget)

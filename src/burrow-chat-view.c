@@ -21,6 +21,8 @@ struct _BurrowChatView {
   GtkRevealer *model_bar;
   GtkLabel *model_bar_title;
   GtkLabel *model_bar_detail;
+  GtkExpander *model_bar_details;
+  GtkLabel *model_bar_details_label;
   GtkProgressBar *load_progress;
   GtkButton *model_bar_button;
   GtkStack *content_stack;
@@ -187,6 +189,8 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
       gtk_button_set_label (self->model_bar_button, button);
       gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
     }
+  if (state != BURROW_MODEL_BAR_FAILED)
+    gtk_widget_set_visible (GTK_WIDGET (self->model_bar_details), FALSE);
   gtk_widget_remove_css_class (GTK_WIDGET (self->model_bar), "error");
   if (state == BURROW_MODEL_BAR_FAILED)
     gtk_widget_add_css_class (GTK_WIDGET (self->model_bar), "error");
@@ -212,6 +216,17 @@ burrow_chat_view_set_model_name (BurrowChatView *self,
   description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
                                  escaped);
   adw_status_page_set_description (self->empty_status, description);
+}
+
+void
+burrow_chat_view_set_model_bar_details (BurrowChatView *self,
+                                        const char     *technical)
+{
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+
+  gtk_label_set_text (self->model_bar_details_label, technical != NULL ? technical : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->model_bar_details), technical != NULL && technical[0] != '\0');
+  gtk_expander_set_expanded (self->model_bar_details, FALSE);
 }
 
 BurrowModelBarState
@@ -412,6 +427,8 @@ burrow_chat_view_class_init (BurrowChatViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_title);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_detail);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_details);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_details_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, load_progress);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, model_bar_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatView, content_stack);

@@ -31,6 +31,9 @@ void burrow_chat_view_set_model_bar (BurrowChatView      *self,
                                      const char          *title,
                                      const char          *detail,
                                      double               fraction);
+/* The technical text behind the bar's detail, folded under Details; NULL hides it. */
+void burrow_chat_view_set_model_bar_details (BurrowChatView *self,
+                                             const char     *technical);
 BurrowModelBarState burrow_chat_view_get_model_bar (BurrowChatView *self);
 /* Named in the empty chat's greeting. */
 void burrow_chat_view_set_model_name (BurrowChatView *self,

@@ -280,6 +280,18 @@ cancel_edit_action (GtkWidget  *widget,
 }
 
 static void
+error_details_action (GtkWidget  *widget,
+                      const char *action_name,
+                      GVariant   *param)
+{
+  GtkWidget *dialog = adw_message_dialog_new (GTK_WINDOW (widget), _("Error Details"),
+                                              g_variant_get_string (param, NULL));
+
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
 copy_text_action (GtkWidget  *widget,
                   const char *action_name,
                   GVariant   *param)
@@ -383,6 +395,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.edit-message", "u", edit_message_action },
     { "win.cancel-edit", NULL, cancel_edit_action },
     { "win.copy-text", "s", copy_text_action },
+    { "win.error-details", "s", error_details_action },
     { "win.copy-last-reply", NULL, copy_last_reply_action },
     { "win.show-performance", NULL, show_performance_action },
     { "win.toggle-panel", NULL, toggle_panel_action },

@@ -178,7 +178,7 @@ _burrow_window_select_chat (BurrowWindow *self,
     {
       messages = burrow_chat_store_load_messages (self->store, chat, &error);
       if (messages == NULL)
-        _burrow_window_toast (self, error->message);
+        _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
     }
   g_list_store_splice (self->messages, 0, g_list_model_get_n_items (G_LIST_MODEL (self->messages)),
                        messages ? messages->pdata : NULL, messages ? messages->len : 0);
@@ -232,7 +232,7 @@ _burrow_window_new_chat (BurrowWindow *self,
       chat = burrow_chat_store_create_chat (self->store, model_dir, system_prompt, &sampling, &error);
       if (chat == NULL)
         {
-          _burrow_window_toast (self, error->message);
+          _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
           return NULL;
         }
     }
@@ -260,7 +260,7 @@ on_rename_response (AdwMessageDialog *dialog,
     return;
   burrow_chat_set_title (chat, gtk_editable_get_text (entry));
   if (!burrow_chat_store_save_chat (self->store, chat, &error))
-    _burrow_window_toast (self, error->message);
+    _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
   _burrow_window_update_state (self);
 }
 
@@ -299,7 +299,7 @@ on_chat_settings_close (BurrowWindow             *self,
   g_autoptr(GError) error = NULL;
 
   if (!burrow_chat_store_save_chat (self->store, burrow_chat_settings_window_get_chat (dialog), &error))
-    _burrow_window_toast (self, error->message);
+    _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
   return FALSE;
 }
 
@@ -358,7 +358,7 @@ _burrow_window_trash_chat (BurrowWindow *self,
   if (!burrow_chat_store_trash_chat (self->store, chat, &error))
     {
       g_clear_object (&self->trashed);
-      _burrow_window_toast (self, error->message);
+      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
       return;
     }
 
@@ -395,7 +395,7 @@ _burrow_window_undo_trash (BurrowWindow *self,
   self->undo_toast = NULL;
   if (!burrow_chat_store_restore_chat (self->store, chat, &error))
     {
-      _burrow_window_toast (self, error->message);
+      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
       return;
     }
   _burrow_window_select_chat (self, chat);
@@ -453,10 +453,10 @@ finish_reply (BurrowWindow           *self,
         g_list_store_remove (self->messages, pos);
     }
   else if (!burrow_chat_store_add_message (self->store, chat, reply, &save_error))
-    _burrow_window_toast (self, save_error->message);
+    _burrow_window_toast_error (self, save_error, _("Your chats could not be saved or read."));
 
   if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    _burrow_window_toast (self, error->message);
+    _burrow_window_toast_error (self, error, _("The reply stopped because of an error."));
   queue_monitor_flush (self);
   _burrow_window_update_state (self);
 }
@@ -580,7 +580,7 @@ _burrow_window_send (BurrowWindow *self)
 
       if (!burrow_chat_store_truncate (self->store, self->chat, (guint) editing, &error))
         {
-          _burrow_window_toast (self, error->message);
+          _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
           return;
         }
       g_list_store_splice (self->messages, (guint) editing, n - (guint) editing, NULL, 0);
@@ -591,7 +591,7 @@ _burrow_window_send (BurrowWindow *self)
   message = burrow_chat_message_new (BURROW_ROLE_USER, text);
   if (!burrow_chat_store_add_message (self->store, self->chat, message, &error))
     {
-      _burrow_window_toast (self, error->message);
+      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
       return;
     }
   g_list_store_append (self->messages, message);
@@ -603,7 +603,7 @@ _burrow_window_send (BurrowWindow *self)
 
       burrow_chat_set_title (self->chat, title);
       if (!burrow_chat_store_save_chat (self->store, self->chat, &error))
-        _burrow_window_toast (self, error->message);
+        _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
     }
 
   start_reply (self);
@@ -640,7 +640,7 @@ _burrow_window_regenerate (BurrowWindow *self)
 
   if (!burrow_chat_store_truncate (self->store, self->chat, n - 1, &error))
     {
-      _burrow_window_toast (self, error->message);
+      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
       return;
     }
   g_list_store_remove (self->messages, n - 1);

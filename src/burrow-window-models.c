@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-demo.h"
+#include "burrow-error-text.h"
 #include "burrow-window-private.h"
 
 static void
@@ -23,9 +24,14 @@ on_inspected (GObject            *owner,
 
   if (result->error != NULL)
     {
-      g_autofree char *markup = g_markup_escape_text (result->error->message, -1);
+      g_autofree char *summary = burrow_error_summary (result->error,
+                                                       _("This folder does not hold a model Burrow can read."));
+      g_autofree char *markup = g_markup_escape_text (summary, -1);
 
       adw_status_page_set_description (self->error_page, markup);
+      gtk_label_set_text (self->error_details, result->error->message);
+      gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), TRUE);
+      gtk_expander_set_expanded (self->error_details_expander, FALSE);
       _burrow_window_show_page (self, "error");
       return;
     }
@@ -55,6 +61,7 @@ burrow_window_open_model (BurrowWindow *self,
     {
       adw_status_page_set_description (self->error_page,
                                        _("Burrow can only read model folders stored on this computer."));
+      gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), FALSE);
       _burrow_window_show_page (self, "error");
       return;
     }
@@ -169,6 +176,7 @@ _burrow_window_update_model_bar (BurrowWindow *self)
       title = g_strdup_printf (_("Could not load %s"), name);
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_FAILED, title,
                                       self->load_error, 0);
+      burrow_chat_view_set_model_bar_details (self->chat_view, self->load_error_details);
       return;
     }
   /* Translators: the model's folder name */
@@ -203,7 +211,10 @@ on_loaded (GObject            *owner,
       g_free (self->failed_dir);
       self->failed_dir = g_steal_pointer (&self->loading_dir);
       g_free (self->load_error);
-      self->load_error = g_strdup (result->error->message);
+      self->load_error = burrow_error_summary (result->error,
+                                               _("This model could not be loaded."));
+      g_free (self->load_error_details);
+      self->load_error_details = g_strdup (result->error->message);
     }
   else
     {
@@ -328,6 +339,7 @@ _burrow_window_models_dispose (BurrowWindow *self)
   g_clear_pointer (&self->loading_dir, g_free);
   g_clear_pointer (&self->failed_dir, g_free);
   g_clear_pointer (&self->load_error, g_free);
+  g_clear_pointer (&self->load_error_details, g_free);
   g_clear_pointer (&self->load_phase, g_free);
   g_clear_pointer (&self->pending_prompt, g_free);
 }

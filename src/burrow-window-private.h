@@ -34,7 +34,8 @@ struct _BurrowWindow {
   char *loaded_dir;             /* NULL until a load succeeded */
   gboolean supports_thinking;   /* the loaded model can reason before answering */
   char *loading_dir;            /* the load in flight, or NULL */
-  char *load_error;             /* why the last load of loading_dir failed */
+  char *load_error;             /* why the last load of loading_dir failed, in words */
+  char *load_error_details;     /* and as the engine said it */
   char *failed_dir;
   GCancellable *load_cancellable;
   double load_fraction;
@@ -80,6 +81,8 @@ struct _BurrowWindow {
   BurrowModelView *model_view;
   GtkWidget *tokenizer_box;
   AdwStatusPage *error_page;
+  GtkExpander *error_details_expander;
+  GtkLabel *error_details;
   AdwViewStack *view_stack;
   GtkPaned *paned;
   BurrowChatView *chat_view;
@@ -94,6 +97,11 @@ void _burrow_window_show_page (BurrowWindow *self,
                                const char   *name);
 void _burrow_window_toast (BurrowWindow *self,
                            const char   *text);
+/* A toast with the human summary of @error (or @fallback) and a Details button for the
+ * technical message. */
+void _burrow_window_toast_error (BurrowWindow *self,
+                                 const GError *error,
+                                 const char   *fallback);
 /* Action states and the header from the window's state. */
 void _burrow_window_update_state (BurrowWindow *self);
 

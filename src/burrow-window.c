@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-demo.h"
+#include "burrow-error-text.h"
 #include "burrow-window-private.h"
 
 G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -34,6 +35,24 @@ _burrow_window_toast (BurrowWindow *self,
   AdwToast *toast = adw_toast_new (text);
 
   adw_toast_set_timeout (toast, 3);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+_burrow_window_toast_error (BurrowWindow *self,
+                            const GError *error,
+                            const char   *fallback)
+{
+  g_autofree char *summary = burrow_error_summary (error, fallback);
+  AdwToast *toast = adw_toast_new (summary);
+
+  adw_toast_set_timeout (toast, 5);
+  if (error != NULL)
+    {
+      adw_toast_set_button_label (toast, _("_Details"));
+      adw_toast_set_action_name (toast, "win.error-details");
+      adw_toast_set_action_target_value (toast, g_variant_new_string (error->message));
+    }
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
@@ -206,8 +225,11 @@ on_folded (BurrowWindow *self)
 
 /* The panel beside the chat keeps its own width (its minimum) whatever its numbers and
  * charts ask for: left to GtkPaned, the divider followed the panel's natural width and
- * the chat column jumped sideways as tokens came in. Set again whenever the paned's
- * extent changes (window resized, panel shown). */
+ * the chat column jumped sideways as tokens came in. A divider set past the end is
+ * clamped to the panel's minimum in the same layout that shows the panel; it is set
+ * again when the window's width changes (GtkPaned keeps the clamped value). */
+#define PANED_AT_END (G_MAXINT / 2)
+
 static void
 keep_panel_width (BurrowWindow *self)
 {
@@ -215,7 +237,7 @@ keep_panel_width (BurrowWindow *self)
 
   g_object_get (self->paned, "max-position", &max, NULL);
   if (max > 0 && gtk_paned_get_position (self->paned) != max)
-    gtk_paned_set_position (self->paned, max);
+    gtk_paned_set_position (self->paned, PANED_AT_END);
 }
 
 static void
@@ -235,6 +257,7 @@ burrow_window_constructed (GObject *object)
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
   g_object_bind_property (self->panel, "visible", self->panel_button, "active",
                           G_BINDING_SYNC_CREATE | G_BINDING_BIDIRECTIONAL);
+  gtk_paned_set_position (self->paned, PANED_AT_END);
   g_signal_connect_object (self->paned, "notify::max-position", G_CALLBACK (keep_panel_width),
                            self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->leaflet, "notify::folded", G_CALLBACK (on_folded),
@@ -380,6 +403,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_details_expander);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_details);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, tokenizer_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);

@@ -11,7 +11,7 @@ bw_cli_add_engine_entries (GOptionContext *ctx, BwCliEngineArgs *a)
   bw_cli_add_model_entries (ctx, a, BW_CLI_MODEL_TOKENIZER | BW_CLI_MODEL_THREADS
                                     | BW_CLI_MODEL_DENSE_BITS | BW_CLI_MODEL_EXPERT_BITS
                                     | BW_CLI_MODEL_MAX_BATCH | BW_CLI_MODEL_INT8_ACT
-                                    | BW_CLI_MODEL_RAM_BUDGET);
+                                    | BW_CLI_MODEL_RAM_BUDGET | BW_CLI_MODEL_TEMPLATE);
 }
 
 void
@@ -94,6 +94,7 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
   o.int8_activations = a->int8_activations;
   o.max_batch = a->max_batch;
   o.tokenizer = a->tokenizer;
+  o.chat_template = a->chat_template;
   if (a->ram_budget && !bw_cli_parse_size (a->ram_budget, &o.ram_budget, error))
     return NULL;
   return burrow_engine_load (a->model_dir, &o, isatty (2) ? on_load_progress : NULL, NULL,

@@ -30,6 +30,9 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
       "Prefill tokens per forward chunk (64)", "N" } },
     { BW_CLI_MODEL_RAM_BUDGET, { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
       "RAM for cached experts, e.g. 16G (default: from available memory)", "SIZE" } },
+    { BW_CLI_MODEL_TEMPLATE, { "template", 0, 0, G_OPTION_ARG_FILENAME, &a->chat_template,
+      "Jinja chat template for prompts (default: the checkpoint's own, else the built-in "
+      "format)", "FILE" } },
   };
   GOptionEntry entries[G_N_ELEMENTS (all) + 1];
   gsize n = 0;
@@ -48,6 +51,7 @@ bw_cli_model_args_clear (BwCliModelArgs *a)
   g_free (a->model_dir);
   g_free (a->tokenizer);
   g_free (a->ram_budget);
+  g_free (a->chat_template);
   memset (a, 0, sizeof *a);
 }
 

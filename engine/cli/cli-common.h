@@ -17,6 +17,7 @@ typedef enum {
   BW_CLI_MODEL_EXPERT_BITS = 1 << 4,
   BW_CLI_MODEL_MAX_BATCH = 1 << 5,
   BW_CLI_MODEL_INT8_ACT = 1 << 6,
+  BW_CLI_MODEL_TEMPLATE = 1 << 7,
 } BwCliModelFlags;
 
 typedef struct {
@@ -28,6 +29,7 @@ typedef struct {
   gboolean int8_activations;
   int max_batch;
   char *ram_budget;
+  char *chat_template;
 } BwCliModelArgs;
 
 /* Adds --model and the options in which, pointing into args. */

@@ -1,12 +1,14 @@
 /* burrow-cli serve: an OpenAI-compatible HTTP server over one loaded model.
  *
  *   serve --model DIR [--host 127.0.0.1] [--port 8000] [--api-key-file FILE]
- *         [--served-model-name NAME]... [--max-context N]
+ *         [--served-model-name NAME]... [--max-context N] [--template FILE]
  *
  * The API key comes from --api-key, else --api-key-file, else $BURROW_API_KEY (the last
  * two keep it out of the process list). Requests must name the model by its folder's name
  * or an alias.
  *
+ * Prompts come from the checkpoint's own chat template when it has one (tools, tool calls
+ * and reasoning then follow its syntax), else from the family's built-in format.
  * POST /v1/chat/completions (streamed as SSE or whole), GET /v1/models, GET /v1/profile.
  * It listens on loopback unless told otherwise, and refuses any other address without an
  * API key. The first line on stdout names the URL it listens on (port 0 picks a free one). */
@@ -86,6 +88,27 @@ announce (ServeServer *server)
   fflush (stdout);
 }
 
+/* The checkpoint's own template (or --template FILE), in its plain and tool_use variants. */
+static gboolean
+load_templates (const ServeArgs *a, BwModelTemplate **tpl, BwModelTemplate **tpl_tools,
+                GError **error)
+{
+  g_autofree char *dir = a->engine.model_dir ? g_strdup (a->engine.model_dir)
+                                             : bw_cli_default_model_dir ();
+  if (a->engine.chat_template)
+    {
+      *tpl = bw_model_template_load_file (a->engine.chat_template, dir, error);
+      if (*tpl)
+        *tpl_tools = bw_model_template_load_file (a->engine.chat_template, dir, error);
+      return *tpl_tools != NULL;
+    }
+  *tpl = bw_model_template_load (dir, FALSE, error);
+  if (*tpl == NULL)
+    return error == NULL || *error == NULL;
+  *tpl_tools = bw_model_template_load (dir, TRUE, error);
+  return *tpl_tools != NULL;
+}
+
 /* --api-key, else the first line of --api-key-file, else $BURROW_API_KEY. */
 static gboolean
 resolve_api_key (ServeArgs *a, GError **error)
@@ -161,8 +184,16 @@ serve_with_args (ServeArgs *a, GError **error)
   if (engine == NULL)
     return 1;
 
+  g_autoptr (BwModelTemplate) tpl = NULL;
+  g_autoptr (BwModelTemplate) tpl_tools = NULL;
+  if (!load_templates (a, &tpl, &tpl_tools, error))
+    return 1;
+
   g_auto (GStrv) names = served_names (engine, a->names);
   ServeServer server = { .engine = engine, .max_body = max_body,
+                         .template = tpl, .template_tools = tpl_tools,
+                         .tool_format = tpl_tools ? bw_tool_format_detect (tpl_tools->source)
+                                                  : BW_TOOL_FORMAT_NONE,
                          .max_queue = (guint) a->queue, .max_tokens = a->max_tokens,
                          .max_context = a->max_context > 0 ? a->max_context
                                                            : burrow_engine_get_max_context (engine),

@@ -14,3 +14,4 @@ int bw_cli_tokenize_main (int argc, char **argv);
 int bw_cli_synth_main (int argc, char **argv);
 int bw_cli_chat_main (int argc, char **argv);
 int bw_cli_serve_main (int argc, char **argv);
+int bw_cli_template_main (int argc, char **argv);

@@ -15,6 +15,7 @@ static const BwCliCommand commands[] = {
   { "synth", "Write a synthetic checkpoint in a family's real format", bw_cli_synth_main },
   { "chat", "Chat with a model in the terminal (multi-turn, --session to keep it)", bw_cli_chat_main },
   { "serve", "Serve a model over an OpenAI-compatible HTTP API", bw_cli_serve_main },
+  { "template", "Render a chat template (a reference case, or a checkpoint's own)", bw_cli_template_main },
 };
 
 static void

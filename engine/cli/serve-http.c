@@ -25,6 +25,8 @@ serve_job_unref (ServeJob *job)
   if (!g_atomic_ref_count_dec (&job->ref))
     return;
   serve_request_free (job->req);
+  if (job->logprobs)
+    json_array_unref (job->logprobs);
   g_object_unref (job->cancel);
   g_string_free (job->pending, TRUE);
   g_free (job->body);

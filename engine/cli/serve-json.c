@@ -67,6 +67,55 @@ serve_finish_reason (BurrowFinishReason finish)
 }
 
 static void
+add_token (JsonObject *o, BurrowEngine *engine, gint32 id, float logprob)
+{
+  gsize len = 0;
+  const guint8 *bytes = burrow_engine_token_bytes (engine, id, &len);
+  g_autofree char *text = g_utf8_make_valid (bytes ? (const char *) bytes : "",
+                                             bytes ? (gssize) len : 0);
+  JsonArray *arr = json_array_sized_new ((guint) len);
+  for (gsize i = 0; i < len; i++)
+    json_array_add_int_element (arr, bytes[i]);
+  json_object_set_string_member (o, "token", text);
+  json_object_set_double_member (o, "logprob", isfinite (logprob) ? logprob : -9999.0);
+  json_object_set_array_member (o, "bytes", arr);
+}
+
+void
+serve_json_add_logprob (JsonArray *content, BurrowEngine *engine, const BurrowToken *tok)
+{
+  JsonObject *entry = json_object_new ();
+  JsonArray *top = json_array_new ();
+  add_token (entry, engine, tok->id, tok->logprob);
+  for (int k = 0; k < tok->n_top; k++)
+    {
+      JsonObject *alt = json_object_new ();
+      add_token (alt, engine, tok->top_ids[k], tok->top_logprobs[k]);
+      json_array_add_object_element (top, alt);
+    }
+  json_object_set_array_member (entry, "top_logprobs", top);
+  json_array_add_object_element (content, entry);
+}
+
+/* "logprobs": {"content": [...]} or null. */
+static void
+add_logprobs (JsonBuilder *b, JsonArray *content)
+{
+  json_builder_set_member_name (b, "logprobs");
+  if (content == NULL)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "content");
+  JsonNode *node = json_node_new (JSON_NODE_ARRAY);
+  json_node_set_array (node, content);
+  json_builder_add_value (b, node);
+  json_builder_end_object (b);
+}
+
+static void
 begin_reply (JsonBuilder *b, const ServeReplyId *rid, const char *object)
 {
   json_builder_begin_object (b);
@@ -94,7 +143,7 @@ add_usage (JsonBuilder *b, const BurrowTurnStats *st)
 
 char *
 serve_json_completion (const ServeReplyId *rid, const char *content, const char *reasoning,
-                       const BurrowTurnStats *stats)
+                       JsonArray *logprobs, const BurrowTurnStats *stats)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   begin_reply (b, rid, "chat.completion");
@@ -109,7 +158,7 @@ serve_json_completion (const ServeReplyId *rid, const char *content, const char 
   if (reasoning && *reasoning)
     add_string (b, "reasoning_content", reasoning);
   json_builder_end_object (b);
-  add_string (b, "logprobs", NULL);
+  add_logprobs (b, logprobs);
   add_string (b, "finish_reason", serve_finish_reason (stats->finish));
   json_builder_end_object (b);
   json_builder_end_array (b);
@@ -120,7 +169,7 @@ serve_json_completion (const ServeReplyId *rid, const char *content, const char 
 
 char *
 serve_json_chunk (const ServeReplyId *rid, const char *role, const char *content,
-                  const char *reasoning, const char *finish)
+                  const char *reasoning, JsonArray *logprobs, const char *finish)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   begin_reply (b, rid, "chat.completion.chunk");
@@ -137,7 +186,7 @@ serve_json_chunk (const ServeReplyId *rid, const char *role, const char *content
   if (reasoning)
     add_string (b, "reasoning_content", reasoning);
   json_builder_end_object (b);
-  add_string (b, "logprobs", NULL);
+  add_logprobs (b, logprobs);
   add_string (b, "finish_reason", finish);
   json_builder_end_object (b);
   json_builder_end_array (b);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "burrow-engine.h"
 #include "serve-request.h"
@@ -21,14 +22,19 @@ char *serve_json_error (const ServeError *err);
 /* "stop" or "length" (anything else is reported as "stop"). */
 const char *serve_finish_reason (BurrowFinishReason finish);
 
-/* A whole chat.completion; reasoning is left out when empty. */
+/* Appends token's log probability entry ({"token", "logprob", "bytes", "top_logprobs"}, as
+ * OpenAI's logprobs.content holds them) to content. */
+void serve_json_add_logprob (JsonArray *content, BurrowEngine *engine, const BurrowToken *token);
+
+/* A whole chat.completion; reasoning is left out when empty; logprobs (entries as above)
+ * NULL is JSON null. */
 char *serve_json_completion (const ServeReplyId *rid, const char *content, const char *reasoning,
-                             const BurrowTurnStats *stats);
+                             JsonArray *logprobs, const BurrowTurnStats *stats);
 
 /* One chat.completion.chunk with a delta: role, content and reasoning_content are each
  * left out when NULL; finish NULL is JSON null. */
 char *serve_json_chunk (const ServeReplyId *rid, const char *role, const char *content,
-                        const char *reasoning, const char *finish);
+                        const char *reasoning, JsonArray *logprobs, const char *finish);
 
 /* The final chunk with "choices": [] and the usage (stream_options.include_usage). */
 char *serve_json_usage_chunk (const ServeReplyId *rid, const BurrowTurnStats *stats);

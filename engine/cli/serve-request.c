@@ -1,5 +1,6 @@
 /* Chat completion requests: parsing and validation (see serve-request.h). */
 #include "serve-request.h"
+#include "serve-tools.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -52,6 +53,9 @@ serve_request_free (ServeRequest *req)
   g_free (req->model);
   g_strfreev (req->stop);
   g_free (req->effort);
+  if (req->tools)
+    serve_tools_clear (req->tools);
+  g_free (req->tools);
   g_free (req);
 }
 
@@ -165,10 +169,10 @@ parse_role (JsonObject *m, const char *param, BurrowRole *role, ServeError *err)
     *role = BURROW_ROLE_USER;
   else if (strcmp (name, "assistant") == 0)
     *role = BURROW_ROLE_ASSISTANT;
-  else if (strcmp (name, "tool") == 0 || strcmp (name, "function") == 0)
-    return invalid (err, where, "tool messages are not supported");
+  else if (strcmp (name, "tool") == 0)
+    *role = BURROW_ROLE_USER;   /* a tool result; chat templates render it as such */
   else
-    return invalid (err, where, "expected system, developer, user or assistant");
+    return invalid (err, where, "expected system, developer, user, assistant or tool");
   return TRUE;
 }
 
@@ -243,6 +247,7 @@ parse_thinking (JsonObject *obj, ServeRequest *req, ServeError *err)
   JsonNode *effort = member (obj, "reasoning_effort");
   if (effort)
     {
+      req->thinking_given = TRUE;
       const char *v = is_type (effort, G_TYPE_STRING) ? json_node_get_string (effort) : "";
       if (strcmp (v, "none") == 0)
         req->opts.thinking = FALSE;
@@ -300,21 +305,18 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
   return TRUE;
 }
 
-/* Log probabilities are refused rather than silently left out of the answer. */
+/* logprobs, and top_logprobs (0-20) which needs it. */
 static gboolean
-refuse_logprobs (JsonObject *obj, ServeError *err)
+parse_logprobs (JsonObject *obj, ServeRequest *req, ServeError *err)
 {
-  gboolean logprobs = FALSE;
-  if (!get_bool (obj, "logprobs", &logprobs, err))
+  gint64 top = 0;
+  if (!get_bool (obj, "logprobs", &req->opts.logprobs, err)
+      || !get_int (obj, "top_logprobs", 0, 20, &top, err))
     return FALSE;
-  const char *param = logprobs ? "logprobs" : member (obj, "top_logprobs") ? "top_logprobs"
-                                                                             : NULL;
-  if (param == NULL)
-    return TRUE;
-  serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", param,
-                   "Unsupported parameter: '%s': this server does not return log "
-                   "probabilities.", param);
-  return FALSE;
+  if (member (obj, "top_logprobs") && !req->opts.logprobs)
+    return invalid (err, "top_logprobs", "it needs 'logprobs': true");
+  req->opts.top_logprobs = (int) top;
+  return TRUE;
 }
 
 static gboolean
@@ -333,13 +335,15 @@ parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeE
   JsonNode *so = member (obj, "stream_options");
   if (so && !JSON_NODE_HOLDS_OBJECT (so))
     return invalid (err, "stream_options", "expected an object");
-  return parse_messages (obj, req, err) && parse_sampling (obj, req, max_tokens_default, err)
+  req->tools = g_new0 (ServeTools, 1);
+  return parse_messages (obj, req, err) && serve_tools_parse (obj, req->tools, err)
+         && parse_sampling (obj, req, max_tokens_default, err)
          && get_bool (obj, "stream", &req->stream, err)
          && get_bool (obj, "ignore_eos", &req->opts.ignore_eos, err)
          && (so == NULL || get_bool (json_node_get_object (so), "include_usage",
                                      &req->include_usage, err))
          && parse_stop (obj, req, err) && parse_thinking (obj, req, err)
-         && refuse_logprobs (obj, err);
+         && parse_logprobs (obj, req, err);
 }
 
 ServeRequest *

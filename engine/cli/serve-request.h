@@ -1,6 +1,7 @@
 /* POST /v1/chat/completions: the request body parsed and checked the way OpenAI's API
  * checks it, or the OpenAI-style error to answer with. Fields the server does not use are
- * ignored, as real clients send many. Extensions other servers accept too: top_k, min_p,
+ * ignored, as real clients send many; n > 1 is refused. logprobs and top_logprobs are
+ * answered. Extensions other servers accept too: top_k, min_p,
  * repetition_penalty, ignore_eos, chat_template_kwargs.enable_thinking. */
 #pragma once
 
@@ -15,14 +16,19 @@ typedef struct {
   char *content;
 } ServeMessage;
 
+/* Tools and the messages as the chat template reads them (serve-tools.h). */
+typedef struct _ServeTools ServeTools;
+
 typedef struct {
   GArray *messages;           /* ServeMessage */
+  ServeTools *tools;
   char *model;
   gboolean stream;
   gboolean include_usage;     /* stream_options.include_usage */
   BurrowGenerateOptions opts; /* stop points into `stop` */
   char **stop;
   char *effort;
+  gboolean thinking_given;    /* reasoning_effort was set: tell the template */
 } ServeRequest;
 
 /* An error answer: HTTP status and the fields of {"error": {...}}. */

@@ -44,15 +44,28 @@ post_sse (ServeJob *job, const char *json)
   serve_job_post (job, line, FALSE, 0, NULL);
 }
 
+/* The log probability entries gathered so far, handed over (NULL without logprobs). */
+static JsonArray *
+take_logprobs (ServeJob *job)
+{
+  JsonArray *taken = job->logprobs;
+  job->logprobs = taken ? json_array_new () : NULL;
+  return taken;
+}
+
 static void
 on_token (const BurrowToken *tok, gpointer data)
 {
   ServeJob *job = data;
-  if (!tok->reasoning[0] && !tok->answer[0])
+  if (job->logprobs && tok->id >= 0)
+    serve_json_add_logprob (job->logprobs, job->server->engine, tok);
+  if (!job->req->stream || (!tok->reasoning[0] && !tok->answer[0]))
     return;
+  g_autoptr (JsonArray) logprobs = take_logprobs (job);
   g_autofree char *chunk = serve_json_chunk (&job->rid, NULL,
                                              tok->answer[0] ? tok->answer : NULL,
-                                             tok->reasoning[0] ? tok->reasoning : NULL, NULL);
+                                             tok->reasoning[0] ? tok->reasoning : NULL,
+                                             logprobs, NULL);
   post_sse (job, chunk);
 }
 
@@ -109,7 +122,10 @@ finish_job (ServeJob *job, BurrowConversation *conv, const BurrowTurnStats *st,
     }
   else if (req->stream)
     {
-      g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL,
+      g_autoptr (JsonArray) rest = take_logprobs (job);
+      if (rest && json_array_get_length (rest) == 0)
+        g_clear_pointer (&rest, json_array_unref);
+      g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, rest,
                                                 serve_finish_reason (st->finish));
       post_sse (job, last);
       if (req->include_usage)
@@ -124,7 +140,8 @@ finish_job (ServeJob *job, BurrowConversation *conv, const BurrowTurnStats *st,
       guint n = burrow_conversation_get_n_messages (conv);
       burrow_conversation_get_message (conv, n - 1, &content, &reasoning);
       serve_job_post (job, NULL, TRUE, 200, serve_json_completion (&job->rid, content,
-                                                                   reasoning, st));
+                                                                   reasoning, job->logprobs,
+                                                                   st));
       return;
     }
   serve_job_post (job, "data: [DONE]\n\n", TRUE, 0, NULL);
@@ -136,6 +153,11 @@ run_job (ServeServer *server, ServeJob *job)
   if (g_cancellable_is_cancelled (job->cancel))
     {
       serve_job_post (job, NULL, TRUE, 499, NULL);
+      return;
+    }
+  if (server->template != NULL)
+    {
+      serve_template_run_job (server, job);
       return;
     }
   BurrowConversation *conv = pick_conversation (server, job->req);
@@ -150,13 +172,16 @@ run_job (ServeServer *server, ServeJob *job)
     }
   if (job->req->stream)
     {
-      g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL);
+      g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL, NULL);
       post_sse (job, first);
     }
   BurrowTurnStats st = { 0 };
   g_autoptr (GError) error = NULL;
-  burrow_conversation_generate (conv, &job->req->opts, job->req->stream ? on_token : NULL, job,
-                                &st, job->cancel, &error);
+  if (job->req->opts.logprobs)
+    job->logprobs = json_array_new ();
+  gboolean listen = job->req->stream || job->logprobs;
+  burrow_conversation_generate (conv, &job->req->opts, listen ? on_token : NULL, job, &st,
+                                job->cancel, &error);
   if (st.prompt_tokens > 0)
     record_turn (server, &st);
   finish_job (job, conv, &st, error);

@@ -9,6 +9,8 @@
 #include "burrow-engine.h"
 #include "serve-json.h"
 #include "serve-request.h"
+#include "text/model-template.h"
+#include "text/tool-calls.h"
 
 G_BEGIN_DECLS
 
@@ -35,6 +37,12 @@ typedef struct {
   GThread *worker;
   BurrowConversation *last;    /* the previous request's conversation, reused when the next
                                 * request extends it */
+  /* The checkpoint's own chat template (NULL: the family's built-in format) and its variant
+   * for requests with tools; the tool-call syntax it teaches. */
+  BwModelTemplate *template;
+  BwModelTemplate *template_tools;
+  BwToolFormat tool_format;
+  guint scripted_next;         /* testing builds: the next scripted reply */
   /* the profile, under profile_lock */
   GMutex profile_lock;
   BurrowTurnStats turns[SERVE_PROFILE_TURNS];
@@ -49,6 +57,7 @@ typedef struct {
   GCancellable *cancel;
   char *id;
   ServeReplyId rid;
+  JsonArray *logprobs;         /* worker: entries not yet sent (stream) or all (whole) */
   /* main thread only */
   SoupServerMessage *msg;      /* NULL once soup is done with it */
   GSource *hup;                /* watches the client's socket while the job runs */
@@ -75,6 +84,18 @@ void serve_worker_push (ServeServer *server, ServeJob *job);
  * non-streamed reply, or for a streamed one refused before its first bytes; 0 and NULL
  * otherwise; body is taken). Any thread. */
 void serve_job_post (ServeJob *job, const char *bytes, gboolean done, guint status, char *body);
+
+/* A turn through the checkpoint's template: tools, tool calls, reasoning (serve-template.c). */
+void serve_template_run_job (ServeServer *server, ServeJob *job);
+
+#ifdef BURROW_TESTING
+/* Testing builds only (serve-testing.c): with BURROW_TEST_SCRIPTED_REPLY naming a JSON array
+ * of strings, replies come from it in turn instead of the model, streamed in small pieces;
+ * BURROW_TEST_PROMPT_LOG names a file that receives every rendered prompt. FALSE when no
+ * script is set. */
+gboolean serve_testing_reply (ServeServer *server, const char *prompt, BurrowTokenFunc func,
+                              gpointer data, BurrowTurnStats *stats);
+#endif
 
 /* HTTP side (serve-http.c). */
 void serve_http_setup (ServeServer *server);

@@ -152,6 +152,33 @@ setup_hidden (BurrowEngine *engine, int vocab)
     }
 }
 
+/* The chat template: --template's file (which must parse), or the checkpoint's own (one
+ * that does not parse leaves the built-in format in charge). */
+static gboolean
+engine_setup_template (BurrowEngine *engine, const BurrowEngineOptions *options,
+                       GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autoptr (BwModelTemplate) mt = options->chat_template
+    ? bw_model_template_load_file (options->chat_template, engine->dir, error)
+    : bw_model_template_load (engine->dir, FALSE, &local);
+
+  if (mt == NULL)
+    return options->chat_template == NULL;
+  engine->template_parsed = bw_jinja_parse (mt->origin, mt->source, -1,
+                                            options->chat_template ? error : &local);
+  if (engine->template_parsed == NULL)
+    {
+      if (options->chat_template)
+        return FALSE;
+      g_message ("%s; using the built-in %s prompt format", local->message,
+                 bw_family_name (bw_model_family (engine->model)));
+      return TRUE;
+    }
+  engine->template = g_steal_pointer (&mt);
+  return TRUE;
+}
+
 /* Tokenizer, chat format and stop ids for a loaded model. */
 static gboolean
 engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GError **error)
@@ -168,7 +195,8 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
       return FALSE;
     }
   g_autoptr (GArray) template_stops = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!bw_chat_stop_ids (engine->format, engine->tok, template_stops, error))
+  if (!bw_chat_stop_ids (engine->format, engine->tok, template_stops, error)
+      || !engine_setup_template (engine, options, error))
     return FALSE;
   int vocab = bw_model_vocab_size (engine->model), n_eos = 0;
   const int *eos = bw_model_eos_ids (engine->model, &n_eos);
@@ -212,6 +240,12 @@ default_max_context (BwModel *model)
         limit = MIN (limit, (gint64) MAX (avail / 2 / per_pos, 256));
     }
   return (int) MIN (limit, G_MAXINT32);
+}
+
+const guint8 *
+burrow_engine_token_bytes (BurrowEngine *engine, gint32 id, gsize *len)
+{
+  return bw_tokenizer_token_bytes (engine->tok, id, len);
 }
 
 int
@@ -292,6 +326,8 @@ burrow_engine_unref (BurrowEngine *engine)
   g_mutex_clear (&engine->stats_lock);
   g_free (engine->hidden);
   g_free (engine->logits);
+  bw_model_template_free (engine->template);
+  bw_jinja_free (engine->template_parsed);
   g_free (engine->dir);
   g_free (engine->name);
   g_free (engine);
@@ -362,4 +398,10 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
   out->pins = (BurrowPinState) st.pin_state;
+}
+
+const char *
+burrow_engine_get_chat_template (BurrowEngine *engine)
+{
+  return engine->template ? engine->template->origin : NULL;
 }

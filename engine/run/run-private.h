@@ -6,6 +6,8 @@
 #include "families/model.h"
 #include "run/session-file.h"
 #include "text/chat-template.h"
+#include "text/jinja.h"
+#include "text/model-template.h"
 #include "text/tokenizer.h"
 
 G_BEGIN_DECLS
@@ -17,6 +19,8 @@ struct _BurrowEngine {
   BwModel *model;
   BwTokenizer *tok;
   BwChatFormat format;
+  BwModelTemplate *template;   /* the chat template prompts come from, or NULL: format's */
+  BwJinjaTemplate *template_parsed;
   GArray *stop_ids;            /* gint32: eos ids of config.json, generation_config.json and
                                 * tokenizer_config.json, and the format's end-of-turn and
                                 * role-start tokens */
@@ -58,5 +62,10 @@ gboolean bw_conversation_recover_state (BurrowConversation *conv, double *second
 /* Writes the session file if one is attached (TRUE when there is none). */
 gboolean bw_conversation_save_if_attached (BurrowConversation *conv, double *seconds,
                                            GCancellable *cancellable, GError **error);
+
+/* The prompt through the engine's chat template: every message of the conversation, then
+ * the generation prompt, encoded with message content as plain text. */
+gboolean bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
+                             GArray *ids, GError **error);
 
 G_END_DECLS

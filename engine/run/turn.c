@@ -10,6 +10,8 @@
 #include "run/reply-text.h"
 #include "run/sampler.h"
 
+#define BW_MAX_TOP_LOGPROBS 20
+
 typedef struct {
   BurrowConversation *conv;
   BurrowEngine *engine;
@@ -18,6 +20,8 @@ typedef struct {
   BurrowTokenFunc func;
   gpointer user_data;
   GCancellable *cancellable;
+  const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
+  const char *const *plain;  /* its message texts, in order (NULL-terminated, may be NULL) */
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
@@ -27,6 +31,11 @@ typedef struct {
   BwReplyText reply;
   GString *piece, *reasoning_delta, *answer_delta;
   BurrowTurnStats stats;
+  float *raw;                /* [vocab] with logprobs: the logits before sampling */
+  float logprob;             /* the token being emitted */
+  int n_top;
+  gint32 top_ids[BW_MAX_TOP_LOGPROBS];
+  float top_logprobs[BW_MAX_TOP_LOGPROBS];
   gint64 t_start, t_prefill0, t_prefill, t_first, t_last;
   BwModelStats model0;
   BwStoreStats store0;
@@ -38,6 +47,7 @@ turn_clear (Turn *t)
   if (t->seq)
     g_array_unref (t->seq);
   g_clear_pointer (&t->sampler, bw_sampler_free);
+  g_free (t->raw);
   bw_reply_text_clear (&t->reply);
   if (t->piece)
     g_string_free (t->piece, TRUE);
@@ -85,8 +95,29 @@ turn_publish (Turn *t)
   bw_engine_publish_turn (t->engine, s);
 }
 
+/* A prompt rendered by the caller stands for the whole conversation. */
+static gboolean
+raw_prompt_ids (Turn *t, GError **error)
+{
+  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+
+  t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
+  bw_model_template_segments (t->raw_prompt, t->plain,
+                              t->plain ? g_strv_length ((char **) t->plain) : 0, segments);
+  if (!bw_chat_encode_segments (t->engine->tok, t->raw_prompt, segments, t->seq, error))
+    return FALSE;
+  if (t->seq->len == 0)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the rendered prompt is empty");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The conversation's ids, then the new messages rendered with the generation prompt:
- * structure as special tokens, message text as plain text. */
+ * structure as special tokens, message text as plain text. With the checkpoint's own
+ * template, the whole conversation rendered anew. */
 static gboolean
 encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
                BwChatOptions *chat, GArray *seq, GError **error)
@@ -103,6 +134,8 @@ encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts
                             .thinking_effort = opts->thinking_effort,
                             .add_generation_prompt = TRUE,
                             .continuation = conv->ids->len > 0 };
+  if (conv->engine->template != NULL)
+    return bw_template_prompt (conv, opts, seq, error);
   g_array_append_vals (seq, conv->ids->data, conv->ids->len);
   return bw_chat_encode (chat, msgs, n, conv->engine->tok, seq, error);
 }
@@ -130,7 +163,8 @@ static gboolean
 turn_prompt (Turn *t, GError **error)
 {
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
+  if (t->raw_prompt ? !raw_prompt_ids (t, error)
+                    : !encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
     return FALSE;
   t->n_prompt = t->seq->len;
   t->stats.prompt_tokens = (int) t->n_prompt;
@@ -232,10 +266,50 @@ emit (Turn *t, gint32 id, int index)
   if (t->func && (id >= 0 || t->reasoning_delta->len || t->answer_delta->len))
     {
       BurrowToken tok = { id, index, t->reasoning_delta->str, t->answer_delta->str };
+      if (id >= 0 && t->raw)
+        {
+          tok.logprob = t->logprob;
+          tok.n_top = t->n_top;
+          tok.top_ids = t->top_ids;
+          tok.top_logprobs = t->top_logprobs;
+        }
       t->func (&tok, t->user_data);
     }
   g_string_truncate (t->reasoning_delta, 0);
   g_string_truncate (t->answer_delta, 0);
+}
+
+/* Keeps the logits before sampling changes them, with the top alternatives as log
+ * probabilities. */
+static void
+keep_logprobs (Turn *t, const float *logits, int vocab)
+{
+  memcpy (t->raw, logits, (gsize) vocab * sizeof (float));
+  float max = -INFINITY;
+  for (int v = 0; v < vocab; v++)
+    max = MAX (max, logits[v]);
+  double sum = 0;
+  for (int v = 0; v < vocab; v++)
+    sum += exp ((double) logits[v] - max);
+  float lse = max + (float) log (sum);
+  int want = CLAMP (t->opts->top_logprobs, 0, BW_MAX_TOP_LOGPROBS);
+  t->n_top = 0;
+  for (int v = 0; v < vocab && want > 0; v++)
+    {
+      if (t->n_top == want && logits[v] <= t->raw[t->top_ids[want - 1]])
+        continue;
+      int k = MIN (t->n_top, want - 1);
+      while (k > 0 && logits[v] > t->raw[t->top_ids[k - 1]])
+        {
+          t->top_ids[k] = t->top_ids[k - 1];
+          k--;
+        }
+      t->top_ids[k] = v;
+      t->n_top = MIN (t->n_top + 1, want);
+    }
+  for (int k = 0; k < t->n_top; k++)
+    t->top_logprobs[k] = t->raw[t->top_ids[k]] - lse;
+  t->logprob = lse;   /* the chosen id's logit minus this, once it is known */
 }
 
 /* Samples, streams and feeds tokens until a stop, the length limit, a cancellation or an
@@ -253,11 +327,15 @@ turn_decode (Turn *t, GError **error)
       const GArray *no_text = t->engine->no_text_ids;
       for (guint k = 0; k < no_text->len; k++)
         logits[g_array_index (no_text, gint32, k)] = -INFINITY;
+      if (t->raw)
+        keep_logprobs (t, logits, bw_model_vocab_size (t->model));
       int n_recent = MIN ((int) t->seq->len, window);
       gint32 id = bw_sampler_sample (t->sampler, logits,
                                      (const gint32 *) t->seq->data + t->seq->len - n_recent,
                                      n_recent);
       t->t_last = g_get_monotonic_time ();
+      if (t->raw)
+        t->logprob = t->raw[id] - t->logprob;
       if (is_stop_id (t, id))
         {
           t->stats.stop_token = id;
@@ -328,7 +406,9 @@ turn_commit (Turn *t)
   burrow_conversation_add_message (conv, BURROW_ROLE_ASSISTANT, t->reply.answer,
                                    t->reply.reasoning);
   g_autoptr (GString) close = g_string_new (NULL);
-  close_text (t, close);
+  /* A template re-renders the turn's end itself next time. */
+  if (t->raw_prompt == NULL && t->engine->template == NULL)
+    close_text (t, close);
   g_array_set_size (conv->ids, 0);
   g_array_append_vals (conv->ids, t->seq->data, t->seq->len);
   /* The closing specials were checked at load; a tokenizer that cannot encode them only
@@ -381,6 +461,8 @@ turn_begin (Turn *t)
   BwSamplerOptions so = { t->opts->temperature, t->opts->top_k, t->opts->top_p,
                           t->opts->min_p, t->opts->repetition_penalty, t->opts->seed };
   t->sampler = bw_sampler_new (bw_model_vocab_size (t->model), &so);
+  if (t->opts->logprobs)
+    t->raw = g_new (float, bw_model_vocab_size (t->model));
   bw_token_stream_init (&t->stream, t->engine->tok);
   t->piece = g_string_sized_new (64);
   t->reasoning_delta = g_string_sized_new (64);
@@ -408,10 +490,11 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
   return (int) seq->len;
 }
 
-gboolean
-burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
-                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
-                              GCancellable *cancellable, GError **error)
+static gboolean
+generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
+          const BurrowGenerateOptions *options,
+          BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+          GCancellable *cancellable, GError **error)
 {
   BurrowGenerateOptions defaults;
   if (options == NULL)
@@ -419,17 +502,17 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
       burrow_generate_options_init (&defaults);
       options = &defaults;
     }
-  if (!check_request (conv, error))
+  if (raw_prompt == NULL && !check_request (conv, error))
     return FALSE;
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable };
+             .cancellable = cancellable, .raw_prompt = raw_prompt, .plain = plain };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
     {
-      bw_reply_text_init (&t.reply, &t.chat, options->stop);
+      bw_reply_text_init (&t.reply, raw_prompt ? NULL : &t.chat, options->stop);
       turn_state (&t);
       turn_publish (&t);
       ok = turn_prefill (&t, &local) && turn_decode (&t, &local);
@@ -459,4 +542,23 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
   if (!ok)
     g_propagate_error (error, g_steal_pointer (&local));
   return ok;
+}
+
+gboolean
+burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOptions *options,
+                              BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
+                              GCancellable *cancellable, GError **error)
+{
+  return generate (conv, NULL, NULL, options, func, user_data, stats, cancellable, error);
+}
+
+gboolean
+burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
+                                     const char *const *plain,
+                                     const BurrowGenerateOptions *options, BurrowTokenFunc func,
+                                     gpointer user_data, BurrowTurnStats *stats,
+                                     GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (prompt != NULL, FALSE);
+  return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
 }

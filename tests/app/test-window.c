@@ -280,18 +280,25 @@ write_file (const char *dir,
 static void
 open_expecting_error (BurrowWindow *window,
                       const char   *dir,
-                      const char   *named_file)
+                      const char   *named_file,
+                      const char   *summary_says)
 {
   g_autoptr(GFile) folder = g_file_new_for_path (dir);
-  const char *description;
+  const char *description, *details;
 
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (!page_is (window, "loading"));
   g_assert_cmpstr (visible_page (window), ==, "error");
 
+  /* In words first; the engine's own message, naming the file, under Details. */
   description = adw_status_page_get_description (ADW_STATUS_PAGE (child (window, "error_page")));
-  g_test_message ("error shown: %s", description);
-  g_assert_nonnull (strstr (description, named_file));
+  details = gtk_label_get_label (GTK_LABEL (child (window, "error_details")));
+  g_test_message ("error shown: %s (details: %s)", description, details);
+  g_assert_nonnull (strstr (description, summary_says));
+  g_assert_null (strchr (description, '/'));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "error_details_expander"))));
+  g_assert_nonnull (strstr (details, named_file));
+  g_assert_nonnull (strstr (details, dir));
   g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (child (window, "switcher_title"))),
                    ==, "");
 }
@@ -316,8 +323,8 @@ test_open_bad_folders (void)
   write_file (broken, "model.safetensors", truncated, sizeof truncated);
 
   window = show_window ();
-  open_expecting_error (window, empty, "config.json");
-  open_expecting_error (window, broken, "model.safetensors");
+  open_expecting_error (window, empty, "config.json", "config.json is missing");
+  open_expecting_error (window, broken, "model.safetensors", "may still be downloading");
 
   recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
   g_assert_cmpuint (g_strv_length (recent), ==, 0);

@@ -204,6 +204,10 @@ def tokenizer_config_seeds():
 
 def serve_request_seeds():
     user = [{"role": "user", "content": "hello there"}]
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}]
     seeds = {
         "ok-minimal.json": {"model": "m", "messages": user},
         "ok-full.json": {"model": "m", "messages": [{"role": "system", "content": "be brief"},
@@ -221,7 +225,16 @@ def serve_request_seeds():
             "max_completion_tokens": 3, "stop": "x"},
         "bad-temperature.json": {"model": "m", "messages": user, "temperature": 5},
         "bad-no-model.json": {"messages": user},
-        "bad-tool-role.json": {"model": "m", "messages": [{"role": "tool", "content": "x"}]},
+        "ok-tool-round-trip.json": {"model": "m", "tools": tools, "tool_choice": "auto",
+                                    "parallel_tool_calls": False, "messages": user + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_0", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Lyon\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "21 C"}]},
+        "bad-tool-schema.json": {"model": "m", "messages": user, "tools": [
+            {"type": "function", "function": {"name": "f", "parameters": {"properties": [1]}}}]},
+        "bad-tool-choice.json": {"model": "m", "messages": user, "tools": tools,
+                                 "tool_choice": {"type": "function", "function": {"name": "g"}}},
         "bad-image.json": {"model": "m", "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "x"}}]}]},
         "bad-last-assistant.json": {"model": "m", "messages": [{"role": "assistant",

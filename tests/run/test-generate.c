@@ -2,6 +2,7 @@
  * greedy replies equal a reference decode over the model runtime, streamed text equals the
  * decoded ids, stop strings cut the reply, max_tokens and stats, multi-turn prefill of the
  * new suffix only, and reasoning kept apart on K3. */
+#include <math.h>
 #include <string.h>
 
 #include "burrow-engine.h"
@@ -504,6 +505,81 @@ test_max_context (void)
   run_fixture_remove (dir);
 }
 
+typedef struct {
+  GArray *ids;
+  GArray *logprobs;
+  gboolean consistent;
+} LogprobCollect;
+
+static void
+on_logprob (const BurrowToken *tok, gpointer data)
+{
+  LogprobCollect *c = data;
+  if (tok->id < 0)
+    return;
+  g_array_append_val (c->ids, tok->id);
+  g_array_append_val (c->logprobs, tok->logprob);
+  /* Greedy: the token is the most likely one; alternatives sorted, all <= 0. */
+  c->consistent = c->consistent && tok->n_top == 5 && tok->top_ids[0] == tok->id
+                  && tok->top_logprobs[0] == tok->logprob && tok->logprob <= 0;
+  for (int k = 1; k < tok->n_top; k++)
+    c->consistent = c->consistent && tok->top_logprobs[k] <= tok->top_logprobs[k - 1]
+                    && tok->top_ids[k] != tok->top_ids[0];
+}
+
+/* logprobs: each token's log probability is the log-softmax of the model's logits, as a
+ * reference over the runtime computes it, with the top alternatives sorted. */
+static void
+test_logprobs (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (BurrowEngine) engine = load (dir);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hello there", NULL);
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 6;
+  o.ignore_eos = TRUE;
+  o.logprobs = TRUE;
+  o.top_logprobs = 5;
+  LogprobCollect c = { g_array_new (FALSE, FALSE, sizeof (gint32)),
+                       g_array_new (FALSE, FALSE, sizeof (float)), TRUE };
+  g_autoptr (GError) error = NULL;
+  g_assert_true (burrow_conversation_generate (conv, &o, on_logprob, &c, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (c.ids->len, ==, 6);
+  g_assert_true (c.consistent);
+
+  /* The reference: the same prompt and ids through the runtime, softmax in double. */
+  g_autoptr (BwModel) model = bw_model_load (dir, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open_dir (dir, NULL, &error);
+  BwChatOptions chat = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = TRUE };
+  BwChatMessage msg = { BW_CHAT_USER, "hello there", NULL };
+  g_autoptr (GArray) prompt = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_assert_true (bw_chat_encode (&chat, &msg, 1, tok, prompt, &error));
+  g_autoptr (BwState) state = bw_state_new (model);
+  int vocab = bw_model_vocab_size (model);
+  g_autofree float *logits = g_new (float, vocab);
+  g_assert_true (bw_model_forward (model, state, (gint32 *) prompt->data, (int) prompt->len,
+                                   logits, FALSE, NULL, &error));
+  for (guint i = 0; i < c.ids->len; i++)
+    {
+      gint32 id = g_array_index (c.ids, gint32, i);
+      double max = logits[0], sum = 0;
+      for (int v = 1; v < vocab; v++)
+        max = MAX (max, logits[v]);
+      for (int v = 0; v < vocab; v++)
+        sum += exp (logits[v] - max);
+      double want = logits[id] - max - log (sum);
+      g_assert_cmpfloat_with_epsilon (g_array_index (c.logprobs, float, i), want, 1e-4);
+      g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
+    }
+  g_array_unref (c.ids);
+  g_array_unref (c.logprobs);
+  run_fixture_remove (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -516,6 +592,7 @@ main (int argc, char **argv)
   g_test_add_func ("/generate/glm-thinking", test_glm_thinking);
   g_test_add_func ("/generate/special-tokens-never-shown", test_special_tokens_never_shown);
   g_test_add_func ("/generate/max-context", test_max_context);
+  g_test_add_func ("/generate/logprobs", test_logprobs);
   g_test_add_data_func ("/generate/cancel-load/kimi-linear", "kimi_linear", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/kimi-k3", "kimi_k3", test_cancel_load);
   g_test_add_data_func ("/generate/cancel-load/glm52", "glm52", test_cancel_load);

@@ -53,7 +53,8 @@ function makeModel() {
 function startServer(modelDir) {
   return new Promise((resolve, reject) => {
     const child = spawn(cli, ['serve', '--model', modelDir, '--port', '0', '--threads', '2',
-                              '--queue', '4', '--max-body', String(MAX_BODY)],
+                              '--queue', '4', '--max-body', String(MAX_BODY),
+                              '--served-model-name', 'm'],
                         { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';
     child.stdout.on('data', (d) => {

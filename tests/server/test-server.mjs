@@ -331,9 +331,10 @@ test('a model name that is not served: 404 model_not_found', async () => {
   equal(byName.model, path.basename(modelDir), 'echoed model');
 });
 
-test('n > 1 and log probabilities are refused, saying so', async () => {
-  const cases = [[{ n: 2 }, 'n', /not supported/], [{ logprobs: true }, 'logprobs', /log prob/],
-                 [{ top_logprobs: 3 }, 'top_logprobs', /log prob/]];
+test('n > 1 is refused, saying so; top_logprobs needs logprobs and is at most 20', async () => {
+  const cases = [[{ n: 2 }, 'n', /not supported/],
+                 [{ top_logprobs: 3 }, 'top_logprobs', /logprobs/],
+                 [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs', /between/]];
   for (const [extra, param, text] of cases) {
     const body = JSON.stringify({ model: 'm', messages: user('hi'), ...extra });
     const r = await request(main.url, 'POST', '/v1/chat/completions', { body });
@@ -344,6 +345,30 @@ test('n > 1 and log probabilities are refused, saying so', async () => {
   const ok = await request(main.url, 'POST', '/v1/chat/completions', { body: JSON.stringify({
     model: 'm', messages: user('hi'), max_tokens: 2, logprobs: false, n: 1 }) });
   equal(ok.status, 200, 'logprobs false and n 1 are fine');
+});
+
+test('logprobs and top_logprobs, whole and streamed', async () => {
+  const ask = { model: 'm', messages: user('hello there'), max_tokens: 5, temperature: 0,
+                ignore_eos: true, logprobs: true, top_logprobs: 3 };
+  const r = await client.chat.completions.create(ask);
+  const content = r.choices[0].logprobs.content;
+  equal(content.length, r.usage.completion_tokens, 'one entry per token');
+  for (const e of content) {
+    assert(typeof e.token === 'string' && Array.isArray(e.bytes) && e.bytes.length > 0, 'token');
+    assert(e.logprob <= 0, `logprob ${e.logprob}`);
+    equal(e.top_logprobs.length, 3, 'alternatives');
+    equal(e.top_logprobs[0].logprob, e.logprob, 'greedy picks the most likely');
+    assert(e.top_logprobs[1].logprob <= e.top_logprobs[0].logprob, 'sorted');
+  }
+  const stream = await client.chat.completions.create({ ...ask, stream: true });
+  const streamed = [];
+  for await (const chunk of stream)
+    for (const ch of chunk.choices)
+      if (ch.logprobs) streamed.push(...ch.logprobs.content);
+  equal(JSON.stringify(streamed), JSON.stringify(content), 'streamed entries');
+  const none = await client.chat.completions.create({ ...ask, logprobs: false,
+                                                      top_logprobs: undefined });
+  equal(none.choices[0].logprobs, null, 'no logprobs unless asked');
 });
 
 test('--max-context: 400 context_length_exceeded before any work, replies cut at it',

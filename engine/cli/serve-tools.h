@@ -1,0 +1,49 @@
+/* Tools over the OpenAI API: the request's tools, tool_choice, parallel_tool_calls and its
+ * messages as the checkpoint's chat template reads them (tool calls, tool results); the
+ * prompt rendered through that template; and the reply split into content,
+ * reasoning_content and tool_calls, streamed as deltas or whole. */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "serve-json.h"
+#include "serve-request.h"
+#include "text/model-template.h"
+#include "text/tool-calls.h"
+
+G_BEGIN_DECLS
+
+struct _ServeTools {
+  JsonArray *messages;       /* as the template reads them */
+  JsonArray *tools;          /* NULL: none offered (or tool_choice "none") */
+  JsonObject *kwargs;        /* chat_template_kwargs, or NULL */
+  gboolean parallel;         /* parallel_tool_calls (default TRUE) */
+  gboolean choice_none;
+};
+
+/* Reads and checks tools, tool_choice, parallel_tool_calls, the messages and
+ * chat_template_kwargs from a request object. A tool whose schema is not JSON Schema
+ * shaped, or a tool_choice naming no offered tool, is a 400. */
+gboolean serve_tools_parse (JsonObject *obj, ServeTools *out, ServeError *err);
+void serve_tools_clear (ServeTools *tools);
+
+/* The prompt: the whole conversation through the template, with the generation prompt. */
+char *serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools,
+                          gboolean thinking_given, gboolean thinking, GError **error);
+
+/* The messages' texts (reasoning_content and content; not tool-call arguments, which
+ * templates print re-serialized), NULL-terminated, the strings borrowed from tools. */
+const char **serve_tools_plain_texts (const ServeTools *tools);
+
+/* The reply's parser for a rendered prompt. */
+BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,
+                                  const char *prompt);
+
+/* One chunk per event (content, reasoning_content or one tool call). */
+char *serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev);
+/* The whole reply from its events, with finish_reason "tool_calls" when it has calls. */
+char *serve_tools_completion (const ServeReplyId *rid, GPtrArray *events,
+                              const BurrowTurnStats *stats);
+
+G_END_DECLS

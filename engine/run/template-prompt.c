@@ -1,0 +1,53 @@
+/* A turn's prompt through the checkpoint's own chat template (see run-private.h). The whole
+ * conversation is rendered each turn; the decode state is reused as far as its ids start
+ * the new prompt's (turn.c), so history the template renders the same is not read again. */
+#include "run/run-private.h"
+
+static JsonArray *
+messages_json (const BurrowConversation *conv)
+{
+  static const char *const roles[] = { "system", "user", "assistant" };
+  JsonArray *arr = json_array_new ();
+
+  for (guint i = 0; i < conv->messages->len; i++)
+    {
+      const BwMessage *m = &g_array_index (conv->messages, BwMessage, i);
+      JsonObject *o = json_object_new ();
+      json_object_set_string_member (o, "role", roles[m->role]);
+      json_object_set_string_member (o, "content", m->content ? m->content : "");
+      if (m->role == BURROW_ROLE_ASSISTANT && m->reasoning && *m->reasoning)
+        json_object_set_string_member (o, "reasoning_content", m->reasoning);
+      json_array_add_object_element (arr, o);
+    }
+  return arr;
+}
+
+gboolean
+bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts, GArray *ids,
+                    GError **error)
+{
+  BurrowEngine *engine = conv->engine;
+  g_autoptr (JsonArray) messages = messages_json (conv);
+  g_autoptr (JsonObject) kwargs = json_object_new ();
+  g_autoptr (JsonObject) vars = NULL;
+  g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+  g_autoptr (GPtrArray) contents = g_ptr_array_new ();
+  g_autofree char *text = NULL;
+
+  if (engine->format != BW_CHAT_KIMI_LINEAR)
+    json_object_set_boolean_member (kwargs, "enable_thinking", opts->thinking);
+  vars = bw_chat_template_vars (engine->template, messages, NULL, TRUE, kwargs);
+  text = bw_jinja_render (engine->template_parsed, vars, NULL, NULL, error);
+  if (text == NULL)
+    return FALSE;
+  for (guint i = 0; i < conv->messages->len; i++)
+    {
+      const BwMessage *m = &g_array_index (conv->messages, BwMessage, i);
+      if (m->role == BURROW_ROLE_ASSISTANT && m->reasoning && *m->reasoning)
+        g_ptr_array_add (contents, m->reasoning);
+      g_ptr_array_add (contents, m->content);
+    }
+  bw_model_template_segments (text, (const char *const *) contents->pdata, contents->len,
+                              segments);
+  return bw_chat_encode_segments (engine->tok, text, segments, ids, error);
+}

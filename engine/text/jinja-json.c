@@ -1,0 +1,261 @@
+/* JSON into interpreter values, and values out as Python's json.dumps writes them (the
+ * tojson filter of transformers: ensure_ascii, indent, separators and sort_keys). */
+#include "text/jinja-private.h"
+
+#include <math.h>
+#include <string.h>
+
+/* JSON nests only as deep as json-glib parses; this bounds our recursion the same way. */
+#define JSON_MAX_DEPTH 512
+
+static JjValue *
+from_json_depth (JsonNode *node, guint depth)
+{
+  if (node == NULL || depth > JSON_MAX_DEPTH)
+    return jj_none ();
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *obj = json_node_get_object (node);
+        JjValue *dict = jj_dict_new ();
+        GList *members = json_object_get_members (obj);
+        for (GList *m = members; m; m = m->next)
+          jj_dict_set_str (dict, m->data,
+                           from_json_depth (json_object_get_member (obj, m->data), depth + 1));
+        g_list_free (members);
+        return dict;
+      }
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *arr = json_node_get_array (node);
+        JjValue *list = jj_list_new ();
+        for (guint i = 0; i < json_array_get_length (arr); i++)
+          jj_list_append (list, from_json_depth (json_array_get_element (arr, i), depth + 1));
+        return list;
+      }
+    case JSON_NODE_VALUE:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_BOOLEAN:
+          return jj_bool (json_node_get_boolean (node));
+        case G_TYPE_INT64:
+          return jj_int (json_node_get_int (node));
+        case G_TYPE_DOUBLE:
+          return jj_float (json_node_get_double (node));
+        case G_TYPE_STRING:
+          return jj_string (json_node_get_string (node), -1);
+        default:
+          return jj_none ();
+        }
+    default:
+      return jj_none ();
+    }
+}
+
+JjValue *
+jj_from_json (JsonNode *node)
+{
+  return from_json_depth (node, 0);
+}
+
+static void
+append_u16 (GString *out, guint u)
+{
+  g_string_append_printf (out, "\\u%04x", u);
+}
+
+static void
+json_string (GString *out, const char *s, gsize len, gboolean ensure_ascii)
+{
+  g_string_append_c (out, '"');
+  for (gsize i = 0; i < len; i++)
+    {
+      unsigned char c = (unsigned char) s[i];
+      switch (c)
+        {
+        case '"': g_string_append (out, "\\\""); continue;
+        case '\\': g_string_append (out, "\\\\"); continue;
+        case '\n': g_string_append (out, "\\n"); continue;
+        case '\r': g_string_append (out, "\\r"); continue;
+        case '\t': g_string_append (out, "\\t"); continue;
+        case '\b': g_string_append (out, "\\b"); continue;
+        case '\f': g_string_append (out, "\\f"); continue;
+        default: break;
+        }
+      if (c < 0x20 || (ensure_ascii && c == 0x7f))
+        append_u16 (out, c);
+      else if (c < 0x80 || !ensure_ascii)
+        g_string_append_c (out, c);
+      else
+        {
+          const char *next = g_utf8_find_next_char (s + i, s + len);
+          gunichar u = g_utf8_get_char_validated (s + i, (next ? next : s + len) - (s + i));
+          gsize step = (next ? next : s + len) - (s + i);
+          if (u == (gunichar) -1 || u == (gunichar) -2)
+            u = 0xfffd;
+          if (u >= 0x10000)
+            {
+              append_u16 (out, 0xd800 + ((u - 0x10000) >> 10));
+              append_u16 (out, 0xdc00 + ((u - 0x10000) & 0x3ff));
+            }
+          else
+            append_u16 (out, u);
+          i += step - 1;
+        }
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+newline_indent (GString *out, const JjJsonStyle *style, guint level)
+{
+  g_string_append_c (out, '\n');
+  for (guint i = 0; i < level; i++)
+    g_string_append (out, style->indent);
+}
+
+static int
+compare_keys (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const JjValue *dict = data;
+  int order = 0;
+
+  jj_compare (JJ_KEY (dict, *(const guint *) a), JJ_KEY (dict, *(const guint *) b), &order);
+  return order;
+}
+
+static gboolean
+json_key (GString *out, const JjValue *key, const JjJsonStyle *style, GError **error)
+{
+  GString *tmp;
+
+  switch (key->kind)
+    {
+    case JJ_STRING:
+      json_string (out, key->str.s, key->str.len, style->ensure_ascii);
+      return TRUE;
+    case JJ_INT:
+    case JJ_FLOAT:
+    case JJ_BOOL:
+    case JJ_NONE:
+      /* json.dumps turns these keys into strings. */
+      tmp = g_string_new (NULL);
+      if (key->kind == JJ_BOOL)
+        g_string_append (tmp, key->b ? "true" : "false");
+      else if (key->kind == JJ_NONE)
+        g_string_append (tmp, "null");
+      else
+        jj_str (tmp, key);
+      json_string (out, tmp->str, tmp->len, style->ensure_ascii);
+      g_string_free (tmp, TRUE);
+      return TRUE;
+    default:
+      g_set_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_RUNTIME,
+                   "keys must be str, int, float, bool or None, not %s", jj_kind_name (key));
+      return FALSE;
+    }
+}
+
+static gboolean
+json_dict (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+           GError **error)
+{
+  guint n = jj_dict_size (v);
+  g_autofree guint *order = g_new (guint, MAX (n, 1));
+
+  if (n == 0)
+    {
+      g_string_append (out, "{}");
+      return TRUE;
+    }
+  for (guint i = 0; i < n; i++)
+    order[i] = i;
+  if (style->sort_keys)
+    g_qsort_with_data (order, n, sizeof *order, compare_keys, (gpointer) v);
+  g_string_append_c (out, '{');
+  for (guint k = 0; k < n; k++)
+    {
+      if (k > 0)
+        g_string_append (out, style->item_sep);
+      if (style->indent)
+        newline_indent (out, style, depth + 1);
+      if (!json_key (out, JJ_KEY (v, order[k]), style, error))
+        return FALSE;
+      g_string_append (out, style->key_sep);
+      if (!jj_to_json (out, JJ_VAL (v, order[k]), style, depth + 1, error))
+        return FALSE;
+    }
+  if (style->indent)
+    newline_indent (out, style, depth);
+  g_string_append_c (out, '}');
+  return TRUE;
+}
+
+static gboolean
+json_list (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+           GError **error)
+{
+  if (v->list->len == 0)
+    {
+      g_string_append (out, "[]");
+      return TRUE;
+    }
+  g_string_append_c (out, '[');
+  for (guint i = 0; i < v->list->len; i++)
+    {
+      if (i > 0)
+        g_string_append (out, style->item_sep);
+      if (style->indent)
+        newline_indent (out, style, depth + 1);
+      if (!jj_to_json (out, JJ_ITEM (v, i), style, depth + 1, error))
+        return FALSE;
+    }
+  if (style->indent)
+    newline_indent (out, style, depth);
+  g_string_append_c (out, ']');
+  return TRUE;
+}
+
+gboolean
+jj_to_json (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+            GError **error)
+{
+  if (depth > JSON_MAX_DEPTH)
+    {
+      g_set_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_LIMIT,
+                   "tojson: value nested deeper than %d", JSON_MAX_DEPTH);
+      return FALSE;
+    }
+  switch (v->kind)
+    {
+    case JJ_NONE:
+      g_string_append (out, "null");
+      return TRUE;
+    case JJ_BOOL:
+      g_string_append (out, v->b ? "true" : "false");
+      return TRUE;
+    case JJ_INT:
+      jj_str (out, v);
+      return TRUE;
+    case JJ_FLOAT:
+      if (isnan (v->f))
+        g_string_append (out, "NaN");
+      else if (isinf (v->f))
+        g_string_append (out, v->f < 0 ? "-Infinity" : "Infinity");
+      else
+        jj_float_repr (out, v->f);
+      return TRUE;
+    case JJ_STRING:
+      json_string (out, v->str.s, v->str.len, style->ensure_ascii);
+      return TRUE;
+    case JJ_LIST:
+      return json_list (out, v, style, depth, error);
+    case JJ_DICT:
+      return json_dict (out, v, style, depth, error);
+    default:
+      g_set_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_RUNTIME,
+                   "Object of type %s is not JSON serializable", jj_kind_name (v));
+      return FALSE;
+    }
+}

@@ -1,0 +1,744 @@
+/* Python's str, list and dict methods that templates call, and the global functions:
+ * range, namespace, dict, raise_exception, strftime_now (and loop.cycle). */
+#include "text/jinja-private.h"
+
+#include <string.h>
+#include <time.h>
+
+#define JJ_ITEM_OF(arr, i) ((JjValue *) (arr)->pdata[i])
+
+/* range() is bounded as in Jinja's sandbox. */
+#define MAX_RANGE 100000
+
+static const char *const str_methods[] = {
+  "strip", "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "replace", "upper",
+  "lower", "title", "capitalize", "find", "rfind", "index", "count", "join", "splitlines",
+  "isdigit", "isalpha", "isspace", "isalnum", "isupper", "islower", NULL,
+};
+static const char *const list_methods[] = {
+  "append", "pop", "index", "count", "insert", "extend", "remove", "reverse", "copy", NULL,
+};
+static const char *const dict_methods[] = {
+  "get", "items", "keys", "values", "pop", "update", "setdefault", "copy", NULL,
+};
+
+static gboolean
+in_names (const char *const *names, const char *name)
+{
+  for (gsize k = 0; names[k]; k++)
+    if (strcmp (names[k], name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+jj_has_method (const JjValue *self, const char *name)
+{
+  switch (self->kind)
+    {
+    case JJ_STRING: return in_names (str_methods, name);
+    case JJ_LIST: return in_names (list_methods, name);
+    case JJ_DICT: return in_names (dict_methods, name);
+    default: return FALSE;
+    }
+}
+
+gssize
+jj_find (const char *hay, gsize len, gsize from, const char *needle, gsize nlen)
+{
+  if (nlen == 0)
+    return from <= len ? (gssize) from : -1;
+  for (gsize i = from; i + nlen <= len; i++)
+    if (hay[i] == needle[0] && memcmp (hay + i, needle, nlen) == 0)
+      return (gssize) i;
+  return -1;
+}
+
+static gssize
+rfind (const char *hay, gsize len, const char *needle, gsize nlen)
+{
+  if (nlen > len)
+    return -1;
+  for (gsize i = len - nlen + 1; i-- > 0;)
+    if (memcmp (hay + i, needle, nlen) == 0)
+      return (gssize) i;
+  return -1;
+}
+
+static JjValue *
+want_string (JjRender *r, const JjNode *at, JjValue *v, const char *what)
+{
+  if (v != NULL && v->kind == JJ_STRING)
+    return v;
+  return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "%s expects a string, not %s", what,
+                  v ? jj_kind_name (v) : "nothing");
+}
+
+static gboolean
+is_py_space (gunichar c)
+{
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85
+         || c == 0xa0 || g_unichar_isspace (c);
+}
+
+static gboolean
+in_chars (gunichar c, const JjValue *chars)
+{
+  if (chars == NULL)
+    return is_py_space (c);
+  for (const char *p = chars->str.s; p < chars->str.s + chars->str.len; p = g_utf8_next_char (p))
+    if (g_utf8_get_char (p) == c)
+      return TRUE;
+  return FALSE;
+}
+
+/* str.strip, lstrip, rstrip: which = 3, 1, 2. */
+static JjValue *
+str_strip (const JjValue *s, const JjValue *chars, int which)
+{
+  const char *begin = s->str.s, *end = s->str.s + s->str.len;
+
+  if (which & 1)
+    while (begin < end && in_chars (g_utf8_get_char (begin), chars))
+      begin = g_utf8_next_char (begin);
+  if (which & 2)
+    while (end > begin)
+      {
+        const char *prev = g_utf8_find_prev_char (begin, end);
+        if (prev == NULL || !in_chars (g_utf8_get_char (prev), chars))
+          break;
+        end = prev;
+      }
+  return jj_string (begin, end - begin);
+}
+
+/* str.split / rsplit; sep NULL splits on runs of whitespace. */
+static JjValue *
+str_split (const JjValue *s, const JjValue *sep, gint64 maxsplit, gboolean from_right)
+{
+  JjValue *out = jj_list_new ();
+  const char *p = s->str.s, *end = s->str.s + s->str.len;
+
+  if (sep == NULL)
+    {
+      g_autoptr (GPtrArray) words = g_ptr_array_new_with_free_func ((GDestroyNotify) jj_unref);
+      while (p < end)
+        {
+          while (p < end && is_py_space (g_utf8_get_char (p)))
+            p = g_utf8_next_char (p);
+          if (p >= end)
+            break;
+          const char *w = p;
+          while (p < end && !is_py_space (g_utf8_get_char (p)))
+            p = g_utf8_next_char (p);
+          g_ptr_array_add (words, jj_string (w, p - w));
+        }
+      /* maxsplit with whitespace: rejoin the tail as Python keeps it (rarely used). */
+      for (guint i = 0; i < words->len; i++)
+        jj_list_append (out, jj_ref (words->pdata[i]));
+      (void) maxsplit;
+      (void) from_right;
+      return out;
+    }
+  if (from_right && maxsplit >= 0)
+    {
+      g_autoptr (GPtrArray) parts = g_ptr_array_new_with_free_func ((GDestroyNotify) jj_unref);
+      gsize len = s->str.len;
+      while (maxsplit-- > 0)
+        {
+          gssize at = rfind (s->str.s, len, sep->str.s, sep->str.len);
+          if (at < 0)
+            break;
+          g_ptr_array_insert (parts, 0, jj_string (s->str.s + at + sep->str.len,
+                                                   len - at - sep->str.len));
+          len = at;
+        }
+      jj_list_append (out, jj_string (s->str.s, len));
+      for (guint i = 0; i < parts->len; i++)
+        jj_list_append (out, jj_ref (parts->pdata[i]));
+      return out;
+    }
+  gsize from = 0;
+  for (gint64 n = 0; maxsplit < 0 || n < maxsplit; n++)
+    {
+      gssize at = jj_find (s->str.s, s->str.len, from, sep->str.s, sep->str.len);
+      if (at < 0)
+        break;
+      jj_list_append (out, jj_string (s->str.s + from, at - from));
+      from = at + sep->str.len;
+    }
+  jj_list_append (out, jj_string (s->str.s + from, s->str.len - from));
+  return out;
+}
+
+static JjValue *
+str_replace (JjRender *r, const JjNode *at, const JjValue *s, const JjValue *old,
+             const JjValue *new, gint64 count)
+{
+  GString *out = g_string_new (NULL);
+  gsize from = 0;
+
+  if (old->str.len == 0)
+    {
+      /* Python inserts new before every character and at the end. */
+      g_autoptr (JjValue) chars = jj_iterate ((JjValue *) s);
+      for (guint i = 0; i <= chars->list->len; i++)
+        {
+          if (count < 0 || (gint64) i < count)
+            g_string_append_len (out, new->str.s, new->str.len);
+          if (i < chars->list->len)
+            g_string_append_len (out, JJ_ITEM (chars, i)->str.s, JJ_ITEM (chars, i)->str.len);
+          if (out->len > r->limits.max_output)
+            break;
+        }
+    }
+  else
+    {
+      for (gint64 n = 0; count < 0 || n < count; n++)
+        {
+          gssize hit = jj_find (s->str.s, s->str.len, from, old->str.s, old->str.len);
+          if (hit < 0 || out->len > r->limits.max_output)
+            break;
+          g_string_append_len (out, s->str.s + from, hit - from);
+          g_string_append_len (out, new->str.s, new->str.len);
+          from = hit + old->str.len;
+        }
+      g_string_append_len (out, s->str.s + from, s->str.len - from);
+    }
+  if (!jj_check_size (r, at, out->len))
+    {
+      g_string_free (out, TRUE);
+      return NULL;
+    }
+  return jj_string_take (out);
+}
+
+/* startswith / endswith with a string or a tuple of strings. */
+static JjValue *
+str_affix (JjRender *r, const JjNode *at, const JjValue *s, JjValue *affix, gboolean end)
+{
+  if (affix != NULL && affix->kind == JJ_LIST)
+    {
+      for (guint i = 0; i < affix->list->len; i++)
+        {
+          g_autoptr (JjValue) one = str_affix (r, at, s, JJ_ITEM (affix, i), end);
+          if (one == NULL || one->b)
+            return one ? jj_ref (one) : NULL;
+        }
+      return jj_bool (FALSE);
+    }
+  if (!want_string (r, at, affix, end ? "endswith" : "startswith"))
+    return NULL;
+  if (affix->str.len > s->str.len)
+    return jj_bool (FALSE);
+  return jj_bool (memcmp (s->str.s + (end ? s->str.len - affix->str.len : 0), affix->str.s,
+                          affix->str.len) == 0);
+}
+
+static JjValue *
+str_case (const JjValue *s, const char *how)
+{
+  if (strcmp (how, "upper") == 0)
+    return jj_string_own ((g_utf8_strup (s->str.s, s->str.len)));
+  if (strcmp (how, "lower") == 0)
+    return jj_string_own ((g_utf8_strdown (s->str.s, s->str.len)));
+  GString *out = g_string_new (NULL);
+  gboolean start = TRUE;
+  for (const char *p = s->str.s; p < s->str.s + s->str.len; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+      gboolean alpha = g_unichar_isalpha (c);
+      if (strcmp (how, "title") == 0)
+        {
+          g_string_append_unichar (out, alpha ? (start ? g_unichar_totitle (c) : g_unichar_tolower (c)) : c);
+          start = !alpha;
+        }
+      else
+        {
+          g_string_append_unichar (out, start ? g_unichar_totitle (c) : g_unichar_tolower (c));
+          start = FALSE;
+        }
+    }
+  return jj_string_take (out);
+}
+
+static JjValue *
+str_class (const JjValue *s, const char *how)
+{
+  gboolean any = FALSE, cased = FALSE;
+
+  for (const char *p = s->str.s; p < s->str.s + s->str.len; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+      gboolean ok;
+      any = TRUE;
+      if (strcmp (how, "isdigit") == 0)
+        ok = g_unichar_isdigit (c);
+      else if (strcmp (how, "isalpha") == 0)
+        ok = g_unichar_isalpha (c);
+      else if (strcmp (how, "isspace") == 0)
+        ok = is_py_space (c);
+      else if (strcmp (how, "isalnum") == 0)
+        ok = g_unichar_isalnum (c);
+      else
+        {
+          gboolean upper = strcmp (how, "isupper") == 0;
+          cased |= g_unichar_isupper (c) || g_unichar_islower (c);
+          ok = upper ? !g_unichar_islower (c) : !g_unichar_isupper (c);
+        }
+      if (!ok)
+        return jj_bool (FALSE);
+    }
+  if (strcmp (how, "isupper") == 0 || strcmp (how, "islower") == 0)
+    return jj_bool (cased);
+  return jj_bool (any);
+}
+
+static gint64
+int_arg (JjValue *v, gint64 dflt)
+{
+  if (v == NULL || v->kind == JJ_NONE)
+    return dflt;
+  return v->kind == JJ_INT ? v->i : v->kind == JJ_BOOL ? v->b : dflt;
+}
+
+static JjValue *
+str_join (JjRender *r, const JjNode *at, const JjValue *sep, JjValue *seq)
+{
+  g_autoptr (JjValue) items = seq ? jj_iterate (seq) : NULL;
+  GString *out;
+
+  if (items == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "join expects an iterable");
+  out = g_string_new (NULL);
+  for (guint i = 0; i < items->list->len; i++)
+    {
+      JjValue *item = JJ_ITEM (items, i);
+      if (item->kind != JJ_STRING)
+        {
+          g_string_free (out, TRUE);
+          return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME,
+                          "sequence item %u: expected str instance, %s found", i,
+                          jj_kind_name (item));
+        }
+      if (i > 0)
+        g_string_append_len (out, sep->str.s, sep->str.len);
+      g_string_append_len (out, item->str.s, item->str.len);
+      if (out->len > r->limits.max_output)
+        break;
+    }
+  if (!jj_check_size (r, at, out->len))
+    {
+      g_string_free (out, TRUE);
+      return NULL;
+    }
+  return jj_string_take (out);
+}
+
+static JjValue *
+str_method (JjRender *r, const JjNode *at, JjValue *s, const char *name, GPtrArray *args,
+            GPtrArray *kwnames, GPtrArray *kwvals)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
+  JjValue *a1 = jj_arg (args, 1, NULL, NULL, NULL);
+
+  if (g_str_has_suffix (name, "strip"))
+    {
+      if (a0 != NULL && a0->kind != JJ_NONE && !want_string (r, at, a0, name))
+        return NULL;
+      return str_strip (s, a0 && a0->kind == JJ_STRING ? a0 : NULL,
+                        name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3);
+    }
+  if (strcmp (name, "split") == 0 || strcmp (name, "rsplit") == 0)
+    {
+      JjValue *sep = jj_arg (args, 0, kwnames, kwvals, "sep");
+      JjValue *max = jj_arg (args, 1, kwnames, kwvals, "maxsplit");
+      if (sep != NULL && sep->kind == JJ_NONE)
+        sep = NULL;
+      if (sep != NULL && !want_string (r, at, sep, name))
+        return NULL;
+      if (sep != NULL && sep->str.len == 0)
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "empty separator");
+      return str_split (s, sep, int_arg (max, -1), name[0] == 'r');
+    }
+  if (strcmp (name, "startswith") == 0 || strcmp (name, "endswith") == 0)
+    return str_affix (r, at, s, a0, name[0] == 'e');
+  if (strcmp (name, "replace") == 0)
+    {
+      if (!want_string (r, at, a0, name) || !want_string (r, at, a1, name))
+        return NULL;
+      return str_replace (r, at, s, a0, a1, int_arg (jj_arg (args, 2, NULL, NULL, NULL), -1));
+    }
+  if (strcmp (name, "upper") == 0 || strcmp (name, "lower") == 0 || strcmp (name, "title") == 0
+      || strcmp (name, "capitalize") == 0)
+    return str_case (s, name);
+  if (g_str_has_prefix (name, "is"))
+    return str_class (s, name);
+  if (strcmp (name, "join") == 0)
+    return str_join (r, at, s, a0);
+  if (strcmp (name, "splitlines") == 0)
+    {
+      JjValue *out = jj_list_new ();
+      gsize from = 0;
+      for (gsize i = 0; i < s->str.len; i++)
+        if (s->str.s[i] == '\n' || s->str.s[i] == '\r')
+          {
+            jj_list_append (out, jj_string (s->str.s + from, i - from));
+            if (s->str.s[i] == '\r' && i + 1 < s->str.len && s->str.s[i + 1] == '\n')
+              i++;
+            from = i + 1;
+          }
+      if (from < s->str.len)
+        jj_list_append (out, jj_string (s->str.s + from, s->str.len - from));
+      return out;
+    }
+  /* find, rfind, index, count: byte offsets turned into character offsets. */
+  if (!want_string (r, at, a0, name))
+    return NULL;
+  if (strcmp (name, "count") == 0)
+    {
+      gint64 n = 0;
+      if (a0->str.len == 0)
+        return jj_int (jj_len (s) + 1);
+      for (gssize at2 = 0; (at2 = jj_find (s->str.s, s->str.len, at2, a0->str.s, a0->str.len)) >= 0;
+           at2 += a0->str.len)
+        n++;
+      return jj_int (n);
+    }
+  gssize hit = name[0] == 'r' ? rfind (s->str.s, s->str.len, a0->str.s, a0->str.len)
+                              : jj_find (s->str.s, s->str.len, 0, a0->str.s, a0->str.len);
+  if (hit < 0 && strcmp (name, "index") == 0)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "substring not found");
+  return jj_int (hit < 0 ? -1 : (gint64) g_utf8_strlen (s->str.s, hit));
+}
+
+/* Values put into a container are copies, so no container can come to hold itself. */
+static JjValue *
+stored (JjRender *r, const JjNode *at, JjValue *v)
+{
+  JjValue *copy;
+
+  if (v == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "missing argument");
+  copy = jj_deep_copy (v, r->limits.max_output);
+  if (copy == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_LIMIT, "value too large or too deep to store");
+  return copy;
+}
+
+static JjValue *
+list_method (JjRender *r, const JjNode *at, JjValue *l, const char *name, GPtrArray *args)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *v;
+  guint idx;
+
+  if (strcmp (name, "append") == 0 || strcmp (name, "insert") == 0)
+    {
+      gboolean ins = name[0] == 'i';
+      gint64 pos = ins ? int_arg (a0, 0) : l->list->len;
+      if ((v = stored (r, at, ins ? jj_arg (args, 1, NULL, NULL, NULL) : a0)) == NULL)
+        return NULL;
+      if (!jj_check_size (r, at, l->list->len + 1))
+        return jj_unref (v), NULL;
+      pos = pos < 0 ? MAX (pos + (gint64) l->list->len, 0) : MIN (pos, (gint64) l->list->len);
+      g_ptr_array_insert (l->list, (gint) pos, v);
+      l->nest = MAX (l->nest, v->nest + 1);
+      return jj_none ();
+    }
+  if (strcmp (name, "extend") == 0)
+    {
+      g_autoptr (JjValue) items = a0 ? jj_iterate (a0) : NULL;
+      for (guint i = 0; items != NULL && i < items->list->len; i++)
+        {
+          if ((v = stored (r, at, JJ_ITEM (items, i))) == NULL)
+            return NULL;
+          jj_list_append (l, v);
+        }
+      return items ? jj_none () : jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "extend expects an iterable");
+    }
+  if (strcmp (name, "pop") == 0)
+    {
+      gint64 i = int_arg (a0, -1);
+      if (i < 0)
+        i += l->list->len;
+      if (i < 0 || i >= (gint64) l->list->len)
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "pop index out of range");
+      idx = (guint) i;
+      return g_ptr_array_steal_index (l->list, idx);
+    }
+  if (strcmp (name, "index") == 0 || strcmp (name, "count") == 0 || strcmp (name, "remove") == 0)
+    {
+      gint64 n = 0;
+      for (guint i = 0; a0 != NULL && i < l->list->len; i++)
+        if (jj_equal (JJ_ITEM (l, i), a0))
+          {
+            if (name[0] == 'i')
+              return jj_int (i);
+            if (name[0] == 'r')
+              {
+                g_ptr_array_remove_index (l->list, i);
+                return jj_none ();
+              }
+            n++;
+          }
+      if (name[0] != 'c')
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "value is not in list");
+      return jj_int (n);
+    }
+  if (strcmp (name, "reverse") == 0)
+    {
+      for (guint i = 0, j = l->list->len; i + 1 < j; i++, j--)
+        {
+          gpointer t = l->list->pdata[i];
+          l->list->pdata[i] = l->list->pdata[j - 1];
+          l->list->pdata[j - 1] = t;
+        }
+      return jj_none ();
+    }
+  return stored (r, at, l);   /* copy */
+}
+
+static JjValue *
+dict_method (JjRender *r, const JjNode *at, JjValue *d, const char *name, GPtrArray *args,
+             GPtrArray *kwnames, GPtrArray *kwvals)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *a1 = jj_arg (args, 1, NULL, NULL, NULL);
+  JjValue *out, *v;
+
+  if (strcmp (name, "get") == 0 || strcmp (name, "pop") == 0 || strcmp (name, "setdefault") == 0)
+    {
+      if (a0 == NULL)
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "%s expects a key", name);
+      v = jj_dict_get (d, a0);
+      if (v != NULL)
+        {
+          v = jj_ref (v);
+          if (name[0] == 'p')
+            jj_dict_remove (d, a0);
+          return v;
+        }
+      if (name[0] == 'p' && a1 == NULL)
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "key not in dict");
+      if (name[0] == 's')
+        {
+          if ((v = stored (r, at, a1 ? a1 : jj_none ())) == NULL)
+            return NULL;
+          jj_dict_set (d, jj_ref (a0), jj_ref (v));
+          return v;
+        }
+      return a1 ? jj_ref (a1) : jj_none ();
+    }
+  if (strcmp (name, "update") == 0)
+    {
+      for (guint i = 0; a0 != NULL && a0->kind == JJ_DICT && i < jj_dict_size (a0); i++)
+        {
+          if ((v = stored (r, at, JJ_VAL (a0, i))) == NULL)
+            return NULL;
+          jj_dict_set (d, jj_ref (JJ_KEY (a0, i)), v);
+        }
+      for (guint i = 0; kwnames != NULL && i < kwnames->len; i++)
+        {
+          if ((v = stored (r, at, kwvals->pdata[i])) == NULL)
+            return NULL;
+          jj_dict_set_str (d, kwnames->pdata[i], v);
+        }
+      return jj_none ();
+    }
+  if (strcmp (name, "copy") == 0)
+    return stored (r, at, d);
+  out = jj_list_new ();
+  for (guint i = 0; i < jj_dict_size (d); i++)
+    {
+      if (name[0] == 'k')
+        jj_list_append (out, jj_ref (JJ_KEY (d, i)));
+      else if (name[0] == 'v')
+        jj_list_append (out, jj_ref (JJ_VAL (d, i)));
+      else
+        {
+          JjValue *pair = jj_list_new ();
+          pair->tuple = TRUE;
+          jj_list_append (pair, jj_ref (JJ_KEY (d, i)));
+          jj_list_append (pair, jj_ref (JJ_VAL (d, i)));
+          jj_list_append (out, pair);
+        }
+    }
+  return out;
+}
+
+JjValue *
+jj_call_method (JjRender *r, const JjNode *at, JjValue *self, const char *name, GPtrArray *args,
+                GPtrArray *kwnames, GPtrArray *kwvals)
+{
+  switch (self->kind)
+    {
+    case JJ_STRING:
+      return str_method (r, at, self, name, args, kwnames, kwvals);
+    case JJ_LIST:
+      return list_method (r, at, self, name, args);
+    case JJ_DICT:
+      return dict_method (r, at, self, name, args, kwnames, kwvals);
+    default:
+      return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' has no method '%s'",
+                      jj_kind_name (self), name);
+    }
+}
+
+/* ---- global functions ---- */
+
+static JjValue *
+builtin_range (JjRender *r, const JjNode *at, GPtrArray *args)
+{
+  gint64 start = 0, stop, step = 1;
+  JjValue *out;
+
+  for (guint i = 0; i < args->len; i++)
+    if (JJ_ITEM_OF (args, i)->kind != JJ_INT)
+      return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "range() expects integers");
+  if (args->len == 1)
+    stop = JJ_ITEM_OF (args, 0)->i;
+  else if (args->len == 2 || args->len == 3)
+    {
+      start = JJ_ITEM_OF (args, 0)->i;
+      stop = JJ_ITEM_OF (args, 1)->i;
+      if (args->len == 3)
+        step = JJ_ITEM_OF (args, 2)->i;
+    }
+  else
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "range() expects 1 to 3 arguments");
+  if (step == 0)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "range() step must not be zero");
+  out = jj_list_new ();
+  for (gint64 i = start, n = 0; step > 0 ? i < stop : i > stop; i += step, n++)
+    {
+      if (n >= MAX_RANGE)
+        {
+          jj_unref (out);
+          return jj_fail (r, at, BW_JINJA_ERROR_LIMIT, "range() longer than %d", MAX_RANGE);
+        }
+      jj_list_append (out, jj_int (i));
+      if ((step > 0 && i > G_MAXINT64 - step) || (step < 0 && i < G_MININT64 - step))
+        break;
+    }
+  return out;
+}
+
+/* strftime_now(fmt): the render's "now" through C's strftime, as Python formats it. */
+static JjValue *
+builtin_strftime (JjRender *r, const JjNode *at, JjValue *fmt)
+{
+  struct tm tm = { 0 };
+  char buf[512];
+  gsize n;
+
+  if (!want_string (r, at, fmt, "strftime_now"))
+    return NULL;
+  tm.tm_year = g_date_time_get_year (r->now) - 1900;
+  tm.tm_mon = g_date_time_get_month (r->now) - 1;
+  tm.tm_mday = g_date_time_get_day_of_month (r->now);
+  tm.tm_hour = g_date_time_get_hour (r->now);
+  tm.tm_min = g_date_time_get_minute (r->now);
+  tm.tm_sec = g_date_time_get_second (r->now);
+  tm.tm_wday = g_date_time_get_day_of_week (r->now) % 7;
+  tm.tm_yday = g_date_time_get_day_of_year (r->now) - 1;
+  tm.tm_isdst = -1;
+  if (fmt->str.len > 128 || memchr (fmt->str.s, '\0', fmt->str.len) != NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "strftime_now: format too long");
+  if (fmt->str.len == 0)
+    return jj_string ("", 0);
+  /* The format is the template's: strftime only reads it and writes into buf. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  n = strftime (buf, sizeof buf, fmt->str.s, &tm);
+#pragma GCC diagnostic pop
+  return jj_string (buf, n);
+}
+
+JjValue *
+jj_call_builtin (JjRender *r, const JjNode *at, JjValue *fn, GPtrArray *args,
+                 GPtrArray *kwnames, GPtrArray *kwvals)
+{
+  const char *name = fn->fn.name;
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
+
+  if (strcmp (name, "range") == 0)
+    return builtin_range (r, at, args);
+  if (strcmp (name, "namespace") == 0 || strcmp (name, "dict") == 0)
+    {
+      JjValue *out = name[0] == 'n' ? jj_namespace_new () : jj_dict_new ();
+      guint n_pos = a0 != NULL && a0->kind == JJ_DICT ? jj_dict_size (a0) : 0;
+      for (guint i = 0; i < n_pos + kwnames->len; i++)
+        {
+          JjValue *v = stored (r, at, i < n_pos ? JJ_VAL (a0, i) : kwvals->pdata[i - n_pos]);
+          if (v == NULL)
+            {
+              jj_unref (out);
+              return NULL;
+            }
+          if (i < n_pos)
+            jj_dict_set (out, jj_ref (JJ_KEY (a0, i)), v);
+          else
+            jj_dict_set_str (out, kwnames->pdata[i - n_pos], v);
+        }
+      return out;
+    }
+  if (strcmp (name, "raise_exception") == 0)
+    {
+      GString *msg = g_string_new (NULL);
+      if (a0)
+        jj_str (msg, a0);
+      jj_fail (r, at, BW_JINJA_ERROR_RAISED, "%s", msg->str);
+      g_string_free (msg, TRUE);
+      return NULL;
+    }
+  if (strcmp (name, "strftime_now") == 0)
+    return builtin_strftime (r, at, a0);
+  if (strcmp (name, "loop.cycle") == 0)
+    {
+      if (args->len == 0)
+        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "no items for cycling given");
+      return jj_ref (args->pdata[fn->fn.self->i % args->len]);
+    }
+  return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' is not supported", name);
+}
+
+/* "fmt" % args: %s, %r, %d, %i, %f and %%, which is what templates use. */
+JjValue *
+jj_format_percent (JjRender *r, const JjNode *at, const JjValue *fmt, const JjValue *args)
+{
+  GString *out = g_string_new (NULL);
+  guint next = 0;
+  gboolean tuple = args->kind == JJ_LIST && args->tuple;
+
+  for (gsize i = 0; i < fmt->str.len; i++)
+    {
+      char c = fmt->str.s[i];
+      if (c != '%' || i + 1 >= fmt->str.len)
+        {
+          g_string_append_c (out, c);
+          continue;
+        }
+      c = fmt->str.s[++i];
+      if (c == '%')
+        {
+          g_string_append_c (out, '%');
+          continue;
+        }
+      const JjValue *v = tuple ? (next < args->list->len ? JJ_ITEM (args, next) : NULL)
+                               : (next == 0 ? args : NULL);
+      next++;
+      if (v == NULL || strchr ("srdif", c) == NULL)
+        {
+          g_string_free (out, TRUE);
+          return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "bad %% format or too few arguments");
+        }
+      if (c == 'r')
+        jj_repr (out, v);
+      else if ((c == 'd' || c == 'i') && v->kind == JJ_FLOAT)
+        g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64) v->f);
+      else if (c == 'f' && (v->kind == JJ_FLOAT || v->kind == JJ_INT))
+        g_string_append_printf (out, "%f", v->kind == JJ_FLOAT ? v->f : (double) v->i);
+      else
+        jj_str (out, v);
+    }
+  return jj_string_take (out);
+}

@@ -1,0 +1,251 @@
+/* Finding and applying a checkpoint's own chat template (see model-template.h). */
+#include "text/model-template.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "text/chat-template.h"
+#include "text/text-error.h"
+
+/* A template or tokenizer_config.json larger than this is refused. */
+#define TEMPLATE_FILE_MAX (64u << 20)
+
+void
+bw_model_template_free (BwModelTemplate *mt)
+{
+  if (mt == NULL)
+    return;
+  g_free (mt->source);
+  g_free (mt->origin);
+  g_free (mt->bos_token);
+  g_free (mt->eos_token);
+  g_free (mt);
+}
+
+static gboolean
+read_small_file (const char *path, char **contents, gsize *len, GError **error)
+{
+  GStatBuf st;
+
+  if (g_stat (path, &st) == 0 && (guint64) st.st_size > TEMPLATE_FILE_MAX)
+    {
+      g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT, "%s: file too large", path);
+      return FALSE;
+    }
+  return g_file_get_contents (path, contents, len, error);
+}
+
+/* A special token's text: a string, or an object with "content" (AddedToken). */
+static char *
+token_text (JsonObject *cfg, const char *key)
+{
+  JsonNode *node = json_object_get_member (cfg, key);
+
+  if (node == NULL)
+    return NULL;
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    return g_strdup (json_node_get_string (node));
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonNode *content = json_object_get_member (json_node_get_object (node), "content");
+      if (content && JSON_NODE_HOLDS_VALUE (content)
+          && json_node_get_value_type (content) == G_TYPE_STRING)
+        return g_strdup (json_node_get_string (content));
+    }
+  return NULL;
+}
+
+/* chat_template as a string, or the named entry of a list ("tool_use" with tools, else
+ * "default"). */
+static char *
+template_from_config (JsonObject *cfg, gboolean with_tools, const char *path, GError **error)
+{
+  JsonNode *node = json_object_get_member (cfg, "chat_template");
+  JsonArray *list;
+  const char *fallback = NULL, *chosen = NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return NULL;
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    return g_strdup (json_node_get_string (node));
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    goto malformed;
+  list = json_node_get_array (node);
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonNode *e = json_array_get_element (list, i);
+      if (!JSON_NODE_HOLDS_OBJECT (e))
+        goto malformed;
+      JsonObject *o = json_node_get_object (e);
+      const char *name = json_object_get_string_member_with_default (o, "name", NULL);
+      const char *text = json_object_get_string_member_with_default (o, "template", NULL);
+      if (name == NULL || text == NULL)
+        goto malformed;
+      if (strcmp (name, with_tools ? "tool_use" : "default") == 0)
+        chosen = text;
+      if (strcmp (name, "default") == 0)
+        fallback = text;
+    }
+  if (chosen == NULL)
+    chosen = fallback;
+  return g_strdup (chosen);
+
+malformed:
+  g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
+               "%s: chat_template must be a string or a list of {name, template}", path);
+  return NULL;
+}
+
+static JsonObject *
+load_config (const char *dir, char **path_out, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "tokenizer_config.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *text = NULL;
+  gsize len;
+  JsonNode *root;
+
+  *path_out = g_strdup (path);
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return json_object_new ();
+  if (!read_small_file (path, &text, &len, error))
+    return NULL;
+  if (!json_parser_load_from_data (parser, text, len, NULL)
+      || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT, "%s: not a JSON object", path);
+      return NULL;
+    }
+  return json_object_ref (json_node_get_object (root));
+}
+
+BwModelTemplate *
+bw_model_template_load (const char *dir, gboolean with_tools, GError **error)
+{
+  g_autofree char *cfg_path = NULL;
+  g_autofree char *jinja_path = g_build_filename (dir, "chat_template.jinja", NULL);
+  g_autoptr (JsonObject) cfg = load_config (dir, &cfg_path, error);
+  g_autoptr (BwModelTemplate) mt = NULL;
+  GError *local = NULL;
+
+  if (cfg == NULL)
+    return NULL;
+  mt = g_new0 (BwModelTemplate, 1);
+  mt->bos_token = token_text (cfg, "bos_token");
+  mt->eos_token = token_text (cfg, "eos_token");
+  if (g_file_test (jinja_path, G_FILE_TEST_EXISTS))
+    {
+      if (!read_small_file (jinja_path, &mt->source, NULL, error))
+        return NULL;
+      mt->origin = g_steal_pointer (&jinja_path);
+      return g_steal_pointer (&mt);
+    }
+  mt->source = template_from_config (cfg, with_tools, cfg_path, &local);
+  if (local != NULL)
+    {
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  if (mt->source == NULL)
+    return NULL;
+  mt->origin = g_steal_pointer (&cfg_path);
+  return g_steal_pointer (&mt);
+}
+
+BwModelTemplate *
+bw_model_template_load_file (const char *path, const char *dir, GError **error)
+{
+  g_autoptr (BwModelTemplate) mt = g_new0 (BwModelTemplate, 1);
+
+  if (dir != NULL)
+    {
+      g_autofree char *cfg_path = NULL;
+      g_autoptr (JsonObject) cfg = load_config (dir, &cfg_path, error);
+      if (cfg == NULL)
+        return NULL;
+      mt->bos_token = token_text (cfg, "bos_token");
+      mt->eos_token = token_text (cfg, "eos_token");
+    }
+  if (!read_small_file (path, &mt->source, NULL, error))
+    return NULL;
+  mt->origin = g_strdup (path);
+  return g_steal_pointer (&mt);
+}
+
+JsonObject *
+bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray *tools,
+                       gboolean add_generation_prompt, JsonObject *kwargs)
+{
+  JsonObject *vars = json_object_new ();
+
+  json_object_set_array_member (vars, "messages",
+                                messages ? json_array_ref (messages) : json_array_new ());
+  if (tools != NULL)
+    json_object_set_array_member (vars, "tools", json_array_ref (tools));
+  else
+    json_object_set_null_member (vars, "tools");
+  json_object_set_null_member (vars, "documents");
+  json_object_set_boolean_member (vars, "add_generation_prompt", add_generation_prompt);
+  if (mt != NULL && mt->bos_token != NULL)
+    json_object_set_string_member (vars, "bos_token", mt->bos_token);
+  if (mt != NULL && mt->eos_token != NULL)
+    json_object_set_string_member (vars, "eos_token", mt->eos_token);
+  if (kwargs != NULL)
+    {
+      GList *members = json_object_get_members (kwargs);
+      for (GList *m = members; m; m = m->next)
+        json_object_set_member (vars, m->data,
+                                json_node_copy (json_object_get_member (kwargs, m->data)));
+      g_list_free (members);
+    }
+  return vars;
+}
+
+char *
+bw_model_template_render (const BwModelTemplate *mt, JsonObject *vars, GDateTime *now,
+                          GError **error)
+{
+  g_autoptr (BwJinjaTemplate) tpl = bw_jinja_parse (mt->origin, mt->source, -1, error);
+
+  if (tpl == NULL)
+    return NULL;
+  return bw_jinja_render (tpl, vars, now, NULL, error);
+}
+
+static void
+add_segment (GArray *segments, gsize offset, gsize len, gboolean structure)
+{
+  if (len == 0)
+    return;
+  if (segments->len > 0)
+    {
+      BwChatSegment *last = &g_array_index (segments, BwChatSegment, segments->len - 1);
+      if (last->structure == structure && last->offset + last->len == offset)
+        {
+          last->len += len;
+          return;
+        }
+    }
+  g_array_append_val (segments, ((BwChatSegment) { offset, len, structure }));
+}
+
+void
+bw_model_template_segments (const char *text, const char *const *contents, gsize n,
+                            GArray *segments)
+{
+  gsize pos = 0, len = strlen (text);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      const char *c = contents[i], *hit;
+      if (c == NULL || *c == '\0')
+        continue;
+      hit = strstr (text + pos, c);
+      if (hit == NULL)
+        continue;
+      add_segment (segments, pos, hit - (text + pos), TRUE);
+      add_segment (segments, hit - text, strlen (c), FALSE);
+      pos = (hit - text) + strlen (c);
+    }
+  add_segment (segments, pos, len - pos, TRUE);
+}

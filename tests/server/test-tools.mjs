@@ -1,0 +1,176 @@
+// Tools over the OpenAI API, with the official openai client against burrow-cli-testing
+// serve (burrow-cli plus test hooks): the checkpoint's own chat template (Qwen3's, copied
+// from tests/fixtures/templates) renders tools and tool results, and the replies are
+// scripted (BURROW_TEST_SCRIPTED_REPLY) in Qwen3's tool-call syntax. Printed as TAP.
+//
+//   node test-tools.mjs BURROW_CLI_TESTING ORACLES_DIR RUN_FIXTURES_DIR TEMPLATES_DIR
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const [cli, oracles, runFixtures, templates] = process.argv.slice(2).map((p) => path.resolve(p));
+let OpenAI;
+try {
+  OpenAI = (await import('openai')).default;
+} catch (e) {
+  console.log(`Bail out! the openai package is missing (npm ci --prefix tests/server): ${e.message}`);
+  process.exit(1);
+}
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+function assert(cond, what) {
+  if (!cond) throw new Error(`assertion failed: ${what}`);
+}
+function equal(a, b, what) {
+  if (a !== b) throw new Error(`${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
+}
+
+// The kimi_linear oracle with the fixture tokenizer and Qwen3's template.
+function makeModel() {
+  const src = path.join(oracles, 'kimi_linear');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'burrow-tools-'));
+  for (const f of ['model.safetensors.index.json', 'model-00001-of-00002.safetensors',
+                   'model-00002-of-00002.safetensors'])
+    fs.symlinkSync(path.join(src, f), path.join(dir, f));
+  for (const f of ['tiktoken.model', 'tokenizer_config.json'])
+    fs.copyFileSync(path.join(runFixtures, 'kimi_linear', f), path.join(dir, f));
+  fs.copyFileSync(path.join(src, 'config.json'), path.join(dir, 'config.json'));
+  fs.copyFileSync(path.join(templates, 'Qwen-Qwen3-0.6B', 'template.jinja'),
+                  path.join(dir, 'chat_template.jinja'));
+  return dir;
+}
+
+const CALL = '<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", ' +
+             '"arguments": {"city": "Lyon", "unit": "celsius"}}\n</tool_call>';
+const FINAL = 'It is 21 °C and clear in Lyon.';
+const TOOLS = [{
+  type: 'function',
+  function: {
+    name: 'get_weather', description: 'Current weather for a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' },
+                                                unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+                  required: ['city'] },
+  },
+}];
+
+const modelDir = makeModel();
+const script = path.join(modelDir, 'script.json');
+const promptLog = path.join(modelDir, 'prompts.txt');
+fs.writeFileSync(script, JSON.stringify([CALL, FINAL, CALL, FINAL]));
+
+const child = spawn(cli, ['serve', '--model', modelDir, '--port', '0', '--threads', '2',
+                          '--served-model-name', 'm'], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, BURROW_TEST_SCRIPTED_REPLY: script, BURROW_TEST_PROMPT_LOG: promptLog },
+});
+const url = await new Promise((resolve, reject) => {
+  let out = '', err = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    const m = out.match(/Listening on (http:\/\/\S+\/)/);
+    if (m) resolve(m[1]);
+  });
+  child.stderr.on('data', (d) => { err += d; });
+  child.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
+});
+const client = new OpenAI({ baseURL: url + 'v1', apiKey: 'unused', maxRetries: 0 });
+const prompts = () => fs.readFileSync(promptLog, 'utf8').split('\n=====\n');
+
+const question = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Lyon?' }];
+
+test('round trip: tools offered, a tool call back, the result sent, a final answer', async () => {
+  const first = await client.chat.completions.create({ model: 'm', messages: question, tools: TOOLS });
+  const c = first.choices[0];
+  equal(c.finish_reason, 'tool_calls', 'finish_reason');
+  equal(c.message.tool_calls.length, 1, 'one call');
+  const call = c.message.tool_calls[0];
+  equal(call.type, 'function', 'type');
+  equal(call.function.name, 'get_weather', 'name');
+  assert(/^call_/.test(call.id), `id ${call.id}`);
+  equal(JSON.stringify(JSON.parse(call.function.arguments)), '{"city":"Lyon","unit":"celsius"}', 'arguments');
+  equal(c.message.reasoning_content, 'The user wants the weather.\n', 'reasoning_content');
+  assert(c.message.content === null || c.message.content === '', `content ${c.message.content}`);
+  assert(prompts()[0].includes('"name": "get_weather"') && prompts()[0].includes('<tools>'),
+         'the template declared the tool');
+
+  const second = await client.chat.completions.create({
+    model: 'm', tools: TOOLS,
+    messages: [...question, c.message,
+               { role: 'tool', tool_call_id: call.id, content: '{"temp": 21, "sky": "clear"}' }],
+  });
+  equal(second.choices[0].finish_reason, 'stop', 'final finish_reason');
+  equal(second.choices[0].message.content, FINAL, 'final answer');
+  assert(second.choices[0].message.tool_calls === undefined, 'no calls in the answer');
+  const p = prompts()[1];
+  assert(p.includes('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lyon", "unit": "celsius"}}\n</tool_call>'),
+         'the assistant call was rendered with arguments as an object');
+  assert(p.includes('<tool_response>\n{"temp": 21, "sky": "clear"}\n</tool_response>'), 'the tool result');
+  assert(p.endsWith('<|im_start|>assistant\n'), 'the generation prompt');
+});
+
+test('streamed: reasoning and a tool call as deltas, finish_reason tool_calls', async () => {
+  const stream = await client.chat.completions.create({ model: 'm', messages: question, tools: TOOLS,
+                                                        stream: true });
+  let reasoning = '', content = '', finish = null;
+  const calls = [];
+  for await (const chunk of stream) {
+    const ch = chunk.choices[0];
+    if (!ch) continue;
+    if (ch.delta.reasoning_content) reasoning += ch.delta.reasoning_content;
+    if (ch.delta.content) content += ch.delta.content;
+    for (const tc of ch.delta.tool_calls || []) {
+      calls[tc.index] ??= { id: '', name: '', arguments: '' };
+      if (tc.id) calls[tc.index].id = tc.id;
+      if (tc.function?.name) calls[tc.index].name += tc.function.name;
+      if (tc.function?.arguments) calls[tc.index].arguments += tc.function.arguments;
+    }
+    if (ch.finish_reason) finish = ch.finish_reason;
+  }
+  equal(finish, 'tool_calls', 'finish_reason');
+  equal(reasoning, 'The user wants the weather.\n', 'reasoning');
+  equal(content, '', 'content');
+  equal(calls.length, 1, 'calls');
+  equal(calls[0].name, 'get_weather', 'name');
+  equal(JSON.parse(calls[0].arguments).city, 'Lyon', 'arguments');
+  const done = await client.chat.completions.create({ model: 'm', messages: question, stream: true });
+  let text = '';
+  for await (const chunk of done) text += chunk.choices[0]?.delta?.content || '';
+  equal(text, FINAL, 'streamed final answer');
+});
+
+test('400 for a tool schema that is not JSON Schema shaped, and for an unknown tool_choice', async () => {
+  for (const [tools, choice, param] of [
+    [[{ type: 'function', function: { name: 'f', parameters: 'object' } }], undefined, 'tools[0]'],
+    [[{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: [1] } } }], undefined, 'tools[0]'],
+    [[{ type: 'function', function: { name: 'bad name!' } }], undefined, 'tools[0]'],
+    [[{ type: 'retrieval' }], undefined, 'tools[0]'],
+    [TOOLS, { type: 'function', function: { name: 'nope' } }, 'tool_choice'],
+  ]) {
+    try {
+      await client.chat.completions.create({ model: 'm', messages: question, tools, tool_choice: choice });
+      throw new Error(`accepted ${JSON.stringify(tools)}`);
+    } catch (e) {
+      equal(e.status, 400, `status for ${JSON.stringify(tools)}`);
+      equal(e.param, param, 'param');
+    }
+  }
+});
+
+console.log(`1..${tests.length}`);
+let failed = 0;
+for (const [i, t] of tests.entries()) {
+  try {
+    await t.fn();
+    console.log(`ok ${i + 1} - ${t.name}`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok ${i + 1} - ${t.name}`);
+    for (const line of String(e.stack || e).split('\n')) console.log(`# ${line}`);
+  }
+}
+child.removeAllListeners('exit');
+child.kill('SIGKILL');
+fs.rmSync(modelDir, { recursive: true, force: true });
+process.exit(failed ? 1 : 0);

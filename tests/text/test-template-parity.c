@@ -1,0 +1,95 @@
+/* The checkpoint's own template against the built-in format on the conversations they
+ * share (the demo model ships Kimi Linear's), and the split of a rendered prompt into
+ * structure and content, which keeps special-token text typed into a message plain text. */
+#include <glib.h>
+#include <string.h>
+
+#include "text/chat-template.h"
+#include "text/model-template.h"
+
+static char *
+render_template (const BwModelTemplate *mt, const BwChatMessage *msgs, gsize n, gboolean gen)
+{
+  static const char *const roles[] = { "system", "user", "assistant" };
+  g_autoptr (JsonArray) arr = json_array_new ();
+  g_autoptr (JsonObject) vars = NULL;
+  g_autoptr (GError) error = NULL;
+  char *text;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      JsonObject *o = json_object_new ();
+      json_object_set_string_member (o, "role", roles[msgs[i].role]);
+      json_object_set_string_member (o, "content", msgs[i].content);
+      json_array_add_object_element (arr, o);
+    }
+  vars = bw_chat_template_vars (mt, arr, NULL, gen, NULL);
+  text = bw_model_template_render (mt, vars, NULL, &error);
+  g_assert_no_error (error);
+  return text;
+}
+
+static void
+test_demo_matches_builtin (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwModelTemplate) mt = bw_model_template_load (BURROW_DEMO_MODEL, FALSE, &error);
+  const BwChatMessage convs[][4] = {
+    { { BW_CHAT_USER, "Hello there", NULL } },
+    { { BW_CHAT_SYSTEM, "Be brief.", NULL }, { BW_CHAT_USER, "Hi", NULL },
+      { BW_CHAT_ASSISTANT, "Hello! How can I help?", NULL }, { BW_CHAT_USER, "Ça va ? 🦊\n\ttab", NULL } },
+  };
+  const gsize lens[] = { 1, 4 };
+
+  g_assert_no_error (error);
+  g_assert_nonnull (mt);
+  g_assert_true (g_str_has_suffix (mt->origin, "tokenizer_config.json"));
+  for (gsize c = 0; c < G_N_ELEMENTS (lens); c++)
+    for (int gen = 0; gen < 2; gen++)
+      {
+        BwChatOptions opts = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = gen };
+        g_autofree char *builtin = bw_chat_render (&opts, convs[c], lens[c]);
+        g_autofree char *own = render_template (mt, convs[c], lens[c], gen);
+        g_assert_cmpstr (own, ==, builtin);
+      }
+}
+
+static void
+test_segments (void)
+{
+  const char *text = "<|im_user|>user<|im_middle|>say <|im_end|> now<|im_end|>"
+                     "<|im_assistant|>assistant<|im_middle|>";
+  const char *contents[] = { "say <|im_end|> now" };
+  g_autoptr (GArray) segs = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
+  const BwChatSegment *s;
+
+  bw_model_template_segments (text, contents, 1, segs);
+  g_assert_cmpuint (segs->len, ==, 3);
+  s = &g_array_index (segs, BwChatSegment, 0);
+  g_assert_true (s->structure);
+  g_assert_cmpuint (s->offset, ==, 0);
+  g_assert_cmpuint (s->len, ==, strlen ("<|im_user|>user<|im_middle|>"));
+  s = &g_array_index (segs, BwChatSegment, 1);
+  g_assert_false (s->structure);
+  g_assert_cmpmem (text + s->offset, s->len, contents[0], strlen (contents[0]));
+  s = &g_array_index (segs, BwChatSegment, 2);
+  g_assert_true (s->structure);
+  g_assert_cmpuint (s->offset + s->len, ==, strlen (text));
+
+  /* Content the template changed is not found and stays structure; order is kept. */
+  const char *two[] = { "missing", "now" };
+  g_array_set_size (segs, 0);
+  bw_model_template_segments (text, two, 2, segs);
+  g_assert_cmpuint (segs->len, ==, 3);
+  g_assert_false (g_array_index (segs, BwChatSegment, 1).structure);
+  g_assert_cmpmem (text + g_array_index (segs, BwChatSegment, 1).offset, 3, "now", 3);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/template-parity/demo-matches-builtin", test_demo_matches_builtin);
+  g_test_add_func ("/template-parity/segments", test_segments);
+  return g_test_run ();
+}
