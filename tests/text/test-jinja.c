@@ -77,6 +77,7 @@ test_raise_message (void)
                                  NULL, NULL, &error);
 
   g_assert_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_RAISED);
+  g_assert_null (out);
   g_assert_nonnull (strstr (error->message, "Conversation roles must alternate"));
 }
 
