@@ -54,7 +54,10 @@ bw_intq_quantize (int bits, const float *w, int64_t rows, int64_t cols, int grou
           scales[r * ns + g] = scale;
           for (int64_t c = c0; c < c1; c++)
             {
-              int q = scale > 0.0f ? (int) CLAMP (rintf (row[c] / scale), qmin, qmax) : 0;
+              /* NaN or infinite weights (or an infinite scale) become 0, not an
+               * out-of-range conversion */
+              float v = scale > 0.0f ? rintf (row[c] / scale) : 0.0f;
+              int q = isfinite (v) ? (int) CLAMP (v, qmin, qmax) : 0;
               bw_intq_put (bits, out, c, q);
             }
         }

@@ -375,6 +375,9 @@ lex_raw (Lexer *lx, gsize tag_start)
 {
   gsize at = lx->pos;
 
+  /* drop the {% raw %} tag's three tokens, and the name's text with them */
+  for (guint k = lx->tokens->len - 3; k < lx->tokens->len; k++)
+    g_free (g_array_index (lx->tokens, JjToken, k).text);
   g_array_set_size (lx->tokens, lx->tokens->len - 3);
   for (;;)
     {
