@@ -111,7 +111,8 @@ parse_tool_list (JsonNode *n, ServeTools *out, ServeError *err)
 }
 
 /* tool_choice: "auto", "none", "required", or {"type": "function", "function": {"name"}}:
- * a named function leaves only that tool offered. */
+ * a named function leaves only that tool offered. "required" and a named function need
+ * tools, and a reply that calls none of them is an error (serve-template.c). */
 static gboolean
 parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
 {
@@ -122,8 +123,12 @@ parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
       const char *v = json_node_get_string (n);
       if (strcmp (v, "none") == 0)
         out->choice_none = TRUE;
-      else if (strcmp (v, "auto") != 0 && strcmp (v, "required") != 0)
+      else if (strcmp (v, "required") == 0)
+        out->choice_required = TRUE;
+      else if (strcmp (v, "auto") != 0)
         return bad (err, "tool_choice", "expected none, auto, required or a function");
+      if (out->choice_required && out->tools == NULL)
+        return bad (err, "tool_choice", "\"required\" needs tools");
       return TRUE;
     }
   if (JSON_NODE_HOLDS_OBJECT (n))
@@ -143,6 +148,8 @@ parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
           json_array_add_element (only, json_node_copy (json_array_get_element (out->tools, i)));
           json_array_unref (out->tools);
           out->tools = only;
+          out->choice_required = TRUE;
+          out->choice_name = g_strdup (name);
           return TRUE;
         }
     }
@@ -229,6 +236,7 @@ serve_tools_clear (ServeTools *t)
   g_clear_pointer (&t->messages, json_array_unref);
   g_clear_pointer (&t->tools, json_array_unref);
   g_clear_pointer (&t->kwargs, json_object_unref);
+  g_clear_pointer (&t->choice_name, g_free);
 }
 
 char *

@@ -20,6 +20,8 @@ struct _ServeTools {
   JsonObject *kwargs;        /* chat_template_kwargs, or NULL */
   gboolean parallel;         /* parallel_tool_calls (default TRUE) */
   gboolean choice_none;
+  gboolean choice_required;  /* "required" or a named function: the reply must call */
+  char *choice_name;         /* the named function, or NULL */
 };
 
 /* Reads and checks tools, tool_choice, parallel_tool_calls, the messages and

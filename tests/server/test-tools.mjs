@@ -158,6 +158,86 @@ test('400 for a tool schema that is not JSON Schema shaped, and for an unknown t
   }
 });
 
+// tool_choice: "required" and a named function must get a call (this server does not
+// constrain decoding, so a reply without one is an error, never text that pretends), and
+// "none" hides the tools from the template and parses no calls.
+const TIME_TOOL = { type: 'function', function: { name: 'get_time', description: 'The time.',
+                                                  parameters: { type: 'object', properties: {} } } };
+const scriptOnly = (reply) => fs.writeFileSync(script, JSON.stringify([reply]));
+async function refused(params, what) {
+  try {
+    const r = await client.chat.completions.create(params);
+    if (params.stream) for await (const chunk of r) void chunk;
+  } catch (e) {
+    if (!params.stream) equal(e.status, 422, `${what}: status`);
+    equal(e.code, 'tool_choice_not_followed', `${what}: code`);
+    equal(e.type, 'server_error', `${what}: type`);
+    return e;
+  }
+  throw new Error(`${what}: answered`);
+}
+
+test('tool_choice required: a call is returned, a reply without one is refused', async () => {
+  scriptOnly(CALL);
+  const ok = await client.chat.completions.create({ model: 'm', messages: question, tools: TOOLS,
+                                                    tool_choice: 'required' });
+  equal(ok.choices[0].finish_reason, 'tool_calls', 'finish_reason');
+  equal(ok.choices[0].message.tool_calls[0].function.name, 'get_weather', 'name');
+  scriptOnly('<think>\nNo tool needed.\n</think>\n\n' + FINAL);
+  const e = await refused({ model: 'm', messages: question, tools: TOOLS, tool_choice: 'required' },
+                          'required, whole');
+  assert(/required/.test(e.message), `message ${e.message}`);
+  await refused({ model: 'm', messages: question, tools: TOOLS, tool_choice: 'required', stream: true },
+                'required, streamed');
+  // Streamed with a call: the reasoning held back until the call still arrives, in order.
+  scriptOnly(CALL);
+  const stream = await client.chat.completions.create({ model: 'm', messages: question, tools: TOOLS,
+                                                        tool_choice: 'required', stream: true });
+  const order = [];
+  let reasoning = '';
+  for await (const chunk of stream) {
+    const d = chunk.choices[0]?.delta || {};
+    if (d.reasoning_content) { reasoning += d.reasoning_content; order.push('r'); }
+    if (d.tool_calls) order.push('c');
+  }
+  equal(reasoning, 'The user wants the weather.\n', 'streamed reasoning');
+  equal(order[order.length - 1], 'c', 'the call comes after the reasoning');
+  // "required" needs tools.
+  try {
+    await client.chat.completions.create({ model: 'm', messages: question, tool_choice: 'required' });
+    throw new Error('accepted required without tools');
+  } catch (err) {
+    equal(err.status, 400, 'status without tools');
+    equal(err.param, 'tool_choice', 'param without tools');
+  }
+});
+
+test('tool_choice naming a function: only it is offered, and only a call to it counts', async () => {
+  scriptOnly(CALL);
+  const named = { type: 'function', function: { name: 'get_weather' } };
+  const ok = await client.chat.completions.create({ model: 'm', messages: question,
+                                                    tools: [TIME_TOOL, ...TOOLS], tool_choice: named });
+  equal(ok.choices[0].finish_reason, 'tool_calls', 'finish_reason');
+  equal(ok.choices[0].message.tool_calls.length, 1, 'one call');
+  const p = prompts().at(-2);  // the log ends with a separator
+  assert(p.includes('"name": "get_weather"') && !p.includes('get_time'), 'only the named tool declared');
+  const e = await refused({ model: 'm', messages: question, tools: [TIME_TOOL, ...TOOLS],
+                            tool_choice: { type: 'function', function: { name: 'get_time' } } },
+                          'a call to another function');
+  assert(e.message.includes("'get_time'"), `message ${e.message}`);
+});
+
+test('tool_choice none: the tools are not declared and a call-like reply stays text', async () => {
+  scriptOnly(CALL);
+  const r = await client.chat.completions.create({ model: 'm', messages: question, tools: TOOLS,
+                                                   tool_choice: 'none' });
+  equal(r.choices[0].finish_reason, 'stop', 'finish_reason');
+  assert(r.choices[0].message.tool_calls === undefined, 'no calls');
+  assert(r.choices[0].message.content.includes('<tool_call>'), `content ${r.choices[0].message.content}`);
+  const p = prompts().at(-2);  // the log ends with a separator
+  assert(!p.includes('<tools>') && !p.includes('get_weather'), 'no tools in the prompt');
+});
+
 console.log(`1..${tests.length}`);
 let failed = 0;
 for (const [i, t] of tests.entries()) {
