@@ -391,6 +391,23 @@ gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const ch
                                               BurrowTurnStats *stats, GCancellable *cancellable,
                                               GError **error);
 
+/* ---- Tool calls in a reply's text ----
+ *
+ * For showing a reply: the tool calls a model wrote in any syntax the engine knows (Kimi,
+ * GLM, Qwen3 JSON and XML, DeepSeek-V3.1, harmony), whatever its template. */
+
+typedef struct {
+  char *name;
+  char *arguments;   /* a JSON object, as text */
+} BurrowToolCall;
+
+void burrow_tool_call_free (BurrowToolCall *call);
+
+/* Returns text without the tool calls it holds, and appends them (BurrowToolCall *, owned
+ * by calls, whose free function should be burrow_tool_call_free). Text that holds none
+ * comes back unchanged, and so does a call that does not parse (yet, while streaming). */
+char *burrow_reply_split_tool_calls (const char *text, GPtrArray *calls);
+
 /* ---- Live views for the app's dashboard ----
  *
  * What the expert store and the model's phase clocks hold right now. The functions marked
