@@ -1,13 +1,16 @@
-/* Session reuse when the checkpoint's template renders history differently from how the
- * model read it: the reasoning of an old reply is dropped from the next turn's prompt. The
- * next turn reads again only from the first differing token (GLM-5.2, whose attention
- * caches can be cut back anywhere) or from the state's mark where the generation prompt
- * began (K3, whose KDA layers keep a recurrent state), and its reply equals a cold run's. */
+/* Prompts from a checkpoint's own chat template. The first-wave families (Kimi Linear,
+ * K3, GLM-5.2) read the template in their folder when there is one, token for token.
+ * Session reuse when the template renders history differently from how the model read it:
+ * the reasoning of an old reply is dropped from the next turn's prompt. The next turn reads
+ * again only from the first differing token (GLM-5.2, whose attention caches can be cut
+ * back anywhere) or from the state's mark where the generation prompt began (K3, whose KDA
+ * layers keep a recurrent state), and its reply equals a cold run's. */
 #include <string.h>
 
 #include "burrow-engine.h"
 #include "run-fixture.h"
 #include "run/run-private.h"
+#include "text/model-template.h"
 
 typedef struct {
   GArray *ids;
@@ -31,7 +34,8 @@ load (const char *dir, const char *template)
   o.chat_template = template;
   BurrowEngine *e = burrow_engine_load (dir, &o, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (burrow_engine_get_chat_template (e), ==, template);
+  if (template)
+    g_assert_cmpstr (burrow_engine_get_chat_template (e), ==, template);
   return e;
 }
 
@@ -130,10 +134,69 @@ test_k3_mark (void)
   check_reuse ("kimi_k3", RUN_FIXTURES "/k3-drops-reasoning.jinja", FALSE);
 }
 
+/* A chat_template.jinja in the checkpoint's folder builds the prompt: its ids read back as
+ * the template's rendering, which the built-in format does not give. */
+static void
+check_checkpoint_template (const char *oracle, const char *template)
+{
+  g_autofree char *dir = run_fixture_make (oracle);
+  g_autofree char *dest = g_build_filename (dir, "chat_template.jinja", NULL);
+  g_autofree char *source = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_file_get_contents (template, &source, NULL, &error));
+  g_assert_true (g_file_set_contents (dest, source, -1, &error));
+  g_autoptr (BurrowEngine) engine = load (dir, NULL);
+  g_assert_cmpstr (burrow_engine_get_chat_template (engine), ==, dest);
+
+  BurrowGenerateOptions o;
+  burrow_generate_options_init (&o);
+  o.max_tokens = 1;
+  o.thinking = burrow_engine_supports_thinking (engine);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
+  burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hi there", NULL);
+  BurrowTurnStats st;
+  g_autoptr (GArray) reply = turn (conv, &o, &st);
+  g_autoptr (GByteArray) read = g_byte_array_new ();
+  g_assert_true (bw_tokenizer_decode (engine->tok, (const gint32 *) conv->ids->data,
+                                      (gsize) st.prompt_tokens, read, &error));
+  g_byte_array_append (read, (const guint8 *) "", 1);
+
+  g_autoptr (BwModelTemplate) mt = bw_model_template_load (dir, FALSE, &error);
+  g_assert_no_error (error);
+  g_autoptr (JsonArray) msgs = json_array_new ();
+  JsonObject *m = json_object_new ();
+  json_object_set_string_member (m, "role", "user");
+  json_object_set_string_member (m, "content", "hi there");
+  json_array_add_object_element (msgs, m);
+  g_autoptr (JsonObject) kwargs = json_object_new ();
+  if (o.thinking)
+    json_object_set_boolean_member (kwargs, "enable_thinking", TRUE);
+  g_autoptr (JsonObject) vars = bw_chat_template_vars (mt, msgs, NULL, TRUE, kwargs);
+  g_autofree char *rendered = bw_model_template_render (mt, vars, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr ((const char *) read->data, ==, rendered);
+
+  BwChatOptions builtin = { .format = engine->format, .thinking = o.thinking,
+                            .add_generation_prompt = TRUE };
+  BwChatMessage user = { BW_CHAT_USER, "hi there", NULL };
+  g_autofree char *own = bw_chat_render (&builtin, &user, 1);
+  g_assert_cmpstr (own, !=, rendered);
+  run_fixture_remove (dir);
+}
+
+static void
+test_checkpoint_template (void)
+{
+  check_checkpoint_template ("kimi_linear", RUN_FIXTURES "/kimi-default-system.jinja");
+  check_checkpoint_template ("kimi_k3", RUN_FIXTURES "/k3-drops-reasoning.jinja");
+  check_checkpoint_template ("glm52", BURROW_FIXTURES "/templates/GLM-4.6/template.jinja");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/template-reuse/checkpoint-template", test_checkpoint_template);
   g_test_add_func ("/template-reuse/glm52-cut-back", test_glm_cut_back);
   g_test_add_func ("/template-reuse/k3-mark", test_k3_mark);
   return g_test_run ();
