@@ -21,10 +21,23 @@ post_sse (ServeJob *job, const char *json)
   serve_job_post (job, line, FALSE, 0, NULL);
 }
 
+/* The log probability entries gathered since the last chunk, handed over (NULL without
+ * logprobs or when there are none). */
+static JsonArray *
+take_logprobs (ServeJob *job)
+{
+  JsonArray *taken = job->logprobs;
+  if (taken == NULL || json_array_get_length (taken) == 0)
+    return NULL;
+  job->logprobs = json_array_new ();
+  return taken;
+}
+
 static void
 send_event (TemplateTurn *t, const BwToolEvent *ev)
 {
-  g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev);
+  g_autoptr (JsonArray) logprobs = take_logprobs (t->job);
+  g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev, logprobs);
   post_sse (t->job, chunk);
 }
 
@@ -78,6 +91,8 @@ on_raw_token (const BurrowToken *tok, gpointer data)
   TemplateTurn *t = data;
   guint before = t->events->len;
 
+  if (t->job->logprobs && tok->id >= 0)
+    serve_json_add_logprob (t->job->logprobs, t->job->server->engine, tok);
   if (tok->answer[0])
     bw_tool_parser_push (t->parser, tok->answer, strlen (tok->answer), t->events);
   dispatch_from (t, before);
@@ -148,11 +163,13 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
     }
   if (!job->req->stream)
     {
-      serve_job_post (job, NULL, TRUE, 200, serve_tools_completion (&job->rid, t->events, st));
+      serve_job_post (job, NULL, TRUE, 200,
+                      serve_tools_completion (&job->rid, t->events, job->logprobs, st));
       return;
     }
   reason = t->n_calls > 0 ? "tool_calls" : serve_finish_reason (st->finish);
-  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, NULL, reason);
+  g_autoptr (JsonArray) rest = take_logprobs (job);
+  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, rest, reason);
   post_sse (job, last);
   if (job->req->include_usage)
     {
@@ -178,12 +195,6 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
-  if (req->opts.logprobs)
-    {
-      answer_error (job, 400, "invalid_request_error", NULL,
-                    "logprobs are not supported for a model served with its own chat template.");
-      return;
-    }
   prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
   if (prompt == NULL)
     {
@@ -200,6 +211,8 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   t.parser = serve_tools_parser (server->tool_format, req->tools, prompt);
   t.events = g_ptr_array_new_with_free_func ((GDestroyNotify) bw_tool_event_free);
   t.held = g_ptr_array_new_with_free_func ((GDestroyNotify) bw_tool_event_free);
+  if (req->opts.logprobs)
+    job->logprobs = json_array_new ();
 #ifdef BURROW_TESTING
   ok = serve_testing_reply (server, prompt, on_raw_token, &t, &st);
   if (!ok)

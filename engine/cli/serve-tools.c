@@ -317,7 +317,7 @@ add_call (JsonBuilder *b, const BwToolEvent *ev)
 }
 
 char *
-serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
+serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev, JsonArray *logprobs)
 {
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (JsonBuilder) b = NULL;
@@ -326,9 +326,9 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 
   if (ev->kind != BW_TOOL_EVENT_CALL)
     return serve_json_chunk (rid, NULL, ev->kind == BW_TOOL_EVENT_CONTENT ? ev->text : NULL,
-                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL,
+                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, logprobs,
                              NULL);
-  base = serve_json_chunk (rid, NULL, NULL, NULL, NULL, NULL);
+  base = serve_json_chunk (rid, NULL, NULL, NULL, logprobs, NULL);
   root = json_from_string (base, NULL);
   delta = json_object_get_object_member (
     json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0),
@@ -342,7 +342,8 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 }
 
 char *
-serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, const BurrowTurnStats *stats)
+serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, JsonArray *logprobs,
+                        const BurrowTurnStats *stats)
 {
   g_autoptr (GString) content = g_string_new (NULL);
   g_autoptr (GString) reasoning = g_string_new (NULL);
@@ -367,7 +368,7 @@ serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, const Burrow
         }
     }
   json_builder_end_array (b);
-  base = serve_json_completion (rid, content->str, reasoning->str, NULL, stats);
+  base = serve_json_completion (rid, content->str, reasoning->str, logprobs, stats);
   root = json_from_string (base, NULL);
   choice = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0);
   message = json_object_get_object_member (choice, "message");
