@@ -161,6 +161,10 @@ const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", 
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
 /* Where prompts come from: the template file's path, or NULL for the built-in format. */
 const char *burrow_engine_get_chat_template (BurrowEngine *engine);
+/* The file holding a checkpoint folder's own chat template (chat_template.jinja, or
+ * tokenizer_config.json with a chat_template), or NULL when it has none or it is
+ * unreadable; without loading the model. */
+char *burrow_chat_template_find (const char *dir);
 /* TRUE when the family's chat format has a thinking mode. */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the

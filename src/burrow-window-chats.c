@@ -298,8 +298,15 @@ on_chat_settings_close (BurrowWindow             *self,
 {
   g_autoptr(GError) error = NULL;
 
-  if (!burrow_chat_store_save_chat (self->store, burrow_chat_settings_window_get_chat (dialog), &error))
+  BurrowChat *chat = burrow_chat_settings_window_get_chat (dialog);
+  const char *dir = burrow_chat_get_model_dir (chat);
+
+  if (!burrow_chat_store_save_chat (self->store, chat, &error))
     _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
+  /* Another chat template for the model in use: it takes effect on loading again. */
+  if (burrow_chat_settings_window_get_template_changed (dialog) &&
+      (g_strcmp0 (dir, self->loaded_dir) == 0 || g_strcmp0 (dir, self->loading_dir) == 0))
+    _burrow_window_load_model (self, dir);
   return FALSE;
 }
 

@@ -112,14 +112,16 @@ format_bits (const char *format)
   return 0;
 }
 
-/* The engine's options from the preferences. @io_backend receives the string the options
- * point to; free it after the load request has copied them. */
+/* The engine's options from the preferences. @io_backend, @tokenizer and @chat_template
+ * receive the strings the options point to; free them after the load request has copied
+ * them. */
 static void
 options_from_settings (BurrowWindow        *self,
                        const char          *dir,
                        BurrowEngineOptions *options,
                        char               **io_backend,
-                       char               **tokenizer)
+                       char               **tokenizer,
+                       char               **chat_template)
 {
   g_autofree char *io = NULL;
   g_autofree char *dense = NULL;
@@ -154,6 +156,9 @@ options_from_settings (BurrowWindow        *self,
   /* NULL for a folder with a tokenizer of its own */
   *tokenizer = burrow_settings_dup_model_tokenizer (self->settings, dir);
   options->tokenizer = *tokenizer;
+  /* NULL: the checkpoint's own (Chat Settings can choose another) */
+  *chat_template = burrow_settings_dup_model_template (self->settings, dir);
+  options->chat_template = *chat_template;
 }
 
 void
@@ -276,6 +281,7 @@ _burrow_window_load_model (BurrowWindow *self,
 {
   g_autofree char *io_backend = NULL;
   g_autofree char *tokenizer = NULL;
+  g_autofree char *chat_template = NULL;
   BurrowEngineOptions options;
 
   g_return_if_fail (dir != NULL && dir[0] != '\0');
@@ -294,7 +300,7 @@ _burrow_window_load_model (BurrowWindow *self,
   burrow_perf_monitor_reset (self->monitor, 0);
   burrow_perf_monitor_flush (self->monitor);
 
-  options_from_settings (self, dir, &options, &io_backend, &tokenizer);
+  options_from_settings (self, dir, &options, &io_backend, &tokenizer, &chat_template);
   self->load_cancellable = g_cancellable_new ();
   burrow_engine_worker_load (self->worker, dir, &options,
                              burrow_is_demo_model (dir) ? BURROW_DEMO_EXPERT_SHARE : 0,
