@@ -687,6 +687,52 @@ test_restart_reopens_last_chat (void)
   close_window (window);
 }
 
+/* The model is the application's, not a window's: a second window on the same chat finds
+ * it loaded, a load that fails in one window is what the other shows too, and loading the
+ * chat's model again from the other window is seen in the first. */
+static void
+test_two_windows_one_model (void)
+{
+  BurrowChatStore *store = burrow_application_get_chat_store (app);
+  g_autoptr(BurrowChat) last = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  BurrowSampling sampling = { 0.7, 0.9, 40 };
+  g_autoptr(GError) error = NULL;
+  BurrowChat *elsewhere;
+  BurrowChatView *view_a, *view_b;
+  BurrowWindow *a, *b;
+
+  g_assert_nonnull (last);
+  a = show_window ();
+  view_a = BURROW_CHAT_VIEW (child (a, "chat_view"));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_a) == BURROW_MODEL_BAR_HIDDEN);
+  b = show_window ();
+  view_b = BURROW_CHAT_VIEW (child (b, "chat_view"));
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_HIDDEN);
+
+  /* A chat whose model folder is gone, opened in the first window. */
+  elsewhere = burrow_chat_store_create_chat (store, "/nonexistent/burrow-model", "", &sampling, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (a), "win.select-chat", "x",
+                                             burrow_chat_get_id (elsewhere)));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_a) == BURROW_MODEL_BAR_FAILED);
+  /* The second window's chat lost its model with it. */
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_UNLOADED);
+
+  /* Loaded again from the second window: the first sees its own chat's model is not. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (b), "win.load-chat-model", NULL));
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_LOADING);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_a), ==, BURROW_MODEL_BAR_UNLOADED);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_b) == BURROW_MODEL_BAR_HIDDEN);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_a), ==, BURROW_MODEL_BAR_UNLOADED);
+
+  gtk_window_destroy (GTK_WINDOW (b));
+  ITERATE_UNTIL (g_list_length (gtk_application_get_windows (GTK_APPLICATION (app))) == 1);
+  g_assert_true (burrow_chat_store_trash_chat (store, elsewhere, &error));
+  g_assert_true (burrow_chat_store_empty_trash (store, &error));
+  g_assert_no_error (error);
+  close_window (a);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -720,6 +766,7 @@ main (int   argc,
   g_test_add_func ("/window/start-chat-without-tokenizer", test_start_chat_without_tokenizer);
   g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
   g_test_add_func ("/window/restart-reopens-last-chat", test_restart_reopens_last_chat);
+  g_test_add_func ("/window/two-windows-one-model", test_two_windows_one_model);
 
   ret = g_test_run ();
   g_clear_object (&app);
