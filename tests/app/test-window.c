@@ -515,6 +515,30 @@ pref (GtkWindow  *prefs,
 }
 
 /* app.preferences opens the preferences; every row is bound both ways to its setting. */
+/* A key's <summary> or <description> in the schema as written (the compiled schema
+ * leaves them out). */
+static char *
+schema_text (const char *key,
+             const char *element)
+{
+  g_autofree char *path = g_build_filename (BURROW_SOURCE_DIR, "data", BURROW_APP_ID ".gschema.xml", NULL);
+  g_autofree char *xml = NULL;
+  g_autofree char *open_key = g_strdup_printf ("<key name=\"%s\"", key);
+  g_autofree char *open = g_strdup_printf ("<%s>", element);
+  g_autofree char *close = g_strdup_printf ("</%s>", element);
+  const char *start, *end;
+
+  g_assert_true (g_file_get_contents (path, &xml, NULL, NULL));
+  start = strstr (xml, open_key);
+  g_assert_nonnull (start);
+  start = strstr (start, open);
+  g_assert_nonnull (start);
+  start += strlen (open);
+  end = strstr (start, close);
+  g_assert_nonnull (end);
+  return g_strndup (start, (gsize) (end - start));
+}
+
 static void
 test_preferences (void)
 {
@@ -537,6 +561,23 @@ test_preferences (void)
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
   ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
   g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
+
+  /* The memory row means what the setting means, which is what the engine does with it:
+   * the cache of routed experts, without the dense part. */
+  {
+    GtkWidget *row = gtk_widget_get_ancestor (GTK_WIDGET (pref (prefs, "ram_budget_spin")),
+                                              ADW_TYPE_ACTION_ROW);
+    g_autofree char *summary = schema_text ("ram-budget", "summary");
+    g_autofree char *description = schema_text ("ram-budget", "description");
+    const char *subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+
+    g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (row)), ==, summary);
+    g_assert_nonnull (strstr (subtitle, "cache of routed experts"));
+    g_assert_nonnull (strstr (description, "cache of routed experts"));
+    g_assert_nonnull (strstr (subtitle, "dense part of the model is not counted"));
+    g_assert_nonnull (strstr (description, "dense part of the model"));
+    g_assert_nonnull (strstr (description, "is not counted"));
+  }
 
   /* Widgets to settings. */
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "ram_budget_spin")), 8);

@@ -432,6 +432,194 @@ test_load_stops_reply (Fixture       *f,
   ITERATE_UNTIL (burrow_session_get_model_state (f->session) == BURROW_MODEL_LOADED);
 }
 
+/* ---- a second backend ---- */
+
+/* Answers every load at once and every turn with one fixed piece of text, and keeps the
+ * engine options it was given. */
+struct _FakeBackend {
+  GObject parent_instance;
+  BurrowEngineOptions options;
+  guint64 last_id;
+};
+
+#define FAKE_TYPE_BACKEND (fake_backend_get_type ())
+G_DECLARE_FINAL_TYPE (FakeBackend, fake_backend, FAKE, BACKEND, GObject)
+
+static void fake_backend_iface_init (BurrowBackendInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (FakeBackend, fake_backend, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (BURROW_TYPE_BACKEND, fake_backend_iface_init))
+
+#define FAKE_REPLY "Hello from the other backend."
+
+typedef struct {
+  GObject *owner;
+  BurrowBackendCallback callback;
+  gpointer user_data;
+  guint64 id;
+  char *model;                  /* a load, or NULL for a turn */
+} FakeRequest;
+
+static gboolean
+fake_answer (gpointer data)
+{
+  FakeRequest *r = data;
+  BurrowBackendResult result = { r->id, FALSE, NULL, NULL };
+
+  if (r->model != NULL)
+    {
+      BurrowLoadResult *loaded = g_new0 (BurrowLoadResult, 1);
+
+      loaded->dir = g_strdup (r->model);
+      loaded->name = g_strdup ("fake");
+      result.done = TRUE;
+      result.data = loaded;
+      r->callback (r->owner, &result, r->user_data);
+      burrow_load_result_free (result.data);
+    }
+  else
+    {
+      BurrowGenerateUpdate *update = g_new0 (BurrowGenerateUpdate, 1);
+      BurrowGenerateResult *generated = g_new0 (BurrowGenerateResult, 1);
+
+      update->answer = g_strdup (FAKE_REPLY);
+      update->reasoning = g_strdup ("");
+      update->has_token = TRUE;
+      update->n_tokens = 1;
+      result.data = update;
+      r->callback (r->owner, &result, r->user_data);
+      burrow_generate_update_free (result.data);
+
+      generated->stats.generated_tokens = 1;
+      generated->stats.finish = BURROW_FINISH_STOP;
+      result.done = TRUE;
+      result.data = generated;
+      r->callback (r->owner, &result, r->user_data);
+      burrow_generate_result_free (result.data);
+    }
+  g_object_unref (r->owner);
+  g_free (r->model);
+  g_free (r);
+  return G_SOURCE_REMOVE;
+}
+
+static guint64
+fake_submit (FakeBackend           *self,
+             const char            *model,
+             GObject               *owner,
+             BurrowBackendCallback  callback,
+             gpointer               user_data)
+{
+  FakeRequest *r = g_new0 (FakeRequest, 1);
+
+  r->owner = g_object_ref (owner);
+  r->callback = callback;
+  r->user_data = user_data;
+  r->id = ++self->last_id;
+  r->model = g_strdup (model);
+  g_idle_add (fake_answer, r);
+  return r->id;
+}
+
+static BurrowBackendFlags
+fake_get_flags (BurrowBackend *backend)
+{
+  return 0;
+}
+
+static guint64
+fake_load (BurrowBackend             *backend,
+           const char                *model,
+           const BurrowEngineOptions *options,
+           GCancellable              *cancellable,
+           GObject                   *owner,
+           BurrowBackendCallback      callback,
+           gpointer                   user_data)
+{
+  FakeBackend *self = FAKE_BACKEND (backend);
+
+  self->options = *options;
+  /* Its strings are the session's to free once the call returns. */
+  self->options.io_backend = NULL;
+  self->options.tokenizer = NULL;
+  return fake_submit (self, model, owner, callback, user_data);
+}
+
+static guint64
+fake_generate (BurrowBackend         *backend,
+               BurrowGenerateRequest *request,
+               GCancellable          *cancellable,
+               GObject               *owner,
+               BurrowBackendCallback  callback,
+               gpointer               user_data)
+{
+  burrow_generate_request_free (request);
+  return fake_submit (FAKE_BACKEND (backend), NULL, owner, callback, user_data);
+}
+
+static void
+fake_backend_iface_init (BurrowBackendInterface *iface)
+{
+  iface->get_flags = fake_get_flags;
+  iface->load = fake_load;
+  iface->generate = fake_generate;
+}
+
+static void
+fake_backend_class_init (FakeBackendClass *klass)
+{
+}
+
+static void
+fake_backend_init (FakeBackend *self)
+{
+}
+
+/* The settings reach the backend as the engine's options, in the engine's units: the
+ * memory setting is the expert cache's budget in bytes, as the schema and the preferences
+ * say. The session runs a turn on a backend other than the engine the same way. */
+static void
+test_other_backend (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("burrow-session-XXXXXX", &error);
+  g_autofree char *db = g_build_filename (tmp, "chats.db", NULL);
+  BurrowSettings *settings = burrow_settings_new ();
+  FakeBackend *backend = g_object_new (FAKE_TYPE_BACKEND, NULL);
+  BurrowChatStore *store = burrow_chat_store_new (db, &error);
+  BurrowSession *session = NULL;
+  BurrowSampling sampling = { 0.7, 0.9, 40 };
+  g_autoptr(BurrowChat) chat = NULL;
+  g_autoptr(GPtrArray) saved = NULL;
+
+  g_assert_no_error (error);
+  g_object_set (settings, "ram-budget", (guint64) 3 << 30, "threads", 2, NULL);
+  session = burrow_session_new (BURROW_BACKEND (backend), store, settings);
+  chat = g_object_ref (burrow_chat_store_create_chat (store, "remote:some-model", "", &sampling, &error));
+  g_assert_no_error (error);
+
+  burrow_session_ensure_model (session, "remote:some-model");
+  ITERATE_UNTIL (burrow_session_get_model_state (session) == BURROW_MODEL_LOADED);
+  g_assert_cmpuint (backend->options.ram_budget, ==, (guint64) 3 << 30);
+  g_assert_cmpint (backend->options.threads, ==, 2);
+
+  g_assert_true (burrow_session_send (session, chat, "Hi", &error));
+  g_assert_no_error (error);
+  ITERATE_UNTIL (!burrow_session_get_generating (session));
+  saved = burrow_chat_store_load_messages (store, chat, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (saved->len, ==, 2);
+  g_assert_cmpstr (burrow_chat_message_get_content (saved->pdata[1]), ==, FAKE_REPLY);
+
+  g_assert_finalize_object (session);
+  g_assert_finalize_object (backend);
+  g_assert_true (burrow_chat_store_trash_chat (store, chat, &error));
+  g_clear_object (&chat);
+  g_assert_finalize_object (store);
+  g_assert_finalize_object (settings);
+  remove_tree (tmp);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -447,6 +635,7 @@ main (int   argc,
   ADD ("pending-prompt", test_pending_prompt);
   ADD ("load-stops-reply", test_load_stops_reply);
 #undef ADD
+  g_test_add_func ("/session/other-backend", test_other_backend);
 
   return g_test_run ();
 }
