@@ -245,13 +245,6 @@ burrow_message_row_set_is_last (BurrowMessageRow *self,
   render (self);
 }
 
-BurrowChatMessage *
-burrow_message_row_get_message (BurrowMessageRow *self)
-{
-  g_return_val_if_fail (BURROW_IS_MESSAGE_ROW (self), NULL);
-  return self->message;
-}
-
 static void
 burrow_message_row_dispose (GObject *object)
 {

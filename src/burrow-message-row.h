@@ -13,7 +13,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (BurrowMessageRow, burrow_message_row, BURROW, MESSAGE_ROW, AdwBin)
 
 GtkWidget *burrow_message_row_new (BurrowChatMessage *message);
-BurrowChatMessage *burrow_message_row_get_message (BurrowMessageRow *self);
 /* The message's position in the chat, the target of its Edit button. */
 void burrow_message_row_set_index (BurrowMessageRow *self,
                                    guint             index);
