@@ -2,11 +2,10 @@
  * library is compiled with. */
 #include "kernels/dispatch.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define HAVE_X86_KERNELS 1
+#include "kernels/kernel-features.h"
+
+#if BW_KERNELS_X86
 #include <cpuid.h>
-#else
-#define HAVE_X86_KERNELS 0
 #endif
 
 static const char *const level_names[BW_ISA_COUNT] = {
@@ -14,16 +13,14 @@ static const char *const level_names[BW_ISA_COUNT] = {
   [BW_ISA_AVX512] = "avx512", [BW_ISA_AVX512_VNNI] = "avx512-vnni",
 };
 
-/* What each level's library is compiled for: the -m flags in kernels/meson.build. */
-#define AVX2_FEATURES "avx2", "fma", "f16c"
-#define AVX512_FEATURES "avx512f", "avx512bw", "avx512vl", "avx512dq", AVX2_FEATURES
-static const char *const level_features[BW_ISA_COUNT][12] = {
-  [BW_ISA_AVX2] = { AVX2_FEATURES, NULL },
-  [BW_ISA_AVX512] = { AVX512_FEATURES, NULL },
-  [BW_ISA_AVX512_VNNI] = { "avx512vnni", "avx512vbmi", AVX512_FEATURES, NULL },
+/* What each level's library is compiled for (its -m flags): kernels/meson.build's lists. */
+static const char *const level_features[BW_ISA_COUNT][16] = {
+  [BW_ISA_AVX2] = { BW_FEATURES_AVX2, NULL },
+  [BW_ISA_AVX512] = { BW_FEATURES_AVX512, NULL },
+  [BW_ISA_AVX512_VNNI] = { BW_FEATURES_AVX512_VNNI, NULL },
 };
 
-#if HAVE_X86_KERNELS
+#if BW_KERNELS_X86
 static const BwKernelTable *const tables[BW_ISA_COUNT] = {
   [BW_ISA_SCALAR] = &bw_kernels_scalar,
   [BW_ISA_AVX2] = &bw_kernels_avx2,
@@ -68,8 +65,8 @@ os_saved_state (void)
   return lo;
 }
 
-static gboolean
-cpu_has (const char *name)
+gboolean
+bw_cpu_has (const char *name)
 {
   unsigned r[4]; /* EAX EBX ECX EDX */
 
@@ -85,12 +82,13 @@ cpu_has (const char *name)
   return FALSE; /* a feature this check does not know is one the CPU is not known to have */
 }
 #else
+/* A scalar-only engine: no other level is built. */
 static const BwKernelTable *const tables[BW_ISA_COUNT] = {
   [BW_ISA_SCALAR] = &bw_kernels_scalar,
 };
 
-static gboolean
-cpu_has (const char *name)
+gboolean
+bw_cpu_has (const char *name)
 {
   return FALSE;
 }
@@ -129,7 +127,7 @@ bw_isa_supported (BwIsa isa)
   if (isa < 0 || isa >= BW_ISA_COUNT || tables[isa] == NULL)
     return FALSE;
   for (const char *const *f = level_features[isa]; *f; f++)
-    if (!cpu_has (*f))
+    if (!bw_cpu_has (*f))
       return FALSE;
   return TRUE;
 }

@@ -14,6 +14,10 @@ gboolean bw_isa_from_name (const char *name, BwIsa *isa);
  * are compiled for (BW_ISA_AUTO and BW_ISA_SCALAR: always). */
 gboolean bw_isa_supported (BwIsa isa);
 
+/* Whether the CPU (and the OS, saving the registers) has a feature, by its compiler name
+ * ("avx2", "avx512vnni"); FALSE in an engine built without the x86 levels. */
+gboolean bw_cpu_has (const char *feature);
+
 /* The CPU features a level's kernels are compiled for (NULL-terminated; empty for the
  * scalar level). */
 const char *const *bw_isa_features (BwIsa isa);

@@ -7,6 +7,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
+#include "kernels/kernel-features.h"
 #include "random-matrix.h"
 
 typedef struct {
@@ -268,6 +269,47 @@ test_levels (void)
   g_assert_null (bw_isa_features (BW_ISA_SCALAR)[0]);
 }
 
+/* The CPU check agrees with the kernel's list of the CPU's flags on every feature a level
+ * is compiled for, so a level runs exactly where its library's instructions do. */
+static void
+test_cpu_check (void)
+{
+  g_autofree char *info = NULL;
+  g_auto (GStrv) flags = NULL;
+
+  if (!g_file_get_contents ("/proc/cpuinfo", &info, NULL, NULL))
+    {
+      g_test_skip ("no /proc/cpuinfo to compare with");
+      return;
+    }
+  g_auto (GStrv) lines = g_strsplit (info, "\n", -1);
+  for (char **l = lines; *l && !flags; l++)
+    if (g_str_has_prefix (*l, "flags") && strchr (*l, ':'))
+      {
+        /* cpuinfo writes avx512_vnni where compilers say avx512vnni */
+        g_autoptr (GString) s = g_string_new (strchr (*l, ':') + 1);
+        g_string_replace (s, "_", "", 0);
+        flags = g_strsplit (g_strstrip (s->str), " ", -1);
+      }
+  if (flags == NULL)
+    {
+      g_test_skip ("no CPU flags in /proc/cpuinfo to compare with");
+      return;
+    }
+  for (int i = BW_ISA_AVX2; i < BW_ISA_COUNT; i++)
+    {
+      gboolean all = TRUE;
+      for (const char *const *f = bw_isa_features ((BwIsa) i); *f; f++)
+        {
+          gboolean listed = g_strv_contains ((const char *const *) flags, *f);
+          if (bw_cpu_has (*f) != (BW_KERNELS_X86 && listed))
+            g_error ("%s: the CPU check says %d, /proc/cpuinfo %d", *f, bw_cpu_has (*f), listed);
+          all = all && listed;
+        }
+      g_assert_cmpint (bw_isa_supported ((BwIsa) i), ==, BW_KERNELS_X86 && all);
+    }
+}
+
 /* The option picks the path: a product at a level gives the bits of that level's kernel
  * called directly, and levels whose kernels sum in another order give other bits. */
 static void
@@ -312,12 +354,16 @@ test_option_selects (void)
    * AVX-512 f32 kernel's. */
   if (bw_isa_supported (BW_ISA_AVX512_VNNI))
     {
+      const BwKernelTable *vnni = bw_kernels_table (BW_ISA_AVX512_VNNI);
+      void *prepared = g_aligned_alloc (BW_GEMV_INT_PREPARED_BYTES, 1, 64);
       test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
-      g_assert_true (bw_gemv_int_matvec (&t.m, x, want, 0, rows));
+      g_assert_true (vnni->int_prepare (BW_FMT_MXFP4, x, cols, prepared));
+      g_assert_true (vnni->int_rows (&t.m, x, prepared, want, 0, rows));
       matmul_with (BW_ISA_AVX512_VNNI, &t.m, x, 1, got);
       g_assert_cmpmem (got, rows * sizeof (float), want, rows * sizeof (float));
       matmul_with (BW_ISA_AVX512, &t.m, x, 1, scalar);
       g_assert_true (memcmp (got, scalar, rows * sizeof (float)) != 0);
+      g_aligned_free (prepared);
       test_matrix_clear (&t);
     }
   g_rand_free (rand);
@@ -328,6 +374,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/kernels/isa/levels", test_levels);
+  g_test_add_func ("/kernels/isa/cpu-check", test_cpu_check);
   g_test_add_func ("/kernels/isa/option-selects", test_option_selects);
   g_test_add_data_func ("/kernels/isa/avx2", GINT_TO_POINTER (BW_ISA_AVX2), test_isa);
   g_test_add_data_func ("/kernels/isa/avx512", GINT_TO_POINTER (BW_ISA_AVX512), test_isa);
