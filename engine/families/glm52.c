@@ -413,9 +413,10 @@ glm_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *l
   GlmModel *gm = model->family_data;
   int64_t pos0 = bw_state_position (state);
 
-  /* The only growth of the indexer's context scratch, before any layer runs. */
-  model->resident_bytes -= bw_dsa_indexer_reserve (gm->indexer, 0);
-  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n);
+  /* The only growth of the indexer's context scratch, before any layer runs; counted in
+   * one step, so a reader on another thread never sees it half done. */
+  gsize held = bw_dsa_indexer_reserve (gm->indexer, 0);
+  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n) - held;
   if (!bw_decoder_forward (model, &gm->dec, &glm_attention, gm, state, ids, n, logits,
                            all_logits, cancellable, error))
     return FALSE;

@@ -4,6 +4,7 @@
  * and the per-layer math (built from engine/blocks). */
 #pragma once
 
+#include <stdatomic.h>
 #include <time.h>
 
 #include "model/model.h"
@@ -40,7 +41,9 @@ struct BwModel {
   BwLayerStateSize *state_sizes;  /* n_layers, filled by the family's load */
   gpointer family_data;
   guint64 config_hash;
-  guint64 resident_bytes;       /* families add what they allocate */
+  /* Families add what they allocate, each change one atomic step: other threads read it
+   * (burrow_engine_get_cache_stats) while a forward grows a scratch. */
+  _Atomic guint64 resident_bytes;
   BwModelStats stats;
   BwModelProgress progress;
   gpointer progress_data;

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "kernels/dispatch.h"
 
 void
@@ -160,7 +161,13 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->loading = NULL;
   if (!loaded)
     return NULL;
-  g_return_val_if_fail (model->state_sizes != NULL && model->vocab > 0, NULL);
+  if (model->state_sizes == NULL || model->vocab <= 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "%s: the %s loader left no layer plan or vocabulary", dir,
+                   bw_model_family (model)->name);
+      return NULL;
+    }
   read_eos_ids (model);
   model->config_hash = compute_config_hash (model);
   bw_model_progress (model, 1.0, BW_PHASE_READY);
@@ -240,7 +247,7 @@ bw_model_config_hash (const BwModel *model)
 guint64
 bw_model_resident_bytes (const BwModel *model)
 {
-  return model->resident_bytes;
+  return atomic_load (&model->resident_bytes);
 }
 
 void
@@ -273,7 +280,7 @@ gboolean
 bw_model_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
                   gboolean all_logits, GCancellable *cancellable, GError **error)
 {
-  g_return_val_if_fail (state->model == model, FALSE);
+  bw_return_error_if_fail (state->model == model, error, FALSE);
   if (state->broken)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
