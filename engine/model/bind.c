@@ -183,7 +183,7 @@ static gboolean
 prefault_progress (double done, gpointer data)
 {
   BwModel *model = data;
-  bw_model_progress (model, 0.9 + 0.1 * done, BW_PHASE_EXPERT_CACHE);
+  bw_model_progress (model, 0.9 + 0.1 * done, BW_LOAD_PHASE_EXPERT_CACHE);
   return !g_cancellable_is_cancelled (model->loading);
 }
 

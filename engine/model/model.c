@@ -144,7 +144,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->progress = progress;
   model->progress_data = progress_data;
 
-  bw_model_progress (model, 0.0, BW_PHASE_INDEX);
+  bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
   model->ckpt = bw_checkpoint_open (dir, error);
   if (model->ckpt == NULL)
     return NULL;
@@ -170,7 +170,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
     }
   read_eos_ids (model);
   model->config_hash = compute_config_hash (model);
-  bw_model_progress (model, 1.0, BW_PHASE_READY);
+  bw_model_progress (model, 1.0, BW_LOAD_PHASE_READY);
   return g_steal_pointer (&model);
 }
 

@@ -10,11 +10,12 @@
 #include "core/threadpool.h"
 #include "stream/expert-store.h"
 
-/* The phases loading reports (burrow_engine_load_phases lists them for the app to translate). */
-#define BW_PHASE_INDEX "Reading the checkpoint index"
-#define BW_PHASE_WEIGHTS "Reading resident weights"
-#define BW_PHASE_EXPERT_CACHE "Preparing the expert cache"
-#define BW_PHASE_READY "Ready"
+/* The phases loading reports (burrow_engine_load_phases lists them for the app to
+ * translate); BwPhase below is where a forward pass spends its time. */
+#define BW_LOAD_PHASE_INDEX "Reading the checkpoint index"
+#define BW_LOAD_PHASE_WEIGHTS "Reading resident weights"
+#define BW_LOAD_PHASE_EXPERT_CACHE "Preparing the expert cache"
+#define BW_LOAD_PHASE_READY "Ready"
 
 G_BEGIN_DECLS
 

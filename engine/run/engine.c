@@ -306,7 +306,7 @@ const char *const *
 burrow_engine_load_phases (void)
 {
   static const char *const phases[] = {
-    BW_PHASE_INDEX, BW_PHASE_WEIGHTS, BW_PHASE_EXPERT_CACHE, BW_PHASE_READY, NULL,
+    BW_LOAD_PHASE_INDEX, BW_LOAD_PHASE_WEIGHTS, BW_LOAD_PHASE_EXPERT_CACHE, BW_LOAD_PHASE_READY, NULL,
   };
   return phases;
 }
