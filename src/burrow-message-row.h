@@ -1,6 +1,6 @@
 /* One message of the chat: the user's text in a bubble, or the model's reply rendered
- * from Markdown with its thinking folded away and what it cost underneath. Follows the
- * message as it streams in, redrawing at most once per frame. */
+ * from Markdown with its thinking and its tool calls folded away and what it cost
+ * underneath. Follows the message as it streams in, redrawing at most once per frame. */
 #pragma once
 
 #include <adwaita.h>
