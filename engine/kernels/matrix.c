@@ -141,7 +141,8 @@ wants_act_q8 (const BwKernelTable *t, const BwMatrix *w, int n)
 static gboolean
 wants_int (const BwKernelTable *t, const BwMatrix *w, int n)
 {
-  return t->int_rows && n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4)
+  return t->int_rows && n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4
+                                          || w->fmt == BW_FMT_CT_INT4)
          && w->cols <= BW_GEMV_INT_MAX_COLS;
 }
 
