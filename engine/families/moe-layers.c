@@ -79,7 +79,8 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
   r->n_experts = f->n_experts;
   r->renormalize = renorm;
   r->scaling = (float) scaling;
-  return bw_config_quantization (model, BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4, error);
+  return bw_config_quantization (model, BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4 | BW_QUANT_CT_PACKED,
+                                 error);
 }
 
 /* Grouped-query attention */

@@ -1,4 +1,5 @@
-/* One-token products of MXFP4 and Q4 rows with f32 activations, computed in integers.
+/* One-token products of MXFP4 and Q4 rows (and compressed-tensors INT4, Q4's nibbles with
+ * BF16 scales) with f32 activations, computed in integers.
  *
  * With 4-bit weights the f32 kernel spends most of its instructions turning codes into
  * floats, and on a few cores it is bound by arithmetic, not by memory. Here the codes stay

@@ -1,4 +1,5 @@
-/* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit products (MXFP4, Q4) sum
+/* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit products (MXFP4, Q4,
+ * compressed-tensors INT4) sum
  * in integers (kernels/gemv-int.h), and the int8-activation kernel (kernels/act-q8.h). */
 #include "kernels/act-q8.h"
 #include "kernels/gemv-int.h"
@@ -20,6 +21,7 @@ const BwKernelTable bw_kernels_avx512_vnni = {
   .rows = {
     [BW_FMT_MXFP4] = rows_int,
     [BW_FMT_Q4] = rows_int,
+    [BW_FMT_CT_INT4] = rows_int,
   },
   .int_prepare = bw_gemv_int_prepare,
   .int_rows = bw_gemv_int_rows,

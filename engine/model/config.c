@@ -1,6 +1,7 @@
 /* Range-checked reads of the text model's config.json fields for the families. */
 #include "model/family-api.h"
 
+#include "core/ct-config.h"
 #include "core/model-config.h"
 
 #include <math.h>
@@ -195,6 +196,16 @@ bw_config_quantization (BwModel *model, BwQuantSchemes accepted, GError **error)
                        ? json_node_get_string (m) : NULL;
   if ((accepted & BW_QUANT_MXFP4) && g_strcmp0 (method, "mxfp4") == 0)
     return TRUE; /* the tensors describe themselves (_blocks / _scales) */
+  if ((accepted & BW_QUANT_CT_PACKED) && bw_ct_config_is (q))
+    {
+      /* Parsed here to refuse what cannot be read; the decoder parses it again to bind. */
+      g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
+      BwCtConfig ct;
+      if (!bw_ct_config_parse (q, file, &ct, error))
+        return FALSE;
+      bw_ct_config_clear (&ct);
+      return TRUE;
+    }
   if (!(accepted & BW_QUANT_FP8_BLOCK) || g_strcmp0 (method, "fp8") != 0)
     return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                            "quantization_config.quant_method \"%s\" is not supported",

@@ -152,6 +152,7 @@ gboolean bw_config_fail (BwModel *model, GError **error, int code, const char *f
 typedef enum {
   BW_QUANT_FP8_BLOCK = 1 << 0,  /* quant_method "fp8", e4m3, 128 x 128 block scales */
   BW_QUANT_MXFP4 = 1 << 1,      /* quant_method "mxfp4" (gpt-oss's _blocks / _scales) */
+  BW_QUANT_CT_PACKED = 1 << 2,  /* compressed-tensors pack-quantized integers (core/ct-config.h) */
 } BwQuantSchemes;
 
 /* No quantization_config, or one of the accepted schemes; anything else is an error naming

@@ -106,7 +106,7 @@ test_accuracy (void)
 {
   static const struct { BwFormat fmt; int group; } mats[] = {
     { BW_FMT_MXFP4, 0 }, { BW_FMT_Q4, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_Q4, 64 }, { BW_FMT_Q4, 256 },
-    { BW_FMT_Q4, 384 },
+    { BW_FMT_Q4, 384 }, { BW_FMT_CT_INT4, 32 }, { BW_FMT_CT_INT4, 128 }, { BW_FMT_CT_INT4, 0 },
   };
   static const int64_t widths[] = { 7168, 4100, 16519 };
   GRand *rand = g_rand_new_with_seed (31337);
@@ -148,12 +148,13 @@ test_routes_agree (void)
 
   if (!have_kernel ())
     goto out;
-  for (int f = 0; f < 2; f++)
+  static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4 };
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
     {
       TestMatrix t;
       g_autofree float *x = g_new (float, n * cols);
       g_autofree float *a = g_new (float, n * rows), *b = g_new (float, n * rows), *c = g_new (float, n * rows);
-      test_matrix_init (&t, f ? BW_FMT_Q4 : BW_FMT_MXFP4, rows, cols, 32, 3, rand);
+      test_matrix_init (&t, fmts[f], rows, cols, 32, 3, rand);
       fill (x, n * cols, DIST_OUTLIERS, rand);
       bw_matmul (&t.m, x, n, a, pool);
       g_assert_true (bw_gemv_int_matmul (&t.m, x, n, b, rows, 0, rows));

@@ -25,7 +25,8 @@ static const int groups[] = { 0, 32, 64, 128, 48 };
 static gboolean
 has_groups (BwFormat fmt)
 {
-  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2;
+  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2 || fmt == BW_FMT_CT_INT4
+         || fmt == BW_FMT_CT_INT8;
 }
 
 static void
@@ -101,7 +102,8 @@ test_many_tokens (gconstpointer data)
 {
   BwIsa isa = GPOINTER_TO_INT (data);
   GRand *rand = g_rand_new_with_seed (99);
-  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
+  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4,
+                                   BW_FMT_CT_INT4, BW_FMT_CT_INT8 };
 
   if (!bw_isa_supported (isa))
     {
@@ -131,12 +133,13 @@ static void
 prefill_equals_decode (BwIsa isa)
 {
   GRand *rand = g_rand_new_with_seed (4242);
-  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
+  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4,
+                                   BW_FMT_CT_INT4 };
   static const Shape bshapes[] = { { 3, 15 }, { 7, 4100 }, { 130, 288 }, { 37, 640 }, { 5, 16384 + 128 + 7 } };
   static const int ns[] = { 2, 3, 4, 5, 9 };
 
   for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
-    for (gsize g = 0; g < (fmts[f] == BW_FMT_Q4 ? 3 : 1); g++)
+    for (gsize g = 0; g < (fmts[f] == BW_FMT_Q4 || fmts[f] == BW_FMT_CT_INT4 ? 3 : 1); g++)
       for (gsize s = 0; s < G_N_ELEMENTS (bshapes); s++)
         {
           const int64_t rows = bshapes[s].rows, cols = bshapes[s].cols;
