@@ -93,6 +93,9 @@ check_reuse (const char *oracle, const char *template, gboolean cut_anywhere)
   guint common = common_prefix (ids1, prompt2);
   /* The template dropped the old reasoning: the history changed inside the first reply
    * (or its generation prompt), after the first prompt's history. */
+  g_test_message ("%s: first prompt %d, read %u; second prompt %d, its first %u tokens as "
+                  "read, %d kept, %d read again", oracle, s1.prompt_tokens, fed1,
+                  s2.prompt_tokens, common, s2.cached_tokens, s2.prefill_tokens);
   g_assert_cmpuint (common, <, fed1);
   g_assert_cmpuint (common, >, 0);
   if (cut_anywhere)
