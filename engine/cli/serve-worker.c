@@ -57,6 +57,9 @@ static void
 on_token (const BurrowToken *tok, gpointer data)
 {
   ServeJob *job = data;
+#ifdef BURROW_TESTING
+  serve_testing_pace ();
+#endif
   if (job->logprobs && tok->id >= 0)
     serve_json_add_logprob (job->logprobs, job->server->engine, tok);
   if (!job->req->stream || (!tok->reasoning[0] && !tok->answer[0]))
@@ -179,6 +182,9 @@ run_job (ServeServer *server, ServeJob *job)
   g_autoptr (GError) error = NULL;
   if (job->req->opts.logprobs)
     job->logprobs = json_array_new ();
+#ifdef BURROW_TESTING
+  serve_testing_adjust (&job->req->opts);
+#endif
   gboolean listen = job->req->stream || job->logprobs;
   burrow_conversation_generate (conv, &job->req->opts, listen ? on_token : NULL, job, &st,
                                 job->cancel, &error);

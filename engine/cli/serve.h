@@ -93,6 +93,11 @@ void serve_template_run_job (ServeServer *server, ServeJob *job);
  * of strings, replies come from it in turn instead of the model, streamed in small pieces;
  * BURROW_TEST_PROMPT_LOG names a file that receives every rendered prompt. FALSE when no
  * script is set. */
+/* Testing builds: $BURROW_TEST_TOKEN_DELAY_MS paces every generated token, so that a
+ * client can stop, lose or stall a reply mid-stream; $BURROW_TEST_IGNORE_EOS makes
+ * replies run to their length limit. */
+void serve_testing_pace (void);
+void serve_testing_adjust (BurrowGenerateOptions *opts);
 gboolean serve_testing_reply (ServeServer *server, const char *prompt, BurrowTokenFunc func,
                               gpointer data, BurrowTurnStats *stats);
 #endif
