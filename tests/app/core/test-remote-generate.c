@@ -1,0 +1,173 @@
+/* A remote reply delivered in the engine worker's shapes, against a real burrow-cli serve:
+ * posted updates carry the text and one token each, the final result the turn's stats; a
+ * stopped reply ends with G_IO_ERROR_CANCELLED after the text so far; an owner that goes
+ * away gets nothing more. And the servers list keeps no key. */
+#include <signal.h>
+#include <string.h>
+
+#include "burrow-remote-generate.h"
+#include "burrow-remote-servers.h"
+#include "../../remote/remote-server.h"
+
+typedef struct {
+  GMainLoop *loop;
+  guint64 id;
+  GString *text;
+  int n_updates;
+  int last_n_tokens;
+  gboolean first_seen;
+  gboolean done;
+  BurrowTurnStats stats;
+  GError *error;
+  int cancel_after;
+  GCancellable *cancellable;
+} Collect;
+
+static void
+on_result (GObject            *owner,
+           BurrowWorkerResult *result,
+           gpointer            data)
+{
+  Collect *c = data;
+
+  g_assert_cmpuint (result->request_id, ==, c->id);
+  g_assert_false (c->done);
+  if (!result->done)
+    {
+      BurrowGenerateUpdate *u = result->data;
+
+      g_string_append (c->text, u->answer);
+      g_assert_true (u->has_token);
+      g_assert_cmpint (u->n_tokens, ==, c->last_n_tokens + 1);
+      c->last_n_tokens = u->n_tokens;
+      g_assert_true (u->sample.first == (u->n_tokens == 1));
+      if (++c->n_updates == c->cancel_after)
+        g_cancellable_cancel (c->cancellable);
+      return;
+    }
+  c->done = TRUE;
+  if (result->error != NULL)
+    c->error = g_error_copy (result->error);
+  else
+    c->stats = ((BurrowGenerateResult *) result->data)->stats;
+  g_main_loop_quit (c->loop);
+}
+
+static BurrowRemoteChat *
+hello (void)
+{
+  BurrowRemoteChat *chat = burrow_remote_chat_new ("demo-model");
+
+  burrow_remote_chat_add_message (chat, BURROW_ROLE_USER, "Hello");
+  burrow_remote_chat_get_options (chat)->max_tokens = 30;
+  return chat;
+}
+
+static void
+test_reply (void)
+{
+  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, NULL);
+  g_autoptr(BurrowRemoteClient) client = burrow_remote_client_new (server->url, NULL, NULL);
+  g_autoptr(GObject) owner = g_object_new (G_TYPE_OBJECT, NULL);
+  Collect c = { .loop = g_main_loop_new (NULL, FALSE), .text = g_string_new (NULL) };
+
+  c.id = burrow_remote_generate (client, hello (), NULL, owner, on_result, &c);
+  g_assert_cmpuint (c.id, >, 1u << 20);
+  g_main_loop_run (c.loop);
+  g_assert_no_error (c.error);
+  g_assert_cmpuint (c.text->len, >, 0);
+  g_assert_cmpint (c.stats.finish, ==, BURROW_FINISH_STOP);
+  g_assert_cmpint (c.stats.generated_tokens, >=, c.n_updates);
+  g_assert_cmpint (c.stats.prompt_tokens, >, 0);
+  g_main_loop_unref (c.loop);
+  g_string_free (c.text, TRUE);
+  remote_server_stop (server);
+}
+
+static void
+test_stop (void)
+{
+  const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=40", "BURROW_TEST_IGNORE_EOS=1", NULL };
+  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, env);
+  g_autoptr(BurrowRemoteClient) client = burrow_remote_client_new (server->url, NULL, NULL);
+  g_autoptr(GObject) owner = g_object_new (G_TYPE_OBJECT, NULL);
+  Collect c = { .loop = g_main_loop_new (NULL, FALSE), .text = g_string_new (NULL),
+                .cancel_after = 2, .cancellable = g_cancellable_new () };
+
+  c.id = burrow_remote_generate (client, hello (), c.cancellable, owner, on_result, &c);
+  g_main_loop_run (c.loop);
+  g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (c.n_updates, ==, 2);
+  g_assert_cmpuint (c.text->len, >, 0);
+  g_clear_error (&c.error);
+  g_object_unref (c.cancellable);
+  g_main_loop_unref (c.loop);
+  g_string_free (c.text, TRUE);
+  remote_server_stop (server);
+}
+
+static gboolean
+quit_later (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_owner_gone (void)
+{
+  const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=40", "BURROW_TEST_IGNORE_EOS=1", NULL };
+  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, env);
+  g_autoptr(BurrowRemoteClient) client = burrow_remote_client_new (server->url, NULL, NULL);
+  GObject *owner = g_object_new (G_TYPE_OBJECT, NULL);
+  Collect c = { .loop = g_main_loop_new (NULL, FALSE), .text = g_string_new (NULL) };
+
+  c.id = burrow_remote_generate (client, hello (), NULL, owner, on_result, &c);
+  g_object_unref (owner);
+  g_timeout_add (1500, quit_later, c.loop);
+  g_main_loop_run (c.loop);
+  g_assert_cmpint (c.n_updates, ==, 0);
+  g_assert_false (c.done);
+  g_main_loop_unref (c.loop);
+  g_string_free (c.text, TRUE);
+  remote_server_stop (server);
+}
+
+static void
+test_servers_list (void)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("io.github.burrow.Burrow");
+  g_autoptr(GPtrArray) servers = NULL;
+  g_autoptr(GVariant) stored = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(BurrowRemoteServer) found = NULL;
+
+  burrow_remote_servers_put (settings, "http://gpu-box:8000", "GPU box", FALSE);
+  burrow_remote_servers_put (settings, "https://cluster.example", "", TRUE);
+  burrow_remote_servers_put (settings, "http://gpu-box:8000", "Big box", TRUE);
+  servers = burrow_remote_servers_load (settings);
+  g_assert_cmpuint (servers->len, ==, 2);
+  found = burrow_remote_servers_find (settings, "http://gpu-box:8000");
+  g_assert_cmpstr (found->name, ==, "Big box");
+  g_assert_true (found->allow_plain_http);
+  /* A server without a name is called by its address. */
+  g_assert_cmpstr (((BurrowRemoteServer *) g_ptr_array_index (servers, 1))->name, ==,
+                   "https://cluster.example");
+  stored = g_settings_get_value (settings, "remote-servers");
+  text = g_variant_print (stored, FALSE);
+  g_assert_cmpstr (text, ==, "[('http://gpu-box:8000', 'Big box', true), "
+                             "('https://cluster.example', 'https://cluster.example', true)]");
+  burrow_remote_servers_remove (settings, "http://gpu-box:8000");
+  g_assert_null (burrow_remote_servers_find (settings, "http://gpu-box:8000"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/remote-generate/reply", test_reply);
+  g_test_add_func ("/remote-generate/stop", test_stop);
+  g_test_add_func ("/remote-generate/owner-gone", test_owner_gone);
+  g_test_add_func ("/remote-generate/servers-list", test_servers_list);
+  return g_test_run ();
+}
