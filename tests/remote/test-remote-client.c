@@ -225,7 +225,8 @@ expect_error (Reply      *r,
               const char *words)
 {
   if (r->error == NULL)
-    g_error ("no error; expected code %d", code);
+    g_error ("no error; expected code %d; the reply was “%s” (%d pieces)", code,
+             r->answer->str, r->n_deltas);
   if (r->error->domain != BURROW_REMOTE_ERROR || r->error->code != code ||
       strstr (r->error->message, words) == NULL)
     g_error ("expected code %d with “%s”, got %s %d: %s", code, words,
@@ -314,18 +315,25 @@ test_busy (void)
   static const BurrowRemoteReplyFuncs funcs = { on_delta, on_done };
   BurrowRemoteChat *c = burrow_remote_chat_new ("demo-model");
 
-  /* The first reply runs for 30 tokens of 40 ms; the second is sent when its first token
-   * is in. */
+  /* The first reply runs for 100 tokens of 40 ms; the second is sent when its first
+   * token is in. */
   busy.cancel = g_cancellable_new ();
   r.loop = g_main_loop_new (NULL, FALSE);
   r.answer = g_string_new (NULL);
   r.reasoning = g_string_new (NULL);
   burrow_remote_chat_add_message (c, BURROW_ROLE_USER, "Hello");
-  burrow_remote_chat_get_options (c)->max_tokens = 30;
+  burrow_remote_chat_get_options (c)->max_tokens = 100;
   burrow_remote_client_chat (client, c, NULL, &funcs, &r);
   while (r.n_deltas == 0)
     g_main_context_iteration (NULL, TRUE);
   chat (second, "demo-model", 8, &busy);
+  if (busy.error == NULL)
+    {
+      if (!r.done)
+        g_main_loop_run (r.loop);
+      g_printerr ("first: %s / %d pieces / finish %d / %s\n", r.answer->str, r.n_deltas,
+                  r.stats.finish, r.error ? r.error->message : "ok");
+    }
   expect_error (&busy, BURROW_REMOTE_ERROR_RATE_LIMITED, "is busy (429). Try again in 1 s");
   if (!r.done)
     g_main_loop_run (r.loop);
