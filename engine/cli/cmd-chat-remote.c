@@ -82,7 +82,8 @@ first_model (BurrowRemoteClient *client, GMainLoop *loop, GError **error)
 }
 
 static void
-on_delta (const char *answer, const char *reasoning, gpointer data)
+on_delta (const char *answer, const char *reasoning, const BurrowRemoteCounters *counters,
+          gpointer data)
 {
   Pending *p = data;
   BurrowToken tok = { .id = 0, .answer = answer, .reasoning = reasoning };

@@ -344,9 +344,11 @@ handle_profile (ServeServer *server, SoupServerMessage *msg)
    * recorded: counting it as queued keeps "nothing current, nothing queued" meaning that
    * every finished turn is in the list. */
   guint queued = server->active - (current.running && server->active > 0 ? 1 : 0);
-  send_json (msg, 200, serve_json_profile (server->names[0],
-                                           burrow_engine_get_family (server->engine), turns, n,
-                                           &current, &cache, queued));
+  g_mutex_lock (&server->profile_lock);
+  char *body = serve_json_profile (server->names[0], burrow_engine_get_family (server->engine),
+                                   turns, n, &current, &cache, &server->experts, queued);
+  g_mutex_unlock (&server->profile_lock);
+  send_json (msg, 200, body);
 }
 
 /* The routes, each with the one method it answers. */

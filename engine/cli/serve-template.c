@@ -41,7 +41,8 @@ dispatch_from (TemplateTurn *t, guint from)
       if (req->stream)
         {
           g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev);
-          post_sse (t->job, chunk);
+          g_autofree char *counted = serve_json_add_counters (chunk, t->job->server->engine);
+          post_sse (t->job, counted);
         }
     }
   if (req->stream)
@@ -54,6 +55,11 @@ on_raw_token (const BurrowToken *tok, gpointer data)
   TemplateTurn *t = data;
   guint before = t->events->len;
 
+#ifdef BURROW_TESTING
+  serve_testing_pace ();
+#endif
+  if (tok->id >= 0)
+    serve_experts_take (t->job->server, FALSE);
   if (tok->answer[0])
     bw_tool_parser_push (t->parser, tok->answer, strlen (tok->answer), t->events);
   dispatch_from (t, before);

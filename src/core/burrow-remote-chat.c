@@ -314,10 +314,45 @@ take_timings (Reply      *r,
     r->server_tokens_per_second = v;
 }
 
+/* Burrow's own member of a chunk: FALSE when there is none. */
+static gboolean
+take_counters (JsonObject           *o,
+               BurrowRemoteCounters *out)
+{
+  JsonNode *phases;
+  double v;
+
+  if (o == NULL)
+    return FALSE;
+  memset (out, 0, sizeof *out);
+  if (number_member (o, "hits", &v) && v >= 0)
+    out->hits = (guint64) v;
+  if (number_member (o, "misses", &v) && v >= 0)
+    out->misses = (guint64) v;
+  if (number_member (o, "bytes_read", &v) && v >= 0)
+    out->bytes_read = (guint64) v;
+  phases = member (o, "phase_seconds");
+  if (phases != NULL && JSON_NODE_HOLDS_ARRAY (phases))
+    {
+      JsonArray *a = json_node_get_array (phases);
+
+      for (guint p = 0; p < BURROW_N_PHASES && p < json_array_get_length (a); p++)
+        {
+          JsonNode *n = json_array_get_element (a, p);
+
+          if (JSON_NODE_HOLDS_VALUE (n) && (json_node_get_value_type (n) == G_TYPE_DOUBLE ||
+                                            json_node_get_value_type (n) == G_TYPE_INT64))
+            out->phase_seconds[p] = json_node_get_double (n);
+        }
+    }
+  return TRUE;
+}
+
 static void
-deliver (Reply      *r,
-         const char *answer,
-         const char *reasoning)
+deliver (Reply                      *r,
+         const char                 *answer,
+         const char                 *reasoning,
+         const BurrowRemoteCounters *counters)
 {
   gint64 now = g_get_monotonic_time ();
 
@@ -328,7 +363,7 @@ deliver (Reply      *r,
   r->last = now;
   r->n_deltas++;
   r->stats.generated_tokens = r->n_deltas;
-  r->funcs.delta (answer ? answer : "", reasoning ? reasoning : "", r->user_data);
+  r->funcs.delta (answer ? answer : "", reasoning ? reasoning : "", counters, r->user_data);
 }
 
 /* One chunk object, or a whole completion (@whole: "message" instead of "delta"). */
@@ -340,6 +375,8 @@ take_object (Reply      *r,
   JsonNode *choices = member (o, "choices");
   JsonObject *choice = NULL, *delta;
   const char *finish, *reasoning;
+  BurrowRemoteCounters counters;
+  gboolean counted = take_counters (object_member (o, "burrow"), &counters);
 
   if (choices != NULL && JSON_NODE_HOLDS_ARRAY (choices) &&
       json_array_get_length (json_node_get_array (choices)) > 0 &&
@@ -351,7 +388,7 @@ take_object (Reply      *r,
   reasoning = string_member (delta, "reasoning_content");
   if (reasoning == NULL)
     reasoning = string_member (delta, "reasoning");
-  deliver (r, string_member (delta, "content"), reasoning);
+  deliver (r, string_member (delta, "content"), reasoning, counted ? &counters : NULL);
 
   finish = string_member (choice, "finish_reason");
   if (finish != NULL)

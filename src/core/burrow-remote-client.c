@@ -17,6 +17,7 @@ struct _BurrowRemoteClient {
   char *host;
   char *api_key;
   guint stall_ms;
+  BurrowRemoteProfileState profile_state;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowRemoteClient, burrow_remote_client, G_TYPE_OBJECT)
@@ -530,5 +531,20 @@ burrow_remote_client_get_profile_finish (BurrowRemoteClient  *self,
                                          GAsyncResult        *result,
                                          GError             **error)
 {
-  return g_task_propagate_pointer (G_TASK (result), error);
+  g_autoptr(GError) local = NULL;
+  JsonObject *profile = g_task_propagate_pointer (G_TASK (result), &local);
+
+  if (profile != NULL)
+    self->profile_state = BURROW_REMOTE_PROFILE_YES;
+  else if (g_error_matches (local, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_NOT_FOUND))
+    self->profile_state = BURROW_REMOTE_PROFILE_NO;
+  if (local != NULL)
+    g_propagate_error (error, g_steal_pointer (&local));
+  return profile;
+}
+
+BurrowRemoteProfileState
+burrow_remote_client_get_profile_state (BurrowRemoteClient *self)
+{
+  return self->profile_state;
 }

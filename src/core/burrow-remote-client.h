@@ -57,6 +57,15 @@ JsonObject *burrow_remote_client_get_profile_finish (BurrowRemoteClient  *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
 
+typedef enum {
+  BURROW_REMOTE_PROFILE_UNKNOWN,  /* not asked yet */
+  BURROW_REMOTE_PROFILE_YES,      /* a Burrow server: /v1/profile answered */
+  BURROW_REMOTE_PROFILE_NO,       /* another server: 404 */
+} BurrowRemoteProfileState;
+
+/* What the last /v1/profile request found out. */
+BurrowRemoteProfileState burrow_remote_client_get_profile_state (BurrowRemoteClient *self);
+
 /* ---- a streamed reply ---- */
 
 typedef struct _BurrowRemoteChat BurrowRemoteChat;
@@ -75,11 +84,20 @@ BurrowGenerateOptions *burrow_remote_chat_get_options (BurrowRemoteChat *chat);
 /* The request body as sent, for tests and logs (it holds no key). */
 char *burrow_remote_chat_to_json (BurrowRemoteChat *chat);
 
+/* What a Burrow server adds to each piece of a streamed reply: its expert store's counters
+ * and its model's phase clocks, since it loaded the model. */
 typedef struct {
-  /* A piece of the reply: either may be "". */
-  void (*delta) (const char *answer,
-                 const char *reasoning,
-                 gpointer    user_data);
+  guint64 hits, misses, bytes_read;
+  double phase_seconds[BURROW_N_PHASES];
+} BurrowRemoteCounters;
+
+typedef struct {
+  /* A piece of the reply: either text may be ""; @counters is NULL from servers other
+   * than Burrow. */
+  void (*delta) (const char                 *answer,
+                 const char                 *reasoning,
+                 const BurrowRemoteCounters *counters,
+                 gpointer                    user_data);
   /* Exactly once, never from inside burrow_remote_client_chat: @stats holds what the turn
    * got to (finish CANCELLED or ERROR with @error set, the text so far having come
    * through delta). Tokens and prompt sizes are the server's usage when it sent it,

@@ -3,6 +3,14 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+
+/* A test that fails mid-way leaves no server behind. */
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
 
 RemoteServer *
 remote_server_start (const char        *cli,
@@ -17,6 +25,7 @@ remote_server_start (const char        *cli,
   RemoteServer *server = g_new0 (RemoteServer, 1);
   char *line;
 
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   for (gsize i = 0; env != NULL && env[i] != NULL; i++)
     {
       g_auto(GStrv) kv = g_strsplit (env[i], "=", 2);

@@ -27,9 +27,10 @@ typedef struct {
 } Reply;
 
 static void
-on_delta (const char *answer,
-          const char *reasoning,
-          gpointer    data)
+on_delta (const char                 *answer,
+          const char                 *reasoning,
+          const BurrowRemoteCounters *counters,
+          gpointer                    data)
 {
   Reply *r = data;
 

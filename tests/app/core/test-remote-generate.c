@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "burrow-remote-generate.h"
+#include "burrow-remote-profile.h"
 #include "burrow-remote-servers.h"
 #include "../../remote/remote-server.h"
 
@@ -21,6 +22,11 @@ typedef struct {
   GError *error;
   int cancel_after;
   GCancellable *cancellable;
+  int n_snapshots;              /* posted with the expert grid */
+  guint64 last_lookups;         /* hits + misses of the last token */
+  gboolean lookups_grew;
+  gboolean phases_seen;
+  gboolean final_snapshot;
 } Collect;
 
 static void
@@ -36,8 +42,20 @@ on_result (GObject            *owner,
     {
       BurrowGenerateUpdate *u = result->data;
 
+      if (u->snapshot != NULL)
+        {
+          g_assert_false (u->has_token);
+          g_assert_cmpstr (u->answer, ==, "");
+          c->n_snapshots += u->snapshot->n_layers > 0;
+          return;
+        }
       g_string_append (c->text, u->answer);
       g_assert_true (u->has_token);
+      if (u->sample.hits + u->sample.misses > c->last_lookups && c->last_lookups > 0)
+        c->lookups_grew = TRUE;
+      c->last_lookups = u->sample.hits + u->sample.misses;
+      for (int p = 0; p < BURROW_N_PHASES; p++)
+        c->phases_seen |= u->sample.phase_seconds[p] > 0;
       g_assert_cmpint (u->n_tokens, ==, c->last_n_tokens + 1);
       c->last_n_tokens = u->n_tokens;
       g_assert_true (u->sample.first == (u->n_tokens == 1));
@@ -49,7 +67,13 @@ on_result (GObject            *owner,
   if (result->error != NULL)
     c->error = g_error_copy (result->error);
   else
-    c->stats = ((BurrowGenerateResult *) result->data)->stats;
+    {
+      BurrowGenerateResult *r = result->data;
+
+      c->stats = r->stats;
+      c->final_snapshot = r->snapshot != NULL && r->snapshot->n_layers > 0 &&
+                          r->snapshot->turn.generated_tokens == r->stats.generated_tokens;
+    }
   g_main_loop_quit (c->loop);
 }
 
@@ -63,10 +87,13 @@ hello (void)
   return chat;
 }
 
+/* A Burrow server: every token carries the store's counters and the phase split, and the
+ * profile's snapshots (twice a second, and at the end) carry the expert grid. */
 static void
 test_reply (void)
 {
-  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, NULL);
+  const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=50", "BURROW_TEST_IGNORE_EOS=1", NULL };
+  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, env);
   g_autoptr(BurrowRemoteClient) client = burrow_remote_client_new (server->url, NULL, NULL);
   g_autoptr(GObject) owner = g_object_new (G_TYPE_OBJECT, NULL);
   Collect c = { .loop = g_main_loop_new (NULL, FALSE), .text = g_string_new (NULL) };
@@ -76,9 +103,14 @@ test_reply (void)
   g_main_loop_run (c.loop);
   g_assert_no_error (c.error);
   g_assert_cmpuint (c.text->len, >, 0);
-  g_assert_cmpint (c.stats.finish, ==, BURROW_FINISH_STOP);
-  g_assert_cmpint (c.stats.generated_tokens, >=, c.n_updates);
+  g_assert_cmpint (c.stats.finish, ==, BURROW_FINISH_LENGTH);
+  g_assert_cmpint (c.stats.generated_tokens, ==, 30);
   g_assert_cmpint (c.stats.prompt_tokens, >, 0);
+  /* 30 tokens of 50 ms: at least one poll while it ran. */
+  g_assert_cmpint (c.n_snapshots, >=, 1);
+  g_assert_true (c.final_snapshot);
+  g_assert_true (c.lookups_grew);
+  g_assert_true (c.phases_seen);
   g_main_loop_unref (c.loop);
   g_string_free (c.text, TRUE);
   remote_server_stop (server);
@@ -133,6 +165,58 @@ test_owner_gone (void)
   remote_server_stop (server);
 }
 
+/* Whatever a server sends as its profile, the snapshot is whole. */
+static void
+test_bad_profiles (void)
+{
+  const char *const profiles[] = {
+    "{}",
+    "{\"current\":7,\"turns\":{},\"cache\":[],\"experts\":\"x\"}",
+    "{\"cache\":{\"backend\":5,\"hits\":-3,\"misses\":1e300}}",
+    "{\"experts\":{\"layers\":2,\"experts\":2,\"layer_experts\":[2,2],"
+      "\"layer_hits\":[1,1],\"layer_misses\":[1,1],\"tiers\":[9,0,1],"
+      "\"uses\":[1,2,3,4],\"ages\":[0,1,2,3]}}",
+    "{\"experts\":{\"layers\":100000,\"experts\":100000}}",
+    "{\"turns\":[{\"finish\":\"nonsense\",\"phase_seconds\":[1]}],\"current\":null}",
+  };
+  const char *good =
+    "{\"current\":{\"finish\":\"none\",\"generated_tokens\":3},"
+    "\"cache\":{\"backend\":\"io_uring\",\"hits\":5,\"misses\":2},"
+    "\"experts\":{\"layers\":2,\"experts\":2,\"layer_experts\":[0,2],"
+    "\"layer_hits\":[0,4],\"layer_misses\":[0,1],\"tiers\":[0,0,2,7],"
+    "\"uses\":[0,0,3,1],\"ages\":[-1,-1,0,5]}}";
+
+  for (gsize i = 0; i < G_N_ELEMENTS (profiles); i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(BurrowPerfSnapshot) s = NULL;
+
+      g_assert_true (json_parser_load_from_data (parser, profiles[i], -1, NULL));
+      s = burrow_remote_profile_to_snapshot (json_node_get_object (json_parser_get_root (parser)));
+      g_assert_cmpint (s->n_layers, ==, 0);
+      g_assert_cmpint (s->n_experts, ==, 0);
+      g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 0, 0), ==, 0);
+    }
+  {
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    g_autoptr(BurrowPerfSnapshot) s = NULL;
+
+    g_assert_true (json_parser_load_from_data (parser, good, -1, NULL));
+    s = burrow_remote_profile_to_snapshot (json_node_get_object (json_parser_get_root (parser)));
+    g_assert_true (s->turn.running);
+    g_assert_cmpint (s->turn.generated_tokens, ==, 3);
+    g_assert_cmpstr (s->cache.backend, ==, "io_uring");
+    g_assert_cmpuint (s->cache.hits, ==, 5);
+    g_assert_cmpint (s->n_layers, ==, 2);
+    g_assert_cmpint (s->layer_experts[1], ==, 2);
+    g_assert_cmpuint (s->layer_hits[1], ==, 4);
+    g_assert_cmpuint (s->tiers[2], ==, BURROW_EXPERT_PINNED);
+    g_assert_cmpuint (s->tiers[3], ==, BURROW_EXPERT_PINNED);
+    g_assert_cmpuint (s->ages[0], ==, G_MAXUINT32);
+    g_assert_cmpfloat (burrow_perf_snapshot_recency (s, 1, 0), ==, 1.0);
+  }
+}
+
 static void
 test_servers_list (void)
 {
@@ -168,6 +252,7 @@ main (int argc, char **argv)
   g_test_add_func ("/remote-generate/reply", test_reply);
   g_test_add_func ("/remote-generate/stop", test_stop);
   g_test_add_func ("/remote-generate/owner-gone", test_owner_gone);
+  g_test_add_func ("/remote-generate/bad-profiles", test_bad_profiles);
   g_test_add_func ("/remote-generate/servers-list", test_servers_list);
   return g_test_run ();
 }
