@@ -20,7 +20,7 @@ typedef struct {
   BurrowRemoteClient *client;
   GWeakRef owner;
   gboolean had_owner;
-  BurrowWorkerCallback callback;
+  BurrowBackendCallback callback;
   gpointer user_data;
   GCancellable *cancellable;
   GCancellable *poll_cancellable;
@@ -33,15 +33,6 @@ typedef struct {
   BurrowGenerateResult *result;    /* ... and this waits for the last snapshot */
   GError *error;
 } Generate;
-
-static void
-update_free (BurrowGenerateUpdate *update)
-{
-  g_free (update->answer);
-  g_free (update->reasoning);
-  burrow_perf_snapshot_free (update->snapshot);
-  g_free (update);
-}
 
 static void
 generate_free (Generate *g)
@@ -60,7 +51,7 @@ generate_free (Generate *g)
 /* FALSE when the owner is gone (and then the request is stopped). */
 static gboolean
 deliver (Generate           *g,
-         BurrowWorkerResult *result)
+         BurrowBackendResult *result)
 {
   g_autoptr(GObject) owner = g_weak_ref_get (&g->owner);
 
@@ -77,23 +68,23 @@ static void
 post (Generate             *g,
       BurrowGenerateUpdate *update)
 {
-  BurrowWorkerResult result = { g->id, FALSE, update, NULL };
+  BurrowBackendResult result = { g->id, FALSE, update, NULL };
 
   if (g_cancellable_is_cancelled (g->cancellable))
     {
-      update_free (update);
+      burrow_generate_update_free (update);
       return;
     }
   deliver (g, &result);
   if (result.data != NULL)
-    update_free (result.data);
+    burrow_generate_update_free (result.data);
 }
 
 /* The final delivery; frees @g. */
 static void
 finish (Generate *g)
 {
-  BurrowWorkerResult result = { g->id, TRUE, g->result, g->error };
+  BurrowBackendResult result = { g->id, TRUE, g->result, g->error };
 
   g->result = NULL;
   deliver (g, &result);
@@ -221,7 +212,7 @@ burrow_remote_generate (BurrowRemoteClient   *client,
                         BurrowRemoteChat     *chat,
                         GCancellable         *cancellable,
                         GObject              *owner,
-                        BurrowWorkerCallback  callback,
+                        BurrowBackendCallback callback,
                         gpointer              user_data)
 {
   static const BurrowRemoteReplyFuncs funcs = { on_delta, on_done };

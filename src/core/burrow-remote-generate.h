@@ -1,11 +1,11 @@
 /* A reply from a remote server, delivered exactly as the engine worker delivers a local
  * one (burrow_engine_worker_generate): posted BurrowGenerateUpdate *, then one final
- * BurrowGenerateResult * or error, through a BurrowWorkerCallback on the main context. So
+ * BurrowGenerateResult * or error, through a BurrowBackendCallback on the main context. So
  * the chat view, history, regenerate, edit, stop and the stats line need not know which
  * backend answered. */
 #pragma once
 
-#include "burrow-engine-worker.h"
+#include "burrow-backend.h"
 #include "burrow-remote-client.h"
 
 G_BEGIN_DECLS
@@ -18,7 +18,7 @@ guint64 burrow_remote_generate (BurrowRemoteClient   *client,
                                 BurrowRemoteChat     *chat,
                                 GCancellable         *cancellable,
                                 GObject              *owner,
-                                BurrowWorkerCallback  callback,
+                                BurrowBackendCallback callback,
                                 gpointer              user_data);
 
 G_END_DECLS

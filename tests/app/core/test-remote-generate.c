@@ -31,7 +31,7 @@ typedef struct {
 
 static void
 on_result (GObject            *owner,
-           BurrowWorkerResult *result,
+           BurrowBackendResult *result,
            gpointer            data)
 {
   Collect *c = data;
