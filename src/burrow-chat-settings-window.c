@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-chat-settings-window.h"
+#include "burrow-remote-backend.h"
 
 struct _BurrowChatSettingsWindow {
   AdwPreferencesWindow parent_instance;
@@ -27,7 +28,7 @@ static void
 fill_from_chat (BurrowChatSettingsWindow *self)
 {
   const char *dir = burrow_chat_get_model_dir (self->chat);
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   BurrowSampling sampling;
 
   self->syncing = TRUE;

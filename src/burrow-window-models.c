@@ -103,7 +103,7 @@ void
 _burrow_window_update_model_bar (BurrowWindow *self)
 {
   const char *dir = self->chat ? burrow_chat_get_model_dir (self->chat) : "";
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   g_autofree char *title = NULL;
   BurrowModelState state = burrow_session_get_model_state (self->session);
   gboolean ours = g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0;

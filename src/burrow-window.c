@@ -115,7 +115,7 @@ _burrow_window_update_state (BurrowWindow *self)
       title = burrow_chat_get_title (self->chat);
       if (title[0] == '\0')
         title = _("New Chat");
-      model_name = g_path_get_basename (burrow_chat_get_model_dir (self->chat));
+      model_name = burrow_model_display_name (burrow_chat_get_model_dir (self->chat));
     }
   else if (g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "model") == 0 &&
            self->inspect_dir != NULL)
@@ -130,7 +130,7 @@ _burrow_window_update_state (BurrowWindow *self)
 static GtkWidget *
 create_recent_row (const char *dir)
 {
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *remove = gtk_button_new_from_icon_name ("edit-delete-symbolic");
   GVariant *target = g_variant_ref_sink (g_variant_new_string (dir));
@@ -288,6 +288,8 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->session, "notify::generating",
                            G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);
 
+  _burrow_window_servers_init (self);
+
   /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
   _burrow_window_chats_init (self);
@@ -300,6 +302,7 @@ burrow_window_dispose (GObject *object)
 
   _burrow_window_chats_dispose (self);
   _burrow_window_models_dispose (self);
+  _burrow_window_servers_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->session);
   g_clear_object (&self->worker);
@@ -418,6 +421,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, demo_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_group);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_list);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_group);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
@@ -432,6 +437,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);
 
   _burrow_window_class_actions_init (widget_class);
+  _burrow_window_class_servers_init (widget_class);
 }
 
 static void
