@@ -293,14 +293,73 @@ test_refused (void)
   reply_clear (&r);
 }
 
+/* A resolver that knows no names: the test sends no query off this machine (a real
+ * lookup of an unknown name would go to the network's DNS server). */
+typedef GResolver NoNames;
+typedef GResolverClass NoNamesClass;
+static GType no_names_get_type (void);
+G_DEFINE_TYPE (NoNames, no_names, G_TYPE_RESOLVER)
+
+static void
+no_names_lookup_async (GResolver           *resolver,
+                       const char          *hostname,
+                       GCancellable        *cancellable,
+                       GAsyncReadyCallback  callback,
+                       gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (resolver, cancellable, callback, user_data);
+
+  g_task_return_new_error (task, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND,
+                           "Error resolving “%s”: unknown to the test resolver", hostname);
+}
+
+static void
+no_names_lookup_flags_async (GResolver                *resolver,
+                             const char               *hostname,
+                             GResolverNameLookupFlags  flags,
+                             GCancellable             *cancellable,
+                             GAsyncReadyCallback       callback,
+                             gpointer                  user_data)
+{
+  no_names_lookup_async (resolver, hostname, cancellable, callback, user_data);
+}
+
+static GList *
+no_names_lookup_finish (GResolver     *resolver,
+                        GAsyncResult  *result,
+                        GError       **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+no_names_class_init (NoNamesClass *klass)
+{
+  klass->lookup_by_name_async = no_names_lookup_async;
+  klass->lookup_by_name_finish = no_names_lookup_finish;
+  klass->lookup_by_name_with_flags_async = no_names_lookup_flags_async;
+  klass->lookup_by_name_with_flags_finish = no_names_lookup_finish;
+}
+
+static void
+no_names_init (NoNames *self)
+{
+}
+
 static void
 test_dns (void)
 {
-  g_autoptr(BurrowRemoteClient) client = client_new ("http://no-such-host.invalid:8000", NULL);
+  g_autoptr(GResolver) real = g_resolver_get_default ();
+  g_autoptr(GResolver) none = g_object_new (no_names_get_type (), NULL);
+  g_autoptr(BurrowRemoteClient) client = NULL;
   Reply r = { 0 };
 
+  g_resolver_set_default (none);
+  client = client_new ("http://no-such-host.invalid:8000", NULL);
   chat (client, "m", 8, &r);
+  g_resolver_set_default (real);
   expect_error (&r, BURROW_REMOTE_ERROR_RESOLVE, "could not be found");
+  g_assert_nonnull (strstr (r.error->message, "unknown to the test resolver"));
   reply_clear (&r);
 }
 
