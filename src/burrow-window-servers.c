@@ -142,6 +142,8 @@ keep_server (Adding *a)
 {
   burrow_remote_backend_forget (a->self->remote, a->url);
   burrow_remote_servers_put (a->self->remote_settings, a->url, a->name, a->allow_plain_http);
+  /* The same server again (a new key) leaves GSettings as it was: no change signal. */
+  refresh_servers (a->self);
   {
     /* Translators: %s is the server's name, or its address */
     g_autofree char *text = g_strdup_printf (_("Added %s"), a->name[0] ? a->name : a->url);
@@ -358,7 +360,7 @@ _burrow_window_servers_init (BurrowWindow *self)
 {
   GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
 
-  if (BURROW_IS_APPLICATION (app))
+  if (BURROW_IS_APPLICATION (app) && burrow_application_get_remote (BURROW_APPLICATION (app)))
     self->remote = g_object_ref (burrow_application_get_remote (BURROW_APPLICATION (app)));
   gtk_widget_set_visible (GTK_WIDGET (self->servers_group), self->remote != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.add-server", self->remote != NULL);

@@ -288,8 +288,6 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->session, "notify::generating",
                            G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);
 
-  _burrow_window_servers_init (self);
-
   /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
   _burrow_window_chats_init (self);
@@ -452,11 +450,15 @@ burrow_window_new (BurrowApplication *application)
 {
   g_return_val_if_fail (BURROW_IS_APPLICATION (application), NULL);
 
-  return g_object_new (BURROW_TYPE_WINDOW,
-                       "application", application,
-                       "settings", burrow_application_get_settings (application),
-                       "session", burrow_application_get_session (application),
-                       "worker", burrow_application_get_worker (application),
-                       "store", burrow_application_get_chat_store (application),
-                       NULL);
+  BurrowWindow *self = g_object_new (BURROW_TYPE_WINDOW,
+                                     "application", application,
+                                     "settings", burrow_application_get_settings (application),
+                                     "session", burrow_application_get_session (application),
+                                     "worker", burrow_application_get_worker (application),
+                                     "store", burrow_application_get_chat_store (application),
+                                     NULL);
+
+  /* The servers are the application's (the window's "application" is set only now). */
+  _burrow_window_servers_init (self);
+  return self;
 }
