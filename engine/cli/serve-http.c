@@ -390,6 +390,10 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
     send_json (msg, 200, serve_json_models (server->names,
                                             burrow_engine_get_family (server->engine),
                                             server->created));
+#ifdef BURROW_TESTING
+  else if (g_getenv ("BURROW_TEST_NO_PROFILE") != NULL)
+    send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, "Unknown request");
+#endif
   else
     handle_profile (server, msg);
 }

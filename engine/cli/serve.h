@@ -101,7 +101,8 @@ gboolean serve_testing_reply (ServeServer *server, const char *prompt, BurrowTok
                               gpointer data, BurrowTurnStats *stats);
 /* $BURROW_TEST_TOKEN_DELAY_MS paces every generated token, so that a client can stop,
  * lose or stall a reply mid-stream; $BURROW_TEST_IGNORE_EOS makes replies run to their
- * length limit. */
+ * length limit; $BURROW_TEST_NO_PROFILE answers /v1/profile with 404, as servers other
+ * than Burrow do (serve-http.c). */
 void serve_testing_pace (void);
 void serve_testing_adjust (BurrowGenerateOptions *opts);
 #endif

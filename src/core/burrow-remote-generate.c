@@ -202,9 +202,18 @@ on_done (const BurrowTurnStats *stats,
   if (g->polling)
     return;
   if (burrow_remote_client_get_profile_state (g->client) == BURROW_REMOTE_PROFILE_YES)
-    poll_now (g);
-  else
-    finish (g);
+    {
+      poll_now (g);
+      return;
+    }
+  /* Other servers: what the API gives (tokens, their rate, the time to the first one). */
+  {
+    g_autoptr(JsonObject) none = json_object_new ();
+
+    g->result->snapshot = burrow_remote_profile_to_snapshot (none);
+    g->result->snapshot->turn = *stats;
+  }
+  finish (g);
 }
 
 guint64

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "burrow-chat-view.h"
+#include "burrow-dashboard.h"
 #include "burrow-remote-backend.h"
 #include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
@@ -420,6 +421,35 @@ test_plain_http_asks (void)
   g_assert_true (g_variant_equal (before, after));
 }
 
+/* A server without Burrow's profile (as vLLM or llama.cpp): the dashboard shows the speed
+ * of the reply and says the rest is not available. */
+static void
+test_other_server (void)
+{
+  const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=20", "BURROW_TEST_NO_PROFILE=1", NULL };
+  RemoteServer *other = remote_server_start (BURROW_CLI_TESTING, NULL, env);
+  g_autofree char *url = g_strndup (other->url, strlen (other->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  BurrowDashboard *panel = BURROW_DASHBOARD (child ("panel"));
+  guint n;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
+  ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  g_assert_nonnull (strstr (burrow_dashboard_get_value (panel, "source-note"), "not available"));
+
+  n = n_messages ();
+  burrow_chat_view_set_draft (chat_view (), "Hello");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  g_assert_true (reply_has_text (n + 1));
+  iterate_for (0.5);
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "decode"), !=, "—");
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "ttft"), !=, "—");
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "hit-rate"), ==, "—");
+  remote_server_stop (other);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -461,6 +491,7 @@ main (int   argc,
   g_test_add_func ("/remote-window/chat-and-stop", test_chat_and_stop);
   g_test_add_func ("/remote-window/server-killed", test_server_killed);
   g_test_add_func ("/remote-window/plain-http-asks", test_plain_http_asks);
+  g_test_add_func ("/remote-window/other-server", test_other_server);
 
   ret = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));

@@ -27,6 +27,7 @@ typedef struct {
   gboolean lookups_grew;
   gboolean phases_seen;
   gboolean final_snapshot;
+  BurrowTurnStats final_turn;   /* the final snapshot's */
 } Collect;
 
 static void
@@ -73,6 +74,8 @@ on_result (GObject            *owner,
       c->stats = r->stats;
       c->final_snapshot = r->snapshot != NULL && r->snapshot->n_layers > 0 &&
                           r->snapshot->turn.generated_tokens == r->stats.generated_tokens;
+      if (r->snapshot != NULL)
+        c->final_turn = r->snapshot->turn;
     }
   g_main_loop_quit (c->loop);
 }
@@ -165,6 +168,32 @@ test_owner_gone (void)
   remote_server_stop (server);
 }
 
+/* A server without /v1/profile (vLLM, llama.cpp, ...): no snapshots while it runs, and at
+ * the end one with the turn's numbers only. */
+static void
+test_other_server (void)
+{
+  const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=50", "BURROW_TEST_IGNORE_EOS=1",
+                              "BURROW_TEST_NO_PROFILE=1", NULL };
+  RemoteServer *server = remote_server_start (BURROW_CLI_TESTING, NULL, env);
+  g_autoptr(BurrowRemoteClient) client = burrow_remote_client_new (server->url, NULL, NULL);
+  g_autoptr(GObject) owner = g_object_new (G_TYPE_OBJECT, NULL);
+  Collect c = { .loop = g_main_loop_new (NULL, FALSE), .text = g_string_new (NULL) };
+
+  c.id = burrow_remote_generate (client, hello (), NULL, owner, on_result, &c);
+  g_main_loop_run (c.loop);
+  g_assert_no_error (c.error);
+  g_assert_cmpint (burrow_remote_client_get_profile_state (client), ==, BURROW_REMOTE_PROFILE_NO);
+  g_assert_cmpint (c.n_snapshots, ==, 0);
+  g_assert_false (c.final_snapshot);
+  g_assert_cmpint (c.final_turn.generated_tokens, ==, 30);
+  g_assert_cmpfloat (c.final_turn.decode_tokens_per_second, >, 0);
+  g_assert_cmpfloat (c.final_turn.ttft_seconds, >, 0);
+  g_main_loop_unref (c.loop);
+  g_string_free (c.text, TRUE);
+  remote_server_stop (server);
+}
+
 /* Whatever a server sends as its profile, the snapshot is whole. */
 static void
 test_bad_profiles (void)
@@ -252,6 +281,7 @@ main (int argc, char **argv)
   g_test_add_func ("/remote-generate/reply", test_reply);
   g_test_add_func ("/remote-generate/stop", test_stop);
   g_test_add_func ("/remote-generate/owner-gone", test_owner_gone);
+  g_test_add_func ("/remote-generate/other-server", test_other_server);
   g_test_add_func ("/remote-generate/bad-profiles", test_bad_profiles);
   g_test_add_func ("/remote-generate/servers-list", test_servers_list);
   return g_test_run ();
