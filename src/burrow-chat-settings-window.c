@@ -39,6 +39,9 @@ show_template (BurrowChatSettingsWindow *self)
   g_autofree char *own = NULL;
   g_autofree char *subtitle = NULL;
 
+  /* A model on a server: the server builds its prompts with its own template. */
+  gtk_widget_set_visible (GTK_WIDGET (self->template_row),
+                          !burrow_remote_model_id_parse (dir, NULL, NULL));
   if (dir[0] != '\0')
     chosen = burrow_settings_dup_model_template (self->defaults, dir);
   if (chosen != NULL)
