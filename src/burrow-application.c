@@ -12,6 +12,8 @@ struct _BurrowApplication {
 
   BurrowSettings *settings;
   BurrowEngineWorker *worker;
+  BurrowRemoteBackend *remote;  /* models on servers */
+  BurrowRemoteRouter *router;   /* the session's backend: the worker or remote */
   BurrowChatStore *store;
   BurrowSession *session;
   char *store_error;          /* why the saved conversations could not be opened */
@@ -201,7 +203,14 @@ burrow_application_startup (GApplication *app)
       self->store_error = g_strdup (error->message);
       self->store = burrow_chat_store_new (":memory:", NULL);
     }
-  self->session = burrow_session_new (BURROW_BACKEND (self->worker), self->store, self->settings);
+  {
+    g_autoptr(GSettings) gsettings = g_settings_new (BURROW_APP_ID);
+
+    self->remote = burrow_remote_backend_new (gsettings);
+    self->router = burrow_remote_router_new (BURROW_BACKEND (self->worker),
+                                             BURROW_BACKEND (self->remote));
+  }
+  self->session = burrow_session_new (BURROW_BACKEND (self->router), self->store, self->settings);
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
@@ -231,6 +240,8 @@ burrow_application_finalize (GObject *object)
   BurrowApplication *self = BURROW_APPLICATION (object);
 
   g_clear_object (&self->session);
+  g_clear_object (&self->router);
+  g_clear_object (&self->remote);
   g_clear_object (&self->worker);
   g_clear_object (&self->store);
   g_clear_object (&self->settings);
@@ -299,6 +310,14 @@ burrow_application_get_settings (BurrowApplication *self)
   g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
 
   return self->settings;
+}
+
+BurrowRemoteBackend *
+burrow_application_get_remote (BurrowApplication *self)
+{
+  g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
+
+  return self->remote;
 }
 
 BurrowEngineWorker *

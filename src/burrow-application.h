@@ -6,6 +6,8 @@
 
 #include "burrow-chat-store.h"
 #include "burrow-engine-worker.h"
+#include "burrow-remote-backend.h"
+#include "burrow-remote-router.h"
 #include "burrow-session.h"
 #include "burrow-settings.h"
 
@@ -24,6 +26,8 @@ const char *burrow_application_pick_renderer (const char *dri_dir);
 /* All four exist from startup to shutdown. */
 BurrowSettings *burrow_application_get_settings (BurrowApplication *self);
 BurrowEngineWorker *burrow_application_get_worker (BurrowApplication *self);
+/* Models on servers (the session reaches them through its backend). */
+BurrowRemoteBackend *burrow_application_get_remote (BurrowApplication *self);
 BurrowSession *burrow_application_get_session (BurrowApplication *self);
 BurrowChatStore *burrow_application_get_chat_store (BurrowApplication *self);
 

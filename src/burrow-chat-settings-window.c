@@ -4,6 +4,7 @@
 
 #include "burrow-chat-settings-window.h"
 #include "burrow-engine.h"
+#include "burrow-remote-backend.h"
 
 struct _BurrowChatSettingsWindow {
   AdwPreferencesWindow parent_instance;
@@ -38,6 +39,9 @@ show_template (BurrowChatSettingsWindow *self)
   g_autofree char *own = NULL;
   g_autofree char *subtitle = NULL;
 
+  /* A model on a server: the server builds its prompts with its own template. */
+  gtk_widget_set_visible (GTK_WIDGET (self->template_row),
+                          !burrow_remote_model_id_parse (dir, NULL, NULL));
   if (dir[0] != '\0')
     chosen = burrow_settings_dup_model_template (self->defaults, dir);
   if (chosen != NULL)
@@ -134,7 +138,7 @@ static void
 fill_from_chat (BurrowChatSettingsWindow *self)
 {
   const char *dir = burrow_chat_get_model_dir (self->chat);
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   BurrowSampling sampling;
 
   self->syncing = TRUE;

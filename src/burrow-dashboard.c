@@ -36,6 +36,7 @@ struct _BurrowDashboard {
   GtkLabel *latest_swatch;
   GtkLabel *pin_note;
   GtkLabel *cap_note;
+  GtkLabel *source_note;
   GtkWidget *speed_section;
   GtkWidget *layer_box;
   BurrowChart *charts[6];
@@ -182,6 +183,15 @@ update_numbers (BurrowDashboard *self)
     }
 }
 
+void
+burrow_dashboard_set_source_note (BurrowDashboard *self,
+                                  const char      *text)
+{
+  g_return_if_fail (BURROW_IS_DASHBOARD (self));
+
+  set_note (self->source_note, text);
+}
+
 const char *
 burrow_dashboard_get_value (BurrowDashboard *self,
                             const char      *name)
@@ -193,14 +203,16 @@ burrow_dashboard_get_value (BurrowDashboard *self,
     { "latest", self->latest_label }, { "pinned", self->tier_labels[BURROW_EXPERT_PINNED] },
     { "cached", self->tier_labels[BURROW_EXPERT_CACHED] },
     { "on-disk", self->tier_labels[BURROW_EXPERT_ON_DISK] },
-    { "pin-note", NULL }, { "cap-note", NULL },
+    { "pin-note", NULL }, { "cap-note", NULL }, { "source-note", NULL },
   };
 
   g_return_val_if_fail (BURROW_IS_DASHBOARD (self), NULL);
 
-  if (g_str_equal (name, "pin-note") || g_str_equal (name, "cap-note"))
+  if (g_str_equal (name, "pin-note") || g_str_equal (name, "cap-note") ||
+      g_str_equal (name, "source-note"))
     {
-      GtkLabel *note = name[0] == 'p' ? self->pin_note : self->cap_note;
+      GtkLabel *note = name[0] == 'p' ? self->pin_note
+                       : name[0] == 'c' ? self->cap_note : self->source_note;
 
       return gtk_widget_get_visible (GTK_WIDGET (note)) ? gtk_label_get_label (note) : NULL;
     }
@@ -339,6 +351,7 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_swatch);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, pin_note);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, cap_note);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, source_note);
   gtk_widget_class_bind_template_child_full (widget_class, "disk_swatch", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, tier_swatches[0]));
   gtk_widget_class_bind_template_child_full (widget_class, "cached_swatch", FALSE,

@@ -19,10 +19,15 @@ void burrow_dashboard_set_monitor (BurrowDashboard   *self,
 void burrow_dashboard_set_compact (BurrowDashboard *self,
                                    gboolean         compact);
 
+/* A note under the tiles about where the numbers come from (a server that reports only
+ * its speed); NULL hides it. */
+void burrow_dashboard_set_source_note (BurrowDashboard *self,
+                                      const char      *text);
+
 /* The text a stat tile or legend row shows now, by its name ("decode", "ttft", "prefill",
  * "hit-rate", "read-rate", "bytes-read", "latest", "pinned", "cached", "on-disk"), or the
- * note under the expert map ("pin-note") or the tiles ("cap-note"), NULL while hidden; for
- * tests. */
+ * note under the expert map ("pin-note") or the tiles ("cap-note", "source-note"), NULL
+ * while hidden; for tests. */
 const char *burrow_dashboard_get_value (BurrowDashboard *self,
                                         const char      *name);
 

@@ -114,8 +114,16 @@ open_recent_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
 {
-  g_autoptr(GFile) folder = g_file_new_for_path (g_variant_get_string (param, NULL));
+  const char *dir = g_variant_get_string (param, NULL);
+  g_autoptr(GFile) folder = NULL;
 
+  /* A model on a server has no folder to show: its chat starts at once. */
+  if (burrow_remote_model_id_parse (dir, NULL, NULL))
+    {
+      _burrow_window_start_chat (BURROW_WINDOW (widget), dir);
+      return;
+    }
+  folder = g_file_new_for_path (dir);
   burrow_window_open_model (BURROW_WINDOW (widget), folder);
 }
 

@@ -39,7 +39,7 @@ model_and_time (GBinding     *binding,
   BurrowChat *chat = BURROW_CHAT (g_binding_dup_source (binding));
   g_autoptr(GDateTime) when = g_date_time_new_from_unix_local (g_value_get_int64 (from) / G_USEC_PER_SEC);
   g_autoptr(GDateTime) now = g_date_time_new_now_local ();
-  g_autofree char *model = g_path_get_basename (burrow_chat_get_model_dir (chat));
+  g_autofree char *model = burrow_model_display_name (burrow_chat_get_model_dir (chat));
   g_autofree char *time = NULL;
 
   /* Today shows the time; earlier days the date. */

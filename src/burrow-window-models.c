@@ -103,7 +103,7 @@ void
 _burrow_window_update_model_bar (BurrowWindow *self)
 {
   const char *dir = self->chat ? burrow_chat_get_model_dir (self->chat) : "";
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   g_autofree char *title = NULL;
   BurrowModelState state = burrow_session_get_model_state (self->session);
   gboolean ours = g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0;
@@ -138,9 +138,27 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_UNLOADED, title, dir, 0);
 }
 
+/* A model on a server other than Burrow: the dashboard has its speed only, and says so. */
+static void
+update_source_note (BurrowWindow *self)
+{
+  const char *dir = burrow_session_get_model_dir (self->session);
+  BurrowBackendFlags flags = burrow_backend_get_flags (burrow_session_get_backend (self->session));
+  const char *note = NULL;
+
+  if (burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED &&
+      burrow_remote_model_id_parse (dir, NULL, NULL) && !(flags & BURROW_BACKEND_PERF_NUMBERS))
+    note = _("This server reports its speed only: tokens per second and the time to the "
+             "first token. Its expert cache, disk reads and time per token are not "
+             "available.");
+  burrow_dashboard_set_source_note (self->panel, note);
+  burrow_dashboard_set_source_note (self->performance, note);
+}
+
 void
 _burrow_window_on_model_state (BurrowWindow *self)
 {
+  update_source_note (self);
   _burrow_window_update_model_bar (self);
   _burrow_window_update_state (self);
   if (self->chat != NULL &&

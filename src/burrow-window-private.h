@@ -9,6 +9,7 @@
 #include "burrow-dashboard.h"
 #include "burrow-engine-worker.h"
 #include "burrow-model-view.h"
+#include "burrow-remote-backend.h"
 #include "burrow-session.h"
 #include "burrow-settings.h"
 #include "burrow-window.h"
@@ -22,6 +23,9 @@ struct _BurrowWindow {
   BurrowSession *session;       /* the model and the turn, shared with other windows */
   BurrowEngineWorker *worker;   /* reads the folders the window opens */
   BurrowChatStore *store;
+  BurrowRemoteBackend *remote;  /* models on servers (NULL without an application) */
+  GSettings *remote_settings;   /* the servers list */
+  GCancellable *servers_cancellable;
 
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
@@ -55,6 +59,8 @@ struct _BurrowWindow {
   GtkStack *stack;
   AdwStatusPage *empty_page;
   GtkWidget *demo_button;
+  AdwPreferencesGroup *servers_group;
+  GtkListBox *servers_list;
   AdwPreferencesGroup *recent_group;
   GtkListBox *recent_list;
   AdwStatusPage *loading_page;
@@ -98,6 +104,12 @@ void _burrow_window_start_chat (BurrowWindow *self,
 void _burrow_window_set_tokenizer (BurrowWindow *self,
                                    const char   *file);
 void _burrow_window_models_dispose (BurrowWindow *self);
+
+/* burrow-window-servers.c: add a server (its key into the keyring), list its models, start
+ * a chat with one. */
+void _burrow_window_servers_init (BurrowWindow *self);
+void _burrow_window_servers_dispose (BurrowWindow *self);
+void _burrow_window_class_servers_init (GtkWidgetClass *widget_class);
 
 /* burrow-window-chats.c */
 void _burrow_window_chats_init (BurrowWindow *self);

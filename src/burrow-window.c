@@ -115,7 +115,7 @@ _burrow_window_update_state (BurrowWindow *self)
       title = burrow_chat_get_title (self->chat);
       if (title[0] == '\0')
         title = _("New Chat");
-      model_name = g_path_get_basename (burrow_chat_get_model_dir (self->chat));
+      model_name = burrow_model_display_name (burrow_chat_get_model_dir (self->chat));
     }
   else if (g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "model") == 0 &&
            self->inspect_dir != NULL)
@@ -130,7 +130,7 @@ _burrow_window_update_state (BurrowWindow *self)
 static GtkWidget *
 create_recent_row (const char *dir)
 {
-  g_autofree char *name = g_path_get_basename (dir);
+  g_autofree char *name = burrow_model_display_name (dir);
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *remove = gtk_button_new_from_icon_name ("edit-delete-symbolic");
   GVariant *target = g_variant_ref_sink (g_variant_new_string (dir));
@@ -300,6 +300,7 @@ burrow_window_dispose (GObject *object)
 
   _burrow_window_chats_dispose (self);
   _burrow_window_models_dispose (self);
+  _burrow_window_servers_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->session);
   g_clear_object (&self->worker);
@@ -418,6 +419,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, demo_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_group);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_list);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_group);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, model_view);
@@ -432,6 +435,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);
 
   _burrow_window_class_actions_init (widget_class);
+  _burrow_window_class_servers_init (widget_class);
 }
 
 static void
@@ -446,11 +450,15 @@ burrow_window_new (BurrowApplication *application)
 {
   g_return_val_if_fail (BURROW_IS_APPLICATION (application), NULL);
 
-  return g_object_new (BURROW_TYPE_WINDOW,
-                       "application", application,
-                       "settings", burrow_application_get_settings (application),
-                       "session", burrow_application_get_session (application),
-                       "worker", burrow_application_get_worker (application),
-                       "store", burrow_application_get_chat_store (application),
-                       NULL);
+  BurrowWindow *self = g_object_new (BURROW_TYPE_WINDOW,
+                                     "application", application,
+                                     "settings", burrow_application_get_settings (application),
+                                     "session", burrow_application_get_session (application),
+                                     "worker", burrow_application_get_worker (application),
+                                     "store", burrow_application_get_chat_store (application),
+                                     NULL);
+
+  /* The servers are the application's (the window's "application" is set only now). */
+  _burrow_window_servers_init (self);
+  return self;
 }

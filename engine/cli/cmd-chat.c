@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "chat-options.h"
+#include "chat-remote.h"
 #include "commands.h"
 
 typedef struct {
@@ -23,6 +24,9 @@ typedef struct {
   char *session;
   char *system;
   gboolean quiet;
+  char *remote;
+  char *api_key_file;
+  double timeout;
 } ChatArgs;
 
 /* What the SIGINT thread stops: the reply being generated, if any. */
@@ -63,6 +67,36 @@ route_sigint (void)
   sigaddset (&set, SIGINT);
   pthread_sigmask (SIG_BLOCK, &set, NULL);
   g_thread_unref (g_thread_new ("sigint", wait_for_sigint, &set));
+}
+
+static void
+set_interrupt (GCancellable *cancellable)
+{
+  g_mutex_lock (&interrupt_lock);
+  interrupt_target = cancellable;
+  g_mutex_unlock (&interrupt_lock);
+}
+
+/* --remote: every engine option but --model (the served name) has no effect there. */
+static int
+chat_remote (ChatArgs *a, GError **error)
+{
+  BurrowGenerateOptions opts;
+  if (a->session)
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                           "--session keeps a local model's state; it does not apply to "
+                           "--remote");
+      return 2;
+    }
+  if (!bw_cli_generate_options (&a->sampling, &opts, error))
+    return 2;
+  route_sigint ();
+  BwCliRemoteArgs r = { .url = a->remote, .model = a->engine.model_dir,
+                        .api_key_file = a->api_key_file, .system = a->system,
+                        .quiet = a->quiet, .timeout = a->timeout,
+                        .set_interrupt = set_interrupt };
+  return bw_cli_chat_remote (&r, &opts, error);
 }
 
 static void
@@ -243,6 +277,13 @@ bw_cli_chat_main (int argc, char **argv)
     { "system", 0, 0, G_OPTION_ARG_STRING, &a.system, "System prompt of a new conversation",
       "TEXT" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "No stats line after each reply", NULL },
+    { "remote", 0, 0, G_OPTION_ARG_STRING, &a.remote,
+      "Chat with an OpenAI-compatible server (--model: its name for the model; default: "
+      "the first it lists)", "URL" },
+    { "api-key-file", 0, 0, G_OPTION_ARG_FILENAME, &a.api_key_file,
+      "With --remote: the API key, on the first line of FILE", "FILE" },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.timeout,
+      "With --remote: give up when the server sends nothing for this long (300)", "SECONDS" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- chat with a model");
@@ -252,12 +293,20 @@ bw_cli_chat_main (int argc, char **argv)
   bw_cli_add_sampling_entries (ctx, &a.sampling);
   int rc = 2;
   if (g_option_context_parse (ctx, &argc, &argv, &error))
-    rc = chat_with_args (&a, &error);
+    {
+      if (a.remote == NULL && (a.api_key_file || a.timeout != 0))
+        g_set_error_literal (&error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                             "--api-key-file and --timeout need --remote");
+      else
+        rc = a.remote ? chat_remote (&a, &error) : chat_with_args (&a, &error);
+    }
   if (rc != 0 && error)
     fprintf (stderr, "burrow-cli chat: %s\n", error->message);
   bw_cli_engine_args_clear (&a.engine);
   bw_cli_sampling_args_clear (&a.sampling);
   g_free (a.session);
   g_free (a.system);
+  g_free (a.remote);
+  g_free (a.api_key_file);
   return rc;
 }

@@ -202,6 +202,7 @@ serve_with_args (ServeArgs *a, GError **error)
                          .main_context = g_main_context_default () };
   server.api_key = a->api_key && *a->api_key ? a->api_key : NULL;
   g_mutex_init (&server.profile_lock);
+  serve_experts_init (&server);
   g_autofree char *header = g_strdup_printf ("burrow/%s", BURROW_VERSION);
   server.soup = soup_server_new ("server-header", header, NULL);
   serve_http_setup (&server);
@@ -227,6 +228,7 @@ serve_with_args (ServeArgs *a, GError **error)
   serve_http_release (&server);
   soup_server_disconnect (server.soup);
   g_object_unref (server.soup);
+  serve_experts_clear (&server);
   g_mutex_clear (&server.profile_lock);
   return rc;
 }

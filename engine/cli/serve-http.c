@@ -344,9 +344,11 @@ handle_profile (ServeServer *server, SoupServerMessage *msg)
    * recorded: counting it as queued keeps "nothing current, nothing queued" meaning that
    * every finished turn is in the list. */
   guint queued = server->active - (current.running && server->active > 0 ? 1 : 0);
-  send_json (msg, 200, serve_json_profile (server->names[0],
-                                           burrow_engine_get_family (server->engine), turns, n,
-                                           &current, &cache, queued));
+  g_mutex_lock (&server->profile_lock);
+  char *body = serve_json_profile (server->names[0], burrow_engine_get_family (server->engine),
+                                   turns, n, &current, &cache, &server->experts, queued);
+  g_mutex_unlock (&server->profile_lock);
+  send_json (msg, 200, body);
 }
 
 /* The routes, each with the one method it answers. */
@@ -388,6 +390,10 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
     send_json (msg, 200, serve_json_models (server->names,
                                             burrow_engine_get_family (server->engine),
                                             server->created));
+#ifdef BURROW_TESTING
+  else if (g_getenv ("BURROW_TEST_NO_PROFILE") != NULL)
+    send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, "Unknown request");
+#endif
   else
     handle_profile (server, msg);
 }

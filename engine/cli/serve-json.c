@@ -3,6 +3,7 @@
 
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <string.h>
 
 static char *
 finish_builder (JsonBuilder *b)
@@ -287,10 +288,73 @@ add_cache (JsonBuilder *b, const BurrowCacheStats *c)
   json_builder_end_object (b);
 }
 
+static void
+add_ints (JsonBuilder *b, const char *name, gsize n, gint64 (*get) (gconstpointer, gsize),
+          gconstpointer values)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (gsize i = 0; i < n; i++)
+    json_builder_add_int_value (b, get (values, i));
+  json_builder_end_array (b);
+}
+
+static gint64 get_int (gconstpointer v, gsize i) { return ((const int *) v)[i]; }
+static gint64 get_u64 (gconstpointer v, gsize i) { return (gint64) ((const guint64 *) v)[i]; }
+static gint64 get_u8 (gconstpointer v, gsize i) { return ((const guint8 *) v)[i]; }
+static gint64 get_u32 (gconstpointer v, gsize i) { return ((const guint32 *) v)[i]; }
+/* Never routed to: -1. */
+static gint64
+get_age (gconstpointer v, gsize i)
+{
+  guint32 age = ((const guint32 *) v)[i];
+  return age == G_MAXUINT32 ? -1 : (gint64) age;
+}
+
+static void
+add_experts (JsonBuilder *b, const ServeExpertMap *m)
+{
+  gsize cells = (gsize) m->n_layers * (gsize) m->n_experts;
+  json_builder_set_member_name (b, "experts");
+  json_builder_begin_object (b);
+  add_int (b, "layers", m->n_layers);
+  add_int (b, "experts", m->n_experts);
+  add_ints (b, "layer_experts", (gsize) m->n_layers, get_int, m->layer_experts);
+  add_ints (b, "layer_hits", (gsize) m->n_layers, get_u64, m->layer_hits);
+  add_ints (b, "layer_misses", (gsize) m->n_layers, get_u64, m->layer_misses);
+  add_ints (b, "tiers", cells, get_u8, m->tiers);
+  add_ints (b, "uses", cells, get_u32, m->uses);
+  add_ints (b, "ages", cells, get_age, m->ages);
+  json_builder_end_object (b);
+}
+
+char *
+serve_json_add_counters (const char *chunk, BurrowEngine *engine)
+{
+  BurrowCacheStats c;
+  double phases[BURROW_N_PHASES];
+  gsize len = strlen (chunk);
+  GString *out = g_string_new_len (chunk, len && chunk[len - 1] == '}' ? (gssize) len - 1
+                                                                      : (gssize) len);
+  burrow_engine_get_cache_stats (engine, &c);
+  burrow_engine_get_phase_seconds (engine, phases);
+  g_string_append_printf (out, ",\"burrow\":{\"hits\":%" G_GUINT64_FORMAT ",\"misses\":%"
+                          G_GUINT64_FORMAT ",\"bytes_read\":%" G_GUINT64_FORMAT
+                          ",\"phase_seconds\":[", c.hits, c.misses, c.bytes_read);
+  for (int p = 0; p < BURROW_N_PHASES; p++)
+    {
+      char num[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (num, sizeof num, "%.6f", isfinite (phases[p]) ? phases[p] : 0.0);
+      g_string_append_printf (out, "%s%s", p ? "," : "", num);
+    }
+  g_string_append (out, "]}}");
+  return g_string_free (out, FALSE);
+}
+
 char *
 serve_json_profile (const char *model, const char *family, const BurrowTurnStats *turns,
                     guint n_turns, const BurrowTurnStats *current, const BurrowCacheStats *cache,
-                    guint queued)
+                    const ServeExpertMap *experts, guint queued)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
@@ -308,6 +372,8 @@ serve_json_profile (const char *model, const char *family, const BurrowTurnStats
   else
     json_builder_add_null_value (b);
   add_cache (b, cache);
+  if (experts->n_layers > 0)
+    add_experts (b, experts);
   json_builder_end_object (b);
   return finish_builder (b);
 }

@@ -42,9 +42,26 @@ char *serve_json_usage_chunk (const ServeReplyId *rid, const BurrowTurnStats *st
 /* One entry per served name (NULL-terminated). */
 char *serve_json_models (const char *const *names, const char *family, gint64 created);
 
-/* GET /v1/profile: the last turns (oldest first), the running turn, and the expert cache. */
+/* The expert grid as /v1/profile shows it: tiers and uses can only be read on the thread
+ * running the engine, so that thread copies them for it (serve-experts.c). */
+typedef struct {
+  int n_layers, n_experts;
+  int *layer_experts;          /* [n_layers] */
+  guint64 *layer_hits, *layer_misses;
+  guint8 *tiers;               /* [n_layers * n_experts] BurrowExpertTier */
+  guint32 *uses, *ages;
+} ServeExpertMap;
+
+/* GET /v1/profile: the last turns (oldest first), the running turn, the expert cache, and
+ * the expert grid (n_layers 0: none). */
 char *serve_json_profile (const char *model, const char *family, const BurrowTurnStats *turns,
                           guint n_turns, const BurrowTurnStats *current,
-                          const BurrowCacheStats *cache, guint queued);
+                          const BurrowCacheStats *cache, const ServeExpertMap *experts,
+                          guint queued);
+
+/* @chunk (a chunk's JSON object) with a "burrow" member: the expert store's counters and
+ * the model's phase clocks since load, read now (engine thread), so that a Burrow client
+ * charts every token as it does for a local model. */
+char *serve_json_add_counters (const char *chunk, BurrowEngine *engine);
 
 G_END_DECLS

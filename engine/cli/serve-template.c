@@ -38,7 +38,8 @@ send_event (TemplateTurn *t, const BwToolEvent *ev)
 {
   g_autoptr (JsonArray) logprobs = take_logprobs (t->job);
   g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev, logprobs);
-  post_sse (t->job, chunk);
+  g_autofree char *counted = serve_json_add_counters (chunk, t->job->server->engine);
+  post_sse (t->job, counted);
 }
 
 /* A call the request allows: with a named tool_choice, a call to that function only. */
@@ -91,6 +92,11 @@ on_raw_token (const BurrowToken *tok, gpointer data)
   TemplateTurn *t = data;
   guint before = t->events->len;
 
+#ifdef BURROW_TESTING
+  serve_testing_pace ();
+#endif
+  if (tok->id >= 0)
+    serve_experts_take (t->job->server, FALSE);
   if (t->job->logprobs && tok->id >= 0)
     serve_json_add_logprob (t->job->logprobs, t->job->server->engine, tok);
   if (tok->answer[0])

@@ -56,3 +56,19 @@ serve_testing_reply (ServeServer *server, const char *prompt, BurrowTokenFunc fu
   stats->generated_tokens = index;
   return TRUE;
 }
+
+void
+serve_testing_pace (void)
+{
+  const char *ms = g_getenv ("BURROW_TEST_TOKEN_DELAY_MS");
+
+  if (ms != NULL)
+    g_usleep ((gulong) g_ascii_strtoull (ms, NULL, 10) * 1000);
+}
+
+void
+serve_testing_adjust (BurrowGenerateOptions *opts)
+{
+  if (g_getenv ("BURROW_TEST_IGNORE_EOS") != NULL)
+    opts->ignore_eos = TRUE;
+}

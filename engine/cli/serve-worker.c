@@ -57,6 +57,11 @@ static void
 on_token (const BurrowToken *tok, gpointer data)
 {
   ServeJob *job = data;
+#ifdef BURROW_TESTING
+  serve_testing_pace ();
+#endif
+  if (tok->id >= 0)
+    serve_experts_take (job->server, FALSE);
   if (job->logprobs && tok->id >= 0)
     serve_json_add_logprob (job->logprobs, job->server->engine, tok);
   if (!job->req->stream || (!tok->reasoning[0] && !tok->answer[0]))
@@ -66,7 +71,8 @@ on_token (const BurrowToken *tok, gpointer data)
                                              tok->answer[0] ? tok->answer : NULL,
                                              tok->reasoning[0] ? tok->reasoning : NULL,
                                              logprobs, NULL);
-  post_sse (job, chunk);
+  g_autofree char *counted = serve_json_add_counters (chunk, job->server->engine);
+  post_sse (job, counted);
 }
 
 static void
@@ -155,9 +161,13 @@ run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
+#ifdef BURROW_TESTING
+  serve_testing_adjust (&job->req->opts);
+#endif
   if (server->template != NULL)
     {
       serve_template_run_job (server, job);
+      serve_experts_take (server, TRUE);
       return;
     }
   BurrowConversation *conv = pick_conversation (server, job->req);
@@ -184,6 +194,7 @@ run_job (ServeServer *server, ServeJob *job)
                                 job->cancel, &error);
   if (st.prompt_tokens > 0)
     record_turn (server, &st);
+  serve_experts_take (server, TRUE);
   finish_job (job, conv, &st, error);
 }
 

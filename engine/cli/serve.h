@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 
 #define SERVE_PROFILE_TURNS 64
 
+
 typedef struct {
   BurrowEngine *engine;
   char *api_key;               /* NULL: no auth */
@@ -48,6 +49,9 @@ typedef struct {
   BurrowTurnStats turns[SERVE_PROFILE_TURNS];
   guint n_turns;
   guint next_turn;
+  ServeExpertMap experts;      /* under profile_lock */
+  ServeExpertMap experts_next; /* the engine thread's copy, swapped in */
+  gint64 experts_taken;        /* engine thread: when, monotonic */
 } ServeServer;
 
 typedef struct {
@@ -95,7 +99,19 @@ void serve_template_run_job (ServeServer *server, ServeJob *job);
  * script is set. */
 gboolean serve_testing_reply (ServeServer *server, const char *prompt, BurrowTokenFunc func,
                               gpointer data, BurrowTurnStats *stats);
+/* $BURROW_TEST_TOKEN_DELAY_MS paces every generated token, so that a client can stop,
+ * lose or stall a reply mid-stream; $BURROW_TEST_IGNORE_EOS makes replies run to their
+ * length limit; $BURROW_TEST_NO_PROFILE answers /v1/profile with 404, as servers other
+ * than Burrow do (serve-http.c). */
+void serve_testing_pace (void);
+void serve_testing_adjust (BurrowGenerateOptions *opts);
 #endif
+
+/* The expert grid (serve-experts.c). init before the worker starts (it takes the first
+ * copy); take on the engine thread, at most every 0.4 s unless @force. */
+void serve_experts_init (ServeServer *server);
+void serve_experts_take (ServeServer *server, gboolean force);
+void serve_experts_clear (ServeServer *server);
 
 /* HTTP side (serve-http.c). */
 void serve_http_setup (ServeServer *server);

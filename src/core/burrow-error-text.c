@@ -8,6 +8,7 @@
 
 #include "burrow-chat-store.h"
 #include "burrow-error-text.h"
+#include "burrow-remote-error.h"
 
 typedef struct {
   const char *const *words;   /* any of these in the message */
@@ -22,6 +23,42 @@ contains_any (const char        *message,
     if (strstr (message, words[i]) != NULL)
       return TRUE;
   return FALSE;
+}
+
+/* The details (the error's own message) name the server and quote it. */
+static char *
+remote_summary (const GError *error)
+{
+  switch ((BurrowRemoteError) error->code)
+    {
+    case BURROW_REMOTE_ERROR_URL:
+      return g_strdup (_("That is not a server address Burrow can use."));
+    case BURROW_REMOTE_ERROR_RESOLVE:
+      return g_strdup (_("The server’s name could not be found. Check the address and the network."));
+    case BURROW_REMOTE_ERROR_CONNECT:
+      return g_strdup (_("The server could not be reached. Is it running, at this address and port?"));
+    case BURROW_REMOTE_ERROR_TLS:
+      return g_strdup (_("A secure connection to the server failed: check its https:// address and certificate."));
+    case BURROW_REMOTE_ERROR_UNAUTHORIZED:
+      return g_strdup (_("The server did not accept the API key (401)."));
+    case BURROW_REMOTE_ERROR_FORBIDDEN:
+      return g_strdup (_("The server refused access with this API key (403)."));
+    case BURROW_REMOTE_ERROR_NOT_FOUND:
+      return g_strdup (_("The server has no such model (404)."));
+    case BURROW_REMOTE_ERROR_RATE_LIMITED:
+      return g_strdup (_("The server is busy (429). Try again in a moment."));
+    case BURROW_REMOTE_ERROR_SERVER:
+      return g_strdup (_("The server failed with an internal error."));
+    case BURROW_REMOTE_ERROR_REQUEST:
+      return g_strdup (_("The server refused the request."));
+    case BURROW_REMOTE_ERROR_CUT:
+      return g_strdup (_("The connection to the server broke before the reply was complete."));
+    case BURROW_REMOTE_ERROR_TIMEOUT:
+      return g_strdup (_("The server stopped answering."));
+    case BURROW_REMOTE_ERROR_PROTOCOL:
+    default:
+      return g_strdup (_("The server’s answer was not one Burrow understands."));
+    }
 }
 
 char *
@@ -52,6 +89,8 @@ burrow_error_summary (const GError *error,
   if (error == NULL)
     return g_strdup (fallback);
 
+  if (error->domain == BURROW_REMOTE_ERROR)
+    return remote_summary (error);
   if (error->domain == BURROW_CHAT_STORE_ERROR)
     {
       if (error->code == BURROW_CHAT_STORE_ERROR_VERSION)

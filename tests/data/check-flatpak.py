@@ -89,11 +89,11 @@ def main():
     problems.extend(metainfo_problems(metainfo, app_id))
 
     args = manifest.get("finish-args", [])
-    for needed in ("--share=ipc", "--socket=wayland", "--socket=fallback-x11", "--device=dri"):
+    # The network: chats with models on servers (OpenAI-compatible APIs).
+    for needed in ("--share=ipc", "--socket=wayland", "--socket=fallback-x11", "--device=dri",
+                   "--share=network"):
         if needed not in args:
             problems.append(f"finish-args lack {needed}")
-    if "--share=network" in args:
-        problems.append("finish-args share the network, which Burrow never needs")
     if not any(a.startswith("--filesystem=") for a in args):
         problems.append("finish-args give no access to model folders")
 

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Runs a command with a Secret Service of its own, so that libsecret is exercised for real:
+# a private D-Bus session bus and gnome-keyring-daemon with an unlocked login keyring, in
+# a temporary home that is removed afterwards (the daemons end with the bus).
+# Usage: with-keyring.sh COMMAND [ARGS...]
+set -eu
+# The bus and the daemons it starts run without the tests' G_DEBUG=fatal-warnings: a
+# warning of gnome-keyring's own must not abort it. The command gets it back.
+if [ -z "${BURROW_KEYRING_BUS:-}" ]; then
+  export BURROW_KEYRING_BUS=1 BURROW_KEYRING_G_DEBUG="${G_DEBUG:-}"
+  exec env -u G_DEBUG dbus-run-session -- "$0" "$@"
+fi
+command -v gnome-keyring-daemon >/dev/null || {
+  echo "Bail out! gnome-keyring-daemon is missing (install gnome-keyring)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HOME="$tmp" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" \
+       XDG_CACHE_HOME="$tmp/cache" XDG_RUNTIME_DIR="$tmp/run"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# An empty password would make the daemon ask through a prompter, which has no display.
+eval "$(printf 'burrow-test' | gnome-keyring-daemon --unlock --components=secrets)"
+[ -z "$BURROW_KEYRING_G_DEBUG" ] || export G_DEBUG="$BURROW_KEYRING_G_DEBUG"
+"$@"
