@@ -2,6 +2,8 @@
  * RMSNorm before split-half RoPE, softmax top-k router (norm_topk_prob), no shared expert,
  * dense layers from mlp_only_layers / decoder_sparse_step. Its ChatML format is also
  * Qwen3-Next's. */
+#include <string.h>
+
 #include "families/family.h"
 #include "families/moe-layers.h"
 #include "text/chat-template.h"
@@ -78,7 +80,36 @@ static const BwFamilyOps qwen_ops = {
   .forward = qwen_forward,
 };
 
-/* ChatML: <|im_start|>role\n...<|im_end|>\n; reasoning inside <think>...</think>. */
+/* ChatML: <|im_start|>role\n...<|im_end|>\n; reasoning inside <think>...</think>. As
+ * Qwen3's template: an assistant turn after the last user message shows its reasoning
+ * block (an empty one when it has none and ends the conversation); earlier turns drop it. */
+
+static gssize
+last_user (const BwChatMessage *msgs, gsize n)
+{
+  for (gsize i = n; i > 0; i--)
+    if (msgs[i - 1].role == BW_CHAT_USER)
+      return (gssize) i - 1;
+  return (gssize) n - 1;
+}
+
+static void
+render_think (BwChatRender *r, const char *reasoning, const char *content)
+{
+  const char *s = reasoning ? reasoning : "";
+  gsize len = strlen (s);
+  while (*s == '\n')
+    s++, len--;
+  while (len > 0 && s[len - 1] == '\n')
+    len--;
+  g_autofree char *inner = g_strndup (s, len);
+  bw_chat_structure (r, "<think>\n");
+  bw_chat_content (r, inner);
+  bw_chat_structure (r, "\n</think>\n\n");
+  for (content = content ? content : ""; *content == '\n'; content++)
+    ;
+  bw_chat_content (r, content);
+}
 
 static void
 render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
@@ -88,11 +119,17 @@ render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *ms
     [BW_CHAT_USER] = "<|im_start|>user\n",
     [BW_CHAT_ASSISTANT] = "<|im_start|>assistant\n",
   };
+  gssize user = last_user (msgs, n);
 
   for (gsize i = 0; i < n; i++)
     {
-      bw_chat_structure (r, open[msgs[i].role]);
-      bw_chat_content (r, msgs[i].content);
+      const BwChatMessage *m = &msgs[i];
+      gboolean reasoning = m->reasoning != NULL && *m->reasoning != '\0';
+      bw_chat_structure (r, open[m->role]);
+      if (m->role == BW_CHAT_ASSISTANT && (gssize) i > user && (i + 1 == n || reasoning))
+        render_think (r, m->reasoning, m->content);
+      else
+        bw_chat_content (r, m->content);
       bw_chat_structure (r, "<|im_end|>\n");
     }
   if (opts->add_generation_prompt)
