@@ -10,6 +10,11 @@
 
 #define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
 
+/* Tokens per chunk of the chunked prefill, as the reference's chunk_gated_delta_rule. */
+#define CHUNK 64
+/* Tokens whose S0 products share one pass over a state row. */
+#define TBLOCK 4
+
 static int
 qkvz_width (const BwGatedDeltaNet *g)
 {
@@ -23,13 +28,23 @@ bw_gdn_state_floats (const BwGatedDeltaNet *g)
          + (gsize) bw_gdn_conv_dim (g) * (g->conv - 1);
 }
 
+/* Per value head, for one chunk: u [CHUNK][dv], k.k and q.k [CHUNK][CHUNK], then the
+ * cumulative log decay [CHUNK] in doubles, so that the differences of two sums keep the
+ * precision of the per-token decays. */
+static gsize
+chunk_floats (const BwGatedDeltaNet *g)
+{
+  return (gsize) CHUNK * g->v_dim + 2 * CHUNK * CHUNK + 2 * CHUNK;
+}
+
 gsize
 bw_gdn_scratch_bytes (const BwGatedDeltaNet *g, int n)
 {
   int C = bw_gdn_conv_dim (g), V = g->n_v_heads * g->v_dim;
   /* projections, the conv input [q|k|v], z, o, b/a, beta/decay, conv window */
   return F (n * qkvz_width (g)) + F (n * 2 * g->n_v_heads) + F (n * C) + 2 * F (n * V)
-         + 2 * F (n * g->n_v_heads) + F (n + g->conv);
+         + 2 * F (n * g->n_v_heads) + F (n + g->conv)
+         + (n > 1 ? F ((gsize) g->n_v_heads * chunk_floats (g)) : 0);
 }
 
 /* Causal depthwise conv of n new values per channel against the FIFO, in place, then SiLU. */
@@ -82,6 +97,7 @@ typedef struct {
   int n;
   const float *mixed, *beta, *decay;
   float *o, *S;
+  float *work;             /* chunk_floats per value head */
 } RecurCtx;
 
 /* The delta rule for value head h over the n tokens, in order. */
@@ -121,6 +137,120 @@ recur_head (void *ctx, int h, int tid)
     }
 }
 
+/* Token t's q, k and v for value head h. */
+static inline const float *
+tok_q (const RecurCtx *c, int t, int kh)
+{
+  return c->mixed + (gsize) t * bw_gdn_conv_dim (c->g) + (gsize) kh * c->g->k_dim;
+}
+
+static inline const float *
+tok_k (const RecurCtx *c, int t, int kh)
+{
+  return tok_q (c, t, kh) + (gsize) c->g->n_k_heads * c->g->k_dim;
+}
+
+static inline const float *
+tok_v (const RecurCtx *c, int t, int h)
+{
+  return tok_q (c, t, 0) + 2 * (gsize) c->g->n_k_heads * c->g->k_dim + (gsize) h * c->g->v_dim;
+}
+
+/* The part of the L tokens from t0 that comes from the state S0 entering the chunk:
+ * u_i = v_i - exp(G_i) S0^T k_i and o_i = exp(G_i) S0^T q_i, TBLOCK tokens per pass over S0
+ * so that each state row is read L / TBLOCK times rather than written every token. */
+static void
+chunk_from_state (const RecurCtx *c, int h, int t0, int L, const double *G, float *u)
+{
+  const BwGatedDeltaNet *g = c->g;
+  int dk = g->k_dim, dv = g->v_dim, Hv = g->n_v_heads, kh = h / (Hv / g->n_k_heads);
+  const float *S = c->S + (gsize) h * dk * dv;
+
+  for (int b = 0; b < L; b += TBLOCK)
+    {
+      int nb = MIN (TBLOCK, L - b);
+      const float *q[TBLOCK], *k[TBLOCK];
+      float *o[TBLOCK], e[TBLOCK];
+      for (int j = 0; j < nb; j++)
+        {
+          int t = t0 + b + j;
+          q[j] = tok_q (c, t, kh);
+          k[j] = tok_k (c, t, kh);
+          o[j] = c->o + (gsize) t * Hv * dv + (gsize) h * dv;
+          e[j] = (float) exp (G[b + j]);
+          memcpy (u + (gsize) (b + j) * dv, tok_v (c, t, h), dv * sizeof (float));
+          memset (o[j], 0, dv * sizeof (float));
+        }
+      for (int i = 0; i < dk; i++)
+        {
+          const float *s = S + (gsize) i * dv;
+          for (int j = 0; j < nb; j++)
+            {
+              bw_vec_axpy (u + (gsize) (b + j) * dv, s, -e[j] * k[j][i], dv);
+              bw_vec_axpy (o[j], s, e[j] * q[j][i], dv);
+            }
+        }
+    }
+}
+
+/* The delta rule for value head h over its tokens in chunks of CHUNK, the schedule of the
+ * reference's chunked prefill. In a chunk with cumulative log decay G and entering state
+ * S0, the updates u_i = beta_i (v_i - exp(G_i) S0^T k_i
+ * - sum_{j<i} exp(G_i - G_j) (k_i.k_j) u_j) solve a unit lower-triangular system (forward
+ * substitution here); o_i = exp(G_i) S0^T q_i + sum_{j<=i} exp(G_i - G_j) (q_i.k_j) u_j and
+ * the state leaves as exp(G_L) S0 + sum_j exp(G_L - G_j) k_j u_j^T. */
+static void
+chunk_head (void *ctx, int h, int tid)
+{
+  const RecurCtx *c = ctx;
+  const BwGatedDeltaNet *g = c->g;
+  int dk = g->k_dim, dv = g->v_dim, Hv = g->n_v_heads, kh = h / (Hv / g->n_k_heads);
+  float *S = c->S + (gsize) h * dk * dv;
+  float *u = c->work + (gsize) h * chunk_floats (g);
+  float *kk = u + (gsize) CHUNK * dv, *qk = kk + CHUNK * CHUNK;
+  double *G = (double *) (qk + CHUNK * CHUNK);
+
+  (void) tid;
+  for (int t0 = 0; t0 < c->n; t0 += CHUNK)
+    {
+      int L = MIN (CHUNK, c->n - t0);
+      double acc = 0.0;
+      for (int i = 0; i < L; i++)
+        G[i] = acc += c->decay[(gsize) (t0 + i) * Hv + h];
+      for (int i = 0; i < L; i++)
+        for (int j = 0; j <= i; j++)
+          {
+            const float *kj = tok_k (c, t0 + j, kh);
+            kk[i * CHUNK + j] = bw_vec_dot (tok_k (c, t0 + i, kh), kj, dk);
+            qk[i * CHUNK + j] = bw_vec_dot (tok_q (c, t0 + i, kh), kj, dk);
+          }
+      chunk_from_state (c, h, t0, L, G, u);
+      for (int i = 0; i < L; i++)
+        {
+          float *ui = u + (gsize) i * dv;
+          float *oi = c->o + (gsize) (t0 + i) * Hv * dv + (gsize) h * dv;
+          for (int j = 0; j < i; j++)
+            bw_vec_axpy (ui, u + (gsize) j * dv, -expf ((float) (G[i] - G[j])) * kk[i * CHUNK + j],
+                         dv);
+          bw_vec_scale (ui, c->beta[(gsize) (t0 + i) * Hv + h], dv);
+          for (int j = 0; j <= i; j++)
+            bw_vec_axpy (oi, u + (gsize) j * dv, expf ((float) (G[i] - G[j])) * qk[i * CHUNK + j],
+                         dv);
+        }
+      double last = G[L - 1];
+      float carry = (float) exp (last);
+      for (int j = 0; j < L; j++)
+        G[j] = exp (last - G[j]);
+      for (int i = 0; i < dk; i++)
+        {
+          float *s = S + (gsize) i * dv;
+          bw_vec_scale (s, carry, dv);
+          for (int j = 0; j < L; j++)
+            bw_vec_axpy (s, u + (gsize) j * dv, (float) G[j] * tok_k (c, t0 + j, kh)[i], dv);
+        }
+    }
+}
+
 void
 bw_gdn_forward (const BwGatedDeltaNet *g, const float *x, int n, float *state, float *out,
                 void *scratch, BwPool *pool)
@@ -136,6 +266,8 @@ bw_gdn_forward (const BwGatedDeltaNet *g, const float *x, int n, float *state, f
   float *beta = bw_scratch_take (&cur, (gsize) n * Hv * sizeof (float));
   float *decay = bw_scratch_take (&cur, (gsize) n * Hv * sizeof (float));
   float *win = bw_scratch_take (&cur, (gsize) (n + Kc) * sizeof (float));
+  float *work = n > 1 ? bw_scratch_take (&cur, (gsize) Hv * chunk_floats (g) * sizeof (float))
+                      : NULL;
   float *S = state, *fifo = state + (gsize) Hv * dk * dv;
 
   bw_matmul (&g->in_qkvz, x, n, qkvz, pool);
@@ -160,8 +292,8 @@ bw_gdn_forward (const BwGatedDeltaNet *g, const float *x, int n, float *state, f
         decay[i] = -expf (g->a_log[h]) * bw_softplus (decay[i] + g->dt_bias[h]);
       }
 
-  RecurCtx rc = { g, n, mixed, beta, decay, o, S };
-  bw_pool_run (pool, recur_head, &rc, Hv);
+  RecurCtx rc = { g, n, mixed, beta, decay, o, S, work };
+  bw_pool_run (pool, n > 1 ? chunk_head : recur_head, &rc, Hv);
 
   for (gsize r = 0; r < (gsize) n * Hv; r++)
     {
