@@ -30,11 +30,13 @@ bw_gdn_state_floats (const BwGatedDeltaNet *g)
 
 /* Per value head, for one chunk: u [CHUNK][dv], k.k and q.k [CHUNK][CHUNK], then the
  * cumulative log decay [CHUNK] in doubles, so that the differences of two sums keep the
- * precision of the per-token decays. */
+ * precision of the per-token decays, then the coefficients of the state products: k and q
+ * of a block of tokens [dk][TBLOCK] each, the weighted keys of the state update [CHUNK][dk]. */
 static gsize
 chunk_floats (const BwGatedDeltaNet *g)
 {
-  return (gsize) CHUNK * g->v_dim + 2 * CHUNK * CHUNK + 2 * CHUNK;
+  return (gsize) CHUNK * g->v_dim + 2 * CHUNK * CHUNK + 2 * CHUNK
+         + (gsize) (2 * TBLOCK + CHUNK) * g->k_dim;
 }
 
 gsize
@@ -156,11 +158,55 @@ tok_v (const RecurCtx *c, int t, int h)
   return tok_q (c, t, 0) + 2 * (gsize) c->g->n_k_heads * c->g->k_dim + (gsize) h * c->g->v_dim;
 }
 
+static inline BwV4
+bcast (float x)
+{
+  return (BwV4) { x, x, x, x };
+}
+
+/* For TBLOCK (4) tokens: u_j -= sum_i kc[i][j] S[i] and o_j += sum_i qc[i][j] S[i], four
+ * columns at a time with the eight sums in registers (dv a multiple of 4). Rows of u and o
+ * past nb are computed into a spare row and dropped. */
+static void
+state_products (const float *S, int dk, int dv, const float *kc, const float *qc, float *u,
+                float *const o[TBLOCK], int nb)
+{
+  G_STATIC_ASSERT (TBLOCK == 4);
+  for (int c = 0; c < dv; c += 4)
+    {
+      BwV4 z = bcast (0.0f);
+      BwV4 u0 = bw_v4_load (u + c), u1 = nb > 1 ? bw_v4_load (u + dv + c) : z;
+      BwV4 u2 = nb > 2 ? bw_v4_load (u + 2 * dv + c) : z;
+      BwV4 u3 = nb > 3 ? bw_v4_load (u + 3 * dv + c) : z;
+      BwV4 o0 = z, o1 = z, o2 = z, o3 = z;
+      for (int i = 0; i < dk; i++)
+        {
+          BwV4 sv = bw_v4_load (S + (gsize) i * dv + c);
+          const float *k = kc + i * 4, *q = qc + i * 4;
+          u0 += sv * bcast (k[0]);
+          u1 += sv * bcast (k[1]);
+          u2 += sv * bcast (k[2]);
+          u3 += sv * bcast (k[3]);
+          o0 += sv * bcast (q[0]);
+          o1 += sv * bcast (q[1]);
+          o2 += sv * bcast (q[2]);
+          o3 += sv * bcast (q[3]);
+        }
+      BwV4 us[4] = { u0, u1, u2, u3 }, os[4] = { o0, o1, o2, o3 };
+      for (int j = 0; j < nb; j++)
+        {
+          bw_v4_store (u + (gsize) j * dv + c, us[j]);
+          bw_v4_store (o[j] + c, os[j]);
+        }
+    }
+}
+
 /* The part of the L tokens from t0 that comes from the state S0 entering the chunk:
  * u_i = v_i - exp(G_i) S0^T k_i and o_i = exp(G_i) S0^T q_i, TBLOCK tokens per pass over S0
  * so that each state row is read L / TBLOCK times rather than written every token. */
 static void
-chunk_from_state (const RecurCtx *c, int h, int t0, int L, const double *G, float *u)
+chunk_from_state (const RecurCtx *c, int h, int t0, int L, const double *G, float *u,
+                  float *kc, float *qc)
 {
   const BwGatedDeltaNet *g = c->g;
   int dk = g->k_dim, dv = g->v_dim, Hv = g->n_v_heads, kh = h / (Hv / g->n_k_heads);
@@ -169,28 +215,78 @@ chunk_from_state (const RecurCtx *c, int h, int t0, int L, const double *G, floa
   for (int b = 0; b < L; b += TBLOCK)
     {
       int nb = MIN (TBLOCK, L - b);
-      const float *q[TBLOCK], *k[TBLOCK];
-      float *o[TBLOCK], e[TBLOCK];
-      for (int j = 0; j < nb; j++)
+      float *o[TBLOCK];
+      for (int j = 0; j < TBLOCK; j++)
         {
-          int t = t0 + b + j;
-          q[j] = tok_q (c, t, kh);
-          k[j] = tok_k (c, t, kh);
+          int t = t0 + b + MIN (j, nb - 1);
+          const float *q = tok_q (c, t, kh), *k = tok_k (c, t, kh);
+          float e = j < nb ? (float) exp (G[b + j]) : 0.0f;
           o[j] = c->o + (gsize) t * Hv * dv + (gsize) h * dv;
-          e[j] = (float) exp (G[b + j]);
-          memcpy (u + (gsize) (b + j) * dv, tok_v (c, t, h), dv * sizeof (float));
-          memset (o[j], 0, dv * sizeof (float));
+          if (j < nb)
+            {
+              memcpy (u + (gsize) (b + j) * dv, tok_v (c, t, h), dv * sizeof (float));
+              memset (o[j], 0, dv * sizeof (float));
+            }
+          for (int i = 0; i < dk; i++)
+            {
+              kc[i * TBLOCK + j] = -e * k[i];
+              qc[i * TBLOCK + j] = e * q[i];
+            }
+        }
+      if (dv % 4 == 0)
+        {
+          state_products (S, dk, dv, kc, qc, u + (gsize) b * dv, o, nb);
+          continue;
         }
       for (int i = 0; i < dk; i++)
         {
           const float *s = S + (gsize) i * dv;
           for (int j = 0; j < nb; j++)
             {
-              bw_vec_axpy (u + (gsize) (b + j) * dv, s, -e[j] * k[j][i], dv);
-              bw_vec_axpy (o[j], s, e[j] * q[j][i], dv);
+              bw_vec_axpy (u + (gsize) (b + j) * dv, s, kc[i * TBLOCK + j], dv);
+              bw_vec_axpy (o[j], s, qc[i * TBLOCK + j], dv);
             }
         }
     }
+}
+
+/* S = carry S + sum_j kw[j] u_j^T (kw [L][dk]); four rows by four columns at a time with the
+ * sums in registers where dk and dv are multiples of 4. */
+static void
+state_update (float *S, int dk, int dv, float carry, const float *kw, const float *u, int L)
+{
+  if (dk % 4 != 0 || dv % 4 != 0)
+    {
+      for (int i = 0; i < dk; i++)
+        {
+          float *s = S + (gsize) i * dv;
+          bw_vec_scale (s, carry, dv);
+          for (int j = 0; j < L; j++)
+            bw_vec_axpy (s, u + (gsize) j * dv, kw[(gsize) j * dk + i], dv);
+        }
+      return;
+    }
+  for (int i = 0; i < dk; i += 4)
+    for (int c = 0; c < dv; c += 4)
+      {
+        float *s = S + (gsize) i * dv + c;
+        BwV4 k = bcast (carry);
+        BwV4 a0 = bw_v4_load (s) * k, a1 = bw_v4_load (s + dv) * k;
+        BwV4 a2 = bw_v4_load (s + 2 * dv) * k, a3 = bw_v4_load (s + 3 * dv) * k;
+        for (int j = 0; j < L; j++)
+          {
+            BwV4 uv = bw_v4_load (u + (gsize) j * dv + c);
+            const float *w = kw + (gsize) j * dk + i;
+            a0 += uv * bcast (w[0]);
+            a1 += uv * bcast (w[1]);
+            a2 += uv * bcast (w[2]);
+            a3 += uv * bcast (w[3]);
+          }
+        bw_v4_store (s, a0);
+        bw_v4_store (s + dv, a1);
+        bw_v4_store (s + 2 * dv, a2);
+        bw_v4_store (s + 3 * dv, a3);
+      }
 }
 
 /* The delta rule for value head h over its tokens in chunks of CHUNK, the schedule of the
@@ -209,6 +305,7 @@ chunk_head (void *ctx, int h, int tid)
   float *u = c->work + (gsize) h * chunk_floats (g);
   float *kk = u + (gsize) CHUNK * dv, *qk = kk + CHUNK * CHUNK;
   double *G = (double *) (qk + CHUNK * CHUNK);
+  float *kc = (float *) (G + CHUNK), *qc = kc + TBLOCK * dk, *kw = qc + TBLOCK * dk;
 
   (void) tid;
   for (int t0 = 0; t0 < c->n; t0 += CHUNK)
@@ -224,7 +321,7 @@ chunk_head (void *ctx, int h, int tid)
             kk[i * CHUNK + j] = bw_vec_dot (tok_k (c, t0 + i, kh), kj, dk);
             qk[i * CHUNK + j] = bw_vec_dot (tok_q (c, t0 + i, kh), kj, dk);
           }
-      chunk_from_state (c, h, t0, L, G, u);
+      chunk_from_state (c, h, t0, L, G, u, kc, qc);
       for (int i = 0; i < L; i++)
         {
           float *ui = u + (gsize) i * dv;
@@ -238,16 +335,14 @@ chunk_head (void *ctx, int h, int tid)
                          dv);
         }
       double last = G[L - 1];
-      float carry = (float) exp (last);
       for (int j = 0; j < L; j++)
-        G[j] = exp (last - G[j]);
-      for (int i = 0; i < dk; i++)
         {
-          float *s = S + (gsize) i * dv;
-          bw_vec_scale (s, carry, dv);
-          for (int j = 0; j < L; j++)
-            bw_vec_axpy (s, u + (gsize) j * dv, (float) G[j] * tok_k (c, t0 + j, kh)[i], dv);
+          float w = (float) exp (last - G[j]);
+          const float *kj = tok_k (c, t0 + j, kh);
+          for (int i = 0; i < dk; i++)
+            kw[(gsize) j * dk + i] = w * kj[i];
         }
+      state_update (S, dk, dv, (float) exp (last), kw, u, L);
     }
 }
 
