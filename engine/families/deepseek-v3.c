@@ -210,7 +210,8 @@ render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *ms
       after_user = msgs[i].role == BW_CHAT_USER || (msgs[i].role == BW_CHAT_SYSTEM && after_user);
     }
   if (opts->add_generation_prompt && after_user)
-    bw_chat_structure (r, opts->thinking ? "<｜Assistant｜><think>" : "<｜Assistant｜><think></think>");
+    bw_chat_structure (r, opts->thinking ? "<｜Assistant｜><think>"
+                                         : "<｜Assistant｜><think></think>");
 }
 
 static void
