@@ -10,11 +10,12 @@
 #include "core/threadpool.h"
 #include "stream/expert-store.h"
 
-/* The phases loading reports (burrow_engine_load_phases lists them for the app to translate). */
-#define BW_PHASE_INDEX "Reading the checkpoint index"
-#define BW_PHASE_WEIGHTS "Reading resident weights"
-#define BW_PHASE_EXPERT_CACHE "Preparing the expert cache"
-#define BW_PHASE_READY "Ready"
+/* The phases loading reports (burrow_engine_load_phases lists them for the app to
+ * translate); BwPhase below is where a forward pass spends its time. */
+#define BW_LOAD_PHASE_INDEX "Reading the checkpoint index"
+#define BW_LOAD_PHASE_WEIGHTS "Reading resident weights"
+#define BW_LOAD_PHASE_EXPERT_CACHE "Preparing the expert cache"
+#define BW_LOAD_PHASE_READY "Ready"
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,7 @@ typedef struct {
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
   int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
                            * kernels/act-q8.h); 0 = f32 */
+  BwIsa isa;              /* kernel level of every product; BW_ISA_AUTO: the best one */
   int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
   BwStoreOptions store;   /* routed-expert streaming */
 } BwModelOptions;
@@ -92,6 +94,16 @@ int bw_state_position (const BwState *state);  /* tokens appended so far */
 guint64 bw_state_bytes (const BwState *state);
 /* Bytes a state grows by per position (attention caches; 0 for a model of fixed state). */
 guint64 bw_model_state_bytes_per_position (const BwModel *model);
+/* TRUE when some layer keeps a position-independent state (KDA, Gated DeltaNet): such a
+ * state cannot be cut back to an earlier position, only restored from a mark. */
+gboolean bw_model_has_fixed_state (const BwModel *model);
+/* Remembers the fixed part of the state at the current position (one mark per state; the
+ * next replaces it), so that bw_state_rewind can come back here. */
+void bw_state_mark (BwState *state);
+/* Moves the state back so that it covers at most pos positions (pos <= position), and
+ * returns the position it now covers: pos itself when the model keeps only per-position
+ * caches, the mark's when the mark lies at or before pos, else 0 (reset). */
+int bw_state_rewind (BwState *state, int pos);
 
 /* Appends ids[0..n) at positions position()..position()+n-1. n > 1 is a prefill (processed
  * in chunks of max_batch with matrix-matrix kernels), n == 1 a decode step; both give the

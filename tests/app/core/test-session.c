@@ -51,6 +51,8 @@ on_state (BurrowSession *session,
   BurrowModelState state = burrow_session_get_model_state (session);
 
   g_array_append_val (f->states, state);
+  if (state == BURROW_MODEL_LOADING)
+    f->last_fraction = 0;
 }
 
 static void
@@ -542,6 +544,7 @@ fake_load (BurrowBackend             *backend,
   /* Its strings are the session's to free once the call returns. */
   self->options.io_backend = NULL;
   self->options.tokenizer = NULL;
+  self->options.chat_template = NULL;
   return fake_submit (self, model, owner, callback, user_data);
 }
 
