@@ -24,7 +24,7 @@ typedef enum {
 
 typedef struct {
   char *dir;
-  char *family;              /* "kimi_linear", "kimi_k3", "glm_moe_dsa" */
+  char *family;              /* the family's canonical model_type */
   int n_layers;
   int n_moe_layers;
   int n_experts;             /* routed experts per MoE layer */
@@ -48,7 +48,7 @@ typedef struct {
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);
-/* The name people know a family by ("Kimi Linear" for "kimi_linear"); a family the engine
+/* The name people know a family by (its descriptor's display name); a family the engine
  * does not know comes back unchanged. */
 const char *burrow_family_display_name (const char *family);
 void burrow_model_info_clear (BurrowModelInfo *info);
@@ -166,7 +166,7 @@ BurrowEngine *burrow_engine_ref (BurrowEngine *engine);
 void burrow_engine_unref (BurrowEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
-const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", ... */
+const char *burrow_engine_get_family (BurrowEngine *engine);  /* canonical model_type */
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
 /* Where prompts come from: the template file's path, or NULL for the built-in format. */
 const char *burrow_engine_get_chat_template (BurrowEngine *engine);

@@ -4,8 +4,9 @@
  * n_v_heads / n_k_heads value heads, beta = sigmoid(b), a scalar decay per value head
  * g = -exp(A_log) softplus(a + dt_bias), the delta rule S = S exp(g);
  * S += k (beta (v - S^T k))^T; o = S^T q, then per value head w * rmsnorm(o) * silu(z) and
- * out_proj. Prefill and decode run the same recurrence token by token (the reference's
- * chunked prefill is another schedule of it). */
+ * out_proj. A single token (decode) runs the recurrence; several (prefill) run it in
+ * chunks of 64 as the reference's chunk_gated_delta_rule does, the same recurrence in another
+ * schedule that reads each state once per few tokens instead of writing it every token. */
 #pragma once
 
 #include "kernels/matrix.h"

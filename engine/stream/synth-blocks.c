@@ -155,6 +155,23 @@ add_expert_matrix (BwSynthPlan *p, const BwSynthExperts *x, const char *name, in
 }
 
 void
+bw_synth_add_mxfp4_fused (BwSynthPlan *p, int group, int experts, int64_t rows, int64_t cols,
+                          const char *fmt, ...)
+{
+  int64_t blocks[4] = { experts, rows, cols / 32, 16 }, scales[3] = { experts, rows, cols / 32 };
+  g_autofree char *name = NULL;
+  float lo, hi;
+  va_list ap;
+
+  va_start (ap, fmt);
+  name = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  mxfp4_scale_range (cols, &lo, &hi);
+  bw_synth_plan_add (p, BW_DTYPE_U8, BW_SYNTH_BYTES, 0, 0, group, 4, blocks, "%s_blocks", name);
+  bw_synth_plan_add (p, BW_DTYPE_U8, BW_SYNTH_E8M0, lo, hi, group, 3, scales, "%s_scales", name);
+}
+
+void
 bw_synth_add_experts (BwSynthPlan *p, const char *prefix, const BwSynthExperts *x,
                       guint64 seed, int layer, int *group)
 {

@@ -53,6 +53,12 @@ typedef struct {
 void bw_synth_add_experts (BwSynthPlan *p, const char *prefix, const BwSynthExperts *x,
                            guint64 seed, int layer, int *group);
 
+/* Every expert of a layer in one tensor pair, OCP MXFP4 as gpt-oss stores it: fmt + "_blocks"
+ * (U8 [experts, rows, cols / 32, 16], two E2M1 codes a byte) and fmt + "_scales" (U8 E8M0
+ * [experts, rows, cols / 32]); each expert's rows are one contiguous byte range of each. */
+void bw_synth_add_mxfp4_fused (BwSynthPlan *p, int group, int experts, int64_t rows,
+                               int64_t cols, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+
 /* config.json members. */
 void bw_synth_json_int (JsonBuilder *b, const char *name, gint64 v);
 void bw_synth_json_double (JsonBuilder *b, const char *name, double v);

@@ -34,6 +34,8 @@ typedef struct {
   gboolean add_generation_prompt; /* end with the opening of the assistant's turn */
   gboolean continuation;          /* the messages continue a conversation already fed to
                                    * the model: no start-of-conversation preamble */
+  const char *date;               /* YYYY-MM-DD for formats whose preamble states the date;
+                                   * NULL = today, local time */
 } BwChatOptions;
 
 struct BwChatFormat {

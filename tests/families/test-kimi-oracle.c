@@ -3,7 +3,9 @@
  *   - burrow-cli run --teacher-force: argmax at every position == tf_pred
  *   - burrow-cli run --ids --greedy: the continuation == full_ids after the prompt
  *   - the library: top-5 ids exact and logits within 1e-4
- *   - one prefill == token-by-token decode == chunked prefill (logits within 1e-5)
+ *   - one prefill == token-by-token decode == chunked prefill (logits within 1e-4 of
+ *     max(1, |logit|), argmax equal: a Gated DeltaNet prefill runs its recurrence in chunks
+ *     of 64, which rounds the same sums differently from the decode's token by token)
  *   - a saved and reloaded state continues exactly as the original
  * A missing fixture fails. */
 #include <glib.h>
@@ -20,7 +22,7 @@
 
 #define MAX_IDS 64
 #define TOP5_TOL 1e-4
-#define SAME_TOL 1e-5
+#define SAME_TOL 1e-4
 
 static const char *fixture;
 
@@ -344,7 +346,7 @@ static void
 assert_rows_equal (const float *a, const float *b, int V, int row)
 {
   for (int v = 0; v < V; v++)
-    if (fabsf (a[v] - b[v]) > SAME_TOL)
+    if (fabsf (a[v] - b[v]) > SAME_TOL * MAX (1.0f, fabsf (b[v])))
       g_error ("position %d token %d: %.9g vs %.9g", row, v, a[v], b[v]);
   g_assert_cmpint (argmax (a, V), ==, argmax (b, V));
 }

@@ -1,8 +1,9 @@
 /* The MoE families on the shared decoder, beyond the oracle checks (argv[1]: a fixture under
  * BURROW_ORACLES):
  *   - MTP: the same checkpoint read with its last layer as a next-token-prediction layer
- *     (num_hidden_layers one less, num_nextn_predict_layers 1) loads, runs one layer fewer
- *     and keeps none of that layer's weights in RAM;
+ *     (num_hidden_layers one less, num_nextn_predict_layers 1), plus the tensors only an MTP
+ *     layer has (enorm, hnorm, eh_proj, shared_head.norm) in a shard of their own, loads,
+ *     runs one layer fewer and keeps none of that layer's weights in RAM;
  *   - inspect names the family and counts its layers and experts;
  *   - burrow-cli run under a --ram-budget of about three experts (far below the experts'
  *     total) decodes ref.json's greedy continuation.
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
+#include "core/safetensors-writer.h"
 #include "model/model.h"
 
 static const char *fixture;
@@ -67,6 +69,44 @@ edited_copy (const char *src, JsonNode *root)
   return dir;
 }
 
+/* Adds layer l's MTP-only tensors (as DeepSeek-V3 / GLM-4.5 releases name them) to the copy
+ * in dir: a shard of zeros and the index entries that point to it. */
+static void
+add_mtp_tensors (const char *dir, int l, int64_t D)
+{
+  static const char *const vectors[] = { "enorm", "hnorm", "shared_head.norm" };
+  g_autoptr (BwSafetensorsWriter) w = bw_safetensors_writer_new ();
+  g_autofree char *shard = g_build_filename (dir, "mtp.safetensors", NULL);
+  g_autofree char *index = g_build_filename (dir, "model.safetensors.index.json", NULL);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) error = NULL;
+  int64_t eh[2] = { D, 2 * D };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (vectors); i++)
+    {
+      g_ptr_array_add (names, g_strdup_printf ("model.layers.%d.%s.weight", l, vectors[i]));
+      bw_safetensors_writer_add (w, names->pdata[i], BW_DTYPE_BF16, 1, &D);
+    }
+  g_ptr_array_add (names, g_strdup_printf ("model.layers.%d.eh_proj.weight", l));
+  bw_safetensors_writer_add (w, names->pdata[3], BW_DTYPE_BF16, 2, eh);
+  g_assert_true (bw_safetensors_writer_begin (w, shard, &error));
+  g_autofree guint8 *zeros = g_malloc0 (bw_safetensors_writer_data_bytes (w));
+  g_assert_true (bw_safetensors_writer_write (w, zeros, bw_safetensors_writer_data_bytes (w),
+                                              &error));
+  g_assert_true (bw_safetensors_writer_finish (w, &error));
+  g_assert_no_error (error);
+
+  JsonNode *root = read_json (dir, "model.safetensors.index.json");
+  JsonObject *map = json_object_get_object_member (json_node_get_object (root), "weight_map");
+  for (guint i = 0; i < names->len; i++)
+    json_object_set_string_member (map, names->pdata[i], "mtp.safetensors");
+  g_unlink (index);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_root (gen, root);
+  g_assert_true (json_generator_to_file (gen, index, NULL));
+  json_node_unref (root);
+}
+
 static void
 remove_tree (const char *dir)
 {
@@ -108,6 +148,7 @@ test_mtp_layer (void)
   g_autofree char *plain = edited_copy (src, root);
   json_object_set_int_member (cfg, "num_nextn_predict_layers", 1);
   g_autofree char *mtp = edited_copy (src, root);
+  add_mtp_tensors (mtp, n - 1, json_object_get_int_member (cfg, "hidden_size"));
   json_node_unref (root);
 
   g_autoptr (BwModel) a = load (plain);
@@ -119,6 +160,10 @@ test_mtp_layer (void)
   const BwCheckpoint *ck = bw_model_checkpoint (b);
   g_autofree char *norm = g_strdup_printf ("model.layers.%d.input_layernorm.weight", n - 1);
   const BwTensorInfo *t = bw_checkpoint_find (ck, norm);
+  g_assert_nonnull (t);
+  g_assert_cmpint (t->role, ==, BW_ROLE_IGNORED);
+  g_autofree char *eh = g_strdup_printf ("model.layers.%d.eh_proj.weight", n - 1);
+  t = bw_checkpoint_find (ck, eh);
   g_assert_nonnull (t);
   g_assert_cmpint (t->role, ==, BW_ROLE_IGNORED);
 

@@ -130,6 +130,7 @@ main (int argc, char **argv)
     { "expect-hf-qwen3.json", 300 },
     { "expect-hf-deepseek_v3.json", 300 },
     { "expect-hf-deepseek_v3-bytelevel.json", 300 },
+    { "expect-tiktoken-harmony.json", 300 },
   };
 
   g_test_init (&argc, &argv, NULL);
