@@ -154,14 +154,20 @@ render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *ms
                                          : "<|start|>assistant<|channel|>final<|message|>");
 }
 
-static const char *const stop_tokens[] = { "<|return|>", "<|call|>", "<|end|>", NULL };
+/* As generation_config.json: <|end|> closes the analysis message, after which the model
+ * goes on to the final channel, so it is not a stop. */
+static const char *const stop_tokens[] = { "<|return|>", "<|call|>", NULL };
+static const char *const reply_markup[] = { "<|channel|>", "<|message|>", "<|end|>",
+                                            "<|start|>", NULL };
 
 static const BwChatFormat chat_format = {
   .render = render_chat,
   .stop_tokens = stop_tokens,
   .thinking = TRUE,
+  .reasoning_open = "<|channel|>analysis<|message|>",
   .reasoning_end = "<|end|>",
   .answer_open = "<|start|>assistant<|channel|>final<|message|>",
+  .reply_markup = reply_markup,
 };
 
 /* Synthetic checkpoint: gpt-oss-120b as released (D 2880, 64 query / 8 KV heads of 64 with

@@ -16,7 +16,7 @@ typedef struct {
   gsize reasoning_sent;      /* bytes of the split's reasoning / answer handed out */
   gsize answer_sent;
   GPtrArray *stops;          /* char*, non-empty stop strings */
-  const char *tags[4];       /* the format's reasoning tags, NULL-ended (static strings) */
+  const char *tags[5];       /* the format's reasoning tags, NULL-ended (static strings) */
   BwChatOptions chat;
   gboolean split;            /* FALSE: no chat format, all text is answer */
   gboolean stopped;          /* a stop string completed */

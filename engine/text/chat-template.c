@@ -169,7 +169,7 @@ bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated, char 
 
   if (opts->thinking && f->thinking && f->reasoning_end != NULL)
     {
-      *reasoning = cut_at (generated, f->reasoning_end, &rest);
+      *reasoning = cut_at (skip_prefix (generated, f->reasoning_open), f->reasoning_end, &rest);
       drop_markup (f, reasoning);
       if (rest == NULL)
         {
@@ -184,9 +184,10 @@ bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated, char 
 }
 
 void
-bw_chat_split_tags (const BwChatFormat *format, const char *tags[4])
+bw_chat_split_tags (const BwChatFormat *format, const char *tags[5])
 {
-  const char *all[] = { format->reasoning_end, format->answer_open, format->answer_close };
+  const char *all[] = { format->reasoning_open, format->reasoning_end, format->answer_open,
+                        format->answer_close };
   int n = 0;
 
   for (gsize i = 0; i < G_N_ELEMENTS (all); i++)

@@ -48,9 +48,10 @@ struct BwChatFormat {
   void (*close_turn) (GString *out, const char *reply, gboolean thinking);
   const char *const *stop_tokens;  /* special tokens that end an assistant turn; NULL-ended */
   gboolean thinking;               /* has a thinking mode */
-  /* The reasoning split (NULL where the format has none): with thinking on, the reasoning
-   * ends at reasoning_end; the answer follows, without a leading answer_open, up to
-   * answer_close. */
+  /* The reasoning split (NULL where the format has none): with thinking on, the reasoning,
+   * without a leading reasoning_open, ends at reasoning_end; the answer follows, without a
+   * leading answer_open, up to answer_close. */
+  const char *reasoning_open;
   const char *reasoning_end;
   const char *answer_open;
   const char *answer_close;
@@ -108,8 +109,8 @@ const char *const *bw_chat_reply_markup (const BwChatFormat *format);
 void bw_chat_split_reasoning (const BwChatOptions *opts, const char *generated,
                               char **reasoning, char **answer);
 
-/* The tags that change which part generated text belongs to (reasoning_end, answer_open,
- * answer_close, those set), NULL-ended, into tags[4]. */
-void bw_chat_split_tags (const BwChatFormat *format, const char *tags[4]);
+/* The tags that change which part generated text belongs to (reasoning_open, reasoning_end,
+ * answer_open, answer_close, those set), NULL-ended, into tags[5]. */
+void bw_chat_split_tags (const BwChatFormat *format, const char *tags[5]);
 
 G_END_DECLS

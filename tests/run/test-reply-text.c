@@ -134,6 +134,23 @@ test_glm_thinking (void)
   run_clear (&r);
 }
 
+/* Harmony: the analysis message, then the final channel's; <|end|> between them is no stop. */
+static void
+test_gpt_oss_thinking (void)
+{
+  BwChatOptions chat = { .format = BW_CHAT_GPT_OSS, .thinking = TRUE };
+  const char *pieces[] = { "<|channel|>", "analysis", "<|message|>", "Let me", " think.",
+                           "<|end|>", "<|start|>", "assistant", "<|channel|>", "final",
+                           "<|message|>", "Hi", " there", NULL };
+  Run r = feed (&chat, NULL, pieces, "<|");
+  g_assert_cmpstr (r.reasoning->str, ==, "Let me think.");
+  g_assert_cmpstr (r.answer->str, ==, "Hi there");
+  g_assert_false (r.stopped);
+  run_clear (&r);
+  for (gsize i = 0; BW_CHAT_GPT_OSS->stop_tokens[i] != NULL; i++)
+    g_assert_cmpstr (BW_CHAT_GPT_OSS->stop_tokens[i], !=, "<|end|>");
+}
+
 static void
 test_kimi_linear_all_answer (void)
 {
@@ -155,5 +172,6 @@ main (int argc, char **argv)
   g_test_add_func ("/reply-text/k3-thinking", test_k3_thinking);
   g_test_add_func ("/reply-text/glm-thinking", test_glm_thinking);
   g_test_add_func ("/reply-text/kimi-linear-all-answer", test_kimi_linear_all_answer);
+  g_test_add_func ("/reply-text/gpt-oss-thinking", test_gpt_oss_thinking);
   return g_test_run ();
 }
