@@ -265,17 +265,24 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
   return TRUE;
 }
 
-/* max_position_embeddings, capped by half of MemAvailable over the caches' bytes per
- * position. */
+/* config.json's max_position_embeddings, else 131072. */
 static int
-default_max_context (BwModel *model)
+config_max_positions (BwModel *model)
 {
   const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
   JsonNode *n = cfg->text ? json_object_get_member (cfg->text, "max_position_embeddings") : NULL;
-  gint64 limit = 131072;
   if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64
       && json_node_get_int (n) > 0)
-    limit = json_node_get_int (n);
+    return (int) MIN (json_node_get_int (n), G_MAXINT32);
+  return 131072;
+}
+
+/* The model's context, capped by half of MemAvailable over the caches' bytes per
+ * position. */
+static int
+default_max_context (BwModel *model, int max_positions)
+{
+  gint64 limit = max_positions;
   guint64 per_pos = bw_model_state_bytes_per_position (model);
   g_autofree char *meminfo = NULL;
   if (per_pos > 0 && g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
@@ -333,7 +340,8 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
-  engine->max_context = default_max_context (engine->model);
+  engine->max_positions = config_max_positions (engine->model);
+  engine->max_context = default_max_context (engine->model, engine->max_positions);
   return g_steal_pointer (&engine);
 }
 
