@@ -279,7 +279,7 @@ close_dialog (BurrowChatSettingsWindow *dialog)
 static int
 last_prompt_tokens (void)
 {
-  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (window->monitor);
+  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (burrow_session_get_monitor (window->session));
 
   g_assert_nonnull (s);
   return s->turn.prompt_tokens;
@@ -871,7 +871,7 @@ test_long_reply_stalls (void)
                        strlen (burrow_chat_message_get_reasoning (reply)), >, 2 * LONG_REPLY_TOKENS);
     }
   g_list_store_remove_all (store);
-  burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (window->messages));
+  burrow_chat_view_set_messages (chat_view (), window->messages);
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {

@@ -5,6 +5,7 @@
  * setting its ready time, so a burst of results costs one main-loop wakeup, not one each. */
 #include "burrow-config.h"
 
+#include "burrow-demo.h"
 #include "burrow-engine-worker.h"
 
 /* Longest stretch one dispatch spends in callbacks before yielding to drawing and input. */
@@ -63,7 +64,11 @@ struct _BurrowEngineWorker {
   gboolean shutting_down;
 };
 
-G_DEFINE_FINAL_TYPE (BurrowEngineWorker, burrow_engine_worker, G_TYPE_OBJECT)
+static void burrow_engine_worker_backend_init (BurrowBackendInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowEngineWorker, burrow_engine_worker, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (BURROW_TYPE_BACKEND,
+                                                      burrow_engine_worker_backend_init))
 
 static void
 request_clear (gpointer data)
@@ -388,6 +393,48 @@ burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self)
   g_return_val_if_fail (BURROW_IS_ENGINE_WORKER (self), 0);
 
   return self->n_dispatches;
+}
+
+/* ---- BurrowBackend ---- */
+
+static BurrowBackendFlags
+worker_get_flags (BurrowBackend *backend)
+{
+  return BURROW_BACKEND_LOCAL_FOLDERS | BURROW_BACKEND_PERF_NUMBERS;
+}
+
+static guint64
+worker_load (BurrowBackend             *backend,
+             const char                *model,
+             const BurrowEngineOptions *options,
+             GCancellable              *cancellable,
+             GObject                   *owner,
+             BurrowBackendCallback      callback,
+             gpointer                   user_data)
+{
+  return burrow_engine_worker_load (BURROW_ENGINE_WORKER (backend), model, options,
+                                    burrow_is_demo_model (model) ? BURROW_DEMO_EXPERT_SHARE : 0,
+                                    cancellable, owner, callback, user_data);
+}
+
+static guint64
+worker_generate (BurrowBackend         *backend,
+                 BurrowGenerateRequest *request,
+                 GCancellable          *cancellable,
+                 GObject               *owner,
+                 BurrowBackendCallback  callback,
+                 gpointer               user_data)
+{
+  return burrow_engine_worker_generate (BURROW_ENGINE_WORKER (backend), request, cancellable,
+                                        owner, callback, user_data);
+}
+
+static void
+burrow_engine_worker_backend_init (BurrowBackendInterface *iface)
+{
+  iface->get_flags = worker_get_flags;
+  iface->load = worker_load;
+  iface->generate = worker_generate;
 }
 
 BurrowEngineWorker *

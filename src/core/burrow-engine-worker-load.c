@@ -45,27 +45,6 @@ load_payload_free (gpointer data)
   g_free (payload);
 }
 
-static void
-load_progress_free (gpointer data)
-{
-  BurrowLoadProgress *progress = data;
-
-  g_free (progress->phase);
-  g_free (progress);
-}
-
-void
-burrow_load_result_free (BurrowLoadResult *result)
-{
-  if (result == NULL)
-    return;
-  g_free (result->dir);
-  g_free (result->name);
-  g_free (result->family);
-  burrow_perf_snapshot_free (result->snapshot);
-  g_free (result);
-}
-
 /* The engine's load phases, for xgettext; the test-engine-worker suite checks that every
  * phase the engine can report is here. */
 static const char *const load_phases[] = {
@@ -105,7 +84,7 @@ on_progress (double      fraction,
   progress->fraction = CLAMP (fraction, 0.0, 1.0);
   const char *shown = burrow_load_phase_translate (phase);
   progress->phase = g_strdup (shown != NULL ? shown : phase);
-  burrow_worker_job_post (state->job, progress, load_progress_free);
+  burrow_worker_job_post (state->job, progress, (GDestroyNotify) burrow_load_progress_free);
 }
 
 static gpointer
