@@ -306,10 +306,17 @@ static gboolean
 on_chat_settings_close (BurrowWindow             *self,
                         BurrowChatSettingsWindow *dialog)
 {
+  BurrowChat *chat = burrow_chat_settings_window_get_chat (dialog);
+  const char *dir = burrow_chat_get_model_dir (chat);
   g_autoptr(GError) error = NULL;
 
-  if (!burrow_chat_store_save_chat (self->store, burrow_chat_settings_window_get_chat (dialog), &error))
+  if (!burrow_chat_store_save_chat (self->store, chat, &error))
     _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
+  /* Another chat template for the model in use (or that failed to load with the last
+   * one): it takes effect on loading again. */
+  if (burrow_chat_settings_window_get_template_changed (dialog) &&
+      g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0)
+    burrow_session_load_model (self->session, dir);
   return FALSE;
 }
 

@@ -15,6 +15,7 @@ typedef struct {
   BurrowEngineOptions options;
   char *io_backend;
   char *tokenizer;
+  char *chat_template;
   double expert_share;
 } LoadPayload;
 
@@ -42,6 +43,7 @@ load_payload_free (gpointer data)
   g_free (payload->dir);
   g_free (payload->io_backend);
   g_free (payload->tokenizer);
+  g_free (payload->chat_template);
   g_free (payload);
 }
 
@@ -176,6 +178,9 @@ burrow_engine_worker_load (BurrowEngineWorker        *self,
   /* NULL: the model folder's own */
   payload->tokenizer = g_strdup (options->tokenizer);
   payload->options.tokenizer = payload->tokenizer;
+  /* NULL: the checkpoint's own */
+  payload->chat_template = g_strdup (options->chat_template);
+  payload->options.chat_template = payload->chat_template;
 
   return burrow_engine_worker_submit (self, &load_kind, payload, load_payload_free,
                                       cancellable, owner, callback, user_data);

@@ -51,7 +51,6 @@ struct _BurrowEngineWorker {
   GThread *thread;
   GAsyncQueue *requests;
   guint64 last_id;
-  guint n_dispatches;
 
   /* Worker thread only. */
   gpointer state;
@@ -249,7 +248,6 @@ deliver_results (BurrowEngineWorker *self)
   gint64 deadline;
   Item *item;
 
-  self->n_dispatches++;
   /* Disarm before taking the queue: a post racing with us re-arms after we unlock. */
   g_source_set_ready_time (self->source, -1);
 
@@ -385,14 +383,6 @@ burrow_worker_job_set_state (BurrowWorkerJob *job,
     self->state_free (self->state);
   self->state = state;
   self->state_free = state_free;
-}
-
-guint
-burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self)
-{
-  g_return_val_if_fail (BURROW_IS_ENGINE_WORKER (self), 0);
-
-  return self->n_dispatches;
 }
 
 /* ---- BurrowBackend ---- */

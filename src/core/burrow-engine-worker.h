@@ -55,9 +55,6 @@ guint64 burrow_engine_worker_submit (BurrowEngineWorker            *self,
                                      BurrowWorkerCallback           callback,
                                      gpointer                       user_data);
 
-/* How many times the result source has run on the main context. */
-guint burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self);
-
 /* For BurrowWorkerFunc implementations, on the worker thread: hands @data to the main
  * context as a posted result. Dropped at once if the request is already cancelled. */
 void burrow_worker_job_post (BurrowWorkerJob *job,

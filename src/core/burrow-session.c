@@ -145,14 +145,16 @@ format_bits (const char *format)
   return 0;
 }
 
-/* The engine's options from the preferences. @io_backend and @tokenizer receive the
- * strings the options point to; free them after the load request has copied them. */
+/* The engine's options from the preferences. @io_backend, @tokenizer and @chat_template
+ * receive the strings the options point to; free them after the load request has copied
+ * them. */
 static void
 options_from_settings (BurrowSession       *self,
                        const char          *dir,
                        BurrowEngineOptions *options,
                        char               **io_backend,
-                       char               **tokenizer)
+                       char               **tokenizer,
+                       char               **chat_template)
 {
   g_autofree char *io = NULL;
   g_autofree char *dense = NULL;
@@ -187,6 +189,9 @@ options_from_settings (BurrowSession       *self,
   /* NULL for a folder with a tokenizer of its own */
   *tokenizer = burrow_settings_dup_model_tokenizer (self->settings, dir);
   options->tokenizer = *tokenizer;
+  /* NULL: the checkpoint's own (Chat Settings can choose another) */
+  *chat_template = burrow_settings_dup_model_template (self->settings, dir);
+  options->chat_template = *chat_template;
 }
 
 static void send_pending (BurrowSession *self);
@@ -241,6 +246,7 @@ burrow_session_load_model (BurrowSession *self,
 {
   g_autofree char *io_backend = NULL;
   g_autofree char *tokenizer = NULL;
+  g_autofree char *chat_template = NULL;
   BurrowEngineOptions options;
 
   g_return_if_fail (BURROW_IS_SESSION (self));
@@ -254,7 +260,7 @@ burrow_session_load_model (BurrowSession *self,
   burrow_perf_monitor_reset (self->monitor, 0);
   burrow_perf_monitor_flush (self->monitor);
 
-  options_from_settings (self, dir, &options, &io_backend, &tokenizer);
+  options_from_settings (self, dir, &options, &io_backend, &tokenizer, &chat_template);
   self->load_cancellable = g_cancellable_new ();
   set_model (self, BURROW_MODEL_LOADING, dir);
   burrow_backend_load (self->backend, dir, &options, self->load_cancellable,

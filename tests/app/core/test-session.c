@@ -51,6 +51,8 @@ on_state (BurrowSession *session,
   BurrowModelState state = burrow_session_get_model_state (session);
 
   g_array_append_val (f->states, state);
+  if (state == BURROW_MODEL_LOADING)
+    f->last_fraction = 0;
 }
 
 static void
