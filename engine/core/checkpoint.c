@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/check.h"
 #include "core/file-io.h"
 #include "core/model-config.h"
 #include "core/safetensors.h"
@@ -278,7 +279,7 @@ bw_checkpoint_open (const char *dir, GError **error)
 {
   Checkpoint *ck;
 
-  g_return_val_if_fail (dir != NULL, NULL);
+  bw_return_error_if_fail (dir != NULL, error, NULL);
 
   ck = g_new0 (Checkpoint, 1);
   ck->pub.dir = g_canonicalize_filename (dir, NULL);
@@ -350,7 +351,7 @@ bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
   g_autofree char *what = NULL;
   GError *local = NULL;
 
-  g_return_val_if_fail (ckpt != NULL && t != NULL, FALSE);
+  bw_return_error_if_fail (ckpt != NULL && t != NULL, error, FALSE);
   if (t->shard < 0 || t->shard >= ckpt->n_shards)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_IO,

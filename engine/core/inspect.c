@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/check.h"
 #include "core/checkpoint.h"
 #include "core/model-config.h"
 #include "text/tokenizer.h"
@@ -131,7 +132,7 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   g_autoptr (GError) local = NULL;
   const BwModelConfig *cfg;
 
-  g_return_val_if_fail (dir != NULL && info != NULL, FALSE);
+  bw_return_error_if_fail (dir != NULL && info != NULL, error, FALSE);
 
   memset (info, 0, sizeof *info);
   ckpt = bw_checkpoint_open (dir, &local);

@@ -26,41 +26,30 @@ typedef struct {
 } DsModel;
 
 static gboolean
-get_int (BwModel *model, const char *field, gboolean required, int def, int min, int *out,
-         GError **error)
-{
-  int64_t v;
-  if (!bw_config_int (model, field, required, def, min, BIG, &v, error))
-    return FALSE;
-  *out = (int) v;
-  return TRUE;
-}
-
-static gboolean
 parse_mla (BwModel *model, DsModel *dm, GError **error)
 {
   int kv_heads, max_pos;
   gboolean bias, interleave;
   JsonNode *q_rank = json_object_get_member (model->ckpt->text_config, "q_lora_rank");
 
-  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &dm->H, error)
-      || !get_int (model, "num_key_value_heads", FALSE, dm->H, 1, &kv_heads, error)
-      || !get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &dm->dn, error)
-      || !get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &dm->dr, error)
-      || !get_int (model, "v_head_dim", TRUE, 0, 1, &dm->dv, error)
-      || !get_int (model, "kv_lora_rank", TRUE, 0, 1, &dm->R, error)
+  if (!bw_config_get_int (model, "num_attention_heads", TRUE, 0, 1, &dm->H, error)
+      || !bw_config_get_int (model, "num_key_value_heads", FALSE, dm->H, 1, &kv_heads, error)
+      || !bw_config_get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &dm->dn, error)
+      || !bw_config_get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &dm->dr, error)
+      || !bw_config_get_int (model, "v_head_dim", TRUE, 0, 1, &dm->dv, error)
+      || !bw_config_get_int (model, "kv_lora_rank", TRUE, 0, 1, &dm->R, error)
       || (!bw_json_node_is_missing (q_rank)
-          && !get_int (model, "q_lora_rank", FALSE, 0, 1, &dm->Q, error))
-      || !get_int (model, "max_position_embeddings", FALSE, 163840, 1, &max_pos, error)
+          && !bw_config_get_int (model, "q_lora_rank", FALSE, 0, 1, &dm->Q, error))
+      || !bw_config_get_int (model, "max_position_embeddings", FALSE, 163840, 1, &max_pos, error)
       || !bw_config_bool (model, "attention_bias", FALSE, &bias, error)
       || !bw_config_bool (model, "rope_interleave", TRUE, &interleave, error))
     return FALSE;
   if (kv_heads != dm->H)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                "num_key_value_heads (%d) must equal num_attention_heads (%d) "
                                "for MLA", kv_heads, dm->H);
   if (bias || !interleave)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                                "attention_bias = true and rope_interleave = false are not "
                                "supported");
   g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);

@@ -15,7 +15,7 @@
 #include "model/decoder.h"
 #include "text/chat-template.h"
 
-#define BIG 1048576
+#define BIG BW_CONFIG_INT_MAX
 /* layer_kind in the checkpoint config: the layer runs its own indexer. */
 #define GLM_LAYER_FULL 1
 /* Positions whose RoPE angles are tabulated at load; later ones are computed per call. */
@@ -55,39 +55,6 @@ typedef struct {
 
 /* Config */
 
-static gboolean
-config_fail (BwModel *model, GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
-
-static gboolean
-config_fail (BwModel *model, GError **error, int code, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, BW_CHECKPOINT_ERROR, code, "%s/config.json: %s", model->ckpt->dir, msg);
-  return FALSE;
-}
-
-static gboolean
-get_int (BwModel *model, const char *field, gboolean required, int def, int min, int *out,
-         GError **error)
-{
-  int64_t v;
-  if (!bw_config_int (model, field, required, def, min, BIG, &v, error))
-    return FALSE;
-  *out = (int) v;
-  return TRUE;
-}
-
-static JsonNode *
-field (BwModel *model, const char *name)
-{
-  JsonObject *cfg = model->ckpt->text_config;
-  JsonNode *node = json_object_has_member (cfg, name) ? json_object_get_member (cfg, name) : NULL;
-  return bw_json_node_is_missing (node) ? NULL : node;
-}
-
 /* The layer plan comes from the checkpoint's config (glm_parse_config below). */
 static void
 layer_plan (BwModel *model, GlmConfig *c)
@@ -108,27 +75,27 @@ parse_mla (BwModel *model, GlmConfig *c, GError **error)
   int kv_heads, qk_head_dim;
   gboolean bias;
 
-  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &c->H, error)
-      || !get_int (model, "num_key_value_heads", FALSE, c->H, 1, &kv_heads, error)
-      || !get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &c->dn, error)
-      || !get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &c->dr, error)
-      || !get_int (model, "v_head_dim", TRUE, 0, 1, &c->dv, error)
-      || !get_int (model, "kv_lora_rank", TRUE, 0, 1, &c->R, error)
-      || !get_int (model, "q_lora_rank", TRUE, 0, 1, &c->Q, error)
-      || !get_int (model, "qk_head_dim", FALSE, c->dn + c->dr, 1, &qk_head_dim, error)
-      || !get_int (model, "max_position_embeddings", FALSE, 202752, 1, &c->max_pos, error)
+  if (!bw_config_get_int (model, "num_attention_heads", TRUE, 0, 1, &c->H, error)
+      || !bw_config_get_int (model, "num_key_value_heads", FALSE, c->H, 1, &kv_heads, error)
+      || !bw_config_get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &c->dn, error)
+      || !bw_config_get_int (model, "qk_rope_head_dim", TRUE, 0, 2, &c->dr, error)
+      || !bw_config_get_int (model, "v_head_dim", TRUE, 0, 1, &c->dv, error)
+      || !bw_config_get_int (model, "kv_lora_rank", TRUE, 0, 1, &c->R, error)
+      || !bw_config_get_int (model, "q_lora_rank", TRUE, 0, 1, &c->Q, error)
+      || !bw_config_get_int (model, "qk_head_dim", FALSE, c->dn + c->dr, 1, &qk_head_dim, error)
+      || !bw_config_get_int (model, "max_position_embeddings", FALSE, 202752, 1, &c->max_pos, error)
       || !bw_config_bool (model, "attention_bias", FALSE, &bias, error))
     return FALSE;
   if (kv_heads != c->H)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "num_key_value_heads (%d) must equal num_attention_heads (%d) for MLA",
                         kv_heads, c->H);
   if (qk_head_dim != c->dn + c->dr)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "qk_head_dim (%d) must be qk_nope_head_dim + qk_rope_head_dim (%d)",
                         qk_head_dim, c->dn + c->dr);
   if (bias)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "attention_bias = true is not supported");
   g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
   JsonNode *params = json_object_get_member (model->ckpt->text_config, "rope_parameters");
@@ -137,13 +104,13 @@ parse_mla (BwModel *model, GlmConfig *c, GError **error)
     ? bw_json_node_get_string (json_object_get_member (p, "rope_type")) : NULL;
   /* GLM-5.2 is released with plain RoPE; its reference has no YaRN softmax factor. */
   if (type != NULL && g_strcmp0 (type, "default") != 0)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "rope_parameters.rope_type \"%s\" is not supported (only \"default\")",
                         type);
   if (!bw_rope_config_parse (model->ckpt->text_config, file, c->dr, &c->rope, error))
     return FALSE;
   if (c->rope.yarn_factor > 0.0)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "rope_scaling type \"yarn\" is not supported");
   return TRUE;
 }
@@ -152,12 +119,12 @@ static gboolean
 parse_dsa (BwModel *model, GlmConfig *c, GError **error)
 {
   BwDsaShape *s = &c->dsa;
-  if (!get_int (model, "index_topk", TRUE, 0, 1, &s->topk, error)
-      || !get_int (model, "index_head_dim", TRUE, 0, 1, &s->head_dim, error)
-      || !get_int (model, "index_n_heads", TRUE, 0, 1, &s->n_heads, error))
+  if (!bw_config_get_int (model, "index_topk", TRUE, 0, 1, &s->topk, error)
+      || !bw_config_get_int (model, "index_head_dim", TRUE, 0, 1, &s->head_dim, error)
+      || !bw_config_get_int (model, "index_n_heads", TRUE, 0, 1, &s->n_heads, error))
     return FALSE;
   if (s->head_dim < c->dr)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "index_head_dim (%d) is smaller than qk_rope_head_dim (%d)",
                         s->head_dim, c->dr);
   s->hidden = c->D;
@@ -171,24 +138,24 @@ parse_moe (BwModel *model, GlmConfig *c, GError **error)
 {
   double scaling;
   gboolean renorm;
-  JsonNode *act = field (model, "hidden_act");
+  JsonNode *act = bw_config_field (model, "hidden_act");
 
-  if (!get_int (model, "intermediate_size", TRUE, 0, 1, &c->inter, error)
-      || !get_int (model, "moe_intermediate_size", TRUE, 0, 1, &c->moe_inter, error)
-      || !get_int (model, "n_routed_experts", TRUE, 0, 1, &c->E, error)
-      || !get_int (model, "num_experts_per_tok", TRUE, 0, 1, &c->top_k, error)
-      || !get_int (model, "n_shared_experts", FALSE, 0, 0, &c->n_shared, error)
-      || !get_int (model, "n_group", FALSE, 1, 1, &c->router.n_group, error)
-      || !get_int (model, "topk_group", FALSE, 1, 1, &c->router.topk_group, error)
+  if (!bw_config_get_int (model, "intermediate_size", TRUE, 0, 1, &c->inter, error)
+      || !bw_config_get_int (model, "moe_intermediate_size", TRUE, 0, 1, &c->moe_inter, error)
+      || !bw_config_get_int (model, "n_routed_experts", TRUE, 0, 1, &c->E, error)
+      || !bw_config_get_int (model, "num_experts_per_tok", TRUE, 0, 1, &c->top_k, error)
+      || !bw_config_get_int (model, "n_shared_experts", FALSE, 0, 0, &c->n_shared, error)
+      || !bw_config_get_int (model, "n_group", FALSE, 1, 1, &c->router.n_group, error)
+      || !bw_config_get_int (model, "topk_group", FALSE, 1, 1, &c->router.topk_group, error)
       || !bw_config_bool (model, "norm_topk_prob", TRUE, &renorm, error)
       || !bw_config_double (model, "routed_scaling_factor", FALSE, 1.0, &scaling, error))
     return FALSE;
   if (act != NULL && g_strcmp0 (bw_json_node_get_string (act), "silu") != 0)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "hidden_act must be \"silu\"");
   if (c->top_k > c->E || c->E > BW_MAX_BATCH_EXPERTS || c->E % c->router.n_group != 0
       || c->router.topk_group > c->router.n_group)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "n_routed_experts / num_experts_per_tok / n_group / topk_group are "
                         "inconsistent");
   c->router.n_experts = c->E;
@@ -198,42 +165,10 @@ parse_moe (BwModel *model, GlmConfig *c, GError **error)
   return TRUE;
 }
 
-/* The DeepSeek-style FP8 release layout; other quantisation schemes are not read. */
-static gboolean
-parse_quantization (BwModel *model, GError **error)
-{
-  JsonNode *node = field (model, "quantization_config");
-  if (node == NULL)
-    return TRUE;
-  JsonObject *q = bw_json_node_get_object (node);
-  if (q == NULL)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                        "quantization_config must be an object");
-  const char *method = json_object_has_member (q, "quant_method")
-    ? bw_json_node_get_string (json_object_get_member (q, "quant_method")) : NULL;
-  if (g_strcmp0 (method, "fp8") != 0)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                        "quantization_config.quant_method \"%s\" is not supported (only \"fp8\")",
-                        method ? method : "(missing)");
-  if (json_object_has_member (q, "fmt")
-      && g_strcmp0 (bw_json_node_get_string (json_object_get_member (q, "fmt")), "e4m3") != 0)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                        "quantization_config.fmt must be \"e4m3\"");
-  JsonArray *block = json_object_has_member (q, "weight_block_size")
-    ? bw_json_node_get_array (json_object_get_member (q, "weight_block_size")) : NULL;
-  gint64 b0 = 0, b1 = 0;
-  if (block == NULL || json_array_get_length (block) != 2
-      || !bw_json_node_get_int (json_array_get_element (block, 0), &b0)
-      || !bw_json_node_get_int (json_array_get_element (block, 1), &b1) || b0 != 128 || b1 != 128)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                        "quantization_config.weight_block_size must be [128, 128]");
-  return TRUE;
-}
-
 static gboolean
 check_eos (BwModel *model, GError **error)
 {
-  JsonNode *node = field (model, "eos_token_id");
+  JsonNode *node = bw_config_field (model, "eos_token_id");
   gint64 v;
   if (node == NULL || bw_json_node_get_int (node, &v))
     return TRUE;
@@ -242,7 +177,7 @@ check_eos (BwModel *model, GError **error)
     if (!bw_json_node_get_int (json_array_get_element (arr, i), &v))
       arr = NULL;
   if (arr == NULL)
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "eos_token_id must be an integer or a list of integers");
   return TRUE;
 }
@@ -252,18 +187,18 @@ glm_config_parse (BwModel *model, GlmConfig *c, GError **error)
 {
   double eps;
   memset (c, 0, sizeof *c);
-  if (!get_int (model, "hidden_size", TRUE, 0, 1, &c->D, error)
-      || !get_int (model, "num_hidden_layers", TRUE, 0, 1, &c->n_layers, error)
-      || !get_int (model, "vocab_size", TRUE, 0, 1, &c->vocab, error)
+  if (!bw_config_get_int (model, "hidden_size", TRUE, 0, 1, &c->D, error)
+      || !bw_config_get_int (model, "num_hidden_layers", TRUE, 0, 1, &c->n_layers, error)
+      || !bw_config_get_int (model, "vocab_size", TRUE, 0, 1, &c->vocab, error)
       || !bw_config_double (model, "rms_norm_eps", FALSE, 1e-5, &eps, error)
       || !bw_config_bool (model, "tie_word_embeddings", FALSE, &c->tied, error))
     return FALSE;
   if (c->n_layers > 4096 || c->vocab > (1 << 24) || !(eps > 0.0))
-    return config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                         "num_hidden_layers, vocab_size or rms_norm_eps is out of range");
   c->eps = (float) eps;
   if (!parse_mla (model, c, error) || !parse_dsa (model, c, error)
-      || !parse_moe (model, c, error) || !parse_quantization (model, error)
+      || !parse_moe (model, c, error) || !bw_config_quantization (model, BW_QUANT_FP8_BLOCK, error)
       || !check_eos (model, error))
     return FALSE;
   layer_plan (model, c);
@@ -413,9 +348,10 @@ glm_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *l
   GlmModel *gm = model->family_data;
   int64_t pos0 = bw_state_position (state);
 
-  /* The only growth of the indexer's context scratch, before any layer runs. */
-  model->resident_bytes -= bw_dsa_indexer_reserve (gm->indexer, 0);
-  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n);
+  /* The only growth of the indexer's context scratch, before any layer runs; counted in
+   * one step, so a reader on another thread never sees it half done. */
+  gsize held = bw_dsa_indexer_reserve (gm->indexer, 0);
+  model->resident_bytes += bw_dsa_indexer_reserve (gm->indexer, pos0 + n) - held;
   if (!bw_decoder_forward (model, &gm->dec, &glm_attention, gm, state, ids, n, logits,
                            all_logits, cancellable, error))
     return FALSE;

@@ -7,27 +7,6 @@
 
 #include "core/json-load.h"
 
-#define BIG 1048576
-
-static gboolean
-get_int (BwModel *model, const char *field, gboolean required, int def, int min, int *out,
-         GError **error)
-{
-  int64_t v;
-  if (!bw_config_int (model, field, required, def, min, BIG, &v, error))
-    return FALSE;
-  *out = (int) v;
-  return TRUE;
-}
-
-static gboolean
-config_fail (BwModel *model, GError **error, const char *msg)
-{
-  g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG, "%s/config.json: %s",
-               model->ckpt->dir, msg);
-  return FALSE;
-}
-
 /* The layer plan comes from the checkpoint's config (bw_kimi_parse_config below). */
 static void
 layer_plan (BwModel *model, BwKimiConfig *c)
@@ -47,7 +26,8 @@ parse_kda (BwModel *model, BwKimiConfig *c, GError **error)
 {
   JsonObject *lac = bw_config_object (model, "linear_attn_config");
   if (lac == NULL)
-    return config_fail (model, error, "linear_attn_config is missing");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "linear_attn_config is missing");
   const char *ints[] = { "head_dim", "num_heads", "short_conv_kernel_size" };
   int *dst[] = { &c->d, &c->Hk, &c->Kc };
   for (int i = 0; i < 3; i++)
@@ -58,7 +38,7 @@ parse_kda (BwModel *model, BwKimiConfig *c, GError **error)
         {
           g_autofree char *msg = g_strdup_printf ("linear_attn_config.%s is missing or invalid",
                                                   ints[i]);
-          return config_fail (model, error, msg);
+          return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG, "%s", msg);
         }
       *dst[i] = (int) json_node_get_int (n);
     }
@@ -70,7 +50,8 @@ parse_kda (BwModel *model, BwKimiConfig *c, GError **error)
     {
       c->lower_bound = (float) json_node_get_double (lb);
       if (!(c->lower_bound < 0.0f))
-        return config_fail (model, error, "linear_attn_config.gate_lower_bound must be negative");
+        return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                               "linear_attn_config.gate_lower_bound must be negative");
     }
   return TRUE;
 }
@@ -79,17 +60,18 @@ static gboolean
 parse_mla (BwModel *model, BwKimiConfig *c, GError **error)
 {
   gboolean nope;
-  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &c->H, error)
-      || !get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &c->dn, error)
-      || !get_int (model, "qk_rope_head_dim", TRUE, 0, 0, &c->dr, error)
-      || !get_int (model, "v_head_dim", TRUE, 0, 1, &c->dv, error)
-      || !get_int (model, "kv_lora_rank", TRUE, 0, 1, &c->R, error)
-      || !get_int (model, "q_lora_rank", FALSE, 0, 0, &c->Q, error)
+  if (!bw_config_get_int (model, "num_attention_heads", TRUE, 0, 1, &c->H, error)
+      || !bw_config_get_int (model, "qk_nope_head_dim", TRUE, 0, 1, &c->dn, error)
+      || !bw_config_get_int (model, "qk_rope_head_dim", TRUE, 0, 0, &c->dr, error)
+      || !bw_config_get_int (model, "v_head_dim", TRUE, 0, 1, &c->dv, error)
+      || !bw_config_get_int (model, "kv_lora_rank", TRUE, 0, 1, &c->R, error)
+      || !bw_config_get_int (model, "q_lora_rank", FALSE, 0, 0, &c->Q, error)
       || !bw_config_bool (model, "mla_use_nope", FALSE, &nope, error)
       || !bw_config_bool (model, "mla_use_output_gate", FALSE, &c->mla_gate, error))
     return FALSE;
   if (!nope)
-    return config_fail (model, error, "mla_use_nope is false: Kimi MLA with RoPE is not supported");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "mla_use_nope is false: Kimi MLA with RoPE is not supported");
   return TRUE;
 }
 
@@ -105,7 +87,8 @@ parse_activation (BwModel *model, BwKimiConfig *c, GError **error)
       return TRUE;
     }
   if (g_strcmp0 (act, "situ") != 0)
-    return config_fail (model, error, "hidden_act must be \"silu\" or \"situ\"");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "hidden_act must be \"silu\" or \"situ\"");
   if (!bw_config_double (model, "activation_situ_beta", FALSE, 1.0, &beta, error)
       || !bw_config_double (model, "activation_situ_linear_beta", FALSE, 0.0, &lin, error))
     return FALSE;
@@ -120,16 +103,16 @@ parse_moe (BwModel *model, gboolean k3, BwKimiConfig *c, GError **error)
 {
   double scaling;
   gboolean renorm;
-  if (!get_int (model, "intermediate_size", TRUE, 0, 1, &c->inter, error)
-      || !get_int (model, "moe_intermediate_size", TRUE, 0, 1, &c->moe_inter, error)
-      || !get_int (model, "num_experts", TRUE, 0, 1, &c->E, error)
-      || !get_int (model, "num_experts_per_token", TRUE, 0, 1, &c->top_k, error)
-      || !get_int (model, "num_shared_experts", FALSE, 0, 0, &c->n_shared, error)
-      || !get_int (model, "first_k_dense_replace", FALSE, 0, 0, &c->first_dense, error)
-      || !get_int (model, "moe_layer_freq", FALSE, 1, 1, &c->moe_freq, error)
-      || !get_int (model, "num_expert_group", FALSE, 1, 1, &c->router.n_group, error)
-      || !get_int (model, "topk_group", FALSE, 1, 1, &c->router.topk_group, error)
-      || !get_int (model, "routed_expert_hidden_size", FALSE, 0, 0, &c->latent, error)
+  if (!bw_config_get_int (model, "intermediate_size", TRUE, 0, 1, &c->inter, error)
+      || !bw_config_get_int (model, "moe_intermediate_size", TRUE, 0, 1, &c->moe_inter, error)
+      || !bw_config_get_int (model, "num_experts", TRUE, 0, 1, &c->E, error)
+      || !bw_config_get_int (model, "num_experts_per_token", TRUE, 0, 1, &c->top_k, error)
+      || !bw_config_get_int (model, "num_shared_experts", FALSE, 0, 0, &c->n_shared, error)
+      || !bw_config_get_int (model, "first_k_dense_replace", FALSE, 0, 0, &c->first_dense, error)
+      || !bw_config_get_int (model, "moe_layer_freq", FALSE, 1, 1, &c->moe_freq, error)
+      || !bw_config_get_int (model, "num_expert_group", FALSE, 1, 1, &c->router.n_group, error)
+      || !bw_config_get_int (model, "topk_group", FALSE, 1, 1, &c->router.topk_group, error)
+      || !bw_config_get_int (model, "routed_expert_hidden_size", FALSE, 0, 0, &c->latent, error)
       || !bw_config_bool (model, "latent_moe_use_norm", FALSE, &c->latent_norm, error)
       || !bw_config_bool (model, "moe_renormalize", TRUE, &renorm, error)
       || !bw_config_double (model, "routed_scaling_factor", FALSE, 1.0, &scaling, error)
@@ -137,11 +120,13 @@ parse_moe (BwModel *model, gboolean k3, BwKimiConfig *c, GError **error)
     return FALSE;
   if (c->top_k > c->E || c->E > BW_MAX_BATCH_EXPERTS || c->E % c->router.n_group != 0
       || c->router.topk_group > c->router.n_group)
-    return config_fail (model, error, "num_experts / num_experts_per_token / num_expert_group / "
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "num_experts / num_experts_per_token / num_expert_group / "
                                       "topk_group are inconsistent");
   JsonNode *fn = json_object_get_member (model->ckpt->text_config, "moe_router_activation_func");
   if (fn && JSON_NODE_HOLDS_VALUE (fn) && g_strcmp0 (json_node_get_string (fn), "sigmoid") != 0)
-    return config_fail (model, error, "moe_router_activation_func must be \"sigmoid\"");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "moe_router_activation_func must be \"sigmoid\"");
 
   c->router.n_experts = c->E;
   c->router.top_k = c->top_k;
@@ -159,19 +144,22 @@ bw_kimi_config_parse (BwModel *model, gboolean k3, BwKimiConfig *c, GError **err
   double eps;
   gboolean tied;
   memset (c, 0, sizeof *c);
-  if (!get_int (model, "hidden_size", TRUE, 0, 1, &c->D, error)
-      || !get_int (model, "num_hidden_layers", TRUE, 0, 1, &c->n_layers, error)
-      || !get_int (model, "vocab_size", TRUE, 0, 1, &c->vocab, error)
+  if (!bw_config_get_int (model, "hidden_size", TRUE, 0, 1, &c->D, error)
+      || !bw_config_get_int (model, "num_hidden_layers", TRUE, 0, 1, &c->n_layers, error)
+      || !bw_config_get_int (model, "vocab_size", TRUE, 0, 1, &c->vocab, error)
       || !bw_config_double (model, "rms_norm_eps", FALSE, 1e-6, &eps, error)
-      || !get_int (model, "attn_res_block_size", FALSE, 0, 0, &c->attn_res_block, error)
+      || !bw_config_get_int (model, "attn_res_block_size", FALSE, 0, 0, &c->attn_res_block, error)
       || !bw_config_bool (model, "tie_word_embeddings", FALSE, &tied, error))
     return FALSE;
   if (c->n_layers > 4096 || c->vocab > (1 << 24))
-    return config_fail (model, error, "num_hidden_layers or vocab_size is implausibly large");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "num_hidden_layers or vocab_size is implausibly large");
   if (tied)
-    return config_fail (model, error, "tie_word_embeddings is not supported for Kimi models");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "tie_word_embeddings is not supported for Kimi models");
   if (!k3 && c->attn_res_block)
-    return config_fail (model, error, "attn_res_block_size is a K3 feature");
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "attn_res_block_size is a K3 feature");
   c->eps = (float) eps;
   if (!parse_mla (model, c, error) || !parse_kda (model, c, error)
       || !parse_moe (model, k3, c, error))

@@ -6,78 +6,15 @@
 
 #include "core/json-load.h"
 
-#define BIG 1048576
-
-gboolean
-bw_moe_layers_fail (BwModel *model, GError **error, int code, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error (error, BW_CHECKPOINT_ERROR, code, "%s/config.json: %s", model->ckpt->dir, msg);
-  return FALSE;
-}
-
-static JsonNode *
-field (BwModel *model, const char *name)
-{
-  JsonObject *cfg = model->ckpt->text_config;
-  JsonNode *node = json_object_has_member (cfg, name) ? json_object_get_member (cfg, name) : NULL;
-  return bw_json_node_is_missing (node) ? NULL : node;
-}
-
 /* The first of the names that the config has (the families spell some fields their own
  * way); the first name when none is present, so that errors name it. */
 static const char *
 pick (BwModel *model, const char *const *names)
 {
   for (int i = 0; names[i] != NULL; i++)
-    if (field (model, names[i]) != NULL)
+    if (bw_config_field (model, names[i]) != NULL)
       return names[i];
   return names[0];
-}
-
-static gboolean
-get_int (BwModel *model, const char *name, gboolean required, int def, int min, int *out,
-         GError **error)
-{
-  int64_t v;
-  if (!bw_config_int (model, name, required, def, min, BIG, &v, error))
-    return FALSE;
-  *out = (int) v;
-  return TRUE;
-}
-
-/* No quantization_config, or the DeepSeek-style FP8 128x128 block layout, or (gpt-oss)
- * quant_method mxfp4, whose tensors describe themselves (_blocks / _scales). */
-static gboolean
-check_quantization (BwModel *model, GError **error)
-{
-  JsonNode *node = field (model, "quantization_config");
-  if (node == NULL)
-    return TRUE;
-  JsonObject *q = bw_json_node_get_object (node);
-  if (q == NULL)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "quantization_config must be an object");
-  const char *method = json_object_has_member (q, "quant_method")
-    ? bw_json_node_get_string (json_object_get_member (q, "quant_method")) : NULL;
-  if (g_strcmp0 (method, "mxfp4") == 0)
-    return TRUE;
-  if (g_strcmp0 (method, "fp8") != 0)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                                "quantization_config.quant_method \"%s\" is not supported",
-                                method ? method : "(missing)");
-  JsonArray *block = json_object_has_member (q, "weight_block_size")
-    ? bw_json_node_get_array (json_object_get_member (q, "weight_block_size")) : NULL;
-  gint64 b0 = 0, b1 = 0;
-  if (block == NULL || json_array_get_length (block) != 2
-      || !bw_json_node_get_int (json_array_get_element (block, 0), &b0)
-      || !bw_json_node_get_int (json_array_get_element (block, 1), &b1) || b0 != 128 || b1 != 128)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                                "quantization_config.weight_block_size must be [128, 128]");
-  return TRUE;
 }
 
 
@@ -93,35 +30,36 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
   const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
   gboolean sigmoid = r->kind == BW_ROUTER_SIGMOID, renorm;
   double eps, scaling;
-  JsonNode *act = field (model, "hidden_act");
+  JsonNode *act = bw_config_field (model, "hidden_act");
 
-  if (!get_int (model, "hidden_size", TRUE, 0, 1, &dec->hidden, error)
-      || !get_int (model, "num_hidden_layers", TRUE, 0, 1, &dec->n_layers, error)
-      || !get_int (model, "vocab_size", TRUE, 0, 1, &dec->vocab, error)
+  if (!bw_config_get_int (model, "hidden_size", TRUE, 0, 1, &dec->hidden, error)
+      || !bw_config_get_int (model, "num_hidden_layers", TRUE, 0, 1, &dec->n_layers, error)
+      || !bw_config_get_int (model, "vocab_size", TRUE, 0, 1, &dec->vocab, error)
       || !bw_config_double (model, "rms_norm_eps", FALSE, 1e-6, &eps, error)
       || !bw_config_bool (model, "tie_word_embeddings", FALSE, &dec->tied, error)
-      || !get_int (model, pick (model, n_experts), TRUE, 0, 1, &f->n_experts, error)
-      || !get_int (model, pick (model, per_tok), TRUE, 0, 1, &r->top_k, error)
-      || !get_int (model, pick (model, widths), TRUE, 0, 1, &f->moe_inter, error)
-      || !get_int (model, "intermediate_size", FALSE, 0, 0, &f->inter, error)
-      || !get_int (model, "n_shared_experts", FALSE, 0, 0, &f->n_shared, error)
-      || !get_int (model, "shared_expert_intermediate_size", FALSE, 0, 0, &f->shared_inter,
+      || !bw_config_get_int (model, pick (model, n_experts), TRUE, 0, 1, &f->n_experts, error)
+      || !bw_config_get_int (model, pick (model, per_tok), TRUE, 0, 1, &r->top_k, error)
+      || !bw_config_get_int (model, pick (model, widths), TRUE, 0, 1, &f->moe_inter, error)
+      || !bw_config_get_int (model, "intermediate_size", FALSE, 0, 0, &f->inter, error)
+      || !bw_config_get_int (model, "n_shared_experts", FALSE, 0, 0, &f->n_shared, error)
+      || !bw_config_get_int (model, "shared_expert_intermediate_size", FALSE, 0, 0,
+                             &f->shared_inter,
                    error)
-      || !get_int (model, "n_group", FALSE, 1, 1, &r->n_group, error)
-      || !get_int (model, "topk_group", FALSE, 1, 1, &r->topk_group, error)
+      || !bw_config_get_int (model, "n_group", FALSE, 1, 1, &r->n_group, error)
+      || !bw_config_get_int (model, "topk_group", FALSE, 1, 1, &r->topk_group, error)
       || !bw_config_bool (model, "norm_topk_prob", sigmoid, &renorm, error)
       || !bw_config_double (model, "routed_scaling_factor", FALSE, 1.0, &scaling, error))
     return FALSE;
   if (!(eps > 0.0) || dec->n_layers != mc->n_layers)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                "rms_norm_eps or num_hidden_layers is out of range");
   if (act != NULL && g_strcmp0 (bw_json_node_get_string (act), "silu") != 0)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                                "hidden_act must be \"silu\"");
   if (r->top_k > f->n_experts || f->n_experts > BW_MAX_BATCH_EXPERTS
       || f->n_experts % r->n_group != 0 || r->topk_group > r->n_group
       || r->topk_group * (f->n_experts / r->n_group) < r->top_k)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                "the expert count, num_experts_per_tok, n_group and topk_group "
                                "are inconsistent");
   gboolean *is_moe = bw_model_alloc (model, dec->n_layers * sizeof (gboolean));
@@ -129,7 +67,7 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
     {
       is_moe[l] = mc->layer_is_moe[l] != 0;
       if (!is_moe[l] && f->inter <= 0)
-        return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+        return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                    "layer %d is dense but intermediate_size is missing", l);
     }
   dec->is_moe = is_moe;
@@ -141,7 +79,7 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
   r->n_experts = f->n_experts;
   r->renormalize = renorm;
   r->scaling = (float) scaling;
-  return check_quantization (model, error);
+  return bw_config_quantization (model, BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4, error);
 }
 
 /* Grouped-query attention */
@@ -152,20 +90,20 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
 static gboolean
 parse_sliding (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, GError **error)
 {
-  JsonNode *types = field (model, "layer_types");
+  JsonNode *types = bw_config_field (model, "layer_types");
   g->sliding = bw_model_alloc (model, dec->n_layers * sizeof (gboolean));
   if (types == NULL)
     return TRUE;
   JsonArray *arr = bw_json_node_get_array (types);
   if (arr == NULL || json_array_get_length (arr) < (guint) dec->n_layers)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "layer_types must be a list with an entry per layer");
   for (int l = 0; l < dec->n_layers; l++)
     g->sliding[l] = g_strcmp0 (bw_json_node_get_string (json_array_get_element (arr, l)),
                                "sliding_attention") == 0;
   for (int l = 0; l < dec->n_layers; l++)
     if (g->sliding[l] && g->window <= 0)
-      return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+      return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                   "layer %d is sliding_attention but sliding_window is not set",
                                   l);
   return TRUE;
@@ -175,17 +113,18 @@ gboolean
 bw_gqa_layers_parse (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, GError **error)
 {
   int max_pos, rot;
-  JsonNode *window = field (model, "sliding_window");
+  JsonNode *window = bw_config_field (model, "sliding_window");
 
-  if (!get_int (model, "num_attention_heads", TRUE, 0, 1, &g->H, error)
-      || !get_int (model, "num_key_value_heads", FALSE, g->H, 1, &g->Hkv, error)
-      || !get_int (model, "head_dim", FALSE, dec->hidden / g->H, 1, &g->hd, error)
-      || !get_int (model, "max_position_embeddings", FALSE, 4096, 1, &max_pos, error)
+  if (!bw_config_get_int (model, "num_attention_heads", TRUE, 0, 1, &g->H, error)
+      || !bw_config_get_int (model, "num_key_value_heads", FALSE, g->H, 1, &g->Hkv, error)
+      || !bw_config_get_int (model, "head_dim", FALSE, dec->hidden / g->H, 1, &g->hd, error)
+      || !bw_config_get_int (model, "max_position_embeddings", FALSE, 4096, 1, &max_pos, error)
       || !bw_config_bool (model, "attention_bias", FALSE, &g->bias, error)
-      || (window != NULL && !get_int (model, "sliding_window", FALSE, 0, 1, &g->window, error)))
+      || (window != NULL && !bw_config_get_int (model, "sliding_window", FALSE, 0, 1, &g->window,
+                                                error)))
     return FALSE;
   if (g->H % g->Hkv != 0 || g->hd < 2)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "num_attention_heads (%d) is not a multiple of "
                                 "num_key_value_heads (%d), or head_dim is too small", g->H,
                                 g->Hkv);

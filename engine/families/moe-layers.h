@@ -11,10 +11,6 @@
 
 G_BEGIN_DECLS
 
-/* "<dir>/config.json: message" as a BW_CHECKPOINT_ERROR; returns FALSE. */
-gboolean bw_moe_layers_fail (BwModel *model, GError **error, int code, const char *fmt, ...)
-  G_GNUC_PRINTF (4, 5);
-
 /* Fills dec's shape from the config: hidden_size, num_hidden_layers, vocab_size,
  * rms_norm_eps, tie_word_embeddings, the checkpoint's layer plan, the expert count, top-k and
  * widths under any of their spellings, shared experts (n_shared_experts, or

@@ -33,13 +33,13 @@ parse_linear (BwModel *model, NextModel *nm, GError **error)
 
   nm->linear = bw_model_alloc (model, n * sizeof (gboolean));
   if (arr == NULL || json_array_get_length (arr) < (guint) n)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "layer_types must be a list with an entry per layer");
   for (int l = 0; l < n; l++)
     {
       const char *s = bw_json_node_get_string (json_array_get_element (arr, l));
       if (g_strcmp0 (s, "linear_attention") != 0 && g_strcmp0 (s, "full_attention") != 0)
-        return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+        return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                     "layer_types[%d] must be \"linear_attention\" or "
                                     "\"full_attention\"", l);
       nm->linear[l] = g_strcmp0 (s, "linear_attention") == 0;
@@ -53,7 +53,7 @@ parse_linear (BwModel *model, NextModel *nm, GError **error)
   nm->dv = (int) v[3];
   nm->Kc = (int) v[4];
   if (nm->Hv % nm->Hk != 0)
-    return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
                                 "linear_num_value_heads must be a multiple of "
                                 "linear_num_key_heads");
   nm->gdn = bw_model_alloc (model, n * sizeof (BwGatedDeltaNet));

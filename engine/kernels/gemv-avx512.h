@@ -12,7 +12,6 @@
  * group to the group's sum, which is the same value as scaling each weight. */
 
 #include "kernels/avx512-scales.h"
-#include "kernels/gemv-int.h"
 
 #define GV_AI static inline __attribute__((always_inline))
 #define GV_ROWS 4
@@ -380,9 +379,6 @@ gv_matvec (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int
     case BW_FMT_Q4: one = gv_matvec_q4; break;
     default: return FALSE;
     }
-  if ((fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4) && bw_gemv_int_enabled ()
-      && (n == 1 ? bw_gemv_int_matvec (w, x, y, r0, r1) : bw_gemv_int_matmul (w, x, n, y, ldy, r0, r1)))
-    return TRUE;
   if (!gv_ok (fmt, w, r0, r1))
     return FALSE;
   if (n == 1)

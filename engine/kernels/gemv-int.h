@@ -32,13 +32,8 @@
 #define BW_GEMV_INT_BLOCK_BYTES 512
 #define BW_GEMV_INT_PREPARED_BYTES (BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK * BW_GEMV_INT_BLOCK_BYTES)
 
-/* Whether this CPU has the kernel (AVX-512 F/BW/VL/DQ, VNNI and VBMI). */
-gboolean bw_gemv_int_supported (void);
-
-/* Whether one-token MXFP4 and Q4 products take this kernel where it applies (the
- * default on a CPU that has it). Turning it off keeps the f32 kernel, for comparisons. */
-void bw_gemv_int_set_enabled (gboolean enabled);
-gboolean bw_gemv_int_enabled (void);
+/* The kernel is the int entries of bw_kernels_avx512_vnni (and its 4-bit rows); it runs on
+ * a CPU with that level (AVX-512 F/BW/VL/DQ, VNNI and VBMI). */
 
 /* Prepares the whole blocks of x[0, min (cols, BW_GEMV_INT_MAX_COLS)) for a matrix of
  * format fmt into `prepared` (64-byte aligned); FALSE where the activations rule the

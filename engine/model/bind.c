@@ -95,6 +95,7 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
   memset (out, 0, sizeof *out);
   out->rows = rows;
   out->cols = cols;
+  out->isa = model->opts.isa;
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
   if (t == NULL)
     return tensor_error (model, error, name, "is missing");
@@ -182,7 +183,7 @@ static gboolean
 prefault_progress (double done, gpointer data)
 {
   BwModel *model = data;
-  bw_model_progress (model, 0.9 + 0.1 * done, BW_PHASE_EXPERT_CACHE);
+  bw_model_progress (model, 0.9 + 0.1 * done, BW_LOAD_PHASE_EXPERT_CACHE);
   return !g_cancellable_is_cancelled (model->loading);
 }
 
@@ -193,6 +194,7 @@ bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layo
   BwStoreOptions so = model->opts.store;
   so.expert_bits = model->opts.expert_bits;
   so.act_bits = model->opts.act_bits;
+  so.isa = model->opts.isa;
   so.pool = model->pool;
   so.prefault_progress = prefault_progress;
   so.prefault_progress_data = model;

@@ -4,6 +4,7 @@
 #include "core/model-config.h"
 
 #include <math.h>
+#include <stdarg.h>
 
 static JsonObject *
 text_config (BwModel *model)
@@ -146,5 +147,71 @@ bw_config_int_list (BwModel *model, JsonObject *obj, const char *field, gboolean
     }
   *out = v;
   *n_out = (int) n;
+  return TRUE;
+}
+
+gboolean
+bw_config_fail (BwModel *model, GError **error, int code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error (error, BW_CHECKPOINT_ERROR, code, "%s/config.json: %s", model->ckpt->dir, msg);
+  return FALSE;
+}
+
+JsonNode *
+bw_config_field (BwModel *model, const char *field)
+{
+  return member (text_config (model), field);
+}
+
+gboolean
+bw_config_get_int (BwModel *model, const char *field, gboolean required, int def, int min,
+                   int *out, GError **error)
+{
+  int64_t v;
+  if (!bw_config_int (model, field, required, def, min, BW_CONFIG_INT_MAX, &v, error))
+    return FALSE;
+  *out = (int) v;
+  return TRUE;
+}
+
+/* The one reader of quantization_config, so that every scheme is parsed in one place. */
+gboolean
+bw_config_quantization (BwModel *model, BwQuantSchemes accepted, GError **error)
+{
+  JsonNode *node = bw_config_field (model, "quantization_config");
+  if (node == NULL)
+    return TRUE;
+  JsonObject *q = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+  if (q == NULL)
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
+                           "quantization_config must be an object");
+  JsonNode *m = member (q, "quant_method");
+  const char *method = m && JSON_NODE_HOLDS_VALUE (m)
+                       && json_node_get_value_type (m) == G_TYPE_STRING
+                       ? json_node_get_string (m) : NULL;
+  if ((accepted & BW_QUANT_MXFP4) && g_strcmp0 (method, "mxfp4") == 0)
+    return TRUE; /* the tensors describe themselves (_blocks / _scales) */
+  if (!(accepted & BW_QUANT_FP8_BLOCK) || g_strcmp0 (method, "fp8") != 0)
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                           "quantization_config.quant_method \"%s\" is not supported",
+                           method ? method : "(missing)");
+  JsonNode *fmt = member (q, "fmt");
+  if (fmt != NULL && (!JSON_NODE_HOLDS_VALUE (fmt)
+                      || json_node_get_value_type (fmt) != G_TYPE_STRING
+                      || g_strcmp0 (json_node_get_string (fmt), "e4m3") != 0))
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                           "quantization_config.fmt must be \"e4m3\"");
+  JsonNode *bs = member (q, "weight_block_size");
+  JsonArray *block = bs && JSON_NODE_HOLDS_ARRAY (bs) ? json_node_get_array (bs) : NULL;
+  int64_t b0 = 0, b1 = 0;
+  if (block == NULL || json_array_get_length (block) != 2
+      || !node_int (json_array_get_element (block, 0), &b0)
+      || !node_int (json_array_get_element (block, 1), &b1) || b0 != 128 || b1 != 128)
+    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                           "quantization_config.weight_block_size must be [128, 128]");
   return TRUE;
 }

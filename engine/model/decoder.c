@@ -457,11 +457,11 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
     {
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      bw_model_progress (model, 0.05 + 0.85 * l / dec->n_layers, BW_PHASE_WEIGHTS);
+      bw_model_progress (model, 0.05 + 0.85 * l / dec->n_layers, BW_LOAD_PHASE_WEIGHTS);
       if (!bind_layer (model, dec, attn, self, l, error))
         return FALSE;
     }
-  bw_model_progress (model, 0.9, BW_PHASE_EXPERT_CACHE);
+  bw_model_progress (model, 0.9, BW_LOAD_PHASE_EXPERT_CACHE);
   if (!bind_experts (model, dec, error) || g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
   link_lookahead (model, dec);

@@ -4,6 +4,7 @@
  * and the per-layer math (built from engine/blocks). */
 #pragma once
 
+#include <stdatomic.h>
 #include <time.h>
 
 #include "model/model.h"
@@ -40,7 +41,9 @@ struct BwModel {
   BwLayerStateSize *state_sizes;  /* n_layers, filled by the family's load */
   gpointer family_data;
   guint64 config_hash;
-  guint64 resident_bytes;       /* families add what they allocate */
+  /* Families add what they allocate, each change one atomic step: other threads read it
+   * (burrow_engine_get_cache_stats) while a forward grows a scratch. */
+  _Atomic guint64 resident_bytes;
   BwModelStats stats;
   BwModelProgress progress;
   gpointer progress_data;
@@ -132,6 +135,28 @@ JsonObject *bw_config_object (BwModel *model, const char *field);
  * model-owned. A missing field is an error when required, else an empty list. */
 gboolean bw_config_int_list (BwModel *model, JsonObject *obj, const char *field,
                              gboolean required, int **out, int *n_out, GError **error);
+
+/* The largest value bw_config_get_int takes. */
+#define BW_CONFIG_INT_MAX 1048576
+
+/* bw_config_int into an int, in [min, BW_CONFIG_INT_MAX]. */
+gboolean bw_config_get_int (BwModel *model, const char *field, gboolean required, int def,
+                            int min, int *out, GError **error);
+/* A text-config member, or NULL when absent or JSON null. */
+JsonNode *bw_config_field (BwModel *model, const char *field);
+/* Sets a BW_CHECKPOINT_ERROR (code) "<dir>/config.json: <message>" and returns FALSE. */
+gboolean bw_config_fail (BwModel *model, GError **error, int code, const char *fmt, ...)
+  G_GNUC_PRINTF (4, 5);
+
+/* The quantisation schemes a family reads. */
+typedef enum {
+  BW_QUANT_FP8_BLOCK = 1 << 0,  /* quant_method "fp8", e4m3, 128 x 128 block scales */
+  BW_QUANT_MXFP4 = 1 << 1,      /* quant_method "mxfp4" (gpt-oss's _blocks / _scales) */
+} BwQuantSchemes;
+
+/* No quantization_config, or one of the accepted schemes; anything else is an error naming
+ * the field. */
+gboolean bw_config_quantization (BwModel *model, BwQuantSchemes accepted, GError **error);
 
 /* Memory that lives as long as the model (scratch, converted tables), zeroed. */
 gpointer bw_model_alloc (BwModel *model, gsize bytes);

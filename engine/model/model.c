@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include "core/check.h"
+#include "kernels/dispatch.h"
+
 void
 bw_model_options_init (BwModelOptions *opts)
 {
@@ -78,7 +81,9 @@ compute_config_hash (const BwModel *model)
     }
   int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
   h = hash_bytes (h, bits, sizeof bits);
-  /* only when set, so that fingerprints of f32 runs stay what they were */
+  /* only when set, so that fingerprints of f32 runs at the best level stay what they were */
+  if (model->opts.isa != BW_ISA_AUTO)
+    h = hash_bytes (h, &model->opts.isa, sizeof model->opts.isa);
   return model->opts.act_bits ? hash_bytes (h, &model->opts.act_bits, sizeof (int)) : h;
 }
 
@@ -104,6 +109,18 @@ check_options (const BwModelOptions *opts, GError **error)
                    "activation bits must be 0 (f32) or 8, not %d", opts->act_bits);
       return FALSE;
     }
+  if (opts->isa < BW_ISA_AUTO || opts->isa >= BW_ISA_COUNT)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "the kernel level must be auto, scalar, avx2, avx512 or avx512-vnni");
+      return FALSE;
+    }
+  if (!bw_isa_supported (opts->isa))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "this CPU cannot run the %s kernels", bw_isa_name (opts->isa));
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -127,7 +144,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->progress = progress;
   model->progress_data = progress_data;
 
-  bw_model_progress (model, 0.0, BW_PHASE_INDEX);
+  bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
   model->ckpt = bw_checkpoint_open (dir, error);
   if (model->ckpt == NULL)
     return NULL;
@@ -144,10 +161,16 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->loading = NULL;
   if (!loaded)
     return NULL;
-  g_return_val_if_fail (model->state_sizes != NULL && model->vocab > 0, NULL);
+  if (model->state_sizes == NULL || model->vocab <= 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "%s: the %s loader left no layer plan or vocabulary", dir,
+                   bw_model_family (model)->name);
+      return NULL;
+    }
   read_eos_ids (model);
   model->config_hash = compute_config_hash (model);
-  bw_model_progress (model, 1.0, BW_PHASE_READY);
+  bw_model_progress (model, 1.0, BW_LOAD_PHASE_READY);
   return g_steal_pointer (&model);
 }
 
@@ -224,7 +247,7 @@ bw_model_config_hash (const BwModel *model)
 guint64
 bw_model_resident_bytes (const BwModel *model)
 {
-  return model->resident_bytes;
+  return atomic_load (&model->resident_bytes);
 }
 
 void
@@ -257,7 +280,7 @@ gboolean
 bw_model_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
                   gboolean all_logits, GCancellable *cancellable, GError **error)
 {
-  g_return_val_if_fail (state->model == model, FALSE);
+  bw_return_error_if_fail (state->model == model, error, FALSE);
   if (state->broken)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,

@@ -10,11 +10,12 @@
 #include "core/threadpool.h"
 #include "stream/expert-store.h"
 
-/* The phases loading reports (burrow_engine_load_phases lists them for the app to translate). */
-#define BW_PHASE_INDEX "Reading the checkpoint index"
-#define BW_PHASE_WEIGHTS "Reading resident weights"
-#define BW_PHASE_EXPERT_CACHE "Preparing the expert cache"
-#define BW_PHASE_READY "Ready"
+/* The phases loading reports (burrow_engine_load_phases lists them for the app to
+ * translate); BwPhase below is where a forward pass spends its time. */
+#define BW_LOAD_PHASE_INDEX "Reading the checkpoint index"
+#define BW_LOAD_PHASE_WEIGHTS "Reading resident weights"
+#define BW_LOAD_PHASE_EXPERT_CACHE "Preparing the expert cache"
+#define BW_LOAD_PHASE_READY "Ready"
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,7 @@ typedef struct {
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
   int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
                            * kernels/act-q8.h); 0 = f32 */
+  BwIsa isa;              /* kernel level of every product; BW_ISA_AUTO: the best one */
   int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
   BwStoreOptions store;   /* routed-expert streaming */
 } BwModelOptions;

@@ -37,6 +37,6 @@ bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name, GError
   g_free (tmp);
   release (model, old_data);
   release (model, old_scales);
-  model->resident_bytes = model->resident_bytes - old_bytes + bw_matrix_bytes (m);
+  model->resident_bytes += bw_matrix_bytes (m) - old_bytes; /* modulo 2^64: one step */
   return TRUE;
 }

@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "core/json-load.h"
 #include "model/family-api.h"
 
@@ -213,7 +214,7 @@ gboolean
 burrow_conversation_open_session (BurrowConversation *conv, const char *path,
                                   GCancellable *cancellable, GError **error)
 {
-  g_return_val_if_fail (conv->messages->len == 0 && conv->ids->len == 0, FALSE);
+  bw_return_error_if_fail (conv->messages->len == 0 && conv->ids->len == 0, error, FALSE);
   g_free (conv->session_path);
   conv->session_path = g_strdup (path);
   if (!g_file_test (path, G_FILE_TEST_EXISTS))

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "burrow-engine.h"
+#include "core/check.h"
 #include "core/file-io.h"
 #include "run/checksum.h"
 #include "run/fd-stream.h"
@@ -130,7 +131,7 @@ bw_session_write (const char *path, const BwSessionIdentity *id, const char *jso
                       .family = id->family, .n_ids = n_ids,
                       .n_state = state ? (guint32) bw_state_position (state) : 0 };
   memcpy (h.magic, SESSION_MAGIC, 8);
-  g_return_val_if_fail (h.n_state <= n_ids, FALSE);
+  bw_return_error_if_fail (h.n_state <= n_ids, error, FALSE);
   if (h.n_state == 0)
     state = NULL;
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "model/family-api.h"
 #include "run/reply-text.h"
 #include "run/sampler.h"
@@ -553,6 +554,6 @@ burrow_conversation_generate_prompt (BurrowConversation *conv, const char *promp
                                      gpointer user_data, BurrowTurnStats *stats,
                                      GCancellable *cancellable, GError **error)
 {
-  g_return_val_if_fail (prompt != NULL, FALSE);
+  bw_return_error_if_fail (prompt != NULL, error, FALSE);
   return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
 }

@@ -54,6 +54,7 @@ typedef struct {
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = re-encode each expert as it lands */
   int expert_group;       /* columns per scale when re-encoding; 0 = 32 */
   int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
+  BwIsa isa;              /* BwMatrix.isa of the experts' matrices */
   BwPool *pool;           /* threads for re-encoding and for prefaulting the budget at
                            * creation (the decode thread's); NULL = the caller */
   /* or NULL; FALSE stops prefaulting (a cancelled load) */
@@ -103,12 +104,13 @@ void bw_expert_batch_release (BwExpertBatch *batch);
 /* Out of order: the index of an expert not yet taken (taken[i] FALSE) whose bytes are in
  * memory, blocking until the first of them lands; its matrices go to *weights. -1 with
  * error when that expert's read failed or every expert is taken. */
+int bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
+                              const BwExpertWeights **weights, GError **error);
+
 /* Folds in finished reads and tops the ring up with queued ones; never blocks. io_uring
  * keeps only a few reads in the kernel, so the decode thread calls this between matrix
  * products to keep the disk busy while it computes. */
 void bw_expert_store_poll (BwExpertStore *store);
-int bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
-                              const BwExpertWeights **weights, GError **error);
 
 /* Hint: these experts of this layer will probably be requested soon. Never blocks. */
 void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *experts, int n);
@@ -116,7 +118,7 @@ void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *exper
 /* Cheap; safe to call from another thread while decoding. */
 void bw_expert_store_stats (BwExpertStore *store, BwStoreStats *out);
 
-/* ---- Extensions (source-compatible additions to the contract above) ---- */
+/* ---- Errors, per-layer counters, the budget, residency and routing history ---- */
 
 #define BW_STORE_ERROR (bw_store_error_quark ())
 GQuark bw_store_error_quark (void);

@@ -17,6 +17,7 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
+#include "app-finalize.h"
 #include "user-dirs.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
@@ -1014,8 +1015,8 @@ main (int   argc,
   g_test_add_func ("/chat-window/switch-and-delete", test_switch_and_delete);
 
   ret = g_test_run ();
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_clear_object (&app);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+  app_test_finalize (&app);
   app_test_remove_tree (user_dirs);
   return ret;
 }

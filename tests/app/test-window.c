@@ -11,6 +11,7 @@
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
+#include "app-finalize.h"
 #include "user-dirs.h"
 
 /* g_format_size puts a no-break space between number and unit. */
@@ -96,8 +97,7 @@ show_window (void)
 static void
 close_window (BurrowWindow *window)
 {
-  gtk_window_destroy (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_application_get_windows (GTK_APPLICATION (app)) == NULL);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
 }
 
 static GtkWidget *
@@ -766,8 +766,12 @@ test_two_windows_one_model (void)
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_b) == BURROW_MODEL_BAR_HIDDEN);
   g_assert_cmpint (burrow_chat_view_get_model_bar (view_a), ==, BURROW_MODEL_BAR_UNLOADED);
 
+  g_object_ref (b);
   gtk_window_destroy (GTK_WINDOW (b));
   ITERATE_UNTIL (g_list_length (gtk_application_get_windows (GTK_APPLICATION (app))) == 1);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (b);
   g_assert_true (burrow_chat_store_trash_chat (store, elsewhere, &error));
   g_assert_true (burrow_chat_store_empty_trash (store, &error));
   g_assert_no_error (error);
@@ -810,7 +814,7 @@ main (int   argc,
   g_test_add_func ("/window/two-windows-one-model", test_two_windows_one_model);
 
   ret = g_test_run ();
-  g_clear_object (&app);
+  app_test_finalize (&app);
   app_test_remove_tree (user_dirs);
 
   return ret;

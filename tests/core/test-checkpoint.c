@@ -1,5 +1,5 @@
 /* The checkpoint reader on the oracle fixtures: family, tensor table, roles, reads. */
-#include <glib.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -360,10 +360,32 @@ test_read_past_end (void)
   ckb_remove_dir (dir);
 }
 
+/* A call that breaks a precondition warns, as g_return_val_if_fail does, and fails with a
+ * GError, never without one (a caller takes NULL without an error for success). */
+static void
+test_precondition_sets_error (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr (GError) error = NULL;
+      g_log_set_always_fatal (G_LOG_FATAL_MASK); /* the warning is expected here */
+      g_assert_null (bw_checkpoint_open (NULL, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+      g_clear_error (&error);
+      g_assert_false (bw_checkpoint_read (NULL, NULL, NULL, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*assertion*dir != NULL*failed*");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/checkpoint/precondition-sets-error", test_precondition_sets_error);
   g_test_add_func ("/checkpoint/kimi-linear", test_kimi_linear);
   g_test_add_func ("/checkpoint/kimi-k3", test_kimi_k3);
   g_test_add_func ("/checkpoint/kimi-k3-mxfp4", test_kimi_k3_mxfp4);

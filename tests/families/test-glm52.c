@@ -389,6 +389,67 @@ test_fp8_as_stored (void)
   g_assert_cmpuint (bw_model_resident_bytes (fp8), <, bw_model_resident_bytes (bf16));
 }
 
+typedef struct {
+  BwModel *model;
+  guint64 floor;          /* the resident bytes at load: a forward only adds to them */
+  gint stop;
+  guint64 reads, last;
+} Reader;
+
+static gpointer
+read_resident (gpointer data)
+{
+  Reader *r = data;
+  guint64 prev = r->floor;
+
+  for (gboolean stopping = FALSE; !stopping;)
+    {
+      stopping = g_atomic_int_get (&r->stop); /* then one last read, after the forwards */
+      guint64 now = bw_model_resident_bytes (r->model);
+      if (now < prev)
+        g_error ("resident bytes went from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                 " while the indexer only grew", prev, now);
+      prev = now;
+      r->reads++;
+    }
+  r->last = prev;
+  return NULL;
+}
+
+/* Another thread reads the resident bytes (as burrow_engine_get_cache_stats does for
+ * /v1/profile) while forwards grow the sparse indexer's context scratch: every read is a
+ * whole count, never below the one before (run it under -Dsanitize or TSan too). */
+static void
+test_resident_bytes_concurrent (void)
+{
+  g_autofree char *dir = fixture_dir ("sparse");
+  Ref ref;
+  g_autofree float *logits = NULL;
+
+  load_ref (dir, &ref);
+  for (int round = 0; round < 3; round++)
+    {
+      g_autoptr (BwModel) model = load_model (dir, 8, 1);
+      g_autoptr (BwState) state = bw_state_new (model);
+      Reader r = { .model = model, .floor = bw_model_resident_bytes (model) };
+      g_autoptr (GError) error = NULL;
+      int V = bw_model_vocab_size (model);
+
+      logits = g_renew (float, logits, V);
+      GThread *t = g_thread_new ("reader", read_resident, &r);
+      for (int i = 0; i < ref.n_total; i++)
+        g_assert_true (bw_model_forward (model, state, &ref.ids[i], 1, logits, FALSE, NULL,
+                                         &error));
+      g_assert_no_error (error);
+      g_atomic_int_set (&r.stop, 1);
+      g_thread_join (t);
+      g_assert_cmpuint (r.reads, >, 0);
+      g_assert_cmpuint (r.last, ==, bw_model_resident_bytes (model));
+      /* the context outgrew index_topk, so the indexer's scratch did grow */
+      g_assert_cmpuint (r.last, >, r.floor);
+    }
+}
+
 static void
 test_eos (void)
 {
@@ -414,5 +475,6 @@ main (int argc, char **argv)
   g_test_add_func ("/glm52/oracle/sparse-differs", test_sparse_differs);
   g_test_add_func ("/glm52/fp8-as-stored", test_fp8_as_stored);
   g_test_add_func ("/glm52/eos", test_eos);
+  g_test_add_func ("/glm52/resident-bytes-concurrent", test_resident_bytes_concurrent);
   return g_test_run ();
 }

@@ -20,9 +20,10 @@ static const char *const dist_names[] = { "uniform", "outliers", "wide", "sparse
 static gboolean
 have_kernel (void)
 {
-  if (bw_gemv_int_supported ())
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
     return TRUE;
-  g_assert_false (bw_gemv_int_enabled ());
+  g_assert_null (bw_kernels_table (BW_ISA_AUTO)->int_rows);
+  g_assert_null (bw_kernels_table (BW_ISA_AVX512_VNNI)->int_rows);
   g_test_message ("CPU lacks AVX-512 VNNI: only checked that the kernel is never chosen");
   return FALSE;
 }
@@ -68,6 +69,16 @@ exact_row (const TestMatrix *t, const float *x, int64_t r, double *mag)
   return exact;
 }
 
+/* y = W x at a kernel level. */
+static void
+matvec_at (BwIsa isa, const BwMatrix *m, const float *x, float *y)
+{
+  BwMatrix w = *m;
+
+  w.isa = isa;
+  bw_matvec (&w, x, y, NULL);
+}
+
 /* Sum over rows of |y - exact| for the integer kernel and for the scalar f32 kernel. */
 static void
 errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
@@ -77,9 +88,7 @@ errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
   g_autofree float *ys = g_new (float, rows);
 
   g_assert_true (bw_gemv_int_matvec (&t->m, x, yi, 0, rows));
-  g_assert_true (bw_kernels_force_isa (BW_ISA_SCALAR));
-  bw_matvec (&t->m, x, ys, NULL);
-  bw_kernels_force_isa (BW_ISA_AUTO);
+  matvec_at (BW_ISA_SCALAR, &t->m, x, ys);
   *err_int = *err_f32 = 0;
   for (int64_t r = 0; r < rows; r++)
     {
@@ -189,11 +198,8 @@ test_fallback (void)
       else
         x[300] = odd[k];
       g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
-      bw_matvec (&t.m, x, y, NULL);
-      bw_gemv_int_set_enabled (FALSE);
-      g_assert_false (bw_gemv_int_enabled ());
-      bw_matvec (&t.m, x, want, NULL);
-      bw_gemv_int_set_enabled (TRUE);
+      matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
+      matvec_at (BW_ISA_AVX512, &t.m, x, want);
       for (int r = 0; r < rows; r++)
         g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
       if (k < 2)
@@ -265,10 +271,8 @@ test_large_scales (void)
             }
           g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
           g_assert_false (bw_gemv_int_matmul (&t.m, x, 1, y, rows, 0, rows));
-          bw_matvec (&t.m, x, y, NULL);
-          bw_gemv_int_set_enabled (FALSE);
-          bw_matvec (&t.m, x, want, NULL);
-          bw_gemv_int_set_enabled (TRUE);
+          matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
+          matvec_at (BW_ISA_AVX512, &t.m, x, want);
           for (int r = 0; r < rows; r++)
             g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
           if (k == 2)

@@ -155,7 +155,7 @@ check_checkpoint_template (const char *oracle, const char *template)
   g_autoptr (BurrowConversation) conv = burrow_conversation_new (engine);
   burrow_conversation_add_message (conv, BURROW_ROLE_USER, "hi there", NULL);
   BurrowTurnStats st;
-  g_autoptr (GArray) reply = turn (conv, &o, &st);
+  g_array_unref (turn (conv, &o, &st));
   g_autoptr (GByteArray) read = g_byte_array_new ();
   g_assert_true (bw_tokenizer_decode (engine->tok, (const gint32 *) conv->ids->data,
                                       (gsize) st.prompt_tokens, read, &error));

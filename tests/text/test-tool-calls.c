@@ -48,6 +48,9 @@ static const Case cases[] = {
   { "qwen3-unfinished", BW_TOOL_FORMAT_JSON, FALSE,
     "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}",
     "ok ", "", "f {}" },
+  { "glm-not-a-name", BW_TOOL_FORMAT_GLM, FALSE,
+    "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+    "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}</tool_call>", "", "" },
   { "qwen3-coder", BW_TOOL_FORMAT_XML, FALSE,
     "I will search.\n<tool_call>\n<function=search_notes>\n<parameter=query>\nmulti\nline\n</parameter>\n"
     "<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>",

@@ -544,6 +544,7 @@ fake_load (BurrowBackend             *backend,
   /* Its strings are the session's to free once the call returns. */
   self->options.io_backend = NULL;
   self->options.tokenizer = NULL;
+  self->options.chat_template = NULL;
   return fake_submit (self, model, owner, callback, user_data);
 }
 
