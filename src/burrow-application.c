@@ -45,6 +45,43 @@ is_first_run (BurrowApplication *self)
   return recent[0] == NULL && g_list_model_get_n_items (G_LIST_MODEL (self->store)) == 0;
 }
 
+/* "Recover": what SQLite can still read of the damaged file comes back into the new
+ * store, and a second dialog says how much. */
+static void
+on_damaged_response (AdwMessageDialog *dialog,
+                     const char       *response,
+                     gpointer          user_data)
+{
+  BurrowApplication *self = BURROW_APPLICATION (g_application_get_default ());
+  const char *damaged = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *body = NULL;
+  guint n_chats = 0, n_messages = 0;
+  AdwMessageDialog *result;
+
+  if (g_strcmp0 (response, "recover") != 0 || self == NULL || self->store == NULL)
+    return;
+  if (burrow_chat_store_recover (self->store, damaged, &n_chats, &n_messages, &error))
+    /* Translators: the first %u counts conversations, the second messages */
+    body = g_strdup_printf (_("Recovered %u conversations with %u messages."), n_chats,
+                            n_messages);
+  else
+    body = burrow_error_summary (error, NULL);
+  result = ADW_MESSAGE_DIALOG (adw_message_dialog_new (gtk_window_get_transient_for (GTK_WINDOW (dialog)),
+                                                       error == NULL ? _("Chats Recovered")
+                                                                     : _("Nothing Could Be Recovered"),
+                                                       body));
+  adw_message_dialog_add_response (result, "close", _("_Close"));
+  gtk_window_present (GTK_WINDOW (result));
+}
+
+static void
+free_damaged_path (gpointer  data,
+                   GClosure *closure)
+{
+  g_free (data);
+}
+
 static void
 burrow_application_activate (GApplication *app)
 {
@@ -95,6 +132,16 @@ burrow_application_activate (GApplication *app)
           adw_message_dialog_set_extra_child (dialog, details);
         }
       adw_message_dialog_add_response (dialog, "close", _("_Close"));
+      /* Offered while the damaged file is kept: it is only read, from a copy. */
+      if (moved != NULL && self->store != NULL)
+        {
+          adw_message_dialog_add_response (dialog, "recover", _("_Recover What Can Be Read"));
+          adw_message_dialog_set_response_appearance (dialog, "recover",
+                                                      ADW_RESPONSE_SUGGESTED);
+          adw_message_dialog_set_default_response (dialog, "recover");
+          g_signal_connect_data (dialog, "response", G_CALLBACK (on_damaged_response),
+                                 g_strdup (self->store_moved), free_damaged_path, 0);
+        }
       gtk_window_present (GTK_WINDOW (dialog));
       g_clear_pointer (&self->store_error, g_free);
       g_clear_pointer (&self->store_moved, g_free);

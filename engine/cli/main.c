@@ -6,6 +6,9 @@
 
 #include "burrow-config.h"
 #include "commands.h"
+#ifdef BURROW_TESTING
+#include "stream/mem-limits.h"
+#endif
 
 static const BwCliCommand commands[] = {
   { "inspect", "Describe a checkpoint folder without loading it", bw_cli_inspect_main },
@@ -31,6 +34,11 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+#ifdef BURROW_TESTING
+  /* The memory limits from a fake /proc and /sys (cgroup layouts a test cannot create). */
+  if (g_getenv ("BURROW_TEST_MEM_ROOT") != NULL)
+    bw_mem_limits_set_default_root (g_getenv ("BURROW_TEST_MEM_ROOT"));
+#endif
 
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {

@@ -354,13 +354,9 @@ serve_request_parse (const char *body, gsize len, int max_tokens_default, ServeE
   BwJsonTextProblem problem = bw_json_check_text (body, len, BW_JSON_MAX_DEPTH);
   if (problem != BW_JSON_TEXT_OK)
     {
-      if (problem == BW_JSON_TOO_DEEP)
-        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
-                         "The request body is not valid JSON: it nests deeper than %d levels.",
-                         BW_JSON_MAX_DEPTH);
-      else
-        serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
-                         "The request body is not valid JSON: more text follows the object.");
+      serve_error_set (err, 400, "invalid_request_error", NULL, NULL,
+                       "The request body is not valid JSON: %s.",
+                       bw_json_text_problem_text (problem));
       return NULL;
     }
   if (len == 0 || !json_parser_load_from_data (parser, body, (gssize) len, &error))

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "core/json-load.h"
+
 static gboolean
 bad (ServeError *err, const char *param, const char *what)
 {
@@ -193,7 +195,7 @@ template_message (JsonNode *m)
       JsonNode *args = fn && JSON_NODE_HOLDS_OBJECT (fn) ? get (json_node_get_object (fn), "arguments") : NULL;
       if (is_string (args))
         {
-          JsonNode *parsed = json_from_string (json_node_get_string (args), NULL);
+          JsonNode *parsed = bw_json_from_text (json_node_get_string (args), -1);
           if (parsed && JSON_NODE_HOLDS_OBJECT (parsed))
             json_object_set_member (json_node_get_object (fn), "arguments", parsed);
           else if (parsed)

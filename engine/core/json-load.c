@@ -3,6 +3,8 @@
 
 #include "core/checkpoint.h"
 
+#include <string.h>
+
 static gboolean
 is_space (char c)
 {
@@ -15,15 +17,53 @@ is_scalar_char (char c)
   return g_ascii_isalnum (c) || c == '-' || c == '+' || c == '.';
 }
 
-/* One pass outside strings: the nesting stops early once past the limit, and whatever
- * follows the first complete value must be whitespace. json-glib 1.6 recurses once per
- * level (a deep enough text overflows its stack) and leaks a second top-level value. An
- * incomplete first value passes: json-glib reports it. */
+/* The UTF-16 unit of the u-escape (backslash, u, 4 hex digits) at data[at], or -1 when
+ * there is none there. */
+static int
+u_escape (const char *data, gsize len, gsize at)
+{
+  if (at + 6 > len || data[at] != '\\' || data[at + 1] != 'u')
+    return -1;
+  int unit = 0;
+  for (gsize k = at + 2; k < at + 6; k++)
+    {
+      int digit = g_ascii_xdigit_value (data[k]);
+      if (digit < 0)
+        return -1;
+      unit = unit * 16 + digit;
+    }
+  return unit;
+}
+
+/* How many bytes the escape at data[at] (the backslash) takes: 2, 6 or 12 for a surrogate
+ * pair; 0 when it is not one JSON allows or is half a surrogate pair. json-glib 1.6 leaks
+ * its string buffer on a high surrogate followed by a broken u-escape (fixed in 1.10,
+ * GNOME/json-glib f2b68af4), takes u-escapes of fewer than 4 hex digits, and turns a lone
+ * surrogate into invalid UTF-8. */
+static gsize
+escape_length (const char *data, gsize len, gsize at)
+{
+  if (at + 1 < len && strchr ("\"\\/bfnrt", data[at + 1]) != NULL && data[at + 1] != '\0')
+    return 2;
+  int unit = u_escape (data, len, at);
+  if (unit < 0 || (unit >= 0xdc00 && unit <= 0xdfff))
+    return 0;
+  if (unit < 0xd800 || unit > 0xdbff)
+    return 6;
+  int low = u_escape (data, len, at + 6);
+  return low >= 0xdc00 && low <= 0xdfff ? 12 : 0;
+}
+
+/* One pass: the nesting stops early once past the limit, every escape in a string must be
+ * one JSON allows (see escape_length), and whatever follows the first complete value
+ * must be whitespace. json-glib 1.6 recurses once per level (a deep enough text overflows
+ * its stack) and leaks a second top-level value. An incomplete first value passes:
+ * json-glib reports it. */
 BwJsonTextProblem
 bw_json_check_text (const char *data, gsize len, int max_depth)
 {
   int depth = 0;
-  gboolean in_string = FALSE, escaped = FALSE, in_scalar = FALSE;
+  gboolean in_string = FALSE, in_scalar = FALSE;
   gsize i = 0, end = len;
 
   while (i < len && is_space (data[i]))
@@ -33,10 +73,13 @@ bw_json_check_text (const char *data, gsize len, int max_depth)
       char c = data[i];
       if (in_string)
         {
-          if (escaped)
-            escaped = FALSE;
-          else if (c == '\\')
-            escaped = TRUE;
+          if (c == '\\')
+            {
+              gsize n = escape_length (data, len, i);
+              if (n == 0)
+                return BW_JSON_BAD_ESCAPE;
+              i += n - 1;
+            }
           else if (c == '"')
             {
               in_string = FALSE;
@@ -74,6 +117,37 @@ bw_json_check_text (const char *data, gsize len, int max_depth)
   for (i = end; i < len && is_space (data[i]); i++)
     ;
   return i < len ? BW_JSON_TRAILING : BW_JSON_TEXT_OK;
+}
+
+const char *
+bw_json_text_problem_text (BwJsonTextProblem problem)
+{
+  switch (problem)
+    {
+    case BW_JSON_TOO_DEEP:
+      return "it nests deeper than " G_STRINGIFY (BW_JSON_MAX_DEPTH) " levels";
+    case BW_JSON_TRAILING:
+      return "more text follows the top-level value";
+    case BW_JSON_BAD_ESCAPE:
+      return "a string holds an invalid escape (\\u needs 4 hex digits, and a surrogate "
+             "its pair)";
+    case BW_JSON_TEXT_OK:
+    default:
+      return "no problem";
+    }
+}
+
+JsonNode *
+bw_json_from_text (const char *text, gssize len)
+{
+  gsize n = len < 0 ? strlen (text) : (gsize) len;
+  if (bw_json_check_text (text, n, BW_JSON_MAX_DEPTH) != BW_JSON_TEXT_OK)
+    return NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, text, (gssize) n, NULL))
+    return NULL;
+  JsonNode *root = json_parser_get_root (parser);
+  return root ? json_node_ref (root) : NULL;
 }
 
 typedef struct {
@@ -120,6 +194,10 @@ bw_json_parse_object (const char *file, const char *data, gsize len, GError **er
     case BW_JSON_TRAILING:
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
                    "%s: malformed JSON: more text after the top-level value", file);
+      return NULL;
+    case BW_JSON_BAD_ESCAPE:
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: malformed JSON: %s", file, bw_json_text_problem_text (BW_JSON_BAD_ESCAPE));
       return NULL;
     case BW_JSON_TEXT_OK:
     default:

@@ -12,11 +12,20 @@ typedef enum {
   BW_JSON_TEXT_OK,
   BW_JSON_TOO_DEEP,     /* nests deeper than the limit */
   BW_JSON_TRAILING,     /* more than whitespace after the first value */
+  BW_JSON_BAD_ESCAPE,   /* an escape JSON does not allow, or half a surrogate pair */
 } BwJsonTextProblem;
 
 /* What must be refused before json-glib (1.6) sees a text: nesting deep enough to
- * overflow its recursive parser's stack, and a second top-level value, which it leaks. */
+ * overflow its recursive parser's stack, a second top-level value and a broken surrogate
+ * pair, which it leaks. */
 BwJsonTextProblem bw_json_check_text (const char *data, gsize len, int max_depth);
+/* The problem in words, for an error message ("it nests deeper than 64 levels"). */
+const char *bw_json_text_problem_text (BwJsonTextProblem problem);
+
+/* The value in text (len bytes, or up to its NUL when len < 0) once bw_json_check_text
+ * passes, or NULL. For JSON inside other data (a tool call's arguments); owned by the
+ * caller. */
+JsonNode *bw_json_from_text (const char *text, gssize len);
 
 /* Parses len bytes of JSON whose root must be an object. `file` names the source in
  * errors (BW_CHECKPOINT_ERROR_FORMAT). Returns the root node, owned by the caller. */

@@ -116,10 +116,12 @@ gboolean bw_model_forward (BwModel *model, BwState *state, const int32_t *ids, i
                            GError **error);
 
 /* State persistence. The stream starts with a header naming the family, the config hash and
- * the position; loading into a model whose hash differs is an error. */
+ * the position; loading into a model whose hash differs is an error. len is the stream's
+ * length in bytes: a position past max_positions, or one whose caches would not take
+ * exactly len bytes, is refused before anything is allocated. */
 gboolean bw_state_save_to (const BwState *state, GOutputStream *out, GCancellable *cancellable,
                            GError **error);
-BwState *bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable,
-                             GError **error);
+BwState *bw_state_load_from (BwModel *model, GInputStream *in, guint64 len, int max_positions,
+                             GCancellable *cancellable, GError **error);
 
 G_END_DECLS

@@ -217,8 +217,19 @@ read_exact (GInputStream *in, void *buf, gsize len, GCancellable *cancellable, G
   return TRUE;
 }
 
+/* The bytes a state of `position` positions takes in the stream, header included. */
+static guint64
+serialised_bytes (const BwModel *model, guint64 position)
+{
+  guint64 floats = 0;
+  for (int l = 0; l < model->n_layers; l++)
+    floats += model->state_sizes[l].fixed + position * model->state_sizes[l].per_pos;
+  return sizeof (StateHeader) + floats * sizeof (float);
+}
+
 BwState *
-bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable, GError **error)
+bw_state_load_from (BwModel *model, GInputStream *in, guint64 len, int max_positions,
+                    GCancellable *cancellable, GError **error)
 {
   StateHeader h;
   if (!read_exact (in, &h, sizeof h, cancellable, error))
@@ -230,11 +241,22 @@ bw_state_load_from (BwModel *model, GInputStream *in, GCancellable *cancellable,
                            "saved decode state belongs to another model or configuration");
       return NULL;
     }
-  if (h.position > G_MAXINT / 2)
+  /* Checked before anything is reserved: the caches are sized by the position, so a
+   * forged one must not make us allocate more than the stream could fill. */
+  if (h.position > (guint64) MIN (max_positions, G_MAXINT / 2))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   "saved decode state has an implausible position %" G_GUINT64_FORMAT,
-                   h.position);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "saved decode state claims %" G_GUINT64_FORMAT " positions, more than "
+                   "the model's context of %d", h.position, max_positions);
+      return NULL;
+    }
+  guint64 want = serialised_bytes (model, h.position);
+  if (want != len)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "saved decode state claims %" G_GUINT64_FORMAT " positions (%"
+                   G_GUINT64_FORMAT " bytes) but holds %" G_GUINT64_FORMAT " bytes",
+                   h.position, want, len);
       return NULL;
     }
   g_autoptr (BwState) state = bw_state_new (model);

@@ -198,7 +198,8 @@ adopt_file_state (BurrowConversation *conv, const BwSessionFile *file,
                    "%s: the saved state covers another conversation", file->path);
       return FALSE;
     }
-  BwState *state = bw_session_read_state (file, conv->engine->model, cancellable, error);
+  BwState *state = bw_session_read_state (file, conv->engine->model,
+                                          conv->engine->max_positions, cancellable, error);
   if (state == NULL)
     return FALSE;
   drop_state (conv);

@@ -9,6 +9,7 @@
 #include "run/checksum.h"
 #include "kernels/dispatch.h"
 #include "run/engine-options.h"
+#include "run/stop-config.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
@@ -99,68 +100,12 @@ tokenizer_hash (const BwTokenizer *tok)
   return bw_checksum_finish (&sum);
 }
 
-static void
-add_stop_id (GArray *ids, gint32 id, int vocab)
-{
-  if (id < 0 || id >= vocab)
-    return;
-  for (guint i = 0; i < ids->len; i++)
-    if (g_array_index (ids, gint32, i) == id)
-      return;
-  g_array_append_val (ids, id);
-}
-
-/* A JSON file beside the model or the tokenizer, when there is one. FALSE with error only
- * when it exists and cannot be read as a JSON object. */
-static gboolean
-load_json_object (const char *path, JsonParser **parser, JsonObject **obj, GError **error)
-{
-  *parser = NULL;
-  *obj = NULL;
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    return TRUE;
-  g_autoptr (JsonParser) p = json_parser_new ();
-  g_autoptr (GError) local = NULL;
-  if (!json_parser_load_from_file (p, path, &local))
-    {
-      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                   "%s: not valid JSON: %s", path, local->message);
-      return FALSE;
-    }
-  JsonNode *root = json_parser_get_root (p);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                   "%s: expected a JSON object", path);
-      return FALSE;
-    }
-  *obj = json_node_get_object (root);
-  *parser = g_steal_pointer (&p);
-  return TRUE;
-}
-
-/* generation_config.json's eos_token_id: a number or a list of numbers. */
+/* generation_config.json's eos_token_id. */
 static gboolean
 add_generation_config_stops (BurrowEngine *engine, int vocab, GError **error)
 {
   g_autofree char *path = g_build_filename (engine->dir, "generation_config.json", NULL);
-  g_autoptr (JsonParser) parser = NULL;
-  JsonObject *obj;
-  if (!load_json_object (path, &parser, &obj, error))
-    return FALSE;
-  JsonNode *eos = obj ? json_object_get_member (obj, "eos_token_id") : NULL;
-  if (eos && JSON_NODE_HOLDS_VALUE (eos) && json_node_get_value_type (eos) == G_TYPE_INT64)
-    add_stop_id (engine->stop_ids, (gint32) CLAMP (json_node_get_int (eos), -1, G_MAXINT32),
-                 vocab);
-  JsonArray *arr = eos && JSON_NODE_HOLDS_ARRAY (eos) ? json_node_get_array (eos) : NULL;
-  for (guint i = 0; arr && i < json_array_get_length (arr); i++)
-    {
-      JsonNode *el = json_array_get_element (arr, i);
-      if (JSON_NODE_HOLDS_VALUE (el) && json_node_get_value_type (el) == G_TYPE_INT64)
-        add_stop_id (engine->stop_ids, (gint32) CLAMP (json_node_get_int (el), -1, G_MAXINT32),
-                     vocab);
-    }
-  return TRUE;
+  return bw_generation_config_stops (path, vocab, engine->stop_ids, error);
 }
 
 /* tokenizer_config.json's eos_token beside the tokenizer: a string or {"content": ...}. */
@@ -169,15 +114,15 @@ add_tokenizer_stop (BurrowEngine *engine, int vocab, GError **error)
 {
   g_autofree char *dir = g_path_get_dirname (bw_tokenizer_path (engine->tok));
   g_autofree char *path = g_build_filename (dir, "tokenizer_config.json", NULL);
-  g_autoptr (JsonParser) parser = NULL;
-  JsonObject *obj;
-  if (!load_json_object (path, &parser, &obj, error))
+  g_autoptr (JsonNode) root = NULL;
+  if (!bw_stop_config_load (path, &root, error))
     return FALSE;
-  JsonNode *eos = obj ? json_object_get_member (obj, "eos_token") : NULL;
+  JsonNode *eos = root ? json_object_get_member (json_node_get_object (root), "eos_token")
+                       : NULL;
   if (eos && JSON_NODE_HOLDS_OBJECT (eos))
     eos = json_object_get_member (json_node_get_object (eos), "content");
   if (eos && JSON_NODE_HOLDS_VALUE (eos) && json_node_get_value_type (eos) == G_TYPE_STRING)
-    add_stop_id (engine->stop_ids, bw_tokenizer_special_id (engine->tok,
+    bw_stop_ids_add (engine->stop_ids, bw_tokenizer_special_id (engine->tok,
                                                             json_node_get_string (eos)), vocab);
   return TRUE;
 }
@@ -250,9 +195,9 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
   const int *eos = bw_model_eos_ids (engine->model, &n_eos);
   engine->stop_ids = g_array_new (FALSE, FALSE, sizeof (gint32));
   for (int i = 0; i < n_eos; i++)
-    add_stop_id (engine->stop_ids, eos[i], vocab);
+    bw_stop_ids_add (engine->stop_ids, eos[i], vocab);
   for (guint i = 0; i < template_stops->len; i++)
-    add_stop_id (engine->stop_ids, g_array_index (template_stops, gint32, i), vocab);
+    bw_stop_ids_add (engine->stop_ids, g_array_index (template_stops, gint32, i), vocab);
   if (!add_generation_config_stops (engine, vocab, error)
       || !add_tokenizer_stop (engine, vocab, error))
     return FALSE;
@@ -267,17 +212,24 @@ engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GEr
   return TRUE;
 }
 
-/* max_position_embeddings, capped by half of MemAvailable over the caches' bytes per
- * position. */
+/* config.json's max_position_embeddings, else 131072. */
 static int
-default_max_context (BwModel *model)
+config_max_positions (BwModel *model)
 {
   const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
   JsonNode *n = cfg->text ? json_object_get_member (cfg->text, "max_position_embeddings") : NULL;
-  gint64 limit = 131072;
   if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64
       && json_node_get_int (n) > 0)
-    limit = json_node_get_int (n);
+    return (int) MIN (json_node_get_int (n), G_MAXINT32);
+  return 131072;
+}
+
+/* The model's context, capped by half of MemAvailable over the caches' bytes per
+ * position. */
+static int
+default_max_context (BwModel *model, int max_positions)
+{
+  gint64 limit = max_positions;
   guint64 per_pos = bw_model_state_bytes_per_position (model);
   g_autofree char *meminfo = NULL;
   if (per_pos > 0 && g_file_get_contents ("/proc/meminfo", &meminfo, NULL, NULL))
@@ -335,7 +287,8 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
-  engine->max_context = default_max_context (engine->model);
+  engine->max_positions = config_max_positions (engine->model);
+  engine->max_context = default_max_context (engine->model, engine->max_positions);
   return g_steal_pointer (&engine);
 }
 

@@ -30,6 +30,8 @@ struct _BurrowEngine {
   BwSessionIdentity identity;
   int max_batch;
   int max_context;             /* default limit of prompt plus reply */
+  int max_positions;           /* the model's context: max_position_embeddings (else
+                                * 131072); no saved state past it is loaded */
   float *logits;               /* [vocab], the turn's scratch */
   GMutex stats_lock;
   BurrowTurnStats turn;        /* under stats_lock */

@@ -306,8 +306,8 @@ verify_state_section (int fd, const BwSessionFile *file, GCancellable *cancellab
 }
 
 static BwState *
-load_state (int fd, const BwSessionFile *file, BwModel *model, GCancellable *cancellable,
-            GError **error)
+load_state (int fd, const BwSessionFile *file, BwModel *model, int max_positions,
+            GCancellable *cancellable, GError **error)
 {
   if (file->state_damaged)
     return corrupt (error, file->path, "the decode state is truncated"), NULL;
@@ -316,7 +316,8 @@ load_state (int fd, const BwSessionFile *file, BwModel *model, GCancellable *can
   g_autoptr (GInputStream) in = bw_range_input_stream_new (fd, file->state_offset,
                                                            file->state_len);
   g_autoptr (GError) local = NULL;
-  g_autoptr (BwState) state = bw_state_load_from (model, in, cancellable, &local);
+  g_autoptr (BwState) state = bw_state_load_from (model, in, file->state_len,
+                                                       max_positions, cancellable, &local);
   if (state == NULL)
     {
       if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -336,8 +337,8 @@ load_state (int fd, const BwSessionFile *file, BwModel *model, GCancellable *can
 }
 
 BwState *
-bw_session_read_state (const BwSessionFile *file, BwModel *model, GCancellable *cancellable,
-                       GError **error)
+bw_session_read_state (const BwSessionFile *file, BwModel *model, int max_positions,
+                       GCancellable *cancellable, GError **error)
 {
   if (file->n_state == 0)
     {
@@ -348,7 +349,7 @@ bw_session_read_state (const BwSessionFile *file, BwModel *model, GCancellable *
   int fd = open (file->path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return errno_error (error, BURROW_SESSION_ERROR_IO, file->path, "cannot open"), NULL;
-  BwState *state = load_state (fd, file, model, cancellable, error);
+  BwState *state = load_state (fd, file, model, max_positions, cancellable, error);
   close (fd);
   return state;
 }

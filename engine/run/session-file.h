@@ -50,8 +50,9 @@ void bw_session_file_free (BwSessionFile *file);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwSessionFile, bw_session_file_free)
 
 /* Verifies section B's checksum over the whole section, then loads it. Fails (CORRUPT)
- * on any disagreement, including a state whose position is not n_state. */
-BwState *bw_session_read_state (const BwSessionFile *file, BwModel *model,
+ * on any disagreement, including a state whose position is not n_state or is past
+ * max_positions (the model's context). */
+BwState *bw_session_read_state (const BwSessionFile *file, BwModel *model, int max_positions,
                                 GCancellable *cancellable, GError **error);
 
 G_END_DECLS

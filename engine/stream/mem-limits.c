@@ -197,12 +197,21 @@ read_rlimit (const char *root, BwMemLimits *out)
   out->as_used = status != NULL ? keyed_value (status, "VmSize", 1024) : 0;
 }
 
+static char *default_root;
+
+void
+bw_mem_limits_set_default_root (const char *root)
+{
+  g_free (default_root);
+  default_root = g_strdup (root);
+}
+
 void
 bw_mem_limits_read (const char *root, BwMemLimits *out)
 {
   memset (out, 0, sizeof *out);
   if (root == NULL)
-    root = "";
+    root = default_root != NULL ? default_root : "";
   g_autofree char *meminfo = read_text (root, "/proc/meminfo");
   if (meminfo != NULL)
     out->mem_available = keyed_value (meminfo, "MemAvailable", 1024);

@@ -21,6 +21,10 @@ typedef struct {
  * unreadable files leave their fields 0 (unknown / no limit). */
 void bw_mem_limits_read (const char *root, BwMemLimits *out);
 
+/* What a NULL root reads from (NULL: the real /proc and /sys). For testing builds: the
+ * engine reads with a NULL root, and a test hands it a fake tree. Call before loading. */
+void bw_mem_limits_set_default_root (const char *root);
+
 /* Bytes the process can still allocate: the least of MemAvailable, the cgroup room and the
  * address-space headroom. 0 when nothing is known. */
 guint64 bw_mem_limits_room (const BwMemLimits *m);

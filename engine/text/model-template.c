@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "core/json-load.h"
 #include "text/chat-template.h"
 #include "text/text-error.h"
 
@@ -112,6 +113,13 @@ load_config (const char *dir, char **path_out, GError **error)
     return json_object_new ();
   if (!read_small_file (path, &text, &len, error))
     return NULL;
+  BwJsonTextProblem problem = bw_json_check_text (text, len, BW_JSON_MAX_DEPTH);
+  if (problem != BW_JSON_TEXT_OK)
+    {
+      g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT, "%s: not valid JSON: %s", path,
+                   bw_json_text_problem_text (problem));
+      return NULL;
+    }
   if (!json_parser_load_from_data (parser, text, len, NULL)
       || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {

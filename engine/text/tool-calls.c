@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "core/json-load.h"
+
 typedef enum {
   MODE_CONTENT,
   MODE_REASONING,
@@ -216,12 +218,8 @@ emit_call (BwToolParser *p, char *id, const char *name, gsize name_len, char *ar
 static char *
 json_object_text (const char *text, gsize len)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonNode *root;
+  g_autoptr (JsonNode) root = bw_json_from_text (text, (gssize) len);
 
-  if (!json_parser_load_from_data (parser, text, len, NULL))
-    return NULL;
-  root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return NULL;
   return json_to_string (root, FALSE);
@@ -267,10 +265,10 @@ add_value (BwToolParser *p, JsonObject *args, const char *tool, const char *key,
 
   if (g_strcmp0 (type, "string") != 0)
     {
-      g_autoptr (JsonParser) parser = json_parser_new ();
-      if (json_parser_load_from_data (parser, text, -1, NULL) && json_parser_get_root (parser))
+      JsonNode *parsed = bw_json_from_text (text, -1);
+      if (parsed != NULL)
         {
-          json_object_set_member (args, key, json_node_copy (json_parser_get_root (parser)));
+          json_object_set_member (args, key, parsed);
           return;
         }
     }
@@ -375,13 +373,12 @@ parse_deepseek (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
 static gboolean
 parse_json_call (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonNode *root, *args;
+  g_autoptr (JsonNode) root = bw_json_from_text (s, (gssize) len);
+  JsonNode *args;
   JsonObject *obj;
   const char *name;
 
-  if (!json_parser_load_from_data (parser, s, len, NULL)
-      || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return FALSE;
   obj = json_node_get_object (root);
   name = json_object_get_string_member_with_default (obj, "name", NULL);

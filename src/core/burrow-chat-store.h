@@ -39,6 +39,16 @@ BurrowChatStore *burrow_chat_store_open_or_renew (const char  *path,
                                                   char       **moved_to,
                                                   GError     **error);
 
+/* Copies into @self every conversation and message SQLite can still read from the damaged
+ * database at @damaged_path (as open_or_renew kept it; it is read from a copy and left as
+ * it is). Counts what was added; fails (CORRUPT, naming the file) when nothing could be
+ * read. */
+gboolean burrow_chat_store_recover (BurrowChatStore  *self,
+                                    const char       *damaged_path,
+                                    guint            *n_chats,
+                                    guint            *n_messages,
+                                    GError          **error);
+
 /* A new, empty conversation at the top of the list. Its session file is named after it in
  * the sessions/ folder next to the database (the file itself is the engine's to write). */
 BurrowChat *burrow_chat_store_create_chat (BurrowChatStore      *self,

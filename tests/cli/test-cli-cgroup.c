@@ -1,7 +1,11 @@
 /* At its defaults burrow-cli runs a checkpoint larger than its memory cgroup's limit without
  * being OOM-killed: the expert cache's budget comes from the cgroup, not from the machine's
- * MemAvailable. Needs a cgroup v1 memory hierarchy it may create a group in (root); skips
- * otherwise, and says why. */
+ * MemAvailable.
+ *
+ * /cli/cgroup/fake-*: burrow-cli-testing reads its limits from a fake /proc and /sys
+ * (BURROW_TEST_MEM_ROOT) with a v1 and a v2 layout, so the budget's dependence on the
+ * cgroup is checked everywhere. /cli/cgroup/defaults-under-limit: the real thing, in a real
+ * v1 memory group; needs root and a v1 hierarchy, skips otherwise and says why. */
 #include <errno.h>
 #include <gio/gio.h>
 #include <stdio.h>
@@ -52,7 +56,7 @@ run_cli (const char *const *args, gboolean in_group, char **out, char **err)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autoptr (GError) error = NULL;
-  g_autofree char *procs = g_build_filename (group_dir, "cgroup.procs", NULL);
+  g_autofree char *procs = in_group ? g_build_filename (group_dir, "cgroup.procs", NULL) : NULL;
   int status = -1;
   g_ptr_array_add (argv, (char *) BURROW_CLI);
   for (int i = 0; args[i] != NULL; i++)
@@ -121,13 +125,163 @@ test_defaults_under_limit (void)
   g_assert_true (g_spawn_command_line_sync (rm, NULL, NULL, NULL, NULL));
 }
 
+/* ---- fake trees ---- */
+
+#define MIB ((guint64) 1 << 20)
+
+static char *small_model;   /* 2 MoE layers of 64 experts of 0.75 MiB: 96 MiB of experts */
+
+static void
+put (const char *root, const char *path, const char *text)
+{
+  g_autofree char *full = g_strconcat (root, path, NULL);
+  g_autofree char *dir = g_path_get_dirname (full);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (full, text, -1, NULL));
+}
+
+static void
+put_u64 (const char *root, const char *path, guint64 v)
+{
+  g_autofree char *text = g_strdup_printf ("%" G_GUINT64_FORMAT "\n", v);
+  put (root, path, text);
+}
+
+/* A /proc with 64 GiB available, no address-space limit and no cgroup yet. */
+static char *
+fake_root (void)
+{
+  char *root = g_dir_make_tmp ("bw-cgroup-root-XXXXXX", NULL);
+  g_assert_nonnull (root);
+  put (root, "/proc/meminfo", "MemTotal:       80000000 kB\nMemAvailable:   67108864 kB\n");
+  put (root, "/proc/self/limits",
+       "Limit                     Soft Limit           Hard Limit           Units     \n"
+       "Max address space         unlimited            unlimited            bytes     \n");
+  put (root, "/proc/self/status", "Name:\tburrow-cli\nVmSize:\t 1048576 kB\n");
+  return root;
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autofree char *rm = g_strdup_printf ("rm -rf '%s'", path);
+  g_assert_true (g_spawn_command_line_sync (rm, NULL, NULL, NULL, NULL));
+}
+
+static const char *
+model_for_fakes (void)
+{
+  if (small_model != NULL)
+    return small_model;
+  g_autofree char *tmp = g_dir_make_tmp ("bw-cgroup-model-XXXXXX", NULL);
+  small_model = g_build_filename (tmp, "model", NULL);
+  const char *synth[] = { "synth", "--family", "kimi_linear", "--out", small_model, "--layers",
+                          "3", "--hidden", "512", "--moe-inter", "256", "--experts", "64",
+                          "--vocab", "4096", "--heads", "4", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = run_cli (synth, FALSE, &out, &err);
+  g_test_message ("synth: %s", err);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  return small_model;
+}
+
+/* The expert cache's budget (MiB) burrow-cli-testing picks at its defaults with its limits
+ * read under root. */
+static double
+budget_under (const char *root)
+{
+  const char *run[] = { "run", "--model", model_for_fakes (), "--ids", "1,2,3,4", "--max-tokens",
+                        "2", "--threads", "1", "--stats", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  g_setenv ("BURROW_TEST_MEM_ROOT", root, TRUE);
+  int status = run_cli (run, FALSE, &out, &err);
+  g_unsetenv ("BURROW_TEST_MEM_ROOT");
+  g_test_message ("run: %s", err);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  const char *line = strstr (err, "ram budget ");
+  g_assert_nonnull (line);
+  return g_ascii_strtod (line + strlen ("ram budget "), NULL);
+}
+
+/* Without a cgroup the budget is every expert (the machine has room for all of them). */
+static double
+budget_without_cgroup (void)
+{
+  static double budget;
+  if (budget == 0)
+    {
+      g_autofree char *root = fake_root ();
+      budget = budget_under (root);
+      remove_tree (root);
+    }
+  return budget;
+}
+
+/* v1: the memory hierarchy at /sys/fs/cgroup/memory, the process in a child group whose
+ * parent holds an 80 MiB limit with 16 MiB charged: 64 MiB of room. */
+static void
+test_fake_v1 (void)
+{
+  g_autofree char *root = fake_root ();
+  put (root, "/proc/self/cgroup", "9:name=systemd:/\n4:memory:/jobs/burrow\n1:cpu:/\n");
+  put (root, "/proc/self/mountinfo",
+       "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+       "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n");
+  put (root, "/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  put_u64 (root, "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes", 80 * MIB);
+  put_u64 (root, "/sys/fs/cgroup/memory/jobs/memory.usage_in_bytes", 16 * MIB);
+  put (root, "/sys/fs/cgroup/memory/jobs/burrow/memory.limit_in_bytes", "9223372036854771712\n");
+  double free_budget = budget_without_cgroup ();
+  double budget = budget_under (root);
+  g_test_message ("budget %.1f MiB under v1 (64 MiB of room), %.1f MiB without", budget,
+                  free_budget);
+  g_assert_cmpfloat (free_budget, >, 64.0);
+  g_assert_cmpfloat (budget, >, 0.0);
+  g_assert_cmpfloat (budget, <=, 64.0);
+  remove_tree (root);
+}
+
+/* v2 in a container: memory.high (48 MiB) under memory.max, 16 MiB charged of which 8 MiB
+ * page cache: 40 MiB of room. */
+static void
+test_fake_v2 (void)
+{
+  g_autofree char *root = fake_root ();
+  put (root, "/proc/self/cgroup", "0::/user.slice/burrow.scope\n");
+  put (root, "/proc/self/mountinfo",
+       "22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+       "41 31 0:38 /user.slice /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw\n");
+  put (root, "/sys/fs/cgroup/memory.max", "max\n");
+  put_u64 (root, "/sys/fs/cgroup/burrow.scope/memory.max", 256 * MIB);
+  put_u64 (root, "/sys/fs/cgroup/burrow.scope/memory.high", 48 * MIB);
+  put_u64 (root, "/sys/fs/cgroup/burrow.scope/memory.current", 16 * MIB);
+  put (root, "/sys/fs/cgroup/burrow.scope/memory.stat", "anon 8388608\nfile 8388608\n");
+  double free_budget = budget_without_cgroup ();
+  double budget = budget_under (root);
+  g_test_message ("budget %.1f MiB under v2 (40 MiB of room), %.1f MiB without", budget,
+                  free_budget);
+  g_assert_cmpfloat (budget, >, 0.0);
+  g_assert_cmpfloat (budget, <=, 40.0);
+  g_assert_cmpfloat (budget, <, free_budget);
+  remove_tree (root);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/cli/cgroup/fake-v1", test_fake_v1);
+  g_test_add_func ("/cli/cgroup/fake-v2", test_fake_v2);
   g_test_add_func ("/cli/cgroup/defaults-under-limit", test_defaults_under_limit);
   int rc = g_test_run ();
   if (group_dir != NULL)
     g_rmdir (group_dir);
+  if (small_model != NULL)
+    {
+      g_autofree char *tmp = g_path_get_dirname (small_model);
+      remove_tree (tmp);
+    }
   return rc;
 }

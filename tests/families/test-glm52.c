@@ -271,7 +271,8 @@ check_state_roundtrip (BwModel *model, const Ref *ref, const float *whole)
   g_assert_true (g_output_stream_close (out, NULL, &error));
   g_autoptr (GBytes) bytes = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
   g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
-  g_autoptr (BwState) loaded = bw_state_load_from (model, in, NULL, &error);
+  g_autoptr (BwState) loaded = bw_state_load_from (model, in, g_bytes_get_size (bytes), G_MAXINT,
+                                                   NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (bw_state_position (loaded), ==, np);
   forward (model, loaded, ref->ids + np, ref->n_total - np, rest, TRUE);

@@ -381,6 +381,48 @@ test_prefill_equals_incremental (void)
   ref_clear (&ref);
 }
 
+/* A stream of `bytes` with the header's position replaced. */
+static BwState *
+load_with_position (BwModel *model, GBytes *bytes, guint64 position, int max_positions,
+                    GError **error)
+{
+  gsize size;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+  g_autofree guint8 *copy = g_memdup2 (data, size);
+  memcpy (copy + 24, &position, sizeof position);  /* after magic, family, layers, hash */
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_data (copy, (gssize) size, NULL);
+  return bw_state_load_from (model, in, size, max_positions, NULL, error);
+}
+
+/* A forged position is refused before the caches are reserved: past the model's context,
+ * or disagreeing with the stream's length (the fuzzer's 14.7 GB reservation came from a
+ * 2 KB session file). */
+static void
+check_forged_positions (BwModel *model, GBytes *bytes, int np)
+{
+  g_autoptr (GError) error = NULL;
+  BwState *state = load_with_position (model, bytes, (guint64) np + 1, G_MAXINT, &error);
+  g_assert_null (state);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "but holds"));
+  g_clear_error (&error);
+
+  state = load_with_position (model, bytes, 500000000, G_MAXINT, &error);
+  g_assert_null (state);
+  g_assert_nonnull (strstr (error->message, "but holds"));
+  g_clear_error (&error);
+
+  state = load_with_position (model, bytes, (guint64) np, np - 1, &error);
+  g_assert_null (state);
+  g_assert_nonnull (strstr (error->message, "more than the model's context"));
+  g_clear_error (&error);
+
+  state = load_with_position (model, bytes, (guint64) np, np, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (bw_state_position (state), ==, np);
+  bw_state_free (state);
+}
+
 static void
 test_state_roundtrip (void)
 {
@@ -400,7 +442,8 @@ test_state_roundtrip (void)
   g_assert_true (g_output_stream_close (out, NULL, &error));
   g_autoptr (GBytes) bytes = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
   g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
-  g_autoptr (BwState) loaded = bw_state_load_from (model, in, NULL, &error);
+  g_autoptr (BwState) loaded = bw_state_load_from (model, in, g_bytes_get_size (bytes), G_MAXINT,
+                                                   NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpint (bw_state_position (loaded), ==, np);
 
@@ -413,9 +456,12 @@ test_state_roundtrip (void)
   g_autoptr (GBytes) half = g_bytes_new_from_bytes (bytes, 0, g_bytes_get_size (bytes) / 2);
   g_autoptr (GInputStream) in2 = g_memory_input_stream_new_from_bytes (half);
   g_autoptr (GError) trunc = NULL;
-  g_autoptr (BwState) none = bw_state_load_from (model, in2, NULL, &trunc);
+  g_autoptr (BwState) none = bw_state_load_from (model, in2, g_bytes_get_size (half), G_MAXINT,
+                                                 NULL, &trunc);
   g_assert_null (none);
   g_assert_nonnull (trunc);
+
+  check_forged_positions (model, bytes, np);
   ref_clear (&ref);
 }
 

@@ -6,7 +6,9 @@
 #
 # Usage: tests/fuzz/campaign.sh [SECONDS [TARGET...]]     (defaults: 600, every target)
 # Environment: RUNS (default 1000000), MAX_LEN (longest input tried, default 4096; longer
-# seeds are cut), BUILD (default build-fuzz), NICE (default 10).
+# seeds are cut), BUILD (default build-fuzz), NICE (default 19: the machine is shared),
+# TIMEOUT (seconds one input may take before it counts as a hang, default 10; raise it on
+# a loaded machine, where a starved process can stall that long on an ordinary input).
 #
 # The corpus grows in BUILD/campaign/TARGET/corpus across runs, so a second run continues
 # where the first stopped; crash inputs land in BUILD/campaign/TARGET/ (crash-*, leak-*,
@@ -19,7 +21,8 @@ seconds=${1:-600}
 runs=${RUNS:-1000000}
 max_len=${MAX_LEN:-4096}
 build=${BUILD:-build-fuzz}
-niceness=${NICE:-10}
+niceness=${NICE:-19}
+timeout=${TIMEOUT:-10}
 all=$(for f in tests/fuzz/fuzz-*.c; do basename "$f" .c | sed 's/^fuzz-//'; done)
 targets=${*:-$all}
 
@@ -43,7 +46,7 @@ for t in $targets; do
   start=$(date +%s)
   G_SLICE=always-malloc ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     nice -n "$niceness" "$build/tests/fuzz/fuzz-$t" -runs="$runs" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$dir/" \
+    -timeout="$timeout" -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$dir/" \
     $dict_arg "$dir/corpus" tests/fixtures/fuzz/"$t" >"$dir/last.log" 2>&1
   status=$?
   elapsed=$(( $(date +%s) - start ))

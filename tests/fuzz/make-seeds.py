@@ -249,6 +249,19 @@ def serve_request_seeds():
     out["bad-two-values.json"] = out["ok-minimal.json"] + b" [[1], [2], {}]"
     out["bad-two-objects.json"] = b"{}{}"
     out["bad-deep-nesting.json"] = b"[" * 65 + b"]" * 65
+    # It also leaks its string buffer on a high surrogate followed by a broken escape.
+    out["bad-broken-surrogate.json"] = b'" \\ud83d\\u}}00"'
+    out["bad-broken-surrogate-in-request.json"] = (
+        b'{"model": "m", "messages": [{"role": "user", "content": "\\ud83d\\u12"}]}')
+    # Tool-call arguments are JSON in a string: parsed after the body's checks, so they
+    # need their own (300,000 levels overflowed the stack of the server's parser).
+    calls = {"model": "m", "messages": user + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "[" * 300000}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "x"}]}
+    out["ok-deep-tool-arguments.json"] = json.dumps(calls).encode()
+    calls["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"a": "\\ud83d\\u12"}'
+    out["ok-broken-surrogate-tool-arguments.json"] = json.dumps(calls).encode()
     return out
 
 
@@ -269,12 +282,58 @@ def session_seeds():
     }
 
 
+def generation_config_seeds():
+    many = {"eos_token_id": list(range(300))}
+    return {
+        "ok-one-id.json": json.dumps({"bos_token_id": 1, "eos_token_id": 2,
+                                      "do_sample": True, "temperature": 0.6}).encode(),
+        "ok-id-list.json": json.dumps({"eos_token_id": [2, 7, 2, -1, 999, 1000, 1 << 40],
+                                       "max_new_tokens": 128}).encode(),
+        "ok-no-eos.json": b'{"_from_model_config": true, "transformers_version": "4.57.1"}',
+        "ok-eos-of-other-type.json": b'{"eos_token_id": "2"}',
+        "ok-escapes.json": b'{"note": "\\u00e9\\ud83d\\ude00\\n", "eos_token_id": [3]}',
+        "bad-too-many-ids.json": json.dumps(many).encode(),
+        "bad-array-root.json": b"[2]",
+        "bad-two-values.json": b'{"eos_token_id": 2} {}',
+        "bad-deep-nesting.json": b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}",
+        "bad-broken-surrogate.json": b'{"eos_token_id": 2, "x": "\\ud83d\\u12"}',
+        "bad-lone-surrogate.json": b'{"x": "\\udc00"}',
+        "bad-not-utf8.json": b'{"x": "\xff"}',
+        "bad-repeated-key.json": b'{"eos_token_id": 1, "eos_token_id": 2}',
+        "bad-empty.json": b"",
+    }
+
+
+def template_config_seeds():
+    seeds = {}
+    for name in sorted(os.listdir(os.path.join(TESTS, "fixtures", "templates"))):
+        path = os.path.join(TESTS, "fixtures", "templates", name, "template.jinja")
+        if os.path.exists(path):
+            text = read(path).decode()
+            seeds["ok-" + name + ".json"] = json.dumps(
+                {"bos_token": "<s>", "eos_token": {"content": "</s>", "special": True},
+                 "chat_template": text}).encode()
+    seeds["ok-template-list.json"] = json.dumps(
+        {"chat_template": [{"name": "default", "template": "{{ messages[0].content }}"},
+                           {"name": "tool_use", "template": "{{ tools | tojson }}"}]}).encode()
+    seeds["ok-demo-model.json"] = read(DEMO, "tokenizer_config.json")
+    seeds["ok-no-template.json"] = b'{"eos_token": "</s>"}'
+    seeds["bad-template-number.json"] = b'{"chat_template": 3}'
+    seeds["bad-template-list-entry.json"] = b'{"chat_template": [{"name": "default"}]}'
+    seeds["bad-broken-surrogate.json"] = b'{"chat_template": "\\ud83d\\u}}00"}'
+    seeds["bad-two-values.json"] = b'{"chat_template": "x"} []'
+    seeds["bad-deep-nesting.json"] = b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}"
+    return seeds
+
+
 def main():
     for sub, seeds in [("safetensors-header", safetensors_seeds()), ("config", config_seeds()),
                        ("index", index_seeds()), ("tiktoken", tiktoken_seeds()),
                        ("tokenizer-json", tokenizer_json_seeds()),
                        ("tokenizer-config", tokenizer_config_seeds()),
                        ("serve-request", serve_request_seeds()),
+                       ("generation-config", generation_config_seeds()),
+                       ("template-config", template_config_seeds()),
                        ("session", session_seeds())]:
         folder = os.path.join(ROOT, sub)
         os.makedirs(folder, exist_ok=True)

@@ -668,6 +668,103 @@ test_write_error (void)
   write_fault_case (SQLITE_IOERR_WRITE);
 }
 
+/* What SQLite can still read of a database cut at two thirds comes back: conversations'
+ * leading messages, in order, with their own text; the kept file is not touched. A file
+ * that is no database gives nothing back, and says so. */
+static void
+test_recover (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *data = NULL, *moved = NULL, *kept = NULL;
+  gsize len = 0, kept_len = 0;
+  guint n_chats = 0, n_messages = 0, total = 0;
+  enum { CHATS = 4, MESSAGES = 40 };
+
+  {
+    g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+
+    g_assert_no_error (error);
+    for (int c = 0; c < CHATS; c++)
+      {
+        BurrowChat *chat = burrow_chat_store_create_chat (store, "/m", "be brief", &sampling,
+                                                          &error);
+
+        g_assert_no_error (error);
+        for (int m = 0; m < MESSAGES; m++)
+          {
+            g_autofree char *pad = g_strnfill (600, (char) ('a' + m % 26));
+            g_autofree char *text = g_strdup_printf ("chat %d message %d %s", c, m, pad);
+
+            add (store, chat, m % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER, text);
+          }
+      }
+  }
+  {
+    sqlite3 *db = NULL;
+
+    g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+    g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL),
+                     ==, SQLITE_OK);
+    sqlite3_close (db);
+  }
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (path, data, (gssize) (len / 3 * 2), NULL));
+
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_open_or_renew (path, &moved, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (moved);
+  g_assert_true (burrow_chat_store_recover (store, moved, &n_chats, &n_messages, &error));
+  g_assert_no_error (error);
+  g_test_message ("recovered %u conversations, %u of %d messages", n_chats, n_messages,
+                  CHATS * MESSAGES);
+  g_assert_cmpuint (n_chats, >=, 1);
+  g_assert_cmpuint (n_chats, <=, CHATS);
+  g_assert_cmpuint (n_messages, >=, CHATS * MESSAGES / 3);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_chats);
+  for (guint i = 0; i < n_chats; i++)
+    {
+      g_autoptr(BurrowChat) chat = g_list_model_get_item (G_LIST_MODEL (store), i);
+      g_autoptr(GPtrArray) messages = burrow_chat_store_load_messages (store, chat, &error);
+      int chat_number = -1, last = -1;
+
+      g_assert_no_error (error);
+      g_assert_cmpstr (burrow_chat_get_system_prompt (chat), ==, "be brief");
+      for (guint m = 0; m < messages->len; m++)
+        {
+          const char *content = burrow_chat_message_get_content (messages->pdata[m]);
+          int c = -1, n = -1;
+
+          g_assert_cmpint (sscanf (content, "chat %d message %d", &c, &n), ==, 2);
+          g_assert_true (chat_number < 0 || c == chat_number);
+          g_assert_cmpint (n, >, last);
+          g_assert_cmpint (burrow_chat_message_get_role (messages->pdata[m]), ==,
+                           n % 2 ? BURROW_ROLE_ASSISTANT : BURROW_ROLE_USER);
+          g_assert_cmpuint (strlen (content), >, 600);
+          chat_number = c;
+          last = n;
+        }
+      total += messages->len;
+    }
+  g_assert_cmpuint (total, ==, n_messages);
+  g_assert_true (g_file_get_contents (moved, &kept, &kept_len, NULL));
+  g_assert_cmpmem (kept, kept_len, data, len / 3 * 2);
+
+  /* Nothing to read. */
+  {
+    static const char garbage[] = "this is not a SQLite database, whatever its name says....";
+    g_autofree char *other = g_strconcat (path, ".other", NULL);
+
+    g_assert_true (g_file_set_contents (other, garbage, sizeof garbage, NULL));
+    g_assert_false (burrow_chat_store_recover (store, other, &n_chats, &n_messages, &error));
+    g_assert_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT);
+    g_assert_nonnull (strstr (error->message, other));
+    g_assert_cmpuint (n_chats, ==, 0);
+  }
+  g_clear_object (&store);
+  remove_db (path);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -684,6 +781,7 @@ main (int   argc,
   g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
   g_test_add_func ("/chat-store/damaged-file", test_damaged_file);
   g_test_add_func ("/chat-store/truncated-file", test_truncated_file);
+  g_test_add_func ("/chat-store/recover", test_recover);
   g_test_add_func ("/chat-store/disk-full", test_disk_full);
   g_test_add_func ("/chat-store/write-error", test_write_error);
 

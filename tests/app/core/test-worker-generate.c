@@ -4,9 +4,11 @@
  * and asking with no model loaded. */
 #include "burrow-config.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 
 #include "burrow-demo.h"
+#include "core/file-io.h"
 #include "burrow-engine-worker.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
@@ -397,6 +399,69 @@ test_load_errors (void)
   outcome_clear (&o);
 }
 
+/* I/O errors at points through a load (bw_fault_inject, the file layer's test hook): each
+ * load fails with an error naming a file of the folder, and the same worker then loads the
+ * model and answers. Short reads all through a load are retried: it succeeds. */
+static void
+test_load_faults (void)
+{
+  g_autofree char *dir = burrow_demo_model_dir ();
+  g_autoptr(BurrowEngineWorker) worker = burrow_engine_worker_new ();
+  const char *turns[] = { "Once upon a time" };
+  BurrowEngineOptions options;
+  int failed = 0;
+
+  burrow_engine_options_init (&options);
+  for (int nth = 1;; nth = nth * 2 + 1)
+    {
+      Outcome o = { 0 };
+
+      bw_fault_inject (BW_FAULT_READ, nth, 1, EIO);
+      burrow_engine_worker_load (worker, dir, &options, BURROW_DEMO_EXPERT_SHARE, NULL, NULL,
+                                 on_load, &o);
+      ITERATE_UNTIL (o.done);
+      if (bw_fault_fired (BW_FAULT_READ) == 0)
+        {
+          /* Past the load's last read: it went through. */
+          g_assert_no_error (o.error);
+          outcome_clear (&o);
+          break;
+        }
+      g_assert_nonnull (o.error);
+      g_test_message ("read %d: %s", nth, o.error->message);
+      g_assert_nonnull (strstr (o.error->message, dir));
+      failed++;
+      outcome_clear (&o);
+    }
+  bw_fault_inject (BW_FAULT_READ, 0, 0, 0);
+  g_assert_cmpint (failed, >=, 4);
+
+  for (int pass = 0; pass < 2; pass++)
+    {
+      Outcome o = { 0 };
+
+      if (pass == 0)
+        bw_fault_inject (BW_FAULT_READ, 1, -1, BW_FAULT_SHORT);
+      burrow_engine_worker_load (worker, dir, &options, BURROW_DEMO_EXPERT_SHARE, NULL, NULL,
+                                 on_load, &o);
+      ITERATE_UNTIL (o.done);
+      g_assert_no_error (o.error);
+      if (pass == 0)
+        g_assert_cmpint (bw_fault_fired (BW_FAULT_READ), >, 0);
+      bw_fault_inject (BW_FAULT_READ, 0, 0, 0);
+      outcome_clear (&o);
+    }
+
+  {
+    Outcome o = { 0 };
+
+    run_generate (worker, request (1, NULL, turns, 1, 8), NULL, &o);
+    g_assert_no_error (o.error);
+    g_assert_cmpuint (o.n_tokens, >, 0);
+    outcome_clear (&o);
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -409,6 +474,7 @@ main (int   argc,
   g_test_add_func ("/worker-generate/stop", test_stop);
   g_test_add_func ("/worker-generate/no-model", test_no_model);
   g_test_add_func ("/worker-generate/load-errors", test_load_errors);
+  g_test_add_func ("/worker-generate/load-faults", test_load_faults);
 
   return g_test_run ();
 }
