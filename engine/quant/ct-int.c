@@ -1,0 +1,78 @@
+/* compressed-tensors pack-quantized INT4 / INT8: unpacking, packing and the library's
+ * symmetric quantisation recipe. */
+#include "quant/ct-int.h"
+
+#include <math.h>
+#include <string.h>
+
+void
+bw_ct_int_unpack (int bits, const uint8_t *row, const uint16_t *row_scales, int group,
+                  int64_t c0, int64_t len, float *out)
+{
+  for (int64_t i = 0; i < len; i++)
+    {
+      int64_t c = c0 + i;
+      float s = bw_bf16_to_f32 (row_scales[group > 0 ? c / group : 0]);
+      out[i] = (float) bw_ct_int_get (bits, row, c) * s;
+    }
+}
+
+/* Stores code q (in range) at column c of a row whose fields were cleared to zero. */
+static inline void
+put (int bits, uint8_t *row, int64_t c, int q)
+{
+  unsigned u = (unsigned) (q - bw_ct_int_qmin (bits));
+
+  if (bits == 8)
+    row[c] = (uint8_t) u;
+  else
+    row[c >> 1] |= (uint8_t) (u << ((c & 1) * 4));
+}
+
+void
+bw_ct_int_pack_row (int bits, const int8_t *q, int64_t cols, uint8_t *row)
+{
+  memset (row, 0, (size_t) bw_ct_int_row_bytes (bits, cols));
+  for (int64_t c = 0; c < cols; c++)
+    put (bits, row, c, q[c]);
+}
+
+uint16_t
+bw_ct_int_scale_for_amax (int bits, float amax)
+{
+  const float half_range = (float) (bw_ct_int_qmax (bits) - bw_ct_int_qmin (bits)) / 2.0f;
+  uint16_t s = bw_f32_to_bf16 (amax / half_range);
+
+  /* +0 after rounding (an all-zero group): the library's guard against dividing by 0 */
+  return (s & 0x7FFFu) == 0 ? 0x3C00u : s;
+}
+
+void
+bw_ct_int_quantize_row (int bits, const float *w, int64_t cols, int group, uint8_t *row,
+                        uint16_t *row_scales)
+{
+  const int64_t ns = bw_ct_int_row_scales (cols, group), gsz = group > 0 ? group : cols;
+  const float qmin = (float) bw_ct_int_qmin (bits), qmax = (float) bw_ct_int_qmax (bits);
+
+  /* padding fields keep u = 0, as the library pads after the offset */
+  memset (row, 0, (size_t) bw_ct_int_row_bytes (bits, cols));
+  for (int64_t g = 0; g < ns; g++)
+    {
+      const int64_t c0 = g * gsz, c1 = MIN (cols, c0 + gsz);
+      float amax = 0.0f;
+
+      /* max(|min(w, 0)|, max(w, 0)) is the largest magnitude; fmaxf skips NaN */
+      for (int64_t c = c0; c < c1; c++)
+        amax = fmaxf (amax, fabsf (bw_bf16_to_f32 (bw_f32_to_bf16 (w[c]))));
+      const uint16_t sb = bw_ct_int_scale_for_amax (bits, amax);
+      const float scale = bw_bf16_to_f32 (sb);
+      row_scales[g] = sb;
+      for (int64_t c = c0; c < c1; c++)
+        {
+          float x = bw_bf16_to_f32 (bw_f32_to_bf16 (w[c]));
+          float v = bw_bf16_to_f32 (bw_f32_to_bf16 (x / scale));
+          int q = isfinite (v) ? (int) rintf (CLAMP (v, qmin, qmax)) : 0;
+          put (bits, row, c, q);
+        }
+    }
+}
