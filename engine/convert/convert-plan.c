@@ -7,6 +7,7 @@
 
 #include "core/model-config.h"
 #include "core/safetensors-writer.h"
+#include "quant/ct-int.h"
 
 #define DEFAULT_SHARD_BYTES ((guint64) 5 * 1000 * 1000 * 1000)
 
@@ -198,7 +199,7 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
   job->kind = BW_JOB_INT;
   job->bits = want == BW_CONVERT_INT4 ? 4 : 8;
   add_out (job, g_strconcat (base, ".weight_packed", NULL), BW_DTYPE_I32, 2,
-           (int64_t[]) { r, (c * job->bits + 31) / 32 });
+           (int64_t[]) { r, bw_ct_int_row_words (job->bits, c) });
   add_out (job, g_strconcat (base, ".weight_scale", NULL), BW_DTYPE_BF16, 2,
            (int64_t[]) { r, c / group });
   add_out (job, g_strconcat (base, ".weight_shape", NULL), BW_DTYPE_I32, 1, (int64_t[]) { 2 });
