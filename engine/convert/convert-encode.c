@@ -169,10 +169,6 @@ encode_row (const Chunk *c, int64_t r, const float *w, float *back)
 
   switch (job->kind)
     {
-    case BW_JOB_BF16:
-      bw_f32_to_bf16_n (w, (uint16_t *) (void *) out, cols);
-      bw_bf16_to_f32_n ((const uint16_t *) (const void *) out, back, cols);
-      break;
     case BW_JOB_INT:
       bw_ct_int_quantize_row (job->bits, w, cols, c->enc->group, out,
                               (uint16_t *) (void *) sc);
@@ -273,10 +269,6 @@ row_sizes (const BwEncoder *enc, const BwJob *job, gsize *out_row, gsize *scale_
   int64_t cols = job->cols;
   switch (job->kind)
     {
-    case BW_JOB_BF16:
-      *out_row = (gsize) cols * 2;
-      *scale_row = 0;
-      break;
     case BW_JOB_INT:
       *out_row = (gsize) bw_ct_int_row_bytes (job->bits, cols);
       *scale_row = (gsize) bw_ct_int_row_scales (cols, enc->group) * 2;

@@ -1,8 +1,9 @@
 /* config.json, index and side files of a converted checkpoint. The quantization_config is
  * written the way llm-compressor writes releases (Kimi K2 Thinking, K3): the routed experts'
- * group targets "Linear" with every other linear layer in "ignore" by name; re-encoded
- * dense layers form a second group that names its modules, which take precedence over the
- * class name. */
+ * group targets "Linear" with every other linear layer in "ignore" by name. Re-encoded
+ * dense layers form a second group naming its modules; the experts' group then targets
+ * them by an "re:" pattern, so no module matches two groups. Matrices kept in the source's
+ * own format (FP8 blocks) are in "ignore": Burrow reads them by their dtype. */
 #include "convert/convert-output.h"
 
 #include <gio/gio.h>
@@ -99,14 +100,20 @@ add_group (JsonBuilder *b, const char *name, Scheme s, int bits, int group,
   json_builder_end_object (b);
 }
 
-/* Whether the source's fused gpt-oss MXFP4 tensors (_blocks / _scales) survive as stored. */
+/* Whether tensors the source's own quantization_config describes survive as stored: FP8
+ * block-scaled matrices, gpt-oss's fused MXFP4 experts (_blocks / _scales). */
 static gboolean
-keeps_fused_mxfp4 (const BwConvertPlan *plan)
+keeps_source_format (const BwConvertPlan *plan)
 {
   for (int j = 0; j < plan->n_jobs; j++)
-    if (plan->jobs[j].kind == BW_JOB_MXFP4_FUSED
-        || (plan->jobs[j].kind == BW_JOB_COPY && plan->jobs[j].n_experts > 1))
-      return TRUE;
+    {
+      const BwJob *job = &plan->jobs[j];
+      if (job->kind == BW_JOB_MXFP4_FUSED
+          || (job->kind == BW_JOB_COPY && (job->src_fmt == BW_FMT_FP8_E4M3_B128
+                                           || (job->src_fmt == BW_FMT_MXFP4
+                                               && job->n_experts > 1))))
+        return TRUE;
+    }
   return FALSE;
 }
 
@@ -117,6 +124,25 @@ source_quantization (const BwCheckpoint *ck)
   if (!json_object_has_member (root, "quantization_config"))
     return NULL;
   return json_node_copy (json_object_get_member (root, "quantization_config"));
+}
+
+/* "re:" target of exactly the routed experts' matrices, for when a second group names
+ * dense modules: the two groups then never both match a module. */
+static char *
+experts_pattern (const BwFamily *f)
+{
+  g_autoptr (GString) s = g_string_new ("re:.*");
+  g_autofree char *prefix = g_regex_escape_string (f->experts_prefix, -1);
+  g_string_append (s, prefix);
+  g_string_append (s, f->fused_experts ? "(" : "\\d+\\.(");
+  for (int i = 0, n = 0; i < 3; i++)
+    if (f->expert_names[i] != NULL)
+      {
+        g_autofree char *name = g_regex_escape_string (f->expert_names[i], -1);
+        g_string_append_printf (s, "%s%s", n++ ? "|" : "", name);
+      }
+  g_string_append (s, ")$");
+  return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
 JsonNode *
@@ -148,15 +174,18 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
         g_ptr_array_add (ignore, job->module);
     }
   if (expert_s == SCHEME_NONE && dense->len == 0)
-    return keeps_fused_mxfp4 (plan) ? source_quantization (ck) : NULL;
+    return keeps_source_format (plan) ? source_quantization (ck) : NULL;
 
   gboolean mixed = expert_s == SCHEME_MXFP4 && dense->len > 0;
+  g_autofree char *experts_re = dense->len > 0 ? experts_pattern (ck->family) : NULL;
+  g_autoptr (GPtrArray) expert_targets = g_ptr_array_new ();
+  g_ptr_array_add (expert_targets, experts_re);
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "config_groups");
   json_builder_begin_object (b);
   if (expert_s != SCHEME_NONE)
-    add_group (b, "group_0", expert_s, expert_bits, plan->group, NULL,
-               expert_s == SCHEME_MXFP4);
+    add_group (b, "group_0", expert_s, expert_bits, plan->group,
+               experts_re != NULL ? expert_targets : NULL, expert_s == SCHEME_MXFP4);
   if (dense->len > 0)
     add_group (b, expert_s != SCHEME_NONE ? "group_1" : "group_0", SCHEME_INT, dense_bits,
                plan->group, dense, mixed);

@@ -166,15 +166,8 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
                   "written as MXFP4 (--experts keep|mxfp4), not as INT4/INT8");
   if (want == BW_CONVERT_KEEP)
     {
-      if (job->src_fmt != BW_FMT_FP8_E4M3_B128)
-        {
-          job->kind = BW_JOB_COPY;
-          add_copy_outs (job);
-          return TRUE;
-        }
-      job->kind = BW_JOB_BF16;
-      add_out (job, g_strconcat (base, ".weight", NULL), BW_DTYPE_BF16, 2,
-               (int64_t[]) { r, c });
+      job->kind = BW_JOB_COPY;
+      add_copy_outs (job);
       return TRUE;
     }
   if (want == BW_CONVERT_MXFP4 && fused)

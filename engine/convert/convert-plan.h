@@ -13,7 +13,6 @@
 /* How a job turns its source into its outputs. */
 typedef enum {
   BW_JOB_COPY,        /* the source tensors' bytes as they are */
-  BW_JOB_BF16,        /* decoded and written as BF16 <base>.weight (FP8 kept) */
   BW_JOB_INT,         /* <base>.weight_packed (I32), weight_scale (BF16), weight_shape */
   BW_JOB_MXFP4,       /* <base>.weight_packed (U8), weight_scale (U8 E8M0) */
   BW_JOB_MXFP4_FUSED, /* <name>_blocks [E, rows, cols/32, 16], <name>_scales [E, rows, cols/32] */

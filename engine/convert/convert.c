@@ -433,7 +433,11 @@ write_shards (Run *run, GError **error)
         need += run->plan.shard_bytes[s];
       }
   if (!check_space (run, need, error))
-    return FALSE;
+    {
+      if (run->report->shards_resumed == 0)
+        g_rmdir (run->partial);   /* only when still empty: nothing to resume */
+      return FALSE;
+    }
   pool = bw_pool_new (run->opts->threads);
   for (guint i = 0; ok && i < todo->len; i++)
     {

@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 typedef enum {
-  BW_CONVERT_KEEP = 0,   /* as stored (FP8 becomes BF16: the layout has no FP8 blocks) */
+  BW_CONVERT_KEEP = 0,   /* as stored */
   BW_CONVERT_INT4,       /* pack-quantized, symmetric, BF16 scale per group */
   BW_CONVERT_INT8,
   BW_CONVERT_MXFP4,      /* mxfp4-pack-quantized: E2M1 + E8M0 per 32 columns */
