@@ -28,7 +28,7 @@ on_sigint (int sig)
 }
 
 typedef struct {
-  gint64 start_us;
+  gint64 start_us, last_us;
   guint64 start_done;
   gboolean tty, started;
   /* for the finish hook */
@@ -51,6 +51,11 @@ on_progress (guint64 done, guint64 total, const char *what, gpointer data)
       ui->start_us = now;
       ui->start_done = done;
     }
+  if (interrupted)
+    return FALSE;
+  if (done < total && now - ui->last_us < 500000)
+    return TRUE;
+  ui->last_us = now;
   double secs = (double) (now - ui->start_us) / 1e6;
   double rate = secs > 0.5 ? (double) (done - ui->start_done) / secs : 0;
   double eta = rate > 0 ? (double) (total - done) / rate : -1;

@@ -137,7 +137,7 @@ static gboolean
 unfit (const BwJob *job, GError **error, const char *why)
 {
   g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-               "%s: %s", job->src[0]->name, why);
+               "tensor %s: %s", job->src[0]->name, why);
   return FALSE;
 }
 
@@ -376,7 +376,10 @@ bw_convert_plan_build (const BwCheckpoint *ck, const BwConvertOptions *opts,
         continue;
       plan->n_jobs = n + 1;
       if (!plan_job (ck, opts, t, &plan->jobs[n], error))
-        return FALSE;
+        {
+          g_prefix_error (error, "%s: ", ck->dir);
+          return FALSE;
+        }
       n++;
     }
   if (n == 0)

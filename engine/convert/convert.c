@@ -80,7 +80,6 @@ typedef struct {
   gpointer user_data;
   BwConvertReport *report;
   guint64 base_done;        /* output bytes of shards finished before this one */
-  guint64 last_tick_us;
   const char *what;
 } Run;
 
@@ -253,12 +252,8 @@ static gboolean
 on_tick (guint64 bytes, gpointer data)
 {
   Run *run = data;
-  gint64 now = g_get_monotonic_time ();
   if (run->progress == NULL)
     return TRUE;
-  if (now - (gint64) run->last_tick_us < 200000)
-    return TRUE;
-  run->last_tick_us = (guint64) now;
   return run->progress (run->base_done + bytes, run->plan.total_tensor_bytes, run->what,
                         run->user_data);
 }
@@ -502,6 +497,8 @@ bw_convert (const BwConvertOptions *opts, BwConvertProgress progress, BwConvertF
     progress (run.plan.total_tensor_bytes, run.plan.total_tensor_bytes, "index", user_data);
   ok = finish_folder (&run, finish, error);
 out:
+  if (!ok && run.partial != NULL)
+    g_rmdir (run.partial);   /* only when empty: finished shards stay for a resume */
   if (run.done != NULL)
     json_object_unref (run.done);
   g_free (run.fingerprint);

@@ -61,9 +61,9 @@ typedef struct {
 /* Relative RMS error of a class; 0 when it had nothing re-encoded. */
 double bw_convert_report_rel_rms (const BwConvertReport *r, BwTensorClass c);
 
-/* Progress: bytes of output done of total, and what is being written. Return FALSE to
- * stop (the run then fails with G_IO_ERROR_CANCELLED and can be resumed). Called on the
- * converting thread. */
+/* Progress: bytes of output done of total, and what is being written; called after every
+ * chunk written (often: throttle any display). Return FALSE to stop (the run then fails
+ * with G_IO_ERROR_CANCELLED and can be resumed). Called on the converting thread. */
 typedef gboolean (*BwConvertProgress) (guint64 done, guint64 total, const char *what,
                                        gpointer user_data);
 
