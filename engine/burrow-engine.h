@@ -58,7 +58,7 @@ typedef struct {
   double seconds;         /* length of one timed run; <= 0: 0.4 */
   int repeats;            /* best of this many kernel/bandwidth pairs; <= 0: 3 */
   guint64 working_set;    /* weight bytes cycled through; 0: 2x the LLC up to 1 GiB, >= 16 matrices */
-  const char *formats;    /* comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2; NULL: all */
+  const char *formats;    /* comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2,ct-int4,ct-int8; NULL: all */
   const char *kernels;    /* comma list of matvec,matmul,matvec-int8,matvec-fma,
                            * matvec-whole; NULL: all */
   int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/ct-config.h"
 #include "core/json-load.h"
 
 #define BIG 1048576
@@ -50,7 +51,9 @@ get_int (BwModel *model, const char *name, gboolean required, int def, int min, 
 }
 
 /* No quantization_config, or the DeepSeek-style FP8 128x128 block layout, or (gpt-oss)
- * quant_method mxfp4, whose tensors describe themselves (_blocks / _scales). */
+ * quant_method mxfp4, whose tensors describe themselves (_blocks / _scales), or
+ * compressed-tensors pack-quantized integers (core/ct-config.h; the decoder reads it again
+ * to bind the packed experts). */
 static gboolean
 check_quantization (BwModel *model, GError **error)
 {
@@ -65,6 +68,15 @@ check_quantization (BwModel *model, GError **error)
     ? bw_json_node_get_string (json_object_get_member (q, "quant_method")) : NULL;
   if (g_strcmp0 (method, "mxfp4") == 0)
     return TRUE;
+  if (bw_ct_config_is (q))
+    {
+      g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
+      BwCtConfig ct;
+      if (!bw_ct_config_parse (q, file, &ct, error))
+        return FALSE;
+      bw_ct_config_clear (&ct);
+      return TRUE;
+    }
   if (g_strcmp0 (method, "fp8") != 0)
     return bw_moe_layers_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                                 "quantization_config.quant_method \"%s\" is not supported",

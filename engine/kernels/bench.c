@@ -28,6 +28,7 @@ static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_F32] = "f32", [BW_FMT_BF16] = "bf16", [BW_FMT_F16] = "f16",
   [BW_FMT_FP8_E4M3_B128] = "fp8", [BW_FMT_MXFP4] = "mxfp4",
   [BW_FMT_Q8] = "q8", [BW_FMT_Q4] = "q4", [BW_FMT_Q2] = "q2",
+  [BW_FMT_CT_INT4] = "ct-int4", [BW_FMT_CT_INT8] = "ct-int8",
 };
 
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
@@ -101,6 +102,12 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
 {
   if (m->fmt == BW_FMT_MXFP4)
     memset (scales, 120, n_bytes);
+  else if (m->fmt == BW_FMT_CT_INT4 || m->fmt == BW_FMT_CT_INT8)
+    for (gsize i = 0; i + 2 <= n_bytes; i += 2)
+      {
+        guint16 s = bw_f32_to_bf16 (0.01f);
+        memcpy (scales + i, &s, 2);
+      }
   else
     for (gsize i = 0; i + 4 <= n_bytes; i += 4)
       {
@@ -110,12 +117,12 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
 }
 
 /* A matrix of the format and shape with no data yet (integer formats grouped by
- * INT_GROUP). */
+ * INT_GROUP; compressed-tensors INT4/INT8 by 32, as Kimi K2 Thinking ships them). */
 static BwMatrix
 proto_matrix (BwFormat fmt, gint64 rows, gint64 cols)
 {
-  return (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols,
-                      .group = fmt >= BW_FMT_Q8 ? INT_GROUP : 0 };
+  int group = fmt >= BW_FMT_CT_INT4 ? 32 : fmt >= BW_FMT_Q8 ? INT_GROUP : 0;
+  return (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .group = group };
 }
 
 /* At least min_count matrices of rows x cols, more up to target bytes. */

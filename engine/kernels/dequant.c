@@ -3,6 +3,7 @@
 
 #include "kernels/kernel-table.h"
 #include "quant/bf16.h"
+#include "quant/ct-int.h"
 #include "quant/f16.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
@@ -89,6 +90,15 @@ bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float 
     case BW_FMT_Q2:
       decode_intq (w, r, c0, len, out);
       break;
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      {
+        const int bits = w->fmt == BW_FMT_CT_INT4 ? 4 : 8;
+        const uint8_t *row = (const uint8_t *) w->data + r * bw_ct_int_row_bytes (bits, w->cols);
+        const uint8_t *sc = (const uint8_t *) w->scales + r * bw_ct_int_row_scales (w->cols, w->group) * 2;
+        bw_ct_int_unpack (bits, row, sc, w->group, c0, len, out);
+        break;
+      }
     case BW_FMT_COUNT:
     default:
       g_assert_not_reached ();

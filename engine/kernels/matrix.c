@@ -4,6 +4,7 @@
 #include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
+#include "quant/ct-int.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
@@ -28,6 +29,8 @@ bw_matrix_row_bytes (BwFormat fmt, int64_t cols)
     case BW_FMT_Q8: return (gsize) bw_intq_row_bytes (8, cols);
     case BW_FMT_Q4: return (gsize) bw_intq_row_bytes (4, cols);
     case BW_FMT_Q2: return (gsize) bw_intq_row_bytes (2, cols);
+    case BW_FMT_CT_INT4: return (gsize) bw_ct_int_row_bytes (4, cols);
+    case BW_FMT_CT_INT8: return (gsize) bw_ct_int_row_bytes (8, cols);
     case BW_FMT_COUNT:
     default: return 0;
     }
@@ -48,6 +51,9 @@ bw_matrix_bytes (const BwMatrix *m)
     case BW_FMT_Q4:
     case BW_FMT_Q2:
       return data + (gsize) (m->rows * bw_intq_row_scales (m->cols, m->group)) * 4;
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      return data + (gsize) (m->rows * bw_ct_int_row_scales (m->cols, m->group)) * 2;
     default:
       return data;
     }

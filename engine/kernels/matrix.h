@@ -18,6 +18,9 @@ typedef enum {
   BW_FMT_Q8,            /* int8 [rows][cols] + f32 scale per row or per group */
   BW_FMT_Q4,            /* value+8 nibbles, low = even col, [rows][ceil(cols/2)] + f32 scales */
   BW_FMT_Q2,            /* value+2 in 2-bit fields, lowest first, [rows][ceil(cols/4)] + scales */
+  BW_FMT_CT_INT4,       /* compressed-tensors pack-quantized (quant/ct-int.h): value+8 nibbles,
+                         * low = even col, int32-word rows + BF16 scales */
+  BW_FMT_CT_INT8,       /* the same with value+128 bytes */
   BW_FMT_COUNT
 } BwFormat;
 
@@ -27,7 +30,7 @@ typedef struct {
   int64_t cols;         /* input size */
   const void *data;     /* element codes, rows x row_bytes */
   const void *scales;   /* format-specific; NULL for F32/BF16/F16 */
-  int group;            /* Q8/Q4/Q2: columns per scale; 0 = one scale per row */
+  int group;            /* Q8/Q4/Q2/CT_INT*: columns per scale; 0 = one scale per row */
   int act_bits;         /* 8: one-token products round activations to int8 where a kernel
                          * exists (opt-in, approximate; kernels/act-q8.h); 0: f32 */
 } BwMatrix;

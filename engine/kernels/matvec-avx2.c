@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/kernel-table.h"
+#include "quant/ct-int.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
@@ -107,6 +108,9 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, const float 
           return _mm256_mul_ps (_mm256_loadu_ps (lut_q2), _mm256_set1_ps (s));
         return _mm256_set1_ps (s);
       }
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      return _mm256_set1_ps (bw_ct_int_scale (w->scales, r * bw_ct_int_row_scales (w->cols, w->group) + g));
     default:
       return _mm256_setzero_ps ();
     }
@@ -156,6 +160,7 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
         return _mm256_xor_ps (mag, _mm256_castsi256_ps (sign));
       }
     case BW_FMT_Q4:
+    case BW_FMT_CT_INT4:
       {
         __m256i q = _mm256_sub_epi32 (_mm256_and_si256 (nibbles8 (p), _mm256_set1_epi32 (15)),
                                       _mm256_set1_epi32 (8));
@@ -172,6 +177,12 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
       {
         __m256i b = _mm256_cvtepi8_epi32 (_mm_loadl_epi64 ((const __m128i *) p));
         return _mm256_mul_ps (_mm256_cvtepi32_ps (b), st);
+      }
+    case BW_FMT_CT_INT8:
+      {
+        __m256i u = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *) p));
+        __m256i q = _mm256_sub_epi32 (u, _mm256_set1_epi32 (128));
+        return _mm256_mul_ps (_mm256_cvtepi32_ps (q), st);
       }
     default:
       return _mm256_setzero_ps ();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/kernel-table.h"
+#include "quant/ct-int.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
@@ -32,13 +33,14 @@ static inline float vec_reduce (__m512 v) { return _mm512_reduce_add_ps (v); }
 static inline __attribute__((always_inline)) int
 pairs (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_FP8_E4M3_B128 ? 2 : 1;
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_CT_INT4
+         || fmt == BW_FMT_FP8_E4M3_B128 ? 2 : 1;
 }
 
 static inline __attribute__((always_inline)) gboolean
 interleaved (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4;
+  return fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_CT_INT4;
 }
 
 static inline __attribute__((always_inline)) int
@@ -134,6 +136,14 @@ scale_block (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, float out[16
       __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
       _mm512_store_ps (out, _mm512_maskz_loadu_ps (k, (const float *) w->scales + r * ns + g));
     }
+  else if ((fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_CT_INT8) && w->group > 0)
+    {
+      /* BF16 scales: the f32 with the same top 16 bits */
+      int64_t ns = bw_ct_int_row_scales (w->cols, w->group);
+      __mmask16 k = (__mmask16) ((1u << MIN (16, ns - g)) - 1);
+      __m512i h = _mm512_cvtepu16_epi32 (_mm256_maskz_loadu_epi16 (k, (const uint16_t *) w->scales + r * ns + g));
+      _mm512_store_ps (out, _mm512_castsi512_ps (_mm512_slli_epi32 (h, 16)));
+    }
 }
 
 static inline __attribute__((always_inline)) __m512
@@ -157,6 +167,14 @@ group_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, const float 
         if (fmt == BW_FMT_Q8)
           return s;
         return _mm512_mul_ps (_mm512_loadu_ps (fmt == BW_FMT_Q4 ? lut_q4 : lut_q2), s);
+      }
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      {
+        __m512 s = _mm512_set1_ps (w->group > 0 ? block[g & 15] : bw_ct_int_scale (w->scales, r));
+        if (fmt == BW_FMT_CT_INT8)
+          return s;
+        return _mm512_mul_ps (_mm512_loadu_ps (lut_q4), s);
       }
     default:
       return _mm512_setzero_ps ();
@@ -192,6 +210,11 @@ decode1 (BwFormat fmt, const uint8_t *p, __m512 st)
         __m512i b = _mm512_cvtepi8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
         return _mm512_mul_ps (_mm512_cvtepi32_ps (b), st);
       }
+    case BW_FMT_CT_INT8:
+      {
+        __m512i u = _mm512_cvtepu8_epi32 (_mm_loadu_si128 ((const __m128i *) p));
+        return _mm512_mul_ps (_mm512_cvtepi32_ps (_mm512_sub_epi32 (u, _mm512_set1_epi32 (128))), st);
+      }
     default:
       return _mm512_setzero_ps ();
     }
@@ -204,6 +227,7 @@ decode (BwFormat fmt, const uint8_t *p, __m512 st, __m512 out[2])
     {
     case BW_FMT_MXFP4:
     case BW_FMT_Q4:
+    case BW_FMT_CT_INT4:
       {
         /* 16 bytes = 32 nibbles; the table lookup reads only the low 4 bits of a lane,
          * so the byte itself indexes the even column and byte >> 4 the odd one. */

@@ -61,6 +61,8 @@ const BwKernelTable bw_kernels_scalar = {
     [BW_FMT_Q8] = rows_scalar,
     [BW_FMT_Q4] = rows_scalar,
     [BW_FMT_Q2] = rows_scalar,
+    [BW_FMT_CT_INT4] = rows_scalar,
+    [BW_FMT_CT_INT8] = rows_scalar,
   },
   .stream_sum = stream_sum_scalar,
 };

@@ -1,5 +1,5 @@
 /* The SIMD row-block driver shared by the per-ISA kernel files. It is a template: the
- * including file includes quant/fp8.h, intq.h and mxfp4.h, defines for its vector type
+ * including file includes quant/fp8.h, intq.h, mxfp4.h and ct-int.h, defines for its vector type
  *   VEC, VL (lanes), RB_MAX (rows per block), vec_zero(), vec_fma(a, b, acc),
  *   vec_fma_tail(w, x, acc, n) (only the first n lanes updated), vec_reduce(v) -> float,
  *   pairs(fmt): vectors per step, 1 or 2 (2*VL columns decoded from one load, either as
@@ -34,7 +34,9 @@ group_cols (BwFormat fmt, const BwMatrix *w)
     case BW_FMT_MXFP4: return BW_MXFP4_GROUP;
     case BW_FMT_Q8:
     case BW_FMT_Q4:
-    case BW_FMT_Q2: return w->group > 0 ? w->group : w->cols;
+    case BW_FMT_Q2:
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8: return w->group > 0 ? w->group : w->cols;
     default: return w->cols;
     }
 }
@@ -49,7 +51,8 @@ col_byte (BwFormat fmt, int64_t c)
     case BW_FMT_BF16:
     case BW_FMT_F16: return c * 2;
     case BW_FMT_MXFP4:
-    case BW_FMT_Q4: return c / 2;
+    case BW_FMT_Q4:
+    case BW_FMT_CT_INT4: return c / 2;
     case BW_FMT_Q2: return c / 4;
     default: return c;
     }
@@ -278,7 +281,8 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
 AI gboolean
 fast_path_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
 {
-  if (fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2)
+  if (fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2 || fmt == BW_FMT_CT_INT4
+      || fmt == BW_FMT_CT_INT8)
     return w->group == 0 || w->group % (VL * pairs (fmt)) == 0;
   if (fmt == BW_FMT_FP8_E4M3_B128)
     {
@@ -321,6 +325,8 @@ DEFINE_ROWS_KERNEL (rows_mxfp4, BW_FMT_MXFP4)
 DEFINE_ROWS_KERNEL (rows_q8, BW_FMT_Q8)
 DEFINE_ROWS_KERNEL (rows_q4, BW_FMT_Q4)
 DEFINE_ROWS_KERNEL (rows_q2, BW_FMT_Q2)
+DEFINE_ROWS_KERNEL (rows_ct_int4, BW_FMT_CT_INT4)
+DEFINE_ROWS_KERNEL (rows_ct_int8, BW_FMT_CT_INT8)
 
 /* Four independent accumulators of full-width loads, each reading its own quarter of
  * the range: four sequential streams, as the decode kernels read (with one stream the
@@ -357,6 +363,8 @@ stream_sum (const void *p, size_t bytes)
       [BW_FMT_Q8] = rows_q8,                                                             \
       [BW_FMT_Q4] = rows_q4,                                                             \
       [BW_FMT_Q2] = rows_q2,                                                             \
+      [BW_FMT_CT_INT4] = rows_ct_int4,                                                   \
+      [BW_FMT_CT_INT8] = rows_ct_int8,                                                   \
     },                                                                                   \
     .stream_sum = stream_sum,                                                            \
   }

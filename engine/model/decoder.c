@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "blocks/norm.h"
+#include "core/ct-config.h"
+#include "core/json-load.h"
+#include "quant/ct-int.h"
 
 #define L "model.layers.%d."
 
@@ -108,9 +111,85 @@ packed_mxfp4 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
   return TRUE;
 }
 
-gboolean
-bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_t cols,
-                          BwExpertTensor *out, GError **error)
+/* Checks <base>.weight_shape (I32 or I64 [2]) holds [rows, cols]. */
+static gboolean
+packed_shape_ok (BwModel *model, const char *base, int64_t rows, int64_t cols, GError **error)
+{
+  const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s.weight_shape", base);
+  int64_t v[2] = { 0, 0 };
+
+  if (t == NULL || t->n_elements != 2 || (t->dtype != BW_DTYPE_I32 && t->dtype != BW_DTYPE_I64))
+    return expert_error (model, error, base, ".weight_shape is missing or not I32/I64 [2]");
+  if (t->dtype == BW_DTYPE_I64)
+    {
+      if (!bw_checkpoint_read (model->ckpt, t, v, error))
+        return FALSE;
+    }
+  else
+    {
+      int32_t v32[2];
+      if (!bw_checkpoint_read (model->ckpt, t, v32, error))
+        return FALSE;
+      v[0] = v32[0];
+      v[1] = v32[1];
+    }
+  if (v[0] != rows || v[1] != cols)
+    {
+      g_autofree char *what = g_strdup_printf (
+        ".weight_shape is [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "], expected [%"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", v[0], v[1], rows, cols);
+      return expert_error (model, error, base, what);
+    }
+  return TRUE;
+}
+
+/* compressed-tensors pack-quantized integers (quant/ct-int.h): <base>.weight_packed (I32
+ * words), <base>.weight_scale (BF16 per group or row) and <base>.weight_shape, with the
+ * bits and grouping of the config group that quantises the module. */
+static gboolean
+packed_ct_int (BwModel *model, const char *base, const BwTensorInfo *t, const BwCtConfig *ct,
+               BwExpertTensor *out, GError **error)
+{
+  const BwCheckpoint *ck = model->ckpt;
+  g_autofree char *module = g_strconcat (ck->tensor_prefix, base, NULL);
+  const BwCtGroup *g = ct ? bw_ct_config_group_for (ct, module) : NULL;
+  int64_t rows = out->rows, cols = out->cols;
+
+  if (ct == NULL)
+    return expert_error (model, error, base, ".weight_packed is I32 (pack-quantized integers) "
+                         "but config.json has no compressed-tensors pack-quantized "
+                         "quantization_config");
+  if (g == NULL)
+    return expert_error (model, error, base, ".weight_packed is stored but "
+                         "quantization_config (targets, ignore) does not quantise the module");
+  if (bw_checkpoint_findf (ck, "%s.weight_zero_point", base) != NULL
+      || bw_checkpoint_findf (ck, "%s.weight_g_idx", base) != NULL)
+    return expert_error (model, error, base, ".weight_zero_point / weight_g_idx are not supported "
+                         "(symmetric weights without activation ordering only)");
+  const BwTensorInfo *s = bw_checkpoint_findf (ck, "%s.weight_scale", base);
+  const int64_t words = bw_ct_int_row_words (g->num_bits, cols);
+  const int64_t ns = bw_ct_int_row_scales (cols, g->group);
+  if (s == NULL || s->dtype != BW_DTYPE_BF16 || s->n_elements != rows * ns
+      || t->n_elements != rows * words || (t->n_dims == 2 && t->shape[1] != words))
+    {
+      g_autofree char *what = g_strdup_printf (
+        ".weight_packed + weight_scale are missing or not I32 [%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "] + BF16 [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] (INT%d, %s %d)",
+        rows, words, rows, ns, g->num_bits, g->group > 0 ? "group" : "channel", g->group);
+      return expert_error (model, error, base, what);
+    }
+  if (!packed_shape_ok (model, base, rows, cols, error))
+    return FALSE;
+  out->fmt = g->num_bits == 4 ? BW_FMT_CT_INT4 : BW_FMT_CT_INT8;
+  out->group = g->group;
+  out->data = t;
+  out->scales = s;
+  return TRUE;
+}
+
+static gboolean
+expert_named (BwModel *model, const char *base, int64_t rows, int64_t cols,
+              const BwCtConfig *ct, BwExpertTensor *out, GError **error)
 {
   const BwTensorInfo *t;
 
@@ -120,9 +199,39 @@ bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_
   if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight", base)) != NULL)
     return plain_or_fp8 (model, base, t, out, error);
   if ((t = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base)) != NULL)
-    return packed_mxfp4 (model, base, t, out, error);
+    return t->dtype == BW_DTYPE_I32 ? packed_ct_int (model, base, t, ct, out, error)
+                                    : packed_mxfp4 (model, base, t, out, error);
   return expert_error (model, error, base,
                        ".weight (or weight_packed + weight_scale) is missing");
+}
+
+gboolean
+bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_t cols,
+                          BwExpertTensor *out, GError **error)
+{
+  return expert_named (model, base, rows, cols, NULL, out, error);
+}
+
+/* The compressed-tensors pack-quantized config of the checkpoint, if it has one: *has
+ * says whether *ct was filled. */
+static gboolean
+ct_config_of (BwModel *model, BwCtConfig *ct, gboolean *has, GError **error)
+{
+  JsonObject *cfg = model->ckpt->text_config;
+  JsonNode *node = json_object_has_member (cfg, "quantization_config")
+                     ? json_object_get_member (cfg, "quantization_config") : NULL;
+  JsonObject *q = node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+
+  *has = FALSE;
+  if (q == NULL || !bw_ct_config_is (q) || !json_object_has_member (q, "format")
+      || g_strcmp0 (bw_json_node_get_string (json_object_get_member (q, "format")),
+                    "pack-quantized") != 0)
+    return TRUE;
+  g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
+  if (!bw_ct_config_parse (q, file, ct, error))
+    return FALSE;
+  *has = TRUE;
+  return TRUE;
 }
 
 /* Expert e's part of a tensor that holds all E experts of a layer, each one contiguous
@@ -202,7 +311,8 @@ fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
  * (slots: two descriptions' room). */
 static gboolean
 expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, int64_t rows,
-               int64_t cols, BwExpertTensor *out, BwTensorInfo *slots, GError **error)
+               int64_t cols, const BwCtConfig *ct, BwExpertTensor *out, BwTensorInfo *slots,
+               GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const char *name = family->expert_names[which];
@@ -215,7 +325,7 @@ expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, in
       return fused_tensor (model, dec, l, e, which, out, slots, error);
     }
   g_autofree char *base = g_strdup_printf (L "%s%d.%s", l, family->experts_prefix, e, name);
-  return bw_decoder_expert_tensor (model, base, rows, cols, out, error);
+  return expert_named (model, base, rows, cols, ct, out, error);
 }
 
 static gboolean
@@ -232,21 +342,28 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) dec->n_layers * E);
   BwTensorInfo *slots = NULL;
   int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  BwCtConfig ctc;
+  gboolean has_ct;
+  if (!ct_config_of (model, &ctc, &has_ct, error))
+    return FALSE;
+  const BwCtConfig *ct = has_ct ? &ctc : NULL;
+  gboolean ok = TRUE;
   if (model->ckpt->family->fused_experts)
     slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
-  for (int l = 0; l < dec->n_layers; l++)
-    for (int e = 0; e < E && dec->is_moe[l]; e++)
+  for (int l = 0; l < dec->n_layers && ok; l++)
+    for (int e = 0; e < E && dec->is_moe[l] && ok; e++)
       {
         BwExpertLayout *x = &layouts[(gsize) l * E + e];
         BwTensorInfo *s = slots ? slots + ((gsize) l * E + e) * 6 : NULL;
-        if (!expert_tensor (model, dec, l, e, 0, gate_rows, width, &x->gate, s, error)
-            || !expert_tensor (model, dec, l, e, 1, f->moe_inter, width, &x->up,
+        ok = expert_tensor (model, dec, l, e, 0, gate_rows, width, ct, &x->gate, s, error)
+             && expert_tensor (model, dec, l, e, 1, f->moe_inter, width, ct, &x->up,
                                s ? s + 2 : NULL, error)
-            || !expert_tensor (model, dec, l, e, 2, width, f->moe_inter, &x->down,
-                               s ? s + 4 : NULL, error))
-          return FALSE;
+             && expert_tensor (model, dec, l, e, 2, width, f->moe_inter, ct, &x->down,
+                               s ? s + 4 : NULL, error);
       }
-  return bw_model_create_store (model, E, layouts, error);
+  if (has_ct)
+    bw_ct_config_clear (&ctc);
+  return ok && bw_model_create_store (model, E, layouts, error);
 }
 
 /* MoE block: router, correction bias, shared experts, latent projections. */

@@ -6,13 +6,13 @@
 #include <string.h>
 
 void
-bw_ct_int_unpack (int bits, const uint8_t *row, const uint16_t *row_scales, int group,
+bw_ct_int_unpack (int bits, const uint8_t *row, const void *row_scales, int group,
                   int64_t c0, int64_t len, float *out)
 {
   for (int64_t i = 0; i < len; i++)
     {
       int64_t c = c0 + i;
-      float s = bw_bf16_to_f32 (row_scales[group > 0 ? c / group : 0]);
+      float s = bw_ct_int_scale (row_scales, group > 0 ? c / group : 0);
       out[i] = (float) bw_ct_int_get (bits, row, c) * s;
     }
 }

@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "quant/bf16.h"
 
@@ -59,8 +60,18 @@ bw_ct_int_qmax (int bits)
   return (1 << (bits - 1)) - 1;
 }
 
-/* Columns [c0, c0 + len) of a row as f32: q * scale. */
-void bw_ct_int_unpack (int bits, const uint8_t *row, const uint16_t *row_scales, int group,
+/* Scale i of a BF16 scale array at any byte offset (as mapped from a file), as f32. */
+static inline float
+bw_ct_int_scale (const void *scales, int64_t i)
+{
+  uint16_t h;
+  memcpy (&h, (const uint8_t *) scales + 2 * i, sizeof h);
+  return bw_bf16_to_f32 (h);
+}
+
+/* Columns [c0, c0 + len) of a row as f32: q * scale (row_scales: the row's BF16 scales,
+ * at any byte offset). */
+void bw_ct_int_unpack (int bits, const uint8_t *row, const void *row_scales, int group,
                        int64_t c0, int64_t len, float *out);
 
 /* Packs the codes q[0, cols) (each in range) into a row of bw_ct_int_row_bytes bytes. */

@@ -48,7 +48,7 @@ const char *
 test_format_name (BwFormat fmt)
 {
   static const char *names[BW_FMT_COUNT] = {
-    "f32", "bf16", "f16", "fp8", "mxfp4", "q8", "q4", "q2",
+    "f32", "bf16", "f16", "fp8", "mxfp4", "q8", "q4", "q2", "ct-int4", "ct-int8",
   };
   return names[fmt];
 }
@@ -70,7 +70,8 @@ test_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, int g
   t->m.fmt = fmt;
   t->m.rows = rows;
   t->m.cols = cols;
-  t->m.group = (fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2) ? group : 0;
+  t->m.group = (fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2
+                || fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_CT_INT8) ? group : 0;
   t->data_block = g_malloc (nd + 64 + 64);
   guint8 *data = (guint8 *) (((guintptr) t->data_block + 63) & ~(guintptr) 63) + misalign;
   t->m.data = data;
@@ -111,6 +112,13 @@ test_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, int g
         data[i] = (guint8) g_rand_int_range (rand, 0, 256);
       ns = (gsize) (rows * ((cols + 31) / 32));
       break;
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      /* whole int32 words per row; the padding fields are whatever the bytes are */
+      for (gsize i = 0; i < nd; i++)
+        data[i] = (guint8) g_rand_int_range (rand, 0, 256);
+      ns = (gsize) (rows * (group > 0 ? (cols + group - 1) / group : 1)) * 2;
+      break;
     default:
       for (gsize i = 0; i < nd; i++)
         data[i] = (guint8) g_rand_int_range (rand, 0, 256);
@@ -131,6 +139,13 @@ test_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, int g
       if (ns > 2)
         t->scale_block[1] = 0; /* 2^-127: a subnormal scale */
     }
+  else if (fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_CT_INT8)
+    for (gsize i = 0; i < ns / 2; i++)
+      {
+        /* BF16 scales in [2^-10, 2^-3) with any mantissa */
+        guint16 h = (guint16) ((g_rand_int_range (rand, 117, 124) << 7) | g_rand_int_range (rand, 0, 128));
+        memcpy (t->scale_block + 2 * i, &h, 2);
+      }
   else
     for (gsize i = 0; i < ns / 4; i++)
       {
@@ -176,6 +191,20 @@ test_matrix_weight (const BwMatrix *m, int64_t r, int64_t c)
         guint8 nib = (d[r * ((cols + 1) / 2) + c / 2] >> ((c % 2) * 4)) & 15;
         guint8 s = ((const guint8 *) m->scales)[r * ((cols + 31) / 32) + c / 32];
         return ref_e2m1 (nib) * ldexpf (1.0f, s - 127);
+      }
+    case BW_FMT_CT_INT4:
+    case BW_FMT_CT_INT8:
+      {
+        /* element c: bits [bits c, bits (c+1)) of the row's little-endian int32 words */
+        int bits = m->fmt == BW_FMT_CT_INT4 ? 4 : 8;
+        int64_t words = (cols * bits + 31) / 32, bit = c * bits;
+        guint32 word;
+        guint16 h;
+        memcpy (&word, d + 4 * (r * words + bit / 32), 4);
+        int q = (int) ((GUINT32_FROM_LE (word) >> (bit % 32)) & ((1u << bits) - 1)) - (1 << (bits - 1));
+        int64_t ns = m->group > 0 ? (cols + m->group - 1) / m->group : 1;
+        memcpy (&h, (const guint8 *) m->scales + 2 * (r * ns + (m->group > 0 ? c / m->group : 0)), 2);
+        return (float) q * ref_half (h, TRUE);
       }
     default:
       {

@@ -23,7 +23,8 @@ static const int groups[] = { 0, 32, 64, 128, 48 };
 static gboolean
 has_groups (BwFormat fmt)
 {
-  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2;
+  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2 || fmt == BW_FMT_CT_INT4
+         || fmt == BW_FMT_CT_INT8;
 }
 
 static void
@@ -98,7 +99,8 @@ test_many_tokens (gconstpointer data)
 {
   BwIsa isa = GPOINTER_TO_INT (data);
   GRand *rand = g_rand_new_with_seed (99);
-  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
+  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4,
+                                   BW_FMT_CT_INT4, BW_FMT_CT_INT8 };
 
   if (!bw_isa_supported (isa))
     {

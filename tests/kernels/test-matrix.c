@@ -19,7 +19,8 @@ static const int groups[] = { 0, 32, 64, 128 };
 static gboolean
 has_groups (BwFormat fmt)
 {
-  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2;
+  return fmt == BW_FMT_Q8 || fmt == BW_FMT_Q4 || fmt == BW_FMT_Q2 || fmt == BW_FMT_CT_INT4
+         || fmt == BW_FMT_CT_INT8;
 }
 
 /* |got - want| within f32 reassociation error of sum |w x|. */
