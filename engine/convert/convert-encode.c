@@ -26,7 +26,7 @@ typedef struct {
 struct BwEncoder {
   const BwCheckpoint *ck;
   BwPool *pool;
-  int threads, group;
+  int threads;
   BwConvertReport *report;
   BwEncoderTick tick;
   gpointer tick_data;
@@ -61,14 +61,13 @@ grow (Buf *b, gsize need)
 }
 
 BwEncoder *
-bw_encoder_new (const BwCheckpoint *ck, BwPool *pool, int group, BwConvertReport *report,
+bw_encoder_new (const BwCheckpoint *ck, BwPool *pool, BwConvertReport *report,
                 BwEncoderTick tick, gpointer tick_data)
 {
   BwEncoder *enc = g_new0 (BwEncoder, 1);
   enc->ck = ck;
   enc->pool = pool;
   enc->threads = pool != NULL ? bw_pool_size (pool) : 1;
-  enc->group = group;
   enc->report = report;
   enc->tick = tick;
   enc->tick_data = tick_data;
@@ -170,9 +169,9 @@ encode_row (const Chunk *c, int64_t r, const float *w, float *back)
   switch (job->kind)
     {
     case BW_JOB_INT:
-      bw_ct_int_quantize_row (job->bits, w, cols, c->enc->group, out,
+      bw_ct_int_quantize_row (job->bits, w, cols, job->group, out,
                               (uint16_t *) (void *) sc);
-      bw_ct_int_unpack (job->bits, out, (const uint16_t *) (const void *) sc, c->enc->group,
+      bw_ct_int_unpack (job->bits, out, (const uint16_t *) (const void *) sc, job->group,
                         0, cols, back);
       break;
     default:
@@ -271,7 +270,7 @@ row_sizes (const BwEncoder *enc, const BwJob *job, gsize *out_row, gsize *scale_
     {
     case BW_JOB_INT:
       *out_row = (gsize) bw_ct_int_row_bytes (job->bits, cols);
-      *scale_row = (gsize) bw_ct_int_row_scales (cols, enc->group) * 2;
+      *scale_row = (gsize) bw_ct_int_row_scales (cols, job->group) * 2;
       break;
     default:
       *out_row = (gsize) bw_mxfp4_row_bytes (cols);

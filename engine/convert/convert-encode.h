@@ -12,8 +12,8 @@ typedef struct BwEncoder BwEncoder;
 /* Bytes of output done so far (for progress); FALSE stops the job (cancelled). */
 typedef gboolean (*BwEncoderTick) (guint64 bytes, gpointer user_data);
 
-BwEncoder *bw_encoder_new (const BwCheckpoint *ck, BwPool *pool, int group,
-                           BwConvertReport *report, BwEncoderTick tick, gpointer tick_data);
+BwEncoder *bw_encoder_new (const BwCheckpoint *ck, BwPool *pool, BwConvertReport *report,
+                           BwEncoderTick tick, gpointer tick_data);
 void bw_encoder_free (BwEncoder *enc);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwEncoder, bw_encoder_free)
 

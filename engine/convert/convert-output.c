@@ -39,7 +39,10 @@ add_weights (JsonBuilder *b, Scheme s, int bits, int group)
   json_builder_set_member_name (b, "dynamic");
   json_builder_add_boolean_value (b, FALSE);
   json_builder_set_member_name (b, "group_size");
-  json_builder_add_int_value (b, s == SCHEME_MXFP4 ? 32 : group);
+  if (s != SCHEME_MXFP4 && group == 0)
+    json_builder_add_null_value (b);
+  else
+    json_builder_add_int_value (b, s == SCHEME_MXFP4 ? 32 : group);
   json_builder_set_member_name (b, "num_bits");
   json_builder_add_int_value (b, s == SCHEME_MXFP4 ? 4 : bits);
   json_builder_set_member_name (b, "observer");
@@ -53,7 +56,7 @@ add_weights (JsonBuilder *b, Scheme s, int bits, int group)
       json_builder_add_string_value (b, "torch.uint8");
     }
   json_builder_set_member_name (b, "strategy");
-  json_builder_add_string_value (b, "group");
+  json_builder_add_string_value (b, s != SCHEME_MXFP4 && group == 0 ? "channel" : "group");
   json_builder_set_member_name (b, "symmetric");
   json_builder_add_boolean_value (b, TRUE);
   json_builder_set_member_name (b, "type");
@@ -117,6 +120,34 @@ keeps_source_format (const BwConvertPlan *plan)
   return FALSE;
 }
 
+static gboolean
+writes_fused_mxfp4 (const BwConvertPlan *plan)
+{
+  for (int j = 0; j < plan->n_jobs; j++)
+    if (plan->jobs[j].kind == BW_JOB_MXFP4_FUSED)
+      return TRUE;
+  return FALSE;
+}
+
+/* What gpt-oss releases say of their _blocks / _scales experts: quant_method mxfp4 with
+ * every other linear module (and the embeddings) left unconverted. */
+static JsonNode *
+gpt_oss_mxfp4 (const BwConvertPlan *plan)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "modules_to_not_convert");
+  json_builder_begin_array (b);
+  for (int j = 0; j < plan->n_jobs; j++)
+    if (!plan->jobs[j].routed && plan->jobs[j].module != NULL)
+      json_builder_add_string_value (b, plan->jobs[j].module);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "quant_method");
+  json_builder_add_string_value (b, "mxfp4");
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
 static JsonNode *
 source_quantization (const BwCheckpoint *ck)
 {
@@ -174,7 +205,10 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
         g_ptr_array_add (ignore, job->module);
     }
   if (expert_s == SCHEME_NONE && dense->len == 0)
-    return keeps_source_format (plan) ? source_quantization (ck) : NULL;
+    {
+      JsonNode *src = keeps_source_format (plan) ? source_quantization (ck) : NULL;
+      return src != NULL || !writes_fused_mxfp4 (plan) ? src : gpt_oss_mxfp4 (plan);
+    }
 
   gboolean mixed = expert_s == SCHEME_MXFP4 && dense->len > 0;
   g_autofree char *experts_re = dense->len > 0 ? experts_pattern (ck->family) : NULL;
@@ -184,7 +218,7 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
   json_builder_set_member_name (b, "config_groups");
   json_builder_begin_object (b);
   if (expert_s != SCHEME_NONE)
-    add_group (b, "group_0", expert_s, expert_bits, plan->group,
+    add_group (b, "group_0", expert_s, expert_bits, plan->expert_group,
                experts_re != NULL ? expert_targets : NULL, expert_s == SCHEME_MXFP4);
   if (dense->len > 0)
     add_group (b, expert_s != SCHEME_NONE ? "group_1" : "group_0", SCHEME_INT, dense_bits,

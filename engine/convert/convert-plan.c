@@ -153,7 +153,7 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
   if (want == BW_CONVERT_MXFP4 && job->src_fmt == BW_FMT_MXFP4)
     want = BW_CONVERT_KEEP;
   if ((want == BW_CONVERT_MXFP4 && c % 32 != 0)
-      || ((want == BW_CONVERT_INT4 || want == BW_CONVERT_INT8) && c % group != 0))
+      || ((want == BW_CONVERT_INT4 || want == BW_CONVERT_INT8) && group > 0 && c % group != 0))
     {
       if (job->routed)
         return unfit (job, error, want == BW_CONVERT_MXFP4
@@ -191,10 +191,11 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
     }
   job->kind = BW_JOB_INT;
   job->bits = want == BW_CONVERT_INT4 ? 4 : 8;
+  job->group = group;
   add_out (job, g_strconcat (base, ".weight_packed", NULL), BW_DTYPE_I32, 2,
            (int64_t[]) { r, bw_ct_int_row_words (job->bits, c) });
   add_out (job, g_strconcat (base, ".weight_scale", NULL), BW_DTYPE_BF16, 2,
-           (int64_t[]) { r, c / group });
+           (int64_t[]) { r, bw_ct_int_row_scales (c, group) });
   add_out (job, g_strconcat (base, ".weight_shape", NULL), BW_DTYPE_I32, 1, (int64_t[]) { 2 });
   return TRUE;
 }
@@ -270,16 +271,20 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
     }
 }
 
-static gboolean
-plan_job (const BwCheckpoint *ck, const BwConvertOptions *opts, const BwTensorInfo *t,
-          BwJob *job, GError **error)
+static void
+describe_job (const BwCheckpoint *ck, const BwTensorInfo *t, BwJob *job)
 {
-  const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
-  BwConvertFormat want = BW_CONVERT_KEEP;
-
   describe_source (ck, t, ck->family->fused_experts, job);
   job->cls = class_of (t);
   job->routed = t->role == BW_ROLE_EXPERT;
+}
+
+static gboolean
+decide_job (const BwCheckpoint *ck, const BwConvertOptions *opts, int expert_group,
+            BwJob *job, GError **error)
+{
+  const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
+
   if (job->src_fmt == BW_FMT_COUNT)
     {
       job->kind = BW_JOB_COPY;
@@ -287,10 +292,22 @@ plan_job (const BwCheckpoint *ck, const BwConvertOptions *opts, const BwTensorIn
       return TRUE;
     }
   if (job->routed)
-    want = opts->experts;
-  else if (dense_quantisable (cfg, t, job->rows))
-    want = opts->dense;
-  return decide (job, want, opts->group, error);
+    return decide (job, opts->experts, expert_group, error);
+  if (dense_quantisable (cfg, job->src[0], job->rows))
+    return decide (job, opts->dense, opts->group, error);
+  return decide (job, BW_CONVERT_KEEP, opts->group, error);
+}
+
+/* The group every routed expert can take: the option's, or per row when some expert's
+ * width is not a multiple of it (compressed-tensors refuses partial groups). */
+static int
+pick_expert_group (const BwConvertPlan *plan, int group)
+{
+  for (int j = 0; j < plan->n_jobs; j++)
+    if (plan->jobs[j].routed && plan->jobs[j].src_fmt != BW_FMT_COUNT
+        && plan->jobs[j].cols % group != 0)
+      return 0;
+  return group;
 }
 
 guint64
@@ -370,18 +387,16 @@ bw_convert_plan_build (const BwCheckpoint *ck, const BwConvertOptions *opts,
   plan->dense = opts->dense;
   plan->jobs = g_new0 (BwJob, ck->n_tensors);
   for (int i = 0; i < ck->n_tensors; i++)
-    {
-      const BwTensorInfo *t = &ck->tensors[i];
-      if (g_hash_table_contains (companions, t->name))
-        continue;
-      plan->n_jobs = n + 1;
-      if (!plan_job (ck, opts, t, &plan->jobs[n], error))
-        {
-          g_prefix_error (error, "%s: ", ck->dir);
-          return FALSE;
-        }
-      n++;
-    }
+    if (!g_hash_table_contains (companions, ck->tensors[i].name))
+      describe_job (ck, &ck->tensors[i], &plan->jobs[n++]);
+  plan->n_jobs = n;
+  plan->expert_group = pick_expert_group (plan, opts->group);
+  for (int j = 0; j < n; j++)
+    if (!decide_job (ck, opts, plan->expert_group, &plan->jobs[j], error))
+      {
+        g_prefix_error (error, "%s: ", ck->dir);
+        return FALSE;
+      }
   if (n == 0)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,

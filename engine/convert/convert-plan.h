@@ -40,6 +40,7 @@ typedef struct {
   int n_experts;          /* 1 unless fused */
   gboolean transposed;
   int bits;               /* BW_JOB_INT: 4 or 8 */
+  int group;              /* BW_JOB_INT: columns per scale, 0 = one per row */
   BwTensorClass cls;
   gboolean routed;
   char *module;           /* the Linear module's name (no ".weight"), or NULL */
@@ -57,7 +58,9 @@ typedef struct {
   guint64 *shard_bytes;   /* file size of each shard */
   guint64 total_tensor_bytes;
   guint64 total_file_bytes;
-  int group;
+  int group;               /* dense matrices' group */
+  int expert_group;        /* routed experts': the option's, or 0 (one scale per row, the
+                            * "channel" strategy) when an expert's width is not a multiple */
   BwConvertFormat experts, dense;
 } BwConvertPlan;
 

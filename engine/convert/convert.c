@@ -275,7 +275,7 @@ write_shard (Run *run, BwPool *pool, int s, GError **error)
   g_autoptr (GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
   g_autofree char *path = g_build_filename (run->partial, plan->shard_names[s], NULL);
   BwConvertReport before = *run->report;
-  g_autoptr (BwEncoder) enc = bw_encoder_new (run->ck, pool, plan->group, run->report,
+  g_autoptr (BwEncoder) enc = bw_encoder_new (run->ck, pool, run->report,
                                               on_tick, run);
 
   run->what = plan->shard_names[s];

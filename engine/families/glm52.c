@@ -10,6 +10,7 @@
 
 #include "blocks/mla.h"
 #include "blocks/rope.h"
+#include "core/ct-config.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
 #include "model/decoder.h"
@@ -198,7 +199,8 @@ parse_moe (BwModel *model, GlmConfig *c, GError **error)
   return TRUE;
 }
 
-/* The DeepSeek-style FP8 release layout; other quantisation schemes are not read. */
+/* The DeepSeek-style FP8 release layout, or compressed-tensors (the decoder reads its
+ * config when it binds the experts); other quantisation schemes are not read. */
 static gboolean
 parse_quantization (BwModel *model, GError **error)
 {
@@ -211,6 +213,8 @@ parse_quantization (BwModel *model, GError **error)
                         "quantization_config must be an object");
   const char *method = json_object_has_member (q, "quant_method")
     ? bw_json_node_get_string (json_object_get_member (q, "quant_method")) : NULL;
+  if (bw_ct_config_is (q))
+    return TRUE;
   if (g_strcmp0 (method, "fp8") != 0)
     return config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                         "quantization_config.quant_method \"%s\" is not supported (only \"fp8\")",
