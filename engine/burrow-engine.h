@@ -42,6 +42,9 @@ typedef struct {
   guint64 ignored_bytes;     /* vision tower, MTP layer */
   char *tokenizer;           /* the tokenizer file a load would use; NULL: the folder has
                               * none, so a load needs BurrowEngineOptions.tokenizer */
+  char *quantization;        /* the quantization_config for people ("compressed-tensors
+                              * pack-quantized: INT4 symmetric, groups of 32 columns, ..."),
+                              * or NULL when there is none */
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);

@@ -29,6 +29,7 @@ print_text (const BurrowModelInfo *info)
   printf ("%-28s %d (%d MoE)\n", "Layers", info->n_layers, info->n_moe_layers);
   printf ("%-28s %d routed per MoE layer, %d per token\n", "Experts", info->n_experts,
           info->n_experts_per_token);
+  printf ("%-28s %s\n", "Quantization", info->quantization ? info->quantization : "none");
   printf ("%-28s %d in %d shard%s\n", "Tensors", info->n_tensors, info->n_shards,
           info->n_shards == 1 ? "" : "s");
   printf ("Bytes by dtype:\n");
@@ -79,6 +80,11 @@ print_json (const BurrowModelInfo *info)
   add_int (b, "n_moe_layers", info->n_moe_layers);
   add_int (b, "n_experts", info->n_experts);
   add_int (b, "n_experts_per_token", info->n_experts_per_token);
+  json_builder_set_member_name (b, "quantization");
+  if (info->quantization)
+    json_builder_add_string_value (b, info->quantization);
+  else
+    json_builder_add_null_value (b);
   add_int (b, "n_tensors", info->n_tensors);
   add_int (b, "n_shards", info->n_shards);
   add_bytes (b, "total_bytes", info->total_bytes);

@@ -231,6 +231,27 @@ listed (char **plain, GRegex **re, const char *module, gboolean linear_matches)
   return FALSE;
 }
 
+char *
+bw_ct_config_describe (const BwCtConfig *c)
+{
+  GString *s = g_string_new ("compressed-tensors pack-quantized: ");
+  guint n_ignore = (c->ignore ? g_strv_length (c->ignore) : 0)
+                   + (c->ignore_re ? g_strv_length ((char **) c->ignore_re) : 0);
+
+  for (int i = 0; i < c->n_groups; i++)
+    {
+      const BwCtGroup *g = &c->groups[i];
+      g_string_append_printf (s, "%sINT%d symmetric, ", i ? "; " : "", g->num_bits);
+      if (g->group > 0)
+        g_string_append_printf (s, "groups of %d columns", g->group);
+      else
+        g_string_append (s, "one scale per row");
+      g_string_append_printf (s, ", BF16 scales (%s)", g->name);
+    }
+  g_string_append_printf (s, "; %u ignore entr%s", n_ignore, n_ignore == 1 ? "y" : "ies");
+  return g_string_free (s, FALSE);
+}
+
 const BwCtGroup *
 bw_ct_config_group_for (const BwCtConfig *c, const char *module)
 {

@@ -36,3 +36,7 @@ void bw_ct_config_clear (BwCtConfig *c);
  * library reads them: an "re:" entry must match from the start of the name (re.match),
  * a plain entry must equal it, and the target "Linear" is every Linear module. */
 const BwCtGroup *bw_ct_config_group_for (const BwCtConfig *c, const char *module);
+
+/* For people: "compressed-tensors pack-quantized: INT4 symmetric, groups of 32 columns,
+ * BF16 scales (group_0); 4 ignore entries". */
+char *bw_ct_config_describe (const BwCtConfig *c);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "core/checkpoint.h"
+#include "core/ct-config.h"
+#include "core/json-load.h"
 #include "core/model-config.h"
 #include "text/tokenizer.h"
 
@@ -124,6 +126,36 @@ tally_tensors (const BwCheckpoint *ckpt, BurrowModelInfo *info)
     }
 }
 
+/* The quantization_config in words: compressed-tensors pack-quantized in detail (or why it
+ * is not supported), other methods by quant_method and format. */
+static char *
+describe_quantization (const BwCheckpoint *ckpt)
+{
+  JsonObject *cfg = ckpt->text_config;
+  JsonNode *node = json_object_has_member (cfg, "quantization_config")
+                     ? json_object_get_member (cfg, "quantization_config") : NULL;
+  JsonObject *q = bw_json_node_get_object (node);
+
+  if (q == NULL)
+    return NULL;
+  JsonNode *m = json_object_has_member (q, "quant_method") ? json_object_get_member (q, "quant_method") : NULL;
+  JsonNode *f = json_object_has_member (q, "format") ? json_object_get_member (q, "format") : NULL;
+  const char *method = bw_json_node_get_string (m), *format = bw_json_node_get_string (f);
+  if (bw_ct_config_is (q) && g_strcmp0 (format, "pack-quantized") == 0)
+    {
+      g_autofree char *file = g_build_filename (ckpt->dir, "config.json", NULL);
+      g_autoptr (GError) error = NULL;
+      BwCtConfig ct;
+      if (!bw_ct_config_parse (q, file, &ct, &error))
+        return g_strdup_printf ("not supported: %s", error->message);
+      char *text = bw_ct_config_describe (&ct);
+      bw_ct_config_clear (&ct);
+      return text;
+    }
+  return g_strdup_printf ("%s%s%s", method ? method : "(no quant_method)", format ? " " : "",
+                          format ? format : "");
+}
+
 gboolean
 burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
 {
@@ -159,6 +191,7 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
                                                          (guint64) cfg->n_experts_per_token),
                                          info->bytes_per_expert);
   info->tokenizer = bw_tokenizer_find_in_dir (ckpt->dir);
+  info->quantization = describe_quantization (ckpt);
   return TRUE;
 }
 
@@ -170,5 +203,6 @@ burrow_model_info_clear (BurrowModelInfo *info)
   g_free (info->dir);
   g_free (info->family);
   g_free (info->tokenizer);
+  g_free (info->quantization);
   memset (info, 0, sizeof *info);
 }
