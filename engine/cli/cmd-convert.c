@@ -53,7 +53,8 @@ on_progress (guint64 done, guint64 total, const char *what, gpointer data)
     }
   if (interrupted)
     return FALSE;
-  if (done < total && now - ui->last_us < 500000)
+  /* A terminal line redraws twice a second; a log gets a line every ten seconds. */
+  if (done < total && now - ui->last_us < (ui->tty ? 500000 : 10000000))
     return TRUE;
   ui->last_us = now;
   double secs = (double) (now - ui->start_us) / 1e6;

@@ -247,6 +247,16 @@ read_chunk (BwEncoder *enc, const BwJob *job, int e, int64_t r0, int64_t n,
       c->m.scales = sb;
       c->m.group = BW_MXFP4_GROUP;
     }
+  else if (job->src_fmt == BW_FMT_CT_INT4 || job->src_fmt == BW_FMT_CT_INT8)
+    {
+      gsize srb = (gsize) bw_ct_int_row_scales (cols, job->src_group) * 2;
+      guint8 *sb = grow (&enc->src_scales, (gsize) n * srb);
+      guint64 sat = ((guint64) e * (guint64) rows + (guint64) r0) * srb;
+      if (!bw_checkpoint_read_range (enc->ck, job->src[1], sat, (gsize) n * srb, sb, error))
+        return FALSE;
+      c->m.scales = sb;
+      c->m.group = job->src_group;
+    }
   return TRUE;
 }
 

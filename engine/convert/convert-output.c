@@ -10,13 +10,16 @@
 #include <string.h>
 
 #include "core/safetensors-writer.h"
+#include "quant/ct-int.h"
 
 typedef enum { SCHEME_NONE, SCHEME_INT, SCHEME_MXFP4 } Scheme;
 
 static Scheme
 job_scheme (const BwJob *j, int *bits)
 {
-  if (j->kind == BW_JOB_INT)
+  if (j->kind == BW_JOB_INT
+      || (j->kind == BW_JOB_COPY && (j->src_fmt == BW_FMT_CT_INT4
+                                     || j->src_fmt == BW_FMT_CT_INT8)))
     {
       *bits = j->bits;
       return SCHEME_INT;
@@ -180,7 +183,7 @@ JsonNode *
 bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *plan)
 {
   Scheme expert_s = SCHEME_NONE;
-  int expert_bits = 0, dense_bits = 0;
+  int expert_bits = 0, dense_bits = 0, expert_group = -1;
   g_autoptr (GPtrArray) dense = g_ptr_array_new ();
   g_autoptr (GPtrArray) ignore = g_ptr_array_new ();
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -194,6 +197,10 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
         {
           expert_s = s;
           expert_bits = bits;
+          /* A matrix one group wide says nothing: the narrowest real group decides. */
+          if (s == SCHEME_INT && bw_ct_int_row_scales (job->cols, job->group) > 1
+              && (expert_group <= 0 || job->group < expert_group))
+            expert_group = job->group;
         }
       else if (!job->routed && s == SCHEME_INT)
         {
@@ -204,6 +211,8 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
                && !g_str_has_suffix (job->module, "embed_tokens"))
         g_ptr_array_add (ignore, job->module);
     }
+  if (expert_group < 0)
+    expert_group = plan->expert_group;
   if (expert_s == SCHEME_NONE && dense->len == 0)
     {
       JsonNode *src = keeps_source_format (plan) ? source_quantization (ck) : NULL;
@@ -218,7 +227,7 @@ bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *pla
   json_builder_set_member_name (b, "config_groups");
   json_builder_begin_object (b);
   if (expert_s != SCHEME_NONE)
-    add_group (b, "group_0", expert_s, expert_bits, plan->expert_group,
+    add_group (b, "group_0", expert_s, expert_bits, expert_group,
                experts_re != NULL ? expert_targets : NULL, expert_s == SCHEME_MXFP4);
   if (dense->len > 0)
     add_group (b, expert_s != SCHEME_NONE ? "group_1" : "group_0", SCHEME_INT, dense_bits,

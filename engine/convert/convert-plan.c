@@ -68,6 +68,11 @@ find_companions (const BwCheckpoint *ck)
           base = strip (t->name, ".weight_scale");
           main = find_sibling (ck, base, ".weight_packed");
         }
+      else if (ends_with (t->name, ".weight_shape"))
+        {
+          base = strip (t->name, ".weight_shape");
+          main = find_sibling (ck, base, ".weight_packed");
+        }
       else if (ends_with (t->name, "_scales"))
         {
           base = strip (t->name, "_scales");
@@ -141,6 +146,16 @@ unfit (const BwJob *job, GError **error, const char *why)
   return FALSE;
 }
 
+/* Whether a compressed-tensors INT source's scales cover the same columns as `group`
+ * would (one scale per row is both "channel" and a group as wide as the row). */
+static gboolean
+same_grouping (const BwJob *job, int group)
+{
+  int64_t ns = bw_ct_int_row_scales (job->cols, group);
+  return ns == bw_ct_int_row_scales (job->cols, job->src_group)
+         && (ns == 1 || group == job->src_group);
+}
+
 /* Chooses the job's kind for the wanted format and declares its outputs. A routed expert
  * that cannot take the format fails; a dense matrix stays as stored. */
 static gboolean
@@ -150,7 +165,11 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
   int64_t r = job->rows, c = job->cols;
   gboolean fused = job->n_experts > 1 || job->transposed;
 
-  if (want == BW_CONVERT_MXFP4 && job->src_fmt == BW_FMT_MXFP4)
+  if ((want == BW_CONVERT_MXFP4 && job->src_fmt == BW_FMT_MXFP4)
+      || (want == BW_CONVERT_INT4 && job->src_fmt == BW_FMT_CT_INT4
+          && same_grouping (job, group))
+      || (want == BW_CONVERT_INT8 && job->src_fmt == BW_FMT_CT_INT8
+          && same_grouping (job, group)))
     want = BW_CONVERT_KEEP;
   if ((want == BW_CONVERT_MXFP4 && c % 32 != 0)
       || ((want == BW_CONVERT_INT4 || want == BW_CONVERT_INT8) && group > 0 && c % group != 0))
@@ -200,6 +219,66 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
   return TRUE;
 }
 
+/* Reads a 2-element I32 / I64 weight_shape; FALSE when it is not one. */
+static gboolean
+read_shape (const BwCheckpoint *ck, const BwTensorInfo *t, int64_t *rows, int64_t *cols)
+{
+  guint8 buf[16];
+  if (t->n_elements != 2 || (t->dtype != BW_DTYPE_I32 && t->dtype != BW_DTYPE_I64)
+      || !bw_checkpoint_read (ck, t, buf, NULL))
+    return FALSE;
+  gint64 v[2];
+  for (int i = 0; i < 2; i++)
+    {
+      gint32 a;
+      if (t->dtype == BW_DTYPE_I32)
+        {
+          memcpy (&a, buf + 4 * i, 4);
+          v[i] = GINT32_FROM_LE (a);
+        }
+      else
+        {
+          memcpy (&v[i], buf + 8 * i, 8);
+          v[i] = GINT64_FROM_LE (v[i]);
+        }
+    }
+  *rows = v[0];
+  *cols = v[1];
+  return v[0] > 0 && v[1] > 0;
+}
+
+/* compressed-tensors pack-quantized integers: I32 weight_packed, BF16 weight_scale and
+ * weight_shape; bits from the words per row, group from the scales per row. */
+static void
+describe_ct_int (const BwCheckpoint *ck, const BwTensorInfo *t, BwJob *job)
+{
+  g_autofree char *base = strip (t->name, ".weight_packed");
+  const BwTensorInfo *s = find_sibling (ck, base, ".weight_scale");
+  const BwTensorInfo *shape = find_sibling (ck, base, ".weight_shape");
+  int64_t rows, cols;
+
+  if (s == NULL || shape == NULL || s->dtype != BW_DTYPE_BF16 || s->n_dims != 2
+      || !read_shape (ck, shape, &rows, &cols) || rows != t->shape[0] || s->shape[0] != rows)
+    return;
+  for (int bits = 4; bits <= 8; bits += 4)
+    if (bw_ct_int_row_words (bits, cols) == t->shape[1])
+      {
+        int64_t ns = s->shape[1];
+        int group = ns == 1 ? 0 : (int) (cols / ns);
+        if (bw_ct_int_row_scales (cols, group) != ns)
+          return;
+        job->rows = rows;
+        job->cols = cols;
+        job->bits = bits;
+        job->group = job->src_group = group;
+        job->src_fmt = bits == 4 ? BW_FMT_CT_INT4 : BW_FMT_CT_INT8;
+        job->src[job->n_src++] = s;
+        job->src[job->n_src++] = shape;
+        job->module = g_steal_pointer (&base);
+        return;
+      }
+}
+
 /* Recognises t as a matrix (filling the job's source); otherwise the job stays a plain
  * copy of t. */
 static void
@@ -227,6 +306,11 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
         }
       if (job->src_fmt != BW_FMT_COUNT)
         job->module = g_strndup (t->name, strlen (t->name) - strlen (".weight"));
+      return;
+    }
+  if (ends_with (t->name, ".weight_packed") && t->dtype == BW_DTYPE_I32 && t->n_dims == 2)
+    {
+      describe_ct_int (ck, t, job);
       return;
     }
   if (ends_with (t->name, ".weight_packed") && t->dtype == BW_DTYPE_U8 && t->n_dims == 2)

@@ -19,7 +19,7 @@ typedef enum {
 } BwJobKind;
 
 #define BW_JOB_MAX_OUT 3
-#define BW_JOB_MAX_SRC 2
+#define BW_JOB_MAX_SRC 3
 
 typedef struct {
   char *name;
@@ -39,8 +39,9 @@ typedef struct {
   int64_t rows, cols;
   int n_experts;          /* 1 unless fused */
   gboolean transposed;
-  int bits;               /* BW_JOB_INT: 4 or 8 */
-  int group;              /* BW_JOB_INT: columns per scale, 0 = one per row */
+  int bits;               /* BW_JOB_INT, or a compressed-tensors INT source: 4 or 8 */
+  int group;              /* the same: columns per scale, 0 = one per row */
+  int src_group;          /* a compressed-tensors INT source's */
   BwTensorClass cls;
   gboolean routed;
   char *module;           /* the Linear module's name (no ".weight"), or NULL */
