@@ -1,5 +1,6 @@
 /* burrow-cli compare: how far apart two checkpoints of one model are, as JSON on stdout
- * (perplexity of each over a text, mean KL divergence of B's next-token distribution from
+ * (relative RMS error of B's weights against A's per tensor class, whatever each stores;
+ * perplexity of each over a text, mean KL divergence of B's next-token distribution from
  * A's, top-1 agreement).
  *
  *   compare --model A --model B [--text FILE] [--max-tokens N] [--threads N] */
@@ -21,6 +22,7 @@ bw_cli_compare_main (int argc, char **argv)
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   BwTextCompare cmp;
+  BwConvertReport weights;
   int max_tokens = 256, threads = 0;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &models,
@@ -40,10 +42,11 @@ bw_cli_compare_main (int argc, char **argv)
     return bw_cli_fail (2, "burrow-cli compare", "give --model twice: A, then B");
   if (text_file != NULL && !g_file_get_contents (text_file, &text, NULL, &error))
     return bw_cli_fail (1, "burrow-cli compare", error->message);
-  if (!bw_compare_text (models[0], models[1], text != NULL ? text : bw_sample_text,
-                        max_tokens, threads, &cmp, &error))
+  if (!bw_compare_weights (models[0], models[1], &weights, &error)
+      || !bw_compare_text (models[0], models[1], text != NULL ? text : bw_sample_text,
+                           max_tokens, threads, &cmp, &error))
     return bw_cli_fail (1, "burrow-cli compare", error->message);
-  root = bw_quality_json (NULL, NULL, &cmp, text_file);
+  root = bw_quality_json (NULL, &weights, &cmp, text_file);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
   json = json_generator_to_data (gen, NULL);

@@ -349,3 +349,24 @@ bw_encoder_run (BwEncoder *enc, const BwJob *job, BwSafetensorsWriter *w, GError
   return job->kind == BW_JOB_COPY ? run_copy (enc, job, w, error)
                                   : run_matrix (enc, job, w, error);
 }
+
+int64_t
+bw_job_chunk_rows (const BwJob *job)
+{
+  return chunk_rows (job);
+}
+
+gboolean
+bw_encoder_decode_rows (BwEncoder *enc, const BwJob *job, int e, int64_t r0, int64_t n,
+                        float *out, GError **error)
+{
+  g_autofree float *fp8_scales = NULL;
+  Chunk c = { .enc = enc, .job = job };
+
+  if (!read_fp8_scales (enc, job, &fp8_scales, error)
+      || !read_chunk (enc, job, e, r0, n, fp8_scales, &c, error))
+    return FALSE;
+  for (int64_t r = 0; r < n; r++)
+    decode_row (&c, r, out + (gsize) r * (gsize) job->cols);
+  return TRUE;
+}

@@ -21,3 +21,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwEncoder, bw_encoder_free)
  * tensor (reads) or the shard (writes); a stop from the tick is G_IO_ERROR_CANCELLED. */
 gboolean bw_encoder_run (BwEncoder *enc, const BwJob *job, BwSafetensorsWriter *w,
                          GError **error);
+
+/* Rows per chunk bw_encoder_run uses for the job (whole experts when transposed). */
+int64_t bw_job_chunk_rows (const BwJob *job);
+
+/* Decodes rows [r0, r0 + n) of expert e of the job's source matrix into out ([n][cols]
+ * f32); n at most bw_job_chunk_rows, r0 a multiple of it. */
+gboolean bw_encoder_decode_rows (BwEncoder *enc, const BwJob *job, int e, int64_t r0,
+                                 int64_t n, float *out, GError **error);

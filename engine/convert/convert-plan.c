@@ -358,9 +358,14 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
 static void
 describe_job (const BwCheckpoint *ck, const BwTensorInfo *t, BwJob *job)
 {
+  const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
   describe_source (ck, t, ck->family->fused_experts, job);
   job->cls = class_of (t);
   job->routed = t->role == BW_ROLE_EXPERT;
+  /* A router (one row per expert) is not part of the MLP it chooses for. */
+  if (t->role == BW_ROLE_DENSE && t->layer >= 0 && cfg->layer_is_moe[t->layer]
+      && job->src_fmt != BW_FMT_COUNT && job->rows == cfg->n_experts)
+    job->cls = BW_CLASS_OTHER;
 }
 
 static gboolean

@@ -27,6 +27,11 @@ typedef struct {
 gboolean bw_compare_text (const char *dir_a, const char *dir_b, const char *text,
                           int max_tokens, int threads, BwTextCompare *out, GError **error);
 
+/* Relative weight errors of B against A per tensor class (sq_err, sq_ref, n_matrices:
+ * matrices of the same module and shape compared), whatever format each stores. */
+gboolean bw_compare_weights (const char *dir_a, const char *dir_b, BwConvertReport *out,
+                             GError **error);
+
 /* The report as JSON: weights (may be NULL), text (may be NULL), what text was used. */
 JsonNode *bw_quality_json (const BwConvertOptions *opts, const BwConvertReport *weights,
                            const BwTextCompare *text, const char *text_source);
