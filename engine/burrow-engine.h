@@ -67,12 +67,15 @@ typedef struct {
   int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */
   gint64 rows, cols;      /* matrix shape; <= 0: 3072 x 3584 (a Kimi K3 expert projection) */
   gboolean no_ceiling;    /* skip the in-cache runs (ceiling_gbps is then 0) */
+  const char *isa;        /* kernel level: NULL or "auto" (the best this CPU runs), "scalar",
+                           * "avx2", "avx512" or "avx512-vnni" */
 } BurrowKernelBenchOptions;
 
 typedef struct {
   const char *kernel;     /* "matvec" or "matmul" */
   const char *format;     /* as in BurrowKernelBenchOptions.formats */
-  const char *isa;        /* "avx512", "avx2" or "scalar" */
+  const char *isa;        /* the kernel level measured (matvec-fma: the one below the
+                           * level asked for) */
   gint64 rows, cols;
   int tokens;
   int threads;
@@ -138,6 +141,9 @@ typedef struct {
                              * family's built-in format */
   int prefetch_top;         /* experts the lookahead reads per layer; <= 0: a quarter of
                              * the model's top-k */
+  const char *isa;          /* kernel level of every product: NULL or "auto" (the best this
+                             * CPU runs), "scalar", "avx2", "avx512" or "avx512-vnni"; a
+                             * level the CPU lacks fails the load */
 } BurrowEngineOptions;
 
 #define BURROW_AUTO (-1)

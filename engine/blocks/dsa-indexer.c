@@ -112,11 +112,11 @@ bw_dsa_select_topk (const float *scores, int64_t n, int k, int32_t *perm, int32_
  * product on the calling thread scores them all. tile: SCORE_TILE * head_dim floats,
  * dots: SCORE_TILE * n_heads floats. */
 static void
-score_keys (const BwDsaIndexer *ix, const float *q, const float *w, const float *keys,
+score_keys (const BwDsaIndexer *ix, BwIsa isa, const float *q, const float *w, const float *keys,
             gsize stride, int64_t t0, int64_t t1, float *tile, float *dots, float *out)
 {
   int heads = ix->shape.n_heads, dim = ix->shape.head_dim;
-  BwMatrix qm = { .fmt = BW_FMT_F32, .rows = heads, .cols = dim, .data = q };
+  BwMatrix qm = { .fmt = BW_FMT_F32, .rows = heads, .cols = dim, .data = q, .isa = isa };
 
   for (int64_t a = t0; a < t1; a += SCORE_TILE)
     {
@@ -248,6 +248,7 @@ typedef struct {
   int64_t pos0;
   int first_row;       /* per-row mode: rows first_row .. first_row + items - 1 */
   int row;             /* chunked mode: the row being scored */
+  BwIsa isa;           /* the weights' kernel level, for the scoring products */
 } ScoreJob;
 
 /* Per-row mode: one work item scores and selects a whole row on its thread's scratch. */
@@ -262,7 +263,7 @@ row_job (void *ctx, int index, int thread_id)
   int32_t *perm = ix->perm + (gsize) thread_id * ix->ctx_cap;
   const BwDsaShape *sh = &ix->shape;
 
-  score_keys (ix, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
+  score_keys (ix, job->isa, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
               ix->w + (gsize) row * sh->n_heads, job->key_cache, job->key_stride, 0, n_keys,
               ix->tiles + (gsize) thread_id * SCORE_TILE * sh->head_dim,
               ix->dots + (gsize) thread_id * SCORE_TILE * sh->n_heads, scores);
@@ -281,7 +282,7 @@ chunk_job (void *ctx, int index, int thread_id)
   int64_t t0 = (int64_t) index * SCORE_CHUNK, t1 = MIN (t0 + SCORE_CHUNK, n_keys);
   const BwDsaShape *sh = &ix->shape;
 
-  score_keys (ix, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
+  score_keys (ix, job->isa, ix->q + (gsize) row * sh->n_heads * sh->head_dim,
               ix->w + (gsize) row * sh->n_heads, job->key_cache, job->key_stride, t0, t1,
               ix->tiles + (gsize) thread_id * SCORE_TILE * sh->head_dim,
               ix->dots + (gsize) thread_id * SCORE_TILE * sh->n_heads, ix->scores);
@@ -353,7 +354,7 @@ bw_dsa_indexer_run (BwDsaIndexer *ix, const BwDsaWeights *w, const BwRopeTable *
 
   compute_queries (ix, w, rope, h, c_q, n, pos0, pool);
 
-  ScoreJob job = { ix, key_cache, key_stride, pos0, first_sel, 0 };
+  ScoreJob job = { ix, key_cache, key_stride, pos0, first_sel, 0, w->wk.isa };
   if (n - first_sel >= n_threads && n_threads > 1)
     bw_pool_run (pool, row_job, &job, n - first_sel);
   else

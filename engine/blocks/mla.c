@@ -122,6 +122,7 @@ typedef struct {
   float *kvt, *st;                    /* reconstruct */
   int64_t t0, nt;
   float *o;
+  BwIsa isa;                          /* the weights' kernel level, for products of the cache */
 } AttnCtx;
 
 /* q~ = [W_UK,h^T q_nope, q_rope] * scale for every query row of head h, so that one dot
@@ -216,7 +217,7 @@ absorbed_split (void *ctx, int job, int tid)
           int64_t key = keys ? keys[j0 + t] : j0 + t;
           memcpy (blk + (gsize) t * w, c->cache + key * c->stride, w * sizeof (float));
         }
-      BwMatrix kb = { .fmt = BW_FMT_F32, .rows = nb, .cols = w, .data = blk };
+      BwMatrix kb = { .fmt = BW_FMT_F32, .rows = nb, .cols = w, .data = blk, .isa = c->isa };
       bw_matmul (&kb, c->qt + (gsize) i * H * w, H, sc, NULL);
       absorbed_fold (c, part, blk, sc, nb);
     }
@@ -335,7 +336,7 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
   float *o = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
   float *g = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
   AttnCtx c = { .m = m, .w = work, .n = n, .pos0 = pos0, .cache = cache, .stride = stride,
-                .sel = select, .o = o };
+                .sel = select, .o = o, .isa = m->kv_b.isa };
   gboolean absorbed = force_path == 1 || (force_path == 0 && n <= m->absorb_max_tokens);
 
   if (absorbed)

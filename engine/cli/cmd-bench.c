@@ -63,13 +63,13 @@ bench_kernels_main (int argc, char **argv)
   int threads = 0, repeats = 0, tokens = 0;
   double seconds = 0, ws_mib = 0;
   gint64 rows = 0, cols = 0;
-  g_autofree char *formats = NULL, *kernels = NULL;
+  g_autofree char *formats = NULL, *kernels = NULL, *isa = NULL;
   const GOptionEntry entries[] = {
     { "json", 'j', 0, G_OPTION_ARG_NONE, &as_json, "One JSON object per line", NULL },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default: all CPUs)", "T" },
     { "formats", 'f', 0, G_OPTION_ARG_STRING, &formats,
       "Comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2,ct-int4,ct-int8 (default: all)", "LIST" },
-    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (f32 kernel where matvec takes the integer one),matvec-whole (each thread whole products, as decode runs routed experts)", "LIST" },
+    { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (the level below, whose 4-bit kernels sum in f32, where matvec sums in integers),matvec-whole (each thread whole products, as decode runs routed experts)", "LIST" },
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of one timed run (0.4)", "S" },
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (8)", "N" },
@@ -77,6 +77,9 @@ bench_kernels_main (int argc, char **argv)
       "Weight MiB cycled through (default: 2x the last-level cache up to 1 GiB, >= 16 matrices)", "MIB" },
     { "rows", 0, 0, G_OPTION_ARG_INT64, &rows, "Matrix rows (3072)", "R" },
     { "cols", 0, 0, G_OPTION_ARG_INT64, &cols, "Matrix columns (3584)", "C" },
+    { "isa", 0, 0, G_OPTION_ARG_STRING, &isa,
+      "Kernel level: auto, scalar, avx2, avx512 or avx512-vnni (auto: the best this CPU runs)",
+      "LEVEL" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("");
@@ -96,7 +99,7 @@ bench_kernels_main (int argc, char **argv)
   BurrowKernelBenchOptions opts = {
     .threads = threads, .seconds = seconds, .repeats = repeats,
     .working_set = (guint64) (ws_mib * 1048576.0), .formats = formats, .kernels = kernels,
-    .matmul_tokens = tokens, .rows = rows, .cols = cols,
+    .matmul_tokens = tokens, .rows = rows, .cols = cols, .isa = isa,
   };
   if (!burrow_bench_kernels (&opts, as_json ? print_kernel_json : print_kernel_text, NULL, &error))
     return fail (1, error->message);

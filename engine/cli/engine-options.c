@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli-common.h"
+#include "kernels/dispatch.h"
 #include "run/engine-options.h"
 
 /* GOption hands callbacks the group's data, and the commands' main groups have none; a
@@ -73,6 +74,9 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
       "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" } },
     { BW_CLI_MODEL_INT8_ACT, { "int8-activations", 0, 0, G_OPTION_ARG_NONE, &a->int8_activations,
       "Round activations to int8 in products with 4-bit weights: faster, not exact", NULL } },
+    { BW_CLI_MODEL_INT8_ACT, { "isa", 0, 0, G_OPTION_ARG_STRING, &a->isa,
+      "Kernel level: auto, scalar, avx2, avx512 or avx512-vnni (auto: the best this CPU runs)",
+      "LEVEL" } },
     { BW_CLI_MODEL_MAX_BATCH, { "max-batch", 0, 0, G_OPTION_ARG_INT, &a->max_batch,
       "Prefill tokens per forward chunk (64)", "N" } },
     { BW_CLI_MODEL_RAM_BUDGET, { "ram-budget", 0, 0, G_OPTION_ARG_STRING, &a->ram_budget,
@@ -116,6 +120,7 @@ bw_cli_model_args_clear (BwCliModelArgs *a)
   g_free (a->ram_budget);
   g_free (a->chat_template);
   g_free (a->io);
+  g_free (a->isa);
   memset (a, 0, sizeof *a);
 }
 
@@ -134,6 +139,7 @@ bw_cli_engine_options (const BwCliModelArgs *a, BurrowEngineOptions *o, GError *
   o->pinning = a->pinning;
   o->prefetch = a->prefetch;
   o->prefetch_top = a->prefetch_top;
+  o->isa = a->isa;
   /* Asking for a breadth asks for the lookahead. */
   if (a->prefetch_top > 0 && a->prefetch == BURROW_AUTO)
     o->prefetch = TRUE;
@@ -147,6 +153,14 @@ bw_cli_engine_options (const BwCliModelArgs *a, BurrowEngineOptions *o, GError *
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "--io must be auto, uring or pread, not '%s'", a->io);
+      return FALSE;
+    }
+  BwIsa isa;
+  if (a->isa != NULL && !bw_isa_from_name (a->isa, &isa))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--isa must be auto, scalar, avx2, avx512 or avx512-vnni, not '%s'",
+                   a->isa);
       return FALSE;
     }
   if (a->max_batch < 0 || a->prefetch_top < 0)

@@ -35,6 +35,7 @@ typedef struct {
   char *ram_budget;
   char *chat_template;
   char *io;          /* auto, uring (io_uring), pread */
+  char *isa;         /* kernel level name, or NULL */
   int direct;        /* TRUE, FALSE or BURROW_AUTO */
   int prefetch;
   int pinning;

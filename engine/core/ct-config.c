@@ -7,6 +7,9 @@
 #include "core/checkpoint.h"
 #include "core/json-load.h"
 
+static gboolean fail (GError **error, int code, const char *file, const char *fmt, ...)
+  G_GNUC_PRINTF (4, 5);
+
 static gboolean
 fail (GError **error, int code, const char *file, const char *fmt, ...)
 {

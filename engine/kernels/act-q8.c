@@ -84,15 +84,3 @@ bw_act_q8_rows_scalar (const BwMatrix *w, const float *x, float *y, int64_t r0, 
       y[r] = acc;
     }
 }
-
-gboolean
-bw_act_q8_simd_supported (void)
-{
-#if defined(__x86_64__)
-  return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-           && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
-           && __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512vbmi");
-#else
-  return FALSE;
-#endif
-}

@@ -36,12 +36,11 @@ gboolean bw_act_q8_quantize (const float *x, int64_t cols, int8_t *q, float *sca
  * (scale_x * scale_w). */
 void bw_act_q8_rows_scalar (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1);
 
-/* The AVX-512 VNNI + VBMI kernel. Whether this CPU has it: */
-gboolean bw_act_q8_simd_supported (void);
+/* The AVX-512 VNNI + VBMI kernel (the act_q8 entries of bw_kernels_avx512_vnni). */
 /* Rounds x[0, cols) for a matrix of format fmt into `prepared` (64-byte aligned,
  * BW_ACT_Q8_PREPARED_BYTES), once per product; FALSE when x holds NaN or Inf. */
 gboolean bw_act_q8_prepare_avx512vnni (BwFormat fmt, const float *x, int64_t cols, void *prepared);
-/* Rows [r0, r1) from the prepared activations. FALSE, doing nothing, where the matrix's
- * scales rule it out; the caller then uses the f32 kernel. */
-gboolean bw_act_q8_rows_avx512vnni (const BwMatrix *w, const void *prepared, float *y,
-                                    int64_t r0, int64_t r1);
+/* Rows [r0, r1) from the prepared activations (x is not read). FALSE, doing nothing, where
+ * the matrix's scales rule it out; the caller then uses the f32 kernel. */
+gboolean bw_act_q8_rows_avx512vnni (const BwMatrix *w, const float *x, const void *prepared,
+                                    float *y, int64_t r0, int64_t r1);

@@ -1,6 +1,6 @@
 /* What the AVX-512 one-token kernels (f32, integer and int8 sums) share: where their rows
- * start, how far ahead they prefetch, and the per-group weight scales of MXFP4 and Q4 rows
- * as f32 vectors. Needs AVX-512 F/BW/VL. */
+ * start, how far ahead they prefetch, and the per-group weight scales of MXFP4, Q4 and
+ * compressed-tensors INT4 rows as f32 vectors. Needs AVX-512 F/BW/VL. */
 #pragma once
 
 #include <glib.h>
@@ -68,6 +68,34 @@ gv_q4_16 (const float *s, int64_t g, int64_t ns)
   return _mm512_maskz_loadu_ps ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
 }
 
+/* The BF16 scales of 16 groups of a compressed-tensors INT4 row from group g (fewer at
+ * the row's end), as f32. */
+static inline __attribute__((always_inline)) __m512
+gv_bf16_16 (const uint16_t *s, int64_t g, int64_t ns)
+{
+  const __m256i h = _mm256_maskz_loadu_epi16 ((__mmask16) ((1u << MIN (16, ns - g)) - 1), s + g);
+  return _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_cvtepu16_epi32 (h), 16));
+}
+
+/* Bytes of one stored scale: E8M0 (MXFP4), BF16 (compressed-tensors INT4) or f32 (Q4). */
+static inline __attribute__((always_inline)) int
+gv_scale_bytes (BwFormat fmt)
+{
+  return fmt == BW_FMT_MXFP4 ? 1 : fmt == BW_FMT_CT_INT4 ? 2 : 4;
+}
+
+/* The scales of 16 groups of a 4-bit row from group g (fewer at the row's end), as f32
+ * (MXFP4 scales of 253 and up must be ruled out by the caller). */
+static inline __attribute__((always_inline)) __m512
+gv_scales_16 (BwFormat fmt, const uint8_t *s, int64_t g, int64_t ns)
+{
+  if (fmt == BW_FMT_MXFP4)
+    return gv_e8m0_16 (s, g, ns);
+  if (fmt == BW_FMT_CT_INT4)
+    return gv_bf16_16 ((const uint16_t *) s, g, ns);
+  return gv_q4_16 ((const float *) s, g, ns);
+}
+
 
 /* Whether the MXFP4 scales of rows [r0, r1) are all below 253: from there a weight can
  * overflow to Inf or is NaN, which a per-group sum would not reproduce. */
@@ -118,7 +146,7 @@ gv_scales_init (GvScales *s, BwFormat fmt, const BwMatrix *w, int64_t r, int64_t
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
-      s->srow[i] = (const uint8_t *) w->scales + (r + i * rs) * s->ns * (mx ? 1 : 4);
+      s->srow[i] = (const uint8_t *) w->scales + (r + i * rs) * s->ns * gv_scale_bytes (fmt);
       s->sc[i] = _mm512_setzero_ps ();
     }
 }
@@ -139,8 +167,8 @@ gv_scales_block (GvScales *s, BwFormat fmt, int64_t b, const int R)
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          s->sc[i] = mx ? gv_e8m0_16 (s->srow[i], g, s->ns) : gv_q4_16 ((const float *) s->srow[i], g, s->ns);
-          _mm_prefetch ((const char *) s->srow[i] + (g + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+          s->sc[i] = gv_scales_16 (fmt, s->srow[i], g, s->ns);
+          _mm_prefetch ((const char *) s->srow[i] + (g + 64) * gv_scale_bytes (fmt), _MM_HINT_T0);
         }
     }
   return _mm512_add_epi32 (s->lane_group, _mm512_set1_epi32 ((int) (g - s->g0)));

@@ -43,7 +43,7 @@ bw_read_bandwidth (BwPool *pool, const void *buf, gsize bytes, double seconds)
   job->buf = buf;
   job->bytes = bytes / 64 * 64;
   job->per_item = (job->bytes / (gsize) items + 63) / 64 * 64;
-  job->sum = bw_kernels_stream_sum ();
+  job->sum = bw_kernels_stream_sum (bw_kernels_table (BW_ISA_AUTO));
   t0 = g_get_monotonic_time ();
   do
     {

@@ -11,7 +11,6 @@
 #include "kernels/act-q8.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemv-int.h"
 #include "quant/bf16.h"
 #include "quant/f16.h"
 
@@ -32,9 +31,9 @@ static const char *const format_names[BW_FMT_COUNT] = {
 };
 
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
- * the formats that have them on a CPU that runs them. matvec-fma: one token with the f32
- * kernel where matvec takes the integer one (kernels/gemv-int.h), for comparison; listed
- * where that is so. matvec-whole: one token, each thread computing whole products of its
+ * the formats that have them on a CPU that runs them. matvec-fma: one token at the level
+ * below, whose 4-bit kernels sum in f32, where matvec's level sums in integers
+ * (kernels/gemv-int.h), for comparison; listed where that is so. matvec-whole: one token, each thread computing whole products of its
  * own matrices, as decode runs a layer's routed experts (blocks/moe.c), where matvec
  * splits every product's rows across the threads. */
 static const char *const kernel_names[] = { "matvec", "matmul", "matvec-int8", "matvec-fma",
@@ -197,11 +196,14 @@ whole_item (void *ctx, int index, int thread_id)
  * each product on one thread, all of the set's in one pool run. y holds threads x tokens
  * rows of outputs. */
 static double
-time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
+time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits, BwIsa isa,
              gboolean whole, BwPool *pool, double seconds)
 {
   for (int k = 0; k < ws->count; k++)
-    ws->mats[k].act_bits = act_bits;
+    {
+      ws->mats[k].act_bits = act_bits;
+      ws->mats[k].isa = isa;
+    }
   double bytes = 0;
   gint64 t0 = g_get_monotonic_time (), elapsed;
   int k = 0;
@@ -249,9 +251,25 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
 {
   BurrowKernelBenchOptions o = *options;
 
+  BwIsa level = BW_ISA_AUTO;
+
   if (!check_list (o.formats, format_names, BW_FMT_COUNT, "format", error)
       || !check_list (o.kernels, kernel_names, G_N_ELEMENTS (kernel_names), "kernel", error))
     return FALSE;
+  if (o.isa != NULL && !bw_isa_from_name (o.isa, &level))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "unknown kernel level '%s' (auto, scalar, avx2, avx512, avx512-vnni)", o.isa);
+      return FALSE;
+    }
+  if (!bw_isa_supported (level))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "this CPU cannot run the %s kernels", bw_isa_name (level));
+      return FALSE;
+    }
+  level = bw_isa_resolve (level);
+  const BwKernelTable *table = bw_kernels_table (level);
   if (o.seconds <= 0)
     o.seconds = 0.4;
   if (o.repeats <= 0)
@@ -290,36 +308,35 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
       for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
         {
           int tokens = k == K_MATMUL ? o.matmul_tokens : 1, act_bits = k == K_INT8 ? 8 : 0;
+          gboolean four_bit = f == BW_FMT_MXFP4 || f == BW_FMT_Q4;
+          /* matvec-fma: the level below, whose 4-bit kernels sum in f32 */
+          BwIsa isa = k == K_FMA ? (BwIsa) (level - 1) : level;
           double best = 0, best_mem = 0, best_hot = 0;
           if (!listed (o.kernels, kernel_names[k]))
             continue;
-          if (act_bits && !(bw_act_q8_format ((BwFormat) f) && bw_act_q8_simd_supported ()
-                            && bw_kernels_isa () == BW_ISA_AVX512))
+          if (act_bits && !(bw_act_q8_format ((BwFormat) f) && table->act_q8_rows))
             continue;
-          if (k == K_FMA && !((f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && bw_gemv_int_enabled ()))
+          if (k == K_FMA && !(four_bit && table->int_rows))
             continue;
-          bw_gemv_int_set_enabled (k != K_FMA);
           /* Alternate the two measurements and keep the best of each, so a burst of
            * load from other processes hurts neither more than the other. */
           for (int rep = 0; rep < o.repeats; rep++)
             {
               best_mem = MAX (best_mem, bw_read_bandwidth (pool, ws.buf, ws.bytes, o.seconds));
-              best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, k == K_WHOLE, pool,
-                                             o.seconds));
+              best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, isa, k == K_WHOLE,
+                                             pool, o.seconds));
               if (!o.no_ceiling)
-                best_hot = MAX (best_hot, time_kernel (&hot, x, y, tokens, act_bits, k == K_WHOLE,
-                                                       pool, o.seconds));
+                best_hot = MAX (best_hot, time_kernel (&hot, x, y, tokens, act_bits, isa,
+                                                       k == K_WHOLE, pool, o.seconds));
             }
-          gboolean int_sums = (f == BW_FMT_MXFP4 || f == BW_FMT_Q4) && k != K_FMA
-                              && (act_bits || bw_gemv_int_enabled ());
+          gboolean int_sums = four_bit && bw_kernels_table (isa)->int_rows;
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
-            .isa = bw_isa_name (bw_kernels_isa ()), .rows = o.rows, .cols = o.cols,
+            .isa = bw_isa_name (isa), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
             .gbps = best, .mem_gbps = best_mem, .ceiling_gbps = best_hot,
             .activations = act_bits ? "int8" : "f32", .sums = int_sums ? "int" : "f32",
           };
-          bw_gemv_int_set_enabled (TRUE);
           func (&res, user_data);
         }
       working_set_clear (&hot);

@@ -1,138 +1,181 @@
-/* Kernel selection from CPU features. */
+/* Kernel levels and the CPU check: a level runs only where the CPU has every feature its
+ * library is compiled with. */
 #include "kernels/dispatch.h"
-#include "kernels/gemv-int.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#define HAVE_X86_KERNELS 1
 #include <cpuid.h>
-
-/* CPUID leaf 1, ECX bit 29; clang 14's __builtin_cpu_supports does not know "f16c" */
-static gboolean
-cpu_has_f16c (void)
-{
-  unsigned int a, b, c, d;
-  return __get_cpuid (1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
+#else
+#define HAVE_X86_KERNELS 0
 #endif
 
+static const char *const level_names[BW_ISA_COUNT] = {
+  [BW_ISA_AUTO] = "auto", [BW_ISA_SCALAR] = "scalar", [BW_ISA_AVX2] = "avx2",
+  [BW_ISA_AVX512] = "avx512", [BW_ISA_AVX512_VNNI] = "avx512-vnni",
+};
+
+/* What each level's library is compiled for: the -m flags in kernels/meson.build. */
+#define AVX2_FEATURES "avx2", "fma", "f16c"
+#define AVX512_FEATURES "avx512f", "avx512bw", "avx512vl", "avx512dq", AVX2_FEATURES
+static const char *const level_features[BW_ISA_COUNT][12] = {
+  [BW_ISA_AVX2] = { AVX2_FEATURES, NULL },
+  [BW_ISA_AVX512] = { AVX512_FEATURES, NULL },
+  [BW_ISA_AVX512_VNNI] = { "avx512vnni", "avx512vbmi", AVX512_FEATURES, NULL },
+};
+
+#if HAVE_X86_KERNELS
 static const BwKernelTable *const tables[BW_ISA_COUNT] = {
   [BW_ISA_SCALAR] = &bw_kernels_scalar,
   [BW_ISA_AVX2] = &bw_kernels_avx2,
   [BW_ISA_AVX512] = &bw_kernels_avx512,
+  [BW_ISA_AVX512_VNNI] = &bw_kernels_avx512_vnni,
 };
 
-static int active_isa; /* BwIsa; 0 until first use */
+/* Where CPUID reports a feature, and the register state (XCR0 bits) the OS must save for
+ * its instructions. */
+typedef struct {
+  const char *name;
+  unsigned leaf;       /* 1 or 7 (subleaf 0) */
+  int reg;             /* 1: EBX, 2: ECX */
+  unsigned bit;
+  unsigned xcr0;
+} CpuFeature;
+
+#define XCR0_AVX 0x6u       /* SSE and AVX state */
+#define XCR0_AVX512 0xe6u   /* plus opmask and the upper ZMM registers */
+
+static const CpuFeature cpu_features[] = {
+  { "fma", 1, 2, 1u << 12, XCR0_AVX },
+  { "f16c", 1, 2, 1u << 29, XCR0_AVX },
+  { "avx2", 7, 1, 1u << 5, XCR0_AVX },
+  { "avx512f", 7, 1, 1u << 16, XCR0_AVX512 },
+  { "avx512dq", 7, 1, 1u << 17, XCR0_AVX512 },
+  { "avx512bw", 7, 1, 1u << 30, XCR0_AVX512 },
+  { "avx512vl", 7, 1, 1u << 31, XCR0_AVX512 },
+  { "avx512vbmi", 7, 2, 1u << 1, XCR0_AVX512 },
+  { "avx512vnni", 7, 2, 1u << 11, XCR0_AVX512 },
+};
+
+static unsigned
+os_saved_state (void)
+{
+  unsigned a, b, c, d, lo, hi;
+
+  /* OSXSAVE (leaf 1, ECX bit 27): XGETBV is there and the OS manages XCR0. */
+  if (!__get_cpuid (1, &a, &b, &c, &d) || !(c & (1u << 27)))
+    return 0;
+  __asm__ ("xgetbv" : "=a" (lo), "=d" (hi) : "c" (0));
+  return lo;
+}
+
+static gboolean
+cpu_has (const char *name)
+{
+  unsigned r[4]; /* EAX EBX ECX EDX */
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cpu_features); i++)
+    {
+      const CpuFeature *f = &cpu_features[i];
+      if (strcmp (f->name, name) != 0)
+        continue;
+      if (!__get_cpuid_count (f->leaf, 0, &r[0], &r[1], &r[2], &r[3]))
+        return FALSE;
+      return (r[f->reg] & f->bit) != 0 && (os_saved_state () & f->xcr0) == f->xcr0;
+    }
+  return FALSE; /* a feature this check does not know is one the CPU is not known to have */
+}
+#else
+static const BwKernelTable *const tables[BW_ISA_COUNT] = {
+  [BW_ISA_SCALAR] = &bw_kernels_scalar,
+};
+
+static gboolean
+cpu_has (const char *name)
+{
+  return FALSE;
+}
+#endif
 
 const char *
 bw_isa_name (BwIsa isa)
 {
-  switch (isa)
-    {
-    case BW_ISA_AUTO: return "auto";
-    case BW_ISA_SCALAR: return "scalar";
-    case BW_ISA_AVX2: return "avx2";
-    case BW_ISA_AVX512: return "avx512";
-    case BW_ISA_COUNT:
-    default: return "?";
-    }
+  return isa >= 0 && isa < BW_ISA_COUNT ? level_names[isa] : "?";
+}
+
+gboolean
+bw_isa_from_name (const char *name, BwIsa *isa)
+{
+  for (int i = 0; i < BW_ISA_COUNT; i++)
+    if (g_strcmp0 (name, level_names[i]) == 0)
+      {
+        *isa = (BwIsa) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *const *
+bw_isa_features (BwIsa isa)
+{
+  static const char *const none[] = { NULL };
+  return isa > BW_ISA_SCALAR && isa < BW_ISA_COUNT ? level_features[isa] : none;
 }
 
 gboolean
 bw_isa_supported (BwIsa isa)
 {
-  switch (isa)
-    {
-    case BW_ISA_AUTO:
-    case BW_ISA_SCALAR:
-      return TRUE;
-#if defined(__x86_64__) || defined(__i386__)
-    case BW_ISA_AVX2:
-      return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-             && cpu_has_f16c ();
-    case BW_ISA_AVX512:
-      return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
-             && __builtin_cpu_supports ("avx512vl") && cpu_has_f16c ()
-             && __builtin_cpu_supports ("fma");
-#endif
-    case BW_ISA_COUNT:
-    default:
-      return FALSE;
-    }
-}
-
-static BwIsa
-best_isa (void)
-{
-  for (int isa = BW_ISA_COUNT - 1; isa > BW_ISA_SCALAR; isa--)
-    if (bw_isa_supported ((BwIsa) isa))
-      return (BwIsa) isa;
-  return BW_ISA_SCALAR;
-}
-
-gboolean
-bw_kernels_force_isa (BwIsa isa)
-{
-  if (isa < 0 || isa >= BW_ISA_COUNT || !bw_isa_supported (isa))
+  if (isa == BW_ISA_AUTO || isa == BW_ISA_SCALAR)
+    return TRUE;
+  if (isa < 0 || isa >= BW_ISA_COUNT || tables[isa] == NULL)
     return FALSE;
-  g_atomic_int_set (&active_isa, isa == BW_ISA_AUTO ? best_isa () : isa);
+  for (const char *const *f = level_features[isa]; *f; f++)
+    if (!cpu_has (*f))
+      return FALSE;
   return TRUE;
 }
 
 BwIsa
-bw_kernels_isa (void)
+bw_isa_best (void)
 {
-  int isa = g_atomic_int_get (&active_isa);
+  static gsize best; /* BwIsa + 1 once known */
 
-  if (G_UNLIKELY (isa == BW_ISA_AUTO))
+  if (g_once_init_enter (&best))
     {
-      isa = best_isa ();
-      g_atomic_int_set (&active_isa, isa);
+      int isa = BW_ISA_COUNT - 1;
+      while (isa > BW_ISA_SCALAR && !bw_isa_supported ((BwIsa) isa))
+        isa--;
+      g_once_init_leave (&best, (gsize) isa + 1);
     }
-  return (BwIsa) isa;
+  return (BwIsa) (best - 1);
+}
+
+BwIsa
+bw_isa_resolve (BwIsa isa)
+{
+  BwIsa best = bw_isa_best ();
+  return isa <= BW_ISA_AUTO || isa > best ? best : isa;
+}
+
+const BwKernelTable *
+bw_kernels_table (BwIsa isa)
+{
+  return tables[bw_isa_resolve (isa)];
 }
 
 BwRowsKernel
-bw_kernels_get (BwFormat fmt)
+bw_kernels_rows (const BwKernelTable *table, BwFormat fmt)
 {
-  BwRowsKernel k = tables[bw_kernels_isa ()]->rows[fmt];
-
-  return k ? k : bw_kernels_scalar.rows[fmt];
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->rows[fmt])
+      return t->rows[fmt];
+  return bw_kernels_scalar.rows[fmt];
 }
 
 BwStreamSum
-bw_kernels_stream_sum (void)
+bw_kernels_stream_sum (const BwKernelTable *table)
 {
-  return tables[bw_kernels_isa ()]->stream_sum;
-}
-
-/* Asked for every 4-bit product, so answered once. */
-gboolean
-bw_gemv_int_supported (void)
-{
-  static gsize answer; /* 0 until known, then 1 (no) or 2 (yes) */
-
-  if (g_once_init_enter (&answer))
-    {
-      gboolean yes = FALSE;
-#if defined(__x86_64__)
-      yes = bw_isa_supported (BW_ISA_AVX512) && __builtin_cpu_supports ("avx512dq")
-            && __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512vbmi");
-#endif
-      g_once_init_leave (&answer, yes ? 2 : 1);
-    }
-  return answer == 2;
-}
-
-static int gemv_int_off; /* set by bw_gemv_int_set_enabled (FALSE) */
-
-void
-bw_gemv_int_set_enabled (gboolean enabled)
-{
-  g_atomic_int_set (&gemv_int_off, !enabled);
-}
-
-gboolean
-bw_gemv_int_enabled (void)
-{
-  return !g_atomic_int_get (&gemv_int_off) && bw_kernels_isa () == BW_ISA_AVX512
-         && bw_gemv_int_supported ();
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->stream_sum)
+      return t->stream_sum;
+  return bw_kernels_scalar.stream_sum;
 }

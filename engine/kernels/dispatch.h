@@ -1,32 +1,35 @@
-/* Run-time choice of kernel ISA: picked once from the CPU's features, overridable for
- * tests and benchmarks. */
+/* Kernel levels: which ones this CPU runs, and the table of each. A product's level is an
+ * option of the product (BwMatrix.isa), never process state. */
 #pragma once
 
 #include <glib.h>
 
 #include "kernels/kernel-table.h"
 
-typedef enum {
-  BW_ISA_AUTO = 0,   /* the best one this CPU supports */
-  BW_ISA_SCALAR,
-  BW_ISA_AVX2,       /* AVX2 + FMA + F16C */
-  BW_ISA_AVX512,     /* AVX-512 F/BW/VL (+ VNNI/BF16 where used) */
-  BW_ISA_COUNT
-} BwIsa;
-
 const char *bw_isa_name (BwIsa isa);
+/* "auto", "scalar", "avx2", "avx512" or "avx512-vnni"; FALSE for anything else. */
+gboolean bw_isa_from_name (const char *name, BwIsa *isa);
+
+/* Whether the level is built into this engine and this CPU has every feature its kernels
+ * are compiled for (BW_ISA_AUTO and BW_ISA_SCALAR: always). */
 gboolean bw_isa_supported (BwIsa isa);
 
-/* Selects the kernels every later bw_matvec/bw_matmul uses; BW_ISA_AUTO restores the
- * automatic choice. Returns FALSE, changing nothing, if the CPU lacks the ISA. Call it
- * while no kernel is running. */
-gboolean bw_kernels_force_isa (BwIsa isa);
+/* The CPU features a level's kernels are compiled for (NULL-terminated; empty for the
+ * scalar level). */
+const char *const *bw_isa_features (BwIsa isa);
 
-/* The ISA in use. */
-BwIsa bw_kernels_isa (void);
+/* The best level this CPU runs (found once). */
+BwIsa bw_isa_best (void);
 
-/* The kernel in use for a format. */
-BwRowsKernel bw_kernels_get (BwFormat fmt);
+/* The level a product asking for `isa` runs: the best one for BW_ISA_AUTO or a level the
+ * CPU lacks, else `isa`. */
+BwIsa bw_isa_resolve (BwIsa isa);
 
-/* The streaming sum of the ISA in use (for the bandwidth measurement). */
-BwStreamSum bw_kernels_stream_sum (void);
+/* The table of the level bw_isa_resolve (isa) picks. */
+const BwKernelTable *bw_kernels_table (BwIsa isa);
+
+/* A table's kernel for a format, filled from its base levels and the scalar kernels. */
+BwRowsKernel bw_kernels_rows (const BwKernelTable *table, BwFormat fmt);
+
+/* A table's streaming sum (for the bandwidth measurement), filled the same way. */
+BwStreamSum bw_kernels_stream_sum (const BwKernelTable *table);

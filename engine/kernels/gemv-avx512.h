@@ -1,5 +1,5 @@
-/* One-token products (decode) for AVX-512, included by matvec-avx512.c: BF16, FP8, MXFP4
- * and Q4 decoded from 64-byte loads of weights straight into registers. A decode step is
+/* One-token products (decode) for AVX-512, included by matvec-avx512.c: BF16, FP8, MXFP4,
+ * Q4 and compressed-tensors INT4 (Q4's nibbles, BF16 scales) decoded from 64-byte loads of weights straight into registers. A decode step is
  * bound by memory, so the access pattern matters as much as the arithmetic:
  *  - four rows at once share every activation load, but they are a quarter of the row
  *    range apart, so each is one long sequential stream (four adjacent rows read side by
@@ -7,12 +7,11 @@
  *  - each 64-byte load is decoded in the lane order its bit layout gives for free (the
  *    16-bit halves, bytes or nibbles of each dword) and the activations are permuted once
  *    per call into that order, instead of shuffling every row's weights into column order.
- * Results match the reference within reassociation: BF16, FP8 and Q4 weights are the
+ * Results match the reference within reassociation: BF16, FP8, Q4 and INT4 weights are the
  * reference's values exactly; MXFP4 applies its power-of-two scale once per 32-column
  * group to the group's sum, which is the same value as scaling each weight. */
 
 #include "kernels/avx512-scales.h"
-#include "kernels/gemv-int.h"
 
 #define GV_AI static inline __attribute__((always_inline))
 #define GV_ROWS 4
@@ -288,7 +287,8 @@ gv_rows (BwFormat fmt, const BwMatrix *w, const float *xp, int64_t b0, int64_t n
     case BW_FMT_BF16: gv_bf16 (rows, xp, nb, acc, R); break;
     case BW_FMT_FP8_E4M3_B128: gv_fp8 (rows, xp, b0, nb, w, r, rs, acc, nan, R); break;
     case BW_FMT_MXFP4:
-    case BW_FMT_Q4: gv_nibbles (fmt, rows, xp, b0, nb, w, r, rs, acc, R); break;
+    case BW_FMT_Q4:
+    case BW_FMT_CT_INT4: gv_nibbles (fmt, rows, xp, b0, nb, w, r, rs, acc, R); break;
     default: break;
     }
   gv_finish (y, r, rs, R, acc, add);
@@ -323,6 +323,7 @@ gv_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
     case BW_FMT_MXFP4:
       return gv_mxfp4_scales_ok (w, r0, r1);
     case BW_FMT_Q4:
+    case BW_FMT_CT_INT4:
       return gv_q4_group_ok (w->group);
     default:
       return FALSE;
@@ -362,6 +363,7 @@ GV_DEFINE (gv_matvec_bf16, BW_FMT_BF16)
 GV_DEFINE (gv_matvec_fp8, BW_FMT_FP8_E4M3_B128)
 GV_DEFINE (gv_matvec_mxfp4, BW_FMT_MXFP4)
 GV_DEFINE (gv_matvec_q4, BW_FMT_Q4)
+GV_DEFINE (gv_matvec_ct_int4, BW_FMT_CT_INT4)
 
 /* Y[t] = W X[t] for n tokens with the one-token kernel of the format, if it has one and it
  * applies to this matrix. Every token goes through exactly the one-token arithmetic, so a
@@ -378,11 +380,9 @@ gv_matvec (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int
     case BW_FMT_FP8_E4M3_B128: one = gv_matvec_fp8; break;
     case BW_FMT_MXFP4: one = gv_matvec_mxfp4; break;
     case BW_FMT_Q4: one = gv_matvec_q4; break;
+    case BW_FMT_CT_INT4: one = gv_matvec_ct_int4; break;
     default: return FALSE;
     }
-  if ((fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4) && bw_gemv_int_enabled ()
-      && (n == 1 ? bw_gemv_int_matvec (w, x, y, r0, r1) : bw_gemv_int_matmul (w, x, n, y, ldy, r0, r1)))
-    return TRUE;
   if (!gv_ok (fmt, w, r0, r1))
     return FALSE;
   if (n == 1)

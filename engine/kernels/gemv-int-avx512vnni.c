@@ -1,5 +1,5 @@
 /* The integer one-token kernel for MXFP4 and Q4 rows (see gemv-int.h), AVX-512 VNNI
- * and VBMI.
+ * and VBMI; compressed-tensors INT4 rows are Q4's nibbles with BF16 scales.
  *
  * Per 64-byte load of a row (128 columns): the low nibbles are the even columns and the
  * high nibbles the odd ones, so two planes of 64 unsigned byte codes come from the load
@@ -302,11 +302,11 @@ rows_int (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
               sc = gv_e8m0_decode16 (e);
             }
           else
-            sc = gv_q4_16 ((const float *) gs.srow[i], first, gs.ns);
+            sc = gv_scales_16 (fmt, gs.srow[i], first, gs.ns);
           if (!g32)
             sc = _mm512_permutexvar_ps (pick, sc);
           fsc[i] = _mm512_mul_ps (sc, xf);
-          _mm_prefetch ((const char *) gs.srow[i] + (first + 64) * (mx ? 1 : 4), _MM_HINT_T0);
+          _mm_prefetch ((const char *) gs.srow[i] + (first + 64) * gv_scale_bytes (fmt), _MM_HINT_T0);
         }
 #pragma GCC unroll 4
       for (int j = 0; j < 4; j++)
@@ -351,6 +351,8 @@ rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, floa
 {
   if (w->fmt == BW_FMT_MXFP4)
     return rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
+  if (w->fmt == BW_FMT_CT_INT4)
+    return rows_fmt (BW_FMT_CT_INT4, w, blk, b0, nb, y, r0, r1, add, w->group == GROUP);
   if (w->group == GROUP)
     return rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, TRUE);
   return rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, FALSE);
@@ -361,7 +363,7 @@ rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, floa
 static gboolean
 applies (const BwMatrix *w)
 {
-  if (w->fmt == BW_FMT_Q4)
+  if (w->fmt == BW_FMT_Q4 || w->fmt == BW_FMT_CT_INT4)
     return gv_q4_group_ok (w->group);
   return w->fmt == BW_FMT_MXFP4;
 }

@@ -1,4 +1,5 @@
-/* One-token products of MXFP4 and Q4 rows with f32 activations, computed in integers.
+/* One-token products of MXFP4 and Q4 rows (and compressed-tensors INT4, Q4's nibbles with
+ * BF16 scales) with f32 activations, computed in integers.
  *
  * With 4-bit weights the f32 kernel spends most of its instructions turning codes into
  * floats, and on a few cores it is bound by arithmetic, not by memory. Here the codes stay
@@ -32,13 +33,8 @@
 #define BW_GEMV_INT_BLOCK_BYTES 512
 #define BW_GEMV_INT_PREPARED_BYTES (BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK * BW_GEMV_INT_BLOCK_BYTES)
 
-/* Whether this CPU has the kernel (AVX-512 F/BW/VL/DQ, VNNI and VBMI). */
-gboolean bw_gemv_int_supported (void);
-
-/* Whether one-token MXFP4 and Q4 products take this kernel where it applies (the
- * default on a CPU that has it). Turning it off keeps the f32 kernel, for comparisons. */
-void bw_gemv_int_set_enabled (gboolean enabled);
-gboolean bw_gemv_int_enabled (void);
+/* The kernel is the int entries of bw_kernels_avx512_vnni (and its 4-bit rows); it runs on
+ * a CPU with that level (AVX-512 F/BW/VL/DQ, VNNI and VBMI). */
 
 /* Prepares the whole blocks of x[0, min (cols, BW_GEMV_INT_MAX_COLS)) for a matrix of
  * format fmt into `prepared` (64-byte aligned); FALSE where the activations rule the

@@ -30,15 +30,38 @@ typedef void (*BwRowsKernel) (const BwMatrix *w, const float *x, int n, float *y
  * the streaming read the memory-bandwidth measurement times. */
 typedef uint64_t (*BwStreamSum) (const void *p, size_t bytes);
 
-typedef struct {
+/* Prepares one product's activations x[0, cols) for a matrix of format fmt into
+ * `prepared` (64-byte aligned); FALSE where the activations rule the kernel out. */
+typedef gboolean (*BwPrepare) (BwFormat fmt, const float *x, int64_t cols, void *prepared);
+
+/* y[r] for r in [r0, r1) of a one-token product from activations `prepared` for w (x: the
+ * f32 activations, for columns the kernel leaves over). FALSE where the matrix rules the
+ * kernel out; rows may then have been written, and the caller redoes them. */
+typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const void *prepared,
+                                    float *y, int64_t r0, int64_t r1);
+
+/* One kernel level. Every product goes through a level's table; a NULL entry means the
+ * level has no such kernel (rows: the base level's, then the scalar one). */
+typedef struct BwKernelTable BwKernelTable;
+struct BwKernelTable {
   const char *name;
-  BwRowsKernel rows[BW_FMT_COUNT]; /* NULL: use the scalar kernel */
+  const BwKernelTable *base;        /* the level whose rows fill this one's gaps; NULL */
+  BwRowsKernel rows[BW_FMT_COUNT];
   BwStreamSum stream_sum;
-} BwKernelTable;
+  /* One-token 4-bit products with exact integer sums (kernels/gemv-int.h), activations
+   * prepared once per thread and product; bytes needed: BW_GEMV_INT_PREPARED_BYTES. */
+  BwPrepare int_prepare;
+  BwPreparedRows int_rows;
+  /* One-token products with int8 activations (act_bits 8, kernels/act-q8.h), prepared once
+   * per product; bytes needed: BW_ACT_Q8_PREPARED_BYTES. */
+  BwPrepare act_q8_prepare;
+  BwPreparedRows act_q8_rows;
+};
 
 extern const BwKernelTable bw_kernels_scalar;
 extern const BwKernelTable bw_kernels_avx2;
 extern const BwKernelTable bw_kernels_avx512;
+extern const BwKernelTable bw_kernels_avx512_vnni;
 
 /* Decodes columns [c0, c0 + len) of row r to f32, exactly as the reference does. */
 void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out);

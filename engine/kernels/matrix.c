@@ -69,7 +69,7 @@ void
 bw_matvec_rows (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
 {
   if (r1 > r0)
-    bw_kernels_get (w->fmt) (w, x, 1, y, w->rows, r0, r1);
+    bw_kernels_rows (bw_kernels_table (w->isa), w->fmt) (w, x, 1, y, w->rows, r0, r1);
 }
 
 typedef struct {
@@ -78,9 +78,10 @@ typedef struct {
   float *y;
   int n;
   int64_t chunk;
+  const BwKernelTable *table;
   BwRowsKernel kernel;
   const void *act_q8;   /* prepared int8 activations, or NULL */
-  guint64 int_job;      /* nonzero: the integer kernel, on activations each thread
+  guint64 int_job;      /* nonzero: the table's integer kernel, on activations each thread
                          * prepares for itself (thread_prepared) */
 } RowsJob;
 
@@ -101,7 +102,8 @@ thread_prepared (const RowsJob *job)
 {
   if (thread_int_x.job != job->int_job)
     {
-      thread_int_x.ok = bw_gemv_int_prepare (job->w->fmt, job->x, job->w->cols, thread_int_x.buf);
+      thread_int_x.ok = job->table->int_prepare (job->w->fmt, job->x, job->w->cols,
+                                                 thread_int_x.buf);
       thread_int_x.job = job->int_job;
     }
   return thread_int_x.ok ? thread_int_x.buf : NULL;
@@ -118,36 +120,37 @@ rows_job_run (void *ctx, int index, int thread_id)
   if (r1 <= r0)
     return;
   int_x = job->int_job ? thread_prepared (job) : NULL;
-  if (job->act_q8 && bw_act_q8_rows_avx512vnni (job->w, job->act_q8, job->y, r0, r1))
+  if (job->act_q8 && job->table->act_q8_rows (job->w, job->x, job->act_q8, job->y, r0, r1))
     return;
-  if (int_x && bw_gemv_int_rows (job->w, job->x, int_x, job->y, r0, r1))
+  if (int_x && job->table->int_rows (job->w, job->x, int_x, job->y, r0, r1))
     return;
   job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
 }
 
-/* Whether a product takes the int8-activation kernel: opted in, one token, a format and
- * width it covers, and the AVX-512 kernels in use on a CPU with VNNI and VBMI. */
+/* Whether a product takes the level's int8-activation kernel: opted in, one token, a
+ * format and width it covers. */
 static gboolean
-wants_act_q8 (const BwMatrix *w, int n)
+wants_act_q8 (const BwKernelTable *t, const BwMatrix *w, int n)
 {
-  return w->act_bits == 8 && n == 1 && bw_act_q8_format (w->fmt)
-         && w->cols <= BW_ACT_Q8_MAX_COLS && bw_kernels_isa () == BW_ISA_AVX512
-         && bw_act_q8_simd_supported ();
+  return t->act_q8_rows && w->act_bits == 8 && n == 1 && bw_act_q8_format (w->fmt)
+         && w->cols <= BW_ACT_Q8_MAX_COLS;
 }
 
-/* Whether a one-token product takes the integer kernel (kernels/gemv-int.h) from
- * activations prepared here: MXFP4 or Q4 of a width it covers, on a CPU that has it. */
+/* Whether a one-token product takes the level's integer kernel from activations prepared
+ * by each thread: MXFP4 or Q4 of a width it covers. */
 static gboolean
-wants_int (const BwMatrix *w, int n)
+wants_int (const BwKernelTable *t, const BwMatrix *w, int n)
 {
-  return n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4)
-         && w->cols <= BW_GEMV_INT_MAX_COLS && bw_gemv_int_enabled ();
+  return t->int_rows && n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4
+                                          || w->fmt == BW_FMT_CT_INT4)
+         && w->cols <= BW_GEMV_INT_MAX_COLS;
 }
 
 void
 bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
 {
-  BwRowsKernel kernel = bw_kernels_get (w->fmt);
+  const BwKernelTable *table = bw_kernels_table (w->isa);
+  BwRowsKernel kernel = bw_kernels_rows (table, w->fmt);
   int threads = bw_pool_size (pool);
   gsize bytes = bw_matrix_bytes (w);
 
@@ -159,14 +162,14 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   uint8_t prepared[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
   const void *act_q8 = NULL;
   guint64 int_job = 0;
-  if (wants_act_q8 (w, n) && bw_act_q8_prepare_avx512vnni (w->fmt, x, w->cols, prepared))
+  if (wants_act_q8 (table, w, n) && table->act_q8_prepare (w->fmt, x, w->cols, prepared))
     act_q8 = prepared;
-  else if (wants_int (w, n))
+  else if (wants_int (table, w, n))
     int_job = atomic_fetch_add (&int_jobs, 1) + 1;
 
   if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
     {
-      RowsJob job = { w, x, y, n, w->rows, kernel, act_q8, int_job };
+      RowsJob job = { w, x, y, n, w->rows, table, kernel, act_q8, int_job };
       rows_job_run (&job, 0, 0);
       return;
     }
@@ -174,7 +177,7 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
   int64_t chunk = (w->rows + items - 1) / items;
   chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
-  RowsJob job = { w, x, y, n, chunk, kernel, act_q8, int_job };
+  RowsJob job = { w, x, y, n, chunk, table, kernel, act_q8, int_job };
   bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
 }
 

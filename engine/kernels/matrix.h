@@ -24,6 +24,18 @@ typedef enum {
   BW_FMT_COUNT
 } BwFormat;
 
+/* Kernel levels, each a table of kernels (kernels/kernel-table.h) built for one instruction
+ * set; a level's CPU features include those of every level below it. */
+typedef enum {
+  BW_ISA_AUTO = 0,      /* the best level this CPU runs */
+  BW_ISA_SCALAR,
+  BW_ISA_AVX2,          /* AVX2 + FMA + F16C */
+  BW_ISA_AVX512,        /* AVX-512 F/BW/VL/DQ, f32 sums */
+  BW_ISA_AVX512_VNNI,   /* + VNNI/VBMI: integer sums for one-token 4-bit products
+                         * (kernels/gemv-int.h), int8 activations where act_bits asks */
+  BW_ISA_COUNT
+} BwIsa;
+
 typedef struct {
   BwFormat fmt;
   int64_t rows;         /* output size */
@@ -33,6 +45,8 @@ typedef struct {
   int group;            /* Q8/Q4/Q2/CT_INT*: columns per scale; 0 = one scale per row */
   int act_bits;         /* 8: one-token products round activations to int8 where a kernel
                          * exists (opt-in, approximate; kernels/act-q8.h); 0: f32 */
+  BwIsa isa;            /* the kernel level of every product with this matrix; a level the
+                         * CPU lacks runs as the best one it has */
 } BwMatrix;
 
 /* Bytes of `data` for one row, and of the whole matrix (data + scales). */

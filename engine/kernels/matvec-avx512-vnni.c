@@ -161,8 +161,8 @@ applies (const BwMatrix *w, int64_t r0, int64_t r1)
 }
 
 gboolean
-bw_act_q8_rows_avx512vnni (const BwMatrix *w, const void *prepared, float *y, int64_t r0,
-                           int64_t r1)
+bw_act_q8_rows_avx512vnni (const BwMatrix *w, const float *x, const void *prepared, float *y,
+                           int64_t r0, int64_t r1)
 {
   const ActBlock *blk = prepared;
   const int64_t nb = (w->cols + BW_ACT_Q8_BLOCK - 1) / BW_ACT_Q8_BLOCK;

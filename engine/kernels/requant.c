@@ -59,6 +59,8 @@ bw_requantize (const BwMatrix *src, int bits, int group, void *data, float *scal
   int64_t rows = src->rows, cols = src->cols;
   bw_pool_run (pool, requant_block, &job, (int) ((rows + BLOCK_ROWS - 1) / BLOCK_ROWS));
   int act_bits = src->act_bits;
+  BwIsa isa = src->isa;
   *dst = (BwMatrix) { .fmt = bw_requant_format (bits), .rows = rows, .cols = cols,
-                      .data = data, .scales = scales, .group = group, .act_bits = act_bits };
+                      .data = data, .scales = scales, .group = group, .act_bits = act_bits,
+                      .isa = isa };
 }

@@ -125,6 +125,7 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
   memset (out, 0, sizeof *out);
   out->rows = rows;
   out->cols = cols;
+  out->isa = model->opts.isa;
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
   if (t == NULL && g_str_has_suffix (name, ".weight"))
     {
@@ -231,6 +232,7 @@ bw_model_create_store (BwModel *model, int n_experts, const BwExpertLayout *layo
   BwStoreOptions so = model->opts.store;
   so.expert_bits = model->opts.expert_bits;
   so.act_bits = model->opts.act_bits;
+  so.isa = model->opts.isa;
   so.pool = model->pool;
   so.prefault_progress = prefault_progress;
   so.prefault_progress_data = model;

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "kernels/dispatch.h"
+
 void
 bw_model_options_init (BwModelOptions *opts)
 {
@@ -78,7 +80,9 @@ compute_config_hash (const BwModel *model)
     }
   int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
   h = hash_bytes (h, bits, sizeof bits);
-  /* only when set, so that fingerprints of f32 runs stay what they were */
+  /* only when set, so that fingerprints of f32 runs at the best level stay what they were */
+  if (model->opts.isa != BW_ISA_AUTO)
+    h = hash_bytes (h, &model->opts.isa, sizeof model->opts.isa);
   return model->opts.act_bits ? hash_bytes (h, &model->opts.act_bits, sizeof (int)) : h;
 }
 
@@ -102,6 +106,18 @@ check_options (const BwModelOptions *opts, GError **error)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    "activation bits must be 0 (f32) or 8, not %d", opts->act_bits);
+      return FALSE;
+    }
+  if (opts->isa < BW_ISA_AUTO || opts->isa >= BW_ISA_COUNT)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           "the kernel level must be auto, scalar, avx2, avx512 or avx512-vnni");
+      return FALSE;
+    }
+  if (!bw_isa_supported (opts->isa))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "this CPU cannot run the %s kernels", bw_isa_name (opts->isa));
       return FALSE;
     }
   return TRUE;

@@ -24,6 +24,7 @@ typedef struct {
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
   int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
                            * kernels/act-q8.h); 0 = f32 */
+  BwIsa isa;              /* kernel level of every product; BW_ISA_AUTO: the best one */
   int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
   BwStoreOptions store;   /* routed-expert streaming */
 } BwModelOptions;

@@ -7,8 +7,8 @@
 
 #include "core/model-config.h"
 #include "run/checksum.h"
+#include "kernels/dispatch.h"
 #include "run/engine-options.h"
-#include "core/model-config.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
@@ -47,6 +47,8 @@ bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *mo)
   mo->store.ram_budget = options->ram_budget;
   mo->expert_bits = options->expert_bits;
   mo->act_bits = options->int8_activations ? 8 : 0;
+  if (options->isa != NULL && !bw_isa_from_name (options->isa, &mo->isa))
+    mo->isa = BW_ISA_COUNT; /* the load names the problem */
   if (g_strcmp0 (options->io_backend, "io_uring") == 0)
     mo->store.io = BW_IO_URING;
   else if (g_strcmp0 (options->io_backend, "pread") == 0)

@@ -301,6 +301,7 @@ slot_set_weights (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
       dst[m]->cols = src[m]->cols;
       dst[m]->group = src[m]->group;
       dst[m]->act_bits = s->opts.act_bits;
+      dst[m]->isa = s->opts.isa;
       dst[m]->data = doff != BW_PLAN_ABSENT ? slot->buf + doff : NULL;
       dst[m]->scales = soff != BW_PLAN_ABSENT ? slot->buf + soff : NULL;
     }

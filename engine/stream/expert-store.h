@@ -54,6 +54,7 @@ typedef struct {
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = re-encode each expert as it lands */
   int expert_group;       /* columns per scale when re-encoding; 0 = 32 */
   int act_bits;           /* BwMatrix.act_bits of the experts' matrices */
+  BwIsa isa;              /* BwMatrix.isa of the experts' matrices */
   BwPool *pool;           /* threads for re-encoding and for prefaulting the budget at
                            * creation (the decode thread's); NULL = the caller */
   /* or NULL; FALSE stops prefaulting (a cancelled load) */

@@ -121,15 +121,27 @@ test_run_reference (void)
   g_assert_cmpuint (json_array_get_length (full), >=, n_prompt + 3);
   g_autofree char *prompt = join_ids (full, 0, n_prompt);
   g_autofree char *want = join_ids (full, n_prompt, n_prompt + 3);
-  const char *const args[] = { "run", "--threads", "2", "--ids", prompt, "--max-tokens", "3",
-                               "--greedy", "--print-ids", NULL };
-  Run r = { 0 };
+  /* the same tokens from the scalar kernels as from the best level (--isa selects it) */
+  static const char *const levels[] = { "auto", "scalar" };
+  for (gsize i = 0; i < G_N_ELEMENTS (levels); i++)
+    {
+      const char *const args[] = { "run", "--threads", "2", "--ids", prompt, "--max-tokens", "3",
+                                   "--greedy", "--print-ids", "--isa", levels[i], NULL };
+      Run r = { 0 };
 
-  run_cli (&r, NULL, args);
-  g_assert_true (r.ok);
-  g_free (announced_dir (r.err));
-  g_autofree char *got = last_line (r.out);
-  g_assert_cmpstr (got, ==, want);
+      run_cli (&r, NULL, args);
+      g_assert_true (r.ok);
+      g_free (announced_dir (r.err));
+      g_autofree char *got = last_line (r.out);
+      g_assert_cmpstr (got, ==, want);
+      run_clear (&r);
+    }
+  const char *const bad[] = { "run", "--ids", prompt, "--max-tokens", "1", "--isa", "avx9000",
+                              NULL };
+  Run r = { 0 };
+  run_cli (&r, NULL, bad);
+  g_assert_false (r.ok);
+  g_assert_nonnull (strstr (r.err, "--isa must be"));
   run_clear (&r);
 }
 

@@ -20,9 +20,8 @@ product (BwIsa isa, const BwMatrix *m, int act_bits, const float *x, float *y, B
 {
   BwMatrix w = *m;
   w.act_bits = act_bits;
-  g_assert_true (bw_kernels_force_isa (isa));
+  w.isa = isa;
   bw_matvec (&w, x, y, pool);
-  bw_kernels_force_isa (BW_ISA_AUTO);
 }
 
 /* Where the int8 path does not apply, opting in changes nothing: the f32 product, bit for
@@ -61,7 +60,7 @@ check_against_scalar (BwFormat fmt, int group, int64_t rows, int64_t cols, int m
   test_matrix_init (&t, fmt, rows, cols, group, misalign, rand);
   test_fill_random (x, cols, rand);
   bw_act_q8_rows_scalar (&t.m, x, want, 0, rows);
-  product (BW_ISA_AVX512, &t.m, 8, x, got, pool);
+  product (BW_ISA_AVX512_VNNI, &t.m, 8, x, got, pool);
   product (BW_ISA_SCALAR, &t.m, 0, x, exact, NULL);
   g_assert_true (bw_act_q8_quantize (x, cols, q, sx));
   for (int64_t r = 0; r < rows; r++)
@@ -84,7 +83,7 @@ static void
 test_kernel (void)
 {
   GRand *rand = g_rand_new_with_seed (77);
-  if (!bw_act_q8_simd_supported () || !bw_isa_supported (BW_ISA_AVX512))
+  if (!bw_isa_supported (BW_ISA_AVX512_VNNI))
     {
       /* Without the kernel the option changes nothing. */
       TestMatrix t;
@@ -153,8 +152,10 @@ test_stays_f32 (void)
 
   test_matrix_init (&t, BW_FMT_MXFP4, 40, 640, 0, 0, rand);
   test_fill_random (x, 640, rand);
-  /* other instruction sets ignore the option */
+  /* levels without the kernel ignore the option */
+  assert_f32_kept (BW_ISA_SCALAR, &t.m, x, a);
   assert_f32_kept (BW_ISA_AVX2, &t.m, x, a);
+  assert_f32_kept (BW_ISA_AVX512, &t.m, x, a);
   /* NaN in the activations: the f32 kernel's NaN rows */
   x[300] = NAN;
   assert_f32_kept (BW_ISA_AUTO, &t.m, x, a);

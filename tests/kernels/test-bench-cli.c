@@ -30,7 +30,7 @@ cpu_has_avx512_vnni (void)
 {
   return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512bw")
          && __builtin_cpu_supports ("avx512vl") && __builtin_cpu_supports ("avx512dq")
-         && __builtin_cpu_supports ("avx512vnni");
+         && __builtin_cpu_supports ("avx512vnni") && __builtin_cpu_supports ("avx512vbmi");
 }
 
 static void
@@ -115,7 +115,7 @@ check_4bit_lines (const char *kernel, const char *activations, const char *sums,
 static void
 test_int8_lines (void)
 {
-  check_4bit_lines ("matvec-int8", "int8", "int", cpu_has_avx512_vnni () && __builtin_cpu_supports ("avx512vbmi"));
+  check_4bit_lines ("matvec-int8", "int8", "int", cpu_has_avx512_vnni ());
 }
 
 /* matvec-fma: the f32 kernel where matvec takes the integer one, with f32 activations. */
@@ -123,6 +123,36 @@ static void
 test_fma_lines (void)
 {
   check_4bit_lines ("matvec-fma", "f32", "f32", cpu_has_avx512_vnni ());
+}
+
+/* --isa picks the level every product runs: the scalar one reports itself and sums 4-bit
+ * products in f32 on any CPU; an unknown level is refused. */
+static void
+test_isa_option (void)
+{
+  static const char *const args[] = {
+    "bench", "kernels", "--json", "--threads", "1", "--formats", "bf16,mxfp4",
+    "--kernels", "matvec,matvec-fma", "--rows", "64", "--cols", "256", "--working-set", "1",
+    "--seconds", "0.01", "--repeats", "1", "--isa", "scalar", NULL
+  };
+  static const char *const bad[] = { "bench", "kernels", "--isa", "avx9000", NULL };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
+
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpuint (g_strv_length (lines), ==, 2); /* no matvec-fma: the level has no int sums */
+  for (int i = 0; lines[i]; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (parser, lines[i], -1, NULL));
+      JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+      g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, "matvec");
+      g_assert_cmpstr (json_object_get_string_member (o, "isa"), ==, "scalar");
+      g_assert_cmpstr (json_object_get_string_member (o, "sums"), ==, "f32");
+    }
+  g_free (run_cli (bad, &status));
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
 }
 
 /* matvec-whole: every format, each thread computing whole products of its own matrices. */
@@ -312,6 +342,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/bench-cli/int8-lines", test_int8_lines);
   g_test_add_func ("/kernels/bench-cli/fma-lines", test_fma_lines);
   g_test_add_func ("/kernels/bench-cli/whole-lines", test_whole_lines);
+  g_test_add_func ("/kernels/bench-cli/isa-option", test_isa_option);
   g_test_add_func ("/kernels/bench-cli/bad-format", test_bad_format);
   g_test_add_func ("/kernels/bench-cli/decode-json", test_decode_json);
   g_test_add_func ("/kernels/bench-cli/decode-prefetch-top", test_decode_prefetch_top);

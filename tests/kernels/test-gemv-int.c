@@ -20,9 +20,10 @@ static const char *const dist_names[] = { "uniform", "outliers", "wide", "sparse
 static gboolean
 have_kernel (void)
 {
-  if (bw_gemv_int_supported ())
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
     return TRUE;
-  g_assert_false (bw_gemv_int_enabled ());
+  g_assert_null (bw_kernels_table (BW_ISA_AUTO)->int_rows);
+  g_assert_null (bw_kernels_table (BW_ISA_AVX512_VNNI)->int_rows);
   g_test_message ("CPU lacks AVX-512 VNNI: only checked that the kernel is never chosen");
   return FALSE;
 }
@@ -68,6 +69,16 @@ exact_row (const TestMatrix *t, const float *x, int64_t r, double *mag)
   return exact;
 }
 
+/* y = W x at a kernel level. */
+static void
+matvec_at (BwIsa isa, const BwMatrix *m, const float *x, float *y)
+{
+  BwMatrix w = *m;
+
+  w.isa = isa;
+  bw_matvec (&w, x, y, NULL);
+}
+
 /* Sum over rows of |y - exact| for the integer kernel and for the scalar f32 kernel. */
 static void
 errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
@@ -77,9 +88,7 @@ errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
   g_autofree float *ys = g_new (float, rows);
 
   g_assert_true (bw_gemv_int_matvec (&t->m, x, yi, 0, rows));
-  g_assert_true (bw_kernels_force_isa (BW_ISA_SCALAR));
-  bw_matvec (&t->m, x, ys, NULL);
-  bw_kernels_force_isa (BW_ISA_AUTO);
+  matvec_at (BW_ISA_SCALAR, &t->m, x, ys);
   *err_int = *err_f32 = 0;
   for (int64_t r = 0; r < rows; r++)
     {
@@ -97,7 +106,7 @@ test_accuracy (void)
 {
   static const struct { BwFormat fmt; int group; } mats[] = {
     { BW_FMT_MXFP4, 0 }, { BW_FMT_Q4, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_Q4, 64 }, { BW_FMT_Q4, 256 },
-    { BW_FMT_Q4, 384 },
+    { BW_FMT_Q4, 384 }, { BW_FMT_CT_INT4, 32 }, { BW_FMT_CT_INT4, 128 }, { BW_FMT_CT_INT4, 0 },
   };
   static const int64_t widths[] = { 7168, 4100, 16519 };
   GRand *rand = g_rand_new_with_seed (31337);
@@ -139,12 +148,13 @@ test_routes_agree (void)
 
   if (!have_kernel ())
     goto out;
-  for (int f = 0; f < 2; f++)
+  static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4 };
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
     {
       TestMatrix t;
       g_autofree float *x = g_new (float, n * cols);
       g_autofree float *a = g_new (float, n * rows), *b = g_new (float, n * rows), *c = g_new (float, n * rows);
-      test_matrix_init (&t, f ? BW_FMT_Q4 : BW_FMT_MXFP4, rows, cols, 32, 3, rand);
+      test_matrix_init (&t, fmts[f], rows, cols, 32, 3, rand);
       fill (x, n * cols, DIST_OUTLIERS, rand);
       bw_matmul (&t.m, x, n, a, pool);
       g_assert_true (bw_gemv_int_matmul (&t.m, x, n, b, rows, 0, rows));
@@ -189,11 +199,8 @@ test_fallback (void)
       else
         x[300] = odd[k];
       g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
-      bw_matvec (&t.m, x, y, NULL);
-      bw_gemv_int_set_enabled (FALSE);
-      g_assert_false (bw_gemv_int_enabled ());
-      bw_matvec (&t.m, x, want, NULL);
-      bw_gemv_int_set_enabled (TRUE);
+      matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
+      matvec_at (BW_ISA_AVX512, &t.m, x, want);
       for (int r = 0; r < rows; r++)
         g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
       if (k < 2)
@@ -265,10 +272,8 @@ test_large_scales (void)
             }
           g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
           g_assert_false (bw_gemv_int_matmul (&t.m, x, 1, y, rows, 0, rows));
-          bw_matvec (&t.m, x, y, NULL);
-          bw_gemv_int_set_enabled (FALSE);
-          bw_matvec (&t.m, x, want, NULL);
-          bw_gemv_int_set_enabled (TRUE);
+          matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
+          matvec_at (BW_ISA_AVX512, &t.m, x, want);
           for (int r = 0; r < rows; r++)
             g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
           if (k == 2)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/dispatch.h"
+#include "kernels/gemv-int.h"
 #include "random-matrix.h"
 
 typedef struct {
@@ -30,9 +31,10 @@ has_groups (BwFormat fmt)
 static void
 matmul_with (BwIsa isa, const BwMatrix *m, const float *x, int n, float *y)
 {
-  g_assert_true (bw_kernels_force_isa (isa));
-  bw_matmul (m, x, n, y, NULL);
-  bw_kernels_force_isa (BW_ISA_AUTO);
+  BwMatrix w = *m;
+
+  w.isa = isa;
+  bw_matmul (&w, x, n, y, NULL);
 }
 
 static void
@@ -130,13 +132,13 @@ static void
 prefill_equals_decode (BwIsa isa)
 {
   GRand *rand = g_rand_new_with_seed (4242);
-  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4 };
+  static const BwFormat fmts[] = { BW_FMT_BF16, BW_FMT_FP8_E4M3_B128, BW_FMT_MXFP4, BW_FMT_Q4,
+                                   BW_FMT_CT_INT4 };
   static const Shape bshapes[] = { { 3, 15 }, { 7, 4100 }, { 130, 288 }, { 37, 640 }, { 5, 16384 + 128 + 7 } };
   static const int ns[] = { 2, 3, 4, 5, 9 };
 
-  g_assert_true (bw_kernels_force_isa (isa));
   for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
-    for (gsize g = 0; g < (fmts[f] == BW_FMT_Q4 ? 3 : 1); g++)
+    for (gsize g = 0; g < (fmts[f] == BW_FMT_Q4 || fmts[f] == BW_FMT_CT_INT4 ? 3 : 1); g++)
       for (gsize s = 0; s < G_N_ELEMENTS (bshapes); s++)
         {
           const int64_t rows = bshapes[s].rows, cols = bshapes[s].cols;
@@ -146,6 +148,7 @@ prefill_equals_decode (BwIsa isa)
           g_autofree float *all = g_new (float, n * rows);
           g_autofree float *one = g_new (float, rows);
           test_matrix_init (&t, fmts[f], rows, cols, groups[g], (int) s % 3, rand);
+          t.m.isa = isa;
           test_fill_random (x, n * cols, rand);
           bw_matmul (&t.m, x, n, all, NULL);
           for (int k = 0; k < n; k++)
@@ -157,7 +160,6 @@ prefill_equals_decode (BwIsa isa)
             }
           test_matrix_clear (&t);
         }
-  bw_kernels_force_isa (BW_ISA_AUTO);
   g_rand_free (rand);
 }
 
@@ -169,6 +171,8 @@ test_prefill_equals_decode (void)
     prefill_equals_decode (BW_ISA_AVX512);
   else
     g_test_message ("no AVX-512 on this CPU: the scalar kernels only");
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
+    prefill_equals_decode (BW_ISA_AVX512_VNNI);
 }
 
 /* NaN codes and scales propagate like the reference; large FP8 scales stay exact. */
@@ -229,31 +233,108 @@ test_stream_sum (gconstpointer data)
     }
   for (gsize i = 0; i < bytes / 8; i++)
     want += words[i] = (guint64) i * 0x9E3779B97F4A7C15u;
-  g_assert_true (bw_kernels_force_isa (isa));
-  g_assert_cmpuint (bw_kernels_stream_sum () (words, bytes), ==, want);
-  g_assert_cmpuint (bw_kernels_stream_sum () (words, 64), ==, words[0] + words[1] + words[2] + words[3]
+  BwStreamSum sum = bw_kernels_stream_sum (bw_kernels_table (isa));
+  g_assert_cmpuint (sum (words, bytes), ==, want);
+  g_assert_cmpuint (sum (words, 64), ==, words[0] + words[1] + words[2] + words[3]
                     + words[4] + words[5] + words[6] + words[7]);
-  bw_kernels_force_isa (BW_ISA_AUTO);
   g_aligned_free (words);
 }
 
+/* The levels: names, the automatic choice, and features that grow with the level (a
+ * product asking for a level the CPU lacks runs the best one below it). */
 static void
-test_force_isa (void)
+test_levels (void)
 {
-  g_assert_true (bw_kernels_force_isa (BW_ISA_SCALAR));
-  g_assert_cmpint (bw_kernels_isa (), ==, BW_ISA_SCALAR);
-  g_assert_true (bw_kernels_force_isa (BW_ISA_AUTO));
-  g_assert_cmpint (bw_kernels_isa (), !=, BW_ISA_AUTO);
-  g_assert_false (bw_kernels_force_isa (BW_ISA_COUNT));
+  BwIsa best = bw_isa_best (), isa;
+
+  g_assert_cmpint (best, >=, BW_ISA_SCALAR);
+  g_assert_cmpint (best, <, BW_ISA_COUNT);
+  g_assert_true (bw_isa_supported (best));
+  if (best + 1 < BW_ISA_COUNT)
+    g_assert_false (bw_isa_supported ((BwIsa) (best + 1)));
+  g_assert_false (bw_isa_supported (BW_ISA_COUNT));
+  g_assert_cmpint (bw_isa_resolve (BW_ISA_AUTO), ==, best);
+  g_assert_cmpint (bw_isa_resolve (BW_ISA_SCALAR), ==, BW_ISA_SCALAR);
+  g_assert_cmpint (bw_isa_resolve ((BwIsa) (BW_ISA_COUNT - 1)), ==, best);
+  g_assert_true (bw_kernels_table (BW_ISA_SCALAR) == &bw_kernels_scalar);
+  for (int i = 0; i < BW_ISA_COUNT; i++)
+    {
+      g_assert_true (bw_isa_from_name (bw_isa_name ((BwIsa) i), &isa));
+      g_assert_cmpint (isa, ==, i);
+      if (i > BW_ISA_SCALAR + 1)
+        for (const char *const *f = bw_isa_features ((BwIsa) (i - 1)); *f; f++)
+          g_assert_true (g_strv_contains (bw_isa_features ((BwIsa) i), *f));
+      if (i > BW_ISA_SCALAR)
+        g_assert_nonnull (bw_isa_features ((BwIsa) i)[0]);
+    }
+  g_assert_false (bw_isa_from_name ("avx9000", &isa));
+  g_assert_null (bw_isa_features (BW_ISA_SCALAR)[0]);
+}
+
+/* The option picks the path: a product at a level gives the bits of that level's kernel
+ * called directly, and levels whose kernels sum in another order give other bits. */
+static void
+test_option_selects (void)
+{
+  GRand *rand = g_rand_new_with_seed (5);
+  const int64_t rows = 64, cols = 4100;
+  static const int ns[] = { 1, 3 };
+  TestMatrix t;
+  g_autofree float *x = g_new (float, 3 * cols);
+  g_autofree float *want = g_new (float, 3 * rows);
+  g_autofree float *got = g_new (float, 3 * rows);
+  g_autofree float *scalar = g_new (float, 3 * rows);
+  int compared = 0;
+
+  test_matrix_init (&t, BW_FMT_BF16, rows, cols, 0, 0, rand);
+  test_fill_random (x, 3 * cols, rand);
+  for (gsize k = 0; k < G_N_ELEMENTS (ns); k++)
+    {
+      int n = ns[k];
+      bw_kernels_scalar.rows[BW_FMT_BF16](&t.m, x, n, scalar, rows, 0, rows);
+      for (int i = BW_ISA_SCALAR; i < BW_ISA_COUNT; i++)
+        {
+          if (!bw_isa_supported ((BwIsa) i))
+            continue;
+          BwRowsKernel kernel = bw_kernels_rows (bw_kernels_table ((BwIsa) i), BW_FMT_BF16);
+          kernel (&t.m, x, n, want, rows, 0, rows);
+          matmul_with ((BwIsa) i, &t.m, x, n, got);
+          g_assert_cmpmem (got, n * rows * sizeof (float), want, n * rows * sizeof (float));
+          if (i == BW_ISA_SCALAR)
+            continue;
+          g_assert_true (kernel != bw_kernels_scalar.rows[BW_FMT_BF16]);
+          g_assert_true (memcmp (got, scalar, n * rows * sizeof (float)) != 0);
+          compared++;
+        }
+    }
+  test_matrix_clear (&t);
+  if (compared == 0)
+    g_test_message ("a scalar-only CPU or build: only the scalar level to select");
+
+  /* 4-bit products at the VNNI level sum in integers: the integer kernel's bits, not the
+   * AVX-512 f32 kernel's. */
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
+    {
+      test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
+      g_assert_true (bw_gemv_int_matvec (&t.m, x, want, 0, rows));
+      matmul_with (BW_ISA_AVX512_VNNI, &t.m, x, 1, got);
+      g_assert_cmpmem (got, rows * sizeof (float), want, rows * sizeof (float));
+      matmul_with (BW_ISA_AVX512, &t.m, x, 1, scalar);
+      g_assert_true (memcmp (got, scalar, rows * sizeof (float)) != 0);
+      test_matrix_clear (&t);
+    }
+  g_rand_free (rand);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/kernels/isa/force", test_force_isa);
+  g_test_add_func ("/kernels/isa/levels", test_levels);
+  g_test_add_func ("/kernels/isa/option-selects", test_option_selects);
   g_test_add_data_func ("/kernels/isa/avx2", GINT_TO_POINTER (BW_ISA_AVX2), test_isa);
   g_test_add_data_func ("/kernels/isa/avx512", GINT_TO_POINTER (BW_ISA_AVX512), test_isa);
+  g_test_add_data_func ("/kernels/isa/avx512-vnni", GINT_TO_POINTER (BW_ISA_AVX512_VNNI), test_isa);
   g_test_add_data_func ("/kernels/isa/avx2-specials", GINT_TO_POINTER (BW_ISA_AVX2), test_special_values);
   g_test_add_data_func ("/kernels/isa/avx512-specials", GINT_TO_POINTER (BW_ISA_AVX512), test_special_values);
   g_test_add_data_func ("/kernels/isa/avx2-many-tokens", GINT_TO_POINTER (BW_ISA_AVX2), test_many_tokens);

@@ -1,0 +1,30 @@
+/* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit products (MXFP4, Q4,
+ * compressed-tensors INT4) sum
+ * in integers (kernels/gemv-int.h), and the int8-activation kernel (kernels/act-q8.h). */
+#include "kernels/act-q8.h"
+#include "kernels/gemv-int.h"
+
+/* Every token with the integer kernel where it applies; the AVX-512 f32 kernel redoes the
+ * product where the matrix or the activations rule it out. */
+static void
+rows_int (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0, int64_t r1)
+{
+  gboolean done = n == 1 ? bw_gemv_int_matvec (w, x, y, r0, r1)
+                         : bw_gemv_int_matmul (w, x, n, y, ldy, r0, r1);
+  if (!done)
+    bw_kernels_avx512.rows[w->fmt](w, x, n, y, ldy, r0, r1);
+}
+
+const BwKernelTable bw_kernels_avx512_vnni = {
+  .name = "avx512-vnni",
+  .base = &bw_kernels_avx512,
+  .rows = {
+    [BW_FMT_MXFP4] = rows_int,
+    [BW_FMT_Q4] = rows_int,
+    [BW_FMT_CT_INT4] = rows_int,
+  },
+  .int_prepare = bw_gemv_int_prepare,
+  .int_rows = bw_gemv_int_rows,
+  .act_q8_prepare = bw_act_q8_prepare_avx512vnni,
+  .act_q8_rows = bw_act_q8_rows_avx512vnni,
+};
