@@ -15,3 +15,5 @@ int bw_cli_synth_main (int argc, char **argv);
 int bw_cli_chat_main (int argc, char **argv);
 int bw_cli_serve_main (int argc, char **argv);
 int bw_cli_template_main (int argc, char **argv);
+int bw_cli_convert_main (int argc, char **argv);
+int bw_cli_compare_main (int argc, char **argv);

@@ -19,6 +19,8 @@ static const BwCliCommand commands[] = {
   { "chat", "Chat with a model in the terminal (multi-turn, --session to keep it)", bw_cli_chat_main },
   { "serve", "Serve a model over an OpenAI-compatible HTTP API", bw_cli_serve_main },
   { "template", "Render a chat template (a reference case, or a checkpoint's own)", bw_cli_template_main },
+  { "convert", "Write a compact copy of a checkpoint (compressed-tensors INT4/INT8/MXFP4)", bw_cli_convert_main },
+  { "compare", "Compare two checkpoints of one model over a text (perplexity, KL, top-1)", bw_cli_compare_main },
 };
 
 static void

@@ -344,8 +344,8 @@ bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *fmt, ...)
 }
 
 gboolean
-bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
-                    GError **error)
+bw_checkpoint_read_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, guint64 from,
+                          gsize len, void *dst, GError **error)
 {
   const Checkpoint *ck = (const Checkpoint *) ckpt;
   g_autofree char *what = NULL;
@@ -358,8 +358,24 @@ bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                    "%s: tensor '%s' has no shard", ckpt->dir, t->name);
       return FALSE;
     }
+  if (from > t->nbytes || len > t->nbytes - from)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_IO,
+                   "%s: tensor '%s': bytes %" G_GUINT64_FORMAT "+%" G_GSIZE_FORMAT
+                   " are outside its %" G_GUINT64_FORMAT, ckpt->shards[t->shard].path,
+                   t->name, from, len, t->nbytes);
+      return FALSE;
+    }
   what = g_strdup_printf ("%s: tensor '%s'", ckpt->shards[t->shard].path, t->name);
-  if (!bw_pread_full (ck->fds[t->shard], dst, t->nbytes, t->offset, what, &local))
+  if (!bw_pread_full (ck->fds[t->shard], dst, len, t->offset + from, what, &local))
     return propagate_io (error, local);
   return TRUE;
+}
+
+gboolean
+bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
+                    GError **error)
+{
+  g_return_val_if_fail (ckpt != NULL && t != NULL, FALSE);
+  return bw_checkpoint_read_range (ckpt, t, 0, t->nbytes, dst, error);
 }

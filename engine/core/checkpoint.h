@@ -77,4 +77,7 @@ const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *f
 /* Reads a tensor's bytes into dst (nbytes long). Errors name shard and tensor. */
 gboolean bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                              GError **error);
+/* Reads len bytes of a tensor from byte `from` of it (inside its nbytes). */
+gboolean bw_checkpoint_read_range (const BwCheckpoint *ckpt, const BwTensorInfo *t,
+                                   guint64 from, gsize len, void *dst, GError **error);
 

@@ -16,7 +16,8 @@ gboolean bw_file_read_capped (const char *path, gsize max_len, char **contents, 
 
 /* ---- Fault injection, for tests only ----
  * Process-wide: reads by bw_pread_full (checkpoint headers, dense tensors, config,
- * tokenizer files) and by the expert store, and the session file's writes, consult it. */
+ * tokenizer files) and by the expert store, and the session file's and the safetensors
+ * writer's writes, consult it. */
 
 typedef enum {
   BW_FAULT_READ,    /* err: an errno; BW_FAULT_SHORT: reads come back short (callers retry);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/file-io.h"
+
 struct BwSafetensorsWriter {
   GString *header;          /* JSON object body, without the closing brace */
   guint64 data_bytes;
@@ -14,6 +16,7 @@ struct BwSafetensorsWriter {
   char *path, *tmp_path;
   int fd;
   gboolean finished;
+  GChecksum *sum;           /* borrowed, or NULL */
 };
 
 BwSafetensorsWriter *
@@ -93,13 +96,22 @@ bw_safetensors_writer_file_bytes (const BwSafetensorsWriter *w)
   return 8 + padded_header_len (w) + w->data_bytes;
 }
 
+void
+bw_safetensors_writer_set_checksum (BwSafetensorsWriter *w, GChecksum *sum)
+{
+  w->sum = sum;
+}
+
 static gboolean
 write_all (BwSafetensorsWriter *w, const void *data, gsize len, GError **error)
 {
   const guint8 *p = data;
+  if (w->sum != NULL)
+    g_checksum_update (w->sum, data, len);
   while (len > 0)
     {
-      ssize_t n = write (w->fd, p, MIN (len, (gsize) 1 << 30));
+      int fault = bw_fault_take (BW_FAULT_WRITE, NULL);
+      ssize_t n = fault > 0 ? (errno = fault, -1) : write (w->fd, p, MIN (len, (gsize) 1 << 30));
       if (n < 0)
         {
           int saved = errno;
@@ -183,4 +195,43 @@ bw_safetensors_writer_finish (BwSafetensorsWriter *w, GError **error)
     }
   w->finished = TRUE;
   return TRUE;
+}
+
+gboolean
+bw_json_save_file (JsonNode *root, const char *path, GError **error)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autofree char *text = NULL;
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  json_generator_set_indent (gen, 2);
+  text = json_generator_to_data (gen, NULL);
+  return g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+}
+
+gboolean
+bw_safetensors_write_index (const char *dir, guint n, const char *const *names,
+                            const char *const *files, guint64 total_size, GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *path = g_build_filename (dir, "model.safetensors.index.json", NULL);
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "metadata");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "total_size");
+  json_builder_add_int_value (b, (gint64) total_size);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "weight_map");
+  json_builder_begin_object (b);
+  for (guint i = 0; i < n; i++)
+    {
+      json_builder_set_member_name (b, names[i]);
+      json_builder_add_string_value (b, files[i]);
+    }
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  return bw_json_save_file (root, path, error);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdint.h>
 
 #include "core/checkpoint.h"
@@ -22,6 +23,9 @@ void bw_safetensors_writer_add (BwSafetensorsWriter *w, const char *name, BwDTyp
 guint64 bw_safetensors_writer_data_bytes (const BwSafetensorsWriter *w);
 guint64 bw_safetensors_writer_file_bytes (const BwSafetensorsWriter *w);
 
+/* Every byte of the file (header and data) also goes into sum, from begin on. */
+void bw_safetensors_writer_set_checksum (BwSafetensorsWriter *w, GChecksum *sum);
+
 /* Creates path's temporary sibling and writes the header. */
 gboolean bw_safetensors_writer_begin (BwSafetensorsWriter *w, const char *path, GError **error);
 /* Appends data-section bytes (any split of the declared tensors' bytes). */
@@ -29,3 +33,12 @@ gboolean bw_safetensors_writer_write (BwSafetensorsWriter *w, const void *data, 
                                       GError **error);
 /* Checks every declared byte arrived, syncs and renames the file into place. */
 gboolean bw_safetensors_writer_finish (BwSafetensorsWriter *w, GError **error);
+
+/* Writes `path` (JSON, pretty-printed) atomically: a reader sees the old file or the new. */
+gboolean bw_json_save_file (JsonNode *root, const char *path, GError **error);
+
+/* Writes dir/model.safetensors.index.json: metadata.total_size and the weight_map of n
+ * tensor names to their shard file names (files[i] holds names[i]). */
+gboolean bw_safetensors_write_index (const char *dir, guint n, const char *const *names,
+                                     const char *const *files, guint64 total_size,
+                                     GError **error);

@@ -198,7 +198,8 @@ glm_config_parse (BwModel *model, GlmConfig *c, GError **error)
                         "num_hidden_layers, vocab_size or rms_norm_eps is out of range");
   c->eps = (float) eps;
   if (!parse_mla (model, c, error) || !parse_dsa (model, c, error)
-      || !parse_moe (model, c, error) || !bw_config_quantization (model, BW_QUANT_FP8_BLOCK, error)
+      || !parse_moe (model, c, error)
+      || !bw_config_quantization (model, BW_QUANT_FP8_BLOCK | BW_QUANT_CT_PACKED, error)
       || !check_eos (model, error))
     return FALSE;
   layer_plan (model, c);

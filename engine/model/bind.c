@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/huge-alloc.h"
+#include "quant/ct-int.h"
 
 #define ALIGN 64
 
@@ -88,6 +89,35 @@ bind_fp8 (BwModel *model, BwMatrix *out, const char *name, const BwTensorInfo *t
   return TRUE;
 }
 
+/* compressed-tensors pack-quantized integers (quant/ct-int.h) as burrow-cli convert --dense
+ * int8 writes them: <base>.weight_packed (I32 words), <base>.weight_scale (BF16, per group
+ * or per row); bits and grouping follow from the shapes. */
+static gboolean
+bind_ct_int (BwModel *model, BwMatrix *out, const char *base, const BwTensorInfo *p,
+             GError **error)
+{
+  const BwTensorInfo *s = bw_checkpoint_findf (model->ckpt, "%s.weight_scale", base);
+  int64_t rows = out->rows, cols = out->cols, words = p->n_dims == 2 ? p->shape[1] : 0;
+  int bits = words == bw_ct_int_row_words (4, cols) ? 4
+             : words == bw_ct_int_row_words (8, cols) ? 8 : 0;
+  int64_t ns = s != NULL && rows > 0 ? s->n_elements / rows : 0;
+  int group = ns == 1 ? 0 : ns > 0 ? (int) (cols / ns) : -1;
+  if (bits == 0 || p->shape[0] != rows || s == NULL || s->dtype != BW_DTYPE_BF16
+      || group < 0 || s->n_elements != rows * ns || bw_ct_int_row_scales (cols, group) != ns)
+    return tensor_error (model, error, base,
+                         ".weight_packed + weight_scale are not pack-quantized INT4/INT8 of [%"
+                         G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] with BF16 scales", rows,
+                         cols);
+  void *data, *scales;
+  if (!read_tensor (model, p, &data, error) || !read_tensor (model, s, &scales, error))
+    return FALSE;
+  out->fmt = bits == 4 ? BW_FMT_CT_INT4 : BW_FMT_CT_INT8;
+  out->data = data;
+  out->scales = scales;
+  out->group = group;
+  return TRUE;
+}
+
 static gboolean
 bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean exact,
              const char *name, GError **error)
@@ -97,6 +127,14 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
   out->cols = cols;
   out->isa = model->opts.isa;
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
+  if (t == NULL && g_str_has_suffix (name, ".weight"))
+    {
+      g_autofree char *base = g_strndup (name, strlen (name) - strlen (".weight"));
+      const BwTensorInfo *p = bw_checkpoint_findf (model->ckpt, "%s.weight_packed", base);
+      if (p != NULL && p->dtype == BW_DTYPE_I32)
+        return bind_ct_int (model, out, base, p, error)
+               && (exact || bw_model_requantize_dense (model, out, name, error));
+    }
   if (t == NULL)
     return tensor_error (model, error, name, "is missing");
   gboolean shape_ok = t->n_dims == 2 ? t->shape[0] == rows && t->shape[1] == cols

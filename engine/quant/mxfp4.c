@@ -13,18 +13,19 @@ bw_f32_to_e2m1 (float f)
 
   if (isnan (f))
     return 0;
-  /* Midpoints between neighbouring magnitudes; a tie goes to the even code. */
+  /* Midpoints between neighbouring magnitudes; a tie goes to the smaller magnitude, as
+   * compressed-tensors' bucketing does (the releases' bytes). */
   if (a <= 0.25f)
     code = 0;
-  else if (a < 0.75f)
+  else if (a <= 0.75f)
     code = 1;
   else if (a <= 1.25f)
     code = 2;
-  else if (a < 1.75f)
+  else if (a <= 1.75f)
     code = 3;
   else if (a <= 2.5f)
     code = 4;
-  else if (a < 3.5f)
+  else if (a <= 3.5f)
     code = 5;
   else if (a <= 5.0f)
     code = 6;

@@ -29,8 +29,8 @@ bw_e8m0_to_f32 (uint8_t s)
   return bw_bits_to_f32 ((uint32_t) s << 23);
 }
 
-/* Nearest E2M1 code (ties to the even code), saturating at +-6; NaN -> +-6 is not
- * representable, so NaN maps to 0. */
+/* Nearest E2M1 code, a tie going to the smaller magnitude (compressed-tensors' rule, so
+ * re-encoded experts match the library's bytes), saturating at +-6; NaN maps to 0. */
 uint8_t bw_f32_to_e2m1 (float f);
 
 /* compressed-tensors' scale rule for a group with absolute maximum amax: round amax (as

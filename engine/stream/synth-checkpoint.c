@@ -291,45 +291,21 @@ plan_shards (const BwSynthPlan *plan, guint64 target)
 }
 
 static gboolean
-write_json (JsonNode *root, const char *path, GError **error)
-{
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autofree char *text = NULL;
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  json_generator_set_indent (gen, 2);
-  text = json_generator_to_data (gen, NULL);
-  return g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
-}
-
-static gboolean
 write_index (const BwSynthPlan *plan, const GArray *starts, char **shard_names, guint64 total,
              const char *dir, GError **error)
 {
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *path = g_build_filename (dir, "model.safetensors.index.json", NULL);
-  guint s = 0;
+  guint n = plan->tensors->len, s = 0;
+  g_autofree const char **names = g_new (const char *, MAX (n, 1));
+  g_autofree const char **files = g_new (const char *, MAX (n, 1));
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "metadata");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "total_size");
-  json_builder_add_int_value (b, (gint64) total);
-  json_builder_end_object (b);
-  json_builder_set_member_name (b, "weight_map");
-  json_builder_begin_object (b);
-  for (guint i = 0; i < plan->tensors->len; i++)
+  for (guint i = 0; i < n; i++)
     {
       while (s + 1 < starts->len && g_array_index (starts, guint, s + 1) <= i)
         s++;
-      json_builder_set_member_name (b, g_array_index (plan->tensors, BwSynthTensor, i).name);
-      json_builder_add_string_value (b, shard_names[s]);
+      names[i] = g_array_index (plan->tensors, BwSynthTensor, i).name;
+      files[i] = shard_names[s];
     }
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  return write_json (root, path, error);
+  return bw_safetensors_write_index (dir, n, names, files, total, error);
 }
 
 static gboolean
@@ -402,7 +378,7 @@ bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
         goto out;
     }
   if (!write_index (&plan, starts, names, total, opts->out_dir, error)
-      || !write_json (plan.config, config_path, error))
+      || !bw_json_save_file (plan.config, config_path, error))
     goto out;
   if (bytes_out != NULL)
     *bytes_out = total;

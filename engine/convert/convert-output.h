@@ -1,0 +1,21 @@
+/* The files of a converted folder besides the shards: config.json with its
+ * compressed-tensors quantization_config, the safetensors index, and the source's
+ * tokenizer, template and generation files copied as they are. */
+#pragma once
+
+#include "convert/convert-plan.h"
+
+/* The quantization_config the plan's outputs need (NULL when none: every tensor plain),
+ * or the source's own when its fused MXFP4 experts are kept as they were. */
+JsonNode *bw_convert_quantization_config (const BwCheckpoint *ck, const BwConvertPlan *plan);
+
+/* dir/config.json: the source's, with the quantization_config replaced (at the root and in
+ * the text model's member when the family nests one). */
+gboolean bw_convert_write_config (const BwCheckpoint *ck, const BwConvertPlan *plan,
+                                  const char *dir, GError **error);
+
+gboolean bw_convert_write_index (const BwConvertPlan *plan, const char *dir, GError **error);
+
+/* Every other regular file at the top of the source folder (tokenizer, chat template,
+ * generation_config.json, ...), except shards, the index, config.json and quality.json. */
+gboolean bw_convert_copy_side_files (const char *src_dir, const char *dir, GError **error);

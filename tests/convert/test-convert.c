@@ -1,0 +1,404 @@
+/* The converter as a library, on the oracle fixtures (BURROW_ORACLES; a missing fixture
+ * fails):
+ *   - INT4 experts of deepseek_v3 equal the Kimi K2 Thinking-layout fixture (deepseek_v3/int4,
+ *     made by compressed-tensors itself) byte for byte, config groups included;
+ *   - MXFP4 experts of kimi_k3 equal kimi_k3/mxfp4 byte for byte;
+ *   - a run stopped part way leaves no output folder, and the next run resumes it to the
+ *     same bytes as an uninterrupted one;
+ *   - ENOSPC while writing, an unreadable input tensor and too little free space fail with
+ *     errors naming the file, leave no output folder and the input untouched;
+ *   - the weight errors: INT8 below INT4, nothing counted for what is kept. */
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
+#include <string.h>
+
+#include "convert/convert.h"
+#include "core/checkpoint.h"
+#include "core/file-io.h"
+#include "core/json-load.h"
+
+static char *
+fixture (const char *name)
+{
+  char *dir = g_build_filename (BURROW_ORACLES, name, NULL);
+  g_autofree char *config = g_build_filename (dir, "config.json", NULL);
+  if (!g_file_test (config, G_FILE_TEST_EXISTS))
+    {
+      g_test_message ("fixture missing: %s", dir);
+      g_test_fail ();
+      g_free (dir);
+      return NULL;
+    }
+  return dir;
+}
+
+static void
+rm_rf (const char *path)
+{
+  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (path, name, NULL);
+      if (g_file_test (p, G_FILE_TEST_IS_DIR))
+        rm_rf (p);
+      else
+        g_unlink (p);
+    }
+  g_rmdir (path);
+}
+
+/* file name -> sha256 of every regular file in dir. */
+static GHashTable *
+hash_dir (const char *dir)
+{
+  GHashTable *h = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      g_autofree char *data = NULL;
+      gsize len;
+      if (!g_file_test (p, G_FILE_TEST_IS_REGULAR))
+        continue;
+      g_assert_true (g_file_get_contents (p, &data, &len, NULL));
+      g_hash_table_insert (h, g_strdup (name),
+                           g_compute_checksum_for_data (G_CHECKSUM_SHA256, (guchar *) data, len));
+    }
+  return h;
+}
+
+static void
+assert_same_hashes (GHashTable *a, GHashTable *b)
+{
+  GHashTableIter it;
+  gpointer k, v;
+  g_assert_cmpuint (g_hash_table_size (a), ==, g_hash_table_size (b));
+  g_hash_table_iter_init (&it, a);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      g_test_message ("%s", (const char *) k);
+      g_assert_cmpstr (v, ==, g_hash_table_lookup (b, k));
+    }
+}
+
+typedef struct {
+  char *tmp;
+  char *out;
+} Tmp;
+
+static void
+tmp_init (Tmp *t)
+{
+  g_autoptr (GError) error = NULL;
+  t->tmp = g_dir_make_tmp ("burrow-convert-XXXXXX", &error);
+  g_assert_no_error (error);
+  t->out = g_build_filename (t->tmp, "out", NULL);
+}
+
+static void
+tmp_clear (Tmp *t)
+{
+  rm_rf (t->tmp);
+  g_free (t->tmp);
+  g_free (t->out);
+}
+
+static gboolean
+convert (const char *in, const char *out, BwConvertFormat experts, BwConvertFormat dense,
+         guint64 shard_bytes, BwConvertProgress progress, gpointer data, BwConvertReport *rep,
+         GError **error)
+{
+  BwConvertOptions o;
+  bw_convert_options_init (&o);
+  o.model_dir = in;
+  o.out_dir = out;
+  o.experts = experts;
+  o.dense = dense;
+  o.threads = 2;
+  o.shard_bytes = shard_bytes;
+  return bw_convert (&o, progress, NULL, data, rep, error);
+}
+
+/* Every tensor of `want` is in `got` with the same dtype, shape and bytes. */
+static void
+assert_tensors_equal (const char *want_dir, const char *got_dir)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwCheckpoint) want = bw_checkpoint_open (want_dir, &error);
+  g_assert_no_error (error);
+  g_autoptr (BwCheckpoint) got = bw_checkpoint_open (got_dir, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (want->n_tensors, ==, got->n_tensors);
+  for (int i = 0; i < want->n_tensors; i++)
+    {
+      const BwTensorInfo *a = &want->tensors[i], *b = bw_checkpoint_find (got, a->name);
+      g_assert_nonnull (b);
+      g_assert_cmpint (a->dtype, ==, b->dtype);
+      g_assert_cmpint (a->n_dims, ==, b->n_dims);
+      g_assert_cmpmem (a->shape, a->n_dims * sizeof (int64_t), b->shape,
+                       b->n_dims * sizeof (int64_t));
+      g_autofree guint8 *x = g_malloc (a->nbytes), *y = g_malloc (b->nbytes);
+      g_assert_true (bw_checkpoint_read (want, a, x, NULL));
+      g_assert_true (bw_checkpoint_read (got, b, y, NULL));
+      if (memcmp (x, y, a->nbytes) != 0)
+        g_test_message ("differs: %s", a->name);
+      g_assert_cmpmem (x, a->nbytes, y, b->nbytes);
+    }
+}
+
+static JsonNode *
+config_member (const char *dir, const char *member)
+{
+  g_autofree char *path = g_build_filename (dir, "config.json", NULL);
+  g_autofree char *data = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_autoptr (JsonNode) root = bw_json_parse_object (path, data, len, NULL);
+  g_assert_nonnull (root);
+  JsonNode *q = json_object_get_member (json_node_get_object (root), "quantization_config");
+  g_assert_nonnull (q);
+  return json_node_copy (json_object_get_member (json_node_get_object (q), member));
+}
+
+static void
+test_int4_matches_library (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3"), *ref = fixture ("deepseek_v3/int4");
+  g_autoptr (GError) error = NULL;
+  BwConvertReport rep;
+  Tmp t;
+  if (in == NULL || ref == NULL)
+    return;
+  tmp_init (&t);
+  g_assert_true (convert (in, t.out, BW_CONVERT_INT4, BW_CONVERT_KEEP, 0, NULL, NULL, &rep,
+                          &error));
+  g_assert_no_error (error);
+  assert_tensors_equal (ref, t.out);
+  g_autoptr (JsonNode) want = config_member (ref, "config_groups");
+  g_autoptr (JsonNode) got = config_member (t.out, "config_groups");
+  g_assert_true (json_node_equal (want, got));
+  /* Only routed experts changed; one expert's bytes: 3 x [32 x 128] BF16 -> INT4 + scales. */
+  g_assert_cmpuint (rep.n_matrices[BW_CLASS_ROUTED], ==, 3 * 16 * 3);
+  g_assert_cmpuint (rep.n_matrices[BW_CLASS_ATTENTION], ==, 0);
+  g_assert_cmpuint (rep.expert_bytes_in, ==, 3 * 32 * 128 * 2);
+  g_assert_cmpuint (rep.expert_bytes_out, ==, 3 * (32 * 128 / 2 + 32 * 128 / 32 * 2 + 8));
+  double e4 = bw_convert_report_rel_rms (&rep, BW_CLASS_ROUTED);
+  g_test_message ("INT4 routed relative RMS error %.4f", e4);
+  g_assert_cmpfloat (e4, >, 0.02);
+  g_assert_cmpfloat (e4, <, 0.2);
+  tmp_clear (&t);
+
+  tmp_init (&t);
+  g_assert_true (convert (in, t.out, BW_CONVERT_INT8, BW_CONVERT_INT8, 0, NULL, NULL, &rep,
+                          &error));
+  g_assert_no_error (error);
+  double e8 = bw_convert_report_rel_rms (&rep, BW_CLASS_ROUTED);
+  g_test_message ("INT8 routed relative RMS error %.5f", e8);
+  g_assert_cmpfloat (e8, <, e4 / 8);
+  g_assert_cmpuint (rep.n_matrices[BW_CLASS_ATTENTION], >, 0);
+  g_assert_cmpfloat (bw_convert_report_rel_rms (&rep, BW_CLASS_ATTENTION), <, 0.01);
+  tmp_clear (&t);
+}
+
+static void
+test_mxfp4_matches_library (void)
+{
+  g_autofree char *in = fixture ("kimi_k3"), *ref = fixture ("kimi_k3/mxfp4");
+  g_autoptr (GError) error = NULL;
+  Tmp t;
+  if (in == NULL || ref == NULL)
+    return;
+  tmp_init (&t);
+  g_assert_true (convert (in, t.out, BW_CONVERT_MXFP4, BW_CONVERT_KEEP, 0, NULL, NULL, NULL,
+                          &error));
+  g_assert_no_error (error);
+  assert_tensors_equal (ref, t.out);
+  tmp_clear (&t);
+}
+
+typedef struct {
+  guint64 stop_at;
+  gboolean stopped;
+} Stop;
+
+static gboolean
+stop_part_way (guint64 done, guint64 total, const char *what, gpointer data)
+{
+  Stop *s = data;
+  (void) total;
+  (void) what;
+  if (done >= s->stop_at)
+    s->stopped = TRUE;
+  return !s->stopped;
+}
+
+static void
+test_resume (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  g_autoptr (GError) error = NULL;
+  BwConvertReport rep;
+  Stop stop = { 0 };
+  Tmp t;
+  if (in == NULL)
+    return;
+  tmp_init (&t);
+  g_autofree char *ref = g_build_filename (t.tmp, "ref", NULL);
+  g_autofree char *partial = bw_convert_partial_dir (t.out);
+  g_autofree char *manifest = g_build_filename (partial, "convert-manifest.json", NULL);
+  g_assert_true (convert (in, ref, BW_CONVERT_INT4, BW_CONVERT_INT8, 64 << 10, NULL, NULL,
+                          &rep, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (rep.shards, >, 8);
+  stop.stop_at = rep.out_bytes / 3;
+
+  g_assert_false (convert (in, t.out, BW_CONVERT_INT4, BW_CONVERT_INT8, 64 << 10,
+                           stop_part_way, &stop, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (t.out, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (manifest, G_FILE_TEST_EXISTS));
+
+  g_assert_true (convert (in, t.out, BW_CONVERT_INT4, BW_CONVERT_INT8, 64 << 10, NULL, NULL,
+                          &rep, &error));
+  g_assert_no_error (error);
+  g_test_message ("%d of %d shards resumed", rep.shards_resumed, rep.shards);
+  g_assert_cmpint (rep.shards_resumed, >, 0);
+  g_assert_cmpint (rep.shards_resumed, <, rep.shards);
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+  g_autoptr (GHashTable) a = hash_dir (ref);
+  g_autoptr (GHashTable) b = hash_dir (t.out);
+  assert_same_hashes (a, b);
+  tmp_clear (&t);
+}
+
+/* The failure leaves no output folder and the input as it was. */
+static void
+assert_failed_cleanly (const char *in, GHashTable *before, const Tmp *t)
+{
+  g_autoptr (GHashTable) after = hash_dir (in);
+  assert_same_hashes (before, after);
+  g_assert_false (g_file_test (t->out, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_no_space (void)
+{
+  g_autofree char *in = fixture ("glm4_moe");
+  g_autoptr (GError) error = NULL;
+  Tmp t;
+  if (in == NULL)
+    return;
+  g_autoptr (GHashTable) before = hash_dir (in);
+  tmp_init (&t);
+  bw_fault_inject (BW_FAULT_WRITE, 3, -1, ENOSPC);
+  gboolean ok = convert (in, t.out, BW_CONVERT_INT4, BW_CONVERT_KEEP, 0, NULL, NULL, NULL,
+                         &error);
+  bw_fault_inject (BW_FAULT_WRITE, 0, 0, 0);
+  g_assert_false (ok);
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "model-00001-of-00001.safetensors"));
+  g_assert_nonnull (strstr (error->message, g_strerror (ENOSPC)));
+  assert_failed_cleanly (in, before, &t);
+  tmp_clear (&t);
+}
+
+static void
+test_unreadable_tensor (void)
+{
+  g_autofree char *in = fixture ("qwen3_moe");
+  g_autoptr (GError) error = NULL;
+  Tmp t;
+  if (in == NULL)
+    return;
+  g_autoptr (GHashTable) before = hash_dir (in);
+  tmp_init (&t);
+  /* Opening reads the config, the index and two reads per shard; the 10th read is a
+   * tensor's. */
+  bw_fault_inject (BW_FAULT_READ, 10, 1, EIO);
+  gboolean ok = convert (in, t.out, BW_CONVERT_INT8, BW_CONVERT_KEEP, 0, NULL, NULL, NULL,
+                         &error);
+  int fired = bw_fault_fired (BW_FAULT_READ);
+  bw_fault_inject (BW_FAULT_READ, 0, 0, 0);
+  g_assert_cmpint (fired, ==, 1);
+  g_assert_false (ok);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, in));
+  g_assert_nonnull (strstr (error->message, ".safetensors: tensor '"));
+  g_assert_nonnull (strstr (error->message, g_strerror (EIO)));
+  assert_failed_cleanly (in, before, &t);
+  tmp_clear (&t);
+}
+
+static void
+test_free_space (void)
+{
+  g_autofree char *in = fixture ("qwen3_moe");
+  g_autoptr (GError) error = NULL;
+  BwConvertOptions o;
+  Tmp t;
+  if (in == NULL)
+    return;
+  tmp_init (&t);
+  bw_convert_options_init (&o);
+  o.model_dir = in;
+  o.out_dir = t.out;
+  o.free_bytes = 1 << 20;
+  g_assert_false (bw_convert (&o, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "not enough free space"));
+  g_autofree char *partial = bw_convert_partial_dir (t.out);
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (t.out, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
+
+  /* An existing output folder is refused before anything is read. */
+  g_assert_cmpint (g_mkdir (t.out, 0755), ==, 0);
+  o.free_bytes = 0;
+  g_assert_false (bw_convert (&o, NULL, NULL, NULL, NULL, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST);
+  tmp_clear (&t);
+}
+
+static void
+test_unfit_format (void)
+{
+  g_autofree char *in = fixture ("gpt_oss");
+  g_autoptr (GError) error = NULL;
+  Tmp t;
+  if (in == NULL)
+    return;
+  tmp_init (&t);
+  /* gpt-oss fuses every expert of a layer into one tensor: INT4 has no layout for it. */
+  g_assert_false (convert (in, t.out, BW_CONVERT_INT4, BW_CONVERT_KEEP, 0, NULL, NULL, NULL,
+                           &error));
+  g_assert_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, in));
+  g_assert_nonnull (strstr (error->message, "mlp.experts.down_proj"));
+  g_autofree char *partial = bw_convert_partial_dir (t.out);
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+  tmp_clear (&t);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/convert/int4-matches-library", test_int4_matches_library);
+  g_test_add_func ("/convert/mxfp4-matches-library", test_mxfp4_matches_library);
+  g_test_add_func ("/convert/resume", test_resume);
+  g_test_add_func ("/convert/no-space", test_no_space);
+  g_test_add_func ("/convert/unreadable-tensor", test_unreadable_tensor);
+  g_test_add_func ("/convert/free-space", test_free_space);
+  g_test_add_func ("/convert/unfit-format", test_unfit_format);
+  return g_test_run ();
+}
