@@ -13,6 +13,7 @@ struct _BurrowApplication {
   BurrowSettings *settings;
   BurrowEngineWorker *worker;
   BurrowChatStore *store;
+  BurrowSession *session;
   char *store_error;          /* why the saved conversations could not be opened */
   char *store_moved;          /* where a damaged database was moved aside, or NULL */
   gboolean open_demo;         /* --demo */
@@ -200,6 +201,7 @@ burrow_application_startup (GApplication *app)
       self->store_error = g_strdup (error->message);
       self->store = burrow_chat_store_new (":memory:", NULL);
     }
+  self->session = burrow_session_new (BURROW_BACKEND (self->worker), self->store, self->settings);
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
@@ -213,6 +215,9 @@ burrow_application_shutdown (GApplication *app)
 {
   BurrowApplication *self = BURROW_APPLICATION (app);
 
+  /* A reply still streaming is kept like a stopped one. */
+  if (self->session != NULL)
+    burrow_session_stop (self->session);
   /* Windows may still hold the worker; stop its thread now, not when they let go. */
   if (self->worker != NULL)
     g_object_run_dispose (G_OBJECT (self->worker));
@@ -225,6 +230,7 @@ burrow_application_finalize (GObject *object)
 {
   BurrowApplication *self = BURROW_APPLICATION (object);
 
+  g_clear_object (&self->session);
   g_clear_object (&self->worker);
   g_clear_object (&self->store);
   g_clear_object (&self->settings);
@@ -301,6 +307,14 @@ burrow_application_get_worker (BurrowApplication *self)
   g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
 
   return self->worker;
+}
+
+BurrowSession *
+burrow_application_get_session (BurrowApplication *self)
+{
+  g_return_val_if_fail (BURROW_IS_APPLICATION (self), NULL);
+
+  return self->session;
 }
 
 BurrowChatStore *

@@ -1,11 +1,12 @@
-/* The application: owns the settings, the conversation store and the one engine worker
- * that every window shares. */
+/* The application: owns the settings, the conversation store, the one engine worker and
+ * the session (the model and the turn) that every window shares. */
 #pragma once
 
 #include <adwaita.h>
 
 #include "burrow-chat-store.h"
 #include "burrow-engine-worker.h"
+#include "burrow-session.h"
 #include "burrow-settings.h"
 
 G_BEGIN_DECLS
@@ -20,9 +21,10 @@ BurrowApplication *burrow_application_new (GApplicationFlags extra_flags);
  * CPU; NULL to leave GTK's choice. */
 const char *burrow_application_pick_renderer (const char *dri_dir);
 
-/* All three exist from startup to shutdown. */
+/* All four exist from startup to shutdown. */
 BurrowSettings *burrow_application_get_settings (BurrowApplication *self);
 BurrowEngineWorker *burrow_application_get_worker (BurrowApplication *self);
+BurrowSession *burrow_application_get_session (BurrowApplication *self);
 BurrowChatStore *burrow_application_get_chat_store (BurrowApplication *self);
 
 G_END_DECLS

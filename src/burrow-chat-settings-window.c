@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-chat-settings-window.h"
+#include "burrow-engine.h"
 
 struct _BurrowChatSettingsWindow {
   AdwPreferencesWindow parent_instance;
@@ -12,6 +13,11 @@ struct _BurrowChatSettingsWindow {
   gboolean syncing;             /* the fields are being filled from the chat */
 
   AdwActionRow *model_row;
+  AdwActionRow *template_row;
+  GtkButton *choose_template_button;
+  GtkButton *reset_template_button;
+  GtkFileChooserNative *template_chooser;
+  gboolean template_changed;
   GtkTextView *system_prompt_view;
   GtkButton *defaults_button;
   GtkSpinButton *temperature_spin;
@@ -21,6 +27,107 @@ struct _BurrowChatSettingsWindow {
 
 G_DEFINE_FINAL_TYPE (BurrowChatSettingsWindow, burrow_chat_settings_window,
                      ADW_TYPE_PREFERENCES_WINDOW)
+
+/* Which template builds this model's prompts: the file chosen here, else the checkpoint's
+ * own, else the family's built-in format. */
+static void
+show_template (BurrowChatSettingsWindow *self)
+{
+  const char *dir = burrow_chat_get_model_dir (self->chat);
+  g_autofree char *chosen = NULL;
+  g_autofree char *own = NULL;
+  g_autofree char *subtitle = NULL;
+
+  if (dir[0] != '\0')
+    chosen = burrow_settings_dup_model_template (self->defaults, dir);
+  if (chosen != NULL)
+    /* Translators: the chat template file the user chose instead of the model's own */
+    subtitle = g_strdup_printf (_("Chosen: %s"), chosen);
+  else if (dir[0] != '\0' && (own = burrow_chat_template_find (dir)) != NULL)
+    /* Translators: the model folder's own chat template file */
+    subtitle = g_strdup_printf (_("The model's own: %s"), own);
+  else
+    subtitle = g_strdup (_("The built-in format of the model's family"));
+  adw_action_row_set_subtitle (self->template_row, subtitle);
+  gtk_widget_set_visible (GTK_WIDGET (self->reset_template_button), chosen != NULL);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->choose_template_button), dir[0] != '\0');
+}
+
+void
+burrow_chat_settings_window_choose_template_file (BurrowChatSettingsWindow *self,
+                                                  GFile                    *file)
+{
+  const char *dir;
+  g_autofree char *path = NULL;
+
+  g_return_if_fail (BURROW_IS_CHAT_SETTINGS_WINDOW (self));
+
+  dir = burrow_chat_get_model_dir (self->chat);
+  if (dir[0] == '\0')
+    return;
+  path = file ? g_file_get_path (file) : NULL;
+  burrow_settings_set_model_template (self->defaults, dir, path);
+  self->template_changed = TRUE;
+  show_template (self);
+}
+
+static void
+on_template_chooser_response (BurrowChatSettingsWindow *self,
+                              int                       response,
+                              GtkFileChooserNative     *chooser)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+
+      if (file != NULL)
+        burrow_chat_settings_window_choose_template_file (self, file);
+    }
+  g_clear_object (&self->template_chooser);
+}
+
+static void
+on_choose_template (BurrowChatSettingsWindow *self)
+{
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autoptr(GFile) folder = NULL;
+  const char *dir = burrow_chat_get_model_dir (self->chat);
+
+  if (self->template_chooser != NULL)
+    {
+      gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->template_chooser));
+      return;
+    }
+  self->template_chooser = gtk_file_chooser_native_new (_("Choose Chat Template"), GTK_WINDOW (self),
+                                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"),
+                                                        _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->template_chooser), TRUE);
+  gtk_file_filter_set_name (filter, _("Jinja chat templates (*.jinja, *.j2)"));
+  gtk_file_filter_add_pattern (filter, "*.jinja");
+  gtk_file_filter_add_pattern (filter, "*.j2");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->template_chooser), filter);
+  if (dir[0] != '\0')
+    {
+      folder = g_file_new_for_path (dir);
+      gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->template_chooser), folder, NULL);
+    }
+  g_signal_connect_object (self->template_chooser, "response",
+                           G_CALLBACK (on_template_chooser_response), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->template_chooser));
+}
+
+static void
+on_reset_template (BurrowChatSettingsWindow *self)
+{
+  burrow_chat_settings_window_choose_template_file (self, NULL);
+}
+
+gboolean
+burrow_chat_settings_window_get_template_changed (BurrowChatSettingsWindow *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_SETTINGS_WINDOW (self), FALSE);
+  return self->template_changed;
+}
 
 /* The fields say what the chat holds. */
 static void
@@ -39,6 +146,7 @@ fill_from_chat (BurrowChatSettingsWindow *self)
   gtk_spin_button_set_value (self->temperature_spin, sampling.temperature);
   gtk_spin_button_set_value (self->top_p_spin, sampling.top_p);
   gtk_spin_button_set_value (self->top_k_spin, sampling.top_k);
+  show_template (self);
   self->syncing = FALSE;
 }
 
@@ -91,6 +199,9 @@ burrow_chat_settings_window_dispose (GObject *object)
 {
   BurrowChatSettingsWindow *self = BURROW_CHAT_SETTINGS_WINDOW (object);
 
+  if (self->template_chooser != NULL)
+    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->template_chooser));
+  g_clear_object (&self->template_chooser);
   g_clear_object (&self->chat);
   g_clear_object (&self->defaults);
 
@@ -107,6 +218,9 @@ burrow_chat_settings_window_class_init (BurrowChatSettingsWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-chat-settings-window.ui");
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, model_row);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, template_row);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, choose_template_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, reset_template_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, system_prompt_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, defaults_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, temperature_spin);
@@ -144,6 +258,10 @@ burrow_chat_settings_window_new (BurrowChat     *chat,
                            G_CALLBACK (on_sampling_changed), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->defaults_button, "clicked",
                            G_CALLBACK (on_use_defaults), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->choose_template_button, "clicked",
+                           G_CALLBACK (on_choose_template), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->reset_template_button, "clicked",
+                           G_CALLBACK (on_reset_template), self, G_CONNECT_SWAPPED);
   return GTK_WIDGET (self);
 }
 

@@ -236,13 +236,6 @@ burrow_chat_view_get_model_bar (BurrowChatView *self)
   return self->bar_state;
 }
 
-double
-burrow_chat_view_get_load_fraction (BurrowChatView *self)
-{
-  g_return_val_if_fail (BURROW_IS_CHAT_VIEW (self), 0);
-  return gtk_progress_bar_get_fraction (self->load_progress);
-}
-
 char *
 burrow_chat_view_dup_draft (BurrowChatView *self)
 {

@@ -38,7 +38,6 @@ BurrowModelBarState burrow_chat_view_get_model_bar (BurrowChatView *self);
 /* Named in the empty chat's greeting. */
 void burrow_chat_view_set_model_name (BurrowChatView *self,
                                       const char     *name);
-double burrow_chat_view_get_load_fraction (BurrowChatView *self);
 
 /* The composer's text. */
 char *burrow_chat_view_dup_draft (BurrowChatView *self);

@@ -1,6 +1,7 @@
 #include "burrow-config.h"
 
 #include <glib/gi18n.h>
+#include <json-glib/json-glib.h>
 
 #include "burrow-markdown-view.h"
 #include "burrow-message-row.h"
@@ -18,6 +19,7 @@ struct _BurrowMessageRow {
   BurrowMarkdownView *reasoning_view;
   GtkLabel *user_label;
   BurrowMarkdownView *markdown;
+  GtkBox *tool_calls_box;
   GtkWidget *typing;
   GtkSpinner *typing_spinner;
   GtkLabel *stats_label;
@@ -76,6 +78,76 @@ burrow_message_row_format_stats (const BurrowReplyStats *stats)
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/* The arguments indented, one member a line; as written when they are not JSON. */
+static char *
+pretty_arguments (const char *arguments)
+{
+  g_autoptr(JsonNode) node = json_from_string (arguments, NULL);
+  g_autoptr(JsonGenerator) gen = NULL;
+
+  if (node == NULL)
+    return g_strdup (arguments);
+  gen = json_generator_new ();
+  json_generator_set_pretty (gen, TRUE);
+  json_generator_set_indent (gen, 2);
+  json_generator_set_root (gen, node);
+  return json_generator_to_data (gen, NULL);
+}
+
+static GtkWidget *
+tool_call_expander_new (void)
+{
+  GtkWidget *expander = gtk_expander_new (NULL);
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_WORD_CHAR);
+  gtk_widget_set_margin_top (label, 6);
+  gtk_widget_set_margin_start (label, 18);
+  gtk_widget_add_css_class (label, "monospace");
+  gtk_expander_set_child (GTK_EXPANDER (expander), label);
+  gtk_widget_add_css_class (expander, "thinking");
+  gtk_widget_add_css_class (expander, "tool-call");
+  return expander;
+}
+
+/* One collapsed expander per call, "Tool call: NAME" over its arguments. Expanders are
+ * reused in order as a streaming reply redraws, so one the user opened stays open. */
+static void
+show_tool_calls (BurrowMessageRow *self,
+                 GPtrArray        *calls)
+{
+  GtkWidget *box = GTK_WIDGET (self->tool_calls_box);
+  GtkWidget *child = gtk_widget_get_first_child (box);
+
+  for (guint i = 0; i < calls->len; i++)
+    {
+      BurrowToolCall *call = calls->pdata[i];
+      g_autofree char *title = NULL;
+      g_autofree char *args = pretty_arguments (call->arguments);
+
+      if (child == NULL)
+        {
+          child = tool_call_expander_new ();
+          gtk_box_append (self->tool_calls_box, child);
+        }
+      /* Translators: the title of a folded tool call in a reply; %s is the function's name */
+      title = g_strdup_printf (_("Tool call: %s"), call->name);
+      gtk_expander_set_label (GTK_EXPANDER (child), title);
+      gtk_label_set_text (GTK_LABEL (gtk_expander_get_child (GTK_EXPANDER (child))), args);
+      child = gtk_widget_get_next_sibling (child);
+    }
+  while (child != NULL)
+    {
+      GtkWidget *next = gtk_widget_get_next_sibling (child);
+      gtk_box_remove (self->tool_calls_box, child);
+      child = next;
+    }
+  gtk_widget_set_visible (box, calls->len > 0);
+}
+
 static void
 render (BurrowMessageRow *self)
 {
@@ -90,7 +162,13 @@ render (BurrowMessageRow *self)
   if (user)
     gtk_label_set_text (self->user_label, content);
   else
-    burrow_markdown_view_set_text (self->markdown, content);
+    {
+      g_autoptr(GPtrArray) calls = g_ptr_array_new_with_free_func ((GDestroyNotify) burrow_tool_call_free);
+      g_autofree char *text = burrow_reply_split_tool_calls (content, calls);
+
+      burrow_markdown_view_set_text (self->markdown, text);
+      show_tool_calls (self, calls);
+    }
 
   gtk_widget_set_visible (GTK_WIDGET (self->thinking_expander), reasoning[0] != '\0');
   burrow_markdown_view_set_plain_text (self->reasoning_view, reasoning);
@@ -167,13 +245,6 @@ burrow_message_row_set_is_last (BurrowMessageRow *self,
   render (self);
 }
 
-BurrowChatMessage *
-burrow_message_row_get_message (BurrowMessageRow *self)
-{
-  g_return_val_if_fail (BURROW_IS_MESSAGE_ROW (self), NULL);
-  return self->message;
-}
-
 static void
 burrow_message_row_dispose (GObject *object)
 {
@@ -205,6 +276,7 @@ burrow_message_row_class_init (BurrowMessageRowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, reasoning_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, user_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, markdown);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, tool_calls_box);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, stats_label);

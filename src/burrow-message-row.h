@@ -1,6 +1,6 @@
 /* One message of the chat: the user's text in a bubble, or the model's reply rendered
- * from Markdown with its thinking folded away and what it cost underneath. Follows the
- * message as it streams in, redrawing at most once per frame. */
+ * from Markdown with its thinking and its tool calls folded away and what it cost
+ * underneath. Follows the message as it streams in, redrawing at most once per frame. */
 #pragma once
 
 #include <adwaita.h>
@@ -13,7 +13,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (BurrowMessageRow, burrow_message_row, BURROW, MESSAGE_ROW, AdwBin)
 
 GtkWidget *burrow_message_row_new (BurrowChatMessage *message);
-BurrowChatMessage *burrow_message_row_get_message (BurrowMessageRow *self);
 /* The message's position in the chat, the target of its Edit button. */
 void burrow_message_row_set_index (BurrowMessageRow *self,
                                    guint             index);

@@ -161,7 +161,7 @@ cancel_load_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
 {
-  _burrow_window_cancel_load (BURROW_WINDOW (widget));
+  burrow_session_cancel_load (BURROW_WINDOW (widget)->session);
 }
 
 static void
@@ -252,7 +252,7 @@ stop_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *param)
 {
-  _burrow_window_stop (BURROW_WINDOW (widget));
+  burrow_session_stop (BURROW_WINDOW (widget)->session);
 }
 
 static void
@@ -306,11 +306,11 @@ copy_last_reply_action (GtkWidget  *widget,
                         GVariant   *param)
 {
   BurrowWindow *self = BURROW_WINDOW (widget);
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+  guint n = g_list_model_get_n_items (self->messages);
 
   for (guint i = n; i > 0; i--)
     {
-      g_autoptr(BurrowChatMessage) m = g_list_model_get_item (G_LIST_MODEL (self->messages), i - 1);
+      g_autoptr(BurrowChatMessage) m = g_list_model_get_item (self->messages, i - 1);
 
       if (burrow_chat_message_get_role (m) == BURROW_ROLE_ASSISTANT)
         {

@@ -1,5 +1,6 @@
 /* The window's conversations: the sidebar list, switching, new chats, rename, delete with
- * undo, and a turn: send, stream the reply in, stop, regenerate, edit and resend. */
+ * undo, and the session's turn as this window starts and shows it: send, regenerate, edit
+ * and resend. */
 #include "burrow-config.h"
 
 #include <glib/gi18n.h>
@@ -7,10 +8,13 @@
 #include "burrow-chat-settings-window.h"
 #include "burrow-window-private.h"
 
-/* Longest reply a turn asks for. */
-#define MAX_REPLY_TOKENS 2048
-/* Seconds between dashboard snapshots while a reply streams in. */
-#define SNAPSHOT_INTERVAL 0.2
+static void on_reply_started (BurrowWindow      *self,
+                              BurrowChat        *chat,
+                              BurrowChatMessage *reply);
+static void on_session_error (BurrowWindow *self,
+                              BurrowChat   *chat,
+                              const GError *error,
+                              const char   *fallback);
 
 /* ---- the sidebar ---- */
 
@@ -143,7 +147,11 @@ _burrow_window_chats_init (BurrowWindow *self)
                            G_CONNECT_SWAPPED | G_CONNECT_AFTER);
   g_signal_connect_object (self->chat_list, "row-activated", G_CALLBACK (on_row_activated), self,
                            G_CONNECT_SWAPPED);
-  burrow_chat_view_set_messages (self->chat_view, G_LIST_MODEL (self->messages));
+  g_signal_connect_object (self->session, "reply-started", G_CALLBACK (on_reply_started), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "error", G_CALLBACK (on_session_error), self,
+                           G_CONNECT_SWAPPED);
+  burrow_chat_view_set_messages (self->chat_view, self->messages);
 
   /* Back where the last session left off, its model loading (as after a click on it). */
   latest = g_list_model_get_item (G_LIST_MODEL (self->store), 0);
@@ -161,7 +169,7 @@ void
 _burrow_window_select_chat (BurrowWindow *self,
                             BurrowChat   *chat)
 {
-  g_autoptr(GPtrArray) messages = NULL;
+  g_autoptr(GListModel) messages = NULL;
   g_autoptr(GError) error = NULL;
 
   if (chat == self->chat && chat != NULL)
@@ -170,19 +178,20 @@ _burrow_window_select_chat (BurrowWindow *self,
       return;
     }
 
-  _burrow_window_stop (self);
+  _burrow_window_stop_own (self);
   _burrow_window_cancel_edit (self);
   g_set_object (&self->chat, chat);
 
   if (chat != NULL)
     {
-      messages = burrow_chat_store_load_messages (self->store, chat, &error);
+      messages = burrow_session_dup_messages (self->session, chat, &error);
       if (messages == NULL)
         _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
     }
-  g_list_store_splice (self->messages, 0, g_list_model_get_n_items (G_LIST_MODEL (self->messages)),
-                       messages ? messages->pdata : NULL, messages ? messages->len : 0);
-  burrow_chat_view_scroll_to_bottom (self->chat_view);
+  if (messages == NULL)
+    messages = G_LIST_MODEL (g_list_store_new (BURROW_TYPE_CHAT_MESSAGE));
+  g_set_object (&self->messages, messages);
+  burrow_chat_view_set_messages (self->chat_view, self->messages);
 
   sync_selection (self);
   _burrow_window_update_model_bar (self);
@@ -203,7 +212,8 @@ _burrow_window_new_chat (BurrowWindow *self,
     {
       g_auto(GStrv) recent = burrow_settings_dup_recent_models (self->settings);
 
-      model_dir = self->loaded_dir;
+      if (burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED)
+        model_dir = burrow_session_get_model_dir (self->session);
       if (model_dir == NULL && self->chat != NULL)
         model_dir = burrow_chat_get_model_dir (self->chat);
       if (model_dir == NULL && recent[0] != NULL)
@@ -216,7 +226,7 @@ _burrow_window_new_chat (BurrowWindow *self,
     }
 
   /* An untouched new chat with the same model is reused, not stacked up. */
-  if (self->chat != NULL && g_list_model_get_n_items (G_LIST_MODEL (self->messages)) == 0 &&
+  if (self->chat != NULL && g_list_model_get_n_items (self->messages) == 0 &&
       g_strcmp0 (burrow_chat_get_model_dir (self->chat), model_dir) == 0)
     {
       chat = self->chat;
@@ -296,10 +306,17 @@ static gboolean
 on_chat_settings_close (BurrowWindow             *self,
                         BurrowChatSettingsWindow *dialog)
 {
+  BurrowChat *chat = burrow_chat_settings_window_get_chat (dialog);
+  const char *dir = burrow_chat_get_model_dir (chat);
   g_autoptr(GError) error = NULL;
 
-  if (!burrow_chat_store_save_chat (self->store, burrow_chat_settings_window_get_chat (dialog), &error))
+  if (!burrow_chat_store_save_chat (self->store, chat, &error))
     _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
+  /* Another chat template for the model in use (or that failed to load with the last
+   * one): it takes effect on loading again. */
+  if (burrow_chat_settings_window_get_template_changed (dialog) &&
+      g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0)
+    burrow_session_load_model (self->session, dir);
   return FALSE;
 }
 
@@ -352,8 +369,8 @@ _burrow_window_trash_chat (BurrowWindow *self,
   self->undo_toast = NULL;
   empty_trash (self);
 
-  if (chat == self->reply_chat)
-    _burrow_window_stop (self);
+  if (chat == burrow_session_get_reply_chat (self->session))
+    burrow_session_stop (self->session);
   self->trashed = g_object_ref (chat);
   if (!burrow_chat_store_trash_chat (self->store, chat, &error))
     {
@@ -403,248 +420,86 @@ _burrow_window_undo_trash (BurrowWindow *self,
 
 /* ---- a turn ---- */
 
-/* The dashboard follows at most three times a second, however many tokens came in, on a
- * timer rather than a per-frame tick so that idle frames cost nothing. */
 static void
-queue_monitor_flush (BurrowWindow *self)
+on_reply_started (BurrowWindow      *self,
+                  BurrowChat        *chat,
+                  BurrowChatMessage *reply)
 {
-  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
-    burrow_perf_monitor_flush (self->monitor);
-  else
-    burrow_perf_monitor_flush_later (self->monitor);
-}
-
-static void
-reply_stats_from_turn (const BurrowTurnStats *turn,
-                       int                    n_tokens,
-                       BurrowFinishReason     finish,
-                       BurrowReplyStats      *out)
-{
-  out->n_tokens = MAX (n_tokens, turn->generated_tokens);
-  out->tokens_per_second = turn->decode_tokens_per_second;
-  out->ttft_seconds = turn->ttft_seconds;
-  out->finish = finish;
-}
-
-/* The reply is over (done, stopped or failed): keep it if it says anything. */
-static void
-finish_reply (BurrowWindow           *self,
-              const BurrowReplyStats *stats,
-              const GError           *error)
-{
-  g_autoptr(BurrowChatMessage) reply = g_steal_pointer (&self->reply);
-  g_autoptr(BurrowChat) chat = g_steal_pointer (&self->reply_chat);
-  g_autoptr(GError) save_error = NULL;
-  gboolean empty;
-  guint pos;
-
-  g_clear_object (&self->generate_cancellable);
-  self->generate_id = 0;
-  if (reply == NULL)
+  if (chat != self->chat)
     return;
-
-  burrow_chat_message_set_stats (reply, stats);
-  burrow_chat_message_set_streaming (reply, FALSE);
-  empty = burrow_chat_message_get_content (reply)[0] == '\0' &&
-          burrow_chat_message_get_reasoning (reply)[0] == '\0';
-  if (empty)
-    {
-      if (chat == self->chat && g_list_store_find (self->messages, reply, &pos))
-        g_list_store_remove (self->messages, pos);
-    }
-  else if (!burrow_chat_store_add_message (self->store, chat, reply, &save_error))
-    _burrow_window_toast_error (self, save_error, _("Your chats could not be saved or read."));
-
-  if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    _burrow_window_toast_error (self, error, _("The reply stopped because of an error."));
-  queue_monitor_flush (self);
-  _burrow_window_update_state (self);
-}
-
-static void
-on_generated (GObject            *owner,
-              BurrowWorkerResult *result,
-              gpointer            user_data)
-{
-  BurrowWindow *self = BURROW_WINDOW (owner);
-
-  /* A stopped reply was finished when Stop was pressed. */
-  if (result->request_id != self->generate_id)
-    return;
-
-  if (!result->done)
-    {
-      BurrowGenerateUpdate *update = result->data;
-
-      burrow_chat_message_append (self->reply, update->answer, update->reasoning);
-      if (update->has_token)
-        {
-          self->reply_tokens = update->n_tokens;
-          burrow_perf_monitor_add_token (self->monitor, &update->sample);
-        }
-      if (update->snapshot != NULL)
-        burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&update->snapshot));
-      queue_monitor_flush (self);
-      return;
-    }
-
-  if (result->error == NULL)
-    {
-      BurrowGenerateResult *generated = result->data;
-      BurrowReplyStats stats;
-
-      reply_stats_from_turn (&generated->stats, self->reply_tokens, generated->stats.finish, &stats);
-      if (generated->snapshot != NULL)
-        burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&generated->snapshot));
-      finish_reply (self, &stats, NULL);
-    }
-  else
-    {
-      const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (self->monitor);
-      BurrowTurnStats none = { 0 };
-      BurrowReplyStats stats;
-
-      reply_stats_from_turn (s ? &s->turn : &none, self->reply_tokens, BURROW_FINISH_ERROR, &stats);
-      finish_reply (self, &stats, result->error);
-    }
-}
-
-static void
-start_reply (BurrowWindow *self)
-{
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
-  BurrowGenerateRequest *request;
-  BurrowGenerateOptions *options;
-  BurrowSampling sampling;
-
-  request = burrow_generate_request_new (burrow_chat_get_id (self->chat),
-                                         burrow_chat_get_session_path (self->chat),
-                                         burrow_chat_get_system_prompt (self->chat));
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(BurrowChatMessage) m = g_list_model_get_item (G_LIST_MODEL (self->messages), i);
-
-      burrow_generate_request_add_message (request, burrow_chat_message_get_role (m),
-                                           burrow_chat_message_get_content (m),
-                                           burrow_chat_message_get_reasoning (m));
-    }
-
-  burrow_chat_get_sampling (self->chat, &sampling);
-  options = burrow_generate_request_get_options (request);
-  options->max_tokens = MAX_REPLY_TOKENS;
-  options->temperature = (float) sampling.temperature;
-  options->top_p = (float) sampling.top_p;
-  options->top_k = (int) sampling.top_k;
-  options->seed = g_random_int ();
-  /* Families that can reason do; the reasoning shows folded above the answer. */
-  options->thinking = self->supports_thinking;
-  burrow_generate_request_set_snapshot_interval (request, SNAPSHOT_INTERVAL);
-
-  self->reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "");
-  burrow_chat_message_set_streaming (self->reply, TRUE);
-  self->reply_chat = g_object_ref (self->chat);
-  self->reply_tokens = 0;
-  g_list_store_append (self->messages, self->reply);
-
-  self->generate_cancellable = g_cancellable_new ();
-  self->generate_id = burrow_engine_worker_generate (self->worker, request,
-                                                     self->generate_cancellable,
-                                                     G_OBJECT (self), on_generated, NULL);
-
   /* The panel shows while the model works, where there is room for it beside the chat. */
   if (!adw_leaflet_get_folded (self->leaflet))
     gtk_widget_set_visible (GTK_WIDGET (self->panel), TRUE);
   burrow_chat_view_scroll_to_bottom (self->chat_view);
-  _burrow_window_update_state (self);
+}
+
+static void
+on_session_error (BurrowWindow *self,
+                  BurrowChat   *chat,
+                  const GError *error,
+                  const char   *fallback)
+{
+  if (chat == NULL || chat == self->chat)
+    _burrow_window_toast_error (self, error, fallback);
+}
+
+/* What went wrong in a turn the window asked for; the session's refusals are the window's
+ * own state (its actions are disabled then), not something to tell. */
+static void
+turn_failed (BurrowWindow *self,
+             const GError *error)
+{
+  if (error->domain != BURROW_TURN_ERROR)
+    _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
 }
 
 void
 _burrow_window_send (BurrowWindow *self)
 {
   g_autofree char *draft = burrow_chat_view_dup_draft (self->chat_view);
-  g_autoptr(BurrowChatMessage) message = NULL;
   g_autoptr(GError) error = NULL;
   char *text = g_strstrip (draft);
-
   int editing = burrow_chat_view_get_editing (self->chat_view);
+  gboolean sent;
 
-  if (_burrow_window_is_generating (self) || self->chat == NULL || text[0] == '\0' ||
-      g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) != 0 ||
-      self->loading_dir != NULL)
+  if (self->chat == NULL || text[0] == '\0')
     return;
 
   /* An edited message replaces the original and what followed it, only now. */
   if (editing >= 0)
+    sent = burrow_session_edit (self->session, self->chat, (guint) editing, text, &error);
+  else
+    sent = burrow_session_send (self->session, self->chat, text, &error);
+  if (!sent)
     {
-      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
-
-      if (!burrow_chat_store_truncate (self->store, self->chat, (guint) editing, &error))
-        {
-          _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
-          return;
-        }
-      g_list_store_splice (self->messages, (guint) editing, n - (guint) editing, NULL, 0);
+      turn_failed (self, error);
+      return;
+    }
+  if (editing >= 0)
+    {
       burrow_chat_view_set_editing (self->chat_view, -1);
       g_clear_pointer (&self->draft_before_edit, g_free);
     }
-
-  message = burrow_chat_message_new (BURROW_ROLE_USER, text);
-  if (!burrow_chat_store_add_message (self->store, self->chat, message, &error))
-    {
-      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
-      return;
-    }
-  g_list_store_append (self->messages, message);
   burrow_chat_view_set_draft (self->chat_view, "");
-
-  if (burrow_chat_get_title (self->chat)[0] == '\0')
-    {
-      g_autofree char *title = burrow_chat_title_from_text (text, 40);
-
-      burrow_chat_set_title (self->chat, title);
-      if (!burrow_chat_store_save_chat (self->store, self->chat, &error))
-        _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
-    }
-
-  start_reply (self);
 }
 
 void
-_burrow_window_stop (BurrowWindow *self)
+_burrow_window_stop_own (BurrowWindow *self)
 {
-  const BurrowPerfSnapshot *s;
-  BurrowTurnStats none = { 0 };
-  BurrowReplyStats stats;
-
-  if (!_burrow_window_is_generating (self))
-    return;
-
-  /* The worker stops within a layer's time; the reply is final from here. */
-  g_cancellable_cancel (self->generate_cancellable);
-  s = burrow_perf_monitor_get_snapshot (self->monitor);
-  reply_stats_from_turn (s ? &s->turn : &none, self->reply_tokens, BURROW_FINISH_CANCELLED, &stats);
-  finish_reply (self, &stats, NULL);
+  if (self->chat != NULL && self->chat == burrow_session_get_reply_chat (self->session))
+    burrow_session_stop (self->session);
 }
 
 void
 _burrow_window_regenerate (BurrowWindow *self)
 {
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
-  g_autoptr(BurrowChatMessage) last = n > 0 ? g_list_model_get_item (G_LIST_MODEL (self->messages), n - 1) : NULL;
   g_autoptr(GError) error = NULL;
 
-  if (_burrow_window_is_generating (self) || last == NULL ||
-      burrow_chat_message_get_role (last) != BURROW_ROLE_ASSISTANT)
+  if (self->chat == NULL || burrow_session_get_generating (self->session))
     return;
   _burrow_window_cancel_edit (self);
-
-  if (!burrow_chat_store_truncate (self->store, self->chat, n - 1, &error))
-    {
-      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
-      return;
-    }
-  g_list_store_remove (self->messages, n - 1);
-  start_reply (self);
+  if (!burrow_session_regenerate (self->session, self->chat, &error))
+    turn_failed (self, error);
 }
 
 void
@@ -652,11 +507,11 @@ _burrow_window_edit_message (BurrowWindow *self,
                              guint         index)
 {
   g_autoptr(BurrowChatMessage) message = NULL;
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+  guint n = g_list_model_get_n_items (self->messages);
 
-  if (_burrow_window_is_generating (self) || index >= n)
+  if (burrow_session_get_generating (self->session) || index >= n)
     return;
-  message = g_list_model_get_item (G_LIST_MODEL (self->messages), index);
+  message = g_list_model_get_item (self->messages, index);
   if (burrow_chat_message_get_role (message) != BURROW_ROLE_USER)
     return;
 
@@ -684,11 +539,6 @@ _burrow_window_cancel_edit (BurrowWindow *self)
 void
 _burrow_window_chats_dispose (BurrowWindow *self)
 {
-  if (self->generate_cancellable != NULL)
-    g_cancellable_cancel (self->generate_cancellable);
-  g_clear_object (&self->generate_cancellable);
-  g_clear_object (&self->reply);
-  g_clear_object (&self->reply_chat);
   g_clear_pointer (&self->draft_before_edit, g_free);
   empty_trash (self);
   g_clear_object (&self->chat);

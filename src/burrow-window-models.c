@@ -1,10 +1,9 @@
 /* The window's models: open a folder and show what it holds (inspect), start a chat with
- * it, and load a chat's model on the worker with progress and Cancel. */
+ * it, and show the session's model (loading with progress and Cancel, loaded, failed). */
 #include "burrow-config.h"
 
 #include <glib/gi18n.h>
 
-#include "burrow-demo.h"
 #include "burrow-error-text.h"
 #include "burrow-window-private.h"
 
@@ -100,90 +99,38 @@ _burrow_window_set_tokenizer (BurrowWindow *self,
   _burrow_window_update_state (self);
 }
 
-static int
-format_bits (const char *format)
-{
-  if (g_strcmp0 (format, "int8") == 0)
-    return 8;
-  if (g_strcmp0 (format, "int4") == 0)
-    return 4;
-  if (g_strcmp0 (format, "int2") == 0)
-    return 2;
-  return 0;
-}
-
-/* The engine's options from the preferences. @io_backend receives the string the options
- * point to; free it after the load request has copied them. */
-static void
-options_from_settings (BurrowWindow        *self,
-                       const char          *dir,
-                       BurrowEngineOptions *options,
-                       char               **io_backend,
-                       char               **tokenizer)
-{
-  g_autofree char *io = NULL;
-  g_autofree char *dense = NULL;
-  g_autofree char *experts = NULL;
-  guint threads;
-
-  burrow_engine_options_init (options);
-  g_object_get (self->settings,
-                "threads", &threads,
-                "ram-budget", &options->ram_budget,
-                "io-backend", &io,
-                "direct-io", &options->direct_io,
-                "pinning", &options->pinning,
-                "prefetch", &options->prefetch,
-                "int8-activations", &options->int8_activations,
-                "dense-format", &dense,
-                "expert-format", &experts,
-                NULL);
-  /* The switches force a choice one way; the other way leaves it to the engine, which
-   * bypasses the page cache when the experts do not fit in it and pauses the lookahead
-   * while it mostly wastes reads. */
-  if (!options->direct_io)
-    options->direct_io = BURROW_AUTO;
-  if (options->prefetch)
-    options->prefetch = BURROW_AUTO;
-  options->threads = (int) threads;
-  options->dense_bits = format_bits (dense);
-  options->expert_bits = format_bits (experts);
-  /* GSettings names it like a key; the engine like the kernel interface. */
-  *io_backend = g_strdup (g_strcmp0 (io, "io-uring") == 0 ? "io_uring" : io);
-  options->io_backend = *io_backend;
-  /* NULL for a folder with a tokenizer of its own */
-  *tokenizer = burrow_settings_dup_model_tokenizer (self->settings, dir);
-  options->tokenizer = *tokenizer;
-}
-
 void
 _burrow_window_update_model_bar (BurrowWindow *self)
 {
   const char *dir = self->chat ? burrow_chat_get_model_dir (self->chat) : "";
   g_autofree char *name = g_path_get_basename (dir);
   g_autofree char *title = NULL;
+  BurrowModelState state = burrow_session_get_model_state (self->session);
+  gboolean ours = g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0;
 
   burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? name : NULL);
-  if (dir[0] == '\0' || g_strcmp0 (dir, self->loaded_dir) == 0)
+  if (dir[0] == '\0' || (ours && state == BURROW_MODEL_LOADED))
     {
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_HIDDEN, NULL, NULL, 0);
       return;
     }
-  if (g_strcmp0 (dir, self->loading_dir) == 0)
+  if (ours && state == BURROW_MODEL_LOADING)
     {
       /* Translators: the model's folder name */
       title = g_strdup_printf (_("Loading %s…"), name);
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_LOADING, title,
-                                      self->load_phase, self->load_fraction);
+                                      burrow_session_get_load_phase (self->session),
+                                      burrow_session_get_load_fraction (self->session));
       return;
     }
-  if (g_strcmp0 (dir, self->failed_dir) == 0)
+  if (ours && state == BURROW_MODEL_FAILED)
     {
       /* Translators: the model's folder name */
       title = g_strdup_printf (_("Could not load %s"), name);
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_FAILED, title,
-                                      self->load_error, 0);
-      burrow_chat_view_set_model_bar_details (self->chat_view, self->load_error_details);
+                                      burrow_session_get_load_error (self->session), 0);
+      burrow_chat_view_set_model_bar_details (self->chat_view,
+                                              burrow_session_get_load_error_details (self->session));
       return;
     }
   /* Translators: the model's folder name */
@@ -191,65 +138,14 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_UNLOADED, title, dir, 0);
 }
 
-static void
-on_loaded (GObject            *owner,
-           BurrowWorkerResult *result,
-           gpointer            user_data)
+void
+_burrow_window_on_model_state (BurrowWindow *self)
 {
-  BurrowWindow *self = BURROW_WINDOW (owner);
-
-  if (g_error_matches (result->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-
-  if (!result->done)
-    {
-      BurrowLoadProgress *progress = result->data;
-
-      self->load_fraction = progress->fraction;
-      g_free (self->load_phase);
-      self->load_phase = g_strdup (progress->phase);
-      _burrow_window_update_model_bar (self);
-      return;
-    }
-
-  g_clear_object (&self->load_cancellable);
-  if (result->error != NULL)
-    {
-      g_free (self->failed_dir);
-      self->failed_dir = g_steal_pointer (&self->loading_dir);
-      g_free (self->load_error);
-      self->load_error = burrow_error_summary (result->error,
-                                               _("This model could not be loaded."));
-      g_free (self->load_error_details);
-      self->load_error_details = g_strdup (result->error->message);
-    }
-  else
-    {
-      BurrowLoadResult *loaded = result->data;
-
-      g_free (self->loaded_dir);
-      self->loaded_dir = g_steal_pointer (&self->loading_dir);
-      self->supports_thinking = loaded->supports_thinking;
-      burrow_perf_monitor_reset (self->monitor, loaded->bytes_per_expert);
-      burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&loaded->snapshot));
-      burrow_perf_monitor_flush (self->monitor);
-      burrow_settings_add_recent_model (self->settings, self->loaded_dir);
-    }
-
   _burrow_window_update_model_bar (self);
   _burrow_window_update_state (self);
-  if (result->error == NULL && self->chat != NULL &&
-      g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0)
-    {
-      burrow_chat_view_focus_composer (self->chat_view);
-      if (self->pending_prompt != NULL)
-        {
-          g_autofree char *prompt = g_steal_pointer (&self->pending_prompt);
-
-          burrow_chat_view_set_draft (self->chat_view, prompt);
-          _burrow_window_send (self);
-        }
-    }
+  if (self->chat != NULL &&
+      burrow_session_is_ready_for (self->session, burrow_chat_get_model_dir (self->chat)))
+    burrow_chat_view_focus_composer (self->chat_view);
 }
 
 void
@@ -258,74 +154,15 @@ burrow_window_send_when_ready (BurrowWindow *self,
 {
   g_return_if_fail (BURROW_IS_WINDOW (self));
 
-  g_free (self->pending_prompt);
-  self->pending_prompt = g_strdup (text);
-  if (self->chat != NULL && self->loading_dir == NULL &&
-      g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0)
-    {
-      g_autofree char *prompt = g_steal_pointer (&self->pending_prompt);
-
-      burrow_chat_view_set_draft (self->chat_view, prompt);
-      _burrow_window_send (self);
-    }
-}
-
-void
-_burrow_window_load_model (BurrowWindow *self,
-                           const char   *dir)
-{
-  g_autofree char *io_backend = NULL;
-  g_autofree char *tokenizer = NULL;
-  BurrowEngineOptions options;
-
-  g_return_if_fail (dir != NULL && dir[0] != '\0');
-
-  /* The worker frees the old model before it reads the new one. */
-  _burrow_window_stop (self);
-  g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  g_clear_pointer (&self->loaded_dir, g_free);
-  g_clear_pointer (&self->failed_dir, g_free);
-  g_free (self->loading_dir);
-  self->loading_dir = g_strdup (dir);
-  self->load_fraction = 0;
-  g_free (self->load_phase);
-  self->load_phase = g_strdup (_("Reading the model folder"));
-  burrow_perf_monitor_reset (self->monitor, 0);
-  burrow_perf_monitor_flush (self->monitor);
-
-  options_from_settings (self, dir, &options, &io_backend, &tokenizer);
-  self->load_cancellable = g_cancellable_new ();
-  burrow_engine_worker_load (self->worker, dir, &options,
-                             burrow_is_demo_model (dir) ? BURROW_DEMO_EXPERT_SHARE : 0,
-                             self->load_cancellable, G_OBJECT (self), on_loaded, NULL);
-
-  _burrow_window_update_model_bar (self);
-  _burrow_window_update_state (self);
-}
-
-void
-_burrow_window_cancel_load (BurrowWindow *self)
-{
-  if (self->loading_dir == NULL)
-    return;
-
-  g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  g_clear_pointer (&self->loading_dir, g_free);
-  _burrow_window_update_model_bar (self);
-  _burrow_window_update_state (self);
+  if (self->chat != NULL)
+    burrow_session_send_when_ready (self->session, self->chat, text);
 }
 
 void
 _burrow_window_ensure_chat_model (BurrowWindow *self)
 {
-  const char *dir = self->chat ? burrow_chat_get_model_dir (self->chat) : "";
-
-  if (dir[0] == '\0' || g_strcmp0 (dir, self->loaded_dir) == 0 ||
-      g_strcmp0 (dir, self->loading_dir) == 0 || g_strcmp0 (dir, self->failed_dir) == 0)
-    return;
-  _burrow_window_load_model (self, dir);
+  if (self->chat != NULL)
+    burrow_session_ensure_model (self->session, burrow_chat_get_model_dir (self->chat));
 }
 
 void
@@ -333,8 +170,6 @@ _burrow_window_models_dispose (BurrowWindow *self)
 {
   g_cancellable_cancel (self->inspect_cancellable);
   g_clear_object (&self->inspect_cancellable);
-  g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
   if (self->chooser != NULL)
     gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
   g_clear_object (&self->chooser);
@@ -342,11 +177,4 @@ _burrow_window_models_dispose (BurrowWindow *self)
     gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
   g_clear_object (&self->tokenizer_chooser);
   g_clear_pointer (&self->inspect_dir, g_free);
-  g_clear_pointer (&self->loaded_dir, g_free);
-  g_clear_pointer (&self->loading_dir, g_free);
-  g_clear_pointer (&self->failed_dir, g_free);
-  g_clear_pointer (&self->load_error, g_free);
-  g_clear_pointer (&self->load_error_details, g_free);
-  g_clear_pointer (&self->load_phase, g_free);
-  g_clear_pointer (&self->pending_prompt, g_free);
 }

@@ -1,7 +1,7 @@
 /* BurrowWindow's instance struct and the functions its files share: burrow-window.c
  * (construction, pages, header), burrow-window-actions.c (what actions and shortcuts do),
- * burrow-window-models.c (open, inspect, load) and burrow-window-chats.c (conversations,
- * sending and streaming replies). */
+ * burrow-window-models.c (open, inspect, the session's model) and burrow-window-chats.c
+ * (conversations, and showing the session's turn). */
 #pragma once
 
 #include "burrow-chat-store.h"
@@ -9,7 +9,7 @@
 #include "burrow-dashboard.h"
 #include "burrow-engine-worker.h"
 #include "burrow-model-view.h"
-#include "burrow-perf-monitor.h"
+#include "burrow-session.h"
 #include "burrow-settings.h"
 #include "burrow-window.h"
 
@@ -19,9 +19,9 @@ struct _BurrowWindow {
   AdwApplicationWindow parent_instance;
 
   BurrowSettings *settings;
-  BurrowEngineWorker *worker;
+  BurrowSession *session;       /* the model and the turn, shared with other windows */
+  BurrowEngineWorker *worker;   /* reads the folders the window opens */
   BurrowChatStore *store;
-  BurrowPerfMonitor *monitor;
 
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
@@ -30,32 +30,13 @@ struct _BurrowWindow {
   GtkFileChooserNative *chooser;
   GtkFileChooserNative *tokenizer_chooser;
 
-  /* The model on the worker. */
-  char *loaded_dir;             /* NULL until a load succeeded */
-  gboolean supports_thinking;   /* the loaded model can reason before answering */
-  char *loading_dir;            /* the load in flight, or NULL */
-  char *load_error;             /* why the last load of loading_dir failed, in words */
-  char *load_error_details;     /* and as the engine said it */
-  char *failed_dir;
-  GCancellable *load_cancellable;
-  double load_fraction;
-  char *load_phase;
-
   /* The open conversation. */
   BurrowChat *chat;
-  GListStore *messages;         /* BurrowChatMessage */
+  GListModel *messages;         /* BurrowChatMessage: the session's list for chat */
 
-  /* The reply being generated. */
-  GCancellable *generate_cancellable;
-  guint64 generate_id;
-  BurrowChatMessage *reply;
-  BurrowChat *reply_chat;
-  int reply_tokens;
-  char *pending_prompt;         /* sent once the chat's model is ready */
   /* An edit in progress (the chat view knows which message): the composer's text from
    * before, given back on Cancel. Nothing is deleted until the edit is sent. */
   char *draft_before_edit;
-  gboolean notified_generating;
 
   /* Delete with undo. */
   BurrowChat *trashed;
@@ -106,12 +87,11 @@ void _burrow_window_toast_error (BurrowWindow *self,
 void _burrow_window_update_state (BurrowWindow *self);
 
 /* burrow-window-models.c */
-void _burrow_window_load_model (BurrowWindow *self,
-                                const char   *dir);
-void _burrow_window_cancel_load (BurrowWindow *self);
 /* Starts loading the open chat's model unless it is loaded, loading, or failed. */
 void _burrow_window_ensure_chat_model (BurrowWindow *self);
 void _burrow_window_update_model_bar (BurrowWindow *self);
+/* The session's model changed: the model bar, actions, and the composer when it is ready. */
+void _burrow_window_on_model_state (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
 /* The tokenizer file for the inspected folder, which has none of its own. */
@@ -127,7 +107,8 @@ void _burrow_window_select_chat (BurrowWindow *self,
 BurrowChat *_burrow_window_new_chat (BurrowWindow *self,
                                      const char   *model_dir);
 void _burrow_window_send (BurrowWindow *self);
-void _burrow_window_stop (BurrowWindow *self);
+/* Stops the session's reply if it is for this window's chat. */
+void _burrow_window_stop_own (BurrowWindow *self);
 void _burrow_window_regenerate (BurrowWindow *self);
 void _burrow_window_edit_message (BurrowWindow *self,
                                   guint         index);
@@ -142,6 +123,5 @@ void _burrow_window_trash_chat (BurrowWindow *self,
 /* Brings back the chat deleted last, if it has this id. */
 void _burrow_window_undo_trash (BurrowWindow *self,
                                 gint64        id);
-gboolean _burrow_window_is_generating (BurrowWindow *self);
 
 G_END_DECLS

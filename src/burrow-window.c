@@ -11,6 +11,7 @@ G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
 enum {
   PROP_0,
   PROP_SETTINGS,
+  PROP_SESSION,
   PROP_WORKER,
   PROP_STORE,
   PROP_GENERATING,
@@ -57,16 +58,10 @@ _burrow_window_toast_error (BurrowWindow *self,
 }
 
 gboolean
-_burrow_window_is_generating (BurrowWindow *self)
-{
-  return self->generate_cancellable != NULL;
-}
-
-gboolean
 burrow_window_get_generating (BurrowWindow *self)
 {
   g_return_val_if_fail (BURROW_IS_WINDOW (self), FALSE);
-  return _burrow_window_is_generating (self);
+  return burrow_session_get_generating (self->session);
 }
 
 void
@@ -74,12 +69,12 @@ _burrow_window_update_state (BurrowWindow *self)
 {
   GtkWidget *widget = GTK_WIDGET (self);
   gboolean on_chat = g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "chat") == 0;
-  gboolean generating = _burrow_window_is_generating (self);
-  gboolean ready = self->chat != NULL && self->loaded_dir != NULL && self->loading_dir == NULL &&
-                   g_strcmp0 (burrow_chat_get_model_dir (self->chat), self->loaded_dir) == 0;
-  guint n_messages = self->messages ? g_list_model_get_n_items (G_LIST_MODEL (self->messages)) : 0;
+  gboolean generating = burrow_session_get_generating (self->session);
+  gboolean ready = self->chat != NULL &&
+                   burrow_session_is_ready_for (self->session, burrow_chat_get_model_dir (self->chat));
+  guint n_messages = self->messages ? g_list_model_get_n_items (self->messages) : 0;
   g_autoptr(BurrowChatMessage) last = n_messages > 0
-    ? g_list_model_get_item (G_LIST_MODEL (self->messages), n_messages - 1) : NULL;
+    ? g_list_model_get_item (self->messages, n_messages - 1) : NULL;
   const char *title = NULL;
   g_autofree char *model_name = NULL;
 
@@ -92,7 +87,8 @@ _burrow_window_update_state (BurrowWindow *self)
   gtk_widget_action_set_enabled (widget, "win.cancel-edit",
                                  burrow_chat_view_get_editing (self->chat_view) >= 0);
   gtk_widget_action_set_enabled (widget, "win.edit-message", on_chat && !generating);
-  gtk_widget_action_set_enabled (widget, "win.cancel-load", self->loading_dir != NULL);
+  gtk_widget_action_set_enabled (widget, "win.cancel-load",
+                                 burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADING);
   /* A folder without a tokenizer offers to pick one, not a chat that cannot load. */
   gtk_widget_action_set_enabled (widget, "win.start-chat",
                                  self->inspect_dir != NULL && self->inspect_has_tokenizer);
@@ -105,11 +101,6 @@ _burrow_window_update_state (BurrowWindow *self)
   gtk_widget_action_set_enabled (widget, "win.current-chat-settings", self->chat != NULL);
   gtk_widget_set_visible (self->chat_settings_button, on_chat && self->chat != NULL);
   burrow_chat_view_set_generating (self->chat_view, generating);
-  if (self->notified_generating != generating)
-    {
-      self->notified_generating = generating;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GENERATING]);
-    }
 
   adw_view_switcher_title_set_view_switcher_enabled (self->switcher_title, on_chat);
   /* Too narrow for the switcher in the header: it moves to the bottom, on the chat only. */
@@ -201,7 +192,7 @@ burrow_window_close_request (GtkWindow *window)
   BurrowWindow *self = BURROW_WINDOW (window);
 
   /* A reply cut short by closing is kept like a stopped one. */
-  _burrow_window_stop (self);
+  _burrow_window_stop_own (self);
 
   if (!gtk_window_is_maximized (window))
     {
@@ -212,6 +203,13 @@ burrow_window_close_request (GtkWindow *window)
     }
 
   return GTK_WINDOW_CLASS (burrow_window_parent_class)->close_request (window);
+}
+
+static void
+on_generating (BurrowWindow *self)
+{
+  _burrow_window_update_state (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_GENERATING]);
 }
 
 /* No room for the panel beside a folded window's chat: it would squeeze it. */
@@ -247,7 +245,8 @@ burrow_window_constructed (GObject *object)
 
   G_OBJECT_CLASS (burrow_window_parent_class)->constructed (object);
 
-  g_return_if_fail (self->settings != NULL && self->worker != NULL && self->store != NULL);
+  g_return_if_fail (self->settings != NULL && self->session != NULL && self->worker != NULL &&
+                    self->store != NULL);
 
   g_object_bind_property (self->settings, "window-width", self, "default-width",
                           G_BINDING_SYNC_CREATE);
@@ -275,9 +274,19 @@ burrow_window_constructed (GObject *object)
     gtk_widget_set_visible (self->demo_button, demo != NULL);
   }
 
-  burrow_dashboard_set_monitor (self->panel, self->monitor);
+  burrow_dashboard_set_monitor (self->panel, burrow_session_get_monitor (self->session));
   burrow_dashboard_set_compact (self->panel, TRUE);
-  burrow_dashboard_set_monitor (self->performance, self->monitor);
+  burrow_dashboard_set_monitor (self->performance, burrow_session_get_monitor (self->session));
+
+  /* The model and the turn are the application's: every window follows them. */
+  g_signal_connect_object (self->session, "notify::model-state",
+                           G_CALLBACK (_burrow_window_on_model_state), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::load-fraction",
+                           G_CALLBACK (_burrow_window_update_model_bar), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::model-dir",
+                           G_CALLBACK (_burrow_window_on_model_state), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::generating",
+                           G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);
 
   /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
@@ -292,9 +301,9 @@ burrow_window_dispose (GObject *object)
   _burrow_window_chats_dispose (self);
   _burrow_window_models_dispose (self);
   g_clear_object (&self->settings);
+  g_clear_object (&self->session);
   g_clear_object (&self->worker);
   g_clear_object (&self->store);
-  g_clear_object (&self->monitor);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), BURROW_TYPE_WINDOW);
 
@@ -314,6 +323,9 @@ burrow_window_get_property (GObject    *object,
     case PROP_SETTINGS:
       g_value_set_object (value, self->settings);
       break;
+    case PROP_SESSION:
+      g_value_set_object (value, self->session);
+      break;
     case PROP_WORKER:
       g_value_set_object (value, self->worker);
       break;
@@ -321,7 +333,7 @@ burrow_window_get_property (GObject    *object,
       g_value_set_object (value, self->store);
       break;
     case PROP_GENERATING:
-      g_value_set_boolean (value, _burrow_window_is_generating (self));
+      g_value_set_boolean (value, burrow_session_get_generating (self->session));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -340,6 +352,9 @@ burrow_window_set_property (GObject      *object,
     {
     case PROP_SETTINGS:
       self->settings = g_value_dup_object (value);
+      break;
+    case PROP_SESSION:
+      self->session = g_value_dup_object (value);
       break;
     case PROP_WORKER:
       self->worker = g_value_dup_object (value);
@@ -367,6 +382,9 @@ burrow_window_class_init (BurrowWindowClass *klass)
 
   properties[PROP_SETTINGS] =
     g_param_spec_object ("settings", NULL, NULL, BURROW_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SESSION] =
+    g_param_spec_object ("session", NULL, NULL, BURROW_TYPE_SESSION,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_WORKER] =
     g_param_spec_object ("worker", NULL, NULL, BURROW_TYPE_ENGINE_WORKER,
@@ -420,8 +438,7 @@ static void
 burrow_window_init (BurrowWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->monitor = burrow_perf_monitor_new ();
-  self->messages = g_list_store_new (BURROW_TYPE_CHAT_MESSAGE);
+  self->messages = G_LIST_MODEL (g_list_store_new (BURROW_TYPE_CHAT_MESSAGE));
 }
 
 BurrowWindow *
@@ -432,6 +449,7 @@ burrow_window_new (BurrowApplication *application)
   return g_object_new (BURROW_TYPE_WINDOW,
                        "application", application,
                        "settings", burrow_application_get_settings (application),
+                       "session", burrow_application_get_session (application),
                        "worker", burrow_application_get_worker (application),
                        "store", burrow_application_get_chat_store (application),
                        NULL);

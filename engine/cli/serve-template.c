@@ -10,6 +10,7 @@ typedef struct {
   ServeJob *job;
   BwToolParser *parser;
   GPtrArray *events;     /* BwToolEvent: sent and dropped when streaming, kept otherwise */
+  GPtrArray *held;       /* BwToolEvent: text streamed only once a required call came */
   guint n_calls;
 } TemplateTurn;
 
@@ -20,31 +21,67 @@ post_sse (ServeJob *job, const char *json)
   serve_job_post (job, line, FALSE, 0, NULL);
 }
 
-/* Events from index from on: drops calls beyond the first when parallel_tool_calls is
- * false, counts calls, and streams (then forgets) them when the reply is streamed. Text
- * events merge into the last one, which is why a streamed reply keeps none. */
+/* The log probability entries gathered since the last chunk, handed over (NULL without
+ * logprobs or when there are none). */
+static JsonArray *
+take_logprobs (ServeJob *job)
+{
+  JsonArray *taken = job->logprobs;
+  if (taken == NULL || json_array_get_length (taken) == 0)
+    return NULL;
+  job->logprobs = json_array_new ();
+  return taken;
+}
+
+static void
+send_event (TemplateTurn *t, const BwToolEvent *ev)
+{
+  g_autoptr (JsonArray) logprobs = take_logprobs (t->job);
+  g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev, logprobs);
+  post_sse (t->job, chunk);
+}
+
+/* A call the request allows: with a named tool_choice, a call to that function only. */
+static gboolean
+call_allowed (const ServeTools *tools, const BwToolEvent *ev)
+{
+  return (tools->parallel || ev->index == 0)
+         && (tools->choice_name == NULL || strcmp (ev->name, tools->choice_name) == 0);
+}
+
+/* Events from index from on: drops calls the request does not allow (beyond the first when
+ * parallel_tool_calls is false, another function than a named tool_choice), counts calls,
+ * and streams (then forgets) them when the reply is streamed. Text events merge into the
+ * last one, which is why a streamed reply keeps none. With a tool_choice that requires a
+ * call, streamed text waits for the first call: a reply without one is an error, not text. */
 static void
 dispatch_from (TemplateTurn *t, guint from)
 {
-  const ServeRequest *req = t->job->req;
+  const ServeTools *tools = t->job->req->tools;
 
   for (guint i = from; i < t->events->len; i++)
     {
       BwToolEvent *ev = t->events->pdata[i];
-      if (ev->kind == BW_TOOL_EVENT_CALL && !req->tools->parallel && ev->index > 0)
+      if (ev->kind == BW_TOOL_EVENT_CALL && !call_allowed (tools, ev))
         {
           g_ptr_array_remove_index (t->events, i--);
           continue;
         }
       if (ev->kind == BW_TOOL_EVENT_CALL)
         t->n_calls++;
-      if (req->stream)
+      if (!t->job->req->stream)
+        continue;
+      if (tools->choice_required && t->n_calls == 0)
         {
-          g_autofree char *chunk = serve_tools_event_chunk (&t->job->rid, ev);
-          post_sse (t->job, chunk);
+          g_ptr_array_add (t->held, g_ptr_array_steal_index (t->events, i--));
+          continue;
         }
+      for (guint k = 0; k < t->held->len; k++)
+        send_event (t, t->held->pdata[k]);
+      g_ptr_array_set_size (t->held, 0);
+      send_event (t, ev);
     }
-  if (req->stream)
+  if (t->job->req->stream)
     g_ptr_array_set_size (t->events, 0);
 }
 
@@ -54,6 +91,8 @@ on_raw_token (const BurrowToken *tok, gpointer data)
   TemplateTurn *t = data;
   guint before = t->events->len;
 
+  if (t->job->logprobs && tok->id >= 0)
+    serve_json_add_logprob (t->job->logprobs, t->job->server->engine, tok);
   if (tok->answer[0])
     bw_tool_parser_push (t->parser, tok->answer, strlen (tok->answer), t->events);
   dispatch_from (t, before);
@@ -70,12 +109,13 @@ record_turn (ServeServer *server, const BurrowTurnStats *st)
 }
 
 static void
-answer_error (ServeJob *job, guint status, const char *type, const char *message)
+answer_error (ServeJob *job, guint status, const char *type, const char *code,
+              const char *message)
 {
   ServeError err = { 0 };
   char *body;
 
-  serve_error_set (&err, status, type, NULL, status == 400 ? "messages" : NULL, "%s", message);
+  serve_error_set (&err, status, type, code, status == 400 ? "messages" : NULL, "%s", message);
   body = serve_json_error (&err);
   serve_error_clear (&err);
   if (job->req->stream)
@@ -103,16 +143,33 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
     {
       answer_error (job, error->domain == BURROW_ENGINE_ERROR ? 400 : 500,
                     error->domain == BURROW_ENGINE_ERROR ? "invalid_request_error" : "server_error",
-                    error->message);
+                    NULL, error->message);
+      return;
+    }
+  /* Without constrained decoding the model may still answer in text; that answer is not
+   * what the client asked for, so it gets an error rather than a reply that pretends. */
+  if (job->req->tools->choice_required && t->n_calls == 0)
+    {
+      g_autofree char *msg = NULL;
+      if (job->req->tools->choice_name)
+        msg = g_strdup_printf ("tool_choice names the function '%s', but the model answered "
+                               "without calling it (this server does not constrain decoding "
+                               "to tool calls).", job->req->tools->choice_name);
+      else
+        msg = g_strdup ("tool_choice is 'required', but the model answered without a tool "
+                        "call (this server does not constrain decoding to tool calls).");
+      answer_error (job, 422, "server_error", "tool_choice_not_followed", msg);
       return;
     }
   if (!job->req->stream)
     {
-      serve_job_post (job, NULL, TRUE, 200, serve_tools_completion (&job->rid, t->events, st));
+      serve_job_post (job, NULL, TRUE, 200,
+                      serve_tools_completion (&job->rid, t->events, job->logprobs, st));
       return;
     }
   reason = t->n_calls > 0 ? "tool_calls" : serve_finish_reason (st->finish);
-  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, NULL, reason);
+  g_autoptr (JsonArray) rest = take_logprobs (job);
+  g_autofree char *last = serve_json_chunk (&job->rid, NULL, NULL, NULL, rest, reason);
   post_sse (job, last);
   if (job->req->include_usage)
     {
@@ -138,16 +195,10 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
-  if (req->opts.logprobs)
-    {
-      answer_error (job, 400, "invalid_request_error",
-                    "logprobs are not supported for a model served with its own chat template.");
-      return;
-    }
   prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
   if (prompt == NULL)
     {
-      answer_error (job, 400, "invalid_request_error", error->message);
+      answer_error (job, 400, "invalid_request_error", NULL, error->message);
       return;
     }
   if (server->last == NULL)
@@ -159,6 +210,9 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
     }
   t.parser = serve_tools_parser (server->tool_format, req->tools, prompt);
   t.events = g_ptr_array_new_with_free_func ((GDestroyNotify) bw_tool_event_free);
+  t.held = g_ptr_array_new_with_free_func ((GDestroyNotify) bw_tool_event_free);
+  if (req->opts.logprobs)
+    job->logprobs = json_array_new ();
 #ifdef BURROW_TESTING
   ok = serve_testing_reply (server, prompt, on_raw_token, &t, &st);
   if (!ok)
@@ -177,4 +231,5 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   finish (&t, &st, error);
   bw_tool_parser_free (t.parser);
   g_ptr_array_unref (t.events);
+  g_ptr_array_unref (t.held);
 }

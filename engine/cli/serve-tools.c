@@ -111,7 +111,8 @@ parse_tool_list (JsonNode *n, ServeTools *out, ServeError *err)
 }
 
 /* tool_choice: "auto", "none", "required", or {"type": "function", "function": {"name"}}:
- * a named function leaves only that tool offered. */
+ * a named function leaves only that tool offered. "required" and a named function need
+ * tools, and a reply that calls none of them is an error (serve-template.c). */
 static gboolean
 parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
 {
@@ -122,8 +123,12 @@ parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
       const char *v = json_node_get_string (n);
       if (strcmp (v, "none") == 0)
         out->choice_none = TRUE;
-      else if (strcmp (v, "auto") != 0 && strcmp (v, "required") != 0)
+      else if (strcmp (v, "required") == 0)
+        out->choice_required = TRUE;
+      else if (strcmp (v, "auto") != 0)
         return bad (err, "tool_choice", "expected none, auto, required or a function");
+      if (out->choice_required && out->tools == NULL)
+        return bad (err, "tool_choice", "\"required\" needs tools");
       return TRUE;
     }
   if (JSON_NODE_HOLDS_OBJECT (n))
@@ -143,6 +148,8 @@ parse_choice (JsonNode *n, ServeTools *out, ServeError *err)
           json_array_add_element (only, json_node_copy (json_array_get_element (out->tools, i)));
           json_array_unref (out->tools);
           out->tools = only;
+          out->choice_required = TRUE;
+          out->choice_name = g_strdup (name);
           return TRUE;
         }
     }
@@ -229,6 +236,7 @@ serve_tools_clear (ServeTools *t)
   g_clear_pointer (&t->messages, json_array_unref);
   g_clear_pointer (&t->tools, json_array_unref);
   g_clear_pointer (&t->kwargs, json_object_unref);
+  g_clear_pointer (&t->choice_name, g_free);
 }
 
 char *
@@ -309,7 +317,7 @@ add_call (JsonBuilder *b, const BwToolEvent *ev)
 }
 
 char *
-serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
+serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev, JsonArray *logprobs)
 {
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (JsonBuilder) b = NULL;
@@ -318,9 +326,9 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 
   if (ev->kind != BW_TOOL_EVENT_CALL)
     return serve_json_chunk (rid, NULL, ev->kind == BW_TOOL_EVENT_CONTENT ? ev->text : NULL,
-                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, NULL,
+                             ev->kind == BW_TOOL_EVENT_REASONING ? ev->text : NULL, logprobs,
                              NULL);
-  base = serve_json_chunk (rid, NULL, NULL, NULL, NULL, NULL);
+  base = serve_json_chunk (rid, NULL, NULL, NULL, logprobs, NULL);
   root = json_from_string (base, NULL);
   delta = json_object_get_object_member (
     json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0),
@@ -334,7 +342,8 @@ serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev)
 }
 
 char *
-serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, const BurrowTurnStats *stats)
+serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, JsonArray *logprobs,
+                        const BurrowTurnStats *stats)
 {
   g_autoptr (GString) content = g_string_new (NULL);
   g_autoptr (GString) reasoning = g_string_new (NULL);
@@ -359,7 +368,7 @@ serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, const Burrow
         }
     }
   json_builder_end_array (b);
-  base = serve_json_completion (rid, content->str, reasoning->str, NULL, stats);
+  base = serve_json_completion (rid, content->str, reasoning->str, logprobs, stats);
   root = json_from_string (base, NULL);
   choice = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0);
   message = json_object_get_object_member (choice, "message");

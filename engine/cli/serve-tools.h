@@ -20,6 +20,8 @@ struct _ServeTools {
   JsonObject *kwargs;        /* chat_template_kwargs, or NULL */
   gboolean parallel;         /* parallel_tool_calls (default TRUE) */
   gboolean choice_none;
+  gboolean choice_required;  /* "required" or a named function: the reply must call */
+  char *choice_name;         /* the named function, or NULL */
 };
 
 /* Reads and checks tools, tool_choice, parallel_tool_calls, the messages and
@@ -40,10 +42,13 @@ const char **serve_tools_plain_texts (const ServeTools *tools);
 BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,
                                   const char *prompt);
 
-/* One chunk per event (content, reasoning_content or one tool call). */
-char *serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev);
-/* The whole reply from its events, with finish_reason "tool_calls" when it has calls. */
-char *serve_tools_completion (const ServeReplyId *rid, GPtrArray *events,
+/* One chunk per event (content, reasoning_content or one tool call), with the log
+ * probability entries of the tokens generated since the last chunk (may be NULL). */
+char *serve_tools_event_chunk (const ServeReplyId *rid, const BwToolEvent *ev,
+                               JsonArray *logprobs);
+/* The whole reply from its events, with finish_reason "tool_calls" when it has calls;
+ * logprobs: every token's entry, or NULL. */
+char *serve_tools_completion (const ServeReplyId *rid, GPtrArray *events, JsonArray *logprobs,
                               const BurrowTurnStats *stats);
 
 G_END_DECLS

@@ -169,6 +169,10 @@ const char *burrow_engine_get_family (BurrowEngine *engine);  /* "kimi_linear", 
 const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
 /* Where prompts come from: the template file's path, or NULL for the built-in format. */
 const char *burrow_engine_get_chat_template (BurrowEngine *engine);
+/* The file holding a checkpoint folder's own chat template (chat_template.jinja, or
+ * tokenizer_config.json with a chat_template), or NULL when it has none or it is
+ * unreadable; without loading the model. */
+char *burrow_chat_template_find (const char *dir);
 /* TRUE when the family's chat format has a thinking mode. */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the
@@ -398,6 +402,23 @@ gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const ch
                                               BurrowTokenFunc func, gpointer user_data,
                                               BurrowTurnStats *stats, GCancellable *cancellable,
                                               GError **error);
+
+/* ---- Tool calls in a reply's text ----
+ *
+ * For showing a reply: the tool calls a model wrote in any syntax the engine knows (Kimi,
+ * GLM, Qwen3 JSON and XML, DeepSeek-V3.1, harmony), whatever its template. */
+
+typedef struct {
+  char *name;
+  char *arguments;   /* a JSON object, as text */
+} BurrowToolCall;
+
+void burrow_tool_call_free (BurrowToolCall *call);
+
+/* Returns text without the tool calls it holds, and appends them (BurrowToolCall *, owned
+ * by calls, whose free function should be burrow_tool_call_free). Text that holds none
+ * comes back unchanged, and so does a call that does not parse (yet, while streaming). */
+char *burrow_reply_split_tool_calls (const char *text, GPtrArray *calls);
 
 /* ---- Live views for the app's dashboard ----
  *

@@ -58,6 +58,8 @@ struct BwState {
   gboolean broken;              /* a forward failed part-way */
   float **fixed;                /* [n_layers], NULL where the layer has none */
   float **cache;                /* [n_layers], capacity * per_pos floats, or NULL */
+  float *mark;                  /* every layer's fixed floats at mark_pos, or NULL */
+  int mark_pos;                 /* -1: no mark */
 };
 
 /* Makes room for positions cached positions (amortised doubling); called once per forward

@@ -94,6 +94,16 @@ int bw_state_position (const BwState *state);  /* tokens appended so far */
 guint64 bw_state_bytes (const BwState *state);
 /* Bytes a state grows by per position (attention caches; 0 for a model of fixed state). */
 guint64 bw_model_state_bytes_per_position (const BwModel *model);
+/* TRUE when some layer keeps a position-independent state (KDA, Gated DeltaNet): such a
+ * state cannot be cut back to an earlier position, only restored from a mark. */
+gboolean bw_model_has_fixed_state (const BwModel *model);
+/* Remembers the fixed part of the state at the current position (one mark per state; the
+ * next replaces it), so that bw_state_rewind can come back here. */
+void bw_state_mark (BwState *state);
+/* Moves the state back so that it covers at most pos positions (pos <= position), and
+ * returns the position it now covers: pos itself when the model keeps only per-position
+ * caches, the mark's when the mark lies at or before pos, else 0 (reset). */
+int bw_state_rewind (BwState *state, int pos);
 
 /* Appends ids[0..n) at positions position()..position()+n-1. n > 1 is a prefill (processed
  * in chunks of max_batch with matrix-matrix kernels), n == 1 a decode step; both give the

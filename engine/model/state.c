@@ -13,6 +13,7 @@ bw_state_new (BwModel *model)
   state->model = model;
   state->fixed = g_new0 (float *, model->n_layers);
   state->cache = g_new0 (float *, model->n_layers);
+  state->mark_pos = -1;
   for (int l = 0; l < model->n_layers; l++)
     if (model->state_sizes[l].fixed)
       state->fixed[l] = g_new0 (float, model->state_sizes[l].fixed);
@@ -31,6 +32,7 @@ bw_state_free (BwState *state)
     }
   g_free (state->fixed);
   g_free (state->cache);
+  g_free (state->mark);
   g_free (state);
 }
 
@@ -41,7 +43,76 @@ bw_state_reset (BwState *state)
     if (state->fixed[l])
       memset (state->fixed[l], 0, state->model->state_sizes[l].fixed * sizeof (float));
   state->pos = 0;
+  state->mark_pos = -1;
   state->broken = FALSE;
+}
+
+static gsize
+fixed_floats (const BwModel *model)
+{
+  gsize floats = 0;
+  for (int l = 0; l < model->n_layers; l++)
+    floats += model->state_sizes[l].fixed;
+  return floats;
+}
+
+gboolean
+bw_model_has_fixed_state (const BwModel *model)
+{
+  return fixed_floats (model) > 0;
+}
+
+void
+bw_state_mark (BwState *state)
+{
+  const BwModel *model = state->model;
+  gsize total = fixed_floats (model), off = 0;
+  state->mark_pos = -1;
+  if (state->broken)
+    return;
+  /* Allocated once per state, on its first mark: a failed allocation only loses the mark. */
+  if (total > 0 && state->mark == NULL && (state->mark = g_try_new (float, total)) == NULL)
+    return;
+  for (int l = 0; l < model->n_layers; l++)
+    {
+      gsize n = model->state_sizes[l].fixed;
+      if (n)
+        memcpy (state->mark + off, state->fixed[l], n * sizeof (float));
+      off += n;
+    }
+  state->mark_pos = state->pos;
+}
+
+int
+bw_state_rewind (BwState *state, int pos)
+{
+  const BwModel *model = state->model;
+  g_return_val_if_fail (pos >= 0 && pos <= state->pos, state->pos);
+  if (!state->broken && pos == state->pos)
+    return pos;
+  if (!state->broken && !bw_model_has_fixed_state (model))
+    {
+      /* Per-position caches past pos are simply overwritten by the next forward. */
+      state->pos = pos;
+      if (state->mark_pos > pos)
+        state->mark_pos = -1;
+      return pos;
+    }
+  if (state->broken || state->mark_pos < 0 || state->mark_pos > pos)
+    {
+      bw_state_reset (state);
+      return 0;
+    }
+  gsize off = 0;
+  for (int l = 0; l < model->n_layers; l++)
+    {
+      gsize n = model->state_sizes[l].fixed;
+      if (n)
+        memcpy (state->fixed[l], state->mark + off, n * sizeof (float));
+      off += n;
+    }
+  state->pos = state->mark_pos;
+  return state->pos;
 }
 
 guint64

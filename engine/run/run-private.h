@@ -64,8 +64,10 @@ gboolean bw_conversation_save_if_attached (BurrowConversation *conv, double *sec
                                            GCancellable *cancellable, GError **error);
 
 /* The prompt through the engine's chat template: every message of the conversation, then
- * the generation prompt, encoded with message content as plain text. */
+ * the generation prompt, encoded with message content as plain text, appended to ids.
+ * gen_start (may be NULL) receives where the generation prompt starts in ids, or 0 when
+ * the rendering without it is not a prefix of the one with it. */
 gboolean bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
-                             GArray *ids, GError **error);
+                             GArray *ids, guint *gen_start, GError **error);
 
 G_END_DECLS

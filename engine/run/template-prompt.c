@@ -1,7 +1,10 @@
 /* A turn's prompt through the checkpoint's own chat template (see run-private.h). The whole
  * conversation is rendered each turn; the decode state is reused as far as its ids start
- * the new prompt's (turn.c), so history the template renders the same is not read again. */
+ * the new prompt's (turn.c), so history the template renders the same is not read again,
+ * and history it renders differently is read again from the first differing token. */
 #include "run/run-private.h"
+
+#include <string.h>
 
 static JsonArray *
 messages_json (const BurrowConversation *conv)
@@ -22,9 +25,10 @@ messages_json (const BurrowConversation *conv)
   return arr;
 }
 
-gboolean
-bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts, GArray *ids,
-                    GError **error)
+/* The conversation rendered (with or without the generation prompt) and encoded. */
+static gboolean
+render_ids (const BurrowConversation *conv, const BurrowGenerateOptions *opts, gboolean gen,
+            GArray *ids, GError **error)
 {
   BurrowEngine *engine = conv->engine;
   g_autoptr (JsonArray) messages = messages_json (conv);
@@ -36,7 +40,7 @@ bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions 
 
   if (engine->format->thinking)
     json_object_set_boolean_member (kwargs, "enable_thinking", opts->thinking);
-  vars = bw_chat_template_vars (engine->template, messages, NULL, TRUE, kwargs);
+  vars = bw_chat_template_vars (engine->template, messages, NULL, gen, kwargs);
   text = bw_jinja_render (engine->template_parsed, vars, NULL, NULL, error);
   if (text == NULL)
     return FALSE;
@@ -50,4 +54,25 @@ bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions 
   bw_model_template_segments (text, (const char *const *) contents->pdata, contents->len,
                               segments);
   return bw_chat_encode_segments (engine->tok, text, segments, ids, error);
+}
+
+gboolean
+bw_template_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts, GArray *ids,
+                    guint *gen_start, GError **error)
+{
+  guint before = ids->len;
+  if (!render_ids (conv, opts, TRUE, ids, error))
+    return FALSE;
+  if (gen_start == NULL)
+    return TRUE;
+  /* Where the generation prompt starts, when the rendering without it is a prefix: the
+   * next turn may render the reply differently from the generation prompt on (dropped
+   * reasoning), and a state marked there need not be recomputed before it. */
+  g_autoptr (GArray) bare = g_array_new (FALSE, FALSE, sizeof (gint32));
+  *gen_start = 0;
+  if (render_ids (conv, opts, FALSE, bare, NULL) && before + bare->len <= ids->len
+      && memcmp (bare->data, &g_array_index (ids, gint32, before),
+                 bare->len * sizeof (gint32)) == 0)
+    *gen_start = before + bare->len;
+  return TRUE;
 }

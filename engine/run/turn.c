@@ -26,6 +26,7 @@ typedef struct {
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
+  guint n_mark;              /* where to mark the state during the prefill, or 0 */
   int max_tokens;
   BwSampler *sampler;
   BwTokenStream stream;
@@ -121,7 +122,7 @@ raw_prompt_ids (Turn *t, GError **error)
  * template, the whole conversation rendered anew. */
 static gboolean
 encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts,
-               BwChatOptions *chat, GArray *seq, GError **error)
+               BwChatOptions *chat, GArray *seq, guint *mark, GError **error)
 {
   guint n = conv->messages->len - conv->n_fed;
   g_autofree BwChatMessage *msgs = g_new0 (BwChatMessage, MAX (n, 1));
@@ -136,7 +137,7 @@ encode_prompt (const BurrowConversation *conv, const BurrowGenerateOptions *opts
                             .add_generation_prompt = TRUE,
                             .continuation = conv->ids->len > 0 };
   if (conv->engine->template != NULL)
-    return bw_template_prompt (conv, opts, seq, error);
+    return bw_template_prompt (conv, opts, seq, mark, error);
   g_array_append_vals (seq, conv->ids->data, conv->ids->len);
   return bw_chat_encode (chat, msgs, n, conv->engine->tok, seq, error);
 }
@@ -165,7 +166,9 @@ turn_prompt (Turn *t, GError **error)
 {
   t->seq = g_array_new (FALSE, FALSE, sizeof (gint32));
   if (t->raw_prompt ? !raw_prompt_ids (t, error)
-                    : !encode_prompt (t->conv, t->opts, &t->chat, t->seq, error))
+                    : !encode_prompt (t->conv, t->opts, &t->chat, t->seq,
+                                      bw_model_has_fixed_state (t->model) ? &t->n_mark : NULL,
+                                      error))
     return FALSE;
   t->n_prompt = t->seq->len;
   t->stats.prompt_tokens = (int) t->n_prompt;
@@ -179,16 +182,21 @@ turn_prompt (Turn *t, GError **error)
   return TRUE;
 }
 
-static gboolean
-fed_is_prefix (const BurrowConversation *conv, const GArray *seq, guint limit)
+/* How many of the state's ids start seq, up to limit. */
+static guint
+common_prefix (const GArray *fed, const GArray *seq, guint limit)
 {
-  return conv->fed->len <= limit
-         && (conv->fed->len == 0
-             || memcmp (conv->fed->data, seq->data, conv->fed->len * sizeof (gint32)) == 0);
+  guint n = MIN (fed->len, limit), i = 0;
+  const gint32 *a = (const gint32 *) fed->data, *b = (const gint32 *) seq->data;
+  while (i < n && a[i] == b[i])
+    i++;
+  return i;
 }
 
-/* Keeps the decode state if what it covers starts the prompt (leaving at least one token to
- * prefill for the logits); otherwise starts from an empty one. */
+/* Keeps the decode state as far as what it covers starts the prompt (leaving at least one
+ * token to prefill for the logits): a template that renders history differently (old
+ * reasoning dropped) costs a prefill from the first differing token, or from the state's
+ * mark before it when the model's state cannot be cut back. */
 static void
 turn_state (Turn *t)
 {
@@ -201,11 +209,18 @@ turn_state (Turn *t)
     }
   if ((conv->state == NULL || conv->state->broken) && conv->session_path)
     t->stats.state_restored = bw_conversation_recover_state (conv, &t->stats.restore_seconds);
-  if (conv->state && !fed_is_prefix (conv, t->seq, t->n_prompt - 1))
+  if (conv->state && conv->state->broken)
     {
-      g_clear_pointer (&conv->state, bw_state_free);
+      bw_state_reset (conv->state);
       g_array_set_size (conv->fed, 0);
-      t->stats.state_restored = FALSE;
+    }
+  if (conv->state)
+    {
+      guint keep = common_prefix (conv->fed, t->seq, t->n_prompt - 1);
+      if (keep < conv->fed->len)
+        g_array_set_size (conv->fed, (guint) bw_state_rewind (conv->state, (int) keep));
+      if (conv->fed->len == 0)
+        t->stats.state_restored = FALSE;
     }
   if (conv->state == NULL)
     conv->state = bw_state_new (t->model);
@@ -230,9 +245,12 @@ turn_prefill (Turn *t, GError **error)
   guint start = conv->fed->len, slice = (guint) MAX (t->engine->max_batch, 1);
   const gint32 *ids = (const gint32 *) t->seq->data;
   t->t_prefill0 = g_get_monotonic_time ();
-  for (guint off = start; off < t->n_prompt; off += slice)
+  for (guint off = start, m; off < t->n_prompt; off += m)
     {
-      guint m = MIN (slice, t->n_prompt - off);
+      m = MIN (slice, t->n_prompt - off);
+      /* A slice ends at the mark, so the state can be marked there. */
+      if (off < t->n_mark && off + m > t->n_mark)
+        m = t->n_mark - off;
       gboolean last = off + m == t->n_prompt;
       if (!bw_model_forward (t->model, conv->state, ids + off, (int) m,
                              last ? t->engine->logits : NULL, FALSE, t->cancellable, error))
@@ -241,6 +259,8 @@ turn_prefill (Turn *t, GError **error)
           return FALSE;
         }
       g_array_append_vals (conv->fed, ids + off, m);
+      if (off + m == t->n_mark)
+        bw_state_mark (conv->state);
       t->stats.prefill_done += (int) m;
       t->t_prefill = g_get_monotonic_time ();
       if (t->opts->prefill_progress && t->n_prompt - start > slice)
@@ -459,7 +479,7 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
     return -1;
   BwChatOptions chat;
   g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
-  if (!encode_prompt (conv, options, &chat, seq, error)
+  if (!encode_prompt (conv, options, &chat, seq, NULL, error)
       || !check_context (context_limit (conv, options), seq->len, error))
     return -1;
   return (int) seq->len;

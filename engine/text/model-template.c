@@ -1,6 +1,8 @@
 /* Finding and applying a checkpoint's own chat template (see model-template.h). */
 #include "text/model-template.h"
 
+#include "burrow-engine.h"
+
 #include <glib/gstdio.h>
 #include <string.h>
 
@@ -248,4 +250,14 @@ bw_model_template_segments (const char *text, const char *const *contents, gsize
       pos = (hit - text) + strlen (c);
     }
   add_segment (segments, pos, len - pos, TRUE);
+}
+
+char *
+burrow_chat_template_find (const char *dir)
+{
+  g_autoptr (BwModelTemplate) mt = NULL;
+
+  g_return_val_if_fail (dir != NULL, NULL);
+  mt = bw_model_template_load (dir, FALSE, NULL);
+  return mt ? g_strdup (mt->origin) : NULL;
 }

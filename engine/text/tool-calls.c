@@ -405,6 +405,17 @@ parse_json_call (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
   return TRUE;
 }
 
+/* A function name as OpenAI allows them (letters, digits, _ - and .; 1 to 64): GLM's and
+ * the XML syntax's names are free text, and text that only starts like a call (a JSON
+ * object after <tool_call>) must not become one. */
+static gboolean
+function_name_ok (const char *name)
+{
+  gsize n = strlen (name);
+  return n > 0 && n <= 64
+         && strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == n;
+}
+
 /* name<arg_key>k</arg_key><arg_value>v</arg_value>... */
 static gboolean
 parse_glm (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
@@ -416,7 +427,7 @@ parse_glm (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
   const char *key, *value;
   gsize key_len, value_len;
 
-  if (*name == '\0' || strchr (name, '<') != NULL)
+  if (!function_name_ok (name))
     return FALSE;
   while (take_between (s, len, &at, "<arg_key>", "</arg_key>", &key, &key_len))
     {
@@ -469,7 +480,7 @@ parse_xml (BwToolParser *p, const char *s, gsize len, GPtrArray *calls)
       add_value (p, args, name, key, v, vend - v);
       q = close + strlen ("</parameter>");
     }
-  if (*name == '\0')
+  if (!function_name_ok (name))
     return FALSE;
   emit_call (p, NULL, name, strlen (name), object_text (args), calls);
   return TRUE;

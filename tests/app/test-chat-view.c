@@ -426,6 +426,84 @@ test_click_regenerate (void)
   g_list_store_remove_all (messages);
 }
 
+/* Saves the window as a PNG into $BURROW_TEST_SCREENSHOTS, when it is set, for a person
+ * to look at. */
+static void
+screenshot (const char *name)
+{
+  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GtkSnapshot) snapshot = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+  int w = gtk_widget_get_width (window), h = gtk_widget_get_height (window);
+
+  if (dir == NULL)
+    return;
+  paintable = gtk_widget_paintable_new (window);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
+                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+}
+
+/* A reply's tool call shows folded under its text, titled with the function's name; a
+ * real click unfolds it to the arguments, one member a line. The raw call syntax never
+ * shows, and a call streaming in later gets its own fold while the open one stays open. */
+static void
+test_tool_call_expands (void)
+{
+  g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER, "Weather in Lyon?");
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT,
+      "I will look it up.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+      "{\"city\": \"Lyon\", \"days\": [1, 2]}}\n</tool_call>");
+  GtkWidget *row, *box, *expander, *args, *thinking, *second;
+
+  burrow_chat_message_set_reasoning (reply, "The user wants the weather.");
+  g_list_store_append (messages, question);
+  g_list_store_append (messages, reply);
+  take_focus ();
+  settle ();
+  row = last_row ();
+  box = GTK_WIDGET (gtk_widget_get_template_child (row, BURROW_TYPE_MESSAGE_ROW, "tool_calls_box"));
+  thinking = GTK_WIDGET (gtk_widget_get_template_child (row, BURROW_TYPE_MESSAGE_ROW, "thinking_expander"));
+  g_assert_true (gtk_widget_get_mapped (box));
+  g_assert_true (gtk_widget_get_mapped (thinking));
+  g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (thinking)));
+  expander = gtk_widget_get_first_child (box);
+  g_assert_true (GTK_IS_EXPANDER (expander));
+  g_assert_null (gtk_widget_get_next_sibling (expander));
+  g_assert_cmpstr (gtk_expander_get_label (GTK_EXPANDER (expander)), ==, "Tool call: get_weather");
+  g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (expander)));
+  args = gtk_expander_get_child (GTK_EXPANDER (expander));
+  g_assert_false (gtk_widget_get_mapped (args));
+  screenshot ("tool-call-folded.png");
+
+  click (expander);
+  settle ();
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (expander)));
+  g_assert_true (gtk_widget_get_mapped (args));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (args)), ==,
+                   "{\n  \"city\" : \"Lyon\",\n  \"days\" : [\n    1,\n    2\n  ]\n}");
+  screenshot ("tool-call-open.png");
+
+  burrow_chat_message_append (reply, "\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>",
+                              "");
+  settle ();
+  g_assert_true (gtk_widget_get_first_child (box) == expander);
+  g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (expander)));
+  second = gtk_widget_get_next_sibling (expander);
+  g_assert_nonnull (second);
+  g_assert_cmpstr (gtk_expander_get_label (GTK_EXPANDER (second)), ==, "Tool call: get_time");
+  g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (second)));
+
+  g_list_store_remove_all (messages);
+}
+
 static void
 on_send (GSimpleAction *action,
          GVariant      *param,
@@ -481,6 +559,7 @@ main (int   argc,
   g_test_add_func ("/chat-view/follows-only-at-bottom", test_follows_only_at_bottom);
   g_test_add_func ("/chat-view/long-reply-pieces", test_long_reply_pieces);
   g_test_add_func ("/chat-view/click-regenerate", test_click_regenerate);
+  g_test_add_func ("/chat-view/tool-call-expands", test_tool_call_expands);
 
   return g_test_run ();
 }

@@ -6,6 +6,7 @@
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,6 +17,7 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
+#include "app-finalize.h"
 #include "user-dirs.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
@@ -279,7 +281,7 @@ close_dialog (BurrowChatSettingsWindow *dialog)
 static int
 last_prompt_tokens (void)
 {
-  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (window->monitor);
+  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (burrow_session_get_monitor (window->session));
 
   g_assert_nonnull (s);
   return s->turn.prompt_tokens;
@@ -389,6 +391,102 @@ test_chat_settings (void)
   close_dialog (dialog);
   g_object_set (settings, "temperature", default_temperature, "system-prompt", "", NULL);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 1);
+}
+
+/* The visible file chooser of the template row, if any. */
+static GtkWindow *
+file_chooser (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return GTK_WINDOW (w);
+    }
+  return NULL;
+}
+
+/* Regenerates the last reply and returns the prompt's token count. */
+static int
+regenerate_prompt_tokens (void)
+{
+  g_assert_true (activate ("win.regenerate", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  return last_prompt_tokens ();
+}
+
+/* Chat Settings shows the template in use (the demo's own, in tokenizer_config.json),
+ * Choose opens a file chooser, a chosen file builds the prompts once the model loads again
+ * (here a copy of the demo's template that adds a system message), and the reset button
+ * goes back to the model's own. */
+static void
+test_chat_template_setting (void)
+{
+  BurrowChat *chat = chat_at (0);
+  const char *dir = burrow_chat_get_model_dir (chat);
+  g_autofree char *config = g_build_filename (dir, "tokenizer_config.json", NULL);
+  g_autofree char *tmp = g_dir_make_tmp ("burrow-template-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (tmp, "foxes.jinja", NULL);
+  g_autofree char *source = NULL;
+  g_autofree char *shown = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  BurrowChatSettingsWindow *dialog;
+  AdwActionRow *row;
+  GtkWidget *reset;
+  GtkWindow *chooser;
+  int own, chosen;
+
+  g_assert_true (json_parser_load_from_file (parser, config, &error));
+  g_assert_no_error (error);
+  source = g_strconcat ("<|im_system|>system<|im_middle|>Speak of foxes and forests.<|im_end|>",
+                        json_object_get_string_member (json_node_get_object (json_parser_get_root (parser)),
+                                                       "chat_template"), NULL);
+  g_assert_true (g_file_set_contents (path, source, -1, &error));
+  own = regenerate_prompt_tokens ();
+
+  g_assert_true (activate ("win.current-chat-settings", NULL));
+  dialog = settings_dialog ();
+  row = dialog_child (dialog, "template_row");
+  reset = dialog_child (dialog, "reset_template_button");
+  g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (row), "The model's own: "));
+  g_assert_true (g_str_has_suffix (adw_action_row_get_subtitle (row), "tokenizer_config.json"));
+  g_assert_false (gtk_widget_get_visible (reset));
+
+  /* Choose opens a file chooser; closing it changes nothing. */
+  g_signal_emit_by_name (dialog_child (dialog, "choose_template_button"), "clicked");
+  ITERATE_UNTIL ((chooser = file_chooser ()) != NULL);
+  gtk_window_close (chooser);
+  ITERATE_UNTIL (file_chooser () == NULL);
+  g_assert_false (burrow_chat_settings_window_get_template_changed (dialog));
+
+  /* What the chooser does with a file: it is shown, and the model loads again with it. */
+  burrow_chat_settings_window_choose_template_file (dialog, file);
+  shown = g_strconcat ("Chosen: ", path, NULL);
+  g_assert_cmpstr (adw_action_row_get_subtitle (row), ==, shown);
+  g_assert_true (gtk_widget_get_visible (reset));
+  close_dialog (dialog);
+  ITERATE_UNTIL (model_ready ());
+  chosen = regenerate_prompt_tokens ();
+  g_test_message ("prompt tokens with the model's own template %d, with the chosen one %d", own, chosen);
+  g_assert_cmpint (chosen, >, own + 5);
+
+  /* Reset: the model's own again. */
+  g_assert_true (activate ("win.current-chat-settings", NULL));
+  dialog = settings_dialog ();
+  g_signal_emit_by_name (dialog_child (dialog, "reset_template_button"), "clicked");
+  g_assert_true (g_str_has_prefix (adw_action_row_get_subtitle (dialog_child (dialog, "template_row")),
+                                   "The model's own: "));
+  g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "reset_template_button")));
+  close_dialog (dialog);
+  ITERATE_UNTIL (model_ready ());
+  g_assert_cmpint (regenerate_prompt_tokens (), ==, own);
+  g_remove (path);
+  g_rmdir (tmp);
 }
 
 static void
@@ -871,7 +969,7 @@ test_long_reply_stalls (void)
                        strlen (burrow_chat_message_get_reasoning (reply)), >, 2 * LONG_REPLY_TOKENS);
     }
   g_list_store_remove_all (store);
-  burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (window->messages));
+  burrow_chat_view_set_messages (chat_view (), window->messages);
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -909,6 +1007,7 @@ main (int   argc,
   /* The tests run in order, each starting where the last one left the window. */
   g_test_add_func ("/chat-window/first-chat", test_first_chat);
   g_test_add_func ("/chat-window/chat-settings", test_chat_settings);
+  g_test_add_func ("/chat-window/chat-template-setting", test_chat_template_setting);
   g_test_add_func ("/chat-window/stop-and-regenerate", test_stop_and_regenerate);
   g_test_add_func ("/chat-window/edit-and-resend", test_edit_and_resend);
   g_test_add_func ("/chat-window/main-loop-stalls", test_main_loop_stalls);
@@ -916,8 +1015,8 @@ main (int   argc,
   g_test_add_func ("/chat-window/switch-and-delete", test_switch_and_delete);
 
   ret = g_test_run ();
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_clear_object (&app);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+  app_test_finalize (&app);
   app_test_remove_tree (user_dirs);
   return ret;
 }

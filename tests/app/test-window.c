@@ -11,6 +11,7 @@
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
+#include "app-finalize.h"
 #include "user-dirs.h"
 
 /* g_format_size puts a no-break space between number and unit. */
@@ -96,8 +97,7 @@ show_window (void)
 static void
 close_window (BurrowWindow *window)
 {
-  gtk_window_destroy (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_application_get_windows (GTK_APPLICATION (app)) == NULL);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
 }
 
 static GtkWidget *
@@ -515,6 +515,30 @@ pref (GtkWindow  *prefs,
 }
 
 /* app.preferences opens the preferences; every row is bound both ways to its setting. */
+/* A key's <summary> or <description> in the schema as written (the compiled schema
+ * leaves them out). */
+static char *
+schema_text (const char *key,
+             const char *element)
+{
+  g_autofree char *path = g_build_filename (BURROW_SOURCE_DIR, "data", BURROW_APP_ID ".gschema.xml", NULL);
+  g_autofree char *xml = NULL;
+  g_autofree char *open_key = g_strdup_printf ("<key name=\"%s\"", key);
+  g_autofree char *open = g_strdup_printf ("<%s>", element);
+  g_autofree char *close = g_strdup_printf ("</%s>", element);
+  const char *start, *end;
+
+  g_assert_true (g_file_get_contents (path, &xml, NULL, NULL));
+  start = strstr (xml, open_key);
+  g_assert_nonnull (start);
+  start = strstr (start, open);
+  g_assert_nonnull (start);
+  start += strlen (open);
+  end = strstr (start, close);
+  g_assert_nonnull (end);
+  return g_strndup (start, (gsize) (end - start));
+}
+
 static void
 test_preferences (void)
 {
@@ -537,6 +561,23 @@ test_preferences (void)
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
   ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
   g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
+
+  /* The memory row means what the setting means, which is what the engine does with it:
+   * the cache of routed experts, without the dense part. */
+  {
+    GtkWidget *row = gtk_widget_get_ancestor (GTK_WIDGET (pref (prefs, "ram_budget_spin")),
+                                              ADW_TYPE_ACTION_ROW);
+    g_autofree char *summary = schema_text ("ram-budget", "summary");
+    g_autofree char *description = schema_text ("ram-budget", "description");
+    const char *subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+
+    g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (row)), ==, summary);
+    g_assert_nonnull (strstr (subtitle, "cache of routed experts"));
+    g_assert_nonnull (strstr (description, "cache of routed experts"));
+    g_assert_nonnull (strstr (subtitle, "dense part of the model is not counted"));
+    g_assert_nonnull (strstr (description, "dense part of the model"));
+    g_assert_nonnull (strstr (description, "is not counted"));
+  }
 
   /* Widgets to settings. */
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (pref (prefs, "ram_budget_spin")), 8);
@@ -687,6 +728,56 @@ test_restart_reopens_last_chat (void)
   close_window (window);
 }
 
+/* The model is the application's, not a window's: a second window on the same chat finds
+ * it loaded, a load that fails in one window is what the other shows too, and loading the
+ * chat's model again from the other window is seen in the first. */
+static void
+test_two_windows_one_model (void)
+{
+  BurrowChatStore *store = burrow_application_get_chat_store (app);
+  g_autoptr(BurrowChat) last = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  BurrowSampling sampling = { 0.7, 0.9, 40 };
+  g_autoptr(GError) error = NULL;
+  BurrowChat *elsewhere;
+  BurrowChatView *view_a, *view_b;
+  BurrowWindow *a, *b;
+
+  g_assert_nonnull (last);
+  a = show_window ();
+  view_a = BURROW_CHAT_VIEW (child (a, "chat_view"));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_a) == BURROW_MODEL_BAR_HIDDEN);
+  b = show_window ();
+  view_b = BURROW_CHAT_VIEW (child (b, "chat_view"));
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_HIDDEN);
+
+  /* A chat whose model folder is gone, opened in the first window. */
+  elsewhere = burrow_chat_store_create_chat (store, "/nonexistent/burrow-model", "", &sampling, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (a), "win.select-chat", "x",
+                                             burrow_chat_get_id (elsewhere)));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_a) == BURROW_MODEL_BAR_FAILED);
+  /* The second window's chat lost its model with it. */
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_UNLOADED);
+
+  /* Loaded again from the second window: the first sees its own chat's model is not. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (b), "win.load-chat-model", NULL));
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_LOADING);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_a), ==, BURROW_MODEL_BAR_UNLOADED);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_b) == BURROW_MODEL_BAR_HIDDEN);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view_a), ==, BURROW_MODEL_BAR_UNLOADED);
+
+  g_object_ref (b);
+  gtk_window_destroy (GTK_WINDOW (b));
+  ITERATE_UNTIL (g_list_length (gtk_application_get_windows (GTK_APPLICATION (app))) == 1);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_finalize_object (b);
+  g_assert_true (burrow_chat_store_trash_chat (store, elsewhere, &error));
+  g_assert_true (burrow_chat_store_empty_trash (store, &error));
+  g_assert_no_error (error);
+  close_window (a);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -720,9 +811,10 @@ main (int   argc,
   g_test_add_func ("/window/start-chat-without-tokenizer", test_start_chat_without_tokenizer);
   g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
   g_test_add_func ("/window/restart-reopens-last-chat", test_restart_reopens_last_chat);
+  g_test_add_func ("/window/two-windows-one-model", test_two_windows_one_model);
 
   ret = g_test_run ();
-  g_clear_object (&app);
+  app_test_finalize (&app);
   app_test_remove_tree (user_dirs);
 
   return ret;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chat-formats.h"
+#include <json-glib/json-glib.h>
 #include "text/model-template.h"
 
 static char *
@@ -21,6 +22,8 @@ render_template (const BwModelTemplate *mt, const BwChatMessage *msgs, gsize n, 
       JsonObject *o = json_object_new ();
       json_object_set_string_member (o, "role", roles[msgs[i].role]);
       json_object_set_string_member (o, "content", msgs[i].content);
+      if (msgs[i].reasoning)
+        json_object_set_string_member (o, "reasoning_content", msgs[i].reasoning);
       json_array_add_object_element (arr, o);
     }
   vars = bw_chat_template_vars (mt, arr, NULL, gen, NULL);
@@ -85,11 +88,93 @@ test_segments (void)
   g_assert_cmpmem (text + g_array_index (segs, BwChatSegment, 1).offset, 3, "now", 3);
 }
 
+/* ---- built-in formats against their publishers' templates ---- */
+
+/* A case's conversation as the built-in format takes it; FALSE when it has what the
+ * format cannot render (tools, tool messages, roles beyond the three). */
+static gboolean
+case_messages (JsonObject *c, BwChatMessage **out, gsize *n)
+{
+  JsonArray *msgs = json_object_get_array_member (c, "messages");
+  *n = json_array_get_length (msgs);
+  *out = g_new0 (BwChatMessage, MAX (*n, 1));
+  if (json_object_has_member (c, "tools"))
+    return FALSE;
+  for (gsize k = 0; k < *n; k++)
+    {
+      JsonObject *m = json_array_get_object_element (msgs, k);
+      const char *role = json_object_get_string_member (m, "role");
+      JsonNode *content = json_object_get_member (m, "content");
+      if (json_object_has_member (m, "tool_calls") || content == NULL
+          || json_node_get_value_type (content) != G_TYPE_STRING)
+        return FALSE;
+      if (strcmp (role, "system") == 0)
+        (*out)[k].role = BW_CHAT_SYSTEM;
+      else if (strcmp (role, "user") == 0)
+        (*out)[k].role = BW_CHAT_USER;
+      else if (strcmp (role, "assistant") == 0)
+        (*out)[k].role = BW_CHAT_ASSISTANT;
+      else
+        return FALSE;
+      (*out)[k].content = json_node_get_string (content);
+      if (json_object_has_member (m, "reasoning_content"))
+        (*out)[k].reasoning = json_object_get_string_member (m, "reasoning_content");
+    }
+  return TRUE;
+}
+
+/* The demo ships Kimi Linear's own template: the built-in format renders every reference
+ * conversation it can take (no tools) exactly as that template does, with and without the
+ * generation prompt. */
+static void
+test_demo_matches_builtin_on_cases (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwModelTemplate) mt = bw_model_template_load (BURROW_DEMO_MODEL, FALSE, &error);
+  g_autofree char *root = g_build_filename (BURROW_FIXTURES, "templates", NULL);
+  g_autoptr (GDir) top = g_dir_open (root, 0, &error);
+  const char *sub;
+  guint compared = 0;
+
+  g_assert_no_error (error);
+  while ((sub = g_dir_read_name (top)) != NULL)
+    {
+      g_autofree char *dir = g_build_filename (root, sub, NULL);
+      g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+      const char *name;
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (dir, name, NULL);
+          g_autoptr (JsonParser) parser = json_parser_new ();
+          g_autofree BwChatMessage *m = NULL;
+          gsize n;
+          if (!g_str_has_suffix (name, ".json"))
+            continue;
+          g_assert_true (json_parser_load_from_file (parser, path, NULL));
+          if (!case_messages (json_node_get_object (json_parser_get_root (parser)), &m, &n))
+            continue;
+          for (int gen = 0; gen < 2; gen++)
+            {
+              BwChatOptions opts = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = gen };
+              g_autofree char *builtin = bw_chat_render (&opts, m, n);
+              g_autofree char *own = render_template (mt, m, n, gen);
+              if (g_strcmp0 (own, builtin) != 0)
+                g_test_message ("%s/%s differs", sub, name);
+              g_assert_cmpstr (own, ==, builtin);
+              compared++;
+            }
+        }
+    }
+  /* Five template folders, seven or eight conversations each without tools. */
+  g_assert_cmpuint (compared, >=, 60);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/template-parity/demo-matches-builtin", test_demo_matches_builtin);
   g_test_add_func ("/template-parity/segments", test_segments);
+  g_test_add_func ("/template-parity/demo-matches-builtin-on-cases", test_demo_matches_builtin_on_cases);
   return g_test_run ();
 }

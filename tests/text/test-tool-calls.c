@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "burrow-engine.h"
 #include "text/tool-calls.h"
 
 typedef struct {
@@ -47,6 +48,9 @@ static const Case cases[] = {
   { "qwen3-unfinished", BW_TOOL_FORMAT_JSON, FALSE,
     "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}",
     "ok ", "", "f {}" },
+  { "glm-not-a-name", BW_TOOL_FORMAT_GLM, FALSE,
+    "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+    "ok <tool_call>\n{\"name\": \"f\", \"arguments\": {}}</tool_call>", "", "" },
   { "qwen3-coder", BW_TOOL_FORMAT_XML, FALSE,
     "I will search.\n<tool_call>\n<function=search_notes>\n<parameter=query>\nmulti\nline\n</parameter>\n"
     "<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>",
@@ -157,6 +161,42 @@ test_detect (void)
   g_assert_cmpint (bw_tool_format_detect ("{{ messages }}"), ==, BW_TOOL_FORMAT_NONE);
 }
 
+/* The display split finds calls in any syntax, without being told which. */
+static void
+test_split_any_syntax (void)
+{
+  static const struct { const char *text, *rest, *calls; } split[] = {
+    { "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}\n</tool_call>",
+      "Sure.\n", "get_weather {\"city\":\"Lyon\"}" },
+    { "Sure.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>",
+      "Sure.\n", "get_weather {\"city\":\"Lyon\"}" },
+    { "<tool_call>\n<function=search_notes>\n<parameter=query>\nx\n</parameter>\n</function>\n</tool_call>",
+      "", "search_notes {\"query\":\"x\"}" },
+    { "Let me check.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+      "<|tool_call_argument_begin|>{\"city\": \"Lyon\"}<|tool_call_end|><|tool_calls_section_end|>",
+      "Let me check.", "get_weather {\"city\":\"Lyon\"}" },
+    { "No calls here, only the words tool_call and <b>bold</b>.",
+      "No calls here, only the words tool_call and <b>bold</b>.", "" },
+    { "Streaming: <tool_call>\n{\"name\": \"get_wea", "Streaming: <tool_call>\n{\"name\": \"get_wea", "" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (split); i++)
+    {
+      g_autoptr (GPtrArray) calls = g_ptr_array_new_with_free_func ((GDestroyNotify) burrow_tool_call_free);
+      g_autofree char *rest = burrow_reply_split_tool_calls (split[i].text, calls);
+      g_autoptr (GString) got = g_string_new (NULL);
+      for (guint k = 0; k < calls->len; k++)
+        {
+          BurrowToolCall *c = calls->pdata[k];
+          g_autoptr (JsonNode) args = json_from_string (c->arguments, NULL);
+          g_autofree char *compact = args ? json_to_string (args, FALSE) : g_strdup ("?");
+          g_string_append_printf (got, "%s%s %s", k ? ";" : "", c->name, compact);
+        }
+      g_assert_cmpstr (rest, ==, split[i].rest);
+      g_assert_cmpstr (got->str, ==, split[i].calls);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -167,5 +207,6 @@ main (int argc, char **argv)
       g_test_add_data_func (name, &cases[i], test_case);
     }
   g_test_add_func ("/tool-calls/detect", test_detect);
+  g_test_add_func ("/tool-calls/split-any-syntax", test_split_any_syntax);
   return g_test_run ();
 }

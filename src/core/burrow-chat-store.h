@@ -74,10 +74,6 @@ gboolean burrow_chat_store_add_message (BurrowChatStore    *self,
                                         BurrowChat         *chat,
                                         BurrowChatMessage  *message,
                                         GError            **error);
-/* Rewrites a saved message's content, reasoning and stats. */
-gboolean burrow_chat_store_update_message (BurrowChatStore    *self,
-                                           BurrowChatMessage  *message,
-                                           GError            **error);
 /* Keeps the first @n_keep messages and deletes the rest (regenerate, edit and resend). */
 gboolean burrow_chat_store_truncate (BurrowChatStore  *self,
                                      BurrowChat       *chat,

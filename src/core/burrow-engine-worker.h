@@ -1,4 +1,5 @@
-/* The engine worker: one long-lived thread that owns the engine.
+/* The engine worker: one long-lived thread that owns the engine, and the local
+ * implementation of BurrowBackend.
  *
  * Requests go in through a queue and run one at a time, in order. Everything a request
  * produces comes back on the main context captured at construction, through one coalesced
@@ -7,6 +8,7 @@
 
 #include <gio/gio.h>
 
+#include "burrow-backend.h"
 #include "burrow-engine.h"
 #include "burrow-perf-snapshot.h"
 
@@ -32,20 +34,11 @@ typedef struct {
   GDestroyNotify result_free;   /* frees what run returns; may be NULL */
 } BurrowWorkerRequestKind;
 
-/* One delivery on the main context. A request gets any number of posted results
- * (done == FALSE), then exactly one final call (done == TRUE) with its result or error.
- * The callback may take @data with g_steal_pointer; otherwise it is freed afterwards. */
-typedef struct {
-  guint64 request_id;
-  gboolean done;
-  gpointer data;
-  const GError *error;
-} BurrowWorkerResult;
-
-/* @owner is the object passed at submit time (NULL if none was given). */
-typedef void (*BurrowWorkerCallback) (GObject            *owner,
-                                      BurrowWorkerResult *result,
-                                      gpointer            user_data);
+/* One delivery on the main context, as for every backend (burrow-backend.h): a request
+ * gets any number of posted results (done == FALSE), then exactly one final call
+ * (done == TRUE) with its result or error. */
+typedef BurrowBackendResult BurrowWorkerResult;
+typedef BurrowBackendCallback BurrowWorkerCallback;
 
 BurrowEngineWorker *burrow_engine_worker_new (void);
 
@@ -61,9 +54,6 @@ guint64 burrow_engine_worker_submit (BurrowEngineWorker            *self,
                                      GObject                       *owner,
                                      BurrowWorkerCallback           callback,
                                      gpointer                       user_data);
-
-/* How many times the result source has run on the main context. */
-guint burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self);
 
 /* For BurrowWorkerFunc implementations, on the worker thread: hands @data to the main
  * context as a posted result. Dropped at once if the request is already cancelled. */
@@ -95,25 +85,10 @@ guint64 burrow_engine_worker_inspect (BurrowEngineWorker   *self,
  * @expert_share > 0, the expert cache gets that share of all the experts' bytes (the demo
  * model is small enough to fit whole, and should still stream). Posted results are
  * BurrowLoadProgress *; the final result is a BurrowLoadResult *. */
-typedef struct {
-  double fraction;              /* 0 to 1 */
-  char *phase;                  /* what the engine is doing, translated */
-} BurrowLoadProgress;
 
 /* The translation of one of burrow_engine_load_phases(), or NULL for a phase the app does
  * not know (shown as the engine wrote it). */
 const char *burrow_load_phase_translate (const char *phase);
-
-typedef struct {
-  char *dir;
-  char *name;
-  char *family;
-  gboolean supports_thinking;
-  guint64 bytes_per_expert;     /* as stored */
-  BurrowPerfSnapshot *snapshot; /* the expert store right after loading */
-} BurrowLoadResult;
-
-void burrow_load_result_free (BurrowLoadResult *result);
 
 guint64 burrow_engine_worker_load (BurrowEngineWorker        *self,
                                    const char                *dir,
@@ -124,46 +99,8 @@ guint64 burrow_engine_worker_load (BurrowEngineWorker        *self,
                                    BurrowWorkerCallback       callback,
                                    gpointer                   user_data);
 
-/* One assistant reply from the loaded model. The request names the chat (the worker keeps
- * its engine conversation between turns), its session file, and every message so far
- * ending with the one to answer. */
-typedef struct _BurrowGenerateRequest BurrowGenerateRequest;
-
-/* @session_path: "" or NULL for none. An empty @system_prompt adds no system message. */
-BurrowGenerateRequest *burrow_generate_request_new (gint64      chat_id,
-                                                    const char *session_path,
-                                                    const char *system_prompt);
-void burrow_generate_request_add_message (BurrowGenerateRequest *request,
-                                          BurrowRole             role,
-                                          const char            *content,
-                                          const char            *reasoning);
-/* Sampling, length and thinking; initialised with burrow_generate_options_init. */
-BurrowGenerateOptions *burrow_generate_request_get_options (BurrowGenerateRequest *request);
-/* Seconds between dashboard snapshots in the posted updates (default 0.2); <= 0: none. */
-void burrow_generate_request_set_snapshot_interval (BurrowGenerateRequest *request,
-                                                    double                 seconds);
-void burrow_generate_request_free (BurrowGenerateRequest *request);
-
-/* Posted once per generated token (and once more for text held back to the end). */
-typedef struct {
-  char *answer;                 /* new answer text, "" if none */
-  char *reasoning;              /* new reasoning text, "" if none */
-  gboolean has_token;           /* FALSE for the last release of held-back text */
-  int n_tokens;                 /* generated so far */
-  BurrowTokenSample sample;     /* the token's time and the store's counters */
-  BurrowPerfSnapshot *snapshot; /* every snapshot interval, else NULL */
-} BurrowGenerateUpdate;
-
-typedef struct {
-  BurrowTurnStats stats;
-  BurrowPerfSnapshot *snapshot; /* at the end of the turn; NULL without snapshots */
-  double dashboard_seconds;     /* decode-thread wall time spent on snapshots and expert maps */
-  double dashboard_cpu_seconds; /* the same in decode-thread CPU time */
-  double thread_cpu_seconds;    /* decode-thread CPU time for the whole turn */
-} BurrowGenerateResult;
-
-void burrow_generate_result_free (BurrowGenerateResult *result);
-
+/* One assistant reply from the loaded model (BurrowGenerateRequest, burrow-backend.h). The
+ * worker keeps the engine conversation between turns of the same chat. */
 /* Takes @request. Posted results are BurrowGenerateUpdate *; the final result is a
  * BurrowGenerateResult *. Cancelling stops within one layer's time; the engine keeps the
  * reply so far in its conversation. */

@@ -824,27 +824,6 @@ rollback:
 }
 
 gboolean
-burrow_chat_store_update_message (BurrowChatStore    *self,
-                                  BurrowChatMessage  *message,
-                                  GError            **error)
-{
-  sqlite3_stmt *stmt;
-
-  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
-  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
-  g_return_val_if_fail (burrow_chat_message_get_id (message) > 0, FALSE);
-
-  stmt = prepare (self,
-                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
-                  " tokens_per_second = ?, ttft = ?, finish = ? WHERE id = ?", error);
-  if (stmt == NULL)
-    return FALSE;
-  bind_message (stmt, 1, message);
-  sqlite3_bind_int64 (stmt, 7, burrow_chat_message_get_id (message));
-  return run (self, stmt, error);
-}
-
-gboolean
 burrow_chat_store_truncate (BurrowChatStore  *self,
                             BurrowChat       *chat,
                             guint             n_keep,

@@ -28,4 +28,11 @@ void burrow_settings_set_model_tokenizer (BurrowSettings *self,
                                           const char     *dir,
                                           const char     *file);
 
+/* The chat template file chosen for the model folder @dir instead of its own, or NULL. */
+char *burrow_settings_dup_model_template (BurrowSettings *self,
+                                          const char     *dir);
+void burrow_settings_set_model_template (BurrowSettings *self,
+                                         const char     *dir,
+                                         const char     *file);
+
 G_END_DECLS

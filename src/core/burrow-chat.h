@@ -23,7 +23,6 @@ const char *burrow_chat_get_title (BurrowChat *self);
 void burrow_chat_set_title (BurrowChat *self,
                             const char *title);
 /* Microseconds since the epoch. */
-gint64 burrow_chat_get_created (BurrowChat *self);
 gint64 burrow_chat_get_updated (BurrowChat *self);
 const char *burrow_chat_get_model_dir (BurrowChat *self);
 void burrow_chat_set_model_dir (BurrowChat *self,

@@ -132,13 +132,6 @@ burrow_chat_get_id (BurrowChat *self)
 }
 
 gint64
-burrow_chat_get_created (BurrowChat *self)
-{
-  g_return_val_if_fail (BURROW_IS_CHAT (self), 0);
-  return self->created;
-}
-
-gint64
 burrow_chat_get_updated (BurrowChat *self)
 {
   g_return_val_if_fail (BURROW_IS_CHAT (self), 0);

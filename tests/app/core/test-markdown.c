@@ -6,16 +6,40 @@
 
 #include "burrow-markdown.h"
 
-/* GtkLabel takes <a href> on top of Pango's markup; Pango alone does not know it. */
+/* GtkLabel takes <a href="...">text</a> on top of Pango's markup; Pango alone does not
+ * know it, so whole links become their text (an unbalanced one stays, and fails). */
 static void
 assert_valid_markup (const char *markup)
 {
-  g_autoptr(GRegex) link = g_regex_new ("</?a( href=\"[^\"]*\")?>", 0, 0, NULL);
-  g_autofree char *pango = g_regex_replace_literal (link, markup, -1, 0, "", 0, NULL);
+  g_autoptr(GRegex) link = g_regex_new ("<a href=\"[^\"]*\">(.*?)</a>", G_REGEX_DOTALL, 0, NULL);
+  g_autofree char *pango = g_regex_replace (link, markup, -1, 0, "\\1", 0, NULL);
   g_autoptr(GError) error = NULL;
 
   pango_parse_markup (pango, -1, 0, NULL, NULL, NULL, &error);
+  if (error != NULL)
+    g_test_message ("not valid markup: %s", markup);
   g_assert_no_error (error);
+}
+
+/* Every piece of markup must be something Pango accepts. Returns how many were checked. */
+static guint
+assert_blocks_valid (GPtrArray *blocks)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const BurrowMarkdownBlock *block = blocks->pdata[i];
+
+      if (block->kind == BURROW_MARKDOWN_TEXT)
+        {
+          assert_valid_markup (block->text);
+          n++;
+        }
+      for (guint c = 0; block->cells != NULL && c < block->cells->len; c++, n++)
+        assert_valid_markup (block->cells->pdata[c]);
+    }
+  return n;
 }
 
 static GPtrArray *
@@ -23,16 +47,7 @@ parse (const char *text)
 {
   GPtrArray *blocks = burrow_markdown_parse (text);
 
-  /* Every piece of markup must be something Pango accepts. */
-  for (guint i = 0; i < blocks->len; i++)
-    {
-      const BurrowMarkdownBlock *block = blocks->pdata[i];
-
-      if (block->kind == BURROW_MARKDOWN_TEXT)
-        assert_valid_markup (block->text);
-      for (guint c = 0; block->cells != NULL && c < block->cells->len; c++)
-        assert_valid_markup (block->cells->pdata[c]);
-    }
+  assert_blocks_valid (blocks);
   return blocks;
 }
 
@@ -156,18 +171,47 @@ test_streaming_prefixes (void)
   g_autoptr(GPtrArray) partial = parse ("Look:\n\n```python\nprint('hi')\n");
   g_autoptr(GPtrArray) again = parse ("Look:\n\n```python\nprint('hi')\n");
 
-  for (gsize n = 0; reply[n] != '\0'; n++)
+  /* From the first character on, the opening sentence is markup to check. */
+  for (gsize n = 1; reply[n] != '\0'; n++)
     {
       g_autofree char *prefix = g_strndup (reply, n);
-      g_autoptr(GPtrArray) blocks = parse (prefix);
+      g_autoptr(GPtrArray) blocks = burrow_markdown_parse (prefix);
 
-      (void) blocks;
+      g_assert_cmpuint (assert_blocks_valid (blocks), >=, 1);
     }
 
   g_assert_cmpuint (partial->len, ==, 2);
   g_assert_cmpstr (block (partial, 1, BURROW_MARKDOWN_CODE)->text, ==, "print('hi')");
   g_assert_true (burrow_markdown_block_equal (partial->pdata[1], again->pdata[1]));
   g_assert_false (burrow_markdown_block_equal (partial->pdata[0], again->pdata[1]));
+}
+
+/* The check above fails on what Pango or GtkLabel would refuse. */
+static const char *const bad_markup[] = {
+  "<b>never closed",
+  "a bare & ampersand",
+  "<a href=\"http://x.org\">link never closed",
+  "<i>crossed <b>tags</i></b>",
+};
+
+static void
+check_bad_markup (gconstpointer data)
+{
+  assert_valid_markup (bad_markup[GPOINTER_TO_UINT (data)]);
+}
+
+static void
+test_bad_markup_fails (void)
+{
+  assert_valid_markup ("<b>fine</b> and <a href=\"http://x.org\">a <i>link</i></a> &amp; more");
+  for (guint i = 0; i < G_N_ELEMENTS (bad_markup); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/markdown/bad-markup-fails/subprocess/%u", i);
+
+      g_test_trap_subprocess (path, 0, G_TEST_SUBPROCESS_DEFAULT);
+      g_test_trap_assert_failed ();
+      g_test_trap_assert_stderr ("*assert_valid_markup*");
+    }
 }
 
 int
@@ -181,6 +225,13 @@ main (int   argc,
   g_test_add_func ("/markdown/code-blocks", test_code_blocks);
   g_test_add_func ("/markdown/table-and-rule", test_table_and_rule);
   g_test_add_func ("/markdown/streaming-prefixes", test_streaming_prefixes);
+  g_test_add_func ("/markdown/bad-markup-fails", test_bad_markup_fails);
+  for (guint i = 0; i < G_N_ELEMENTS (bad_markup); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/markdown/bad-markup-fails/subprocess/%u", i);
+
+      g_test_add_data_func (path, GUINT_TO_POINTER (i), check_bad_markup);
+    }
 
   return g_test_run ();
 }

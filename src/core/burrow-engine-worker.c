@@ -5,6 +5,7 @@
  * setting its ready time, so a burst of results costs one main-loop wakeup, not one each. */
 #include "burrow-config.h"
 
+#include "burrow-demo.h"
 #include "burrow-engine-worker.h"
 
 /* Longest stretch one dispatch spends in callbacks before yielding to drawing and input. */
@@ -50,7 +51,6 @@ struct _BurrowEngineWorker {
   GThread *thread;
   GAsyncQueue *requests;
   guint64 last_id;
-  guint n_dispatches;
 
   /* Worker thread only. */
   gpointer state;
@@ -63,7 +63,11 @@ struct _BurrowEngineWorker {
   gboolean shutting_down;
 };
 
-G_DEFINE_FINAL_TYPE (BurrowEngineWorker, burrow_engine_worker, G_TYPE_OBJECT)
+static void burrow_engine_worker_backend_init (BurrowBackendInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowEngineWorker, burrow_engine_worker, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (BURROW_TYPE_BACKEND,
+                                                      burrow_engine_worker_backend_init))
 
 static void
 request_clear (gpointer data)
@@ -244,7 +248,6 @@ deliver_results (BurrowEngineWorker *self)
   gint64 deadline;
   Item *item;
 
-  self->n_dispatches++;
   /* Disarm before taking the queue: a post racing with us re-arms after we unlock. */
   g_source_set_ready_time (self->source, -1);
 
@@ -382,12 +385,46 @@ burrow_worker_job_set_state (BurrowWorkerJob *job,
   self->state_free = state_free;
 }
 
-guint
-burrow_engine_worker_get_n_dispatches (BurrowEngineWorker *self)
-{
-  g_return_val_if_fail (BURROW_IS_ENGINE_WORKER (self), 0);
+/* ---- BurrowBackend ---- */
 
-  return self->n_dispatches;
+static BurrowBackendFlags
+worker_get_flags (BurrowBackend *backend)
+{
+  return BURROW_BACKEND_LOCAL_FOLDERS | BURROW_BACKEND_PERF_NUMBERS;
+}
+
+static guint64
+worker_load (BurrowBackend             *backend,
+             const char                *model,
+             const BurrowEngineOptions *options,
+             GCancellable              *cancellable,
+             GObject                   *owner,
+             BurrowBackendCallback      callback,
+             gpointer                   user_data)
+{
+  return burrow_engine_worker_load (BURROW_ENGINE_WORKER (backend), model, options,
+                                    burrow_is_demo_model (model) ? BURROW_DEMO_EXPERT_SHARE : 0,
+                                    cancellable, owner, callback, user_data);
+}
+
+static guint64
+worker_generate (BurrowBackend         *backend,
+                 BurrowGenerateRequest *request,
+                 GCancellable          *cancellable,
+                 GObject               *owner,
+                 BurrowBackendCallback  callback,
+                 gpointer               user_data)
+{
+  return burrow_engine_worker_generate (BURROW_ENGINE_WORKER (backend), request, cancellable,
+                                        owner, callback, user_data);
+}
+
+static void
+burrow_engine_worker_backend_init (BurrowBackendInterface *iface)
+{
+  iface->get_flags = worker_get_flags;
+  iface->load = worker_load;
+  iface->generate = worker_generate;
 }
 
 BurrowEngineWorker *

@@ -12,20 +12,6 @@
 #include "burrow-engine-worker-state.h"
 
 typedef struct {
-  BurrowRole role;
-  char *content;
-  char *reasoning;
-} Message;
-
-struct _BurrowGenerateRequest {
-  gint64 chat_id;
-  char *session_path;
-  GArray *messages;             /* Message: the system prompt (if any) first */
-  BurrowGenerateOptions options;
-  double snapshot_interval;
-};
-
-typedef struct {
   BurrowWorkerJob *job;
   BurrowEngine *engine;
   gint64 interval_usec;         /* 0: no dashboard numbers */
@@ -45,103 +31,21 @@ thread_cpu_nsec (void)
   return (gint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void
-message_clear (gpointer data)
-{
-  Message *m = data;
-
-  g_free (m->content);
-  g_free (m->reasoning);
-}
-
-BurrowGenerateRequest *
-burrow_generate_request_new (gint64      chat_id,
-                             const char *session_path,
-                             const char *system_prompt)
-{
-  BurrowGenerateRequest *request = g_new0 (BurrowGenerateRequest, 1);
-
-  request->chat_id = chat_id;
-  request->session_path = session_path != NULL && session_path[0] != '\0'
-                            ? g_strdup (session_path) : NULL;
-  request->messages = g_array_new (FALSE, FALSE, sizeof (Message));
-  g_array_set_clear_func (request->messages, message_clear);
-  burrow_generate_options_init (&request->options);
-  request->snapshot_interval = 0.2;
-
-  if (system_prompt != NULL && system_prompt[0] != '\0')
-    burrow_generate_request_add_message (request, BURROW_ROLE_SYSTEM, system_prompt, NULL);
-
-  return request;
-}
-
-void
-burrow_generate_request_add_message (BurrowGenerateRequest *request,
-                                     BurrowRole             role,
-                                     const char            *content,
-                                     const char            *reasoning)
-{
-  Message m = { role, g_strdup (content ? content : ""), g_strdup (reasoning ? reasoning : "") };
-
-  g_array_append_val (request->messages, m);
-}
-
-BurrowGenerateOptions *
-burrow_generate_request_get_options (BurrowGenerateRequest *request)
-{
-  return &request->options;
-}
-
-void
-burrow_generate_request_set_snapshot_interval (BurrowGenerateRequest *request,
-                                               double                 seconds)
-{
-  request->snapshot_interval = seconds;
-}
-
-void
-burrow_generate_request_free (BurrowGenerateRequest *request)
-{
-  if (request == NULL)
-    return;
-  g_free (request->session_path);
-  g_array_unref (request->messages);
-  g_free (request);
-}
-
-static void
-update_free (gpointer data)
-{
-  BurrowGenerateUpdate *update = data;
-
-  g_free (update->answer);
-  g_free (update->reasoning);
-  burrow_perf_snapshot_free (update->snapshot);
-  g_free (update);
-}
-
-void
-burrow_generate_result_free (BurrowGenerateResult *result)
-{
-  if (result == NULL)
-    return;
-  burrow_perf_snapshot_free (result->snapshot);
-  g_free (result);
-}
-
 /* TRUE if the conversation's messages are the first of the wanted ones and at least the
  * last wanted one (the new user message) is still to be added. */
 static gboolean
-continues (BurrowConversation *conv,
-           GArray             *wanted)
+continues (BurrowConversation          *conv,
+           const BurrowGenerateRequest *request)
 {
   guint n = burrow_conversation_get_n_messages (conv);
+  guint n_wanted;
+  const BurrowGenerateMessage *wanted = burrow_generate_request_get_messages (request, &n_wanted);
 
-  if (n >= wanted->len)
+  if (n >= n_wanted)
     return FALSE;
   for (guint i = 0; i < n; i++)
     {
-      const Message *m = &g_array_index (wanted, Message, i);
+      const BurrowGenerateMessage *m = &wanted[i];
       const char *content, *reasoning;
 
       if (burrow_conversation_get_message (conv, i, &content, &reasoning) != m->role ||
@@ -152,12 +56,15 @@ continues (BurrowConversation *conv,
 }
 
 static void
-add_rest (BurrowConversation *conv,
-          GArray             *wanted)
+add_rest (BurrowConversation          *conv,
+          const BurrowGenerateRequest *request)
 {
-  for (guint i = burrow_conversation_get_n_messages (conv); i < wanted->len; i++)
+  guint n_wanted;
+  const BurrowGenerateMessage *wanted = burrow_generate_request_get_messages (request, &n_wanted);
+
+  for (guint i = burrow_conversation_get_n_messages (conv); i < n_wanted; i++)
     {
-      const Message *m = &g_array_index (wanted, Message, i);
+      const BurrowGenerateMessage *m = &wanted[i];
 
       burrow_conversation_add_message (conv, m->role, m->content,
                                        m->role == BURROW_ROLE_ASSISTANT ? m->reasoning : NULL);
@@ -173,25 +80,26 @@ prepare_conversation (BurrowWorkerModel      *model,
                       GCancellable           *cancellable,
                       GError                **error)
 {
+  const char *session_path = burrow_generate_request_get_session_path (request);
   BurrowConversation *conv;
 
-  if (model->conv != NULL && model->chat_id == request->chat_id &&
-      continues (model->conv, request->messages))
+  if (model->conv != NULL && model->chat_id == burrow_generate_request_get_chat_id (request) &&
+      continues (model->conv, request))
     {
-      add_rest (model->conv, request->messages);
+      add_rest (model->conv, request);
       return TRUE;
     }
 
   g_clear_pointer (&model->conv, burrow_conversation_free);
-  model->chat_id = request->chat_id;
+  model->chat_id = burrow_generate_request_get_chat_id (request);
   conv = burrow_conversation_new (model->engine);
 
-  if (request->session_path != NULL)
+  if (session_path != NULL)
     {
       g_autoptr(GError) session_error = NULL;
 
       /* An unusable file keeps what could be trusted; the prefix check decides the rest. */
-      if (!burrow_conversation_open_session (conv, request->session_path, cancellable,
+      if (!burrow_conversation_open_session (conv, session_path, cancellable,
                                              &session_error) &&
           g_error_matches (session_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -200,15 +108,15 @@ prepare_conversation (BurrowWorkerModel      *model,
           return FALSE;
         }
 
-      if (!continues (conv, request->messages))
+      if (!continues (conv, request))
         {
           g_autoptr(GError) fresh_error = NULL;
 
           burrow_conversation_free (conv);
-          g_unlink (request->session_path);
+          g_unlink (session_path);
           conv = burrow_conversation_new (model->engine);
           /* A file that cannot be written costs only the warm reopen, not the reply. */
-          if (!burrow_conversation_open_session (conv, request->session_path, cancellable,
+          if (!burrow_conversation_open_session (conv, session_path, cancellable,
                                                  &fresh_error))
             {
               burrow_conversation_free (conv);
@@ -222,7 +130,7 @@ prepare_conversation (BurrowWorkerModel      *model,
         }
     }
 
-  add_rest (conv, request->messages);
+  add_rest (conv, request);
   model->conv = conv;
   return TRUE;
 }
@@ -273,7 +181,7 @@ on_token (const BurrowToken *token,
         }
     }
 
-  burrow_worker_job_post (s->job, update, update_free);
+  burrow_worker_job_post (s->job, update, (GDestroyNotify) burrow_generate_update_free);
 }
 
 static gpointer
@@ -286,6 +194,8 @@ generate_run (BurrowWorkerJob  *job,
   BurrowWorkerModel *model = burrow_worker_job_get_state (job);
   BurrowGenerateResult *result;
   Stream s = { job };
+  guint n_messages;
+  const BurrowGenerateMessage *messages = burrow_generate_request_get_messages (request, &n_messages);
   gint64 cpu_start;
   gboolean ok;
 
@@ -295,8 +205,7 @@ generate_run (BurrowWorkerJob  *job,
                            "No model is loaded");
       return NULL;
     }
-  if (request->messages->len == 0 ||
-      g_array_index (request->messages, Message, request->messages->len - 1).role == BURROW_ROLE_ASSISTANT)
+  if (n_messages == 0 || messages[n_messages - 1].role == BURROW_ROLE_ASSISTANT)
     {
       g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
                            "The conversation does not end with a message to answer");
@@ -307,12 +216,12 @@ generate_run (BurrowWorkerJob  *job,
     return NULL;
 
   s.engine = model->engine;
-  s.interval_usec = (gint64) (request->snapshot_interval * G_USEC_PER_SEC);
+  s.interval_usec = (gint64) (burrow_generate_request_get_snapshot_interval (request) * G_USEC_PER_SEC);
   burrow_engine_get_phase_seconds (model->engine, s.phases);
 
   result = g_new0 (BurrowGenerateResult, 1);
   cpu_start = thread_cpu_nsec ();
-  ok = burrow_conversation_generate (model->conv, &request->options, on_token, &s,
+  ok = burrow_conversation_generate (model->conv, burrow_generate_request_get_options (request), on_token, &s,
                                      &result->stats, cancellable, error);
   if (ok && s.interval_usec > 0)
     result->snapshot = burrow_perf_snapshot_take (model->engine);

@@ -238,20 +238,48 @@ burrow_settings_remove_recent_model (BurrowSettings *self,
   set_recent_models (self, NULL, dir);
 }
 
+/* One folder's entry in an a{ss} key of files chosen per model folder. */
+static char *
+dup_folder_file (BurrowSettings *self,
+                 const char     *key,
+                 const char     *dir)
+{
+  g_autoptr(GVariant) map = g_settings_get_value (self->settings, key);
+  char *file = NULL;
+
+  if (!g_variant_lookup (map, dir, "s", &file))
+    return NULL;
+  return file;
+}
+
+static void
+set_folder_file (BurrowSettings *self,
+                 const char     *key,
+                 const char     *dir,
+                 const char     *file)
+{
+  g_autoptr(GVariant) old = g_settings_get_value (self->settings, key);
+  GVariantBuilder builder;
+  GVariantIter iter;
+  const char *k, *value;
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a{ss}"));
+  g_variant_iter_init (&iter, old);
+  while (g_variant_iter_next (&iter, "{&s&s}", &k, &value))
+    if (!g_str_equal (k, dir))
+      g_variant_builder_add (&builder, "{ss}", k, value);
+  if (file != NULL)
+    g_variant_builder_add (&builder, "{ss}", dir, file);
+  g_settings_set_value (self->settings, key, g_variant_builder_end (&builder));
+}
+
 char *
 burrow_settings_dup_model_tokenizer (BurrowSettings *self,
                                      const char     *dir)
 {
-  g_autoptr(GVariant) map = NULL;
-  char *file = NULL;
-
   g_return_val_if_fail (BURROW_IS_SETTINGS (self), NULL);
   g_return_val_if_fail (dir != NULL, NULL);
-
-  map = g_settings_get_value (self->settings, "model-tokenizers");
-  if (!g_variant_lookup (map, dir, "s", &file))
-    return NULL;
-  return file;
+  return dup_folder_file (self, "model-tokenizers", dir);
 }
 
 void
@@ -259,21 +287,26 @@ burrow_settings_set_model_tokenizer (BurrowSettings *self,
                                      const char     *dir,
                                      const char     *file)
 {
-  g_autoptr(GVariant) old = NULL;
-  GVariantBuilder builder;
-  GVariantIter iter;
-  const char *key, *value;
-
   g_return_if_fail (BURROW_IS_SETTINGS (self));
   g_return_if_fail (dir != NULL);
+  set_folder_file (self, "model-tokenizers", dir, file);
+}
 
-  old = g_settings_get_value (self->settings, "model-tokenizers");
-  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a{ss}"));
-  g_variant_iter_init (&iter, old);
-  while (g_variant_iter_next (&iter, "{&s&s}", &key, &value))
-    if (!g_str_equal (key, dir))
-      g_variant_builder_add (&builder, "{ss}", key, value);
-  if (file != NULL)
-    g_variant_builder_add (&builder, "{ss}", dir, file);
-  g_settings_set_value (self->settings, "model-tokenizers", g_variant_builder_end (&builder));
+char *
+burrow_settings_dup_model_template (BurrowSettings *self,
+                                    const char     *dir)
+{
+  g_return_val_if_fail (BURROW_IS_SETTINGS (self), NULL);
+  g_return_val_if_fail (dir != NULL, NULL);
+  return dup_folder_file (self, "model-templates", dir);
+}
+
+void
+burrow_settings_set_model_template (BurrowSettings *self,
+                                    const char     *dir,
+                                    const char     *file)
+{
+  g_return_if_fail (BURROW_IS_SETTINGS (self));
+  g_return_if_fail (dir != NULL);
+  set_folder_file (self, "model-templates", dir, file);
 }

@@ -15,6 +15,7 @@ typedef struct {
   BurrowEngineOptions options;
   char *io_backend;
   char *tokenizer;
+  char *chat_template;
   double expert_share;
 } LoadPayload;
 
@@ -42,28 +43,8 @@ load_payload_free (gpointer data)
   g_free (payload->dir);
   g_free (payload->io_backend);
   g_free (payload->tokenizer);
+  g_free (payload->chat_template);
   g_free (payload);
-}
-
-static void
-load_progress_free (gpointer data)
-{
-  BurrowLoadProgress *progress = data;
-
-  g_free (progress->phase);
-  g_free (progress);
-}
-
-void
-burrow_load_result_free (BurrowLoadResult *result)
-{
-  if (result == NULL)
-    return;
-  g_free (result->dir);
-  g_free (result->name);
-  g_free (result->family);
-  burrow_perf_snapshot_free (result->snapshot);
-  g_free (result);
 }
 
 /* The engine's load phases, for xgettext; the test-engine-worker suite checks that every
@@ -105,7 +86,7 @@ on_progress (double      fraction,
   progress->fraction = CLAMP (fraction, 0.0, 1.0);
   const char *shown = burrow_load_phase_translate (phase);
   progress->phase = g_strdup (shown != NULL ? shown : phase);
-  burrow_worker_job_post (state->job, progress, load_progress_free);
+  burrow_worker_job_post (state->job, progress, (GDestroyNotify) burrow_load_progress_free);
 }
 
 static gpointer
@@ -197,6 +178,9 @@ burrow_engine_worker_load (BurrowEngineWorker        *self,
   /* NULL: the model folder's own */
   payload->tokenizer = g_strdup (options->tokenizer);
   payload->options.tokenizer = payload->tokenizer;
+  /* NULL: the checkpoint's own */
+  payload->chat_template = g_strdup (options->chat_template);
+  payload->options.chat_template = payload->chat_template;
 
   return burrow_engine_worker_submit (self, &load_kind, payload, load_payload_free,
                                       cancellable, owner, callback, user_data);
