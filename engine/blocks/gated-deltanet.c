@@ -352,7 +352,7 @@ bw_gdn_forward (const BwGatedDeltaNet *g, const float *x, int n, float *state, f
 {
   int dk = g->k_dim, dv = g->v_dim, Hk = g->n_k_heads, Hv = g->n_v_heads, Kc = g->conv;
   int C = bw_gdn_conv_dim (g), V = Hv * dv;
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_gdn_scratch_bytes (g, n));
   float *qkvz = bw_scratch_take (&cur, (gsize) n * qkvz_width (g) * sizeof (float));
   float *ba = bw_scratch_take (&cur, (gsize) n * 2 * Hv * sizeof (float));
   float *mixed = bw_scratch_take (&cur, (gsize) n * C * sizeof (float));

@@ -94,7 +94,7 @@ bw_gqa_forward (const BwGqa *a, const float *x, int n, int64_t pos0, float *cach
 {
   int H = a->n_heads, hd = a->head_dim, qw = q_width (a), qstep = a->output_gate ? 2 * hd : hd;
   int kvw = a->n_kv_heads * hd, stride = bw_gqa_cache_floats (a);
-  char *cursor = scratch;
+  BwScratch cursor = bw_scratch_init (scratch, bw_gqa_scratch_bytes (a, n));
   float *q = bw_scratch_take (&cursor, (gsize) n * qw * sizeof (float));
   float *k = bw_scratch_take (&cursor, (gsize) n * kvw * sizeof (float));
   float *v = bw_scratch_take (&cursor, (gsize) n * kvw * sizeof (float));

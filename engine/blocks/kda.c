@@ -110,7 +110,7 @@ bw_kda_forward (const BwKda *k, const float *x, int n, float *state, float *out,
                 BwPool *pool)
 {
   int d = k->head_dim, Hk = k->n_heads, P = Hk * d, Kc = k->conv;
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_kda_scratch_bytes (k, n));
   float *q = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
   float *kk = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
   float *v = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));

@@ -16,7 +16,7 @@ bw_latent_moe_forward (const BwLatentMoe *lm, BwExpertStore *store, const float 
                        GError **error)
 {
   int64_t lw = lm->down.rows;
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_latent_moe_scratch_bytes (lm, n));
   float *z = bw_scratch_take (&cur, (gsize) n * lw * sizeof (float));
   float *y = bw_scratch_take (&cur, (gsize) n * lw * sizeof (float));
   BwMoeRoute route;
@@ -33,7 +33,7 @@ bw_latent_moe_forward (const BwLatentMoe *lm, BwExpertStore *store, const float 
     bw_rmsnorm_rows (y, y, lm->norm, n, (int) lw, lm->eps);
   bw_matmul (&lm->up, y, n, out, pool);
   if (lm->moe.has_shared)
-    bw_mlp_forward (&lm->moe.shared, x, n, out, TRUE, cur, pool);
+    bw_mlp_forward (&lm->moe.shared, x, n, out, TRUE, cur.cursor, pool);
   if (times)
     times->matmul_ns += (guint64) (g_get_monotonic_time () - t0) * 1000u;
   return TRUE;

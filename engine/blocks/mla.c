@@ -44,7 +44,7 @@ bw_mla_project (const BwMla *m, const float *x, int n, int64_t pos0, float *cach
                 void *scratch, BwMlaWork *work, BwPool *pool)
 {
   int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank;
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_mla_scratch_bytes (m, n, bw_pool_size (pool)));
   work->q = bw_scratch_take (&cur, (gsize) n * H * dq * sizeof (float));
   work->c_q = m->q_rank ? bw_scratch_take (&cur, (gsize) n * m->q_rank * sizeof (float)) : NULL;
   float *a = bw_scratch_take (&cur, (gsize) n * (R + dr) * sizeof (float));
@@ -292,7 +292,7 @@ dense_head_tile (void *ctx, int h, int tid)
 }
 
 static void
-attend_reconstruct (AttnCtx *c, char *cur, BwPool *pool)
+attend_reconstruct (AttnCtx *c, BwScratch cur, BwPool *pool)
 {
   const BwMla *m = c->m;
   int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
@@ -332,7 +332,7 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
 {
   int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
   gsize hw = (gsize) H * (m->nope + dv);
-  char *cur = work->cursor;
+  BwScratch cur = work->cursor;
   float *o = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
   float *g = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
   AttnCtx c = { .m = m, .w = work, .n = n, .pos0 = pos0, .cache = cache, .stride = stride,

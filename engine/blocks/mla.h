@@ -6,6 +6,7 @@
  * bw_mla_project (queries, latent cache rows, c_q) then bw_mla_attend. */
 #pragma once
 
+#include "blocks/scratch.h"
 #include "kernels/matrix.h"
 
 /* Rotates v (dim floats, one head's rope slice or the shared k_rope) in place for the
@@ -60,7 +61,7 @@ int bw_mla_absorb_crossover (const BwMla *m);
 typedef struct {
   float *q;                /* [n][H (nope+rope)], rope part rotated */
   float *c_q;              /* [n][q_rank] normalised Q-LoRA latent, NULL without Q-LoRA */
-  char *cursor;            /* rest of the scratch */
+  BwScratch cursor;        /* rest of the scratch */
 } BwMlaWork;
 
 gsize bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads);

@@ -14,7 +14,7 @@ bw_mlp_forward (const BwMlp *mlp, const float *x, int n, float *out, gboolean ac
                 void *scratch, BwPool *pool)
 {
   int64_t inter = mlp->gate.rows, width = mlp->down.rows;
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_mlp_scratch_bytes (mlp, n));
   float *g = bw_scratch_take (&cur, (gsize) n * inter * sizeof (float));
   float *u = bw_scratch_take (&cur, (gsize) n * inter * sizeof (float));
   float *d = bw_scratch_take (&cur, (gsize) n * width * sizeof (float));

@@ -62,7 +62,7 @@ bw_moe_scratch_bytes (const BwMoe *moe, int n)
 /* The next MoE layer's router applied to this layer's decode input: its choice is what that
  * layer will probably pick, since the residual stream changes little from layer to layer. */
 static void
-predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, char **cursor,
+predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, BwScratch *cursor,
               BwPool *pool)
 {
   const BwMoe *next = moe->next;
@@ -78,7 +78,7 @@ predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, char **cursor
 }
 
 void
-bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char **cursor,
+bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, BwScratch *cursor,
               BwPool *pool, BwMoeTimes *times)
 {
   guint64 t0 = now_ns ();
@@ -111,7 +111,7 @@ typedef struct {
 
 static void
 group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens *g,
-                 char **cursor)
+                 BwScratch *cursor)
 {
   int E = moe->router.n_experts, k = moe->router.top_k;
   g->used = bw_scratch_take (cursor, E * sizeof (int));
@@ -340,7 +340,7 @@ mix_tokens (const BwMoe *moe, BwExpertStore *store, BwExpertBatch *batch, const 
 
 gboolean
 bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, const float *xe,
-            int n, float *y, char **cursor, BwPool *pool, BwMoeTimes *times, GError **error)
+            int n, float *y, BwScratch *cursor, BwPool *pool, BwMoeTimes *times, GError **error)
 {
   int64_t width = moe->expert_width, inter = moe->expert_inter;
   ExpertTokens g;
@@ -392,7 +392,7 @@ gboolean
 bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, float *out,
                 void *scratch, BwPool *pool, BwMoeTimes *times, GError **error)
 {
-  char *cur = scratch;
+  BwScratch cur = bw_scratch_init (scratch, bw_moe_scratch_bytes (moe, n));
   BwMoeRoute route;
   bw_moe_route (moe, x, n, &route, &cur, pool, times);
   if (!bw_moe_mix (moe, store, &route, x, n, out, &cur, pool, times, error))
@@ -403,7 +403,7 @@ bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, f
       gsize width = moe->expert_width;
       float *sh = bw_scratch_take (&cur, n * width * sizeof (float));
       float *gate = bw_scratch_take (&cur, n * sizeof (float));
-      bw_mlp_forward (&moe->shared, x, n, sh, FALSE, cur, pool);
+      bw_mlp_forward (&moe->shared, x, n, sh, FALSE, cur.cursor, pool);
       bw_matmul (&moe->shared_gate, x, n, gate, pool);
       for (int t = 0; t < n; t++)
         {
@@ -417,7 +417,7 @@ bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, f
   else if (moe->has_shared)
     {
       guint64 t0 = now_ns ();
-      bw_mlp_forward (&moe->shared, x, n, out, TRUE, cur, pool);
+      bw_mlp_forward (&moe->shared, x, n, out, TRUE, cur.cursor, pool);
       if (times)
         times->matmul_ns += now_ns () - t0;
     }

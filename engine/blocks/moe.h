@@ -5,6 +5,7 @@
 
 #include "blocks/mlp.h"
 #include "blocks/router.h"
+#include "blocks/scratch.h"
 #include "stream/expert-store.h"
 
 typedef struct BwMoe {
@@ -56,12 +57,12 @@ typedef struct {
 /* Routes n tokens of x ([n][width]); route arrays are carved from *cursor. A decode step
  * (n == 1) of a layer with a lookahead also predicts the next MoE layer's experts from x;
  * bw_moe_mix prefetches them once this layer's own reads are queued. */
-void bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, char **cursor,
+void bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, BwScratch *cursor,
                    BwPool *pool, BwMoeTimes *times);
 
 /* y[t] = sum over chosen e of w * Expert_e(xe[t]), xe and y [n][expert_width]. */
 gboolean bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route,
-                     const float *xe, int n, float *y, char **cursor, BwPool *pool,
+                     const float *xe, int n, float *y, BwScratch *cursor, BwPool *pool,
                      BwMoeTimes *times, GError **error);
 
 /* out = routed mix of x + shared(x) (times its sigmoid gate when there is one), x and out

@@ -12,11 +12,29 @@ bw_scratch_size (gsize bytes)
   return (bytes + BW_SCRATCH_ALIGN - 1) & ~(gsize) (BW_SCRATCH_ALIGN - 1);
 }
 
-/* Returns *cursor and advances it past bytes (rounded up). */
-static inline void *
-bw_scratch_take (char **cursor, gsize bytes)
+/* The part of a scratch buffer not handed out yet: [cursor, end). */
+typedef struct {
+  char *cursor;
+  char *end;
+} BwScratch;
+
+/* A block's scratch: `bytes` (its *_scratch_bytes for this call) from base. */
+static inline BwScratch
+bw_scratch_init (void *base, gsize bytes)
 {
-  void *p = *cursor;
-  *cursor += bw_scratch_size (bytes);
+  return (BwScratch) { base, (char *) base + bytes };
+}
+
+/* Returns the cursor and advances it past bytes (rounded up). Taking more than the block
+ * said it needs is a bug in its size formula: it aborts, never writing past the end. */
+static inline void *
+bw_scratch_take (BwScratch *s, gsize bytes)
+{
+  gsize n = bw_scratch_size (bytes), left = (gsize) (s->end - s->cursor);
+  if (G_UNLIKELY (n > left))
+    g_error ("scratch overrun: %" G_GSIZE_FORMAT " bytes taken with %" G_GSIZE_FORMAT " left",
+             n, left);
+  void *p = s->cursor;
+  s->cursor += n;
   return p;
 }

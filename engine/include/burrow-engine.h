@@ -1,4 +1,6 @@
-/* Burrow's inference engine: the one header the app and the CLI include.
+/* Burrow's inference engine: its public interface, and the only engine header on the app's
+ * include path (engine_dep carries just engine/include/). burrow-cli's commands and the
+ * tests also reach the engine's internal headers, through engine_internal_dep.
  *
  * Plain C + GLib. Nothing here prints or exits: every failure is a GError that names the
  * file, tensor or field at fault. */
