@@ -376,6 +376,6 @@ gboolean
 bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                     GError **error)
 {
-  g_return_val_if_fail (ckpt != NULL && t != NULL, FALSE);
+  bw_return_error_if_fail (ckpt != NULL && t != NULL, error, FALSE);
   return bw_checkpoint_read_range (ckpt, t, 0, t->nbytes, dst, error);
 }

@@ -499,6 +499,8 @@ test_server_error (void)
   g_autoptr(BurrowRemoteClient) client = client_new (url, NULL);
   Reply r = { 0 };
 
+  g_assert_nonnull (soup);
+
   chat (client, "m", 8, &r);
   expect_error (&r, BURROW_REMOTE_ERROR_SERVER,
                 "internal error (503 Service Unavailable). The server said: “CUDA out of memory”");

@@ -164,7 +164,13 @@ async function one(srv, k) {
 }
 
 // What each kind may answer, and what a complete answer looks like.
+// A body the server refuses (too large, too deep) may be cut off by its close while the
+// client is still sending it: the reset then arrives before the status, and that is an
+// allowed way to refuse. Any other transport error is not.
+const REFUSED_BODIES = ['oversized', 'oversized-chunked', 'deep', 'twovalues'];
+
 function judge(r) {
+  if (r.error && REFUSED_BODIES.includes(r.kind) && /ECONNRESET|EPIPE/.test(r.error)) return null;
   if (r.error) return `transport error: ${r.error}`;
   // The queue is checked before the body is read; a declared oversized body is refused
   // from its headers, before that.
