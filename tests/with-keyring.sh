@@ -19,5 +19,15 @@ export HOME="$tmp" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" \
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 # An empty password would make the daemon ask through a prompter, which has no display.
 eval "$(printf 'burrow-test' | gnome-keyring-daemon --unlock --components=secrets)"
+# The daemon takes its bus name a moment after printing its environment; a client that
+# came sooner would have the bus start a second, locked daemon through D-Bus activation.
+tries=0
+until gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+        --method org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null \
+      | grep -q true; do
+  tries=$((tries + 1))
+  [ "$tries" -le 100 ] || { echo "Bail out! gnome-keyring-daemon never took its bus name"; exit 1; }
+  sleep 0.1
+done
 [ -z "$BURROW_KEYRING_G_DEBUG" ] || export G_DEBUG="$BURROW_KEYRING_G_DEBUG"
 "$@"
