@@ -115,3 +115,23 @@ bw_cli_fail (int status, const char *prefix, const char *message)
   fprintf (stderr, "%s: %s\n", prefix, line);
   return status;
 }
+
+char *
+bw_cli_read_line (gboolean prompt)
+{
+  if (prompt)
+    {
+      fputs ("> ", stderr);
+      fflush (stderr);
+    }
+  GString *line = g_string_new (NULL);
+  int c;
+  while ((c = getchar ()) != EOF && c != '\n')
+    g_string_append_c (line, (char) c);
+  if (c == EOF && line->len == 0)
+    return g_string_free (line, TRUE), NULL;
+  if (line->len && line->str[line->len - 1] == '\r')
+    g_string_truncate (line, line->len - 1);
+  return g_string_free (line, FALSE);
+}
+

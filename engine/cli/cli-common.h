@@ -29,4 +29,8 @@ int bw_cli_argmax (const float *v, int n);
 /* Prints "prefix: message" as one line on stderr and returns status. */
 int bw_cli_fail (int status, const char *prefix, const char *message);
 
+/* Reads one line of stdin without its newline (or a trailing \r), prompting "> " on stderr
+ * when @prompt; NULL at the end of input. */
+char *bw_cli_read_line (gboolean prompt);
+
 G_END_DECLS

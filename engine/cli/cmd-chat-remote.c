@@ -158,26 +158,6 @@ remote_turn (BurrowRemoteClient *client, const char *model, GArray *turns,
   return ok;
 }
 
-/* Reads one line of stdin without its newline; NULL at the end. */
-static char *
-read_line (gboolean prompt)
-{
-  if (prompt)
-    {
-      fputs ("> ", stderr);
-      fflush (stderr);
-    }
-  GString *line = g_string_new (NULL);
-  int c;
-  while ((c = getchar ()) != EOF && c != '\n')
-    g_string_append_c (line, (char) c);
-  if (c == EOF && line->len == 0)
-    return g_string_free (line, TRUE), NULL;
-  if (line->len && line->str[line->len - 1] == '\r')
-    g_string_truncate (line, line->len - 1);
-  return g_string_free (line, FALSE);
-}
-
 int
 bw_cli_chat_remote (const BwCliRemoteArgs *a, const BurrowGenerateOptions *opts,
                     GError **error)
@@ -212,7 +192,7 @@ bw_cli_chat_remote (const BwCliRemoteArgs *a, const BurrowGenerateOptions *opts,
     fprintf (stderr, "Chatting with %s at %s. Type a message, or /help.\n", model,
              burrow_remote_client_get_url (client));
   char *line;
-  while ((line = read_line (tty)) != NULL)
+  while ((line = bw_cli_read_line (tty)) != NULL)
     {
       g_autofree char *text = line;
       if (g_strcmp0 (g_strstrip (text), "") == 0)

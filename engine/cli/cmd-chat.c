@@ -155,26 +155,6 @@ print_help (void)
          stderr);
 }
 
-/* Reads one line of stdin without its newline; NULL at the end. */
-static char *
-read_line (gboolean prompt)
-{
-  if (prompt)
-    {
-      fputs ("> ", stderr);
-      fflush (stderr);
-    }
-  GString *line = g_string_new (NULL);
-  int c;
-  while ((c = getchar ()) != EOF && c != '\n')
-    g_string_append_c (line, (char) c);
-  if (c == EOF && line->len == 0)
-    return g_string_free (line, TRUE), NULL;
-  if (line->len && line->str[line->len - 1] == '\r')
-    g_string_truncate (line, line->len - 1);
-  return g_string_free (line, FALSE);
-}
-
 /* One turn; FALSE only on an error that should end the program. */
 static gboolean
 chat_turn (BurrowConversation *conv, const BurrowGenerateOptions *opts, const ChatArgs *a,
@@ -247,7 +227,7 @@ chat_with_args (ChatArgs *a, GError **error)
   if (tty)
     fputs ("Type a message, or /help.\n", stderr);
   char *line;
-  while ((line = read_line (tty)) != NULL)
+  while ((line = bw_cli_read_line (tty)) != NULL)
     {
       g_autofree char *text = line;
       if (g_strcmp0 (g_strstrip (text), "") == 0)
