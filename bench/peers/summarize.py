@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Summarize compare.py results: ranges per engine and speedups in same-round pairs.
+
+    summarize.py RESULT.json [--burrow NAME] [--tsv]
+
+Speedup = peer / Burrow for times (decode s/token, time to first token) and Burrow / peer for
+rates (prefill tok/s), taken between the two engines' runs of the same kind (cold or warm) in
+the same round, so that both saw the same minutes of machine load; >1 means Burrow is faster.
+"""
+import argparse
+import json
+import statistics
+
+
+def rng(values, fmt="{:.3g}"):
+    v = [x for x in values if x is not None]
+    if not v:
+        return "-"
+    med = statistics.median(v)
+    if len(v) == 1:
+        return fmt.format(v[0])
+    return f"{fmt.format(min(v))}-{fmt.format(max(v))} (median {fmt.format(med)}, n={len(v)})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("result")
+    ap.add_argument("--burrow", default="burrow")
+    ap.add_argument("--tsv", action="store_true")
+    a = ap.parse_args()
+    with open(a.result) as f:
+        res = json.load(f)
+    rounds = res["rounds"]
+    runs = [r for rnd in rounds for r in rnd["runs"]]
+    names = list(res["engines"])
+    print(f"# {a.result}: {res.get('started')} - {res.get('finished', '(unfinished)')}")
+    print("# rates in the same minutes: disk " + rng([r.get("disk_mb_s") for r in rounds]) +
+          " MB/s (fio O_DIRECT randread), memory " + rng([r.get("mem_gb_s") for r in rounds]) +
+          " GB/s; load average (1 min) " + rng([x["loadavg"][0] for x in runs], "{:.1f}"))
+    cols = [("decode_s_per_token", "decode s/token"), ("prefill_tok_s", "prefill tok/s"),
+            ("ttft_s", "time to first token s"), ("wall_s", "whole run s"),
+            ("peak_rss_gib", "peak RSS GiB"), ("cgroup_peak_gib", "cgroup peak GiB")]
+    for name in names:
+        for cold in (True, False):
+            sel = [r for r in runs if r["engine"] == name and r["cold"] == cold]
+            if not sel:
+                continue
+            fails = [f"{r['log']} rc={r['rc']}" + (" OOM" if r.get("oom_killed") else "")
+                     for r in sel if r["rc"] != 0 or r.get("oom_killed")]
+            print(f"{name}\t{'cold' if cold else 'warm'}\truns={len(sel)}\tfailed={fails or 0}")
+            for key, label in cols:
+                vals = [r.get(key) for r in sel]
+                if any(v is not None for v in vals):
+                    print(f"\t{label}\t{rng(vals)}")
+            toks = sorted({(r.get("prompt_tokens"), r.get("generated")) for r in sel})
+            print(f"\t(prompt tokens, generated)\t{toks}")
+    peers = [n for n in names if n != a.burrow]
+    for peer in peers:
+        for cold in (True, False):
+            ratios = {"decode": [], "prefill": [], "ttft": []}
+            for rnd in rounds:
+                b = [r for r in rnd["runs"] if r["engine"] == a.burrow and r["cold"] == cold and r["rc"] == 0]
+                p = [r for r in rnd["runs"] if r["engine"] == peer and r["cold"] == cold and r["rc"] == 0]
+                if not b or not p:
+                    continue
+                b, p = b[0], p[0]
+                if b.get("decode_s_per_token") and p.get("decode_s_per_token"):
+                    ratios["decode"].append(p["decode_s_per_token"] / b["decode_s_per_token"])
+                if b.get("prefill_tok_s") and p.get("prefill_tok_s"):
+                    ratios["prefill"].append(b["prefill_tok_s"] / p["prefill_tok_s"])
+                if b.get("ttft_s") and p.get("ttft_s"):
+                    ratios["ttft"].append(p["ttft_s"] / b["ttft_s"])
+            if any(ratios.values()):
+                print(f"speedup of {a.burrow} over {peer}, {'cold' if cold else 'warm'}, same-round pairs:")
+                for k, v in ratios.items():
+                    print(f"\t{k}\t{rng(v, '{:.2f}')}")
+
+
+if __name__ == "__main__":
+    main()
