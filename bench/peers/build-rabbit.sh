@@ -4,7 +4,8 @@
 #   sh bench/peers/build-rabbit.sh SRC [PEERS]
 #
 # SRC: an unpacked rabbit tree (e.g. `git archive 5cd932a | tar -x`); PEERS: /work/peers.
-# Result: PEERS/bin/rabbit (release, default features, rabbit's own target-cpu=native).
+# Result: PEERS/chroot/usr/local/bin/rabbit (release, default features, rabbit's own
+# target-cpu=native); it links sid's glibc, so run it through `chroot PEERS/chroot`.
 # No network for cargo: crates come from /usr/share/cargo/registry (the librust-*-dev
 # packages), so the patch below only relaxes version requirements to what sid ships and drops
 # the bench-only dev-dependency (criterion) that cargo would otherwise need to resolve.
@@ -43,6 +44,5 @@ directory = "/usr/share/cargo/registry"
 offline = true
 CFG
 chroot "$C" sh -c 'cd /build/rabbit && nice -n 19 cargo build --release --offline --bin rabbit'
-mkdir -p "$PEERS/bin"
-cp "$C/build/rabbit/target/release/rabbit" "$PEERS/bin/rabbit"
-echo "built $PEERS/bin/rabbit"
+install -m 755 "$C/build/rabbit/target/release/rabbit" "$C/usr/local/bin/rabbit"
+echo "built $C/usr/local/bin/rabbit"
