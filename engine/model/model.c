@@ -180,7 +180,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->requant_tmp_floats = 0;
   if (loaded && model->dense_cache != NULL)
     {
-      bw_dense_cache_finish (model->dense_cache, 0);
+      bw_dense_cache_finish (model->dense_cache, model->opts.dense_cache_max_bytes);
       model->dense_cache_status = g_strdup (bw_dense_cache_status (model->dense_cache));
     }
   g_clear_pointer (&model->dense_cache, bw_dense_cache_free);

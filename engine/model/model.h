@@ -32,6 +32,7 @@ typedef struct {
   BwStoreOptions store;   /* routed-expert streaming */
   const char *dense_cache_dir; /* requantised dense parts kept on disk (model/dense-cache.h);
                                 * NULL: $XDG_CACHE_HOME/burrow/dense; "": none */
+  guint64 dense_cache_max_bytes;  /* the folder's bound; 0: the default (32 GiB) */
 } BwModelOptions;
 
 #define BW_DENSE_BITS_AUTO (-1)
