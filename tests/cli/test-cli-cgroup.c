@@ -287,10 +287,8 @@ run_stats_under (const char *root)
   char *out = NULL, *err = NULL;
   g_autoptr (GError) error = NULL;
   g_setenv ("BURROW_TEST_MEM_ROOT", root, TRUE);
-  g_setenv ("XDG_CACHE_HOME", root, TRUE);
   int status = run_cli (run, FALSE, &out, &err);
   g_unsetenv ("BURROW_TEST_MEM_ROOT");
-  g_unsetenv ("XDG_CACHE_HOME");
   g_free (out);
   g_test_message ("run: %s", err);
   g_assert_true (g_spawn_check_wait_status (status, &error));
@@ -343,11 +341,17 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* the small rooms make --dense-bits auto requantise: its cache goes here, not to the
+   * user's */
+  g_autofree char *cache = g_dir_make_tmp ("bw-cgroup-cache-XXXXXX", NULL);
+  g_assert_nonnull (cache);
+  g_setenv ("XDG_CACHE_HOME", cache, TRUE);
   g_test_add_func ("/cli/cgroup/fake-v1", test_fake_v1);
   g_test_add_func ("/cli/cgroup/fake-v2", test_fake_v2);
   g_test_add_func ("/cli/cgroup/fake-dense-auto", test_fake_dense_auto);
   g_test_add_func ("/cli/cgroup/defaults-under-limit", test_defaults_under_limit);
   int rc = g_test_run ();
+  remove_tree (cache);
   if (group_dir != NULL)
     g_rmdir (group_dir);
   if (small_model != NULL)
