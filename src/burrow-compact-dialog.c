@@ -32,6 +32,7 @@ struct _BurrowCompactDialog {
   BurrowConvertJob *job;
   guint pulse_id;
   GtkFileChooserNative *chooser;
+  gulong step_delay_us;         /* tests */
 
   GtkLabel *intro_label;
   GtkButton *close_button;
@@ -368,6 +369,8 @@ on_start (BurrowCompactDialog *self)
   self->cancelled_note = FALSE;
   g_cancellable_cancel (self->cancellable);
   self->job = burrow_convert_job_new (self->model_dir, self->out_dir, &o);
+  if (self->step_delay_us > 0)
+    burrow_convert_job_set_step_delay (self->job, self->step_delay_us);
   g_signal_connect_swapped (self->job, "notify::state", G_CALLBACK (on_job_state), self);
   g_signal_connect_swapped (self->job, "notify::fraction", G_CALLBACK (on_job_progress), self);
   g_signal_connect_swapped (self->job, "notify::eta", G_CALLBACK (on_job_progress), self);
@@ -482,6 +485,14 @@ burrow_compact_dialog_get_out_dir (BurrowCompactDialog *self)
 {
   g_return_val_if_fail (BURROW_IS_COMPACT_DIALOG (self), NULL);
   return self->out_dir;
+}
+
+void
+burrow_compact_dialog_set_step_delay (BurrowCompactDialog *self,
+                                      gulong               delay_us)
+{
+  g_return_if_fail (BURROW_IS_COMPACT_DIALOG (self));
+  self->step_delay_us = delay_us;
 }
 
 gboolean

@@ -24,4 +24,9 @@ const char *burrow_compact_dialog_get_out_dir (BurrowCompactDialog *self);
 /* Whether an estimate for the current choices is shown (none is being computed). */
 gboolean burrow_compact_dialog_has_estimate (BurrowCompactDialog *self);
 
+/* Tests: slows the writing down (burrow_convert_job_set_step_delay) so that it can be
+ * cancelled half-way. */
+void burrow_compact_dialog_set_step_delay (BurrowCompactDialog *self,
+                                           gulong               delay_us);
+
 G_END_DECLS
