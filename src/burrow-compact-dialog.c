@@ -26,6 +26,7 @@ struct _BurrowCompactDialog {
   BurrowConvertFormat formats[G_N_ELEMENTS (expert_candidates)];
   guint n_formats;
   guint probe;                  /* next candidate to plan */
+  GError *probe_error;          /* why the last candidate that failed did */
   GCancellable *cancellable;    /* the probes and the estimate in flight */
   gboolean has_estimate;
   gboolean cancelled_note;      /* say that a cancelled copy left nothing */
@@ -217,6 +218,11 @@ on_probed (GObject      *source,
     return;
   if (error == NULL)
     self->formats[self->n_formats++] = expert_candidates[self->probe];
+  else
+    {
+      g_clear_error (&self->probe_error);
+      self->probe_error = g_steal_pointer (&error);
+    }
   self->probe++;
   probe_next (self);
 }
@@ -237,7 +243,10 @@ probe_next (BurrowCompactDialog *self)
     }
   if (self->n_formats == 0)
     {
-      show_problem (self, _("This model’s experts cannot be written in a compact format."), TRUE);
+      g_autofree char *summary = burrow_error_summary (self->probe_error,
+                                                       _("This model cannot be written in a compact format."));
+
+      show_problem (self, summary, TRUE);
       return;
     }
   labels = gtk_string_list_new (NULL);
@@ -532,6 +541,7 @@ burrow_compact_dialog_finalize (GObject *object)
   g_free (self->model_dir);
   g_free (self->out_dir);
   g_free (self->chosen_parent);
+  g_clear_error (&self->probe_error);
 
   G_OBJECT_CLASS (burrow_compact_dialog_parent_class)->finalize (object);
 }
