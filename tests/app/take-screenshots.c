@@ -220,7 +220,6 @@ shoot_compact (BurrowWindow *window,
   g_autoptr(GFile) folder = g_file_new_for_path (demo);
   g_autofree char *tmp = g_dir_make_tmp ("burrow-shots-XXXXXX", NULL);
   g_autofree char *out = g_build_filename (tmp, "demo-model-int4", NULL);
-  g_autofree char *copy = NULL;
   GtkWidget *dialog;
 
   burrow_window_open_model (window, folder);
