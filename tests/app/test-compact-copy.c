@@ -1,13 +1,14 @@
 /* Make a Compact Copy in the real window under Xvfb, with real clicks (XTest) on a copy of
  * the demo model: the estimate shown before starting, the conversion, the quality report
  * against the quality.json it wrote, the copy in the recent models and its page, and the
- * copy loading; then Cancel half-way, which leaves no folder behind. */
+ * copy loading; then Cancel half-way, which leaves no folder behind, and Escape. */
 #include "burrow-config.h"
 
 #include <dlfcn.h>
 #include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <X11/keysym.h>
 
 #include "burrow-compact-dialog.h"
 #include "burrow-convert-job.h"
@@ -34,6 +35,7 @@
 typedef int (*FakeButtonFunc) (Display *, unsigned int, Bool, unsigned long);
 typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
 static FakeButtonFunc fake_button;
+static FakeButtonFunc fake_key;     /* same signature: keycode, press, delay */
 static FakeMotionFunc fake_motion;
 
 static BurrowApplication *app;
@@ -82,6 +84,25 @@ click (GtkWidget *widget)
   fake_button (dpy, 1, False, 0);
   XSync (dpy, False);
   settle (GTK_WIDGET (native));
+}
+
+/* No window manager under Xvfb: the window takes the keyboard itself. */
+static void
+press_key (GtkWindow *window,
+           KeySym     keysym)
+{
+  Display *dpy = gdk_x11_display_get_xdisplay (gtk_widget_get_display (GTK_WIDGET (window)));
+  KeyCode code = XKeysymToKeycode (dpy, keysym);
+
+  XSetInputFocus (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                  RevertToParent, CurrentTime);
+  XSync (dpy, False);
+  ITERATE_UNTIL (gtk_window_is_active (window));
+  g_assert_cmpuint (code, !=, 0);
+  fake_key (dpy, code, True, 0);
+  fake_key (dpy, code, False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (window));
 }
 
 static gpointer
@@ -385,7 +406,8 @@ test_cancel (void)
   g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (note)), ==,
                    "Cancelled: nothing of the copy was kept.");
 
-  gtk_window_close (GTK_WINDOW (dialog));
+  /* Escape closes it. */
+  press_key (GTK_WINDOW (dialog), XK_Escape);
   ITERATE_UNTIL (window->compact_dialog == NULL);
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
 }
@@ -438,6 +460,8 @@ main (int   argc,
   xtst = dlopen ("libXtst.so.6", RTLD_NOW);
   g_assert_nonnull (xtst);
   fake_button = (FakeButtonFunc) dlsym (xtst, "XTestFakeButtonEvent");
+  fake_key = (FakeButtonFunc) dlsym (xtst, "XTestFakeKeyEvent");
+  g_assert_nonnull (fake_key);
   fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
   g_assert_nonnull (fake_button);
   g_assert_nonnull (fake_motion);
