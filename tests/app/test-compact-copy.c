@@ -47,7 +47,7 @@ static char *demo_copy;
 static void
 settle (GtkWidget *widget)
 {
-  gint64 end = g_get_monotonic_time () + 150 * 1000;
+  gint64 end = g_get_monotonic_time () + 300 * 1000;
 
   gtk_widget_queue_draw (widget);
   while (g_get_monotonic_time () < end)
@@ -295,6 +295,8 @@ open_dialog (BurrowWindow *window)
 
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0);
+  /* A page fading in takes no clicks yet. */
+  ITERATE_UNTIL (!gtk_stack_get_transition_running (window_child (window, "stack")));
   click (window_button (window, "win.compact-copy"));
   ITERATE_UNTIL (window->compact_dialog != NULL && gtk_widget_get_mapped (GTK_WIDGET (window->compact_dialog)));
   dialog = BURROW_COMPACT_DIALOG (window->compact_dialog);
@@ -352,7 +354,8 @@ test_convert (void)
   g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "problem_row")));
 
   click (dialog_child (dialog, "start_button"));
-  ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "done") == 0);
+  ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "done") == 0 &&
+                 !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
   g_assert_true (g_file_test (out, G_FILE_TEST_IS_DIR));
   settle (GTK_WIDGET (dialog));
   assert_quality_shown (GTK_WIDGET (dialog), out);
@@ -364,7 +367,8 @@ test_convert (void)
   click (dialog_child (dialog, "open_button"));
   ITERATE_UNTIL (window->compact_dialog == NULL);
   ITERATE_UNTIL (g_strcmp0 (window->inspect_dir, out) == 0 &&
-                 g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0);
+                 g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0 &&
+                 !gtk_stack_get_transition_running (window_child (window, "stack")));
   settle (GTK_WIDGET (window));
   group = find_named (window_child (window, "model_view"), "quality_group");
   g_assert_nonnull (group);
@@ -391,7 +395,8 @@ test_cancel (void)
   g_assert_true (g_str_has_suffix (out, "demo-model-int4"));
   burrow_compact_dialog_set_step_delay (dialog, 20000);
   click (dialog_child (dialog, "start_button"));
-  ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > 0);
+  ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > 0 &&
+                 !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
   g_assert_cmpstr (stack_page (dialog_child (dialog, "stack")), ==, "progress");
   g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), <, 0.5);
   g_assert_true (g_file_test (partial, G_FILE_TEST_IS_DIR));
