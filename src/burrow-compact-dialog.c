@@ -44,6 +44,7 @@ struct _BurrowCompactDialog {
   AdwComboRow *group_row;
   GtkLabel *disk_label;
   GtkLabel *ram_label;
+  GtkLabel *expert_label;
   GtkLabel *read_label;
   AdwActionRow *problem_row;
   AdwActionRow *folder_row;
@@ -149,11 +150,13 @@ on_estimated (GObject      *source,
       show_problem (self, summary, TRUE);
       gtk_label_set_label (self->disk_label, "—");
       gtk_label_set_label (self->ram_label, "—");
+      gtk_label_set_label (self->expert_label, "—");
       gtk_label_set_label (self->read_label, "—");
       return;
     }
   set_size_label (self->disk_label, est.disk_bytes, est.original_disk_bytes);
   set_size_label (self->ram_label, est.resident_bytes, est.original_resident_bytes);
+  set_size_label (self->expert_label, est.bytes_per_expert, est.original_bytes_per_expert);
   set_size_label (self->read_label, est.read_per_token, est.original_read_per_token);
   self->has_estimate = TRUE;
   if (!burrow_convert_estimate_has_room (&est, &reason))
@@ -196,6 +199,7 @@ refresh (BurrowCompactDialog *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->start_button), FALSE);
   gtk_label_set_label (self->disk_label, "…");
   gtk_label_set_label (self->ram_label, "…");
+  gtk_label_set_label (self->expert_label, "…");
   gtk_label_set_label (self->read_label, "…");
   burrow_convert_estimate_async (self->model_dir, self->out_dir, &o, self->cancellable,
                                  on_estimated, g_object_ref (self));
@@ -575,6 +579,7 @@ burrow_compact_dialog_class_init (BurrowCompactDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, group_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, disk_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, ram_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, expert_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, read_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, problem_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowCompactDialog, folder_row);

@@ -322,6 +322,7 @@ test_convert (void)
   g_autofree char *disk = NULL;
   g_autofree char *ram = NULL;
   g_autofree char *read = NULL;
+  g_autofree char *expert = NULL;
   g_autoptr(GError) error = NULL;
   g_auto(GStrv) recent = NULL;
   BurrowConvertOptions options;
@@ -348,9 +349,11 @@ test_convert (void)
   disk = size_text (est.disk_bytes, est.original_disk_bytes);
   ram = size_text (est.resident_bytes, est.original_resident_bytes);
   read = size_text (est.read_per_token, est.original_read_per_token);
+  expert = size_text (est.bytes_per_expert, est.original_bytes_per_expert);
   g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "disk_label")), ==, disk);
   g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "ram_label")), ==, ram);
   g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "read_label")), ==, read);
+  g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "expert_label")), ==, expert);
   g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "problem_row")));
 
   click (dialog_child (dialog, "start_button"));
