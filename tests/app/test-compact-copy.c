@@ -143,13 +143,14 @@ find_button (GtkWidget  *root,
   return NULL;
 }
 
+/* Waits until the button is on screen (a page may still be on its way in). */
 static GtkWidget *
 window_button (BurrowWindow *window,
                const char   *action)
 {
-  GtkWidget *button = find_button (GTK_WIDGET (window), action);
+  GtkWidget *button = NULL;
 
-  g_assert_nonnull (button);
+  ITERATE_UNTIL ((button = find_button (GTK_WIDGET (window), action)) != NULL);
   return button;
 }
 
@@ -282,6 +283,9 @@ show_window (void)
   gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
   gtk_window_present (GTK_WINDOW (window));
   ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  /* At its full size, sidebar and content side by side: a busy X server may map it
+   * smaller first, folded. */
+  ITERATE_UNTIL (gtk_widget_get_width (GTK_WIDGET (window)) >= 880 && !adw_leaflet_get_folded (window->leaflet));
   settle (GTK_WIDGET (window));
   return window;
 }
