@@ -1,7 +1,10 @@
 #include "burrow-config.h"
 
+#include <glib/gi18n.h>
+
 #include "burrow-model-summary.h"
 #include "burrow-model-view.h"
+#include "burrow-quality-summary.h"
 
 struct _BurrowModelView {
   AdwBin parent_instance;
@@ -11,12 +14,13 @@ struct _BurrowModelView {
   GtkLabel *dir_label;
 
   GtkWidget *groups[BURROW_SUMMARY_N_GROUPS];
+  GtkWidget *quality_group;     /* a compact copy's quality report, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (BurrowModelView, burrow_model_view, ADW_TYPE_BIN)
 
-static GtkWidget *
-create_row (const BurrowSummaryRow *summary)
+GtkWidget *
+burrow_summary_row_widget_new (const BurrowSummaryRow *summary)
 {
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *value = gtk_label_new (summary->value);
@@ -64,13 +68,46 @@ burrow_model_view_set_info (BurrowModelView       *self,
       const BurrowSummaryRow *summary = g_ptr_array_index (rows, i);
 
       adw_preferences_group_add (ADW_PREFERENCES_GROUP (self->groups[summary->group]),
-                                 create_row (summary));
+                                 burrow_summary_row_widget_new (summary));
     }
 
   /* Publishers name folders after the exact release, which says more than the family. */
   name = g_path_get_basename (info->dir);
   gtk_label_set_label (self->title_label, name);
   gtk_label_set_label (self->dir_label, info->dir);
+}
+
+GtkWidget *
+burrow_quality_group_new (const BurrowQualityReport *report)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+  g_autoptr(GPtrArray) rows = burrow_quality_summary_new (report);
+
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), _("Quality of This Compact Copy"));
+  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group),
+                                         _("How far the copy is from the original it was made from, measured when it was made"));
+  for (guint i = 0; i < rows->len; i++)
+    adw_preferences_group_add (ADW_PREFERENCES_GROUP (group),
+                               burrow_summary_row_widget_new (g_ptr_array_index (rows, i)));
+  return group;
+}
+
+void
+burrow_model_view_set_quality (BurrowModelView           *self,
+                               const BurrowQualityReport *report)
+{
+  g_return_if_fail (BURROW_IS_MODEL_VIEW (self));
+
+  if (self->quality_group != NULL)
+    gtk_box_remove (self->box, self->quality_group);
+  self->quality_group = NULL;
+  if (report == NULL)
+    return;
+  self->quality_group = burrow_quality_group_new (report);
+  gtk_widget_set_name (self->quality_group, "quality_group");
+  /* Right under the title: for a copy, how good it is comes first. */
+  gtk_box_insert_child_after (self->box, self->quality_group,
+                              gtk_widget_get_first_child (GTK_WIDGET (self->box)));
 }
 
 static void

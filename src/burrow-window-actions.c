@@ -157,6 +157,14 @@ start_chat_action (GtkWidget  *widget,
 }
 
 static void
+compact_copy_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *param)
+{
+  _burrow_window_compact_copy (BURROW_WINDOW (widget));
+}
+
+static void
 load_chat_model_action (GtkWidget  *widget,
                         const char *action_name,
                         GVariant   *param)
@@ -385,6 +393,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.remove-recent", "s", remove_recent_action },
     { "win.open-demo", NULL, open_demo_action },
     { "win.start-chat", NULL, start_chat_action },
+    { "win.compact-copy", NULL, compact_copy_action },
     { "win.choose-tokenizer", NULL, choose_tokenizer_action },
     { "win.load-chat-model", NULL, load_chat_model_action },
     { "win.cancel-load", NULL, cancel_load_action },

@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-compact-dialog.h"
 #include "burrow-error-text.h"
 #include "burrow-window-private.h"
 
@@ -13,7 +14,8 @@ on_inspected (GObject            *owner,
               gpointer            user_data)
 {
   BurrowWindow *self = BURROW_WINDOW (owner);
-  const BurrowModelInfo *info = result->data;
+  const BurrowInspectResult *inspected = result->data;
+  const BurrowModelInfo *info = inspected != NULL ? &inspected->info : NULL;
 
   /* Only the newest request is not cancelled; older ones have nothing left to show. */
   if (!result->done || g_error_matches (result->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -41,6 +43,7 @@ on_inspected (GObject            *owner,
     self->inspect_has_tokenizer = info->tokenizer != NULL || chosen != NULL;
   }
   burrow_model_view_set_info (self->model_view, info);
+  burrow_model_view_set_quality (self->model_view, inspected->quality);
   burrow_settings_add_recent_model (self->settings, self->inspect_dir);
   _burrow_window_show_page (self, "model");
 }
@@ -201,9 +204,50 @@ _burrow_window_ensure_chat_model (BurrowWindow *self)
     burrow_session_ensure_model (self->session, burrow_chat_get_model_dir (self->chat));
 }
 
+static void
+on_copy_ready (BurrowWindow *self,
+               const char   *dir)
+{
+  burrow_settings_add_recent_model (self->settings, dir);
+}
+
+static void
+on_open_copy (BurrowWindow *self,
+              const char   *dir)
+{
+  g_autoptr(GFile) folder = g_file_new_for_path (dir);
+
+  burrow_window_open_model (self, folder);
+}
+
+void
+_burrow_window_compact_copy (BurrowWindow *self)
+{
+  BurrowCompactDialog *dialog;
+
+  if (self->inspect_dir == NULL)
+    return;
+  if (self->compact_dialog != NULL)
+    {
+      gtk_window_present (self->compact_dialog);
+      return;
+    }
+  dialog = burrow_compact_dialog_new (GTK_WINDOW (self), self->inspect_dir);
+  g_signal_connect_object (dialog, "copy-ready", G_CALLBACK (on_copy_ready), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (dialog, "open-copy", G_CALLBACK (on_open_copy), self, G_CONNECT_SWAPPED);
+  self->compact_dialog = GTK_WINDOW (dialog);
+  g_object_add_weak_pointer (G_OBJECT (dialog), (gpointer *) &self->compact_dialog);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
 void
 _burrow_window_models_dispose (BurrowWindow *self)
 {
+  if (self->compact_dialog != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->compact_dialog), (gpointer *) &self->compact_dialog);
+      gtk_window_destroy (g_steal_pointer (&self->compact_dialog));
+    }
   g_cancellable_cancel (self->inspect_cancellable);
   g_clear_object (&self->inspect_cancellable);
   if (self->chooser != NULL)

@@ -33,6 +33,7 @@ struct _BurrowWindow {
   gboolean inspect_has_tokenizer;  /* its own, or one chosen for it */
   GtkFileChooserNative *chooser;
   GtkFileChooserNative *tokenizer_chooser;
+  GtkWindow *compact_dialog;    /* Make a Compact Copy of the open folder (weak) */
 
   /* The open conversation. */
   BurrowChat *chat;
@@ -108,6 +109,9 @@ void _burrow_window_start_chat (BurrowWindow *self,
 /* The tokenizer file for the inspected folder, which has none of its own. */
 void _burrow_window_set_tokenizer (BurrowWindow *self,
                                    const char   *file);
+/* Make a Compact Copy of the open folder: the dialog; a finished copy joins the recent
+ * models, and opening it shows its page. */
+void _burrow_window_compact_copy (BurrowWindow *self);
 void _burrow_window_models_dispose (BurrowWindow *self);
 
 /* burrow-window-servers.c: add a server (its key into the keyring), list its models, start

@@ -92,6 +92,9 @@ _burrow_window_update_state (BurrowWindow *self)
   /* A folder without a tokenizer offers to pick one, not a chat that cannot load. */
   gtk_widget_action_set_enabled (widget, "win.start-chat",
                                  self->inspect_dir != NULL && self->inspect_has_tokenizer);
+  gtk_widget_action_set_enabled (widget, "win.compact-copy",
+                                 self->inspect_dir != NULL &&
+                                 g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "model") == 0);
   gtk_widget_set_visible (self->tokenizer_box, self->inspect_dir != NULL && !self->inspect_has_tokenizer);
   gtk_widget_action_set_enabled (widget, "win.show-performance", on_chat);
   gtk_widget_action_set_enabled (widget, "win.toggle-panel",

@@ -17,8 +17,6 @@
 
 #define MANIFEST "convert-manifest.json"
 #define MAX_MANIFEST ((gsize) 64 << 20)
-/* Room left over on the file system beyond the estimate (config, index, page cache). */
-#define SPACE_MARGIN ((guint64) 64 << 20)
 
 static const char *const format_names[] = { "keep", "int4", "int8", "mxfp4" };
 static const char *const class_names[] = { "attention", "dense_mlp", "shared_experts",
@@ -331,11 +329,11 @@ check_space (Run *run, guint64 need, GError **error)
         }
       avail = (guint64) sv.f_bavail * (guint64) sv.f_frsize;
     }
-  if (avail < need + SPACE_MARGIN)
+  if (avail < need + BW_CONVERT_SPACE_MARGIN)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC,
                    "%s: not enough free space: the conversion needs %.2f GB more, %.2f GB "
-                   "are free", run->partial, (double) (need + SPACE_MARGIN) / 1e9,
+                   "are free", run->partial, (double) (need + BW_CONVERT_SPACE_MARGIN) / 1e9,
                    (double) avail / 1e9);
       return FALSE;
     }

@@ -46,6 +46,9 @@ typedef struct {
 
 void bw_convert_options_init (BwConvertOptions *o);
 
+/* Room the free-space check wants beyond the shards (config, index, page cache). */
+#define BW_CONVERT_SPACE_MARGIN ((guint64) 64 << 20)
+
 typedef struct {
   double sq_err[BW_CLASS_COUNT];   /* sum of (original - converted)^2 */
   double sq_ref[BW_CLASS_COUNT];   /* sum of original^2 */

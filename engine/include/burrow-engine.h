@@ -56,6 +56,109 @@ const char *burrow_family_display_name (const char *family);
 void burrow_model_info_clear (BurrowModelInfo *info);
 const char *burrow_dtype_name (int index);   /* NULL past the end of bytes_by_dtype */
 
+/* ---- Compact copies: a checkpoint converted to the compressed-tensors layout ----
+ *
+ * The same conversion as burrow-cli convert: the routed experts (and optionally the dense
+ * matrices) re-encoded, every other tensor as stored, streamed with bounded memory into
+ * "<out_dir>.partial", which is renamed to out_dir only when complete; then the quality
+ * report (quality.json in the new folder). */
+
+typedef enum {
+  BURROW_CONVERT_KEEP,       /* as stored */
+  BURROW_CONVERT_INT4,       /* compressed-tensors pack-quantized, symmetric, BF16 scales */
+  BURROW_CONVERT_INT8,
+  BURROW_CONVERT_MXFP4,      /* E2M1 with an E8M0 scale per 32 columns */
+} BurrowConvertFormat;
+
+typedef struct {
+  BurrowConvertFormat experts;  /* routed experts */
+  BurrowConvertFormat dense;    /* attention, dense and shared-expert MLPs: KEEP or INT8 */
+  int group;                    /* INT4 / INT8 columns per scale: 32, 64 or 128 */
+  int threads;                  /* <= 0: every online CPU */
+  int text_tokens;              /* tokens of the bundled English sample the quality report
+                                 * runs both models over; <= 0: 256 */
+} BurrowConvertOptions;
+
+/* Experts INT4, dense kept, groups of 32, all CPUs, 256 tokens. */
+void burrow_convert_options_init (BurrowConvertOptions *options);
+
+/* What a conversion would write, from the checkpoint's tensor plan (headers only). Sizes
+ * are counted the way burrow_inspect counts them, so they equal the new folder's. */
+typedef struct {
+  guint64 disk_bytes;           /* the new folder's safetensors shards */
+  guint64 resident_bytes;       /* dense part, held in RAM */
+  guint64 bytes_per_expert;     /* one routed expert's read */
+  guint64 read_per_token;       /* bytes read per token when every routed expert misses */
+  guint64 original_disk_bytes;  /* the same for the checkpoint as it is */
+  guint64 original_resident_bytes;
+  guint64 original_bytes_per_expert;
+  guint64 original_read_per_token;
+  int expert_group;             /* the experts' group: the option's, or 0 (one scale per
+                                 * row) when an expert's width is not a multiple of it */
+  guint64 needed_bytes;         /* free space the conversion needs (shards and a margin;
+                                 * less what an interrupted run of it already finished) */
+  guint64 free_bytes;           /* free on the file system that would hold out_dir; 0 when
+                                 * out_dir is NULL or nothing on its path exists */
+} BurrowConvertEstimate;
+
+/* Plans the conversion of the checkpoint in dir to out_dir (may be NULL: no free-space
+ * figures). Fails, naming the tensor, when a format does not fit the model (experts fused
+ * into one tensor per layer take KEEP or MXFP4 only; MXFP4 needs widths in multiples of
+ * 32), BURROW_ENGINE_ERROR_INVALID_INPUT for bad options or an unreadable folder. */
+gboolean burrow_convert_estimate (const char *dir, const char *out_dir,
+                                  const BurrowConvertOptions *options,
+                                  BurrowConvertEstimate *estimate, GError **error);
+
+typedef enum {
+  BURROW_CONVERT_STAGE_WRITING,    /* done and total: tensor bytes written */
+  BURROW_CONVERT_STAGE_COMPARING,  /* the quality report: both models over the text (done
+                                    * is 0 of 1 until it ends) */
+} BurrowConvertStage;
+
+/* Called on the converting thread, often (throttle any display). */
+typedef void (*BurrowConvertProgressFunc) (BurrowConvertStage stage, guint64 done,
+                                           guint64 total, gpointer user_data);
+
+/* Converts dir into out_dir, which must not exist, with its quality report. Checks the
+ * free space before writing anything. An unfinished "<out_dir>.partial" of the same
+ * conversion (the app or the machine stopped) is resumed from its finished shards.
+ * Cancelling returns FALSE with G_IO_ERROR_CANCELLED and removes "<out_dir>.partial":
+ * nothing of the copy remains. Other failures keep the finished shards there for a
+ * resume. The input is only read. Blocks: run it on a thread of its own. */
+gboolean burrow_convert (const char *dir, const char *out_dir,
+                         const BurrowConvertOptions *options,
+                         BurrowConvertProgressFunc progress, gpointer user_data,
+                         GCancellable *cancellable, GError **error);
+
+/* The quality report classes: the relative RMS weight error of each. */
+typedef enum {
+  BURROW_QUALITY_ATTENTION,
+  BURROW_QUALITY_DENSE_MLP,
+  BURROW_QUALITY_SHARED_EXPERTS,
+  BURROW_QUALITY_ROUTED_EXPERTS,
+  BURROW_QUALITY_OTHER,          /* embeddings, LM head, routers */
+  BURROW_QUALITY_N_CLASSES
+} BurrowQualityClass;
+
+/* A converted checkpoint's quality.json. */
+typedef struct {
+  char *experts, *dense;         /* the formats it was written with ("int4", "keep", ...) */
+  int group;
+  guint64 matrices[BURROW_QUALITY_N_CLASSES];  /* re-encoded matrices; 0: kept as stored */
+  double relative_rms_error[BURROW_QUALITY_N_CLASSES];
+  gboolean has_text;             /* the comparison over a text ran */
+  int positions;                 /* next-token predictions compared */
+  double perplexity_original, perplexity_converted;
+  double kl_mean;                /* mean KL(original || converted), nats */
+  double top1_agreement;         /* fraction in [0, 1] */
+} BurrowQualityReport;
+
+/* Reads dir/quality.json. FALSE with G_IO_ERROR_NOT_FOUND when the folder has none, or
+ * BURROW_ENGINE_ERROR_INVALID_INPUT naming the file and field when it does not parse. */
+gboolean burrow_quality_report_load (const char *dir, BurrowQualityReport *report,
+                                     GError **error);
+void burrow_quality_report_clear (BurrowQualityReport *report);
+
 /* ---- Kernel benchmark: how close the matrix kernels stream weights to memory speed ---- */
 
 typedef struct {

@@ -4,10 +4,15 @@
 #include "burrow-engine-worker.h"
 
 static void
-model_info_free (gpointer data)
+inspect_result_free (gpointer data)
 {
-  burrow_model_info_clear (data);
-  g_free (data);
+  BurrowInspectResult *result = data;
+
+  burrow_model_info_clear (&result->info);
+  if (result->quality != NULL)
+    burrow_quality_report_clear (result->quality);
+  g_free (result->quality);
+  g_free (result);
 }
 
 static gpointer
@@ -16,21 +21,30 @@ inspect_run (BurrowWorkerJob  *job,
              GCancellable     *cancellable,
              GError          **error)
 {
-  BurrowModelInfo *info = g_new0 (BurrowModelInfo, 1);
+  BurrowInspectResult *result = g_new0 (BurrowInspectResult, 1);
+  g_autoptr(GError) quality_error = NULL;
 
-  if (!burrow_inspect (payload, info, error))
+  if (!burrow_inspect (payload, &result->info, error))
     {
-      model_info_free (info);
+      inspect_result_free (result);
       return NULL;
     }
+  result->quality = g_new0 (BurrowQualityReport, 1);
+  if (!burrow_quality_report_load (payload, result->quality, &quality_error))
+    {
+      /* A report is extra: the model is shown without one it cannot read. */
+      if (!g_error_matches (quality_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        g_debug ("%s", quality_error->message);
+      g_clear_pointer (&result->quality, g_free);
+    }
 
-  return info;
+  return result;
 }
 
 static const BurrowWorkerRequestKind inspect_kind = {
   .name = "inspect",
   .run = inspect_run,
-  .result_free = model_info_free,
+  .result_free = inspect_result_free,
 };
 
 guint64

@@ -71,8 +71,16 @@ void burrow_worker_job_set_state (BurrowWorkerJob *job,
 
 /* Requests the app makes. Each lives in burrow-engine-worker-<kind>.c. */
 
-/* Reads a checkpoint folder's headers (burrow_inspect). The final result's data is a
- * BurrowModelInfo *. */
+/* What an inspect request found: the folder's headers (burrow_inspect), and the quality
+ * report of a compact copy (NULL for a folder without quality.json, or one that does not
+ * parse). */
+typedef struct {
+  BurrowModelInfo info;
+  BurrowQualityReport *quality;
+} BurrowInspectResult;
+
+/* Reads a checkpoint folder's headers and quality report. The final result's data is a
+ * BurrowInspectResult *. */
 guint64 burrow_engine_worker_inspect (BurrowEngineWorker   *self,
                                       const char           *dir,
                                       GCancellable         *cancellable,

@@ -8,6 +8,8 @@
 
 #include "burrow-chat-settings-window.h"
 #include "burrow-chat-view.h"
+#include "burrow-compact-dialog.h"
+#include "burrow-demo.h"
 #include "burrow-markdown-view.h"
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
@@ -167,6 +169,83 @@ shoot_dialog (GtkWidget  *from,
   iterate_for (0.2);
 }
 
+static GtkWidget *
+find_toplevel (GType type)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type))
+        return GTK_WIDGET (w);
+    }
+  return NULL;
+}
+
+static void
+remove_tree (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        remove_tree (path);
+      else
+        g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+static const char *
+dialog_page (GtkWidget *dialog)
+{
+  GObject *stack = gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG, "stack");
+
+  return gtk_stack_get_visible_child_name (GTK_STACK (stack));
+}
+
+/* Make a Compact Copy of the demo model, into a temporary folder: the options with their
+ * estimate, the progress, the quality report, and the copy's own page. */
+static void
+shoot_compact (BurrowWindow *window,
+               const char   *dir)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autoptr(GFile) folder = g_file_new_for_path (demo);
+  g_autofree char *tmp = g_dir_make_tmp ("burrow-shots-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (tmp, "demo-model-int4", NULL);
+  GtkWidget *dialog;
+
+  burrow_window_open_model (window, folder);
+  iterate_for (1.5);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.compact-copy", NULL);
+  dialog = find_toplevel (BURROW_TYPE_COMPACT_DIALOG);
+  g_assert (dialog != NULL);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (BURROW_COMPACT_DIALOG (dialog)));
+  burrow_compact_dialog_set_out_dir (BURROW_COMPACT_DIALOG (dialog), out);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (BURROW_COMPACT_DIALOG (dialog)));
+  save (dialog, dir, "6-compact-copy.png");
+
+  burrow_compact_dialog_set_step_delay (BURROW_COMPACT_DIALOG (dialog), 40000);
+  g_signal_emit_by_name (gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG, "start_button"),
+                         "clicked");
+  iterate_for (2.5);
+  save (dialog, dir, "6-compact-progress.png");
+  ITERATE_UNTIL (g_strcmp0 (dialog_page (dialog), "done") == 0);
+  save (dialog, dir, "6-compact-done.png");
+  g_signal_emit_by_name (gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG, "open_button"),
+                         "clicked");
+  iterate_for (1.5);
+  save (GTK_WIDGET (window), dir, "6-compact-model.png");
+  remove_tree (tmp);
+}
+
 static void
 shoot (const char *dir,
        int         width,
@@ -188,6 +267,7 @@ shoot (const char *dir,
     iterate_for (1.5);
     save (GTK_WIDGET (window), dir, "0-model.png");
   }
+  shoot_compact (window, dir);
   burrow_window_open_demo (window);
   iterate_for (0.05);
   save (GTK_WIDGET (window), dir, "0-loading.png");

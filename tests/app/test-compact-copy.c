@@ -1,0 +1,498 @@
+/* Make a Compact Copy in the real window under Xvfb, with real clicks (XTest) on a copy of
+ * the demo model: the estimate shown before starting, the conversion, the quality report
+ * against the quality.json it wrote, the copy in the recent models and its page, and the
+ * copy loading; then Cancel half-way, which leaves no folder behind, and Escape. */
+#include "burrow-config.h"
+
+#include <dlfcn.h>
+#include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <X11/keysym.h>
+
+#include "burrow-compact-dialog.h"
+#include "burrow-convert-job.h"
+#include "burrow-demo.h"
+#include "burrow-window.h"
+#include "burrow-window-private.h"
+#include "app-finalize.h"
+#include "user-dirs.h"
+
+#define WAIT_USEC (60 * G_USEC_PER_SEC)
+
+#define ITERATE_UNTIL(cond)                                                  \
+  G_STMT_START {                                                             \
+    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
+    while (!(cond))                                                          \
+      {                                                                      \
+        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
+        if (!g_main_context_iteration (NULL, FALSE))                         \
+          g_usleep (1000);                                                   \
+      }                                                                      \
+  } G_STMT_END
+
+/* libXtst's calls, looked up at run time (Debian ships its headers only in libxtst-dev). */
+typedef int (*FakeButtonFunc) (Display *, unsigned int, Bool, unsigned long);
+typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
+static FakeButtonFunc fake_button;
+static FakeButtonFunc fake_key;     /* same signature: keycode, press, delay */
+static FakeMotionFunc fake_motion;
+
+static BurrowApplication *app;
+static char *models_dir;   /* holds the demo model's copy and what is made of it */
+static char *demo_copy;
+
+/* Lets what changed be laid out and drawn: the main loop runs for a moment. (A frame
+ * clock may not tick for a window another one covers, so this does not count frames.) */
+static void
+settle (GtkWidget *widget)
+{
+  gint64 end = g_get_monotonic_time () + 300 * 1000;
+
+  gtk_widget_queue_draw (widget);
+  while (g_get_monotonic_time () < end)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+}
+
+/* Clicks the middle of @widget with the first mouse button through the X server. */
+static void
+click (GtkWidget *widget)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *dpy = gdk_x11_display_get_xdisplay (gtk_widget_get_display (widget));
+  graphene_point_t p;
+  double sx, sy;
+  int rx, ry;
+  Window unused;
+
+  settle (GTK_WIDGET (native));
+  g_assert_true (gtk_widget_get_mapped (widget));
+  g_assert_true (gtk_widget_is_sensitive (widget));
+  g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
+                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
+                                                                 gtk_widget_get_height (widget) / 2.0f),
+                                           &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
+                         &unused);
+  fake_motion (dpy, -1, rx, ry, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (native));
+  fake_button (dpy, 1, True, 0);
+  fake_button (dpy, 1, False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (native));
+}
+
+/* No window manager under Xvfb: the window takes the keyboard itself. */
+static void
+press_key (GtkWindow *window,
+           KeySym     keysym)
+{
+  Display *dpy = gdk_x11_display_get_xdisplay (gtk_widget_get_display (GTK_WIDGET (window)));
+  KeyCode code = XKeysymToKeycode (dpy, keysym);
+
+  XSetInputFocus (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                  RevertToParent, CurrentTime);
+  XSync (dpy, False);
+  ITERATE_UNTIL (gtk_window_is_active (window));
+  g_assert_cmpuint (code, !=, 0);
+  fake_key (dpy, code, True, 0);
+  fake_key (dpy, code, False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (window));
+}
+
+static gpointer
+window_child (BurrowWindow *window,
+              const char   *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+static gpointer
+dialog_child (BurrowCompactDialog *dialog,
+              const char          *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (dialog), BURROW_TYPE_COMPACT_DIALOG, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+/* The button on the window that triggers @action (not every button is a template child). */
+static GtkWidget *
+find_button (GtkWidget  *root,
+             const char *action)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (GTK_IS_BUTTON (w) && gtk_widget_get_mapped (w) &&
+          g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), action) == 0)
+        return w;
+      if ((found = find_button (w, action)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Waits until the button is on screen (a page may still be on its way in). */
+static GtkWidget *
+window_button (BurrowWindow *window,
+               const char   *action)
+{
+  GtkWidget *button = NULL;
+
+  ITERATE_UNTIL ((button = find_button (GTK_WIDGET (window), action)) != NULL);
+  return button;
+}
+
+static const char *
+stack_page (GtkStack *stack)
+{
+  return gtk_stack_get_visible_child_name (stack);
+}
+
+static GtkWidget *
+find_row (GtkWidget  *root,
+          const char *title)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (ADW_IS_ACTION_ROW (w) && gtk_widget_get_mapped (w) &&
+          g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), title) == 0)
+        return w;
+      if ((found = find_row (w, title)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+find_value_label (GtkWidget *root)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (GTK_IS_LABEL (w) && gtk_widget_has_css_class (w, "numeric"))
+        return w;
+      if ((found = find_value_label (w)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static void
+assert_row_value (GtkWidget  *root,
+                  const char *title,
+                  const char *value)
+{
+  GtkWidget *row = find_row (root, title);
+  GtkWidget *label;
+
+  g_assert_nonnull (row);
+  label = find_value_label (row);
+  g_assert_nonnull (label);
+  g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, value);
+}
+
+static GtkWidget *
+find_named (GtkWidget  *root,
+            const char *name)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
+        return w;
+      if ((found = find_named (w, name)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The quality report as shown (rows under @root) against quality.json as written,
+ * read here with json-glib, not through the engine. */
+static void
+assert_quality_shown (GtkWidget  *root,
+                      const char *dir)
+{
+  static const struct { const char *key, *title; } classes[] = {
+    { "attention", "Attention" }, { "dense_mlp", "Dense layers" },
+    { "shared_experts", "Shared experts" }, { "routed_experts", "Routed experts" },
+    { "other", "Other weights" },
+  };
+  g_autofree char *path = g_build_filename (dir, "quality.json", NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *root_obj, *weights, *text;
+  g_autofree char *ppl = NULL;
+  g_autofree char *kl = NULL;
+  g_autofree char *top1 = NULL;
+  guint shown = 0;
+
+  g_assert_true (json_parser_load_from_file (parser, path, &error));
+  g_assert_no_error (error);
+  root_obj = json_node_get_object (json_parser_get_root (parser));
+  weights = json_object_get_object_member (root_obj, "weights");
+  text = json_object_get_object_member (root_obj, "text");
+  g_assert_nonnull (weights);
+  g_assert_nonnull (text);
+
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    {
+      JsonObject *c = json_object_get_object_member (weights, classes[i].key);
+      g_autofree char *value = g_strdup_printf ("%.4f", json_object_get_double_member (c, "relative_rms_error"));
+
+      if (json_object_get_int_member (c, "matrices") == 0)
+        {
+          g_assert_null (find_row (root, classes[i].title));
+          continue;
+        }
+      assert_row_value (root, classes[i].title, value);
+      shown++;
+    }
+  g_assert_cmpuint (shown, >=, 1);
+  g_assert_nonnull (find_row (root, "Routed experts"));
+
+  ppl = g_strdup_printf ("%.3f → %.3f", json_object_get_double_member (text, "perplexity_original"),
+                         json_object_get_double_member (text, "perplexity_converted"));
+  kl = g_strdup_printf ("%.4f nats", json_object_get_double_member (text, "kl_mean"));
+  top1 = g_strdup_printf ("%.1f %%", 100.0 * json_object_get_double_member (text, "top1_agreement"));
+  assert_row_value (root, "Perplexity", ppl);
+  assert_row_value (root, "Mean KL divergence", kl);
+  assert_row_value (root, "Top-1 agreement", top1);
+}
+
+static BurrowWindow *
+show_window (void)
+{
+  BurrowWindow *window = burrow_window_new (app);
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 900, 700);
+  gtk_window_present (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  /* At its full size, sidebar and content side by side: a busy X server may map it
+   * smaller first, folded. */
+  ITERATE_UNTIL (gtk_widget_get_width (GTK_WIDGET (window)) >= 880 && !adw_leaflet_get_folded (window->leaflet));
+  settle (GTK_WIDGET (window));
+  return window;
+}
+
+/* The demo model's page, then a click on Make a Compact Copy… and its first estimate. */
+static BurrowCompactDialog *
+open_dialog (BurrowWindow *window)
+{
+  g_autoptr(GFile) folder = g_file_new_for_path (demo_copy);
+  BurrowCompactDialog *dialog;
+
+  burrow_window_open_model (window, folder);
+  ITERATE_UNTIL (g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0);
+  /* A page fading in takes no clicks yet. */
+  ITERATE_UNTIL (!gtk_stack_get_transition_running (window_child (window, "stack")));
+  click (window_button (window, "win.compact-copy"));
+  ITERATE_UNTIL (window->compact_dialog != NULL && gtk_widget_get_mapped (GTK_WIDGET (window->compact_dialog)));
+  dialog = BURROW_COMPACT_DIALOG (window->compact_dialog);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
+  return dialog;
+}
+
+static char *
+size_text (guint64 after,
+           guint64 before)
+{
+  return burrow_convert_size_text (after, before);
+}
+
+static void
+test_convert (void)
+{
+  BurrowWindow *window = show_window ();
+  BurrowCompactDialog *dialog = open_dialog (window);
+  AdwComboRow *experts = dialog_child (dialog, "experts_row");
+  GListModel *formats = adw_combo_row_get_model (experts);
+  g_autofree char *out = g_build_filename (models_dir, "demo-model-int8", NULL);
+  g_autofree char *disk = NULL;
+  g_autofree char *ram = NULL;
+  g_autofree char *read = NULL;
+  g_autofree char *expert = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) recent = NULL;
+  BurrowConvertOptions options;
+  BurrowConvertEstimate est;
+  GtkWidget *group;
+
+  /* Every format the demo's experts can take, INT4 first. */
+  g_assert_cmpuint (g_list_model_get_n_items (formats), ==, 4);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (formats), 0), ==, "INT4, 4 bits a weight");
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (formats), 1), ==, "INT8, 8 bits a weight");
+  g_assert_cmpstr (adw_action_row_get_subtitle (dialog_child (dialog, "folder_row")), !=, out);
+
+  adw_combo_row_set_selected (experts, 1);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
+  g_assert_cmpstr (adw_action_row_get_subtitle (dialog_child (dialog, "folder_row")), ==, out);
+  g_assert_cmpstr (burrow_compact_dialog_get_out_dir (dialog), ==, out);
+
+  /* The estimate shown is the tensor plan's, for this folder. */
+  burrow_convert_options_init (&options);
+  options.experts = BURROW_CONVERT_INT8;
+  g_assert_true (burrow_convert_estimate (demo_copy, out, &options, &est, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (est.read_per_token, <, est.original_read_per_token);
+  disk = size_text (est.disk_bytes, est.original_disk_bytes);
+  ram = size_text (est.resident_bytes, est.original_resident_bytes);
+  read = size_text (est.read_per_token, est.original_read_per_token);
+  expert = size_text (est.bytes_per_expert, est.original_bytes_per_expert);
+  g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "disk_label")), ==, disk);
+  g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "ram_label")), ==, ram);
+  g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "read_label")), ==, read);
+  g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "expert_label")), ==, expert);
+  g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "problem_row")));
+
+  click (dialog_child (dialog, "start_button"));
+  ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "done") == 0 &&
+                 !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
+  g_assert_true (g_file_test (out, G_FILE_TEST_IS_DIR));
+  settle (GTK_WIDGET (dialog));
+  assert_quality_shown (GTK_WIDGET (dialog), out);
+
+  /* In the recent models, first. */
+  recent = burrow_settings_dup_recent_models (window->settings);
+  g_assert_cmpstr (recent[0], ==, out);
+
+  click (dialog_child (dialog, "open_button"));
+  ITERATE_UNTIL (window->compact_dialog == NULL);
+  ITERATE_UNTIL (g_strcmp0 (window->inspect_dir, out) == 0 &&
+                 g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0 &&
+                 !gtk_stack_get_transition_running (window_child (window, "stack")));
+  settle (GTK_WIDGET (window));
+  group = find_named (window_child (window, "model_view"), "quality_group");
+  g_assert_nonnull (group);
+  assert_quality_shown (group, out);
+
+  /* And it loads. */
+  click (window_button (window, "win.start-chat"));
+  ITERATE_UNTIL (burrow_session_is_ready_for (window->session, out));
+
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+  app_test_remove_tree (out);
+}
+
+static void
+test_cancel (void)
+{
+  BurrowWindow *window = show_window ();
+  BurrowCompactDialog *dialog = open_dialog (window);
+  g_autofree char *out = g_strdup (burrow_compact_dialog_get_out_dir (dialog));
+  g_autofree char *partial = g_strconcat (out, ".partial", NULL);
+  GtkProgressBar *bar = dialog_child (dialog, "progress_bar");
+  AdwActionRow *note;
+
+  g_assert_true (g_str_has_suffix (out, "demo-model-int4"));
+  burrow_compact_dialog_set_step_delay (dialog, 20000);
+  click (dialog_child (dialog, "start_button"));
+  ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > 0 &&
+                 !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
+  g_assert_cmpstr (stack_page (dialog_child (dialog, "stack")), ==, "progress");
+  g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), <, 0.5);
+  g_assert_true (g_file_test (partial, G_FILE_TEST_IS_DIR));
+
+  click (dialog_child (dialog, "cancel_button"));
+  ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "options") == 0);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+  note = dialog_child (dialog, "problem_row");
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (note)));
+  g_assert_cmpstr (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (note)), ==,
+                   "Cancelled: nothing of the copy was kept.");
+
+  /* Escape closes it. */
+  press_key (GTK_WINDOW (dialog), XK_Escape);
+  ITERATE_UNTIL (window->compact_dialog == NULL);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+}
+
+/* The demo model's files, copied so that the copy is made beside them. */
+static void
+copy_demo (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autoptr(GDir) files = NULL;
+  const char *name;
+
+  g_assert_nonnull (demo);
+  files = g_dir_open (demo, 0, NULL);
+  g_assert_nonnull (files);
+  demo_copy = g_build_filename (models_dir, "demo-model", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (demo_copy, 0755), ==, 0);
+  while ((name = g_dir_read_name (files)) != NULL)
+    {
+      g_autofree char *from = g_build_filename (demo, name, NULL);
+      g_autofree char *to = g_build_filename (demo_copy, name, NULL);
+      g_autoptr(GFile) src = g_file_new_for_path (from);
+      g_autoptr(GFile) dst = g_file_new_for_path (to);
+      g_autoptr(GError) error = NULL;
+
+      g_assert_true (g_file_copy (src, dst, G_FILE_COPY_NONE, NULL, NULL, NULL, &error));
+      g_assert_no_error (error);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-compact-test");
+  void *xtst;
+  int ret;
+
+  if (!gtk_init_check ())
+    {
+      g_print ("1..0 # SKIP no display\n");
+      app_test_remove_tree (user_dirs);
+      return 0;
+    }
+  g_test_init (&argc, &argv, NULL);
+
+  /* Real clicks need X11 and its XTest extension (Xvfb has it). */
+  g_assert_true (GDK_IS_X11_DISPLAY (gdk_display_get_default ()));
+  xtst = dlopen ("libXtst.so.6", RTLD_NOW);
+  g_assert_nonnull (xtst);
+  fake_button = (FakeButtonFunc) dlsym (xtst, "XTestFakeButtonEvent");
+  fake_key = (FakeButtonFunc) dlsym (xtst, "XTestFakeKeyEvent");
+  g_assert_nonnull (fake_key);
+  fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
+  g_assert_nonnull (fake_button);
+  g_assert_nonnull (fake_motion);
+
+  models_dir = g_build_filename (user_dirs, "models", NULL);
+  copy_demo ();
+
+  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
+  g_application_register (G_APPLICATION (app), NULL, &error);
+  g_assert_no_error (error);
+
+  g_test_add_func ("/compact-copy/convert", test_convert);
+  g_test_add_func ("/compact-copy/cancel", test_cancel);
+
+  ret = g_test_run ();
+  app_test_finalize (&app);
+  app_test_remove_tree (user_dirs);
+  g_free (demo_copy);
+  g_free (models_dir);
+
+  return ret;
+}
