@@ -106,7 +106,6 @@ clear_dir (const char *dir)
 static void
 test_pinning_gain (void)
 {
-  g_autoptr (GError) error = NULL;
   g_autofree char *dir = bw_test_tmp_dir ("bw-pin-XXXXXX");
   g_autofree char *hdir = g_build_filename (dir, "history", NULL);
   FakeCheckpoint *f = fake_checkpoint_new (dir, LAYERS, EXPERTS, ROWS, COLS, TRUE, 3);
