@@ -345,7 +345,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* the small rooms make --dense-bits auto requantise: its cache goes here, not to the
    * user's */
-  g_autofree char *cache = g_dir_make_tmp ("bw-cgroup-cache-XXXXXX", NULL);
+  g_autofree char *cache = bw_test_tmp_dir ("bw-cgroup-cache-XXXXXX");
   g_assert_nonnull (cache);
   g_setenv ("XDG_CACHE_HOME", cache, TRUE);
   g_test_add_func ("/cli/cgroup/fake-v1", test_fake_v1);
