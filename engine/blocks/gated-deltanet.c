@@ -8,8 +8,6 @@
 #include "blocks/scratch.h"
 #include "blocks/vec.h"
 
-#define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
-
 /* Tokens per chunk of the chunked prefill, as the reference's chunk_gated_delta_rule. */
 #define CHUNK 64
 /* Tokens whose S0 products share one pass over a state row. */
@@ -39,14 +37,34 @@ chunk_floats (const BwGatedDeltaNet *g)
          + (gsize) (2 * TBLOCK + CHUNK) * g->k_dim;
 }
 
+/* The projections, the conv input [q|k|v], z, o [n][V], b/a, beta/decay, the conv window,
+ * and for a prefill (n > 1) each value head's chunk work. */
+typedef struct {
+  float *qkvz, *ba, *mixed, *z, *o, *beta, *decay, *win, *work;
+} GdnScratch;
+
+static void
+carve (const BwGatedDeltaNet *g, int n, BwScratch *cur, GdnScratch *s)
+{
+  gsize f = sizeof (float), Hv = g->n_v_heads, V = Hv * g->v_dim;
+  s->qkvz = bw_scratch_take (cur, (gsize) n * qkvz_width (g) * f);
+  s->ba = bw_scratch_take (cur, (gsize) n * 2 * Hv * f);
+  s->mixed = bw_scratch_take (cur, (gsize) n * bw_gdn_conv_dim (g) * f);
+  s->z = bw_scratch_take (cur, (gsize) n * V * f);
+  s->o = bw_scratch_take (cur, (gsize) n * V * f);
+  s->beta = bw_scratch_take (cur, (gsize) n * Hv * f);
+  s->decay = bw_scratch_take (cur, (gsize) n * Hv * f);
+  s->win = bw_scratch_take (cur, (gsize) (n + g->conv) * f);
+  s->work = n > 1 ? bw_scratch_take (cur, Hv * chunk_floats (g) * f) : NULL;
+}
+
 gsize
 bw_gdn_scratch_bytes (const BwGatedDeltaNet *g, int n)
 {
-  int C = bw_gdn_conv_dim (g), V = g->n_v_heads * g->v_dim;
-  /* projections, the conv input [q|k|v], z, o, b/a, beta/decay, conv window */
-  return F (n * qkvz_width (g)) + F (n * 2 * g->n_v_heads) + F (n * C) + 2 * F (n * V)
-         + 2 * F (n * g->n_v_heads) + F (n + g->conv)
-         + (n > 1 ? F ((gsize) g->n_v_heads * chunk_floats (g)) : 0);
+  BwScratch m = bw_scratch_measure ();
+  GdnScratch s;
+  carve (g, n, &m, &s);
+  return bw_scratch_used (&m);
 }
 
 /* Causal depthwise conv of n new values per channel against the FIFO, in place, then SiLU. */
@@ -351,18 +369,12 @@ bw_gdn_forward (const BwGatedDeltaNet *g, const float *x, int n, float *state, f
                 void *scratch, BwPool *pool)
 {
   int dk = g->k_dim, dv = g->v_dim, Hk = g->n_k_heads, Hv = g->n_v_heads, Kc = g->conv;
-  int C = bw_gdn_conv_dim (g), V = Hv * dv;
+  int C = bw_gdn_conv_dim (g);
   BwScratch cur = bw_scratch_init (scratch, bw_gdn_scratch_bytes (g, n));
-  float *qkvz = bw_scratch_take (&cur, (gsize) n * qkvz_width (g) * sizeof (float));
-  float *ba = bw_scratch_take (&cur, (gsize) n * 2 * Hv * sizeof (float));
-  float *mixed = bw_scratch_take (&cur, (gsize) n * C * sizeof (float));
-  float *z = bw_scratch_take (&cur, (gsize) n * V * sizeof (float));
-  float *o = bw_scratch_take (&cur, (gsize) n * V * sizeof (float));
-  float *beta = bw_scratch_take (&cur, (gsize) n * Hv * sizeof (float));
-  float *decay = bw_scratch_take (&cur, (gsize) n * Hv * sizeof (float));
-  float *win = bw_scratch_take (&cur, (gsize) (n + Kc) * sizeof (float));
-  float *work = n > 1 ? bw_scratch_take (&cur, (gsize) Hv * chunk_floats (g) * sizeof (float))
-                      : NULL;
+  GdnScratch s;
+  carve (g, n, &cur, &s);
+  float *qkvz = s.qkvz, *ba = s.ba, *mixed = s.mixed, *z = s.z, *o = s.o, *beta = s.beta;
+  float *decay = s.decay, *win = s.win, *work = s.work;
   float *S = state, *fifo = state + (gsize) Hv * dk * dv;
 
   bw_matmul (&g->in_qkvz, x, n, qkvz, pool);

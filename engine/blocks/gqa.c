@@ -14,13 +14,29 @@ q_width (const BwGqa *a)
   return a->n_heads * a->head_dim * (a->output_gate ? 2 : 1);
 }
 
+/* Projections q [n][q_width], k and v [n][kv heads * head_dim]; attention output o
+ * [n][heads * head_dim]. */
+typedef struct {
+  float *q, *k, *v, *o;
+} GqaScratch;
+
+static void
+carve (const BwGqa *a, int n, BwScratch *cur, GqaScratch *s)
+{
+  gsize kv = (gsize) n * a->n_kv_heads * a->head_dim * sizeof (float);
+  s->q = bw_scratch_take (cur, (gsize) n * q_width (a) * sizeof (float));
+  s->k = bw_scratch_take (cur, kv);
+  s->v = bw_scratch_take (cur, kv);
+  s->o = bw_scratch_take (cur, (gsize) n * a->n_heads * a->head_dim * sizeof (float));
+}
+
 gsize
 bw_gqa_scratch_bytes (const BwGqa *a, int n)
 {
-  gsize kv = (gsize) a->n_kv_heads * a->head_dim, hq = (gsize) a->n_heads * a->head_dim;
-  return bw_scratch_size ((gsize) n * q_width (a) * sizeof (float))
-         + 2 * bw_scratch_size ((gsize) n * kv * sizeof (float))
-         + bw_scratch_size ((gsize) n * hq * sizeof (float));
+  BwScratch m = bw_scratch_measure ();
+  GqaScratch s;
+  carve (a, n, &m, &s);
+  return bw_scratch_used (&m);
 }
 
 static void
@@ -95,10 +111,9 @@ bw_gqa_forward (const BwGqa *a, const float *x, int n, int64_t pos0, float *cach
   int H = a->n_heads, hd = a->head_dim, qw = q_width (a), qstep = a->output_gate ? 2 * hd : hd;
   int kvw = a->n_kv_heads * hd, stride = bw_gqa_cache_floats (a);
   BwScratch cursor = bw_scratch_init (scratch, bw_gqa_scratch_bytes (a, n));
-  float *q = bw_scratch_take (&cursor, (gsize) n * qw * sizeof (float));
-  float *k = bw_scratch_take (&cursor, (gsize) n * kvw * sizeof (float));
-  float *v = bw_scratch_take (&cursor, (gsize) n * kvw * sizeof (float));
-  float *o = bw_scratch_take (&cursor, (gsize) n * H * hd * sizeof (float));
+  GqaScratch s;
+  carve (a, n, &cursor, &s);
+  float *q = s.q, *k = s.k, *v = s.v, *o = s.o;
 
   bw_matmul (&a->q_proj, x, n, q, pool);
   bw_matmul (&a->k_proj, x, n, k, pool);

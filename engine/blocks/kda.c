@@ -8,8 +8,6 @@
 #include "blocks/scratch.h"
 #include "blocks/vec.h"
 
-#define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
-
 gsize
 bw_kda_state_floats (const BwKda *k)
 {
@@ -17,12 +15,36 @@ bw_kda_state_floats (const BwKda *k)
   return (gsize) k->n_heads * k->head_dim * k->head_dim + 3 * P * (k->conv - 1);
 }
 
+/* q k v, decay, gate, o: [n][P]; the two low-rank products [n][d]; beta [n][heads]; the
+ * conv window. */
+typedef struct {
+  float *q, *k, *v, *decay, *gate, *o, *low, *low2, *beta, *win;
+} KdaScratch;
+
+static void
+carve (const BwKda *k, int n, BwScratch *cur, KdaScratch *s)
+{
+  gsize P = (gsize) n * k->n_heads * k->head_dim * sizeof (float);
+  gsize low = (gsize) n * k->head_dim * sizeof (float);
+  s->q = bw_scratch_take (cur, P);
+  s->k = bw_scratch_take (cur, P);
+  s->v = bw_scratch_take (cur, P);
+  s->decay = bw_scratch_take (cur, P);
+  s->gate = bw_scratch_take (cur, P);
+  s->o = bw_scratch_take (cur, P);
+  s->low = bw_scratch_take (cur, low);
+  s->low2 = bw_scratch_take (cur, low);
+  s->beta = bw_scratch_take (cur, (gsize) n * k->n_heads * sizeof (float));
+  s->win = bw_scratch_take (cur, (gsize) (n + k->conv) * sizeof (float));
+}
+
 gsize
 bw_kda_scratch_bytes (const BwKda *k, int n)
 {
-  gsize P = (gsize) k->n_heads * k->head_dim;
-  /* q k v, decay, gate, o: [n][P]; low-rank [n][d] twice; beta; conv window. */
-  return 6 * F (n * P) + 2 * F (n * k->head_dim) + F (n * k->n_heads) + F (n + k->conv);
+  BwScratch m = bw_scratch_measure ();
+  KdaScratch s;
+  carve (k, n, &m, &s);
+  return bw_scratch_used (&m);
 }
 
 /* Causal depthwise conv of n new values per channel against the FIFO, in place, then SiLU. */
@@ -111,16 +133,10 @@ bw_kda_forward (const BwKda *k, const float *x, int n, float *state, float *out,
 {
   int d = k->head_dim, Hk = k->n_heads, P = Hk * d, Kc = k->conv;
   BwScratch cur = bw_scratch_init (scratch, bw_kda_scratch_bytes (k, n));
-  float *q = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *kk = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *v = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *decay = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *gate = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *o = bw_scratch_take (&cur, (gsize) n * P * sizeof (float));
-  float *low = bw_scratch_take (&cur, (gsize) n * d * sizeof (float));
-  float *low2 = bw_scratch_take (&cur, (gsize) n * d * sizeof (float));
-  float *beta = bw_scratch_take (&cur, (gsize) n * Hk * sizeof (float));
-  float *win = bw_scratch_take (&cur, (gsize) (n + Kc) * sizeof (float));
+  KdaScratch s;
+  carve (k, n, &cur, &s);
+  float *q = s.q, *kk = s.k, *v = s.v, *decay = s.decay, *gate = s.gate, *o = s.o;
+  float *low = s.low, *low2 = s.low2, *beta = s.beta, *win = s.win;
   float *S = state;
   float *fifo = state + (gsize) Hk * d * d;
   gsize fifo_len = (gsize) P * (Kc - 1);

@@ -13,20 +13,17 @@
 /* Cached rows scored together by the absorbed path. */
 #define KEY_BLOCK 64
 
-#define F(n) bw_scratch_size ((gsize) (n) * sizeof (float))
-
-gsize
-bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads)
+/* bw_mla_project's takes: the queries [n][H (nope+rope)], the Q-LoRA latent [n][q_rank]
+ * (with one), the KV latent and rope key [n][kv_rank+rope]; the rest goes to attend. */
+static float *
+carve_project (const BwMla *m, int n, BwScratch *cur, BwMlaWork *work)
 {
-  gsize H = m->n_heads, dq = m->nope + m->rope, R = m->kv_rank, hw = H * (m->nope + m->v_dim);
-  gsize project = F (n * H * dq) + F (n * m->q_rank) + F (n * (R + m->rope));
-  int threads = MAX (n_threads, 1), splits = MAX (threads / MAX (n, 1), 1);
-  gsize w = R + m->rope;
-  gsize absorbed = F (n * H * w) + F ((gsize) n * splits * H * (R + 2)) + F ((gsize) threads * R)
-                   + F (n * hw) + F ((gsize) threads * KEY_BLOCK * (w + H));
-  gsize dense = F (KV_TILE * R) + F (KV_TILE * hw) + F (n * H * (m->v_dim + 2));
-  gsize tail = 2 * F (n * H * m->v_dim);
-  return project + MAX (absorbed, dense) + tail;
+  gsize f = sizeof (float);
+  work->q = bw_scratch_take (cur, (gsize) n * m->n_heads * (m->nope + m->rope) * f);
+  work->c_q = m->q_rank ? bw_scratch_take (cur, (gsize) n * m->q_rank * f) : NULL;
+  float *a = bw_scratch_take (cur, (gsize) n * (m->kv_rank + m->rope) * f);
+  work->cursor = *cur;
+  return a;
 }
 
 int
@@ -45,10 +42,7 @@ bw_mla_project (const BwMla *m, const float *x, int n, int64_t pos0, float *cach
 {
   int H = m->n_heads, dn = m->nope, dr = m->rope, dq = dn + dr, R = m->kv_rank;
   BwScratch cur = bw_scratch_init (scratch, bw_mla_scratch_bytes (m, n, bw_pool_size (pool)));
-  work->q = bw_scratch_take (&cur, (gsize) n * H * dq * sizeof (float));
-  work->c_q = m->q_rank ? bw_scratch_take (&cur, (gsize) n * m->q_rank * sizeof (float)) : NULL;
-  float *a = bw_scratch_take (&cur, (gsize) n * (R + dr) * sizeof (float));
-  work->cursor = cur;
+  float *a = carve_project (m, n, &cur, work);
 
   if (m->q_rank)
     {
@@ -124,6 +118,60 @@ typedef struct {
   float *o;
   BwIsa isa;                          /* the weights' kernel level, for products of the cache */
 } AttnCtx;
+
+/* bw_mla_attend's first takes: the attention output and the gate's product [n][H v]. */
+static void
+carve_out (const BwMla *m, int n, BwScratch *cur, float **o, float **g)
+{
+  gsize hv = (gsize) n * m->n_heads * m->v_dim * sizeof (float);
+  *o = bw_scratch_take (cur, hv);
+  *g = bw_scratch_take (cur, hv);
+}
+
+/* The absorbed path: the absorbed queries, each (row, key range) job's running states, a
+ * row per thread, the rows before o_proj's value product, each thread's key block and
+ * scores. */
+static void
+carve_absorbed (const BwMla *m, int n, int threads, BwScratch *cur, AttnCtx *c)
+{
+  gsize H = m->n_heads, R = m->kv_rank, w = R + m->rope, f = sizeof (float);
+  gsize nt = MAX (threads, 1), hw = H * (m->nope + m->v_dim);
+  c->splits = MAX ((int) nt / MAX (n, 1), 1);
+  c->qt = bw_scratch_take (cur, n * H * w * f);
+  c->part = bw_scratch_take (cur, (gsize) n * c->splits * H * (R + 2) * f);
+  c->rowbuf = bw_scratch_take (cur, nt * R * f);
+  c->ybuf = bw_scratch_take (cur, n * hw * f);
+  c->blk = bw_scratch_take (cur, nt * KEY_BLOCK * w * f);
+  c->sc = bw_scratch_take (cur, nt * KEY_BLOCK * H * f);
+}
+
+/* The reconstructing path: a tile of cached latents, their K/V, each (row, head)'s running
+ * softmax state. */
+static float *
+carve_reconstruct (const BwMla *m, int n, BwScratch *cur, AttnCtx *c)
+{
+  gsize H = m->n_heads, f = sizeof (float), hw = H * (m->nope + m->v_dim);
+  float *ctile = bw_scratch_take (cur, (gsize) KV_TILE * m->kv_rank * f);
+  c->kvt = bw_scratch_take (cur, KV_TILE * hw * f);
+  c->st = bw_scratch_take (cur, (gsize) n * H * (m->v_dim + 2) * f);
+  return ctile;
+}
+
+gsize
+bw_mla_scratch_bytes (const BwMla *m, int n, int n_threads)
+{
+  BwScratch s = bw_scratch_measure ();
+  BwMlaWork work;
+  AttnCtx c = { 0 };
+  float *o, *g;
+
+  carve_project (m, n, &s, &work);
+  carve_out (m, n, &s, &o, &g);
+  BwScratch absorbed = s, reconstruct = s;
+  carve_absorbed (m, n, n_threads, &absorbed, &c);
+  carve_reconstruct (m, n, &reconstruct, &c);
+  return MAX (bw_scratch_used (&absorbed), bw_scratch_used (&reconstruct));
+}
 
 /* q~ = [W_UK,h^T q_nope, q_rope] * scale for every query row of head h, so that one dot
  * with a cached row [c_kv, k_rope] is the score. */
@@ -296,10 +344,7 @@ attend_reconstruct (AttnCtx *c, BwScratch cur, BwPool *pool)
 {
   const BwMla *m = c->m;
   int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
-  gsize hw = (gsize) H * (m->nope + dv);
-  float *ctile = bw_scratch_take (&cur, (gsize) KV_TILE * R * sizeof (float));
-  c->kvt = bw_scratch_take (&cur, KV_TILE * hw * sizeof (float));
-  c->st = bw_scratch_take (&cur, (gsize) c->n * H * (dv + 2) * sizeof (float));
+  float *ctile = carve_reconstruct (m, c->n, &cur, c);
 
   for (gsize k = 0; k < (gsize) c->n * H; k++)
     {
@@ -330,26 +375,17 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
                const float *cache, int stride, const BwKeySelect *select, int force_path,
                float *out, BwPool *pool)
 {
-  int H = m->n_heads, dv = m->v_dim, R = m->kv_rank;
-  gsize hw = (gsize) H * (m->nope + dv);
+  int H = m->n_heads, dv = m->v_dim;
   BwScratch cur = work->cursor;
-  float *o = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
-  float *g = bw_scratch_take (&cur, (gsize) n * H * dv * sizeof (float));
+  float *o, *g;
+  carve_out (m, n, &cur, &o, &g);
   AttnCtx c = { .m = m, .w = work, .n = n, .pos0 = pos0, .cache = cache, .stride = stride,
                 .sel = select, .o = o, .isa = m->kv_b.isa };
   gboolean absorbed = force_path == 1 || (force_path == 0 && n <= m->absorb_max_tokens);
 
   if (absorbed)
     {
-      int nt = MAX (pool ? bw_pool_size (pool) : 1, 1);
-      c.splits = MAX (nt / n, 1);
-      gsize w = R + m->rope;
-      c.qt = bw_scratch_take (&cur, (gsize) n * H * w * sizeof (float));
-      c.part = bw_scratch_take (&cur, (gsize) n * c.splits * H * (R + 2) * sizeof (float));
-      c.rowbuf = bw_scratch_take (&cur, (gsize) nt * R * sizeof (float));
-      c.ybuf = bw_scratch_take (&cur, n * hw * sizeof (float));
-      c.blk = bw_scratch_take (&cur, (gsize) nt * KEY_BLOCK * w * sizeof (float));
-      c.sc = bw_scratch_take (&cur, (gsize) nt * KEY_BLOCK * H * sizeof (float));
+      carve_absorbed (m, n, bw_pool_size (pool), &cur, &c);
       bw_pool_run (pool, absorb_head, &c, H);
       bw_pool_run (pool, absorbed_split, &c, n * c.splits);
       bw_pool_run (pool, absorbed_merge, &c, n * H);

@@ -2,11 +2,26 @@
 
 #include "blocks/scratch.h"
 
+/* The gate and up products [n][inter], the down product [n][width]. */
+typedef struct {
+  float *g, *u, *d;
+} MlpScratch;
+
+static void
+carve (const BwMlp *mlp, int n, BwScratch *cur, MlpScratch *s)
+{
+  s->g = bw_scratch_take (cur, (gsize) n * mlp->gate.rows * sizeof (float));
+  s->u = bw_scratch_take (cur, (gsize) n * mlp->gate.rows * sizeof (float));
+  s->d = bw_scratch_take (cur, (gsize) n * mlp->down.rows * sizeof (float));
+}
+
 gsize
 bw_mlp_scratch_bytes (const BwMlp *mlp, int n)
 {
-  return 2 * bw_scratch_size ((gsize) n * mlp->gate.rows * sizeof (float))
-         + bw_scratch_size ((gsize) n * mlp->down.rows * sizeof (float));
+  BwScratch m = bw_scratch_measure ();
+  MlpScratch s;
+  carve (mlp, n, &m, &s);
+  return bw_scratch_used (&m);
 }
 
 void
@@ -15,9 +30,9 @@ bw_mlp_forward (const BwMlp *mlp, const float *x, int n, float *out, gboolean ac
 {
   int64_t inter = mlp->gate.rows, width = mlp->down.rows;
   BwScratch cur = bw_scratch_init (scratch, bw_mlp_scratch_bytes (mlp, n));
-  float *g = bw_scratch_take (&cur, (gsize) n * inter * sizeof (float));
-  float *u = bw_scratch_take (&cur, (gsize) n * inter * sizeof (float));
-  float *d = bw_scratch_take (&cur, (gsize) n * width * sizeof (float));
+  MlpScratch s;
+  carve (mlp, n, &cur, &s);
+  float *g = s.g, *u = s.u, *d = s.d;
 
   bw_matmul (&mlp->gate, x, n, g, pool);
   bw_matmul (&mlp->up, x, n, u, pool);

@@ -28,77 +28,6 @@ gate_floats (const BwMoe *moe)
   return (gsize) moe->expert_inter * (moe->fused_gate_up ? 2 : 1);
 }
 
-gsize
-bw_moe_scratch_bytes (const BwMoe *moe, int n)
-{
-  gsize E = moe->router.n_experts, k = moe->router.top_k, f = sizeof (float);
-  gsize route = bw_scratch_size (n * E * f) + bw_scratch_size (bw_router_scratch_floats (&moe->router) * f)
-                + bw_scratch_size (n * k * sizeof (int)) + bw_scratch_size (n * k * f);
-  gsize mix = bw_scratch_size (E * sizeof (int)) * 3 + bw_scratch_size (n * k * sizeof (int))
-              + bw_scratch_size (n * k * f)
-              + bw_scratch_size (n * (gsize) moe->expert_width * f)
-              + bw_scratch_size (n * k * (gsize) moe->expert_width * f)
-              + bw_scratch_size (n * gate_floats (moe) * f)
-              + bw_scratch_size (n * (gsize) moe->expert_inter * f)
-              + bw_scratch_size (k * (gsize) moe->expert_width * f)
-              /* a single token's per-expert gate and up rows (any n: callers size the
-               * scratch once for their largest n and decode with n = 1) */
-              + bw_scratch_size (k * gate_floats (moe) * f)
-              + bw_scratch_size (k * (gsize) moe->expert_inter * f);
-  gsize shared = moe->has_shared ? bw_mlp_scratch_bytes (&moe->shared, n) : 0;
-  if (moe->has_shared_gate)
-    shared += bw_scratch_size (n * (gsize) moe->expert_width * f) + bw_scratch_size (n * f);
-  gsize ahead = 0;
-  if (moe->next)
-    {
-      const BwRouterConfig *r = &moe->next->router;
-      ahead = bw_scratch_size (r->n_experts * f) + bw_scratch_size (bw_router_scratch_floats (r) * f)
-              + bw_scratch_size (r->top_k * sizeof (int)) + bw_scratch_size (r->top_k * f);
-    }
-  /* bw_moe_forward also keeps the routed sum while the shared experts run. */
-  return route + ahead + mix + shared + bw_scratch_size (n * (gsize) moe->expert_width * f);
-}
-
-/* The next MoE layer's router applied to this layer's decode input: its choice is what that
- * layer will probably pick, since the residual stream changes little from layer to layer. */
-static void
-predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, BwScratch *cursor,
-              BwPool *pool)
-{
-  const BwMoe *next = moe->next;
-  int E = next->router.n_experts, k = next->router.top_k;
-  float *logits = bw_scratch_take (cursor, E * sizeof (float));
-  float *rs = bw_scratch_take (cursor, bw_router_scratch_floats (&next->router) * sizeof (float));
-  route->next_ids = bw_scratch_take (cursor, k * sizeof (int));
-  float *w = bw_scratch_take (cursor, k * sizeof (float));
-  bw_matvec (&next->gate, x, logits, pool);
-  bw_router_select (&next->router, logits, next->bias, route->next_ids, w, rs);
-  route->next_layer = next->layer;
-  route->n_next = moe->next_top;
-}
-
-void
-bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, BwScratch *cursor,
-              BwPool *pool, BwMoeTimes *times)
-{
-  guint64 t0 = now_ns ();
-  int E = moe->router.n_experts, k = moe->router.top_k;
-  float *logits = bw_scratch_take (cursor, (gsize) n * E * sizeof (float));
-  float *rs = bw_scratch_take (cursor, bw_router_scratch_floats (&moe->router) * sizeof (float));
-  route->ids = bw_scratch_take (cursor, (gsize) n * k * sizeof (int));
-  route->weights = bw_scratch_take (cursor, (gsize) n * k * sizeof (float));
-
-  bw_matmul (&moe->gate, x, n, logits, pool);
-  for (int t = 0; t < n; t++)
-    bw_router_select (&moe->router, logits + (gsize) t * E, moe->bias, route->ids + t * k,
-                      route->weights + t * k, rs);
-  route->n_next = 0;
-  if (n == 1 && moe->next)
-    predict_next (moe, x, route, cursor, pool);
-  if (times)
-    times->route_ns += now_ns () - t0;
-}
-
 /* The tokens (and their weights) that chose each expert, grouped by expert. */
 typedef struct {
   int n_used;
@@ -109,17 +38,150 @@ typedef struct {
   float *w;        /* [n * k] */
 } ExpertTokens;
 
+/* Everything bw_moe_route takes for n tokens: the router logits [n][E] and its work, the
+ * choice [n][top_k]; with a lookahead, the same for one token of the next layer (also in a
+ * prefill: one scratch, sized for the largest n, serves the decode steps too). */
+typedef struct {
+  float *logits, *rs, *weights;
+  int *ids;
+  float *next_logits, *next_rs, *next_w;
+  int *next_ids;
+} RouteScratch;
+
 static void
-group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens *g,
-                 BwScratch *cursor)
+carve_route (const BwMoe *moe, int n, BwScratch *cur, RouteScratch *s)
+{
+  gsize E = moe->router.n_experts, k = moe->router.top_k, f = sizeof (float);
+  s->logits = bw_scratch_take (cur, n * E * f);
+  s->rs = bw_scratch_take (cur, bw_router_scratch_floats (&moe->router) * f);
+  s->ids = bw_scratch_take (cur, n * k * sizeof (int));
+  s->weights = bw_scratch_take (cur, n * k * f);
+  s->next_logits = s->next_rs = s->next_w = NULL;
+  s->next_ids = NULL;
+  if (moe->next)
+    {
+      const BwRouterConfig *r = &moe->next->router;
+      s->next_logits = bw_scratch_take (cur, r->n_experts * f);
+      s->next_rs = bw_scratch_take (cur, bw_router_scratch_floats (r) * f);
+      s->next_ids = bw_scratch_take (cur, r->top_k * sizeof (int));
+      s->next_w = bw_scratch_take (cur, r->top_k * f);
+    }
+}
+
+/* Everything bw_moe_mix takes for n tokens: the grouping, and for several tokens the
+ * gathered inputs of one expert, every (token, expert) pair's output row and one expert's
+ * gate and up products; for one token each expert's own gate, up and output rows (taken
+ * for any n, like the lookahead). */
+typedef struct {
+  ExpertTokens g;
+  float *xg, *out, *gt, *up;
+  float *gts, *ups, *outs;
+} MixScratch;
+
+static void
+carve_mix (const BwMoe *moe, int n, BwScratch *cur, MixScratch *s)
+{
+  gsize E = moe->router.n_experts, k = moe->router.top_k, f = sizeof (float);
+  gsize width = moe->expert_width, inter = moe->expert_inter;
+  s->g.used = bw_scratch_take (cur, E * sizeof (int));
+  s->g.start = bw_scratch_take (cur, E * sizeof (int));
+  s->g.count = bw_scratch_take (cur, E * sizeof (int));
+  s->g.tok = bw_scratch_take (cur, n * k * sizeof (int));
+  s->g.w = bw_scratch_take (cur, n * k * f);
+  s->xg = bw_scratch_take (cur, n * width * f);
+  s->out = bw_scratch_take (cur, n * k * width * f);
+  s->gt = bw_scratch_take (cur, n * gate_floats (moe) * f);
+  s->up = bw_scratch_take (cur, n * inter * f);
+  s->outs = bw_scratch_take (cur, k * width * f);
+  s->gts = bw_scratch_take (cur, k * gate_floats (moe) * f);
+  s->ups = bw_scratch_take (cur, k * inter * f);
+}
+
+gsize
+bw_moe_routed_scratch_bytes (const BwMoe *moe, int n)
+{
+  BwScratch m = bw_scratch_measure ();
+  RouteScratch r;
+  MixScratch x;
+  carve_route (moe, n, &m, &r);
+  carve_mix (moe, n, &m, &x);
+  return bw_scratch_used (&m);
+}
+
+/* bw_moe_forward: the routed part's own scratch, then for a gated shared expert its output
+ * and gate, then the shared experts' scratch. */
+typedef struct {
+  BwScratch routed;
+  float *sh, *gate;
+  void *shared;
+} MoeScratch;
+
+static void
+carve_forward (const BwMoe *moe, int n, BwScratch *cur, MoeScratch *s)
+{
+  s->routed = bw_scratch_sub (cur, bw_moe_routed_scratch_bytes (moe, n));
+  s->sh = s->gate = NULL;
+  if (moe->has_shared && moe->has_shared_gate)
+    {
+      s->sh = bw_scratch_take (cur, (gsize) n * moe->expert_width * sizeof (float));
+      s->gate = bw_scratch_take (cur, (gsize) n * sizeof (float));
+    }
+  s->shared = moe->has_shared ? bw_scratch_take (cur, bw_mlp_scratch_bytes (&moe->shared, n))
+                              : NULL;
+}
+
+gsize
+bw_moe_scratch_bytes (const BwMoe *moe, int n)
+{
+  BwScratch m = bw_scratch_measure ();
+  MoeScratch s;
+  carve_forward (moe, n, &m, &s);
+  return bw_scratch_used (&m);
+}
+
+/* The next MoE layer's router applied to this layer's decode input: its choice is what that
+ * layer will probably pick, since the residual stream changes little from layer to layer. */
+static void
+predict_next (const BwMoe *moe, const float *x, BwMoeRoute *route, const RouteScratch *s,
+              BwPool *pool)
+{
+  const BwMoe *next = moe->next;
+  route->next_ids = s->next_ids;
+  bw_matvec (&next->gate, x, s->next_logits, pool);
+  bw_router_select (&next->router, s->next_logits, next->bias, s->next_ids, s->next_w,
+                    s->next_rs);
+  route->next_layer = next->layer;
+  route->n_next = moe->next_top;
+}
+
+void
+bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, BwScratch *cursor,
+              BwPool *pool, BwMoeTimes *times)
+{
+  guint64 t0 = now_ns ();
+  int E = moe->router.n_experts, k = moe->router.top_k;
+  RouteScratch s;
+  carve_route (moe, n, cursor, &s);
+  route->ids = s.ids;
+  route->weights = s.weights;
+
+  bw_matmul (&moe->gate, x, n, s.logits, pool);
+  for (int t = 0; t < n; t++)
+    bw_router_select (&moe->router, s.logits + (gsize) t * E, moe->bias, route->ids + t * k,
+                      route->weights + t * k, s.rs);
+  route->n_next = 0;
+  if (n == 1 && moe->next)
+    predict_next (moe, x, route, &s, pool);
+  if (times)
+    times->route_ns += now_ns () - t0;
+}
+
+
+/* g's arrays are carved already (carve_mix). */
+static void
+group_by_expert (const BwMoe *moe, const BwMoeRoute *route, int n, ExpertTokens *g)
 {
   int E = moe->router.n_experts, k = moe->router.top_k;
-  g->used = bw_scratch_take (cursor, E * sizeof (int));
-  g->start = bw_scratch_take (cursor, E * sizeof (int));
-  g->count = bw_scratch_take (cursor, E * sizeof (int));
-  g->tok = bw_scratch_take (cursor, (gsize) n * k * sizeof (int));
-  g->w = bw_scratch_take (cursor, (gsize) n * k * sizeof (float));
-
   memset (g->count, 0, E * sizeof (int));
   for (int i = 0; i < n * k; i++)
     g->count[route->ids[i]]++;
@@ -342,22 +404,11 @@ gboolean
 bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, const float *xe,
             int n, float *y, BwScratch *cursor, BwPool *pool, BwMoeTimes *times, GError **error)
 {
-  int64_t width = moe->expert_width, inter = moe->expert_inter;
-  ExpertTokens g;
-  group_by_expert (moe, route, n, &g, cursor);
-  float *xg = bw_scratch_take (cursor, (gsize) n * width * sizeof (float));
-  /* every (token, expert) pair's output row, at the pair's place in g */
-  float *out = bw_scratch_take (cursor, (gsize) n * moe->router.top_k * width * sizeof (float));
-  float *gt = bw_scratch_take (cursor, (gsize) n * gate_floats (moe) * sizeof (float));
-  float *up = bw_scratch_take (cursor, (gsize) n * inter * sizeof (float));
-  float *outs = bw_scratch_take (cursor, (gsize) moe->router.top_k * width * sizeof (float));
-  float *gts = NULL, *ups = NULL;
-  if (n == 1)
-    {
-      gts = bw_scratch_take (cursor, (gsize) moe->router.top_k * gate_floats (moe)
-                                     * sizeof (float));
-      ups = bw_scratch_take (cursor, (gsize) moe->router.top_k * inter * sizeof (float));
-    }
+  int64_t width = moe->expert_width;
+  MixScratch s;
+  carve_mix (moe, n, cursor, &s);
+  ExpertTokens g = s.g;
+  group_by_expert (moe, route, n, &g);
 
   memset (y, 0, (gsize) n * width * sizeof (float));
   bw_expert_store_note_routes (store, moe->layer, route->ids, n, moe->router.top_k);
@@ -376,11 +427,11 @@ bw_moe_mix (const BwMoe *moe, BwExpertStore *store, const BwMoeRoute *route, con
         bw_expert_store_prefetch (store, route->next_layer, route->next_ids, route->n_next);
       gboolean ok = TRUE, one_token = n == 1 && count <= moe->router.top_k;
       if (one_token)
-        ok = mix_one_token (moe, &batch, &g, first, count, xe, y, gts, ups, outs, pool,
+        ok = mix_one_token (moe, &batch, &g, first, count, xe, y, s.gts, s.ups, s.outs, pool,
                             times, error);
       if (!one_token)
-        ok = mix_tokens (moe, store, &batch, &g, first, count, xe, xg, gt, up, out, y, pool,
-                         times, error);
+        ok = mix_tokens (moe, store, &batch, &g, first, count, xe, s.xg, s.gt, s.up, s.out, y,
+                         pool, times, error);
       bw_expert_batch_release (&batch);
       if (!ok)
         return FALSE;
@@ -393,23 +444,24 @@ bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, f
                 void *scratch, BwPool *pool, BwMoeTimes *times, GError **error)
 {
   BwScratch cur = bw_scratch_init (scratch, bw_moe_scratch_bytes (moe, n));
+  MoeScratch s;
+  carve_forward (moe, n, &cur, &s);
   BwMoeRoute route;
-  bw_moe_route (moe, x, n, &route, &cur, pool, times);
-  if (!bw_moe_mix (moe, store, &route, x, n, out, &cur, pool, times, error))
+  bw_moe_route (moe, x, n, &route, &s.routed, pool, times);
+  if (!bw_moe_mix (moe, store, &route, x, n, out, &s.routed, pool, times, error))
     return FALSE;
   if (moe->has_shared && moe->has_shared_gate)
     {
       guint64 t0 = now_ns ();
       gsize width = moe->expert_width;
-      float *sh = bw_scratch_take (&cur, n * width * sizeof (float));
-      float *gate = bw_scratch_take (&cur, n * sizeof (float));
-      bw_mlp_forward (&moe->shared, x, n, sh, FALSE, cur.cursor, pool);
+      float *sh = s.sh, *gate = s.gate;
+      bw_mlp_forward (&moe->shared, x, n, sh, FALSE, s.shared, pool);
       bw_matmul (&moe->shared_gate, x, n, gate, pool);
       for (int t = 0; t < n; t++)
         {
-          float s = bw_sigmoid (gate[t]);
+          float sg = bw_sigmoid (gate[t]);
           for (gsize c = 0; c < width; c++)
-            out[t * width + c] += s * sh[t * width + c];
+            out[t * width + c] += sg * sh[t * width + c];
         }
       if (times)
         times->matmul_ns += now_ns () - t0;
@@ -417,7 +469,7 @@ bw_moe_forward (const BwMoe *moe, BwExpertStore *store, const float *x, int n, f
   else if (moe->has_shared)
     {
       guint64 t0 = now_ns ();
-      bw_mlp_forward (&moe->shared, x, n, out, TRUE, cur.cursor, pool);
+      bw_mlp_forward (&moe->shared, x, n, out, TRUE, s.shared, pool);
       if (times)
         times->matmul_ns += now_ns () - t0;
     }

@@ -42,8 +42,11 @@ typedef struct {
  * sizing scratch. */
 void bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top);
 
-/* Bytes of scratch bw_moe_forward / bw_moe_route + bw_moe_mix need for n tokens. */
+/* Bytes of scratch bw_moe_forward needs for n tokens. */
 gsize bw_moe_scratch_bytes (const BwMoe *moe, int n);
+
+/* Bytes bw_moe_route then bw_moe_mix take from their cursor for n tokens. */
+gsize bw_moe_routed_scratch_bytes (const BwMoe *moe, int n);
 
 /* The routed part's scratch layout, shared by the plain and the latent MoE. */
 typedef struct {

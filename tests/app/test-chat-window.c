@@ -3,6 +3,7 @@
  * regenerate, edit and resend, a second chat and switching back, delete with undo, and the
  * dashboard's numbers changing. Also measures the main loop's longest stall while replies
  * stream in: the demo model's, and 2,048-token ones of every shape fed to its chat view. */
+#include "tmp-dir.h"
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
@@ -428,7 +429,7 @@ test_chat_template_setting (void)
   BurrowChat *chat = chat_at (0);
   const char *dir = burrow_chat_get_model_dir (chat);
   g_autofree char *config = g_build_filename (dir, "tokenizer_config.json", NULL);
-  g_autofree char *tmp = g_dir_make_tmp ("burrow-template-XXXXXX", NULL);
+  g_autofree char *tmp = bw_test_tmp_dir ("burrow-template-XXXXXX");
   g_autofree char *path = g_build_filename (tmp, "foxes.jinja", NULL);
   g_autofree char *source = NULL;
   g_autofree char *shown = NULL;
@@ -1017,6 +1018,6 @@ main (int   argc,
   ret = g_test_run ();
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
   app_test_finalize (&app);
-  app_test_remove_tree (user_dirs);
+  bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -147,6 +147,6 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/damaged-store/recover-button", test_recover_button);
   ret = g_test_run ();
-  app_test_remove_tree (user_dirs);
+  bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -497,7 +497,7 @@ main (int   argc,
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&app);
   remote_server_stop (server);
-  app_test_remove_tree (user_dirs);
+  bw_test_remove_tree (user_dirs);
   g_free (key_file);
   return ret;
 }

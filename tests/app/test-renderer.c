@@ -2,13 +2,14 @@
  * software rendering on the CPU, which decoding needs), GTK's own choice when there is. */
 #include <glib/gstdio.h>
 
+#include "tmp-dir.h"
 #include "burrow-application.h"
 
 static void
 test_pick (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("burrow-dri-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-dri-XXXXXX");
   g_autofree char *card = NULL, *node = NULL, *missing = NULL;
 
   g_assert_no_error (error);

@@ -1,6 +1,7 @@
 /* The real window under a display: what it shows with no model, after opening the Kimi
  * Linear oracle (directly, from the recent list, through the file chooser), after opening
  * bad folders, and what it remembers. */
+#include "tmp-dir.h"
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
@@ -306,8 +307,8 @@ open_expecting_error (BurrowWindow *window,
 static void
 test_open_bad_folders (void)
 {
-  g_autofree char *empty = g_dir_make_tmp ("burrow-empty-XXXXXX", NULL);
-  g_autofree char *broken = g_dir_make_tmp ("burrow-broken-XXXXXX", NULL);
+  g_autofree char *empty = bw_test_tmp_dir ("burrow-empty-XXXXXX");
+  g_autofree char *broken = bw_test_tmp_dir ("burrow-broken-XXXXXX");
   g_autofree char *oracle = oracle_dir ();
   g_autofree char *config_path = g_build_filename (oracle, "config.json", NULL);
   g_autofree char *config = NULL;
@@ -330,8 +331,8 @@ test_open_bad_folders (void)
   g_assert_cmpuint (g_strv_length (recent), ==, 0);
 
   close_window (window);
-  app_test_remove_tree (empty);
-  app_test_remove_tree (broken);
+  bw_test_remove_tree (empty);
+  bw_test_remove_tree (broken);
 }
 
 /* A newer open replaces one still running; only the newer result is shown. */
@@ -339,7 +340,7 @@ static void
 test_open_twice (void)
 {
   g_autofree char *dir = oracle_dir ();
-  g_autofree char *empty = g_dir_make_tmp ("burrow-empty-XXXXXX", NULL);
+  g_autofree char *empty = bw_test_tmp_dir ("burrow-empty-XXXXXX");
   g_autoptr(GFile) bad = g_file_new_for_path (empty);
   g_autoptr(GFile) good = g_file_new_for_path (dir);
   BurrowWindow *window;
@@ -354,7 +355,7 @@ test_open_twice (void)
   assert_kimi_linear_shown (window, dir);
 
   close_window (window);
-  app_test_remove_tree (empty);
+  bw_test_remove_tree (empty);
 }
 
 static void
@@ -621,7 +622,7 @@ static void
 test_start_chat_without_tokenizer (void)
 {
   g_autofree char *demo = burrow_demo_model_dir ();
-  g_autofree char *dir = g_dir_make_tmp ("burrow-no-tokenizer-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-no-tokenizer-XXXXXX");
   g_autofree char *tokenizer = g_build_filename (demo, "tiktoken.model", NULL);
   g_autoptr(GFile) folder = g_file_new_for_path (dir);
   BurrowChatStore *store = burrow_application_get_chat_store (app);
@@ -672,7 +673,7 @@ test_start_chat_without_tokenizer (void)
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-current", NULL));
   close_window (window);
-  app_test_remove_tree (dir);
+  bw_test_remove_tree (dir);
 }
 
 /* Activating the app on a first run (no chat, no model ever opened) opens a chat with the
@@ -921,7 +922,7 @@ main (int   argc,
 
   ret = g_test_run ();
   app_test_finalize (&app);
-  app_test_remove_tree (user_dirs);
+  bw_test_remove_tree (user_dirs);
 
   return ret;
 }

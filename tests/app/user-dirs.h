@@ -1,11 +1,10 @@
-/* Per-run user folders for app tests, so nothing touches the real ones, and their removal. */
+/* Per-run user folders for app tests, so nothing touches the real ones. */
 #pragma once
 
 #include <glib.h>
 
-/* A fresh temporary folder holding XDG data, cache, config and state homes, which the
- * environment now points at. Remove it with app_test_remove_tree() when the run ends. */
-char *app_test_isolate_user_dirs (const char *prefix);
+#include "tmp-dir.h"
 
-/* Removes a folder and everything below it (best effort). */
-void app_test_remove_tree (const char *dir);
+/* A fresh temporary folder holding XDG data, cache, config and state homes, which the
+ * environment now points at; removed when the test process ends (bw_test_tmp_dir). */
+char *app_test_isolate_user_dirs (const char *prefix);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
+
 #define V1_MEMORY "/sys/fs/cgroup/memory"
 #define LIMIT ((guint64) 320 << 20)
 
@@ -72,7 +74,7 @@ run_cli (const char *const *args, gboolean in_group, char **out, char **err)
 static void
 test_defaults_under_limit (void)
 {
-  g_autofree char *tmp = g_dir_make_tmp ("bw-cgroup-XXXXXX", NULL);
+  g_autofree char *tmp = bw_test_tmp_dir ("bw-cgroup-XXXXXX");
   g_autofree char *model = g_build_filename (tmp, "model", NULL);
   g_autofree char *out = NULL, *err = NULL, *limit = NULL;
   g_autoptr (GError) error = NULL;
@@ -151,7 +153,7 @@ put_u64 (const char *root, const char *path, guint64 v)
 static char *
 fake_root (void)
 {
-  char *root = g_dir_make_tmp ("bw-cgroup-root-XXXXXX", NULL);
+  char *root = bw_test_tmp_dir ("bw-cgroup-root-XXXXXX");
   g_assert_nonnull (root);
   put (root, "/proc/meminfo", "MemTotal:       80000000 kB\nMemAvailable:   67108864 kB\n");
   put (root, "/proc/self/limits",
@@ -173,7 +175,7 @@ model_for_fakes (void)
 {
   if (small_model != NULL)
     return small_model;
-  g_autofree char *tmp = g_dir_make_tmp ("bw-cgroup-model-XXXXXX", NULL);
+  g_autofree char *tmp = bw_test_tmp_dir ("bw-cgroup-model-XXXXXX");
   small_model = g_build_filename (tmp, "model", NULL);
   const char *synth[] = { "synth", "--family", "kimi_linear", "--out", small_model, "--layers",
                           "3", "--hidden", "512", "--moe-inter", "256", "--experts", "64",
@@ -343,7 +345,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* the small rooms make --dense-bits auto requantise: its cache goes here, not to the
    * user's */
-  g_autofree char *cache = g_dir_make_tmp ("bw-cgroup-cache-XXXXXX", NULL);
+  g_autofree char *cache = bw_test_tmp_dir ("bw-cgroup-cache-XXXXXX");
   g_assert_nonnull (cache);
   g_setenv ("XDG_CACHE_HOME", cache, TRUE);
   g_test_add_func ("/cli/cgroup/fake-v1", test_fake_v1);

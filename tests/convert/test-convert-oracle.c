@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tmp-dir.h"
+
 #define MAX_IDS 64
 
 static const char *fixture, *ref_fixture, *experts, *dense;
@@ -138,7 +140,7 @@ test_round_trip (void)
       g_test_fail ();
       return;
     }
-  g_autofree char *tmp = g_dir_make_tmp ("burrow-convert-oracle-XXXXXX", &error);
+  g_autofree char *tmp = bw_test_tmp_dir ("burrow-convert-oracle-XXXXXX");
   g_assert_no_error (error);
   g_autofree char *out = g_build_filename (tmp, "out", NULL);
   const char *conv[] = { BURROW_CLI, "convert", "--model", in, "--out", out, "--experts",

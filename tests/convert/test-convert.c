@@ -14,6 +14,7 @@
 #include <gio/gio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "convert/convert.h"
 #include "core/checkpoint.h"
 #include "core/file-io.h"
@@ -95,7 +96,7 @@ static void
 tmp_init (Tmp *t)
 {
   g_autoptr (GError) error = NULL;
-  t->tmp = g_dir_make_tmp ("burrow-convert-XXXXXX", &error);
+  t->tmp = bw_test_tmp_dir ("burrow-convert-XXXXXX");
   g_assert_no_error (error);
   t->out = g_build_filename (t->tmp, "out", NULL);
 }

@@ -1,4 +1,5 @@
 /* Test checkpoint folders. */
+#include "tmp-dir.h"
 #include "ckpt-builder.h"
 
 #include <glib/gstdio.h>
@@ -33,7 +34,7 @@ char *
 ckb_make_dir (void)
 {
   g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("burrow-ckpt-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("burrow-ckpt-XXXXXX");
   g_assert_no_error (error);
   return dir;
 }

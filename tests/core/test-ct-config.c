@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "core/ct-config.h"
 #include "model/model.h"
@@ -164,7 +165,7 @@ test_load_refuses_unquantised_module (void)
 
   if (root == NULL)
     return;
-  char *dir = g_dir_make_tmp ("burrow-ct-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("burrow-ct-XXXXXX");
   g_assert_no_error (error);
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
     {

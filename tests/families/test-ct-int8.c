@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "core/checkpoint.h"
 #include "core/safetensors-writer.h"
 #include "model/model.h"
@@ -180,8 +181,8 @@ packed_equals_f32 (int bits, int group)
       g_test_fail ();
       return;
     }
-  g_autofree char *pdir = g_dir_make_tmp ("burrow-ctq-XXXXXX", &error);
-  g_autofree char *fdir = g_dir_make_tmp ("burrow-ctf-XXXXXX", &error);
+  g_autofree char *pdir = bw_test_tmp_dir ("burrow-ctq-XXXXXX");
+  g_autofree char *fdir = bw_test_tmp_dir ("burrow-ctf-XXXXXX");
   write_copy (src, pdir, bits, group, TRUE);
   write_config (src_dir, pdir, bits, group, TRUE);
   write_copy (src, fdir, bits, group, FALSE);

@@ -15,6 +15,7 @@
 #include "model/dense-cache.h"
 #include "model/model.h"
 #include "stream/mem-limits.h"
+#include "tmp-dir.h"
 
 #define N_IDS 8
 
@@ -102,7 +103,7 @@ cache_file (const char *dir)
 static void
 test_round_trip_and_damage (void)
 {
-  g_autofree char *tmp = g_dir_make_tmp ("bw-dense-cache-XXXXXX", NULL);
+  g_autofree char *tmp = bw_test_tmp_dir ("bw-dense-cache-XXXXXX");
   g_autofree char *dir = g_build_filename (tmp, "dense", NULL);
   gsize n_plain, n_first;
 
@@ -155,7 +156,7 @@ put_old_file (const char *dir, const char *name, gsize size, time_t age)
 static void
 test_trim (void)
 {
-  g_autofree char *tmp = g_dir_make_tmp ("bw-dense-trim-XXXXXX", NULL);
+  g_autofree char *tmp = bw_test_tmp_dir ("bw-dense-trim-XXXXXX");
   g_autofree char *dir = g_build_filename (tmp, "dense", NULL);
   g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
   const gsize MB = 1 << 20;
@@ -188,7 +189,7 @@ test_trim (void)
 static char *
 fake_root (guint64 room)
 {
-  char *root = g_dir_make_tmp ("bw-dense-root-XXXXXX", NULL);
+  char *root = bw_test_tmp_dir ("bw-dense-root-XXXXXX");
   g_autofree char *proc = g_build_filename (root, "proc", "self", NULL);
   g_assert_cmpint (g_mkdir_with_parents (proc, 0755), ==, 0);
   g_autofree char *meminfo = g_build_filename (root, "proc", "meminfo", NULL);

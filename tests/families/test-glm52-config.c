@@ -6,6 +6,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "families/glm52.h"
 
 typedef struct {
@@ -32,7 +33,7 @@ edited_init (Edited *e, const char *sub)
   g_assert_no_error (error);
   e->root = json_node_copy (json_parser_get_root (parser));
   e->config = json_node_get_object (e->root);
-  e->dir = g_dir_make_tmp ("glm52-config-XXXXXX", &error);
+  e->dir = bw_test_tmp_dir ("glm52-config-XXXXXX");
   g_assert_no_error (error);
   for (gsize i = 0; i < G_N_ELEMENTS (shard_files); i++)
     {

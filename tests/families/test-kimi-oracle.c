@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "model/model.h"
 #include "stream/store-testing.h"
@@ -187,7 +188,7 @@ static char *
 fixture_with_tokenizer (const Ref *ref)
 {
   g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("burrow-kimi-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("burrow-kimi-XXXXXX");
   g_assert_no_error (error);
   g_autoptr (GDir) d = g_dir_open (ref->dir, 0, &error);
   g_assert_no_error (error);
@@ -590,7 +591,7 @@ test_small_budget_pinned (void)
   if (!load_ref (&ref))
     return;
   g_autoptr (GError) error = NULL;
-  g_autofree char *hdir = g_dir_make_tmp ("bw-oracle-pins-XXXXXX", &error);
+  g_autofree char *hdir = bw_test_tmp_dir ("bw-oracle-pins-XXXXXX");
   g_assert_no_error (error);
   guint64 one = one_expert_budget (&ref);
   g_autoptr (BwModel) model = load_model (&ref, 64);

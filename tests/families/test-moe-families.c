@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "core/safetensors-writer.h"
 #include "model/model.h"
@@ -54,7 +55,7 @@ edited_copy (const char *src, JsonNode *root)
                                        "model-00002-of-00002.safetensors",
                                        "model.safetensors.index.json" };
   g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("burrow-moe-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("burrow-moe-XXXXXX");
   g_assert_no_error (error);
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
     {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "core/checkpoint.h"
 #include "families/family.h"
@@ -79,7 +80,7 @@ test_alias_checkpoint (void)
   g_autofree char *cfg_path = g_build_filename (src, "config.json", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (JsonParser) parser = json_parser_new ();
-  g_autofree char *dir = g_dir_make_tmp ("bw-registry-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("bw-registry-XXXXXX");
 
   g_assert_no_error (error);
   g_assert_true (json_parser_load_from_file (parser, cfg_path, &error));

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "families/family.h"
 #include "model/model.h"
@@ -60,7 +61,7 @@ static void
 test_synth_small (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *tmp = g_dir_make_tmp ("burrow-synth-XXXXXX", &error);
+  g_autofree char *tmp = bw_test_tmp_dir ("burrow-synth-XXXXXX");
   g_autofree char *dir = g_build_filename (tmp, "ckpt", NULL);
   const char *synth[] = { "synth", "--family", family, "--out", dir, "--layers", "4",
                           "--hidden", "64", "--vocab", "300", "--experts", "16", "--moe-inter",

@@ -8,6 +8,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
+
 static char *
 run_cli (const char *const *args, int *status)
 {
@@ -226,7 +228,7 @@ static void
 test_decode_json (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-bench-XXXXXX");
   g_assert_no_error (error);
   /* one MoE layer against a 1 MB cache */
   const char *const bench[] = {
@@ -318,7 +320,7 @@ static void
 test_decode_prefetch_top (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("burrow-bench-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-bench-XXXXXX");
   g_assert_no_error (error);
   double used;
 

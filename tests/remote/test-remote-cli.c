@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "remote-server.h"
 
 typedef struct {
@@ -60,7 +61,7 @@ test_same_as_local (void)
 static void
 test_key_file (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-remote-cli-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-remote-cli-XXXXXX");
   g_autofree char *key = g_build_filename (dir, "key", NULL);
   g_autofree char *wrong = g_build_filename (dir, "wrong", NULL);
   const char *const args[] = { "--api-key-file", key, NULL };

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-remote-client.h"
 #include "remote-server.h"
 
@@ -238,7 +239,7 @@ expect_error (Reply      *r,
 static void
 test_keys (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-remote-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-remote-XXXXXX");
   g_autofree char *key_file = g_build_filename (dir, "key", NULL);
   const char *const args[] = { "--api-key-file", key_file, NULL };
   RemoteServer *server;

@@ -1,4 +1,5 @@
 /* Model folders for the generation tests (see run-fixture.h). */
+#include "tmp-dir.h"
 #include "run-fixture.h"
 
 #include <glib/gstdio.h>
@@ -69,7 +70,7 @@ run_fixture_make (const char *oracle)
   g_autofree char *index = g_build_filename (oracle_dir, "model.safetensors.index.json", NULL);
   if (!g_file_test (index, G_FILE_TEST_EXISTS))
     g_error ("oracle fixture %s is missing", index);
-  char *dir = g_dir_make_tmp ("burrow-run-XXXXXX", NULL);
+  char *dir = bw_test_tmp_dir ("burrow-run-XXXXXX");
   g_assert_nonnull (dir);
   link_into (oracle_dir, "model.safetensors.index.json", dir);
   link_into (oracle_dir, "model-00001-of-00002.safetensors", dir);

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "core/file-io.h"
 #include "run-fixture.h"
@@ -239,7 +240,7 @@ static void
 save_fault (int err)
 {
   g_autofree char *dir = run_fixture_make ("kimi_linear");
-  g_autofree char *sdir = g_dir_make_tmp ("burrow-faults-XXXXXX", NULL);
+  g_autofree char *sdir = bw_test_tmp_dir ("burrow-faults-XXXXXX");
   g_autofree char *path = g_build_filename (sdir, "chat.session", NULL);
   g_autoptr (BurrowEngine) e = load (dir);
   int failed = 0;

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "run-fixture.h"
 
@@ -81,7 +82,7 @@ static void
 test_kill_loop (void)
 {
   g_autofree char *dir = run_fixture_make ("kimi_linear");
-  g_autofree char *sdir = g_dir_make_tmp ("burrow-kill-XXXXXX", NULL);
+  g_autofree char *sdir = bw_test_tmp_dir ("burrow-kill-XXXXXX");
   g_autofree char *session = g_build_filename (sdir, "chat.session", NULL);
   BurrowEngineOptions o;
   g_autoptr (GError) error = NULL;

@@ -2,6 +2,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "stream/cache-policy.h"
 #include "stream/usage-history.h"
 
@@ -93,7 +94,7 @@ static void
 test_history_roundtrip (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("bw-hist-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("bw-hist-XXXXXX");
   g_autofree char *sub = g_build_filename (dir, "a", "b", NULL);
   g_autofree char *path = g_build_filename (sub, "h.bin", NULL);
   g_autoptr (BwUsageHistory) h = bw_usage_history_new (3, 5);

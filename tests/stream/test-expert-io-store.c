@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "fake-checkpoint.h"
 #include "kernels/requant.h"
 #include "stream/expert-store.h"
@@ -26,7 +27,7 @@ static void
 fixture_setup (Fixture *fx, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  fx->dir = g_dir_make_tmp ("bw-expert-io-XXXXXX", &error);
+  fx->dir = bw_test_tmp_dir ("bw-expert-io-XXXXXX");
   g_assert_no_error (error);
   fx->fake = fake_checkpoint_new (fx->dir, 3, 8, ROWS, COLS, TRUE, 11);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmp-dir.h"
 #include "fake-checkpoint.h"
 #include "stream/expert-store.h"
 #include "stream/store-testing.h"
@@ -30,7 +31,7 @@ fixture_setup (Fixture *fx, gconstpointer data)
   if ((GPOINTER_TO_INT (data) & 8) && g_file_test ("/dev/shm", G_FILE_TEST_IS_DIR))
     fx->dir = g_mkdtemp (g_strdup ("/dev/shm/bw-store-XXXXXX"));
   if (fx->dir == NULL)
-    fx->dir = g_dir_make_tmp ("bw-store-XXXXXX", &error);
+    fx->dir = bw_test_tmp_dir ("bw-store-XXXXXX");
   g_assert_no_error (error);
   g_assert_nonnull (fx->dir);
   /* Flag 8: experts of 3.2 MB, read in several pieces each. */

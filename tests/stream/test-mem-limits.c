@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "stream/mem-limits.h"
 
 #define GIB (1ull << 30)
@@ -30,7 +31,7 @@ static char *
 fake_root (void)
 {
   g_autoptr (GError) error = NULL;
-  char *root = g_dir_make_tmp ("bw-memlim-XXXXXX", &error);
+  char *root = bw_test_tmp_dir ("bw-memlim-XXXXXX");
   g_assert_no_error (error);
   put (root, "/proc/meminfo",
        "MemTotal:       24000000 kB\nMemFree:         1000000 kB\n"

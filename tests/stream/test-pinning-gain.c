@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "fake-checkpoint.h"
 #include "stream/expert-store.h"
 
@@ -105,8 +106,7 @@ clear_dir (const char *dir)
 static void
 test_pinning_gain (void)
 {
-  g_autoptr (GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("bw-pin-XXXXXX", &error);
+  g_autofree char *dir = bw_test_tmp_dir ("bw-pin-XXXXXX");
   g_autofree char *hdir = g_build_filename (dir, "history", NULL);
   FakeCheckpoint *f = fake_checkpoint_new (dir, LAYERS, EXPERTS, ROWS, COLS, TRUE, 3);
   guint64 expert = 3 * (ROWS * COLS / 2 + ROWS * COLS / 32);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "core/checkpoint.h"
 #include "model/model.h"
@@ -21,7 +22,7 @@ static char *
 write_synth (double skew, guint64 seed)
 {
   g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("bw-synth-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("bw-synth-XXXXXX");
   BwSynthOptions o = {
     .family = bw_family_by_name ("kimi_k3"), .out_dir = dir, .layers = LAYERS, .experts = EXPERTS,
     .experts_per_token = 4, .vocab = 128, .hidden = 64, .latent = 64, .moe_inter = 96,
@@ -257,7 +258,7 @@ static char *
 write_family (const Case *c, guint64 *bytes, guint *n_tensors)
 {
   g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("bw-synth-XXXXXX", &error);
+  char *dir = bw_test_tmp_dir ("bw-synth-XXXXXX");
   BwSynthOptions o;
   BwSynthPlan plan;
   guint64 written = 0;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
+
 typedef struct {
   int status;
   GBytes *out;
@@ -67,7 +69,7 @@ test_case (gconstpointer data)
 static void
 test_model_folder (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-template-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-template-XXXXXX");
   g_autofree char *cfg = g_build_filename (dir, "tokenizer_config.json", NULL);
   g_autofree char *msgs = g_build_filename (dir, "messages.json", NULL);
   g_autofree char *tools = g_build_filename (dir, "tools.json", NULL);
@@ -154,7 +156,7 @@ run_chat (const char *input, const char *const *extra, char **out, char **err)
 static void
 test_chat_uses_template (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-chat-template-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-chat-template-XXXXXX");
   g_autofree char *raise = g_build_filename (dir, "raise.jinja", NULL);
   g_autofree char *out = NULL, *err = NULL;
   const char *stats;

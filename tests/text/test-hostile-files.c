@@ -3,6 +3,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "text/file-load.h"
 #include "text/tokenizer.h"
 
@@ -17,7 +18,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("burrow-hostile-XXXXXX", &error);
+  f->dir = bw_test_tmp_dir ("burrow-hostile-XXXXXX");
   g_assert_no_error (error);
   f->path = g_build_filename (f->dir, "tokenizer.bin", NULL);
   f->rand = g_rand_new_with_seed (20240601);

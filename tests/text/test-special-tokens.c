@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "chat-formats.h"
 #include "text/tokenizer.h"
 
@@ -20,7 +21,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
 
-  f->dir = g_dir_make_tmp ("burrow-text-XXXXXX", &error);
+  f->dir = bw_test_tmp_dir ("burrow-text-XXXXXX");
   g_assert_no_error (error);
 }
 

@@ -1,6 +1,7 @@
 /* BurrowChatStore: what it lists and in which order, what survives reopening, delete with
  * undo, regenerate's truncation, and crash safety: a writer process killed with SIGKILL at
  * random moments loses nothing it had committed and leaves a consistent database. */
+#include "tmp-dir.h"
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
@@ -15,7 +16,7 @@ static const BurrowSampling sampling = { 0.7, 0.95, 40 };
 static char *
 temp_db (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-store-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-store-XXXXXX");
 
   g_assert_nonnull (dir);
   return g_build_filename (dir, "sub", "chats.db", NULL);

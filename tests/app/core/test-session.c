@@ -2,6 +2,7 @@
  * with progress, loaded, failed, cancelled), a turn's reply streamed in and saved, Stop,
  * Regenerate, Edit, a prompt waiting for its model, the turns it refuses, and one list of
  * messages per chat whoever asks. Every object is finalized at the end of each test. */
+#include "tmp-dir.h"
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
@@ -127,7 +128,7 @@ fixture_set_up (Fixture       *f,
 
   f->demo = burrow_demo_model_dir ();
   g_assert_nonnull (f->demo);
-  f->tmp = g_dir_make_tmp ("burrow-session-XXXXXX", &error);
+  f->tmp = bw_test_tmp_dir ("burrow-session-XXXXXX");
   g_assert_no_error (error);
   db = g_build_filename (f->tmp, "chats.db", NULL);
 
@@ -585,7 +586,7 @@ static void
 test_other_backend (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *tmp = g_dir_make_tmp ("burrow-session-XXXXXX", &error);
+  g_autofree char *tmp = bw_test_tmp_dir ("burrow-session-XXXXXX");
   g_autofree char *db = g_build_filename (tmp, "chats.db", NULL);
   BurrowSettings *settings = burrow_settings_new ();
   FakeBackend *backend = g_object_new (FAKE_TYPE_BACKEND, NULL);

@@ -2,6 +2,7 @@
  * streamed tokens with per-token phase times and dashboard snapshots, warm follow-up
  * turns, a chat reopened warm from its session file, rebuilt history after an edit, Stop,
  * and asking with no model loaded. */
+#include "tmp-dir.h"
 #include "burrow-config.h"
 
 #include <errno.h>
@@ -305,7 +306,7 @@ test_latest_experts (void)
 static void
 test_session_reopens_warm (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("burrow-session-XXXXXX", NULL);
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-session-XXXXXX");
   g_autofree char *session = g_build_filename (dir, "chat-7.session", NULL);
   const char *turns[] = { "The cat sat on the mat.", NULL, "What next?" };
   g_autofree char *reply = NULL;
