@@ -55,10 +55,12 @@ escape_length (const char *data, gsize len, gsize at)
 }
 
 /* One pass: the nesting stops early once past the limit, every escape in a string must be
- * one JSON allows (see escape_length), and whatever follows the first complete value
- * must be whitespace. json-glib 1.6 recurses once per level (a deep enough text overflows
- * its stack) and leaks a second top-level value. An incomplete first value passes:
- * json-glib reports it. */
+ * one JSON allows (see escape_length), outside strings only JSON's own characters may
+ * appear, and whatever follows the first complete value must be whitespace. json-glib 1.6
+ * recurses once per level (a deep enough text overflows its stack) and leaks a second
+ * top-level value; it also reads '...' strings and slash comments, which could hide a
+ * quote from this scan and with it a second value or deep nesting. An incomplete first
+ * value passes: json-glib reports it. */
 BwJsonTextProblem
 bw_json_check_text (const char *data, gsize len, int max_depth)
 {
@@ -111,6 +113,8 @@ bw_json_check_text (const char *data, gsize len, int max_depth)
               break;
             }
         }
+      else if (!is_space (c) && c != ':' && c != ',' && !is_scalar_char (c))
+        return BW_JSON_STRAY_CHAR;
       else if (depth == 0)
         in_scalar = TRUE;
     }
@@ -131,6 +135,8 @@ bw_json_text_problem_text (BwJsonTextProblem problem)
     case BW_JSON_BAD_ESCAPE:
       return "a string holds an invalid escape (\\u needs 4 hex digits, and a surrogate "
              "its pair)";
+    case BW_JSON_STRAY_CHAR:
+      return "a character that JSON allows only inside \"strings\" appears outside one";
     case BW_JSON_TEXT_OK:
     default:
       return "no problem";
@@ -185,7 +191,8 @@ bw_json_parse_object (const char *file, const char *data, gsize len, GError **er
                    "%s: JSON is not valid UTF-8 text", file);
       return NULL;
     }
-  switch (bw_json_check_text (data, len, BW_JSON_MAX_DEPTH))
+  BwJsonTextProblem problem = bw_json_check_text (data, len, BW_JSON_MAX_DEPTH);
+  switch (problem)
     {
     case BW_JSON_TOO_DEEP:
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
@@ -196,11 +203,12 @@ bw_json_parse_object (const char *file, const char *data, gsize len, GError **er
                    "%s: malformed JSON: more text after the top-level value", file);
       return NULL;
     case BW_JSON_BAD_ESCAPE:
+    case BW_JSON_STRAY_CHAR:
+    default:
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: malformed JSON: %s", file, bw_json_text_problem_text (BW_JSON_BAD_ESCAPE));
+                   "%s: malformed JSON: %s", file, bw_json_text_problem_text (problem));
       return NULL;
     case BW_JSON_TEXT_OK:
-    default:
       break;
     }
 

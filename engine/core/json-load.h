@@ -13,11 +13,13 @@ typedef enum {
   BW_JSON_TOO_DEEP,     /* nests deeper than the limit */
   BW_JSON_TRAILING,     /* more than whitespace after the first value */
   BW_JSON_BAD_ESCAPE,   /* an escape JSON does not allow, or half a surrogate pair */
+  BW_JSON_STRAY_CHAR,   /* outside strings, a character JSON does not have ('x', a comment) */
 } BwJsonTextProblem;
 
 /* What must be refused before json-glib (1.6) sees a text: nesting deep enough to
  * overflow its recursive parser's stack, a second top-level value and a broken surrogate
- * pair, which it leaks. */
+ * pair, which it leaks, and the extensions it reads (single quotes, comments) through
+ * which either could pass unseen. */
 BwJsonTextProblem bw_json_check_text (const char *data, gsize len, int max_depth);
 /* The problem in words, for an error message ("it nests deeper than 64 levels"). */
 const char *bw_json_text_problem_text (BwJsonTextProblem problem);

@@ -214,24 +214,33 @@ exec_set (JjRender *r, const JjNode *n)
 
 /* ---- loops ---- */
 
+/* Adds a key known to be new: loop_object runs once per iteration, so it skips the lookup. */
+static void
+loop_put (JjValue *loop, const char *key, JjValue *val)
+{
+  g_ptr_array_add (loop->list, jj_string (key, -1));
+  g_ptr_array_add (loop->list, val);
+  loop->nest = MAX (loop->nest, val->nest + 1);
+}
+
 /* Loops are never recursive here, so depth is always 1. */
 static JjValue *
 loop_object (guint i, guint n, JjValue *items)
 {
   JjValue *loop = jj_dict_new ();
 
-  jj_dict_set_str (loop, "index", jj_int (i + 1));
-  jj_dict_set_str (loop, "index0", jj_int (i));
-  jj_dict_set_str (loop, "revindex", jj_int (n - i));
-  jj_dict_set_str (loop, "revindex0", jj_int (n - i - 1));
-  jj_dict_set_str (loop, "first", jj_bool (i == 0));
-  jj_dict_set_str (loop, "last", jj_bool (i + 1 == n));
-  jj_dict_set_str (loop, "length", jj_int (n));
-  jj_dict_set_str (loop, "depth", jj_int (1));
-  jj_dict_set_str (loop, "depth0", jj_int (0));
-  jj_dict_set_str (loop, "previtem", i > 0 ? jj_ref (JJ_ITEM (items, i - 1)) : jj_undefined ());
-  jj_dict_set_str (loop, "nextitem", i + 1 < n ? jj_ref (JJ_ITEM (items, i + 1)) : jj_undefined ());
-  jj_dict_set_str (loop, "cycle", jj_fn_new (JJ_FN_BUILTIN, "loop.cycle", jj_int (i)));
+  loop_put (loop, "index", jj_int (i + 1));
+  loop_put (loop, "index0", jj_int (i));
+  loop_put (loop, "revindex", jj_int (n - i));
+  loop_put (loop, "revindex0", jj_int (n - i - 1));
+  loop_put (loop, "first", jj_bool (i == 0));
+  loop_put (loop, "last", jj_bool (i + 1 == n));
+  loop_put (loop, "length", jj_int (n));
+  loop_put (loop, "depth", jj_int (1));
+  loop_put (loop, "depth0", jj_int (0));
+  loop_put (loop, "previtem", i > 0 ? jj_ref (JJ_ITEM (items, i - 1)) : jj_undefined ());
+  loop_put (loop, "nextitem", i + 1 < n ? jj_ref (JJ_ITEM (items, i + 1)) : jj_undefined ());
+  loop_put (loop, "cycle", jj_fn_new (JJ_FN_BUILTIN, "loop.cycle", jj_int (i)));
   return loop;
 }
 
@@ -240,7 +249,8 @@ count_iteration (JjRender *r, const JjNode *at)
 {
   if (++r->iterations <= r->limits.max_iterations)
     return TRUE;
-  jj_fail (r, at, BW_JINJA_ERROR_LIMIT, "more than %" G_GUINT64_FORMAT " loop iterations",
+  jj_fail (r, at, BW_JINJA_ERROR_LIMIT,
+           "more than %" G_GUINT64_FORMAT " loop iterations and macro calls",
            r->limits.max_iterations);
   return FALSE;
 }
@@ -382,6 +392,12 @@ jj_call_macro (JjRender *r, const JjNode *at, JjValue *fn, GPtrArray *args,
       r->depth--;
       return jj_fail (r, at, BW_JINJA_ERROR_LIMIT, "calls nested deeper than %u",
                       r->limits.max_depth);
+    }
+  /* Depth alone leaves a macro calling itself twice 2^depth calls: each call is a step. */
+  if (!count_iteration (r, at))
+    {
+      r->depth--;
+      return NULL;
     }
   saved = jj_frame_push (r, parent);
   if (bind_params (r, def, args, kwnames, kwvals))

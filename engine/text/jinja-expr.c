@@ -369,7 +369,10 @@ repeat (JjRender *r, const JjNode *e, const JjValue *seq, gint64 n)
   guint len = seq->kind == JJ_STRING ? seq->str.len : seq->list->len;
 
   n = MAX (n, 0);
-  if (len > 0 && (guint64) n > r->limits.max_output / len)
+  /* Nothing to repeat: return at once rather than loop n times over nothing. */
+  if (len == 0 || n == 0)
+    return seq->kind == JJ_STRING ? jj_string ("", 0) : jj_list_new ();
+  if ((guint64) n > r->limits.max_output / len)
     {
       jj_check_size (r, e, G_MAXSIZE);
       return NULL;

@@ -25,7 +25,7 @@ typedef enum {
 
 typedef struct {
   guint max_depth;          /* nested macro calls, blocks and expressions */
-  guint64 max_iterations;   /* loop iterations over the whole render */
+  guint64 max_iterations;   /* loop iterations and macro calls over the whole render */
   gsize max_output;         /* bytes of output, and of any one string value */
 } BwJinjaLimits;
 

@@ -28,6 +28,15 @@ static const Case cases[] = {
   { "\"\\", BW_JSON_BAD_ESCAPE },
   { "{} []", BW_JSON_TRAILING },
   { "\"a\" 1", BW_JSON_TRAILING },
+  /* json-glib 1.6 reads slash comments and single-quoted strings: a quote inside one hid a
+   * second value from the scan (the template-config fuzzer's leak) or deep nesting. */
+  { "{\"a\":/b\":/3} {\"c\":1}", BW_JSON_STRAY_CHAR },
+  { "{\"a\":1 /* \" */} {\"c\":1}", BW_JSON_STRAY_CHAR },
+  { "{'a\"':1} {\"c\":1}", BW_JSON_STRAY_CHAR },
+  { "['\"', [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], '\"']", BW_JSON_STRAY_CHAR },
+  { "{\"a\": 1 # x\n}", BW_JSON_STRAY_CHAR },
+  { "{\"a\": -1.5e+3, \"b\": [true, false, null]}", BW_JSON_TEXT_OK },
+  { "\t\r\n{ \"a\" : \"/'#\" }\n", BW_JSON_TEXT_OK },
 };
 
 static void

@@ -92,7 +92,12 @@ test_limits (void)
     { "{% for i in range(100) %}{% for j in range(100) %}x{% endfor %}{% endfor %}", BW_JINJA_ERROR_LIMIT },
     { "{% for i in range(900) %}{{ 'abcdefgh' }}{% endfor %}", BW_JINJA_ERROR_LIMIT },
     { "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", BW_JINJA_ERROR_LIMIT },
+    /* Shallow enough for the depth limit, 1,365 calls: macro calls count as iterations. */
+    { "{% macro f(n) %}{% if n < 5 %}{{ f(n + 1) }}{{ f(n + 1) }}{{ f(n + 1) }}{{ f(n + 1) }}"
+      "{% endif %}{% endmacro %}{{ f(0) }}", BW_JINJA_ERROR_LIMIT },
     { "{{ 'x' * 100000 }}", BW_JINJA_ERROR_LIMIT },
+    /* An empty string or list repeated 4 billion times returns at once (took 92 s). */
+    { "{{ ('x' * 0 * 4100000000) ~ ([] * 4100000000) | length }}{{ 'x' * 100000 }}", BW_JINJA_ERROR_LIMIT },
     { "{{ range(1000000) | list | length }}", BW_JINJA_ERROR_LIMIT },
     { "{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}", BW_JINJA_ERROR_LIMIT },
     { "{% set ns = namespace(l=[]) %}{% for i in range(700) %}{% set ns.l = [ns.l] %}{% endfor %}", BW_JINJA_ERROR_LIMIT },
