@@ -219,10 +219,27 @@ preferences_action (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (window));
 }
 
+/* Preferences opened at one setting (a BurrowSettings key), for advice that names it. */
+static void
+preferences_at_action (GSimpleAction *action,
+                       GVariant      *param,
+                       gpointer       user_data)
+{
+  BurrowApplication *self = BURROW_APPLICATION (user_data);
+  GtkWidget *window = burrow_preferences_window_new (self->settings);
+
+  gtk_window_set_transient_for (GTK_WINDOW (window),
+                                gtk_application_get_active_window (GTK_APPLICATION (self)));
+  burrow_preferences_window_show_setting (BURROW_PREFERENCES_WINDOW (window),
+                                          g_variant_get_string (param, NULL));
+  gtk_window_present (GTK_WINDOW (window));
+}
+
 static const GActionEntry app_actions[] = {
   { .name = "quit", .activate = quit_action },
   { .name = "about", .activate = about_action },
   { .name = "preferences", .activate = preferences_action },
+  { .name = "preferences-at", .activate = preferences_at_action, .parameter_type = "s" },
 };
 
 static void

@@ -29,7 +29,7 @@ G_DEFINE_FINAL_TYPE (BurrowPreferencesWindow, burrow_preferences_window,
 
 /* The GSettings choices behind each combo row, in the row's order. */
 static const char *const io_backends[] = { "auto", "io-uring", "pread", NULL };
-static const char *const dense_formats[] = { "as-stored", "int8", "int4", NULL };
+static const char *const dense_formats[] = { "auto", "as-stored", "int8", "int4", NULL };
 static const char *const expert_formats[] = { "as-stored", "int8", "int4", "int2", NULL };
 
 #define BYTES_PER_GB (1024.0 * 1024.0 * 1024.0)
@@ -140,6 +140,28 @@ bind_settings (BurrowPreferencesWindow *self)
   g_object_bind_property_full (self->settings, "top-k", self->top_k_spin, "value",
                                both, uint_to_double, double_to_uint, NULL, NULL);
   g_object_bind_property (self->settings, "system-prompt", self->system_prompt_row, "text", both);
+}
+
+void
+burrow_preferences_window_show_setting (BurrowPreferencesWindow *self,
+                                        const char              *key)
+{
+  GtkWidget *target = NULL;
+  GtkWidget *page;
+
+  g_return_if_fail (BURROW_IS_PREFERENCES_WINDOW (self));
+
+  if (g_strcmp0 (key, "ram-budget") == 0)
+    target = GTK_WIDGET (self->ram_budget_spin);
+  else if (g_strcmp0 (key, "dense-format") == 0)
+    target = GTK_WIDGET (self->dense_format_row);
+  if (target == NULL)
+    return;
+  page = gtk_widget_get_ancestor (target, ADW_TYPE_PREFERENCES_PAGE);
+  if (page != NULL)
+    adw_preferences_window_set_visible_page (ADW_PREFERENCES_WINDOW (self),
+                                             ADW_PREFERENCES_PAGE (page));
+  gtk_window_set_focus (GTK_WINDOW (self), target);
 }
 
 static void

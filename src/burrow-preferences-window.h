@@ -13,5 +13,9 @@ G_DECLARE_FINAL_TYPE (BurrowPreferencesWindow, burrow_preferences_window, BURROW
                       PREFERENCES_WINDOW, AdwPreferencesWindow)
 
 GtkWidget *burrow_preferences_window_new (BurrowSettings *settings);
+/* Shows the page holding the row of @key ("ram-budget", "dense-format") and focuses it;
+ * an unknown key changes nothing. */
+void burrow_preferences_window_show_setting (BurrowPreferencesWindow *self,
+                                             const char              *key);
 
 G_END_DECLS

@@ -156,9 +156,27 @@ update_source_note (BurrowWindow *self)
 }
 
 void
+_burrow_window_update_memory_banner (BurrowWindow *self)
+{
+  const char *setting = NULL;
+  const char *warning = burrow_session_get_memory_warning (self->session, &setting);
+  gboolean show = warning != NULL
+                  && burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED;
+
+  if (show)
+    {
+      gtk_label_set_text (self->memory_banner_label, warning);
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (self->memory_banner_button), "s",
+                                        setting != NULL ? setting : "ram-budget");
+    }
+  gtk_revealer_set_reveal_child (self->memory_banner, show);
+}
+
+void
 _burrow_window_on_model_state (BurrowWindow *self)
 {
   update_source_note (self);
+  _burrow_window_update_memory_banner (self);
   _burrow_window_update_model_bar (self);
   _burrow_window_update_state (self);
   if (self->chat != NULL &&

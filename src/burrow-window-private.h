@@ -55,6 +55,9 @@ struct _BurrowWindow {
   AdwViewSwitcherBar *switcher_bar;
   GtkToggleButton *panel_button;
   GtkWidget *chat_settings_button;
+  GtkRevealer *memory_banner;
+  GtkLabel *memory_banner_label;
+  GtkWidget *memory_banner_button;
   AdwToastOverlay *toast_overlay;
   GtkStack *stack;
   AdwStatusPage *empty_page;
@@ -98,6 +101,8 @@ void _burrow_window_ensure_chat_model (BurrowWindow *self);
 void _burrow_window_update_model_bar (BurrowWindow *self);
 /* The session's model changed: the model bar, actions, and the composer when it is ready. */
 void _burrow_window_on_model_state (BurrowWindow *self);
+/* Shows the session's memory advice above the page, or hides it. */
+void _burrow_window_update_memory_banner (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
 /* The tokenizer file for the inspected folder, which has none of its own. */

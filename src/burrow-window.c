@@ -285,6 +285,9 @@ burrow_window_constructed (GObject *object)
                            G_CALLBACK (_burrow_window_update_model_bar), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::model-dir",
                            G_CALLBACK (_burrow_window_on_model_state), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::memory-warning",
+                           G_CALLBACK (_burrow_window_update_memory_banner), self,
+                           G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::generating",
                            G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);
 
@@ -413,6 +416,9 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_bar);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_settings_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, memory_banner);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, memory_banner_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, memory_banner_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, empty_page);

@@ -93,8 +93,10 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
     {
       BurrowCacheStats cs;
       burrow_engine_get_cache_stats (engine, &cs);
-      bw_cli_warn_small_cache (cs.ram_budget, cs.token_expert_bytes, cs.resident_bytes,
-                               a->ram_budget != NULL);
+      BwCliMemory m = { cs.ram_budget, cs.token_expert_bytes, cs.resident_bytes,
+                        a->ram_budget != NULL, cs.dense_bits, cs.dense_bits_for_memory,
+                        cs.budget_too_small };
+      bw_cli_warn_memory (&m);
     }
   return engine;
 }

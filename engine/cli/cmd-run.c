@@ -90,15 +90,23 @@ print_setup (BwModel *model, const RunArgs *a)
 {
   BwExpertStore *store = bw_model_expert_store (model);
   BwStoreStats st;
+  gboolean for_memory;
+  int bits = bw_model_dense_bits (model, &for_memory);
+  const char *cache = bw_model_dense_cache_status (model);
+  if (a->stats && cache != NULL)
+    fprintf (stderr, "dense cache: %s\n", cache);
   if (store == NULL)
     return;
   bw_expert_store_stats (store, &st);
   if (a->stats)
-    fprintf (stderr, "expert store: ram budget %.1f MiB, %s; dense part %.1f MiB\n",
+    fprintf (stderr, "expert store: ram budget %.1f MiB, %s; dense part %.1f MiB (%s)\n",
              (double) bw_expert_store_budget (store) / (1 << 20), st.backend,
-             (double) bw_model_resident_bytes (model) / (1 << 20));
-  bw_cli_warn_small_cache (bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
-                           bw_model_resident_bytes (model), a->model.ram_budget != NULL);
+             (double) bw_model_resident_bytes (model) / (1 << 20),
+             bw_cli_dense_name (bits, for_memory));
+  BwCliMemory m = { bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
+                    bw_model_resident_bytes (model), a->model.ram_budget != NULL, bits,
+                    for_memory, bw_engine_budget_too_small (model) };
+  bw_cli_warn_memory (&m);
 }
 
 static int

@@ -68,8 +68,9 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
       "FILE" } },
     { BW_CLI_MODEL_THREADS, { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads,
       "Compute threads (all CPUs)", "N" } },
-    { BW_CLI_MODEL_DENSE_BITS, { "dense-bits", 0, 0, G_OPTION_ARG_INT, &a->dense_bits,
-      "Requantise dense weights to 8 or 4 bits (0: as stored)", "BITS" } },
+    { BW_CLI_MODEL_DENSE_BITS, { "dense-bits", 0, 0, G_OPTION_ARG_STRING, &a->dense_bits,
+      "Dense weights in memory: auto, stored (or 0), 8 or 4 bits (auto: as stored unless that "
+      "leaves the expert cache too little memory, then 8)", "BITS" } },
     { BW_CLI_MODEL_EXPERT_BITS, { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a->expert_bits,
       "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" } },
     { BW_CLI_MODEL_INT8_ACT, { "int8-activations", 0, 0, G_OPTION_ARG_NONE, &a->int8_activations,
@@ -121,7 +122,27 @@ bw_cli_model_args_clear (BwCliModelArgs *a)
   g_free (a->chat_template);
   g_free (a->io);
   g_free (a->isa);
+  g_free (a->dense_bits);
   memset (a, 0, sizeof *a);
+}
+
+/* --dense-bits: auto, stored (0, 16) or a width. */
+static gboolean
+parse_dense_bits (const char *text, int *bits, GError **error)
+{
+  if (text == NULL || strcmp (text, "auto") == 0)
+    *bits = BURROW_AUTO;
+  else if (strcmp (text, "stored") == 0 || strcmp (text, "0") == 0 || strcmp (text, "16") == 0)
+    *bits = 0;
+  else if (strcmp (text, "8") == 0 || strcmp (text, "4") == 0)
+    *bits = text[0] - '0';
+  else
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--dense-bits must be auto, stored, 8 or 4, not '%s'", text);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -129,7 +150,8 @@ bw_cli_engine_options (const BwCliModelArgs *a, BurrowEngineOptions *o, GError *
 {
   burrow_engine_options_init (o);
   o->threads = a->threads;
-  o->dense_bits = a->dense_bits;
+  if (!parse_dense_bits (a->dense_bits, &o->dense_bits, error))
+    return FALSE;
   o->expert_bits = a->expert_bits;
   o->int8_activations = a->int8_activations;
   o->max_batch = a->max_batch;
@@ -212,19 +234,34 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
   fputc ('\n', stderr);
 }
 
+const char *
+bw_cli_dense_name (int bits, gboolean for_memory)
+{
+  if (bits == 8)
+    return for_memory ? "int8, chosen for the expert cache" : "int8";
+  return bits == 4 ? "int4" : "as stored";
+}
+
 void
-bw_cli_warn_small_cache (guint64 budget, guint64 token_expert_bytes, guint64 dense_bytes,
-                         gboolean budget_given)
+bw_cli_warn_memory (const BwCliMemory *m)
 {
   const double mib = (double) (1 << 20);
-  if (token_expert_bytes == 0 || budget >= 2 * token_expert_bytes)
+  if (m->dense_for_memory)
+    fprintf (stderr, "burrow-cli: the dense part as stored would leave too little memory for "
+             "the expert cache, so it is held as int8 (%.0f MiB; --dense-bits stored keeps "
+             "it as stored)\n", (double) m->dense_bytes / mib);
+  if (!m->too_small)
     return;
   fprintf (stderr, "burrow-cli: warning: the expert cache (%.0f MiB) holds less than two "
            "tokens' experts (%.0f MiB each), so almost every expert is read from the disk",
-           (double) budget / mib, (double) token_expert_bytes / mib);
-  if (budget_given)
+           (double) m->budget / mib, (double) m->token_expert_bytes / mib);
+  if (m->budget_given)
     fputs ("; raise --ram-budget\n", stderr);
-  else
+  else if (m->dense_bits == 0)
     fprintf (stderr, "; the dense part takes %.0f MiB of memory (--dense-bits 8 or 4 "
-             "shrinks it)\n", (double) dense_bytes / mib);
+             "shrinks it)\n", (double) m->dense_bytes / mib);
+  else
+    fprintf (stderr, "; the dense part takes %.0f MiB of memory even as int%d%s\n",
+             (double) m->dense_bytes / mib, m->dense_bits,
+             m->dense_bits == 8 ? " (--dense-bits 4 shrinks it further)" : "");
 }

@@ -28,7 +28,7 @@ typedef struct {
   char *model_dir;
   char *tokenizer;
   int threads;
-  int dense_bits;
+  char *dense_bits;  /* auto, stored, 8, 4 */
   int expert_bits;
   gboolean int8_activations;
   int max_batch;
@@ -60,10 +60,25 @@ void bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *before
                                 const BwStoreStats *after, const BwModelStats *model_before,
                                 const BwModelStats *model_after, int n_tokens);
 
-/* A warning on stderr when the expert cache's budget holds less than two tokens' experts
- * (almost every expert then comes from the disk), naming the dense part's share; nothing
+/* What the memory went to, after a load. */
+typedef struct {
+  guint64 budget;             /* the expert cache's */
+  guint64 token_expert_bytes; /* one token's routed experts */
+  guint64 dense_bytes;        /* resident */
+  gboolean budget_given;      /* --ram-budget */
+  int dense_bits;             /* as held: 0 (as stored), 8, 4 */
+  gboolean dense_for_memory;  /* auto chose int8 for the cache's sake */
+  gboolean too_small;         /* the budget holds less than two tokens' experts (and less
+                               * than all of them) */
+} BwCliMemory;
+
+/* Lines on stderr: that the dense part is held as int8 because of the expert cache, when
+ * auto chose it; a warning when the expert cache holds less than two tokens' experts
+ * (almost every expert then comes from the disk), naming what would help. Nothing
  * otherwise. */
-void bw_cli_warn_small_cache (guint64 budget, guint64 token_expert_bytes, guint64 dense_bytes,
-                              gboolean budget_given);
+void bw_cli_warn_memory (const BwCliMemory *memory);
+
+/* "as stored", "int8", "int4", "int8, chosen for the expert cache". */
+const char *bw_cli_dense_name (int bits, gboolean for_memory);
 
 G_END_DECLS

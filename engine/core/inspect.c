@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/checkpoint.h"
+#include "core/inspect.h"
 #include "core/ct-config.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
@@ -157,6 +158,17 @@ describe_quantization (const BwCheckpoint *ckpt)
                           format ? format : "");
 }
 
+void
+bw_checkpoint_tally (const BwCheckpoint *ckpt, BurrowModelInfo *info)
+{
+  const BwModelConfig *cfg = bw_checkpoint_get_config (ckpt);
+  tally_tensors (ckpt, info);
+  info->bytes_per_expert = largest_expert (ckpt, cfg->n_experts);
+  info->read_per_token = saturating_mul (saturating_mul ((guint64) cfg->n_moe_layers,
+                                                         (guint64) cfg->n_experts_per_token),
+                                         info->bytes_per_expert);
+}
+
 gboolean
 burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
 {
@@ -186,11 +198,7 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   info->n_experts_per_token = cfg->n_experts_per_token;
   info->n_tensors = ckpt->n_tensors;
   info->n_shards = ckpt->n_shards;
-  tally_tensors (ckpt, info);
-  info->bytes_per_expert = largest_expert (ckpt, cfg->n_experts);
-  info->read_per_token = saturating_mul (saturating_mul ((guint64) cfg->n_moe_layers,
-                                                         (guint64) cfg->n_experts_per_token),
-                                         info->bytes_per_expert);
+  bw_checkpoint_tally (ckpt, info);
   info->tokenizer = bw_tokenizer_find_in_dir (ckpt->dir);
   info->quantization = describe_quantization (ckpt);
   return TRUE;

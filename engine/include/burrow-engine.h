@@ -123,7 +123,10 @@ typedef void (*BurrowProgressFunc) (double fraction, const char *phase, gpointer
 
 typedef struct {
   int threads;              /* compute threads; <= 0: every online CPU */
-  int dense_bits;           /* 0: dense weights as stored; 8 or 4: requantised at load */
+  int dense_bits;           /* 0: dense weights as stored; 8 or 4: requantised at load;
+                             * BURROW_AUTO (the default): as stored while that leaves the
+                             * expert cache two tokens' experts at least, else 8
+                             * (BurrowCacheStats.dense_bits says which) */
   guint64 ram_budget;       /* bytes for cached routed experts; 0: from available memory */
   int max_batch;            /* prefill tokens per forward chunk; <= 0: 64 */
   const char *tokenizer;    /* tokenizer file; NULL: tokenizer.json or tiktoken.model in
@@ -146,11 +149,15 @@ typedef struct {
   const char *isa;          /* kernel level of every product: NULL or "auto" (the best this
                              * CPU runs), "scalar", "avx2", "avx512" or "avx512-vnni"; a
                              * level the CPU lacks fails the load */
+  const char *dense_cache_dir; /* where a requantised dense part is kept between loads, so
+                             * that the next load reads it instead of converting again;
+                             * NULL: $XDG_CACHE_HOME/burrow/dense; "": not kept */
 } BurrowEngineOptions;
 
 #define BURROW_AUTO (-1)
 
-/* Defaults: every switch BURROW_AUTO, everything else 0 (as stored, chosen at load). */
+/* Defaults: every switch and dense_bits BURROW_AUTO, everything else 0 (as stored, chosen
+ * at load). */
 void burrow_engine_options_init (BurrowEngineOptions *options);
 
 /* Loads the checkpoint folder, its tokenizer and chat format. Prompts come from the
@@ -302,11 +309,16 @@ typedef struct {
   guint64 resident_bytes;                /* dense weights and scratch */
   const char *backend;                   /* "io_uring", "pread", ...; "" without experts */
   guint64 token_expert_bytes;            /* one token's routed experts in every layer */
-  gboolean budget_too_small;             /* ram_budget holds less than two tokens' experts:
+  gboolean budget_too_small;             /* ram_budget holds less than two tokens' experts
+                                          * (and less than all of them):
                                           * almost every expert comes from the disk. With
                                           * the budget at its default, the dense part left
                                           * too little memory; say so */
   BurrowPinState pins;                   /* why n_pinned is what it is */
+  int dense_bits;                        /* the dense part as held: 0 as stored, 8 or 4 */
+  gboolean dense_bits_for_memory;        /* dense_bits is 8 because, as stored, the dense
+                                          * part left too little memory for the expert
+                                          * cache (dense_bits auto) */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */

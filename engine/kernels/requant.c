@@ -1,5 +1,7 @@
 #include "kernels/requant.h"
 
+#include "kernels/dispatch.h"
+#include "kernels/kernel-features.h"
 #include "quant/intq.h"
 
 #define BLOCK_ROWS 64
@@ -10,6 +12,7 @@ typedef struct {
   uint8_t *data;
   float *scales;
   float *tmp;            /* [threads][BLOCK_ROWS][cols] */
+  gboolean fused;        /* the avx2 level's rows, which decode and encode in one pass */
 } Job;
 
 BwFormat
@@ -42,6 +45,13 @@ requant_block (void *ctx, int block, int tid)
   const Job *j = ctx;
   int64_t cols = j->src->cols, r0 = (int64_t) block * BLOCK_ROWS;
   int64_t rows = MIN (BLOCK_ROWS, j->src->rows - r0);
+#if BW_KERNELS_X86
+  if (j->fused)
+    {
+      bw_requant_rows_avx2 (j->src, j->bits, r0, r0 + rows, j->data, j->scales);
+      return;
+    }
+#endif
   float *tmp = j->tmp + (gsize) tid * BLOCK_ROWS * cols;
   for (int64_t r = 0; r < rows; r++)
     bw_matrix_dequant_row (j->src, r0 + r, tmp + r * cols);
@@ -56,6 +66,10 @@ bw_requantize (const BwMatrix *src, int bits, int group, void *data, float *scal
 {
   Job job = { .src = src, .bits = bits, .group = group, .data = data, .scales = scales,
               .tmp = tmp };
+#if BW_KERNELS_X86
+  job.fused = bw_isa_resolve (src->isa) >= BW_ISA_AVX2
+              && bw_requant_rows_avx2_fits (src, bits, group);
+#endif
   int64_t rows = src->rows, cols = src->cols;
   bw_pool_run (pool, requant_block, &job, (int) ((rows + BLOCK_ROWS - 1) / BLOCK_ROWS));
   int act_bits = src->act_bits;

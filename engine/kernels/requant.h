@@ -20,3 +20,11 @@ gsize bw_requant_tmp_floats (int64_t cols, int threads);
  * bw_requant_tmp_floats for the pool's size. A NULL pool runs on the caller. */
 void bw_requantize (const BwMatrix *src, int bits, int group, void *data, float *scales,
                     float *tmp, BwPool *pool, BwMatrix *dst);
+
+/* The avx2 level's fused rows (kernels/requant-avx2.c): whether they take src at bits /
+ * group (BF16, F16 or F32 to Q8 or Q4, groups of 32, whole groups), and rows [r0, r1) of
+ * src re-encoded into data and scales laid out as bw_requantize's. Only where the CPU runs
+ * the avx2 level. */
+gboolean bw_requant_rows_avx2_fits (const BwMatrix *src, int bits, int group);
+void bw_requant_rows_avx2 (const BwMatrix *src, int bits, int64_t r0, int64_t r1,
+                           uint8_t *data, float *scales);

@@ -126,6 +126,8 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
   out->rows = rows;
   out->cols = cols;
   out->isa = model->opts.isa;
+  if (!exact && model->opts.dense_bits != 0 && bw_model_dense_from_cache (model, out, name))
+    return TRUE;
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
   if (t == NULL && g_str_has_suffix (name, ".weight"))
     {

@@ -49,6 +49,11 @@ struct BwModel {
   gpointer progress_data;
   GCancellable *loading;        /* while loading: the caller's, for the long steps */
   GPtrArray *allocations;       /* what bw_model_alloc handed out */
+  gboolean dense_for_memory;    /* auto picked dense_bits 8 for the expert cache's sake */
+  struct BwDenseCache *dense_cache;  /* while loading with dense_bits set, or NULL */
+  char *dense_cache_status;
+  float *requant_tmp;           /* the requantiser's scratch, grown as needed */
+  gsize requant_tmp_floats;
 };
 
 struct BwState {
@@ -114,6 +119,9 @@ gboolean bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int6
  * hangs on). */
 gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
                                      GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* The requantised matrix name [m->rows, m->cols] from the dense cache on disk, into *m;
+ * FALSE when there is none (or no valid copy): the caller binds and requantises it. */
+gboolean bw_model_dense_from_cache (BwModel *model, BwMatrix *m, const char *name);
 /* Requantises a freshly bound dense matrix to opts.dense_bits (no-op at 0); name for errors. */
 gboolean bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name,
                                     GError **error);

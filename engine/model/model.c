@@ -6,6 +6,9 @@
 
 #include "core/check.h"
 #include "kernels/dispatch.h"
+#include "model/dense-auto.h"
+#include "model/dense-cache.h"
+#include "stream/mem-limits.h"
 
 void
 bw_model_options_init (BwModelOptions *opts)
@@ -90,10 +93,11 @@ compute_config_hash (const BwModel *model)
 static gboolean
 check_options (const BwModelOptions *opts, GError **error)
 {
-  if (opts->dense_bits != 0 && opts->dense_bits != 8 && opts->dense_bits != 4)
+  if (opts->dense_bits != 0 && opts->dense_bits != 8 && opts->dense_bits != 4
+      && opts->dense_bits != BW_DENSE_BITS_AUTO)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   "dense bits must be 0 (as stored), 8 or 4, not %d", opts->dense_bits);
+                   "dense bits must be auto, 0 (as stored), 8 or 4, not %d", opts->dense_bits);
       return FALSE;
     }
   if (opts->expert_bits != 0 && opts->expert_bits != 8 && opts->expert_bits != 4
@@ -155,10 +159,31 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
                    "%s: model family %s has no runtime", dir, model->ckpt->family->name);
       return NULL;
     }
+  if (model->opts.dense_bits == BW_DENSE_BITS_AUTO)
+    {
+      BwMemLimits lim;
+      bw_mem_limits_read (NULL, &lim);
+      model->opts.dense_bits = bw_dense_auto_bits (model->ckpt, &model->opts,
+                                                   bw_mem_limits_room (&lim),
+                                                   &model->dense_for_memory);
+    }
+  if (model->opts.dense_bits != 0
+      && (model->opts.dense_cache_dir == NULL || model->opts.dense_cache_dir[0] != '\0'))
+    model->dense_cache = bw_dense_cache_open (model->opts.dense_cache_dir, model->ckpt,
+                                              model->opts.dense_bits, 32);
+  model->opts.dense_cache_dir = NULL;   /* the caller's string: not kept past the load */
   model->pool = bw_pool_new (opts->threads);
   model->loading = cancellable;
   gboolean loaded = model->ops->load (model, cancellable, error);
   model->loading = NULL;
+  g_clear_pointer (&model->requant_tmp, g_free);
+  model->requant_tmp_floats = 0;
+  if (loaded && model->dense_cache != NULL)
+    {
+      bw_dense_cache_finish (model->dense_cache, model->opts.dense_cache_max_bytes);
+      model->dense_cache_status = g_strdup (bw_dense_cache_status (model->dense_cache));
+    }
+  g_clear_pointer (&model->dense_cache, bw_dense_cache_free);
   if (!loaded)
     return NULL;
   if (model->state_sizes == NULL || model->vocab <= 0)
@@ -186,6 +211,9 @@ bw_model_free (BwModel *model)
   if (model->allocations)
     g_ptr_array_unref (model->allocations);
   g_clear_pointer (&model->ckpt, bw_checkpoint_free);
+  g_clear_pointer (&model->dense_cache, bw_dense_cache_free);
+  g_free (model->requant_tmp);
+  g_free (model->dense_cache_status);
   g_free (model);
 }
 
@@ -242,6 +270,20 @@ guint64
 bw_model_config_hash (const BwModel *model)
 {
   return model->config_hash;
+}
+
+int
+bw_model_dense_bits (const BwModel *model, gboolean *chosen_for_memory)
+{
+  if (chosen_for_memory)
+    *chosen_for_memory = model->dense_for_memory;
+  return model->opts.dense_bits;
+}
+
+const char *
+bw_model_dense_cache_status (const BwModel *model)
+{
+  return model->dense_cache_status;
 }
 
 guint64

@@ -21,14 +21,21 @@ G_BEGIN_DECLS
 
 typedef struct {
   int threads;            /* compute threads; <= 0 picks the number of online CPUs */
-  int dense_bits;         /* 0 = as stored; 8 or 4 = requantise dense matrices at load */
+  int dense_bits;         /* 0 = as stored; 8 or 4 = requantise dense matrices at load;
+                           * BW_DENSE_BITS_AUTO: as stored when the dense part leaves room
+                           * for a useful expert cache, else 8 (bw_model_dense_bits) */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
   int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
                            * kernels/act-q8.h); 0 = f32 */
   BwIsa isa;              /* kernel level of every product; BW_ISA_AUTO: the best one */
   int max_batch;          /* prefill tokens per chunk (scratch is sized for it); <= 0 = 64 */
   BwStoreOptions store;   /* routed-expert streaming */
+  const char *dense_cache_dir; /* requantised dense parts kept on disk (model/dense-cache.h);
+                                * NULL: $XDG_CACHE_HOME/burrow/dense; "": none */
+  guint64 dense_cache_max_bytes;  /* the folder's bound; 0: the default (32 GiB) */
 } BwModelOptions;
+
+#define BW_DENSE_BITS_AUTO (-1)
 
 /* Defaults: all threads, weights as stored, max_batch 64, store options zeroed (auto). */
 void bw_model_options_init (BwModelOptions *opts);
@@ -75,6 +82,13 @@ BwExpertStore *bw_model_expert_store (const BwModel *model);
 BwPool *bw_model_pool (const BwModel *model);
 /* Identifies the weights and the options that change the numbers (dense/expert bits). */
 guint64 bw_model_config_hash (const BwModel *model);
+/* The precision the dense part is held at (0: as stored, 8 or 4); *chosen_for_memory (may
+ * be NULL) is TRUE when BW_DENSE_BITS_AUTO picked 8 because the dense part as stored left
+ * too little memory for a useful expert cache. */
+int bw_model_dense_bits (const BwModel *model, gboolean *chosen_for_memory);
+/* What the dense part's disk cache did at load ("read", "written", why not...), or NULL
+ * when none was used. */
+const char *bw_model_dense_cache_status (const BwModel *model);
 /* Resident bytes held by the model (dense weights + scratch), not counting the store. */
 guint64 bw_model_resident_bytes (const BwModel *model);
 

@@ -14,4 +14,8 @@ void bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions
  * layers); 0 without an expert store. */
 guint64 bw_engine_token_expert_bytes (BwModel *model);
 
+/* Whether the expert cache's budget holds less than two tokens' experts (and less than
+ * every expert): almost every expert then comes from the disk. */
+gboolean bw_engine_budget_too_small (BwModel *model);
+
 G_END_DECLS

@@ -18,6 +18,7 @@ burrow_engine_options_init (BurrowEngineOptions *options)
   options->direct_io = BURROW_AUTO;
   options->pinning = BURROW_AUTO;
   options->prefetch = BURROW_AUTO;
+  options->dense_bits = BURROW_AUTO;
 }
 
 /* A public switch as the store's: TRUE, FALSE or BW_STORE_AUTO. */
@@ -39,12 +40,28 @@ bw_engine_token_expert_bytes (BwModel *model)
          * (guint64) MAX (cfg->n_moe_layers, 1);
 }
 
+gboolean
+bw_engine_budget_too_small (BwModel *model)
+{
+  BwExpertStore *store = bw_model_expert_store (model);
+  guint64 all = 0;
+  for (int l = 0; store != NULL && l < bw_expert_store_n_layers (store); l++)
+    all += (guint64) bw_expert_store_layer_experts (store, l)
+           * bw_expert_store_expert_bytes (store, l);
+  if (store == NULL)
+    return FALSE;
+  guint64 budget = bw_expert_store_budget (store);
+  return budget < 2 * bw_engine_token_expert_bytes (model) && budget < all;
+}
+
 void
 bw_engine_model_options (const BurrowEngineOptions *options, BwModelOptions *mo)
 {
   bw_model_options_init (mo);
   mo->threads = options->threads;
+  G_STATIC_ASSERT (BURROW_AUTO == BW_DENSE_BITS_AUTO);
   mo->dense_bits = options->dense_bits;
+  mo->dense_cache_dir = options->dense_cache_dir;
   mo->store.ram_budget = options->ram_budget;
   mo->expert_bits = options->expert_bits;
   mo->act_bits = options->int8_activations ? 8 : 0;
@@ -369,6 +386,7 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   memset (out, 0, sizeof *out);
   out->backend = "";
   out->resident_bytes = bw_model_resident_bytes (engine->model);
+  out->dense_bits = bw_model_dense_bits (engine->model, &out->dense_bits_for_memory);
   BwExpertStore *store = bw_model_expert_store (engine->model);
   if (store == NULL)
     return;
@@ -385,7 +403,7 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->ram_budget = bw_expert_store_budget (store);
   out->backend = st.backend ? st.backend : "";
   out->token_expert_bytes = bw_engine_token_expert_bytes (engine->model);
-  out->budget_too_small = out->ram_budget < 2 * out->token_expert_bytes;
+  out->budget_too_small = bw_engine_budget_too_small (engine->model);
   out->pins = (BurrowPinState) st.pin_state;
 }
 

@@ -5,6 +5,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-error-text.h"
+#include "burrow-memory-advice.h"
 #include "burrow-session.h"
 
 /* Longest reply a turn asks for. */
@@ -30,6 +31,8 @@ struct _BurrowSession {
   char *load_error;
   char *load_error_details;
   gboolean supports_thinking;
+  char *memory_warning;         /* burrow-memory-advice.h, or NULL */
+  const char *memory_setting;   /* the preference that would help */
 
   /* The turn. */
   GCancellable *generate_cancellable;
@@ -63,6 +66,7 @@ enum {
   PROP_LOAD_ERROR,
   PROP_LOAD_ERROR_DETAILS,
   PROP_SUPPORTS_THINKING,
+  PROP_MEMORY_WARNING,
   PROP_GENERATING,
   N_PROPS
 };
@@ -109,6 +113,23 @@ set_model (BurrowSession    *self,
   g_object_thaw_notify (G_OBJECT (self));
 }
 
+/* The loaded model's memory advice; NULL clears it. */
+static void
+set_memory_warning (BurrowSession *self,
+                    char          *warning,
+                    const char    *setting)
+{
+  self->memory_setting = setting;
+  if (g_strcmp0 (self->memory_warning, warning) == 0)
+    {
+      g_free (warning);
+      return;
+    }
+  g_free (self->memory_warning);
+  self->memory_warning = warning;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MEMORY_WARNING]);
+}
+
 static void
 set_progress (BurrowSession *self,
               double         fraction,
@@ -136,6 +157,8 @@ set_load_error (BurrowSession *self,
 static int
 format_bits (const char *format)
 {
+  if (g_strcmp0 (format, "auto") == 0)
+    return BURROW_AUTO;
   if (g_strcmp0 (format, "int8") == 0)
     return 8;
   if (g_strcmp0 (format, "int4") == 0)
@@ -231,6 +254,15 @@ on_loaded (GObject             *owner,
           g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SUPPORTS_THINKING]);
         }
       burrow_perf_monitor_reset (self->monitor, loaded->bytes_per_expert);
+      /* the demo's cache is capped on purpose, so that its experts stream */
+      if (loaded->snapshot != NULL && loaded->snapshot->cache_cap_share <= 0)
+        {
+          const char *setting = NULL;
+          guint64 budget = 0;
+          g_object_get (self->settings, "ram-budget", &budget, NULL);
+          char *advice = burrow_memory_advice (&loaded->snapshot->cache, budget != 0, &setting);
+          set_memory_warning (self, advice, setting);
+        }
       if (loaded->snapshot != NULL)
         burrow_perf_monitor_add_snapshot (self->monitor, g_steal_pointer (&loaded->snapshot));
       burrow_perf_monitor_flush (self->monitor);
@@ -257,6 +289,7 @@ burrow_session_load_model (BurrowSession *self,
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   set_progress (self, 0, _("Reading the model folder"));
+  set_memory_warning (self, NULL, NULL);
   burrow_perf_monitor_reset (self->monitor, 0);
   burrow_perf_monitor_flush (self->monitor);
 
@@ -773,6 +806,16 @@ burrow_session_get_load_error_details (BurrowSession *self)
   return self->load_error_details;
 }
 
+const char *
+burrow_session_get_memory_warning (BurrowSession *self,
+                                   const char   **setting)
+{
+  g_return_val_if_fail (BURROW_IS_SESSION (self), NULL);
+  if (setting != NULL)
+    *setting = self->memory_setting;
+  return self->memory_warning;
+}
+
 gboolean
 burrow_session_get_supports_thinking (BurrowSession *self)
 {
@@ -840,6 +883,7 @@ burrow_session_finalize (GObject *object)
   g_free (self->load_phase);
   g_free (self->load_error);
   g_free (self->load_error_details);
+  g_free (self->memory_warning);
   g_free (self->pending_prompt);
 
   G_OBJECT_CLASS (burrow_session_parent_class)->finalize (object);
@@ -884,6 +928,9 @@ burrow_session_get_property (GObject    *object,
       break;
     case PROP_SUPPORTS_THINKING:
       g_value_set_boolean (value, self->supports_thinking);
+      break;
+    case PROP_MEMORY_WARNING:
+      g_value_set_string (value, self->memory_warning);
       break;
     case PROP_GENERATING:
       g_value_set_boolean (value, self->generate_cancellable != NULL);
@@ -952,6 +999,7 @@ burrow_session_class_init (BurrowSessionClass *klass)
   properties[PROP_LOAD_ERROR_DETAILS] = readable_string ("load-error-details");
   properties[PROP_SUPPORTS_THINKING] =
     g_param_spec_boolean ("supports-thinking", NULL, NULL, FALSE, readable);
+  properties[PROP_MEMORY_WARNING] = readable_string ("memory-warning");
   properties[PROP_GENERATING] =
     g_param_spec_boolean ("generating", NULL, NULL, FALSE, readable);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -984,3 +1032,4 @@ burrow_session_init (BurrowSession *self)
   self->monitor = burrow_perf_monitor_new ();
   self->lists = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
 }
+

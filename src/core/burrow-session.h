@@ -46,7 +46,7 @@ BurrowChatStore *burrow_session_get_store (BurrowSession *self);
 BurrowPerfMonitor *burrow_session_get_monitor (BurrowSession *self);
 
 /* ---- the model: properties model-state, model-dir, load-fraction, load-phase,
- * load-error, load-error-details, supports-thinking ---- */
+ * load-error, load-error-details, supports-thinking, memory-warning ---- */
 
 BurrowModelState burrow_session_get_model_state (BurrowSession *self);
 /* The model loaded, loading or that failed; NULL when none. */
@@ -57,6 +57,11 @@ const char *burrow_session_get_load_phase (BurrowSession *self);
 const char *burrow_session_get_load_error (BurrowSession *self);
 const char *burrow_session_get_load_error_details (BurrowSession *self);
 gboolean burrow_session_get_supports_thinking (BurrowSession *self);
+/* Plain words when the loaded model's expert cache holds less than two tokens' experts
+ * (not for the demo, whose cache is small on purpose), else NULL; @setting (may be NULL)
+ * gets the preference that would help: "ram-budget" or "dense-format". */
+const char *burrow_session_get_memory_warning (BurrowSession *self,
+                                               const char   **setting);
 /* @model_dir is loaded (not loading), so a chat with it can be answered. */
 gboolean burrow_session_is_ready_for (BurrowSession *self,
                                       const char    *model_dir);

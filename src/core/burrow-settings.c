@@ -148,7 +148,7 @@ burrow_settings_class_init (BurrowSettingsClass *klass)
   properties[PROP_PREFETCH] =
     g_param_spec_boolean ("prefetch", NULL, NULL, TRUE, RW);
   properties[PROP_DENSE_FORMAT] =
-    g_param_spec_string ("dense-format", NULL, NULL, "as-stored", RW);
+    g_param_spec_string ("dense-format", NULL, NULL, "auto", RW);
   properties[PROP_EXPERT_FORMAT] =
     g_param_spec_string ("expert-format", NULL, NULL, "as-stored", RW);
   properties[PROP_TEMPERATURE] =

@@ -604,7 +604,7 @@ test_preferences (void)
   g_object_set (settings, "dense-format", "int4", "temperature", 1.25, "int8-activations", FALSE,
                 NULL);
   g_assert_false (gtk_switch_get_active (GTK_SWITCH (pref (prefs, "int8_switch"))));
-  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (pref (prefs, "dense_format_row"))), ==, 2);
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (pref (prefs, "dense_format_row"))), ==, 3);
   g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (pref (prefs, "temperature_spin"))),
                      ==, 1.25);
 
@@ -778,6 +778,111 @@ test_two_windows_one_model (void)
   close_window (a);
 }
 
+/* With BURROW_TEST_SCREENSHOTS set to a folder, @widget as it looks now, as NAME there. */
+static void
+maybe_screenshot (GtkWidget  *widget,
+                  const char *name)
+{
+  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GtkSnapshot) snapshot = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+
+  if (dir == NULL)
+    return;
+  /* a few frames, so that what was just shown is drawn */
+  for (gint64 end = g_get_monotonic_time () + G_USEC_PER_SEC / 2; g_get_monotonic_time () < end;)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  if (node == NULL)
+    {
+      g_test_message ("%s: nothing drawn yet, no screenshot", name);
+      return;
+    }
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
+                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+}
+
+/* The demo model loaded with the memory for experts set to one token's experts: a banner
+ * above the chat says so in words, and its button opens Preferences at that setting. At
+ * the default the demo's cache is small on purpose, and the banner goes. */
+static void
+test_memory_banner (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  BurrowSession *session = burrow_application_get_session (app);
+  BurrowModelInfo info;
+  g_autoptr(GError) error = NULL;
+  GVariant *target;
+  BurrowWindow *window;
+  BurrowChatView *view;
+  GtkRevealer *banner;
+  GtkWidget *button, *spin, *focus;
+  GtkWindow *prefs;
+  const char *text;
+
+  reset_settings ();
+  g_assert_true (burrow_inspect (demo, &info, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (info.read_per_token, <, info.expert_bytes);
+  g_object_set (settings, "ram-budget", info.read_per_token, NULL);
+
+  window = show_window ();
+  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
+  banner = GTK_REVEALER (child (window, "memory_banner"));
+  button = GTK_WIDGET (child (window, "memory_banner_button"));
+  /* the model loads again with the new budget */
+  burrow_session_load_model (session, demo);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (view), ==, BURROW_MODEL_BAR_LOADING);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
+  ITERATE_UNTIL (gtk_revealer_get_child_revealed (banner));
+  g_assert_cmpstr (visible_page (window), ==, "chat");
+  text = gtk_label_get_text (GTK_LABEL (child (window, "memory_banner_label")));
+  g_test_message ("banner: %s", text);
+  g_assert_nonnull (strstr (text, "memory for experts set in Preferences"));
+  g_assert_nonnull (strstr (text, "less than two tokens"));
+  {
+    g_autofree char *budget = g_format_size (info.read_per_token);
+    g_assert_nonnull (strstr (text, budget));
+  }
+  g_assert_cmpstr (gtk_button_get_label (GTK_BUTTON (button)), ==, "Memory Settings");
+  target = gtk_actionable_get_action_target_value (GTK_ACTIONABLE (button));
+  g_assert_cmpstr (g_variant_get_string (target, NULL), ==, "ram-budget");
+  maybe_screenshot (GTK_WIDGET (window), "memory-banner.png");
+
+  /* Clicked: Preferences, over this window, on the page of the memory row, focused there. */
+  g_assert_true (gtk_widget_activate (button));
+  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL
+                 && gtk_widget_get_mapped (GTK_WIDGET (prefs)));
+  g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
+  spin = GTK_WIDGET (pref (prefs, "ram_budget_spin"));
+  g_assert_true (gtk_widget_get_ancestor (spin, ADW_TYPE_PREFERENCES_PAGE)
+                 == GTK_WIDGET (adw_preferences_window_get_visible_page (ADW_PREFERENCES_WINDOW (prefs))));
+  ITERATE_UNTIL ((focus = gtk_window_get_focus (prefs)) != NULL
+                 && (focus == spin || gtk_widget_is_ancestor (focus, spin)));
+  maybe_screenshot (GTK_WIDGET (prefs), "memory-banner-preferences.png");
+
+  /* Back to the automatic budget: the demo's cache is capped on purpose, no banner. */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
+  gtk_window_destroy (prefs);
+  burrow_session_load_model (session, demo);
+  g_assert_false (gtk_revealer_get_reveal_child (banner));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
+  g_assert_false (gtk_revealer_get_reveal_child (banner));
+  burrow_model_info_clear (&info);
+  close_window (window);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -812,6 +917,7 @@ main (int   argc,
   g_test_add_func ("/window/first-run-opens-demo", test_first_run_opens_demo);
   g_test_add_func ("/window/restart-reopens-last-chat", test_restart_reopens_last_chat);
   g_test_add_func ("/window/two-windows-one-model", test_two_windows_one_model);
+  g_test_add_func ("/window/memory-banner", test_memory_banner);
 
   ret = g_test_run ();
   app_test_finalize (&app);

@@ -268,14 +268,90 @@ test_fake_v2 (void)
   remove_tree (root);
 }
 
+/* A number from burrow-cli inspect --json's output. */
+static guint64
+json_number (const char *json, const char *key)
+{
+  g_autofree char *quoted = g_strdup_printf ("\"%s\" : ", key);
+  const char *p = strstr (json, quoted);
+  g_assert_nonnull (p);
+  return g_ascii_strtoull (p + strlen (quoted), NULL, 10);
+}
+
+/* stderr of run --stats with the limits read under root. */
+static char *
+run_stats_under (const char *root)
+{
+  const char *run[] = { "run", "--model", model_for_fakes (), "--ids", "1,2,3,4", "--max-tokens",
+                        "2", "--threads", "1", "--stats", NULL };
+  char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  g_setenv ("BURROW_TEST_MEM_ROOT", root, TRUE);
+  int status = run_cli (run, FALSE, &out, &err);
+  g_unsetenv ("BURROW_TEST_MEM_ROOT");
+  g_free (out);
+  g_test_message ("run: %s", err);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  return err;
+}
+
+static guint
+count (const char *text, const char *what)
+{
+  guint n = 0;
+  for (const char *p = text; (p = strstr (p, what)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* --dense-bits auto (the default): with memory for the int8 dense part and two tokens'
+ * experts, not for the stored one and that cache, the dense part is held as int8 and the
+ * command says so once; with plenty of memory it stays as stored and nothing is said. */
+static void
+test_fake_dense_auto (void)
+{
+  const char *inspect[] = { "inspect", model_for_fakes (), "--json", NULL };
+  g_autofree char *json = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_check_wait_status (run_cli (inspect, FALSE, &json, &err), &error));
+  guint64 stored = json_number (json, "resident_bytes");
+  guint64 q8 = json_number (json, "resident_bytes_int8");
+  guint64 useful = MIN (2 * json_number (json, "read_per_token"),
+                        json_number (json, "expert_bytes"));
+  /* the default budget out of a small room is about half of what the dense part leaves */
+  guint64 room = q8 + 2 * useful + (stored - q8) / 2;
+
+  g_autofree char *small = fake_root ();
+  g_autofree char *meminfo = g_strdup_printf ("MemTotal: 80000000 kB\nMemAvailable: %"
+                                              G_GUINT64_FORMAT " kB\n", room / 1024);
+  put (small, "/proc/meminfo", meminfo);
+  g_autofree char *err_small = run_stats_under (small);
+  g_assert_cmpuint (count (err_small, "so it is held as int8"), ==, 1);
+  g_assert_nonnull (strstr (err_small, "(int8, chosen for the expert cache)"));
+  remove_tree (small);
+
+  g_autofree char *big = fake_root ();
+  g_autofree char *err_big = run_stats_under (big);
+  g_assert_cmpuint (count (err_big, "held as int8"), ==, 0);
+  g_assert_nonnull (strstr (err_big, "(as stored)"));
+  remove_tree (big);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* the small rooms make --dense-bits auto requantise: its cache goes here, not to the
+   * user's */
+  g_autofree char *cache = g_dir_make_tmp ("bw-cgroup-cache-XXXXXX", NULL);
+  g_assert_nonnull (cache);
+  g_setenv ("XDG_CACHE_HOME", cache, TRUE);
   g_test_add_func ("/cli/cgroup/fake-v1", test_fake_v1);
   g_test_add_func ("/cli/cgroup/fake-v2", test_fake_v2);
+  g_test_add_func ("/cli/cgroup/fake-dense-auto", test_fake_dense_auto);
   g_test_add_func ("/cli/cgroup/defaults-under-limit", test_defaults_under_limit);
   int rc = g_test_run ();
+  remove_tree (cache);
   if (group_dir != NULL)
     g_rmdir (group_dir);
   if (small_model != NULL)

@@ -277,6 +277,7 @@ load_model_bits (const Ref *ref, int max_batch, int dense_bits)
   opts.threads = 2;
   opts.max_batch = max_batch;
   opts.dense_bits = dense_bits;
+  opts.dense_cache_dir = "";   /* no files in the user's cache (test-dense-cache has its own) */
   BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;

@@ -60,7 +60,7 @@ test_defaults (void)
   g_assert_true (pinning);
   g_assert_true (prefetch);
   g_assert_false (int8);   /* opt-in: the default keeps replies token-exact */
-  g_assert_cmpstr (dense, ==, "as-stored");
+  g_assert_cmpstr (dense, ==, "auto");
   g_assert_cmpfloat_with_epsilon (temperature, 0.7, 1e-9);
   g_assert_cmpfloat_with_epsilon (top_p, 0.95, 1e-9);
   g_assert_cmpuint (top_k, ==, 40);
