@@ -386,7 +386,7 @@ test_convert (void)
   ITERATE_UNTIL (burrow_session_is_ready_for (window->session, out));
 
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_remove_tree (out);
+  bw_test_remove_tree (out);
 }
 
 static void
@@ -462,7 +462,6 @@ main (int   argc,
   if (!gtk_init_check ())
     {
       g_print ("1..0 # SKIP no display\n");
-      app_test_remove_tree (user_dirs);
       return 0;
     }
   g_test_init (&argc, &argv, NULL);
@@ -490,7 +489,6 @@ main (int   argc,
 
   ret = g_test_run ();
   app_test_finalize (&app);
-  app_test_remove_tree (user_dirs);
   g_free (demo_copy);
   g_free (models_dir);
 

@@ -8,6 +8,7 @@
 
 #include "burrow-convert-job.h"
 #include "burrow-demo.h"
+#include "tmp-dir.h"
 
 /* g_format_size puts a no-break space between number and unit. */
 #define NBSP "\302\240"
@@ -307,7 +308,7 @@ main (int   argc,
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  tmp_root = g_dir_make_tmp ("burrow-convert-job-XXXXXX", NULL);
+  tmp_root = bw_test_tmp_dir ("burrow-convert-job-XXXXXX");
   g_assert_nonnull (tmp_root);
 
   g_test_add_func ("/convert-job/estimate-matches-copy", test_estimate_matches_copy);
@@ -317,7 +318,6 @@ main (int   argc,
   g_test_add_func ("/convert-job/cancel", test_cancel);
 
   ret = g_test_run ();
-  g_rmdir (tmp_root);
   g_free (tmp_root);
   return ret;
 }
