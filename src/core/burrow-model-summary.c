@@ -38,8 +38,8 @@ burrow_summary_group_description (BurrowSummaryGroup group)
     }
 }
 
-static void
-summary_row_free (gpointer data)
+void
+burrow_summary_row_free (gpointer data)
 {
   BurrowSummaryRow *row = data;
 
@@ -100,7 +100,7 @@ burrow_model_summary_new (const BurrowModelInfo *info)
 
   g_return_val_if_fail (info != NULL, NULL);
 
-  rows = g_ptr_array_new_with_free_func (summary_row_free);
+  rows = g_ptr_array_new_with_free_func (burrow_summary_row_free);
 
   add_row (rows, BURROW_SUMMARY_MODEL, _("Family"), NULL,
            g_strdup (burrow_family_display_name (info->family)));

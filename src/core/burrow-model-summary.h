@@ -22,6 +22,9 @@ typedef struct {
   char *value;
 } BurrowSummaryRow;
 
+/* The free function of a row array (rows are owned by their array). */
+void burrow_summary_row_free (gpointer data);
+
 const char *burrow_summary_group_title (BurrowSummaryGroup group);
 const char *burrow_summary_group_description (BurrowSummaryGroup group);
 

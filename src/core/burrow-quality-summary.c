@@ -5,17 +5,6 @@
 #include "burrow-quality-summary.h"
 
 static void
-row_free (gpointer data)
-{
-  BurrowSummaryRow *row = data;
-
-  g_free (row->title);
-  g_free (row->subtitle);
-  g_free (row->value);
-  g_free (row);
-}
-
-static void
 add_row (GPtrArray  *rows,
          const char *title,
          char       *subtitle,
@@ -66,7 +55,7 @@ class_title (BurrowQualityClass c)
 GPtrArray *
 burrow_quality_summary_new (const BurrowQualityReport *r)
 {
-  GPtrArray *rows = g_ptr_array_new_with_free_func (row_free);
+  GPtrArray *rows = g_ptr_array_new_with_free_func (burrow_summary_row_free);
   char *scored;
 
   add_row (rows, _("Made with"),
