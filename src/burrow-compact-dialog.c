@@ -31,9 +31,8 @@ struct _BurrowCompactDialog {
   gboolean has_estimate;
   gboolean cancelled_note;      /* say that a cancelled copy left nothing */
   BurrowConvertJob *job;
-  guint pulse_id;
   GtkFileChooserNative *chooser;
-  gulong step_delay_us;         /* tests */
+  gulong step_delay_us[2];      /* tests, per BurrowConvertStage */
 
   GtkLabel *intro_label;
   GtkButton *close_button;
@@ -264,33 +263,28 @@ probe_next (BurrowCompactDialog *self)
 
 /* ---- Converting ---- */
 
-static gboolean
-pulse (gpointer data)
-{
-  gtk_progress_bar_pulse (GTK_PROGRESS_BAR (data));
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-stop_pulse (BurrowCompactDialog *self)
-{
-  g_clear_handle_id (&self->pulse_id, g_source_remove);
-}
-
 static void
 on_job_progress (BurrowCompactDialog *self)
 {
+  BurrowConvertJobState state = burrow_convert_job_get_state (self->job);
   double fraction = burrow_convert_job_get_fraction (self->job);
   double eta = burrow_convert_job_get_eta (self->job);
-  g_autofree char *percent = NULL;
+  g_autofree char *text = NULL;
   g_autofree char *eta_text = NULL;
 
-  if (burrow_convert_job_get_state (self->job) != BURROW_CONVERT_JOB_WRITING)
+  if (state != BURROW_CONVERT_JOB_WRITING && state != BURROW_CONVERT_JOB_COMPARING)
     return;
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  if (state == BURROW_CONVERT_JOB_COMPARING)
+    {
+      /* Translators: both models read a sample text; %d is a percentage */
+      text = g_strdup_printf (_("Measuring the quality… %d %%"), (int) (fraction * 100));
+      gtk_progress_bar_set_text (self->progress_bar, text);
+      return;
+    }
   /* Translators: how much of the copy is written; %d is a percentage */
-  percent = g_strdup_printf (_("%d %% written"), (int) (fraction * 100));
-  gtk_progress_bar_set_text (self->progress_bar, percent);
+  text = g_strdup_printf (_("%d %% written"), (int) (fraction * 100));
+  gtk_progress_bar_set_text (self->progress_bar, text);
   eta_text = eta >= 0 ? burrow_convert_eta_text (eta) : g_strdup (_("Working out the time left…"));
   if (gtk_widget_get_sensitive (GTK_WIDGET (self->cancel_button)))
     gtk_label_set_label (self->eta_label, eta_text);
@@ -337,17 +331,15 @@ on_job_state (BurrowCompactDialog *self)
 
   if (state == BURROW_CONVERT_JOB_COMPARING)
     {
-      gtk_progress_bar_set_text (self->progress_bar, _("Measuring the quality…"));
-      gtk_label_set_label (self->eta_label,
-                           _("The original and the copy read the same sample text"));
-      if (self->pulse_id == 0)
-        self->pulse_id = g_timeout_add (150, pulse, self->progress_bar);
+      if (gtk_widget_get_sensitive (GTK_WIDGET (self->cancel_button)))
+        gtk_label_set_label (self->eta_label,
+                             _("The original and the copy read the same sample text"));
+      on_job_progress (self);
       return;
     }
   if (state < BURROW_CONVERT_JOB_DONE)
     return;
 
-  stop_pulse (self);
   g_signal_handlers_disconnect_by_data (self->job, self);
   if (state == BURROW_CONVERT_JOB_DONE)
     show_done (self);
@@ -382,8 +374,9 @@ on_start (BurrowCompactDialog *self)
   self->cancelled_note = FALSE;
   g_cancellable_cancel (self->cancellable);
   self->job = burrow_convert_job_new (self->model_dir, self->out_dir, &o);
-  if (self->step_delay_us > 0)
-    burrow_convert_job_set_step_delay (self->job, self->step_delay_us);
+  for (guint i = 0; i < G_N_ELEMENTS (self->step_delay_us); i++)
+    if (self->step_delay_us[i] > 0)
+      burrow_convert_job_set_step_delay (self->job, (BurrowConvertStage) i, self->step_delay_us[i]);
   g_signal_connect_swapped (self->job, "notify::state", G_CALLBACK (on_job_state), self);
   g_signal_connect_swapped (self->job, "notify::fraction", G_CALLBACK (on_job_progress), self);
   g_signal_connect_swapped (self->job, "notify::eta", G_CALLBACK (on_job_progress), self);
@@ -502,10 +495,12 @@ burrow_compact_dialog_get_out_dir (BurrowCompactDialog *self)
 
 void
 burrow_compact_dialog_set_step_delay (BurrowCompactDialog *self,
+                                      BurrowConvertStage   stage,
                                       gulong               delay_us)
 {
   g_return_if_fail (BURROW_IS_COMPACT_DIALOG (self));
-  self->step_delay_us = delay_us;
+  g_return_if_fail ((guint) stage < G_N_ELEMENTS (self->step_delay_us));
+  self->step_delay_us[stage] = delay_us;
 }
 
 gboolean
@@ -528,7 +523,6 @@ burrow_compact_dialog_dispose (GObject *object)
       burrow_convert_job_cancel (self->job);
       g_clear_object (&self->job);
     }
-  stop_pulse (self);
   if (self->chooser != NULL)
     gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
   g_clear_object (&self->chooser);

@@ -5,6 +5,8 @@
 
 #include <adwaita.h>
 
+#include "burrow-engine.h"
+
 G_BEGIN_DECLS
 
 #define BURROW_TYPE_COMPACT_DIALOG (burrow_compact_dialog_get_type ())
@@ -24,9 +26,10 @@ const char *burrow_compact_dialog_get_out_dir (BurrowCompactDialog *self);
 /* Whether an estimate for the current choices is shown (none is being computed). */
 gboolean burrow_compact_dialog_has_estimate (BurrowCompactDialog *self);
 
-/* Tests: slows the writing down (burrow_convert_job_set_step_delay) so that it can be
- * cancelled half-way. */
+/* Tests: slows the writing or the comparing down (burrow_convert_job_set_step_delay) so
+ * that it can be cancelled half-way. */
 void burrow_compact_dialog_set_step_delay (BurrowCompactDialog *self,
+                                           BurrowConvertStage   stage,
                                            gulong               delay_us);
 
 G_END_DECLS

@@ -3,14 +3,23 @@
  * perplexity of each over a text, mean KL divergence of B's next-token distribution from
  * A's, top-1 agreement).
  *
- *   compare --model A --model B [--text FILE] [--max-tokens N] [--threads N] */
+ *   compare --model A --model B [--text FILE] [--max-tokens N] [--threads N]
+ *
+ * Progress on stderr; Ctrl-C stops within a layer of the forward pass. */
 #include <glib.h>
 #include <stdio.h>
 
 #include "cli-common.h"
+#include "cli-progress.h"
 #include "commands.h"
 #include "convert/quality.h"
 #include "core/safetensors-writer.h"
+
+static void
+on_progress (guint64 done, guint64 total, gpointer data)
+{
+  bw_cli_compare_progress (data, done, total, "A", "B");
+}
 
 int
 bw_cli_compare_main (int argc, char **argv)
@@ -21,6 +30,8 @@ bw_cli_compare_main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  BwCliMeter meter;
   BwTextCompare cmp;
   BwConvertReport weights;
   int max_tokens = 256, threads = 0;
@@ -42,9 +53,21 @@ bw_cli_compare_main (int argc, char **argv)
     return bw_cli_fail (2, "burrow-cli compare", "give --model twice: A, then B");
   if (text_file != NULL && !g_file_get_contents (text_file, &text, NULL, &error))
     return bw_cli_fail (1, "burrow-cli compare", error->message);
-  if (!bw_compare_weights (models[0], models[1], &weights, &error)
-      || !bw_compare_text (models[0], models[1], text != NULL ? text : bw_sample_text,
-                           max_tokens, threads, &cmp, &error))
+  if (!bw_compare_weights (models[0], models[1], &weights, &error))
+    return bw_cli_fail (1, "burrow-cli compare", error->message);
+  /* The weights are compared on this thread alone, where Ctrl-C still ends the process. */
+  bw_cli_meter_init (&meter);
+  bw_cli_cancel_on_interrupt (cancel);
+  gboolean ok = bw_compare_text (models[0], models[1], text != NULL ? text : bw_sample_text,
+                                 max_tokens, threads, on_progress, &meter, cancel, &cmp, &error);
+  if (meter.tty && meter.started)
+    fprintf (stderr, "\n");
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      fprintf (stderr, "burrow-cli compare: interrupted\n");
+      return 130;
+    }
+  if (!ok)
     return bw_cli_fail (1, "burrow-cli compare", error->message);
   root = bw_quality_json (NULL, &weights, &cmp, text_file);
   json_generator_set_root (gen, root);

@@ -5,32 +5,21 @@
  *           [--group 32|64|128] [--threads N] [--shard-size SIZE] [--calibration FILE]
  *           [--max-tokens N] [--no-text]
  *
- * Ctrl-C stops after the bytes in flight; the same command resumes from the shards already
- * finished (kept in OUT.partial). */
+ * Ctrl-C stops after the bytes in flight, or within a layer of the comparison; the same
+ * command resumes from the shards already finished (kept in OUT.partial). */
 #include <glib.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli-common.h"
+#include "cli-progress.h"
 #include "commands.h"
 #include "convert/convert.h"
 #include "convert/quality.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void
-on_sigint (int sig)
-{
-  (void) sig;
-  interrupted = 1;
-}
-
 typedef struct {
-  gint64 start_us, last_us;
-  guint64 start_done;
-  gboolean tty, started;
+  BwCliMeter meter;
+  GCancellable *cancel;   /* Ctrl-C */
   /* for the finish hook */
   const BwConvertOptions *opts;
   BwConvertReport *report;
@@ -44,29 +33,25 @@ static gboolean
 on_progress (guint64 done, guint64 total, const char *what, gpointer data)
 {
   Ui *ui = data;
-  gint64 now = g_get_monotonic_time ();
-  if (!ui->started)
-    {
-      ui->started = TRUE;
-      ui->start_us = now;
-      ui->start_done = done;
-    }
-  if (interrupted)
+  double rate, eta;
+  char buf[16];
+  if (g_cancellable_is_cancelled (ui->cancel))
     return FALSE;
-  /* A terminal line redraws twice a second; a log gets a line every ten seconds. */
-  if (done < total && now - ui->last_us < (ui->tty ? 500000 : 10000000))
+  if (!bw_cli_meter_due (&ui->meter, done, total, &rate, &eta))
     return TRUE;
-  ui->last_us = now;
-  double secs = (double) (now - ui->start_us) / 1e6;
-  double rate = secs > 0.5 ? (double) (done - ui->start_done) / secs : 0;
-  double eta = rate > 0 ? (double) (total - done) / rate : -1;
-  fprintf (stderr, "%s%5.1f%%  %.2f of %.2f GB  %.0f MB/s  ETA %s%02d:%02d  %s%s",
-           ui->tty ? "\r" : "", 100.0 * (double) done / (double) MAX (total, 1),
-           (double) done / 1e9, (double) total / 1e9, rate / 1e6, eta < 0 ? "~" : "",
-           eta < 0 ? 0 : (int) (eta / 60), eta < 0 ? 0 : (int) eta % 60, what,
-           ui->tty ? "\033[K" : "\n");
+  fprintf (stderr, "%s%5.1f%%  %.2f of %.2f GB  %.0f MB/s  ETA %s  %s%s",
+           bw_cli_meter_start (&ui->meter), 100.0 * (double) done / (double) MAX (total, 1),
+           (double) done / 1e9, (double) total / 1e9, rate / 1e6, bw_cli_meter_eta (eta, buf),
+           what, bw_cli_meter_end (&ui->meter));
   fflush (stderr);
-  return !interrupted;
+  return TRUE;
+}
+
+static void
+on_compare_progress (guint64 done, guint64 total, gpointer data)
+{
+  Ui *ui = data;
+  bw_cli_compare_progress (&ui->meter, done, total, "the original", "the copy");
 }
 
 /* Runs on the finished folder before it takes its final name: the text comparison and
@@ -77,14 +62,18 @@ on_finish (const char *tmp_dir, gpointer data, GError **error)
   Ui *ui = data;
   g_autoptr (JsonNode) json = NULL;
 
-  if (ui->tty)
+  if (ui->meter.tty)
     fprintf (stderr, "\n");
   if (!ui->no_text)
     {
-      fprintf (stderr, "comparing the original and the converted model over the text...\n");
-      if (!bw_compare_text (ui->opts->model_dir, tmp_dir, ui->text, ui->max_tokens,
-                            ui->opts->threads, &ui->compare, error))
-        return FALSE;
+      bw_cli_meter_init (&ui->meter);
+      gboolean ok = bw_compare_text (ui->opts->model_dir, tmp_dir, ui->text, ui->max_tokens,
+                                     ui->opts->threads, on_compare_progress, ui, ui->cancel,
+                                     &ui->compare, error);
+      if (!ok)
+        return FALSE;   /* the caller ends the line */
+      if (ui->meter.tty)
+        fprintf (stderr, "\n");
     }
   json = bw_quality_json (ui->opts, ui->report, ui->no_text ? NULL : &ui->compare,
                           ui->text_source);
@@ -114,7 +103,8 @@ bw_cli_convert_main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = NULL;
   BwConvertOptions o;
   BwConvertReport rep;
-  Ui ui = { .tty = isatty (2), .max_tokens = 256 };
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  Ui ui = { .cancel = cancel, .max_tokens = 256 };
   int group = 32, threads = 0;
   GOptionEntry entries[] = {
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "Checkpoint folder to convert", "IN" },
@@ -160,16 +150,13 @@ bw_cli_convert_main (int argc, char **argv)
   ui.opts = &o;
   ui.report = &rep;
 
-  struct sigaction sa = { 0 };
-  sa.sa_handler = on_sigint;
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
+  bw_cli_meter_init (&ui.meter);
+  bw_cli_cancel_on_interrupt (cancel);
 
   gint64 t0 = g_get_monotonic_time ();
   if (!bw_convert (&o, on_progress, on_finish, &ui, &rep, &error))
     {
-      if (ui.tty && ui.started)
+      if (ui.meter.tty && ui.meter.started)
         fprintf (stderr, "\n");
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {

@@ -18,6 +18,7 @@
 
 G_STATIC_ASSERT ((int) BURROW_QUALITY_N_CLASSES == (int) BW_CLASS_COUNT);
 G_STATIC_ASSERT ((int) BURROW_CONVERT_MXFP4 == (int) BW_CONVERT_MXFP4);
+G_STATIC_ASSERT (BW_COMPARE_LOAD_UNITS == 32);   /* as BurrowConvertStage says */
 
 void
 burrow_convert_options_init (BurrowConvertOptions *options)
@@ -198,6 +199,13 @@ on_progress (guint64 done, guint64 total, const char *what, gpointer data)
   return !g_cancellable_is_cancelled (run->cancellable);
 }
 
+static void
+on_compare_progress (guint64 done, guint64 total, gpointer data)
+{
+  Run *run = data;
+  run->progress (BURROW_CONVERT_STAGE_COMPARING, done, total, run->user_data);
+}
+
 /* On the complete folder before its rename: both models over the sample, quality.json. */
 static gboolean
 on_finish (const char *tmp_dir, gpointer data, GError **error)
@@ -206,18 +214,13 @@ on_finish (const char *tmp_dir, gpointer data, GError **error)
   g_autoptr (JsonNode) json = NULL;
   BwTextCompare text;
 
-  if (run->progress != NULL)
-    run->progress (BURROW_CONVERT_STAGE_COMPARING, 0, 1, run->user_data);
   if (!bw_compare_text (run->opts->model_dir, tmp_dir, bw_sample_text, run->text_tokens,
-                        run->opts->threads, &text, error)
+                        run->opts->threads, run->progress != NULL ? on_compare_progress : NULL,
+                        run, run->cancellable, &text, error)
       || g_cancellable_set_error_if_cancelled (run->cancellable, error))
     return FALSE;
   json = bw_quality_json (run->opts, run->report, &text, NULL);
-  if (!bw_quality_save (json, tmp_dir, error))
-    return FALSE;
-  if (run->progress != NULL)
-    run->progress (BURROW_CONVERT_STAGE_COMPARING, 1, 1, run->user_data);
-  return TRUE;
+  return bw_quality_save (json, tmp_dir, error);
 }
 
 /* Removes a partial folder: its files (the converter writes no subfolders), then it. */

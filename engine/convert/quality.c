@@ -57,17 +57,44 @@ log_softmax (float *x, int n)
     x[i] -= lse;
 }
 
+/* Where a comparison stands: units done of total, a position run through a model being one
+ * unit and a model's load BW_COMPARE_LOAD_UNITS. */
+typedef struct {
+  BwCompareProgress func;
+  gpointer data;
+  guint64 done, total;
+} Progress;
+
+static void
+report (const Progress *p, guint64 done)
+{
+  if (p->func != NULL)
+    p->func (done, p->total, p->data);
+}
+
+static void
+on_load_progress (double fraction, const char *phase, gpointer data)
+{
+  const Progress *p = data;
+  (void) phase;
+  if (fraction < 1)   /* the end of the load: run_model reports it */
+    report (p, p->done + (guint64) (fraction * BW_COMPARE_LOAD_UNITS));
+}
+
 /* Log-probabilities [n][vocab] of the model in dir at every position of ids. */
 static float *
-run_model (const char *dir, const gint32 *ids, int n, int threads, int *vocab_out,
-           GError **error)
+run_model (const char *dir, const gint32 *ids, int n, int threads, Progress *progress,
+           GCancellable *cancellable, int *vocab_out, GError **error)
 {
   BwModelOptions opts;
   bw_model_options_init (&opts);
   opts.threads = threads;
-  g_autoptr (BwModel) model = bw_model_load (dir, &opts, NULL, NULL, NULL, error);
+  g_autoptr (BwModel) model = bw_model_load (dir, &opts, on_load_progress, progress,
+                                             cancellable, error);
   if (model == NULL)
     return NULL;
+  progress->done += BW_COMPARE_LOAD_UNITS;
+  report (progress, progress->done);
   g_autoptr (BwState) state = bw_state_new (model);
   int vocab = bw_model_vocab_size (model);
   float *lp = g_try_malloc ((gsize) n * (gsize) vocab * sizeof (float));
@@ -81,11 +108,13 @@ run_model (const char *dir, const gint32 *ids, int n, int threads, int *vocab_ou
     {
       int len = MIN (CHUNK, n - at);
       float *out = lp + (gsize) at * (gsize) vocab;
-      if (!bw_model_forward (model, state, ids + at, len, out, TRUE, NULL, error))
+      if (!bw_model_forward (model, state, ids + at, len, out, TRUE, cancellable, error))
         {
           g_free (lp);
           return NULL;
         }
+      progress->done += (guint64) len;
+      report (progress, progress->done);
     }
   for (int i = 0; i < n; i++)
     log_softmax (lp + (gsize) i * (gsize) vocab, vocab);
@@ -116,8 +145,10 @@ config_vocab (const char *dir, GError **error)
 
 gboolean
 bw_compare_text (const char *dir_a, const char *dir_b, const char *text, int max_tokens,
-                 int threads, BwTextCompare *out, GError **error)
+                 int threads, BwCompareProgress progress, gpointer progress_data,
+                 GCancellable *cancellable, BwTextCompare *out, GError **error)
 {
+  Progress p = { .func = progress, .data = progress_data };
   g_autoptr (GArray) ids = NULL;
   g_autofree float *a = NULL, *b = NULL;
   int va = 0, vb = 0, vocab = config_vocab (dir_a, error);
@@ -135,8 +166,11 @@ bw_compare_text (const char *dir_a, const char *dir_b, const char *text, int max
       return FALSE;
     }
   const gint32 *id = (const gint32 *) (const void *) ids->data;
-  if ((a = run_model (dir_a, id, n, threads, &va, error)) == NULL
-      || (b = run_model (dir_b, id, n, threads, &vb, error)) == NULL)
+  p.total = 2 * ((guint64) BW_COMPARE_LOAD_UNITS + (guint64) n);
+  report (&p, 0);
+  if (g_cancellable_set_error_if_cancelled (cancellable, error)
+      || (a = run_model (dir_a, id, n, threads, &p, cancellable, &va, error)) == NULL
+      || (b = run_model (dir_b, id, n, threads, &p, cancellable, &vb, error)) == NULL)
     return FALSE;
   if (va != vb)
     {

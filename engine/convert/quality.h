@@ -4,6 +4,7 @@
  * the quality report (quality.json). */
 #pragma once
 
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
@@ -22,10 +23,25 @@ typedef struct {
   gboolean byte_ids;         /* no tokenizer: the text's bytes (mod vocab) were the ids */
 } BwTextCompare;
 
+/* A model's load weighs as much as this many positions run through it: about what the
+ * large synthetic checkpoints measured (PERFORMANCE.md), where a load took as long as
+ * a prefill of a few dozen tokens. */
+#define BW_COMPARE_LOAD_UNITS 32
+
+/* Progress of bw_compare_text, on its thread: done of total units, where a position run
+ * through one model is a unit and loading one is BW_COMPARE_LOAD_UNITS; total is
+ * 2 * (BW_COMPARE_LOAD_UNITS + positions). First 0, then during each load and after each
+ * forward chunk; done reaches total when both models have run. */
+typedef void (*BwCompareProgress) (guint64 done, guint64 total, gpointer user_data);
+
 /* Runs both checkpoints (one after the other; a's distributions are kept) over at most
- * max_tokens tokens of text, encoded with a's tokenizer. threads <= 0: all CPUs. */
+ * max_tokens tokens of text, encoded with a's tokenizer. threads <= 0: all CPUs.
+ * progress may be NULL. A cancel stops the load or the forward pass in flight (within a
+ * layer) and returns FALSE with G_IO_ERROR_CANCELLED. */
 gboolean bw_compare_text (const char *dir_a, const char *dir_b, const char *text,
-                          int max_tokens, int threads, BwTextCompare *out, GError **error);
+                          int max_tokens, int threads, BwCompareProgress progress,
+                          gpointer progress_data, GCancellable *cancellable,
+                          BwTextCompare *out, GError **error);
 
 /* Relative weight errors of B against A per tensor class (sq_err, sq_ref, n_matrices:
  * matrices of the same module and shape compared), whatever format each stores. */

@@ -111,8 +111,11 @@ gboolean burrow_convert_estimate (const char *dir, const char *out_dir,
 
 typedef enum {
   BURROW_CONVERT_STAGE_WRITING,    /* done and total: tensor bytes written */
-  BURROW_CONVERT_STAGE_COMPARING,  /* the quality report: both models over the text (done
-                                    * is 0 of 1 until it ends) */
+  BURROW_CONVERT_STAGE_COMPARING,  /* the quality report: the original, then the copy, loaded
+                                    * and run over the text. done and total: positions run
+                                    * through either model, a model's load weighing as much
+                                    * as 32 of them; from 0, moving during each load and
+                                    * after every 32 positions, to total when both ran */
 } BurrowConvertStage;
 
 /* Called on the converting thread, often (throttle any display). */
@@ -123,7 +126,8 @@ typedef void (*BurrowConvertProgressFunc) (BurrowConvertStage stage, guint64 don
  * free space before writing anything. An unfinished "<out_dir>.partial" of the same
  * conversion (the app or the machine stopped) is resumed from its finished shards.
  * Cancelling returns FALSE with G_IO_ERROR_CANCELLED and removes "<out_dir>.partial":
- * nothing of the copy remains. Other failures keep the finished shards there for a
+ * nothing of the copy remains; while comparing, it stops within one layer of the forward
+ * pass or one step of a model's load. Other failures keep the finished shards there for a
  * resume. The input is only read. Blocks: run it on a thread of its own. */
 gboolean burrow_convert (const char *dir, const char *out_dir,
                          const BurrowConvertOptions *options,

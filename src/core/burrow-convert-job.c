@@ -214,7 +214,7 @@ struct _BurrowConvertJob {
   BurrowConvertOptions options;
   GCancellable *cancellable;
   GMainContext *context;
-  gulong delay_us;
+  gulong delay_us[2];           /* per BurrowConvertStage */
 
   /* Written by the converting thread, read on the main context; under lock. */
   GMutex lock;
@@ -276,7 +276,7 @@ apply_progress (gpointer data)
   g_object_freeze_notify (G_OBJECT (self));
   if (stage == BURROW_CONVERT_STAGE_COMPARING)
     {
-      self->fraction = 1;
+      self->fraction = total > 0 ? (double) MIN (done, total) / (double) total : 0;
       self->eta = -1;
       set_state (self, BURROW_CONVERT_JOB_COMPARING);
     }
@@ -325,8 +325,8 @@ on_progress (BurrowConvertStage stage,
   if (post)
     g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, apply_progress,
                                 g_object_ref (self), g_object_unref);
-  if (self->delay_us > 0 && stage == BURROW_CONVERT_STAGE_WRITING)
-    g_usleep (self->delay_us);
+  if (self->delay_us[stage] > 0)
+    g_usleep (self->delay_us[stage]);
 }
 
 static void
@@ -388,11 +388,13 @@ burrow_convert_job_start (BurrowConvertJob *self)
 }
 
 void
-burrow_convert_job_set_step_delay (BurrowConvertJob *self,
-                                   gulong            delay_us)
+burrow_convert_job_set_step_delay (BurrowConvertJob   *self,
+                                   BurrowConvertStage  stage,
+                                   gulong              delay_us)
 {
   g_return_if_fail (BURROW_IS_CONVERT_JOB (self));
-  self->delay_us = delay_us;
+  g_return_if_fail ((guint) stage < G_N_ELEMENTS (self->delay_us));
+  self->delay_us[stage] = delay_us;
 }
 
 void
@@ -513,7 +515,7 @@ burrow_convert_job_new (const char                 *dir,
   g_return_val_if_fail (dir != NULL && out_dir != NULL && options != NULL, NULL);
 
   self = g_object_new (BURROW_TYPE_CONVERT_JOB, NULL);
-  self->delay_us = delay != NULL ? strtoul (delay, NULL, 10) : 0;
+  self->delay_us[BURROW_CONVERT_STAGE_WRITING] = delay != NULL ? strtoul (delay, NULL, 10) : 0;
   self->dir = g_strdup (dir);
   self->out_dir = g_strdup (out_dir);
   self->options = *options;

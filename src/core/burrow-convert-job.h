@@ -66,12 +66,13 @@ BurrowConvertJob *burrow_convert_job_new (const char                 *dir,
                                           const char                 *out_dir,
                                           const BurrowConvertOptions *options);
 void burrow_convert_job_start (BurrowConvertJob *self);
-/* Stops it (within one chunk's time while writing, after the comparison while comparing);
- * the state becomes CANCELLED and nothing of the copy remains. */
+/* Stops it (within one chunk's time while writing, one layer's forward pass while
+ * comparing); the state becomes CANCELLED and nothing of the copy remains. */
 void burrow_convert_job_cancel (BurrowConvertJob *self);
 
 BurrowConvertJobState burrow_convert_job_get_state (BurrowConvertJob *self);
-/* Of the bytes to write, in [0, 1]. */
+/* How far the current state is, in [0, 1]: WRITING, of the bytes to write; COMPARING, of
+ * both models' loads and runs over the text. */
 double burrow_convert_job_get_fraction (BurrowConvertJob *self);
 /* Seconds left writing; -1 while unknown. */
 double burrow_convert_job_get_eta (BurrowConvertJob *self);
@@ -79,10 +80,12 @@ const char *burrow_convert_job_get_out_dir (BurrowConvertJob *self);
 /* FAILED: what went wrong. */
 const GError *burrow_convert_job_get_error (BurrowConvertJob *self);
 
-/* Tests: microseconds slept after every progress step of the writing, so that a conversion
- * of the demo model lasts long enough to cancel. The default is $BURROW_TEST_CONVERT_DELAY_US
- * at burrow_convert_job_new (0 when unset). Before burrow_convert_job_start. */
-void burrow_convert_job_set_step_delay (BurrowConvertJob *self,
-                                        gulong            delay_us);
+/* Tests: microseconds slept after every progress step of @stage, so that a conversion of
+ * the demo model lasts long enough to cancel in it. The writing's default is
+ * $BURROW_TEST_CONVERT_DELAY_US at burrow_convert_job_new (0 when unset), the comparing's 0.
+ * Before burrow_convert_job_start. */
+void burrow_convert_job_set_step_delay (BurrowConvertJob   *self,
+                                        BurrowConvertStage  stage,
+                                        gulong              delay_us);
 
 G_END_DECLS

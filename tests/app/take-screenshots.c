@@ -212,6 +212,18 @@ dialog_page (GtkWidget *dialog)
 
 /* Make a Compact Copy of the demo model, into a temporary folder: the options with their
  * estimate, the progress, the quality report, and the copy's own page. */
+/* The dialog's progress while its bar's text starts with @text, else 0. */
+static double
+compact_fraction (GtkWidget  *dialog,
+                  const char *text)
+{
+  GtkProgressBar *bar = GTK_PROGRESS_BAR (gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG,
+                                                                         "progress_bar"));
+  const char *shown = gtk_progress_bar_get_text (bar);
+
+  return shown != NULL && g_str_has_prefix (shown, text) ? gtk_progress_bar_get_fraction (bar) : 0;
+}
+
 static void
 shoot_compact (BurrowWindow *window,
                const char   *dir)
@@ -232,11 +244,16 @@ shoot_compact (BurrowWindow *window,
   ITERATE_UNTIL (burrow_compact_dialog_has_estimate (BURROW_COMPACT_DIALOG (dialog)));
   save (dialog, dir, "6-compact-copy.png");
 
-  burrow_compact_dialog_set_step_delay (BURROW_COMPACT_DIALOG (dialog), 40000);
+  burrow_compact_dialog_set_step_delay (BURROW_COMPACT_DIALOG (dialog),
+                                        BURROW_CONVERT_STAGE_WRITING, 40000);
+  burrow_compact_dialog_set_step_delay (BURROW_COMPACT_DIALOG (dialog),
+                                        BURROW_CONVERT_STAGE_COMPARING, 150000);
   g_signal_emit_by_name (gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG, "start_button"),
                          "clicked");
   iterate_for (2.5);
   save (dialog, dir, "6-compact-progress.png");
+  ITERATE_UNTIL (compact_fraction (dialog, "Measuring the quality…") > 0.4);
+  save (dialog, dir, "6-compact-measuring.png");
   ITERATE_UNTIL (g_strcmp0 (dialog_page (dialog), "done") == 0);
   save (dialog, dir, "6-compact-done.png");
   g_signal_emit_by_name (gtk_widget_get_template_child (dialog, BURROW_TYPE_COMPACT_DIALOG, "open_button"),

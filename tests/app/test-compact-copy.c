@@ -1,7 +1,8 @@
 /* Make a Compact Copy in the real window under Xvfb, with real clicks (XTest) on a copy of
  * the demo model: the estimate shown before starting, the conversion, the quality report
  * against the quality.json it wrote, the copy in the recent models and its page, and the
- * copy loading; then Cancel half-way, which leaves no folder behind, and Escape. */
+ * copy loading; then Cancel half-way through the writing and through the quality
+ * measurement, each of which leaves no folder behind, and Escape. */
 #include "burrow-config.h"
 
 #include <dlfcn.h>
@@ -400,7 +401,7 @@ test_cancel (void)
   AdwActionRow *note;
 
   g_assert_true (g_str_has_suffix (out, "demo-model-int4"));
-  burrow_compact_dialog_set_step_delay (dialog, 20000);
+  burrow_compact_dialog_set_step_delay (dialog, BURROW_CONVERT_STAGE_WRITING, 20000);
   click (dialog_child (dialog, "start_button"));
   ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > 0 &&
                  !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
@@ -419,6 +420,45 @@ test_cancel (void)
                    "Cancelled: nothing of the copy was kept.");
 
   /* Escape closes it. */
+  press_key (GTK_WINDOW (dialog), XK_Escape);
+  ITERATE_UNTIL (window->compact_dialog == NULL);
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+}
+
+/* Cancel while both models read the sample text: the bar moves meanwhile, Cancel stays
+ * clickable, and nothing of the copy remains. */
+static void
+test_cancel_comparing (void)
+{
+  BurrowWindow *window = show_window ();
+  BurrowCompactDialog *dialog = open_dialog (window);
+  g_autofree char *out = g_strdup (burrow_compact_dialog_get_out_dir (dialog));
+  g_autofree char *partial = g_strconcat (out, ".partial", NULL);
+  GtkProgressBar *bar = dialog_child (dialog, "progress_bar");
+  double first;
+
+  /* About 35 steps of 150 ms: five seconds of comparing. */
+  burrow_compact_dialog_set_step_delay (dialog, BURROW_CONVERT_STAGE_COMPARING, 150000);
+  click (dialog_child (dialog, "start_button"));
+  ITERATE_UNTIL (g_str_has_prefix (gtk_progress_bar_get_text (bar) ? gtk_progress_bar_get_text (bar) : "",
+                                   "Measuring the quality…") &&
+                 gtk_progress_bar_get_fraction (bar) > 0);
+  first = gtk_progress_bar_get_fraction (bar);
+  g_assert_cmpfloat (first, <, 0.5);
+  ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > first);
+  g_assert_true (g_str_has_prefix (gtk_progress_bar_get_text (bar), "Measuring the quality…"));
+  g_assert_cmpstr (stack_page (dialog_child (dialog, "stack")), ==, "progress");
+  g_assert_true (g_file_test (partial, G_FILE_TEST_IS_DIR));
+
+  click (dialog_child (dialog, "cancel_button"));
+  ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "options") == 0);
+  g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), <, 1.0);
+  ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+  g_assert_cmpstr (adw_preferences_row_get_title (dialog_child (dialog, "problem_row")), ==,
+                   "Cancelled: nothing of the copy was kept.");
+
   press_key (GTK_WINDOW (dialog), XK_Escape);
   ITERATE_UNTIL (window->compact_dialog == NULL);
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
@@ -486,6 +526,7 @@ main (int   argc,
 
   g_test_add_func ("/compact-copy/convert", test_convert);
   g_test_add_func ("/compact-copy/cancel", test_cancel);
+  g_test_add_func ("/compact-copy/cancel-comparing", test_cancel_comparing);
 
   ret = g_test_run ();
   app_test_finalize (&app);

@@ -7,7 +7,9 @@
  *     same bytes as an uninterrupted one;
  *   - ENOSPC while writing, an unreadable input tensor and too little free space fail with
  *     errors naming the file, leave no output folder and the input untouched;
- *   - the weight errors: INT8 below INT4, nothing counted for what is kept. */
+ *   - the weight errors: INT8 below INT4, nothing counted for what is kept;
+ *   - burrow_convert's comparison reports its progress step by step, and a cancel during it
+ *     stops it at once and leaves neither the folder nor its temporary one. */
 #include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -15,7 +17,9 @@
 #include <string.h>
 
 #include "tmp-dir.h"
+#include "burrow-engine.h"
 #include "convert/convert.h"
+#include "convert/quality.h"
 #include "core/checkpoint.h"
 #include "core/file-io.h"
 #include "core/json-load.h"
@@ -390,6 +394,122 @@ test_unfit_format (void)
   tmp_clear (&t);
 }
 
+/* burrow_convert's COMPARING reports; cancels at the first one with done >= cancel_at. */
+typedef struct {
+  GCancellable *cancel;
+  guint64 cancel_at;   /* G_MAXUINT64: never */
+  guint64 total;
+  GArray *done;        /* guint64 per COMPARING report */
+  guint cancelled_at;  /* index in done of the cancelling report */
+} Comparing;
+
+static void
+on_public_progress (BurrowConvertStage stage, guint64 done, guint64 total, gpointer data)
+{
+  Comparing *c = data;
+  if (stage != BURROW_CONVERT_STAGE_COMPARING)
+    return;
+  c->total = total;
+  g_array_append_val (c->done, done);
+  if (done >= c->cancel_at && !g_cancellable_is_cancelled (c->cancel))
+    {
+      c->cancelled_at = c->done->len - 1;
+      g_cancellable_cancel (c->cancel);
+    }
+}
+
+static gboolean
+convert_public (const char *in, const char *out, Comparing *c, GError **error)
+{
+  BurrowConvertOptions o;
+  burrow_convert_options_init (&o);
+  o.threads = 2;
+  o.text_tokens = 256;
+  c->done = g_array_new (FALSE, FALSE, sizeof (guint64));
+  c->cancel = g_cancellable_new ();
+  c->cancelled_at = G_MAXUINT;
+  return burrow_convert (in, out, &o, on_public_progress, c, c->cancel, error);
+}
+
+static void
+comparing_clear (Comparing *c)
+{
+  g_array_unref (c->done);
+  g_object_unref (c->cancel);
+}
+
+/* After the cancel: nothing past the step in flight (`step` more units), the end not
+ * reached, no folder left. */
+static void
+assert_stopped (const Comparing *c, const Tmp *t, guint64 step)
+{
+  guint64 at = g_array_index (c->done, guint64, c->cancelled_at);
+  g_autofree char *partial = bw_convert_partial_dir (t->out);
+  for (guint i = c->cancelled_at; i < c->done->len; i++)
+    {
+      guint64 d = g_array_index (c->done, guint64, i);
+      g_assert_cmpuint (d, <=, at + step);
+      g_assert_cmpuint (d, <, c->total);
+    }
+  g_assert_false (g_file_test (t->out, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_comparing_progress (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  g_autoptr (GError) error = NULL;
+  Comparing c = { .cancel_at = G_MAXUINT64 };
+  Tmp t;
+  if (in == NULL)
+    return;
+  tmp_init (&t);
+  g_assert_true (convert_public (in, t.out, &c, &error));
+  g_assert_no_error (error);
+  /* Both loads and every 32 positions of the 256: steps from 0 to the end, in order. */
+  g_test_message ("%u COMPARING reports, total %" G_GUINT64_FORMAT, c.done->len, c.total);
+  g_assert_cmpuint (c.total, ==, 2 * (BW_COMPARE_LOAD_UNITS + 256));
+  g_assert_cmpuint (g_array_index (c.done, guint64, 0), ==, 0);
+  g_assert_cmpuint (g_array_index (c.done, guint64, c.done->len - 1), ==, c.total);
+  guint distinct = 1;
+  for (guint i = 1; i < c.done->len; i++)
+    {
+      guint64 prev = g_array_index (c.done, guint64, i - 1), d = g_array_index (c.done, guint64, i);
+      g_assert_cmpuint (d, >=, prev);
+      distinct += d > prev;
+    }
+  g_assert_cmpuint (distinct, >=, 2 + 2 * 256 / 32);
+  comparing_clear (&c);
+  tmp_clear (&t);
+}
+
+/* Cancelled at the comparison's first report: the load of the original is all that may
+ * still report; then after the original's first chunk: nothing more runs. */
+static void
+test_cancel_comparing (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  Tmp t;
+  if (in == NULL)
+    return;
+  for (int when = 0; when < 2; when++)
+    {
+      g_autoptr (GError) error = NULL;
+      Comparing c = { .cancel_at = when == 0 ? 0 : BW_COMPARE_LOAD_UNITS + 1 };
+      tmp_init (&t);
+      g_assert_false (convert_public (in, t.out, &c, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      g_assert_cmpuint (c.cancelled_at, <, c.done->len);
+      g_test_message ("cancelled at %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+                      g_array_index (c.done, guint64, c.cancelled_at), c.total);
+      g_assert_cmpuint (c.total, >=, 2 * (BW_COMPARE_LOAD_UNITS + 2 * 32));
+      assert_stopped (&c, &t, when == 0 ? BW_COMPARE_LOAD_UNITS : 32);
+      comparing_clear (&c);
+      tmp_clear (&t);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,5 +521,7 @@ main (int argc, char **argv)
   g_test_add_func ("/convert/unreadable-tensor", test_unreadable_tensor);
   g_test_add_func ("/convert/free-space", test_free_space);
   g_test_add_func ("/convert/unfit-format", test_unfit_format);
+  g_test_add_func ("/convert/comparing-progress", test_comparing_progress);
+  g_test_add_func ("/convert/cancel-comparing", test_cancel_comparing);
   return g_test_run ();
 }
