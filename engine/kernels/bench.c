@@ -330,7 +330,8 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
                                                        k == K_WHOLE, pool, o.seconds));
             }
           const BwKernelTable *at = bw_kernels_table (isa);
-          gboolean int_sums = at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0]);
+          gboolean int_sums = at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
+                              && tokens <= at->gemv_int->max_tokens;
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (isa), .rows = o.rows, .cols = o.cols,

@@ -82,16 +82,6 @@ byte_codes (BwFormat fmt)
   return fmt == BW_FMT_Q8 || fmt == BW_FMT_CT_INT8;
 }
 
-/* 2^k for a normal result (k in [-126, 127]), built from its exponent bits. */
-AI float
-pow2f (int k)
-{
-  const uint32_t bits = (uint32_t) (k + 127) << 23;
-  float f;
-  memcpy (&f, &bits, sizeof f);
-  return f;
-}
-
 /* The 32 activations of a group as fixed-point int32 values, and their scale *xf (halved
  * when `halve`); FALSE where the group rules the kernel out. */
 static gboolean
@@ -114,22 +104,18 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean halve)
   h = _mm_max_ps (h, _mm_movehl_ps (h, h));
   h = _mm_max_ss (h, _mm_movehdup_ps (h));
   const float amax = _mm_cvtss_f32 (h);
-  /* e with amax < 2^e <= 2 amax, from the exponent bits; zero groups have none, and
-   * subnormals fall below the range anyway */
-  uint32_t bits;
-  memcpy (&bits, &amax, sizeof bits);
-  const int e = amax > 0 ? (int) (bits >> 23) - 126 : 0;
-  if (e < -59 || e > 60)
+  int e;
+  if (!bw_gemv_int_exponent (amax, &e))
     return FALSE;
   /* |x| * 2^(FIX - e) < 2^FIX: the scaling is exact, the conversion rounds to nearest
    * (even), moving x by at most 2^(e - FIX - 1); the one value that can round up to 2^FIX
    * is clamped below it */
-  const __m256 s = _mm256_set1_ps (pow2f (FIX - e));
+  const __m256 s = _mm256_set1_ps (bw_gemv_int_pow2f (FIX - e));
   const __m256i top = _mm256_set1_epi32 ((1 << FIX) - 1);
   for (int q = 0; q < 4; q++)
     _mm256_store_si256 ((__m256i *) (out + 8 * q),
                         _mm256_min_epi32 (_mm256_cvtps_epi32 (_mm256_mul_ps (v[q], s)), top));
-  *xf = pow2f (e - FIX - (halve ? 1 : 0));
+  *xf = bw_gemv_int_pow2f (e - FIX - (halve ? 1 : 0));
   return TRUE;
 }
 
@@ -446,7 +432,7 @@ applies (const BwMatrix *w)
 
 const BwGemvInt bw_gemv_int_avx2 = {
   .block_bytes = BLOCK_BYTES,
-  .max_tokens = 1,
+  .max_tokens = G_MAXINT,
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = blocks,

@@ -52,16 +52,6 @@ static const int8_t lut_mxfp4[16] = { 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
 
-/* 2^k for a normal result (k in [-126, 127]), built from its exponent bits. */
-AI float
-pow2f (int k)
-{
-  const uint32_t bits = (uint32_t) (k + 127) << 23;
-  float f;
-  memcpy (&f, &bits, sizeof f);
-  return f;
-}
-
 /* Group g of a block into 32 fixed-point int32 values; FALSE where the group rules the
  * kernel out. */
 AI gboolean
@@ -74,24 +64,20 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
   if (_mm512_fpclass_ps_mask (a, 0x99) | _mm512_fpclass_ps_mask (c, 0x99))
     return FALSE;
   const float amax = _mm512_reduce_max_ps (_mm512_max_ps (_mm512_andnot_ps (sign, a), _mm512_andnot_ps (sign, c)));
-  /* e with amax < 2^e <= 2 amax, from the exponent bits (frexpf without the call); zero
-   * and subnormal groups have none, and subnormals fall below the range anyway */
-  uint32_t bits;
-  memcpy (&bits, &amax, sizeof bits);
-  const int e = amax > 0 ? (int) (bits >> 23) - 126 : 0;
-  if (e < -59 || e > 60)
+  int e;
+  if (!bw_gemv_int_exponent (amax, &e))
     return FALSE;
   /* |x| * 2^(FIX - e) < 2^FIX: the scaling is exact and the rounding moves x by at most
    * 2^(e - FIX - 1), one f32 ulp of the group's largest magnitude; the one value that
    * can round up to 2^FIX is clamped below it */
-  const __m512 s = _mm512_set1_ps (pow2f (FIX - e));
+  const __m512 s = _mm512_set1_ps (bw_gemv_int_pow2f (FIX - e));
   const __m512i top = _mm512_set1_epi32 ((1 << FIX) - 1);
   /* the rounding mode must be an immediate (clang rejects a const variable) */
 #define RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
   _mm512_store_si512 (out, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), RN), top));
   _mm512_store_si512 (out + 16, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), RN), top));
 #undef RN
-  *xf = pow2f (e - FIX - (mx ? 1 : 0));
+  *xf = bw_gemv_int_pow2f (e - FIX - (mx ? 1 : 0));
   return TRUE;
 }
 

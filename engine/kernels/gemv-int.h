@@ -29,6 +29,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernels/matrix.h"
 
@@ -39,6 +40,28 @@
 #define BW_GEMV_INT_MAX_COLS 16384
 #define BW_GEMV_INT_BLOCK_BYTES_MAX 1024
 #define BW_GEMV_INT_PREPARED_BYTES (BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK * BW_GEMV_INT_BLOCK_BYTES_MAX)
+
+/* What the levels' activation preparation shares: 2^k for a normal result (k in [-126,
+ * 127]), built from its exponent bits; and the exponent e of a group whose largest
+ * magnitude is amax (amax < 2^e <= 2 amax; 0 for a zero group), FALSE where it lies
+ * outside the fixed point's range [2^-60, 2^60) (subnormals fall below it). */
+static inline float
+bw_gemv_int_pow2f (int k)
+{
+  const uint32_t bits = (uint32_t) (k + 127) << 23;
+  float f;
+  memcpy (&f, &bits, sizeof f);
+  return f;
+}
+
+static inline gboolean
+bw_gemv_int_exponent (float amax, int *e)
+{
+  uint32_t bits;
+  memcpy (&bits, &amax, sizeof bits);
+  *e = amax > 0 ? (int) (bits >> 23) - 126 : 0;
+  return *e >= -59 && *e <= 60;
+}
 
 /* Y[t][r] = sum_c W[r][c] * X[t][c] (as kernel-table.h's BwRowsKernel). */
 typedef void (*BwGemvIntFallback) (const BwMatrix *w, const float *x, int n, float *y,

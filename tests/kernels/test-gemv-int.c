@@ -382,57 +382,38 @@ rounding_at (const BwGemvInt *k, BwFormat fmt)
   g_rand_free (rand);
 }
 
+/* fn at every level with an integer kernel that this CPU runs. */
 static void
-test_accuracy (void)
+each_level (void (*fn) (const BwGemvInt *k, BwIsa isa))
 {
   const BwGemvInt *k[4];
   BwIsa isa[4];
   for (int l = 0, n = levels (k, isa); l < n; l++)
-    accuracy_at (k[l], isa[l]);
+    fn (k[l], isa[l]);
 }
 
 static void
-test_routes_agree (void)
-{
-  const BwGemvInt *k[4];
-  BwIsa isa[4];
-  for (int l = 0, n = levels (k, isa); l < n; l++)
-    routes_at (k[l], isa[l]);
-}
-
-static void
-test_fallback (void)
+fallbacks_at (const BwGemvInt *k, BwIsa isa)
 {
   static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4, BW_FMT_Q8, BW_FMT_CT_INT8 };
-  const BwGemvInt *k[4];
-  BwIsa isa[4];
-  for (int l = 0, n = levels (k, isa); l < n; l++)
-    for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
-      if (must_apply (k[l], fmts[f]))
-        fallback_at (k[l], isa[l], fmts[f]);
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    if (must_apply (k, fmts[f]))
+      fallback_at (k, isa, fmts[f]);
 }
 
 static void
-test_large_scales (void)
+roundings_at (const BwGemvInt *k, BwIsa isa)
 {
-  const BwGemvInt *k[4];
-  BwIsa isa[4];
-  for (int l = 0, n = levels (k, isa); l < n; l++)
-    large_scales_at (k[l], isa[l]);
+  rounding_at (k, BW_FMT_MXFP4);
+  if (must_apply (k, BW_FMT_Q8))
+    rounding_at (k, BW_FMT_Q8);
 }
 
-static void
-test_rounding (void)
-{
-  const BwGemvInt *k[4];
-  BwIsa isa[4];
-  for (int l = 0, n = levels (k, isa); l < n; l++)
-    {
-      rounding_at (k[l], BW_FMT_MXFP4);
-      if (must_apply (k[l], BW_FMT_Q8))
-        rounding_at (k[l], BW_FMT_Q8);
-    }
-}
+static void test_accuracy (void) { each_level (accuracy_at); }
+static void test_routes_agree (void) { each_level (routes_at); }
+static void test_fallback (void) { each_level (fallbacks_at); }
+static void test_large_scales (void) { each_level (large_scales_at); }
+static void test_rounding (void) { each_level (roundings_at); }
 
 int
 main (int argc, char **argv)
