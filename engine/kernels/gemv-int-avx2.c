@@ -1,4 +1,4 @@
-/* The integer one-token kernel (gemv-int.h) at the AVX2 level (AVX2 + FMA + F16C):
+/* The integer kernel (gemv-int.h) at the AVX2 level (AVX2 + FMA + F16C):
  * MXFP4, Q4 and compressed-tensors INT4 rows (4-bit codes), Q8 and compressed-tensors
  * INT8 rows (8-bit codes).
  *
