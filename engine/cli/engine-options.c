@@ -69,8 +69,9 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
     { BW_CLI_MODEL_THREADS, { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads,
       "Compute threads (all CPUs)", "N" } },
     { BW_CLI_MODEL_DENSE_BITS, { "dense-bits", 0, 0, G_OPTION_ARG_STRING, &a->dense_bits,
-      "Dense weights in memory: auto, stored (or 0), 8 or 4 bits (auto: as stored unless that "
-      "leaves the expert cache too little memory, then 8)", "BITS" } },
+      "Dense weights in memory: auto, stored (or 0), 8 or 4 bits (auto: 8 when as stored it "
+      "leaves the expert cache too little memory, or when the experts stream from the disk and "
+      "this CPU sums int8 in integers; else as stored)", "BITS" } },
     { BW_CLI_MODEL_EXPERT_BITS, { "expert-bits", 0, 0, G_OPTION_ARG_INT, &a->expert_bits,
       "Requantise routed experts to 8, 4 or 2 bits (0: as stored)", "BITS" } },
     { BW_CLI_MODEL_INT8_ACT, { "int8-activations", 0, 0, G_OPTION_ARG_NONE, &a->int8_activations,
