@@ -268,10 +268,12 @@ print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
   member_int (b, "bytes_cached", (gint64) (r->end.bytes_cached + r->end.bytes_pinned));
   member_int (b, "max_rss_bytes", r->max_rss);
   member_int (b, "resident_bytes", (gint64) bw_model_resident_bytes (model));
-  gboolean for_memory;
-  member_int (b, "dense_bits", bw_model_dense_bits (model, &for_memory));
+  BwDenseReason why;
+  member_int (b, "dense_bits", bw_model_dense_bits (model, &why));
   json_builder_set_member_name (b, "dense_bits_for_memory");
-  json_builder_add_boolean_value (b, for_memory);
+  json_builder_add_boolean_value (b, why == BW_DENSE_FOR_MEMORY);
+  json_builder_set_member_name (b, "dense_bits_for_speed");
+  json_builder_add_boolean_value (b, why == BW_DENSE_FOR_SPEED);
   json_builder_set_member_name (b, "dense_cache");
   json_builder_add_string_value (b, bw_model_dense_cache_status (model)
                                       ? bw_model_dense_cache_status (model) : "");

@@ -94,7 +94,9 @@ bw_cli_load_engine (BwCliEngineArgs *a, GError **error)
       BurrowCacheStats cs;
       burrow_engine_get_cache_stats (engine, &cs);
       BwCliMemory m = { cs.ram_budget, cs.token_expert_bytes, cs.resident_bytes,
-                        a->ram_budget != NULL, cs.dense_bits, cs.dense_bits_for_memory,
+                        a->ram_budget != NULL, cs.dense_bits,
+                        cs.dense_bits_for_memory ? BW_DENSE_FOR_MEMORY
+                        : cs.dense_bits_for_speed ? BW_DENSE_FOR_SPEED : BW_DENSE_AS_ASKED,
                         cs.budget_too_small };
       bw_cli_warn_memory (&m);
     }

@@ -90,8 +90,8 @@ print_setup (BwModel *model, const RunArgs *a)
 {
   BwExpertStore *store = bw_model_expert_store (model);
   BwStoreStats st;
-  gboolean for_memory;
-  int bits = bw_model_dense_bits (model, &for_memory);
+  BwDenseReason why;
+  int bits = bw_model_dense_bits (model, &why);
   const char *cache = bw_model_dense_cache_status (model);
   if (a->stats && cache != NULL)
     fprintf (stderr, "dense cache: %s\n", cache);
@@ -102,10 +102,10 @@ print_setup (BwModel *model, const RunArgs *a)
     fprintf (stderr, "expert store: ram budget %.1f MiB, %s; dense part %.1f MiB (%s)\n",
              (double) bw_expert_store_budget (store) / (1 << 20), st.backend,
              (double) bw_model_resident_bytes (model) / (1 << 20),
-             bw_cli_dense_name (bits, for_memory));
+             bw_cli_dense_name (bits, why));
   BwCliMemory m = { bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
                     bw_model_resident_bytes (model), a->model.ram_budget != NULL, bits,
-                    for_memory, bw_engine_budget_too_small (model) };
+                    why, bw_engine_budget_too_small (model) };
   bw_cli_warn_memory (&m);
 }
 

@@ -235,10 +235,14 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
 }
 
 const char *
-bw_cli_dense_name (int bits, gboolean for_memory)
+bw_cli_dense_name (int bits, BwDenseReason reason)
 {
+  if (bits == 8 && reason == BW_DENSE_FOR_MEMORY)
+    return "int8, chosen for the expert cache";
+  if (bits == 8 && reason == BW_DENSE_FOR_SPEED)
+    return "int8, chosen for speed";
   if (bits == 8)
-    return for_memory ? "int8, chosen for the expert cache" : "int8";
+    return "int8";
   return bits == 4 ? "int4" : "as stored";
 }
 
@@ -246,10 +250,14 @@ void
 bw_cli_warn_memory (const BwCliMemory *m)
 {
   const double mib = (double) (1 << 20);
-  if (m->dense_for_memory)
+  if (m->dense_reason == BW_DENSE_FOR_MEMORY)
     fprintf (stderr, "burrow-cli: the dense part as stored would leave too little memory for "
              "the expert cache, so it is held as int8 (%.0f MiB; --dense-bits stored keeps "
              "it as stored)\n", (double) m->dense_bytes / mib);
+  else if (m->dense_reason == BW_DENSE_FOR_SPEED)
+    fprintf (stderr, "burrow-cli: the experts stream from the disk, so the dense part is held "
+             "as int8 to halve what each token reads (%.0f MiB; --dense-bits stored keeps it "
+             "as stored)\n", (double) m->dense_bytes / mib);
   if (!m->too_small)
     return;
   fprintf (stderr, "burrow-cli: warning: the expert cache (%.0f MiB) holds less than two "

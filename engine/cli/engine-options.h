@@ -67,18 +67,19 @@ typedef struct {
   guint64 dense_bytes;        /* resident */
   gboolean budget_given;      /* --ram-budget */
   int dense_bits;             /* as held: 0 (as stored), 8, 4 */
-  gboolean dense_for_memory;  /* auto chose int8 for the cache's sake */
+  BwDenseReason dense_reason; /* why dense_bits */
   gboolean too_small;         /* the budget holds less than two tokens' experts (and less
                                * than all of them) */
 } BwCliMemory;
 
-/* Lines on stderr: that the dense part is held as int8 because of the expert cache, when
- * auto chose it; a warning when the expert cache holds less than two tokens' experts
+/* Lines on stderr: that the dense part is held as int8 and why, when auto chose it; a
+ * warning when the expert cache holds less than two tokens' experts
  * (almost every expert then comes from the disk), naming what would help. Nothing
  * otherwise. */
 void bw_cli_warn_memory (const BwCliMemory *memory);
 
-/* "as stored", "int8", "int4", "int8, chosen for the expert cache". */
-const char *bw_cli_dense_name (int bits, gboolean for_memory);
+/* "as stored", "int8", "int4", "int8, chosen for the expert cache", "int8, chosen for
+ * speed". */
+const char *bw_cli_dense_name (int bits, BwDenseReason reason);
 
 G_END_DECLS

@@ -426,6 +426,10 @@ typedef struct {
   gboolean dense_bits_for_memory;        /* dense_bits is 8 because, as stored, the dense
                                           * part left too little memory for the expert
                                           * cache (dense_bits auto) */
+  gboolean dense_bits_for_speed;         /* dense_bits is 8 because the experts stream from
+                                          * the disk and this CPU sums int8 products in
+                                          * integers: each token reads half the dense bytes
+                                          * (dense_bits auto) */
 } BurrowCacheStats;
 
 /* The expert store since load (all zero for a model without routed experts). Any thread. */

@@ -32,7 +32,7 @@ static const char *const format_names[BW_FMT_COUNT] = {
 
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
  * the formats that have them on a CPU that runs them. matvec-fma: one token at the level
- * below, whose 4-bit kernels sum in f32, where matvec's level sums in integers
+ * below, whose kernels sum in f32, where matvec's level sums in integers
  * (kernels/gemv-int.h), for comparison; listed where that is so. matvec-whole: one token, each thread computing whole products of its
  * own matrices, as decode runs a layer's routed experts (blocks/moe.c), where matvec
  * splits every product's rows across the threads. */
@@ -308,7 +308,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
       for (gsize k = 0; k < G_N_ELEMENTS (kernel_names); k++)
         {
           int tokens = k == K_MATMUL ? o.matmul_tokens : 1, act_bits = k == K_INT8 ? 8 : 0;
-          gboolean four_bit = f == BW_FMT_MXFP4 || f == BW_FMT_Q4;
+          gboolean int_fmt = table->gemv_int && bw_gemv_int_applies (table->gemv_int, &ws.mats[0]);
           /* matvec-fma: the level below, whose 4-bit kernels sum in f32 */
           BwIsa isa = k == K_FMA ? (BwIsa) (level - 1) : level;
           double best = 0, best_mem = 0, best_hot = 0;
@@ -316,7 +316,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
             continue;
           if (act_bits && !(bw_act_q8_format ((BwFormat) f) && table->act_q8_rows))
             continue;
-          if (k == K_FMA && !(four_bit && table->int_rows))
+          if (k == K_FMA && !int_fmt)
             continue;
           /* Alternate the two measurements and keep the best of each, so a burst of
            * load from other processes hurts neither more than the other. */
@@ -329,7 +329,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
                 best_hot = MAX (best_hot, time_kernel (&hot, x, y, tokens, act_bits, isa,
                                                        k == K_WHOLE, pool, o.seconds));
             }
-          gboolean int_sums = four_bit && bw_kernels_table (isa)->int_rows;
+          const BwKernelTable *at = bw_kernels_table (isa);
+          gboolean int_sums = at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
+                              && tokens <= at->gemv_int->max_tokens;
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (isa), .rows = o.rows, .cols = o.cols,

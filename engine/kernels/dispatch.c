@@ -169,6 +169,14 @@ bw_kernels_rows (const BwKernelTable *table, BwFormat fmt)
   return bw_kernels_scalar.rows[fmt];
 }
 
+gboolean
+bw_kernels_int_sums (BwIsa isa, BwFormat fmt, int group)
+{
+  const BwKernelTable *t = bw_kernels_table (isa);
+  BwMatrix w = { .fmt = fmt, .group = group, .rows = 1, .cols = BW_GEMV_INT_BLOCK };
+  return t->gemv_int != NULL && bw_gemv_int_applies (t->gemv_int, &w);
+}
+
 BwStreamSum
 bw_kernels_stream_sum (const BwKernelTable *table)
 {

@@ -35,5 +35,10 @@ const BwKernelTable *bw_kernels_table (BwIsa isa);
 /* A table's kernel for a format, filled from its base levels and the scalar kernels. */
 BwRowsKernel bw_kernels_rows (const BwKernelTable *table, BwFormat fmt);
 
+/* Whether one-token products of matrices of this format and grouping run in integers at
+ * the level `isa` resolves to (kernels/gemv-int.h), which makes their arithmetic cheaper
+ * than their bytes. */
+gboolean bw_kernels_int_sums (BwIsa isa, BwFormat fmt, int group);
+
 /* A table's streaming sum (for the bandwidth measurement), filled the same way. */
 BwStreamSum bw_kernels_stream_sum (const BwKernelTable *table);

@@ -44,23 +44,13 @@ typedef struct {
   uint8_t pad[48];
 } __attribute__((aligned (64))) IntBlock;
 
-G_STATIC_ASSERT (sizeof (IntBlock) == BW_GEMV_INT_BLOCK_BYTES);
+G_STATIC_ASSERT (sizeof (IntBlock) <= BW_GEMV_INT_BLOCK_BYTES_MAX);
 
 /* Nibble -> unsigned code: MXFP4 twice the E2M1 value plus 12 (broadcast to the 4 lanes
  * of a vpermb table, whose index bits 4 and 5 then do not matter). */
 static const int8_t lut_mxfp4[16] = { 12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0 };
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
-
-/* 2^k for a normal result (k in [-126, 127]), built from its exponent bits. */
-AI float
-pow2f (int k)
-{
-  const uint32_t bits = (uint32_t) (k + 127) << 23;
-  float f;
-  memcpy (&f, &bits, sizeof f);
-  return f;
-}
 
 /* Group g of a block into 32 fixed-point int32 values; FALSE where the group rules the
  * kernel out. */
@@ -74,24 +64,20 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
   if (_mm512_fpclass_ps_mask (a, 0x99) | _mm512_fpclass_ps_mask (c, 0x99))
     return FALSE;
   const float amax = _mm512_reduce_max_ps (_mm512_max_ps (_mm512_andnot_ps (sign, a), _mm512_andnot_ps (sign, c)));
-  /* e with amax < 2^e <= 2 amax, from the exponent bits (frexpf without the call); zero
-   * and subnormal groups have none, and subnormals fall below the range anyway */
-  uint32_t bits;
-  memcpy (&bits, &amax, sizeof bits);
-  const int e = amax > 0 ? (int) (bits >> 23) - 126 : 0;
-  if (e < -59 || e > 60)
+  int e;
+  if (!bw_gemv_int_exponent (amax, &e))
     return FALSE;
   /* |x| * 2^(FIX - e) < 2^FIX: the scaling is exact and the rounding moves x by at most
    * 2^(e - FIX - 1), one f32 ulp of the group's largest magnitude; the one value that
    * can round up to 2^FIX is clamped below it */
-  const __m512 s = _mm512_set1_ps (pow2f (FIX - e));
+  const __m512 s = _mm512_set1_ps (bw_gemv_int_pow2f (FIX - e));
   const __m512i top = _mm512_set1_epi32 ((1 << FIX) - 1);
   /* the rounding mode must be an immediate (clang rejects a const variable) */
 #define RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
   _mm512_store_si512 (out, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (a, s), RN), top));
   _mm512_store_si512 (out + 16, _mm512_min_epi32 (_mm512_cvt_roundps_epi32 (_mm512_mul_ps (c, s), RN), top));
 #undef RN
-  *xf = pow2f (e - FIX - (mx ? 1 : 0));
+  *xf = bw_gemv_int_pow2f (e - FIX - (mx ? 1 : 0));
   return TRUE;
 }
 
@@ -136,8 +122,10 @@ lane_sums (const int32_t *fx)
 }
 
 static gboolean
-prepare_block (const float *x, IntBlock *out, gboolean mx)
+prepare_block (BwFormat fmt, const float *x, void *block)
 {
+  IntBlock *out = block;
+  const gboolean mx = fmt == BW_FMT_MXFP4;
   int32_t fx[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
   const int32_t off = mx ? OFFSET_MXFP4 : OFFSET_Q4;
 
@@ -148,18 +136,6 @@ prepare_block (const float *x, IntBlock *out, gboolean mx)
   digit_planes (fx, 8, out->d1[0], out->d1[1]);
   digit_planes (fx, 0, out->d0[0], out->d0[1]);
   _mm512_store_si512 (out->ncorr, _mm512_mullo_epi32 (lane_sums (fx), _mm512_set1_epi32 (-off)));
-  return TRUE;
-}
-
-gboolean
-bw_gemv_int_prepare (BwFormat fmt, const float *x, int64_t cols, void *prepared)
-{
-  IntBlock *blk = prepared;
-  const int64_t nb = MIN (cols, BW_GEMV_INT_MAX_COLS) / BW_GEMV_INT_BLOCK;
-
-  for (int64_t b = 0; b < nb; b++)
-    if (!prepare_block (x + BW_GEMV_INT_BLOCK * b, &blk[b], fmt == BW_FMT_MXFP4))
-      return FALSE;
   return TRUE;
 }
 
@@ -346,9 +322,11 @@ rows_fmt (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
 /* FALSE where an MXFP4 scale of the rows rules the kernel out (the rows are then
  * written with wrong values, for the caller to redo). */
 static gboolean
-rows_range (const BwMatrix *w, const IntBlock *blk, int64_t b0, int64_t nb, float *y,
+rows_range (const BwMatrix *w, const void *prepared, int64_t b0, int64_t nb, float *y,
             int64_t r0, int64_t r1, gboolean add)
 {
+  const IntBlock *blk = prepared;
+
   if (w->fmt == BW_FMT_MXFP4)
     return rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
   if (w->fmt == BW_FMT_CT_INT4)
@@ -368,81 +346,11 @@ applies (const BwMatrix *w)
   return w->fmt == BW_FMT_MXFP4;
 }
 
-gboolean
-bw_gemv_int_rows (const BwMatrix *w, const float *x, const void *prepared, float *y,
-                  int64_t r0, int64_t r1)
-{
-  const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
-
-  g_return_val_if_fail (w->cols <= BW_GEMV_INT_MAX_COLS, FALSE);
-  if (!applies (w) || !rows_range (w, prepared, 0, nfull, y, r0, r1, FALSE))
-    return FALSE;
-  if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-    bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
-  return TRUE;
-}
-
-gboolean
-bw_gemv_int_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
-{
-  const int64_t per_pass = BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK;
-  const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
-  IntBlock blk[BW_GEMV_INT_MAX_COLS / BW_GEMV_INT_BLOCK];
-
-  if (!applies (w))
-    return FALSE;
-  for (int64_t b0 = 0; b0 < nfull; b0 += per_pass)
-    {
-      const int64_t nb = MIN (per_pass, nfull - b0);
-      if (!bw_gemv_int_prepare (w->fmt, x + b0 * BW_GEMV_INT_BLOCK, nb * BW_GEMV_INT_BLOCK, blk)
-          || !rows_range (w, blk, b0, nb, y, r0, r1, b0 > 0))
-        return FALSE;
-    }
-  if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-    bw_rows_tail (w, x, y, r0, r1, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
-  return TRUE;
-}
-
-/* Prepared tokens per batch of a several-token product (on the stack). */
-#define BATCH_BYTES (128 * 1024)
-
-gboolean
-bw_gemv_int_matmul (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
-                    int64_t r0, int64_t r1)
-{
-  const int64_t nfull = w->cols / BW_GEMV_INT_BLOCK;
-  const int64_t tok_bytes = MAX (1, nfull) * BW_GEMV_INT_BLOCK_BYTES;
-  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (w->fmt, w->cols);
-  const int64_t sub = MAX (16, GV_TOKEN_ROWS_BYTES / MAX (1, row_bytes));
-  const int per_batch = (int) MIN (n, BATCH_BYTES / tok_bytes);
-  IntBlock blk[BATCH_BYTES / sizeof (IntBlock)];
-
-  if (per_batch < 1 || w->cols > BW_GEMV_INT_MAX_COLS)
-    {
-      for (int t = 0; t < n; t++)
-        if (!bw_gemv_int_matvec (w, x + (int64_t) t * w->cols, y + (int64_t) t * ldy, r0, r1))
-          return FALSE;
-      return TRUE;
-    }
-  if (!applies (w))
-    return FALSE;
-  for (int t0 = 0; t0 < n; t0 += per_batch)
-    {
-      const int nt = MIN (per_batch, n - t0);
-      for (int t = 0; t < nt; t++)
-        if (!bw_gemv_int_prepare (w->fmt, x + (int64_t) (t0 + t) * w->cols, w->cols, blk + t * MAX (1, nfull)))
-          return FALSE;
-      for (int64_t r = r0; r < r1; r += sub)
-        for (int t = 0; t < nt; t++)
-          {
-            const float *xt = x + (int64_t) (t0 + t) * w->cols;
-            float *yt = y + (int64_t) (t0 + t) * ldy;
-            const int64_t re = MIN (r1, r + sub);
-            if (!rows_range (w, blk + t * MAX (1, nfull), 0, nfull, yt, r, re, FALSE))
-              return FALSE;
-            if (nfull * BW_GEMV_INT_BLOCK < w->cols)
-              bw_rows_tail (w, xt, yt, r, re, nfull * BW_GEMV_INT_BLOCK, nfull > 0);
-          }
-    }
-  return TRUE;
-}
+const BwGemvInt bw_gemv_int_avx512vnni = {
+  .block_bytes = sizeof (IntBlock),
+  .max_tokens = G_MAXINT,
+  .applies = applies,
+  .prepare_block = prepare_block,
+  .blocks = rows_range,
+  .fallback = bw_kernels_avx512.rows,
+};

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "kernels/gemv-int.h"
 #include "kernels/matrix.h"
 
 /* The i-th f32 scale of w. Weights and scales may sit at any byte offset of a mapped
@@ -48,10 +49,9 @@ struct BwKernelTable {
   const BwKernelTable *base;        /* the level whose rows fill this one's gaps; NULL */
   BwRowsKernel rows[BW_FMT_COUNT];
   BwStreamSum stream_sum;
-  /* One-token 4-bit products with exact integer sums (kernels/gemv-int.h), activations
-   * prepared once per thread and product; bytes needed: BW_GEMV_INT_PREPARED_BYTES. */
-  BwPrepare int_prepare;
-  BwPreparedRows int_rows;
+  /* Products with exact integer sums (kernels/gemv-int.h); one-token activations are
+   * prepared once per thread and product (BW_GEMV_INT_PREPARED_BYTES); NULL: none. */
+  const BwGemvInt *gemv_int;
   /* One-token products with int8 activations (act_bits 8, kernels/act-q8.h), prepared once
    * per product; bytes needed: BW_ACT_Q8_PREPARED_BYTES. */
   BwPrepare act_q8_prepare;
@@ -62,6 +62,8 @@ extern const BwKernelTable bw_kernels_scalar;
 extern const BwKernelTable bw_kernels_avx2;
 extern const BwKernelTable bw_kernels_avx512;
 extern const BwKernelTable bw_kernels_avx512_vnni;
+/* The AVX2 level's kernels with f32 sums (its table's, less the integer kernel). */
+extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
 
 /* Decodes columns [c0, c0 + len) of row r to f32, exactly as the reference does. */
 void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out);

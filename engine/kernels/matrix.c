@@ -102,8 +102,8 @@ thread_prepared (const RowsJob *job)
 {
   if (thread_int_x.job != job->int_job)
     {
-      thread_int_x.ok = job->table->int_prepare (job->w->fmt, job->x, job->w->cols,
-                                                 thread_int_x.buf);
+      thread_int_x.ok = bw_gemv_int_prepare (job->table->gemv_int, job->w->fmt, job->x,
+                                             job->w->cols, thread_int_x.buf);
       thread_int_x.job = job->int_job;
     }
   return thread_int_x.ok ? thread_int_x.buf : NULL;
@@ -122,7 +122,7 @@ rows_job_run (void *ctx, int index, int thread_id)
   int_x = job->int_job ? thread_prepared (job) : NULL;
   if (job->act_q8 && job->table->act_q8_rows (job->w, job->x, job->act_q8, job->y, r0, r1))
     return;
-  if (int_x && job->table->int_rows (job->w, job->x, int_x, job->y, r0, r1))
+  if (int_x && bw_gemv_int_rows (job->table->gemv_int, job->w, job->x, int_x, job->y, r0, r1))
     return;
   job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
 }
@@ -137,12 +137,11 @@ wants_act_q8 (const BwKernelTable *t, const BwMatrix *w, int n)
 }
 
 /* Whether a one-token product takes the level's integer kernel from activations prepared
- * by each thread: MXFP4 or Q4 of a width it covers. */
+ * by each thread: a format it covers, of a width it covers. */
 static gboolean
 wants_int (const BwKernelTable *t, const BwMatrix *w, int n)
 {
-  return t->int_rows && n == 1 && (w->fmt == BW_FMT_MXFP4 || w->fmt == BW_FMT_Q4
-                                          || w->fmt == BW_FMT_CT_INT4)
+  return t->gemv_int && n == 1 && bw_gemv_int_applies (t->gemv_int, w)
          && w->cols <= BW_GEMV_INT_MAX_COLS;
 }
 

@@ -1,6 +1,6 @@
 /* A weight matrix in any supported storage format, and the matrix-vector / matrix-matrix
  * products every family uses. Activations are f32 and sums f32 (or exact integer sums for
- * 4-bit weights, kernels/gemv-int.h). The weights are used as stored: the kernels
+ * 4-bit and 8-bit weights, kernels/gemv-int.h). The weights are used as stored: the kernels
  * dequantise on the fly, exactly. */
 #pragma once
 
@@ -29,7 +29,8 @@ typedef enum {
 typedef enum {
   BW_ISA_AUTO = 0,      /* the best level this CPU runs */
   BW_ISA_SCALAR,
-  BW_ISA_AVX2,          /* AVX2 + FMA + F16C */
+  BW_ISA_AVX2,          /* AVX2 + FMA + F16C; integer sums for 4-bit and 8-bit products
+                         * (kernels/gemv-int.h) */
   BW_ISA_AVX512,        /* AVX-512 F/BW/VL/DQ, f32 sums */
   BW_ISA_AVX512_VNNI,   /* + VNNI/VBMI: integer sums for one-token 4-bit products
                          * (kernels/gemv-int.h), int8 activations where act_bits asks */

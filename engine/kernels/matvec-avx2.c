@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/gemv-int.h"
 #include "kernels/kernel-table.h"
 #include "quant/ct-int.h"
 #include "quant/fp8.h"
@@ -208,6 +209,28 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+/* Products of the formats the integer kernel sums (gemv-int-avx2.c), of as many tokens as
+ * it takes, go to it; FALSE where it declines, and the f32 kernel does the product. */
+static inline __attribute__((always_inline)) gboolean
+int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+            int64_t r0, int64_t r1)
+{
+  if (n > bw_gemv_int_avx2.max_tokens
+      || !(fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_Q8
+           || fmt == BW_FMT_CT_INT8))
+    return FALSE;
+  return n == 1 ? bw_gemv_int_matvec (&bw_gemv_int_avx2, w, x, y, r0, r1)
+                : bw_gemv_int_matmul (&bw_gemv_int_avx2, w, x, n, y, ldy, r0, r1);
+}
+#define TOKEN_KERNEL(fmt, w, x, n, y, ldy, r0, r1) int_tokens (fmt, w, x, n, y, ldy, r0, r1)
+
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2");
+const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2);
+
+const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT] = {
+  [BW_FMT_F32] = rows_f32_f32, [BW_FMT_BF16] = rows_bf16_f32, [BW_FMT_F16] = rows_f16_f32,
+  [BW_FMT_FP8_E4M3_B128] = rows_fp8_f32, [BW_FMT_MXFP4] = rows_mxfp4_f32,
+  [BW_FMT_Q8] = rows_q8_f32, [BW_FMT_Q4] = rows_q4_f32, [BW_FMT_Q2] = rows_q2_f32,
+  [BW_FMT_CT_INT4] = rows_ct_int4_f32, [BW_FMT_CT_INT8] = rows_ct_int8_f32,
+};

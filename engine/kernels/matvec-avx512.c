@@ -278,4 +278,4 @@ vec_i_reduce (__m512i v)
 
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512");
+const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512", NULL);

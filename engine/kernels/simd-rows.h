@@ -303,18 +303,24 @@ fast_path_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
 #define TOKEN_KERNEL(fmt, w, x, n, y, ldy, r0, r1) FALSE
 #endif
 
+/* name_f32: the f32 kernel alone (what a TOKEN_KERNEL falls back to); name: the table's. */
 #define DEFINE_ROWS_KERNEL(name, FMT)                                                    \
-  static void name (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,      \
-                    int64_t r0, int64_t r1)                                              \
+  static void __attribute__((noinline, unused))                                          \
+  name##_f32 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0, \
+              int64_t r1)                                                                \
   {                                                                                      \
-    if (TOKEN_KERNEL (FMT, w, x, n, y, ldy, r0, r1))                                     \
-      return;                                                                            \
     if (!fast_path_ok (FMT, w, r0, r1))                                                  \
       {                                                                                  \
         bw_kernels_scalar.rows[FMT](w, x, n, y, ldy, r0, r1);                            \
         return;                                                                          \
       }                                                                                  \
     rows_driver (FMT, w, x, n, y, ldy, r0, r1);                                          \
+  }                                                                                      \
+  static void name (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,      \
+                    int64_t r0, int64_t r1)                                              \
+  {                                                                                      \
+    if (!TOKEN_KERNEL (FMT, w, x, n, y, ldy, r0, r1))                                    \
+      name##_f32 (w, x, n, y, ldy, r0, r1);                                              \
   }
 
 DEFINE_ROWS_KERNEL (rows_f32, BW_FMT_F32)
@@ -351,7 +357,7 @@ stream_sum (const void *p, size_t bytes)
   return vec_i_reduce (vec_i_add (vec_i_add (s0, s1), vec_i_add (s2, s3)));
 }
 
-#define SIMD_KERNEL_TABLE(isa_name)                                                      \
+#define SIMD_KERNEL_TABLE(isa_name, int_kernel)                                          \
   {                                                                                      \
     .name = isa_name,                                                                    \
     .rows = {                                                                            \
@@ -367,4 +373,5 @@ stream_sum (const void *p, size_t bytes)
       [BW_FMT_CT_INT8] = rows_ct_int8,                                                   \
     },                                                                                   \
     .stream_sum = stream_sum,                                                            \
+    .gemv_int = int_kernel,                                                              \
   }

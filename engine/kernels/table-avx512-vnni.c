@@ -9,10 +9,7 @@
 static void
 rows_int (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0, int64_t r1)
 {
-  gboolean done = n == 1 ? bw_gemv_int_matvec (w, x, y, r0, r1)
-                         : bw_gemv_int_matmul (w, x, n, y, ldy, r0, r1);
-  if (!done)
-    bw_kernels_avx512.rows[w->fmt](w, x, n, y, ldy, r0, r1);
+  bw_gemv_int_product (&bw_gemv_int_avx512vnni, w, x, n, y, ldy, r0, r1);
 }
 
 const BwKernelTable bw_kernels_avx512_vnni = {
@@ -23,8 +20,7 @@ const BwKernelTable bw_kernels_avx512_vnni = {
     [BW_FMT_Q4] = rows_int,
     [BW_FMT_CT_INT4] = rows_int,
   },
-  .int_prepare = bw_gemv_int_prepare,
-  .int_rows = bw_gemv_int_rows,
+  .gemv_int = &bw_gemv_int_avx512vnni,
   .act_q8_prepare = bw_act_q8_prepare_avx512vnni,
   .act_q8_rows = bw_act_q8_rows_avx512vnni,
 };

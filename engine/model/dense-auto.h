@@ -1,6 +1,12 @@
-/* --dense-bits auto: keep the dense part as stored when it leaves room for a useful expert
- * cache (two tokens' routed experts, the bar below which almost every expert comes from the
- * disk), else hold it as int8. */
+/* --dense-bits auto: the precision the dense part is held at when the user did not choose.
+ * As stored, unless
+ * - it leaves no room for a useful expert cache (two tokens' routed experts, the bar below
+ *   which almost every expert comes from the disk): int8, for memory; or
+ * - the experts stream from the disk (they do not all fit in the cache the stored dense
+ *   part leaves) and this CPU sums int8 products in integers: the dense part is then read
+ *   whole by every token, int8 halves those bytes at no cost in arithmetic, and the memory
+ *   it frees goes to the expert cache: int8, for speed.
+ * A model whose every weight fits keeps its published precision. */
 #pragma once
 
 #include "model/model.h"
@@ -9,8 +15,8 @@ G_BEGIN_DECLS
 
 /* The dense bits to load ckpt with under opts (whose dense_bits is BW_DENSE_BITS_AUTO),
  * with room bytes of memory the process may take (0: unknown, which keeps the stored
- * precision). *for_memory is TRUE when the answer is 8 for the cache's sake. */
+ * precision), and why (BW_DENSE_AS_ASKED when it keeps the stored precision). */
 int bw_dense_auto_bits (const BwCheckpoint *ckpt, const BwModelOptions *opts, guint64 room,
-                        gboolean *for_memory);
+                        BwDenseReason *reason);
 
 G_END_DECLS

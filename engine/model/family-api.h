@@ -49,7 +49,7 @@ struct BwModel {
   gpointer progress_data;
   GCancellable *loading;        /* while loading: the caller's, for the long steps */
   GPtrArray *allocations;       /* what bw_model_alloc handed out */
-  gboolean dense_for_memory;    /* auto picked dense_bits 8 for the expert cache's sake */
+  BwDenseReason dense_reason;   /* why dense_bits is what it is */
   struct BwDenseCache *dense_cache;  /* while loading with dense_bits set, or NULL */
   char *dense_cache_status;
   float *requant_tmp;           /* the requantiser's scratch, grown as needed */

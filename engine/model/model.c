@@ -165,12 +165,12 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
       bw_mem_limits_read (NULL, &lim);
       model->opts.dense_bits = bw_dense_auto_bits (model->ckpt, &model->opts,
                                                    bw_mem_limits_room (&lim),
-                                                   &model->dense_for_memory);
+                                                   &model->dense_reason);
     }
   if (model->opts.dense_bits != 0
       && (model->opts.dense_cache_dir == NULL || model->opts.dense_cache_dir[0] != '\0'))
     model->dense_cache = bw_dense_cache_open (model->opts.dense_cache_dir, model->ckpt,
-                                              model->opts.dense_bits, 32);
+                                              model->opts.dense_bits, BW_DENSE_GROUP);
   model->opts.dense_cache_dir = NULL;   /* the caller's string: not kept past the load */
   model->pool = bw_pool_new (opts->threads);
   model->loading = cancellable;
@@ -273,10 +273,10 @@ bw_model_config_hash (const BwModel *model)
 }
 
 int
-bw_model_dense_bits (const BwModel *model, gboolean *chosen_for_memory)
+bw_model_dense_bits (const BwModel *model, BwDenseReason *reason)
 {
-  if (chosen_for_memory)
-    *chosen_for_memory = model->dense_for_memory;
+  if (reason)
+    *reason = model->dense_reason;
   return model->opts.dense_bits;
 }
 

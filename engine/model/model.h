@@ -22,8 +22,7 @@ G_BEGIN_DECLS
 typedef struct {
   int threads;            /* compute threads; <= 0 picks the number of online CPUs */
   int dense_bits;         /* 0 = as stored; 8 or 4 = requantise dense matrices at load;
-                           * BW_DENSE_BITS_AUTO: as stored when the dense part leaves room
-                           * for a useful expert cache, else 8 (bw_model_dense_bits) */
+                           * BW_DENSE_BITS_AUTO: model/dense-auto.h decides */
   int expert_bits;        /* 0 = as stored; 8, 4 or 2 = requantise routed experts when read */
   int act_bits;           /* 8 = int8 activations for 4-bit weights (opt-in, approximate;
                            * kernels/act-q8.h); 0 = f32 */
@@ -36,6 +35,15 @@ typedef struct {
 } BwModelOptions;
 
 #define BW_DENSE_BITS_AUTO (-1)
+/* Columns per scale of a requantised dense matrix. */
+#define BW_DENSE_GROUP 32
+
+/* Why the dense part is held at its precision. */
+typedef enum {
+  BW_DENSE_AS_ASKED,        /* as the options said, or as stored by auto */
+  BW_DENSE_FOR_MEMORY,      /* auto: int8, as stored it left no useful expert cache */
+  BW_DENSE_FOR_SPEED,       /* auto: int8, the experts stream and int8 sums in integers */
+} BwDenseReason;
 
 /* Defaults: all threads, weights as stored, max_batch 64, store options zeroed (auto). */
 void bw_model_options_init (BwModelOptions *opts);
@@ -82,10 +90,9 @@ BwExpertStore *bw_model_expert_store (const BwModel *model);
 BwPool *bw_model_pool (const BwModel *model);
 /* Identifies the weights and the options that change the numbers (dense/expert bits). */
 guint64 bw_model_config_hash (const BwModel *model);
-/* The precision the dense part is held at (0: as stored, 8 or 4); *chosen_for_memory (may
- * be NULL) is TRUE when BW_DENSE_BITS_AUTO picked 8 because the dense part as stored left
- * too little memory for a useful expert cache. */
-int bw_model_dense_bits (const BwModel *model, gboolean *chosen_for_memory);
+/* The precision the dense part is held at (0: as stored, 8 or 4) and why (reason may be
+ * NULL). */
+int bw_model_dense_bits (const BwModel *model, BwDenseReason *reason);
 /* What the dense part's disk cache did at load ("read", "written", why not...), or NULL
  * when none was used. */
 const char *bw_model_dense_cache_status (const BwModel *model);

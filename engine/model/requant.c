@@ -6,7 +6,7 @@
 #include "kernels/requant.h"
 #include "model/dense-cache.h"
 
-#define GROUP 32
+#define GROUP BW_DENSE_GROUP
 
 /* Forgets an allocation made by bw_model_alloc. */
 static void

@@ -386,7 +386,10 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   memset (out, 0, sizeof *out);
   out->backend = "";
   out->resident_bytes = bw_model_resident_bytes (engine->model);
-  out->dense_bits = bw_model_dense_bits (engine->model, &out->dense_bits_for_memory);
+  BwDenseReason why;
+  out->dense_bits = bw_model_dense_bits (engine->model, &why);
+  out->dense_bits_for_memory = why == BW_DENSE_FOR_MEMORY;
+  out->dense_bits_for_speed = why == BW_DENSE_FOR_SPEED;
   BwExpertStore *store = bw_model_expert_store (engine->model);
   if (store == NULL)
     return;

@@ -5,13 +5,15 @@
  *   damaged:    a flipped byte, a cut file and a foreign file are ignored, the load
  *               converts again and rewrites the file, which the next load reads;
  *   trim:       the folder is kept under its bound by removing the least recently used;
- *   auto:       under a small (fake) memory room auto holds the dense part as int8, with
- *               plenty of room as stored. */
+ *   auto:       under a small (fake) memory room auto holds the dense part as int8 for
+ *               memory; where the experts stream, as int8 for speed on a CPU that sums
+ *               int8 in integers; with room for every weight as stored (K3's fixture). */
 #include <glib/gstdio.h>
 #include <string.h>
 #include <utime.h>
 
 #include "burrow-engine.h"
+#include "kernels/dispatch.h"
 #include "model/dense-cache.h"
 #include "model/model.h"
 #include "stream/mem-limits.h"
@@ -20,9 +22,9 @@
 #define N_IDS 8
 
 static char *
-fixture (void)
+fixture_of (const char *family)
 {
-  char *dir = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
+  char *dir = g_build_filename (BURROW_ORACLES, family, NULL);
   g_assert_true (g_file_test (dir, G_FILE_TEST_IS_DIR));
   return dir;
 }
@@ -35,9 +37,9 @@ remove_tree (const char *path)
 }
 
 static BwModel *
-load (const char *cache_dir, int dense_bits, guint64 max_bytes)
+load_family (const char *family, const char *cache_dir, int dense_bits, guint64 max_bytes)
 {
-  g_autofree char *dir = fixture ();
+  g_autofree char *dir = fixture_of (family);
   g_autoptr (GError) error = NULL;
   BwModelOptions opts;
   bw_model_options_init (&opts);
@@ -48,6 +50,12 @@ load (const char *cache_dir, int dense_bits, guint64 max_bytes)
   BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
+}
+
+static BwModel *
+load (const char *cache_dir, int dense_bits, guint64 max_bytes)
+{
+  return load_family ("kimi_linear", cache_dir, dense_bits, max_bytes);
 }
 
 /* Logits of every position of one forward over ids 1..N_IDS. */
@@ -201,20 +209,22 @@ fake_root (guint64 room)
 }
 
 static int
-auto_bits_with_room (guint64 room, gboolean *for_memory)
+auto_bits_with_room (guint64 room, BwDenseReason *why)
 {
   g_autofree char *root = fake_root (room);
   bw_mem_limits_set_default_root (root);
-  g_autoptr (BwModel) model = load ("", BW_DENSE_BITS_AUTO, 0);
+  /* K3's fixture: two tokens' experts are half of them, so a useful cache may still leave
+   * the experts streaming */
+  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0);
   bw_mem_limits_set_default_root (NULL);
   remove_tree (root);
-  return bw_model_dense_bits (model, for_memory);
+  return bw_model_dense_bits (model, why);
 }
 
 static void
 test_auto (void)
 {
-  g_autofree char *dir = fixture ();
+  g_autofree char *dir = fixture_of ("kimi_k3");
   BurrowModelInfo info;
   g_autoptr (GError) error = NULL;
   g_assert_true (burrow_inspect (dir, &info, &error));
@@ -228,17 +238,27 @@ test_auto (void)
                   " B as int8, useful cache %" G_GUINT64_FORMAT " B, room %" G_GUINT64_FORMAT
                   " B", info.resident_bytes, info.resident_bytes_q8, useful, room);
   g_assert_cmpuint (room / 1024 * 1024, >=, info.resident_bytes_q8 + 2 * useful + 16);
+  /* Room for the stored dense part and a cache of about half of the experts: a useful
+   * cache, but the experts stream. */
+  g_assert_cmpuint (useful, <, info.expert_bytes);
+  guint64 streaming = info.resident_bytes + useful + info.expert_bytes;
   burrow_model_info_clear (&info);
 
-  gboolean for_memory = FALSE;
-  g_assert_cmpint (auto_bits_with_room (room, &for_memory), ==, 8);
-  g_assert_true (for_memory);
-  g_assert_cmpint (auto_bits_with_room ((guint64) 64 << 30, &for_memory), ==, 0);
-  g_assert_false (for_memory);
-  /* the real machine has room for a 14 kB checkpoint: as stored, token-exact */
-  g_autoptr (BwModel) model = load ("", BW_DENSE_BITS_AUTO, 0);
-  g_assert_cmpint (bw_model_dense_bits (model, &for_memory), ==, 0);
-  g_assert_false (for_memory);
+  BwDenseReason why = BW_DENSE_AS_ASKED;
+  g_assert_cmpint (auto_bits_with_room (room, &why), ==, 8);
+  g_assert_cmpint (why, ==, BW_DENSE_FOR_MEMORY);
+  /* int8 for speed only where this CPU sums int8 products in integers (AVX2 and up) */
+  gboolean int8_fast = bw_kernels_int_sums (BW_ISA_AUTO, BW_FMT_Q8, BW_DENSE_GROUP);
+  g_assert_true (int8_fast || !bw_isa_supported (BW_ISA_AVX2));
+  g_assert_cmpint (auto_bits_with_room (streaming, &why), ==, int8_fast ? 8 : 0);
+  g_assert_cmpint (why, ==, int8_fast ? BW_DENSE_FOR_SPEED : BW_DENSE_AS_ASKED);
+  /* every expert fits beside the stored dense part: as stored */
+  g_assert_cmpint (auto_bits_with_room ((guint64) 64 << 30, &why), ==, 0);
+  g_assert_cmpint (why, ==, BW_DENSE_AS_ASKED);
+  /* the real machine has room for a 366 kB checkpoint: as stored, token-exact */
+  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0);
+  g_assert_cmpint (bw_model_dense_bits (model, &why), ==, 0);
+  g_assert_cmpint (why, ==, BW_DENSE_AS_ASKED);
 }
 
 int

@@ -27,10 +27,10 @@ run_cli (const char *const *args, int *status)
   return out;
 }
 
-/* Whether the level bench kernels runs by default is the one with integer sums (the
- * engine's own CPU check decides; a -Dsimd=false build never has it). */
-static gboolean
-cpu_has_avx512_vnni (void)
+/* The level bench kernels runs by default (the engine's own CPU check decides; a
+ * -Dsimd=false build runs the scalar one). */
+static char *
+default_isa (void)
 {
   static const char *const args[] = {
     "bench", "kernels", "--json", "--threads", "1", "--formats", "f32", "--kernels", "matvec",
@@ -44,7 +44,22 @@ cpu_has_avx512_vnni (void)
   g_assert_true (g_spawn_check_wait_status (status, NULL));
   g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
   JsonObject *o = json_node_get_object (json_parser_get_root (parser));
-  return g_strcmp0 (json_object_get_string_member (o, "isa"), "avx512-vnni") == 0;
+  return g_strdup (json_object_get_string_member (o, "isa"));
+}
+
+static gboolean
+cpu_has_avx512_vnni (void)
+{
+  g_autofree char *isa = default_isa ();
+  return g_strcmp0 (isa, "avx512-vnni") == 0;
+}
+
+/* Whether that level sums 4-bit products in integers (kernels/gemv-int.h). */
+static gboolean
+default_has_int (void)
+{
+  g_autofree char *isa = default_isa ();
+  return g_strcmp0 (isa, "avx2") == 0 || g_strcmp0 (isa, "avx512-vnni") == 0;
 }
 
 static void
@@ -73,9 +88,11 @@ test_json_lines (void)
         g_assert_true (json_object_has_member (o, keys[k]));
       g_assert_cmpstr (json_object_get_string_member (o, "kernel"), ==, i % 2 ? "matmul" : "matvec");
       g_assert_cmpstr (json_object_get_string_member (o, "activations"), ==, "f32");
-      /* BF16 sums in f32; the 4-bit formats in integers where the CPU has AVX-512 VNNI */
+      /* BF16 sums in f32; the 4-bit formats in integers at the levels with an integer
+       * kernel (AVX2, AVX-512 VNNI), one token or several */
+      const char *isa = json_object_get_string_member (o, "isa");
       g_assert_cmpstr (json_object_get_string_member (o, "sums"), ==,
-                       i >= 2 && cpu_has_avx512_vnni () ? "int" : "f32");
+                       i >= 2 && (!g_strcmp0 (isa, "avx2") || !g_strcmp0 (isa, "avx512-vnni")) ? "int" : "f32");
       g_assert_cmpint (json_object_get_int_member (o, "rows"), ==, 64);
       g_assert_cmpint (json_object_get_int_member (o, "cols"), ==, 256);
       g_assert_cmpint (json_object_get_int_member (o, "threads"), ==, 2);
@@ -136,7 +153,7 @@ test_int8_lines (void)
 static void
 test_fma_lines (void)
 {
-  check_4bit_lines ("matvec-fma", "f32", "f32", cpu_has_avx512_vnni ());
+  check_4bit_lines ("matvec-fma", "f32", "f32", default_has_int ());
 }
 
 /* --isa picks the level every product runs: the scalar one reports itself and sums 4-bit

@@ -1,8 +1,9 @@
-/* The integer one-token kernel for MXFP4 and Q4 (kernels/gemv-int.h): at least as close
- * to the exact product as the f32 reference kernel, on activations shaped like a model's
- * (outliers, wide ranges, zero groups); the same bits however the product is driven; the
- * f32 kernel wherever the activations rule it out; and each activation rounded exactly as
- * the header says. */
+/* The integer one-token kernels (kernels/gemv-int.h), at every level this CPU runs that
+ * has one (AVX2: MXFP4, Q4, compressed-tensors INT4, Q8 and INT8; AVX-512 VNNI: the 4-bit
+ * formats): at least as close to the exact product as the f32 reference kernel, on
+ * activations shaped like a model's (outliers, wide ranges, zero groups); the same bits
+ * however the product is driven; the level's f32 kernel wherever the activations or the
+ * scales rule it out; and each activation rounded exactly as the header says. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -15,17 +16,42 @@
 typedef enum { DIST_UNIFORM, DIST_OUTLIERS, DIST_WIDE, DIST_SPARSE, DIST_COUNT } Dist;
 static const char *const dist_names[] = { "uniform", "outliers", "wide", "sparse" };
 
-/* Whether this CPU has the kernel; where it has not, the kernel must never be chosen
- * (products then take the f32 kernels, which tests/kernels/test-kernels-isa.c checks). */
-static gboolean
-have_kernel (void)
+/* The integer kernels of the levels this CPU runs, into k[] (their count). On an x86 CPU
+ * with AVX2 there is at least that level's, so this test cannot pass without checking one;
+ * a level the CPU lacks must never be chosen. */
+static int
+levels (const BwGemvInt **k, BwIsa *isa)
 {
-  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
-    return TRUE;
-  g_assert_null (bw_kernels_table (BW_ISA_AUTO)->int_rows);
-  g_assert_null (bw_kernels_table (BW_ISA_AVX512_VNNI)->int_rows);
-  g_test_message ("CPU lacks AVX-512 VNNI: only checked that the kernel is never chosen");
-  return FALSE;
+  static const BwIsa with_int[] = { BW_ISA_AVX2, BW_ISA_AVX512_VNNI };
+  int n = 0;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (with_int); i++)
+    {
+      const BwKernelTable *t = bw_kernels_table (with_int[i]);
+      if (!bw_isa_supported (with_int[i]))
+        {
+          g_assert_true (t->gemv_int != (with_int[i] == BW_ISA_AVX2 ? &bw_gemv_int_avx2 : &bw_gemv_int_avx512vnni));
+          continue;
+        }
+      g_assert_nonnull (t->gemv_int);
+      k[n] = t->gemv_int;
+      isa[n++] = with_int[i];
+    }
+  if (bw_cpu_has ("avx2") && bw_cpu_has ("fma") && bw_cpu_has ("f16c"))
+    g_assert_cmpint (n, >=, 1);
+  if (n == 0)
+    {
+      g_assert_null (bw_kernels_table (BW_ISA_AUTO)->gemv_int);
+      g_test_message ("CPU lacks AVX2: only checked that no integer kernel is chosen");
+    }
+  return n;
+}
+
+/* Whether k must sum fmt in integers (the 8-bit formats only at the AVX2 level). */
+static gboolean
+must_apply (const BwGemvInt *k, BwFormat fmt)
+{
+  return k == &bw_gemv_int_avx2 || !(fmt == BW_FMT_Q8 || fmt == BW_FMT_CT_INT8);
 }
 
 static void
@@ -69,7 +95,7 @@ exact_row (const TestMatrix *t, const float *x, int64_t r, double *mag)
   return exact;
 }
 
-/* y = W x at a kernel level. */
+/* y = W x at a kernel level (through the table, as the engine calls it). */
 static void
 matvec_at (BwIsa isa, const BwMatrix *m, const float *x, float *y)
 {
@@ -81,13 +107,13 @@ matvec_at (BwIsa isa, const BwMatrix *m, const float *x, float *y)
 
 /* Sum over rows of |y - exact| for the integer kernel and for the scalar f32 kernel. */
 static void
-errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
+errors (const BwGemvInt *k, const TestMatrix *t, const float *x, double *err_int, double *err_f32)
 {
   const int64_t rows = t->m.rows;
   g_autofree float *yi = g_new (float, rows);
   g_autofree float *ys = g_new (float, rows);
 
-  g_assert_true (bw_gemv_int_matvec (&t->m, x, yi, 0, rows));
+  g_assert_true (bw_gemv_int_matvec (k, &t->m, x, yi, 0, rows));
   matvec_at (BW_ISA_SCALAR, &t->m, x, ys);
   *err_int = *err_f32 = 0;
   for (int64_t r = 0; r < rows; r++)
@@ -102,20 +128,17 @@ errors (const TestMatrix *t, const float *x, double *err_int, double *err_f32)
 }
 
 static void
-test_accuracy (void)
+accuracy_at (const BwGemvInt *k, BwIsa isa)
 {
   static const struct { BwFormat fmt; int group; } mats[] = {
     { BW_FMT_MXFP4, 0 }, { BW_FMT_Q4, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_Q4, 64 }, { BW_FMT_Q4, 256 },
     { BW_FMT_Q4, 384 }, { BW_FMT_CT_INT4, 32 }, { BW_FMT_CT_INT4, 128 }, { BW_FMT_CT_INT4, 0 },
+    { BW_FMT_Q8, 32 }, { BW_FMT_Q8, 0 }, { BW_FMT_Q8, 64 }, { BW_FMT_Q8, 256 }, { BW_FMT_Q8, 384 },
+    { BW_FMT_CT_INT8, 32 }, { BW_FMT_CT_INT8, 128 }, { BW_FMT_CT_INT8, 0 },
   };
   static const int64_t widths[] = { 7168, 4100, 16519 };
   GRand *rand = g_rand_new_with_seed (31337);
 
-  if (!have_kernel ())
-    {
-      g_rand_free (rand);
-      return;
-    }
   for (gsize m = 0; m < G_N_ELEMENTS (mats); m++)
     for (gsize wi = 0; wi < G_N_ELEMENTS (widths); wi++)
       for (int d = 0; d < DIST_COUNT; d++)
@@ -125,10 +148,17 @@ test_accuracy (void)
           g_autofree float *x = g_new (float, cols);
           double ei, ef;
           test_matrix_init (&t, mats[m].fmt, 48, cols, mats[m].group, 0, rand);
+          if (!bw_gemv_int_applies (k, &t.m))
+            {
+              g_assert_false (must_apply (k, mats[m].fmt));
+              test_matrix_clear (&t);
+              continue;
+            }
           fill (x, cols, (Dist) d, rand);
-          errors (&t, x, &ei, &ef);
-          g_test_message ("%s g%d %" G_GINT64_FORMAT " %s: integer %.3g, scalar f32 %.3g",
-                          test_format_name (mats[m].fmt), mats[m].group, cols, dist_names[d], ei, ef);
+          errors (k, &t, x, &ei, &ef);
+          g_test_message ("%s: %s g%d %" G_GINT64_FORMAT " %s: integer %.3g, scalar f32 %.3g",
+                          bw_isa_name (isa), test_format_name (mats[m].fmt), mats[m].group, cols,
+                          dist_names[d], ei, ef);
           /* closer to the exact product than the reference kernel's f32 sums */
           g_assert_cmpfloat (ei, <=, ef);
           test_matrix_clear (&t);
@@ -137,88 +167,109 @@ test_accuracy (void)
 }
 
 /* The prepared-once route of bw_matvec (all threads share the activations), the
- * several-token route and the per-call route give the same bits. */
+ * several-token route and the per-call route give the same bits; bw_matmul gives them
+ * too for as many tokens as the level's integer kernel takes. */
 static void
-test_routes_agree (void)
+routes_at (const BwGemvInt *k, BwIsa isa)
 {
   GRand *rand = g_rand_new_with_seed (5);
   BwPool *pool = bw_pool_new (3);
   const int64_t rows = 300, cols = 3584 + 64;
   const int n = 5;
+  static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4, BW_FMT_Q8, BW_FMT_CT_INT8 };
 
-  if (!have_kernel ())
-    goto out;
-  static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4 };
   for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
     {
       TestMatrix t;
       g_autofree float *x = g_new (float, n * cols);
       g_autofree float *a = g_new (float, n * rows), *b = g_new (float, n * rows), *c = g_new (float, n * rows);
       test_matrix_init (&t, fmts[f], rows, cols, 32, 3, rand);
-      fill (x, n * cols, DIST_OUTLIERS, rand);
-      bw_matmul (&t.m, x, n, a, pool);
-      g_assert_true (bw_gemv_int_matmul (&t.m, x, n, b, rows, 0, rows));
-      for (int k = 0; k < n; k++)
+      t.m.isa = isa;
+      if (!must_apply (k, fmts[f]))
         {
-          bw_matvec (&t.m, x + k * cols, c + k * rows, pool);
-          g_assert_true (bw_gemv_int_matvec (&t.m, x + k * cols, c + k * rows, 7, 8));
+          test_matrix_clear (&t);
+          continue;
+        }
+      fill (x, n * cols, DIST_OUTLIERS, rand);
+      g_assert_true (bw_gemv_int_matmul (k, &t.m, x, n, b, rows, 0, rows));
+      for (int i = 0; i < n; i++)
+        {
+          bw_matvec (&t.m, x + i * cols, c + i * rows, pool);
+          g_assert_true (bw_gemv_int_matvec (k, &t.m, x + i * cols, a + i * rows, 0, rows));
+          /* one row on its own, and rows split at odd places */
+          g_assert_true (bw_gemv_int_matvec (k, &t.m, x + i * cols, c + i * rows, 7, 8));
+          bw_matvec_rows (&t.m, x + i * cols, c + i * rows, 101, 203);
         }
       g_assert_cmpmem (a, n * rows * sizeof (float), b, n * rows * sizeof (float));
       g_assert_cmpmem (a, n * rows * sizeof (float), c, n * rows * sizeof (float));
+      if (n <= k->max_tokens)
+        {
+          bw_matmul (&t.m, x, n, c, pool);
+          g_assert_cmpmem (a, n * rows * sizeof (float), c, n * rows * sizeof (float));
+        }
       test_matrix_clear (&t);
     }
-out:
   bw_pool_free (pool);
   g_rand_free (rand);
+}
+
+/* y = the level's f32 kernel's product (what the engine must give where the integer
+ * kernel declines). */
+static void
+f32_at (const BwGemvInt *k, const BwMatrix *m, const float *x, float *y)
+{
+  k->fallback[m->fmt](m, x, 1, y, m->rows, 0, m->rows);
+}
+
+static gboolean
+same (float a, float b)
+{
+  return a == b || (isnan (a) && isnan (b));
 }
 
 /* NaN or Inf activations, and groups whose largest magnitude is beyond the fixed-point
  * range, go to the f32 kernel: same results as with the integer kernel turned off. */
 static void
-test_fallback (void)
+fallback_at (const BwGemvInt *k, BwIsa isa, BwFormat fmt)
 {
   GRand *rand = g_rand_new_with_seed (8);
   const int64_t rows = 40, cols = 512;
   static const float odd[] = { NAN, INFINITY, 0x1p70f, 0x1p-70f };
 
-  if (!have_kernel ())
-    {
-      g_rand_free (rand);
-      return;
-    }
   TestMatrix t;
-  test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
-  for (gsize k = 0; k < G_N_ELEMENTS (odd); k++)
+  test_matrix_init (&t, fmt, rows, cols, 32, 0, rand);
+  t.m.isa = isa;
+  for (gsize i = 0; i < G_N_ELEMENTS (odd); i++)
     {
       g_autofree float *x = g_new (float, cols);
       float y[40], want[40];
       test_fill_random (x, cols, rand);
-      if (k == 3)
-        for (int i = 256; i < 288; i++)
-          x[i] *= 0x1p-70f; /* one whole group tiny */
+      if (i == 3)
+        for (int c = 256; c < 288; c++)
+          x[c] *= 0x1p-70f; /* one whole group tiny */
       else
-        x[300] = odd[k];
-      g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
-      matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
-      matvec_at (BW_ISA_AVX512, &t.m, x, want);
+        x[300] = odd[i];
+      g_assert_false (bw_gemv_int_matvec (k, &t.m, x, y, 0, rows));
+      bw_matvec (&t.m, x, y, NULL);
+      f32_at (k, &t.m, x, want);
       for (int r = 0; r < rows; r++)
-        g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
-      if (k < 2)
+        g_assert_true (same (y[r], want[r]));
+      if (i < 2)
         g_assert_true (!isfinite (y[0]));
     }
   /* the edges of the fixed-point range: a group's largest magnitude in [2^-60, 2^60) */
   static const struct { float amax; gboolean taken; } edge[] = {
     { 0x1p-60f, TRUE }, { 0x1.fffffep-61f, FALSE }, { 0x1.fffffep59f, TRUE }, { 0x1p60f, FALSE },
   };
-  for (gsize k = 0; k < G_N_ELEMENTS (edge); k++)
+  for (gsize i = 0; i < G_N_ELEMENTS (edge); i++)
     {
       g_autofree float *x = g_new (float, cols);
       float y[40];
       test_fill_random (x, cols, rand);
-      for (int i = 288; i < 320; i++)
-        x[i] = edge[k].amax * (i == 300 ? 1.0f : -0.5f);
-      g_assert_cmpint (bw_gemv_int_matvec (&t.m, x, y, 0, rows), ==, edge[k].taken);
-      for (int r = 0; edge[k].taken && r < rows; r++)
+      for (int c = 288; c < 320; c++)
+        x[c] = edge[i].amax * (c == 300 ? 1.0f : -0.5f);
+      g_assert_cmpint (bw_gemv_int_matvec (k, &t.m, x, y, 0, rows), ==, edge[i].taken);
+      for (int r = 0; edge[i].taken && r < rows; r++)
         {
           double mag;
           const double exact = exact_row (&t, x, r, &mag);
@@ -228,7 +279,7 @@ test_fallback (void)
   /* all-zero activations are fine and give zeros */
   g_autofree float *z = g_new0 (float, cols);
   float y[40];
-  g_assert_true (bw_gemv_int_matvec (&t.m, z, y, 0, rows));
+  g_assert_true (bw_gemv_int_matvec (k, &t.m, z, y, 0, rows));
   for (int r = 0; r < rows; r++)
     g_assert_cmpfloat (y[r], ==, 0.0f);
   test_matrix_clear (&t);
@@ -237,10 +288,10 @@ test_fallback (void)
 
 /* MXFP4 scales of 253 and up (a weight that may overflow to Inf, or NaN) are found by the
  * kernel as it reads the scales: it says so for the rows it was given, and bw_matvec then
- * gives what the f32 kernel gives, in a row of a 4-row group and in a leftover row, in one
- * pass and in two. */
+ * gives what the f32 kernel gives, in a row of a group of rows side by side and in a
+ * leftover row, in one pass and in two. */
 static void
-test_large_scales (void)
+large_scales_at (const BwGemvInt *k, BwIsa isa)
 {
   GRand *rand = g_rand_new_with_seed (9);
   static const int64_t widths[] = { 512, BW_GEMV_INT_MAX_COLS + 640 };
@@ -248,13 +299,8 @@ test_large_scales (void)
   const int64_t rows = 11;
   static guint8 prepared[BW_GEMV_INT_PREPARED_BYTES] __attribute__((aligned (64)));
 
-  if (!have_kernel ())
-    {
-      g_rand_free (rand);
-      return;
-    }
   for (gsize wi = 0; wi < G_N_ELEMENTS (widths); wi++)
-    for (gsize k = 0; k < G_N_ELEMENTS (big); k++)
+    for (gsize i = 0; i < G_N_ELEMENTS (big); i++)
       for (int bad_row = 1; bad_row < rows; bad_row += 9)
         {
           const int64_t cols = widths[wi], ns = bw_mxfp4_row_scales (cols);
@@ -262,54 +308,61 @@ test_large_scales (void)
           g_autofree float *x = g_new (float, cols);
           float y[11], want[11];
           test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
+          t.m.isa = isa;
           test_fill_random (x, cols, rand);
-          t.scale_block[bad_row * ns + ns - 1] = big[k]; /* the row's last group */
+          t.scale_block[bad_row * ns + ns - 1] = big[i]; /* the row's last group */
           if (cols <= BW_GEMV_INT_MAX_COLS)
             {
-              g_assert_true (bw_gemv_int_prepare (BW_FMT_MXFP4, x, cols, prepared));
-              g_assert_false (bw_gemv_int_rows (&t.m, x, prepared, y, 0, rows));
-              g_assert_true (bw_gemv_int_rows (&t.m, x, prepared, y, 0, bad_row));
+              g_assert_true (bw_gemv_int_prepare (k, BW_FMT_MXFP4, x, cols, prepared));
+              g_assert_false (bw_gemv_int_rows (k, &t.m, x, prepared, y, 0, rows));
+              g_assert_true (bw_gemv_int_rows (k, &t.m, x, prepared, y, 0, bad_row));
             }
-          g_assert_false (bw_gemv_int_matvec (&t.m, x, y, 0, rows));
-          g_assert_false (bw_gemv_int_matmul (&t.m, x, 1, y, rows, 0, rows));
-          matvec_at (BW_ISA_AVX512_VNNI, &t.m, x, y);
-          matvec_at (BW_ISA_AVX512, &t.m, x, want);
+          g_assert_false (bw_gemv_int_matvec (k, &t.m, x, y, 0, rows));
+          g_assert_false (bw_gemv_int_matmul (k, &t.m, x, 1, y, rows, 0, rows));
+          bw_matvec (&t.m, x, y, NULL);
+          f32_at (k, &t.m, x, want);
           for (int r = 0; r < rows; r++)
-            g_assert_true (y[r] == want[r] || (isnan (y[r]) && isnan (want[r])));
-          if (k == 2)
+            g_assert_true (same (y[r], want[r]));
+          if (i == 2)
             g_assert_true (isnan (y[bad_row]));
           test_matrix_clear (&t);
         }
   g_rand_free (rand);
 }
 
-/* What the kernel does to each activation, column by column: with one-hot MXFP4 rows
- * (row r holds the code of 1.0 at column r, scale 2^0) the product returns the rounded
- * activation itself, which must be x rounded to the nearest multiple of 2^(e - 23), e the
- * power-of-two bound of its group (at most one f32 ulp of the group's largest element).
- * Every column position of a block (both nibble planes, every lane) is checked. */
+/* What the kernel does to each activation, column by column: with one-hot rows (row r
+ * holds the code of 1.0 at column r, scale 1) the product returns the rounded activation
+ * itself, which must be x rounded to the nearest multiple of 2^(e - 23), e the power-of-two
+ * bound of its group (at most one f32 ulp of the group's largest element). Every column
+ * position of a block (both nibble planes, every lane) is checked, for MXFP4 and, where
+ * the level has it, Q8 (whose digits are split differently). */
 static void
-test_rounding (void)
+rounding_at (const BwGemvInt *k, BwFormat fmt)
 {
   enum { N = 256 };
   GRand *rand = g_rand_new_with_seed (77);
-  g_autofree uint8_t *codes = g_new0 (uint8_t, N * N / 2);
-  g_autofree uint8_t *scales = g_new (uint8_t, N * N / 32);
+  const gboolean mx = fmt == BW_FMT_MXFP4;
+  const int64_t row_bytes = mx ? N / 2 : N;
+  g_autofree uint8_t *codes = g_new0 (uint8_t, N * row_bytes);
+  g_autofree uint8_t *scales = g_new (uint8_t, N * N / 32 * 4);
   float x[N], y[N];
 
-  if (!have_kernel ())
-    {
-      g_rand_free (rand);
-      return;
-    }
   for (int r = 0; r < N; r++)
-    codes[r * (N / 2) + r / 2] = (uint8_t) (0x2 << (4 * (r % 2))); /* E2M1 0b0010 = 1.0 */
-  memset (scales, 127, N * N / 32);
-  const BwMatrix m = { .fmt = BW_FMT_MXFP4, .rows = N, .cols = N, .data = codes, .scales = scales };
+    if (mx)
+      codes[r * row_bytes + r / 2] = (uint8_t) (0x2 << (4 * (r % 2))); /* E2M1 0b0010 = 1.0 */
+    else
+      codes[r * row_bytes + r] = 1;
+  if (mx)
+    memset (scales, 127, N * N / 32);
+  else
+    for (int i = 0; i < N * N / 32; i++)
+      memcpy (scales + 4 * i, &(float) { 1.0f }, 4);
+  const BwMatrix m = { .fmt = fmt, .rows = N, .cols = N, .data = codes, .scales = scales,
+                       .group = mx ? 0 : 32 };
   for (int trial = 0; trial < 20; trial++)
     {
       fill (x, N, trial % 2 ? DIST_WIDE : DIST_OUTLIERS, rand);
-      g_assert_true (bw_gemv_int_matvec (&m, x, y, 0, N));
+      g_assert_true (bw_gemv_int_matvec (k, &m, x, y, 0, N));
       for (int g = 0; g < N / 32; g++)
         {
           float amax = 0;
@@ -328,6 +381,39 @@ test_rounding (void)
     }
   g_rand_free (rand);
 }
+
+/* fn at every level with an integer kernel that this CPU runs. */
+static void
+each_level (void (*fn) (const BwGemvInt *k, BwIsa isa))
+{
+  const BwGemvInt *k[4];
+  BwIsa isa[4];
+  for (int l = 0, n = levels (k, isa); l < n; l++)
+    fn (k[l], isa[l]);
+}
+
+static void
+fallbacks_at (const BwGemvInt *k, BwIsa isa)
+{
+  static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4, BW_FMT_Q8, BW_FMT_CT_INT8 };
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    if (must_apply (k, fmts[f]))
+      fallback_at (k, isa, fmts[f]);
+}
+
+static void
+roundings_at (const BwGemvInt *k, BwIsa isa)
+{
+  rounding_at (k, BW_FMT_MXFP4);
+  if (must_apply (k, BW_FMT_Q8))
+    rounding_at (k, BW_FMT_Q8);
+}
+
+static void test_accuracy (void) { each_level (accuracy_at); }
+static void test_routes_agree (void) { each_level (routes_at); }
+static void test_fallback (void) { each_level (fallbacks_at); }
+static void test_large_scales (void) { each_level (large_scales_at); }
+static void test_rounding (void) { each_level (roundings_at); }
 
 int
 main (int argc, char **argv)

@@ -353,18 +353,20 @@ test_option_selects (void)
   if (compared == 0)
     g_test_message ("a scalar-only CPU or build: only the scalar level to select");
 
-  /* 4-bit products at the VNNI level sum in integers: the integer kernel's bits, not the
-   * AVX-512 f32 kernel's. */
-  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
+  /* One-token MXFP4 products at a level with an integer kernel sum in integers: the
+   * integer kernel's bits, not the level's f32 kernel's. */
+  for (int i = BW_ISA_SCALAR + 1; i < BW_ISA_COUNT; i++)
     {
-      const BwKernelTable *vnni = bw_kernels_table (BW_ISA_AVX512_VNNI);
+      const BwKernelTable *level = bw_kernels_table ((BwIsa) i);
+      if (!bw_isa_supported ((BwIsa) i) || !level->gemv_int)
+        continue;
       void *prepared = g_aligned_alloc (BW_GEMV_INT_PREPARED_BYTES, 1, 64);
       test_matrix_init (&t, BW_FMT_MXFP4, rows, cols, 0, 0, rand);
-      g_assert_true (vnni->int_prepare (BW_FMT_MXFP4, x, cols, prepared));
-      g_assert_true (vnni->int_rows (&t.m, x, prepared, want, 0, rows));
-      matmul_with (BW_ISA_AVX512_VNNI, &t.m, x, 1, got);
+      g_assert_true (bw_gemv_int_prepare (level->gemv_int, BW_FMT_MXFP4, x, cols, prepared));
+      g_assert_true (bw_gemv_int_rows (level->gemv_int, &t.m, x, prepared, want, 0, rows));
+      matmul_with ((BwIsa) i, &t.m, x, 1, got);
       g_assert_cmpmem (got, rows * sizeof (float), want, rows * sizeof (float));
-      matmul_with (BW_ISA_AVX512, &t.m, x, 1, scalar);
+      level->gemv_int->fallback[BW_FMT_MXFP4](&t.m, x, 1, scalar, rows, 0, rows);
       g_assert_true (memcmp (got, scalar, rows * sizeof (float)) != 0);
       g_aligned_free (prepared);
       test_matrix_clear (&t);
