@@ -72,6 +72,19 @@ bw_cli_compare_progress (BwCliMeter *m, guint64 done, guint64 total, const char 
   fflush (stderr);
 }
 
+void
+bw_cli_weights_progress (BwCliMeter *m, guint64 done, guint64 total)
+{
+  double rate, eta;
+  char buf[16];
+  if (!bw_cli_meter_due (m, done, total, &rate, &eta))
+    return;
+  fprintf (stderr, "%scomparing weights %5.1f%%  ETA %s%s", bw_cli_meter_start (m),
+           100.0 * (double) done / (double) MAX (total, 1), bw_cli_meter_eta (eta, buf),
+           bw_cli_meter_end (m));
+  fflush (stderr);
+}
+
 static GCancellable *interrupt_target;
 static sigset_t interrupt_signals;
 

@@ -34,6 +34,10 @@ const char *bw_cli_meter_eta (double eta, char buf[16]);
 void bw_cli_compare_progress (BwCliMeter *m, guint64 done, guint64 total,
                               const char *name_a, const char *name_b);
 
+/* The weight comparison's progress (bw_compare_weights) as a line: the percentage of the
+ * matrices' rows compared and the time left. */
+void bw_cli_weights_progress (BwCliMeter *m, guint64 done, guint64 total);
+
 /* Ctrl-C and SIGTERM cancel `cancellable` from now on: both are blocked in this thread and
  * every thread started after it (thread pools inherit the mask) and awaited on a thread of
  * their own, where cancelling is safe. Call once, before starting other threads. */

@@ -44,9 +44,13 @@ gboolean bw_compare_text (const char *dir_a, const char *dir_b, const char *text
                           BwTextCompare *out, GError **error);
 
 /* Relative weight errors of B against A per tensor class (sq_err, sq_ref, n_matrices:
- * matrices of the same module and shape compared), whatever format each stores. */
-gboolean bw_compare_weights (const char *dir_a, const char *dir_b, BwConvertReport *out,
-                             GError **error);
+ * matrices of the same module and shape compared), whatever format each stores.
+ * progress (may be NULL), on the calling thread: done of total rows of the matrices
+ * compared (an expert's matrix counts its own rows), first 0, then after each matrix.
+ * A cancel stops it before the next chunk of rows: FALSE with G_IO_ERROR_CANCELLED. */
+gboolean bw_compare_weights (const char *dir_a, const char *dir_b, BwCompareProgress progress,
+                             gpointer progress_data, GCancellable *cancellable,
+                             BwConvertReport *out, GError **error);
 
 /* The report as JSON: weights (may be NULL), text (may be NULL), what text was used. */
 JsonNode *bw_quality_json (const BwConvertOptions *opts, const BwConvertReport *weights,

@@ -3,8 +3,6 @@
  * reader is at its end, and a long reply shown in short pieces. */
 #include "burrow-config.h"
 
-#include <dlfcn.h>
-#include <gdk/x11/gdkx.h>
 #include <X11/keysym.h>
 
 #include <string.h>
@@ -13,27 +11,10 @@
 #include "burrow-chat-view.h"
 #include "burrow-markdown-view.h"
 #include "burrow-message-row.h"
+#include "iterate.h"
+#include "x-input.h"
 
 #define WAIT_USEC (20 * G_USEC_PER_SEC)
-
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (1000);                                                   \
-      }                                                                      \
-  } G_STMT_END
-
-/* libXtst's one call we need; Debian ships its headers only in libxtst-dev, so it is
- * looked up at run time (its ABI is fixed). */
-typedef int (*FakeKeyFunc) (Display *, unsigned int, Bool, unsigned long);
-typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
-static FakeKeyFunc fake_key;
-static FakeKeyFunc fake_button;     /* same signature: button, press, delay */
-static FakeMotionFunc fake_motion;
 
 static GtkWidget *window;
 static BurrowChatView *view;
@@ -73,71 +54,10 @@ settle (void)
     ;
 }
 
-/* ---- keys ---- */
-
-static Display *
-xdisplay (void)
-{
-  return gdk_x11_display_get_xdisplay (gtk_widget_get_display (window));
-}
-
-/* Presses @keysym (with Shift held if asked) through the X server, as a keyboard would,
- * and waits until GTK has handled it. */
+/* x_input's settle: the window is the only one. */
 static void
-press (KeySym   keysym,
-       gboolean shift)
+settle_window (GtkWidget *native)
 {
-  Display *dpy = xdisplay ();
-  KeyCode code = XKeysymToKeycode (dpy, keysym);
-  KeyCode shift_code = XKeysymToKeycode (dpy, XK_Shift_L);
-
-  g_assert_cmpuint (code, !=, 0);
-  if (shift)
-    fake_key (dpy, shift_code, True, 0);
-  fake_key (dpy, code, True, 0);
-  fake_key (dpy, code, False, 0);
-  if (shift)
-    fake_key (dpy, shift_code, False, 0);
-  XSync (dpy, False);
-  settle ();
-}
-
-/* No window manager under Xvfb: the window takes the keyboard itself. */
-static void
-take_focus (void)
-{
-  XSetInputFocus (xdisplay (), gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
-                  RevertToParent, CurrentTime);
-  XSync (xdisplay (), False);
-  ITERATE_UNTIL (gtk_window_is_active (GTK_WINDOW (window)));
-}
-
-/* Clicks the middle of @widget with the first mouse button through the X server. */
-static void
-click (GtkWidget *widget)
-{
-  Display *dpy = xdisplay ();
-  GtkNative *native = gtk_widget_get_native (widget);
-  graphene_point_t p;
-  double sx, sy;
-  int rx, ry;
-  Window unused;
-
-  g_assert_true (gtk_widget_get_mapped (widget));
-  g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
-                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
-                                                                 gtk_widget_get_height (widget) / 2.0f),
-                                           &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
-                         &unused);
-  fake_motion (dpy, -1, rx, ry, 0);
-  XSync (dpy, False);
-  settle ();
-  fake_button (dpy, 1, True, 0);
-  fake_button (dpy, 1, False, 0);
-  XSync (dpy, False);
   settle ();
 }
 
@@ -153,31 +73,31 @@ test_composer_keys (void)
   GtkWidget *composer = view_child ("composer");
   g_autofree char *text = NULL;
 
-  take_focus ();
+  x_input_take_focus (GTK_WINDOW (window));
   burrow_chat_view_focus_composer (view);
   settle ();
   g_assert_true (gtk_widget_has_focus (composer));
 
   /* The events reach the composer: a letter is typed. */
-  press (XK_h, FALSE);
-  press (XK_i, FALSE);
+  x_input_press (window, XK_h, FALSE);
+  x_input_press (window, XK_i, FALSE);
   text = draft ();
   g_assert_cmpstr (text, ==, "hi");
 
   /* Shift+Enter adds a line and sends nothing. */
-  press (XK_Return, TRUE);
+  x_input_press (window, XK_Return, TRUE);
   g_clear_pointer (&text, g_free);
   text = draft ();
   g_assert_cmpstr (text, ==, "hi\n");
   g_assert_cmpuint (n_sends, ==, 0);
 
   /* Enter sends, and adds no line; so does the keypad's Enter. */
-  press (XK_Return, FALSE);
+  x_input_press (window, XK_Return, FALSE);
   g_assert_cmpuint (n_sends, ==, 1);
   g_clear_pointer (&text, g_free);
   text = draft ();
   g_assert_cmpstr (text, ==, "hi\n");
-  press (XK_KP_Enter, FALSE);
+  x_input_press (window, XK_KP_Enter, FALSE);
   g_assert_cmpuint (n_sends, ==, 2);
   g_clear_pointer (&text, g_free);
   text = draft ();
@@ -408,14 +328,14 @@ test_click_regenerate (void)
 
   g_list_store_append (messages, question);
   g_list_store_append (messages, reply);
-  take_focus ();
+  x_input_take_focus (GTK_WINDOW (window));
   settle ();
   button = GTK_WIDGET (gtk_widget_get_template_child (last_row (), BURROW_TYPE_MESSAGE_ROW,
                                                      "regenerate_button"));
   g_assert_nonnull (button);
   g_assert_true (gtk_widget_get_visible (button));
 
-  click (button);
+  x_input_click (button);
   g_assert_cmpuint (n_regenerates, ==, 1);
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (messages)), ==, 2);
   g_assert_true (burrow_chat_message_get_streaming (g_list_model_get_item (G_LIST_MODEL (messages), 1)));
@@ -466,7 +386,7 @@ test_tool_call_expands (void)
   burrow_chat_message_set_reasoning (reply, "The user wants the weather.");
   g_list_store_append (messages, question);
   g_list_store_append (messages, reply);
-  take_focus ();
+  x_input_take_focus (GTK_WINDOW (window));
   settle ();
   row = last_row ();
   box = GTK_WIDGET (gtk_widget_get_template_child (row, BURROW_TYPE_MESSAGE_ROW, "tool_calls_box"));
@@ -483,7 +403,7 @@ test_tool_call_expands (void)
   g_assert_false (gtk_widget_get_mapped (args));
   screenshot ("tool-call-folded.png");
 
-  click (expander);
+  x_input_click (expander);
   settle ();
   g_assert_true (gtk_expander_get_expanded (GTK_EXPANDER (expander)));
   g_assert_true (gtk_widget_get_mapped (args));
@@ -519,7 +439,6 @@ main (int   argc,
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autoptr(GSimpleAction) send = g_simple_action_new ("send", NULL);
   g_autoptr(GSimpleAction) regenerate = g_simple_action_new ("regenerate", NULL);
-  void *xtst;
 
   if (!gtk_init_check ())
     {
@@ -529,16 +448,8 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   adw_init ();
 
-  /* Real key events need X11 and its XTest extension (Xvfb has it). */
-  g_assert_true (GDK_IS_X11_DISPLAY (gdk_display_get_default ()));
-  xtst = dlopen ("libXtst.so.6", RTLD_NOW);
-  g_assert_nonnull (xtst);
-  fake_key = (FakeKeyFunc) dlsym (xtst, "XTestFakeKeyEvent");
-  fake_button = (FakeKeyFunc) dlsym (xtst, "XTestFakeButtonEvent");
-  fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
-  g_assert_nonnull (fake_key);
-  g_assert_nonnull (fake_button);
-  g_assert_nonnull (fake_motion);
+  /* Real key events and clicks: X11 and its XTest extension (Xvfb has it). */
+  x_input_init (settle_window);
 
   window = gtk_window_new ();
   gtk_window_set_default_size (GTK_WINDOW (window), 600, 500);

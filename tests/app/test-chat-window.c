@@ -20,6 +20,7 @@
 #include "burrow-window-private.h"
 #include "app-finalize.h"
 #include "user-dirs.h"
+#include "iterate.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
@@ -29,17 +30,6 @@
 #else
 #define MAIN_LOOP_BUDGET_USEC (50 * 1000)
 #endif
-
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (1000);                                                   \
-      }                                                                      \
-  } G_STMT_END
 
 static BurrowApplication *app;
 static BurrowWindow *window;

@@ -5,8 +5,6 @@
  * measurement, each of which leaves no folder behind, and Escape. */
 #include "burrow-config.h"
 
-#include <dlfcn.h>
-#include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <X11/keysym.h>
@@ -17,27 +15,11 @@
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 #include "app-finalize.h"
+#include "iterate.h"
 #include "user-dirs.h"
+#include "x-input.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
-
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (1000);                                                   \
-      }                                                                      \
-  } G_STMT_END
-
-/* libXtst's calls, looked up at run time (Debian ships its headers only in libxtst-dev). */
-typedef int (*FakeButtonFunc) (Display *, unsigned int, Bool, unsigned long);
-typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
-static FakeButtonFunc fake_button;
-static FakeButtonFunc fake_key;     /* same signature: keycode, press, delay */
-static FakeMotionFunc fake_motion;
 
 static BurrowApplication *app;
 static char *models_dir;   /* holds the demo model's copy and what is made of it */
@@ -56,54 +38,13 @@ settle (GtkWidget *widget)
       g_usleep (1000);
 }
 
-/* Clicks the middle of @widget with the first mouse button through the X server. */
-static void
-click (GtkWidget *widget)
-{
-  GtkNative *native = gtk_widget_get_native (widget);
-  Display *dpy = gdk_x11_display_get_xdisplay (gtk_widget_get_display (widget));
-  graphene_point_t p;
-  double sx, sy;
-  int rx, ry;
-  Window unused;
-
-  settle (GTK_WIDGET (native));
-  g_assert_true (gtk_widget_get_mapped (widget));
-  g_assert_true (gtk_widget_is_sensitive (widget));
-  g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
-                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
-                                                                 gtk_widget_get_height (widget) / 2.0f),
-                                           &p));
-  gtk_native_get_surface_transform (native, &sx, &sy);
-  XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                         DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
-                         &unused);
-  fake_motion (dpy, -1, rx, ry, 0);
-  XSync (dpy, False);
-  settle (GTK_WIDGET (native));
-  fake_button (dpy, 1, True, 0);
-  fake_button (dpy, 1, False, 0);
-  XSync (dpy, False);
-  settle (GTK_WIDGET (native));
-}
-
-/* No window manager under Xvfb: the window takes the keyboard itself. */
+/* Escape (or another key) to @window, which takes the keyboard first. */
 static void
 press_key (GtkWindow *window,
-           KeySym     keysym)
+           guint      keysym)
 {
-  Display *dpy = gdk_x11_display_get_xdisplay (gtk_widget_get_display (GTK_WIDGET (window)));
-  KeyCode code = XKeysymToKeycode (dpy, keysym);
-
-  XSetInputFocus (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
-                  RevertToParent, CurrentTime);
-  XSync (dpy, False);
-  ITERATE_UNTIL (gtk_window_is_active (window));
-  g_assert_cmpuint (code, !=, 0);
-  fake_key (dpy, code, True, 0);
-  fake_key (dpy, code, False, 0);
-  XSync (dpy, False);
-  settle (GTK_WIDGET (window));
+  x_input_take_focus (window);
+  x_input_press (GTK_WIDGET (window), keysym, FALSE);
 }
 
 static gpointer
@@ -302,7 +243,7 @@ open_dialog (BurrowWindow *window)
   ITERATE_UNTIL (g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0);
   /* A page fading in takes no clicks yet. */
   ITERATE_UNTIL (!gtk_stack_get_transition_running (window_child (window, "stack")));
-  click (window_button (window, "win.compact-copy"));
+  x_input_click (window_button (window, "win.compact-copy"));
   ITERATE_UNTIL (window->compact_dialog != NULL && gtk_widget_get_mapped (GTK_WIDGET (window->compact_dialog)));
   dialog = BURROW_COMPACT_DIALOG (window->compact_dialog);
   ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
@@ -361,7 +302,7 @@ test_convert (void)
   g_assert_cmpstr (gtk_label_get_label (dialog_child (dialog, "expert_label")), ==, expert);
   g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "problem_row")));
 
-  click (dialog_child (dialog, "start_button"));
+  x_input_click (dialog_child (dialog, "start_button"));
   ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "done") == 0 &&
                  !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
   g_assert_true (g_file_test (out, G_FILE_TEST_IS_DIR));
@@ -372,7 +313,7 @@ test_convert (void)
   recent = burrow_settings_dup_recent_models (window->settings);
   g_assert_cmpstr (recent[0], ==, out);
 
-  click (dialog_child (dialog, "open_button"));
+  x_input_click (dialog_child (dialog, "open_button"));
   ITERATE_UNTIL (window->compact_dialog == NULL);
   ITERATE_UNTIL (g_strcmp0 (window->inspect_dir, out) == 0 &&
                  g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0 &&
@@ -383,7 +324,7 @@ test_convert (void)
   assert_quality_shown (group, out);
 
   /* And it loads. */
-  click (window_button (window, "win.start-chat"));
+  x_input_click (window_button (window, "win.start-chat"));
   ITERATE_UNTIL (burrow_session_is_ready_for (window->session, out));
 
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
@@ -402,14 +343,14 @@ test_cancel (void)
 
   g_assert_true (g_str_has_suffix (out, "demo-model-int4"));
   burrow_compact_dialog_set_step_delay (dialog, BURROW_CONVERT_STAGE_WRITING, 20000);
-  click (dialog_child (dialog, "start_button"));
+  x_input_click (dialog_child (dialog, "start_button"));
   ITERATE_UNTIL (gtk_progress_bar_get_fraction (bar) > 0 &&
                  !gtk_stack_get_transition_running (dialog_child (dialog, "stack")));
   g_assert_cmpstr (stack_page (dialog_child (dialog, "stack")), ==, "progress");
   g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), <, 0.5);
   g_assert_true (g_file_test (partial, G_FILE_TEST_IS_DIR));
 
-  click (dialog_child (dialog, "cancel_button"));
+  x_input_click (dialog_child (dialog, "cancel_button"));
   ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "options") == 0);
   ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
@@ -439,7 +380,7 @@ test_cancel_comparing (void)
 
   /* About 35 steps of 150 ms: five seconds of comparing. */
   burrow_compact_dialog_set_step_delay (dialog, BURROW_CONVERT_STAGE_COMPARING, 150000);
-  click (dialog_child (dialog, "start_button"));
+  x_input_click (dialog_child (dialog, "start_button"));
   ITERATE_UNTIL (g_str_has_prefix (gtk_progress_bar_get_text (bar) ? gtk_progress_bar_get_text (bar) : "",
                                    "Measuring the quality…") &&
                  gtk_progress_bar_get_fraction (bar) > 0);
@@ -450,7 +391,7 @@ test_cancel_comparing (void)
   g_assert_cmpstr (stack_page (dialog_child (dialog, "stack")), ==, "progress");
   g_assert_true (g_file_test (partial, G_FILE_TEST_IS_DIR));
 
-  click (dialog_child (dialog, "cancel_button"));
+  x_input_click (dialog_child (dialog, "cancel_button"));
   ITERATE_UNTIL (g_strcmp0 (stack_page (dialog_child (dialog, "stack")), "options") == 0);
   g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), <, 1.0);
   ITERATE_UNTIL (burrow_compact_dialog_has_estimate (dialog));
@@ -496,7 +437,6 @@ main (int   argc,
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-compact-test");
-  void *xtst;
   int ret;
 
   if (!gtk_init_check ())
@@ -506,16 +446,8 @@ main (int   argc,
     }
   g_test_init (&argc, &argv, NULL);
 
-  /* Real clicks need X11 and its XTest extension (Xvfb has it). */
-  g_assert_true (GDK_IS_X11_DISPLAY (gdk_display_get_default ()));
-  xtst = dlopen ("libXtst.so.6", RTLD_NOW);
-  g_assert_nonnull (xtst);
-  fake_button = (FakeButtonFunc) dlsym (xtst, "XTestFakeButtonEvent");
-  fake_key = (FakeButtonFunc) dlsym (xtst, "XTestFakeKeyEvent");
-  g_assert_nonnull (fake_key);
-  fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
-  g_assert_nonnull (fake_button);
-  g_assert_nonnull (fake_motion);
+  /* Real clicks: X11 and its XTest extension (Xvfb has it). */
+  x_input_init (settle);
 
   models_dir = g_build_filename (user_dirs, "models", NULL);
   copy_demo ();

@@ -14,22 +14,12 @@
 #include "burrow-window-private.h"
 #include "app-finalize.h"
 #include "user-dirs.h"
+#include "iterate.h"
 
 /* g_format_size puts a no-break space between number and unit. */
 #define NBSP "\302\240"
 
 #define WAIT_USEC (20 * G_USEC_PER_SEC)
-
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (1000);                                                   \
-      }                                                                      \
-  } G_STMT_END
 
 static BurrowApplication *app;
 

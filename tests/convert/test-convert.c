@@ -9,7 +9,9 @@
  *     errors naming the file, leave no output folder and the input untouched;
  *   - the weight errors: INT8 below INT4, nothing counted for what is kept;
  *   - burrow_convert's comparison reports its progress step by step, and a cancel during it
- *     stops it at once and leaves neither the folder nor its temporary one. */
+ *     stops it at once and leaves neither the folder nor its temporary one;
+ *   - bw_compare_weights reports its progress matrix by matrix, and a cancel from a report
+ *     stops it before any further one. */
 #include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -510,6 +512,89 @@ test_cancel_comparing (void)
     }
 }
 
+typedef struct {
+  GCancellable *cancel;
+  guint cancel_at;     /* report index that cancels; G_MAXUINT: never */
+  guint64 total;
+  GArray *done;        /* guint64 per report */
+} Weighing;
+
+static void
+on_weights_progress (guint64 done, guint64 total, gpointer data)
+{
+  Weighing *w = data;
+  w->total = total;
+  g_array_append_val (w->done, done);
+  if (w->done->len - 1 == w->cancel_at)
+    g_cancellable_cancel (w->cancel);
+}
+
+static gboolean
+weigh (const char *dir, Weighing *w, BwConvertReport *out, GError **error)
+{
+  w->done = g_array_new (FALSE, FALSE, sizeof (guint64));
+  w->cancel = g_cancellable_new ();
+  return bw_compare_weights (dir, dir, on_weights_progress, w, w->cancel, out, error);
+}
+
+static void
+weighing_clear (Weighing *w)
+{
+  g_array_unref (w->done);
+  g_object_unref (w->cancel);
+}
+
+/* A checkpoint against itself: from 0 up to the total, report by report, errors nil. */
+static void
+test_weights_progress (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  g_autoptr (GError) error = NULL;
+  Weighing w = { .cancel_at = G_MAXUINT };
+  BwConvertReport r;
+  guint64 matrices = 0;
+  if (in == NULL)
+    return;
+  g_assert_true (weigh (in, &w, &r, &error));
+  g_assert_no_error (error);
+  for (int c = 0; c < BW_CLASS_COUNT; c++)
+    {
+      matrices += r.n_matrices[c];
+      g_assert_cmpfloat (r.sq_err[c], ==, 0.0);
+    }
+  g_test_message ("%u reports, total %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " matrices",
+                  w.done->len, w.total, matrices);
+  g_assert_cmpuint (w.total, >, 0);
+  /* The first report before any work, then one per matrix (experts counted one by one). */
+  g_assert_cmpuint (w.done->len, ==, 1 + matrices);
+  g_assert_cmpuint (g_array_index (w.done, guint64, 0), ==, 0);
+  g_assert_cmpuint (g_array_index (w.done, guint64, w.done->len - 1), ==, w.total);
+  for (guint i = 1; i < w.done->len; i++)
+    g_assert_cmpuint (g_array_index (w.done, guint64, i), >, g_array_index (w.done, guint64, i - 1));
+  weighing_clear (&w);
+}
+
+/* Cancelled from the first report (before any matrix), then from the second (after the
+ * first matrix): it stops there, nothing more reported. */
+static void
+test_cancel_weights (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  if (in == NULL)
+    return;
+  for (guint at = 0; at < 2; at++)
+    {
+      g_autoptr (GError) error = NULL;
+      Weighing w = { .cancel_at = at };
+      BwConvertReport r;
+      g_assert_false (weigh (in, &w, &r, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      g_assert_cmpuint (w.done->len, ==, at + 1);
+      g_assert_cmpuint (g_array_index (w.done, guint64, at), <, w.total);
+      weighing_clear (&w);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -523,5 +608,7 @@ main (int argc, char **argv)
   g_test_add_func ("/convert/unfit-format", test_unfit_format);
   g_test_add_func ("/convert/comparing-progress", test_comparing_progress);
   g_test_add_func ("/convert/cancel-comparing", test_cancel_comparing);
+  g_test_add_func ("/convert/weights-progress", test_weights_progress);
+  g_test_add_func ("/convert/cancel-weights", test_cancel_weights);
   return g_test_run ();
 }

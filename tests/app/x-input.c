@@ -1,0 +1,104 @@
+#include "x-input.h"
+
+#include <dlfcn.h>
+#include <gdk/x11/gdkx.h>
+#include <X11/keysym.h>
+
+#include "iterate.h"
+
+#define WAIT_USEC (60 * G_USEC_PER_SEC)
+
+/* libXtst's calls, looked up at run time: Debian ships its headers only in libxtst-dev
+ * (its ABI is fixed). Keys and buttons share a signature: code, press, delay. */
+typedef int (*FakeKeyFunc) (Display *, unsigned int, Bool, unsigned long);
+typedef int (*FakeMotionFunc) (Display *, int, int, int, unsigned long);
+static FakeKeyFunc fake_key;
+static FakeKeyFunc fake_button;
+static FakeMotionFunc fake_motion;
+static XInputSettle settle;
+
+void
+x_input_init (XInputSettle settle_func)
+{
+  void *xtst;
+
+  g_assert_true (GDK_IS_X11_DISPLAY (gdk_display_get_default ()));
+  xtst = dlopen ("libXtst.so.6", RTLD_NOW);
+  g_assert_nonnull (xtst);
+  fake_key = (FakeKeyFunc) dlsym (xtst, "XTestFakeKeyEvent");
+  fake_button = (FakeKeyFunc) dlsym (xtst, "XTestFakeButtonEvent");
+  fake_motion = (FakeMotionFunc) dlsym (xtst, "XTestFakeMotionEvent");
+  g_assert_nonnull (fake_key);
+  g_assert_nonnull (fake_button);
+  g_assert_nonnull (fake_motion);
+  settle = settle_func;
+}
+
+static Display *
+xdisplay (GtkWidget *widget)
+{
+  return gdk_x11_display_get_xdisplay (gtk_widget_get_display (widget));
+}
+
+void
+x_input_click (GtkWidget *widget)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *dpy = xdisplay (widget);
+  graphene_point_t p;
+  double sx, sy;
+  int rx, ry;
+  Window unused;
+
+  g_assert_nonnull (fake_button);
+  settle (GTK_WIDGET (native));
+  g_assert_true (gtk_widget_get_mapped (widget));
+  g_assert_true (gtk_widget_is_sensitive (widget));
+  g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
+                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
+                                                                 gtk_widget_get_height (widget) / 2.0f),
+                                           &p));
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                         DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
+                         &unused);
+  fake_motion (dpy, -1, rx, ry, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (native));
+  fake_button (dpy, 1, True, 0);
+  fake_button (dpy, 1, False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (native));
+}
+
+void
+x_input_take_focus (GtkWindow *window)
+{
+  Display *dpy = xdisplay (GTK_WIDGET (window));
+
+  XSetInputFocus (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (GTK_NATIVE (window))),
+                  RevertToParent, CurrentTime);
+  XSync (dpy, False);
+  ITERATE_UNTIL (gtk_window_is_active (window));
+}
+
+void
+x_input_press (GtkWidget *widget,
+               guint      keysym,
+               gboolean   shift)
+{
+  Display *dpy = xdisplay (widget);
+  KeyCode code = XKeysymToKeycode (dpy, keysym);
+  KeyCode shift_code = XKeysymToKeycode (dpy, XK_Shift_L);
+
+  g_assert_nonnull (fake_key);
+  g_assert_cmpuint (code, !=, 0);
+  if (shift)
+    fake_key (dpy, shift_code, True, 0);
+  fake_key (dpy, code, True, 0);
+  fake_key (dpy, code, False, 0);
+  if (shift)
+    fake_key (dpy, shift_code, False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (gtk_widget_get_native (widget)));
+}
