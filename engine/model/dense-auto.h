@@ -4,8 +4,9 @@
  *   which almost every expert comes from the disk): int8, for memory; or
  * - the experts stream from the disk (they do not all fit in the cache the stored dense
  *   part leaves) and this CPU sums int8 products in integers: the dense part is then read
- *   whole by every token, int8 halves those bytes at no cost in arithmetic, and the memory
- *   it frees goes to the expert cache: int8, for speed.
+ *   whole by every token, int8 halves those bytes while its products cost no more per
+ *   weight (PERFORMANCE.md), and the memory it frees goes to the expert cache: int8, for
+ *   speed.
  * A model whose every weight fits keeps its published precision. */
 #pragma once
 
