@@ -36,13 +36,19 @@ bw_dense_auto_bits (const BwCheckpoint *ckpt, const BwModelOptions *opts, guint6
     return 0;
   guint64 cache = cache_left (opts, &info, room, info.resident_bytes);
   guint64 useful = MIN (2 * info.read_per_token, info.expert_bytes);
-  if (cache < useful || (useful > 0 && opts->store.ram_budget > 0 && cache == 0))
+  /* a budget the user gave only has to fit; the default one has to be useful */
+  gboolean short_of_memory = info.resident_bytes >= room
+                             || (opts->store.ram_budget > 0 ? cache == 0 : cache < useful);
+  if (short_of_memory)
     {
       *reason = BW_DENSE_FOR_MEMORY;
       return 8;
     }
-  if (info.expert_bytes > cache
-      && bw_kernels_int_sums (opts->isa, BW_FMT_Q8, BW_DENSE_GROUP))
+  /* the whole model fits in memory: the experts come from the disk once, or from the page
+   * cache under a small budget the user chose, and the published precision stays */
+  if (info.resident_bytes + info.expert_bytes <= room)
+    return 0;
+  if (info.expert_bytes > cache && bw_kernels_int_sums (opts->isa, BW_FMT_Q8, BW_DENSE_GROUP))
     {
       *reason = BW_DENSE_FOR_SPEED;
       return 8;

@@ -2,11 +2,11 @@
  * As stored, unless
  * - it leaves no room for a useful expert cache (two tokens' routed experts, the bar below
  *   which almost every expert comes from the disk): int8, for memory; or
- * - the experts stream from the disk (they do not all fit in the cache the stored dense
- *   part leaves) and this CPU sums int8 products in integers: the dense part is then read
- *   whole by every token, int8 halves those bytes while its products cost no more per
- *   weight (PERFORMANCE.md), and the memory it frees goes to the expert cache: int8, for
- *   speed.
+ * - the experts stream from the disk (the model does not fit in the memory the process may
+ *   take, nor its experts in the cache) and this CPU sums int8 products in integers: every
+ *   token then reads the whole dense part, int8 halves those bytes while its products cost
+ *   no more per weight (PERFORMANCE.md), and the memory it frees goes to the expert cache:
+ *   int8, for speed.
  * A model whose every weight fits keeps its published precision. */
 #pragma once
 

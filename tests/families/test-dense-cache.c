@@ -37,7 +37,8 @@ remove_tree (const char *path)
 }
 
 static BwModel *
-load_family (const char *family, const char *cache_dir, int dense_bits, guint64 max_bytes)
+load_family (const char *family, const char *cache_dir, int dense_bits, guint64 max_bytes,
+             guint64 ram_budget)
 {
   g_autofree char *dir = fixture_of (family);
   g_autoptr (GError) error = NULL;
@@ -47,6 +48,7 @@ load_family (const char *family, const char *cache_dir, int dense_bits, guint64 
   opts.dense_bits = dense_bits;
   opts.dense_cache_dir = cache_dir;
   opts.dense_cache_max_bytes = max_bytes;
+  opts.store.ram_budget = ram_budget;
   BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
@@ -55,7 +57,7 @@ load_family (const char *family, const char *cache_dir, int dense_bits, guint64 
 static BwModel *
 load (const char *cache_dir, int dense_bits, guint64 max_bytes)
 {
-  return load_family ("kimi_linear", cache_dir, dense_bits, max_bytes);
+  return load_family ("kimi_linear", cache_dir, dense_bits, max_bytes, 0);
 }
 
 /* Logits of every position of one forward over ids 1..N_IDS. */
@@ -209,13 +211,13 @@ fake_root (guint64 room)
 }
 
 static int
-auto_bits_with_room (guint64 room, BwDenseReason *why)
+auto_bits_with_room (guint64 room, guint64 ram_budget, BwDenseReason *why)
 {
   g_autofree char *root = fake_root (room);
   bw_mem_limits_set_default_root (root);
   /* K3's fixture: two tokens' experts are half of them, so a useful cache may still leave
    * the experts streaming */
-  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0);
+  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0, ram_budget);
   bw_mem_limits_set_default_root (NULL);
   remove_tree (root);
   return bw_model_dense_bits (model, why);
@@ -238,25 +240,30 @@ test_auto (void)
                   " B as int8, useful cache %" G_GUINT64_FORMAT " B, room %" G_GUINT64_FORMAT
                   " B", info.resident_bytes, info.resident_bytes_q8, useful, room);
   g_assert_cmpuint (room / 1024 * 1024, >=, info.resident_bytes_q8 + 2 * useful + 16);
-  /* Room for the stored dense part and a cache of about half of the experts: a useful
-   * cache, but the experts stream. */
+  /* A room the model does not fit in, with a useful cache of half the experts given: the
+   * experts stream. */
   g_assert_cmpuint (useful, <, info.expert_bytes);
-  guint64 streaming = info.resident_bytes + useful + info.expert_bytes;
+  guint64 streaming = info.resident_bytes + info.expert_bytes - 4096;
+  guint64 half = useful;
   burrow_model_info_clear (&info);
 
   BwDenseReason why = BW_DENSE_AS_ASKED;
-  g_assert_cmpint (auto_bits_with_room (room, &why), ==, 8);
+  g_assert_cmpint (auto_bits_with_room (room, 0, &why), ==, 8);
   g_assert_cmpint (why, ==, BW_DENSE_FOR_MEMORY);
   /* int8 for speed only where this CPU sums int8 products in integers (AVX2 and up) */
   gboolean int8_fast = bw_kernels_int_sums (BW_ISA_AUTO, BW_FMT_Q8, BW_DENSE_GROUP);
   g_assert_true (int8_fast || !bw_isa_supported (BW_ISA_AVX2));
-  g_assert_cmpint (auto_bits_with_room (streaming, &why), ==, int8_fast ? 8 : 0);
+  g_assert_cmpint (auto_bits_with_room (streaming, half, &why), ==, int8_fast ? 8 : 0);
   g_assert_cmpint (why, ==, int8_fast ? BW_DENSE_FOR_SPEED : BW_DENSE_AS_ASKED);
+  /* the same small cache in a room the whole model fits in (the experts then come from the
+   * page cache, not the disk): as stored */
+  g_assert_cmpint (auto_bits_with_room ((guint64) 64 << 30, half, &why), ==, 0);
+  g_assert_cmpint (why, ==, BW_DENSE_AS_ASKED);
   /* every expert fits beside the stored dense part: as stored */
-  g_assert_cmpint (auto_bits_with_room ((guint64) 64 << 30, &why), ==, 0);
+  g_assert_cmpint (auto_bits_with_room ((guint64) 64 << 30, 0, &why), ==, 0);
   g_assert_cmpint (why, ==, BW_DENSE_AS_ASKED);
   /* the real machine has room for a 366 kB checkpoint: as stored, token-exact */
-  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0);
+  g_autoptr (BwModel) model = load_family ("kimi_k3", "", BW_DENSE_BITS_AUTO, 0, 0);
   g_assert_cmpint (bw_model_dense_bits (model, &why), ==, 0);
   g_assert_cmpint (why, ==, BW_DENSE_AS_ASKED);
 }
