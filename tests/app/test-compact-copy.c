@@ -16,6 +16,7 @@
 #include "burrow-window-private.h"
 #include "app-finalize.h"
 #include "iterate.h"
+#include "widget-find.h"
 #include "user-dirs.h"
 #include "x-input.h"
 
@@ -102,48 +103,16 @@ stack_page (GtkStack *stack)
   return gtk_stack_get_visible_child_name (stack);
 }
 
-static GtkWidget *
-find_row (GtkWidget  *root,
-          const char *title)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (ADW_IS_ACTION_ROW (w) && gtk_widget_get_mapped (w) &&
-          g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), title) == 0)
-        return w;
-      if ((found = find_row (w, title)) != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static GtkWidget *
-find_value_label (GtkWidget *root)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (GTK_IS_LABEL (w) && gtk_widget_has_css_class (w, "numeric"))
-        return w;
-      if ((found = find_value_label (w)) != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 static void
 assert_row_value (GtkWidget  *root,
                   const char *title,
                   const char *value)
 {
-  GtkWidget *row = find_row (root, title);
+  GtkWidget *row = test_find_row (root, title, TRUE);
   GtkWidget *label;
 
   g_assert_nonnull (row);
-  label = find_value_label (row);
+  label = test_find_value_label (row);
   g_assert_nonnull (label);
   g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, value);
 }
@@ -199,14 +168,14 @@ assert_quality_shown (GtkWidget  *root,
 
       if (json_object_get_int_member (c, "matrices") == 0)
         {
-          g_assert_null (find_row (root, classes[i].title));
+          g_assert_null (test_find_row (root, classes[i].title, TRUE));
           continue;
         }
       assert_row_value (root, classes[i].title, value);
       shown++;
     }
   g_assert_cmpuint (shown, >=, 1);
-  g_assert_nonnull (find_row (root, "Routed experts"));
+  g_assert_nonnull (test_find_row (root, "Routed experts", TRUE));
 
   ppl = g_strdup_printf ("%.3f → %.3f", json_object_get_double_member (text, "perplexity_original"),
                          json_object_get_double_member (text, "perplexity_converted"));

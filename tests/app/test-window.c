@@ -15,6 +15,7 @@
 #include "app-finalize.h"
 #include "user-dirs.h"
 #include "iterate.h"
+#include "widget-find.h"
 
 /* g_format_size puts a no-break space between number and unit. */
 #define NBSP "\302\240"
@@ -91,49 +92,17 @@ close_window (BurrowWindow *window)
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
 }
 
-static GtkWidget *
-find_row (GtkWidget  *root,
-          const char *title)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (ADW_IS_ACTION_ROW (w) &&
-          g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), title) == 0)
-        return w;
-      if ((found = find_row (w, title)) != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static GtkWidget *
-find_value_label (GtkWidget *root)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (GTK_IS_LABEL (w) && gtk_widget_has_css_class (w, "numeric"))
-        return w;
-      if ((found = find_value_label (w)) != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 static void
 assert_shown (BurrowWindow *window,
               const char   *title,
               const char   *value)
 {
-  GtkWidget *row = find_row (GTK_WIDGET (child (window, "model_view")), title);
+  GtkWidget *row = test_find_row (GTK_WIDGET (child (window, "model_view")), title, FALSE);
   GtkWidget *label;
 
   g_assert_nonnull (row);
   g_assert_true (gtk_widget_is_visible (row));
-  label = find_value_label (row);
+  label = test_find_value_label (row);
   g_assert_nonnull (label);
   g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, value);
 }
@@ -250,7 +219,7 @@ test_open_oracle (void)
 
   /* The recent list on the start page now offers it. */
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
-  g_assert_nonnull (find_row (GTK_WIDGET (child (window, "recent_list")), "kimi_linear"));
+  g_assert_nonnull (test_find_row (GTK_WIDGET (child (window, "recent_list")), "kimi_linear", FALSE));
 
   close_window (window);
 }
@@ -370,7 +339,7 @@ test_recent_actions (void)
                                              "/nowhere/else"));
   recent = burrow_settings_dup_recent_models (settings);
   g_assert_cmpuint (g_strv_length (recent), ==, 1);
-  g_assert_null (find_row (GTK_WIDGET (child (window, "recent_list")), "else"));
+  g_assert_null (test_find_row (GTK_WIDGET (child (window, "recent_list")), "else", FALSE));
 
   close_window (window);
 }
