@@ -45,8 +45,9 @@
 #define FIX 23
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
-/* How far ahead in each row to prefetch. */
-#define PREFETCH_BYTES 2048
+/* How far ahead in each row to prefetch: 8-bit rows go through their bytes twice as fast. */
+#define PREFETCH_NIB 4096
+#define PREFETCH_BYTE 8192
 
 /* One prepared 128-column block for 4-bit rows. Half h holds columns 64h .. 64h+63 (one
  * 32-byte load of a row): dig[h][k][p][j] is digit 2 - k (the top first) of column
@@ -329,8 +330,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
           for (int i = 0; i < R; i++)
             {
               fs[i] = _mm_mul_ps (block_scales (fmt, gk, srow[i], gb, si, &emax), xg);
-              _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTES, _MM_HINT_T0);
-              _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTES, _MM_HINT_T0);
+              _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
+              _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
             }
 #pragma GCC unroll 4
           for (int j = 0; j < 4; j++)
@@ -350,7 +351,7 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
       for (int i = 0; i < R; i++)
         {
           fs[i] = _mm_mul_ps (block_scales (fmt, gk, srow[i], gb, si, &emax), xg);
-          _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_BYTES, _MM_HINT_T0);
+          _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
         }
 #pragma GCC unroll 2
       for (int h = 0; h < 2; h++)
