@@ -91,7 +91,7 @@ bw_policy_default_budget (guint64 room, gboolean direct, guint64 all_experts)
   if (room == 0)
     return 0;
   if (direct)
-    budget = room / 4 * 3 - MIN ((guint64) 256 << 20, room / 4);
+    budget = room - MIN (MAX ((guint64) 1 << 30, room / 8), room / 2);
   else
     budget = room / 2;
   return all_experts > 0 ? MIN (budget, all_experts) : budget;

@@ -25,8 +25,8 @@ int bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, g
 
 /* The default budget for cached experts out of room, the bytes the process can still take
  * (bw_mem_limits_room). With O_DIRECT reads the page cache holds no expert bytes, so the
- * cache takes three quarters, less up to 256 MiB, and leaves the rest for the decode
- * state's growth and the rest of the system; with buffered reads every expert read passes
+ * cache takes all but an eighth (at least 1 GiB, at most half), which is left for the
+ * decode state's growth and the rest of the system; with buffered reads every expert read passes
  * through the page cache, which gets the other half. Never more than all experts need
  * (all_experts; 0 = unknown). 0 when room is 0 (unknown). */
 guint64 bw_policy_default_budget (guint64 room, gboolean direct, guint64 all_experts);

@@ -71,8 +71,9 @@ test_default_budget (void)
 
   /* Buffered: half the room, the other half for the page cache the reads go through. */
   g_assert_cmpuint (bw_policy_default_budget (20 * gib, FALSE, 0), ==, 10 * gib);
-  /* Direct: three quarters less 256 MiB; less on a small room. */
-  g_assert_cmpuint (bw_policy_default_budget (20 * gib, TRUE, 0), ==, 15 * gib - (256ull << 20));
+  /* Direct: all but an eighth, at least 1 GiB and at most half of the room left over. */
+  g_assert_cmpuint (bw_policy_default_budget (20 * gib, TRUE, 0), ==, 20 * gib - 20 * gib / 8);
+  g_assert_cmpuint (bw_policy_default_budget (4 * gib, TRUE, 0), ==, 3 * gib);
   g_assert_cmpuint (bw_policy_default_budget (gib / 2, TRUE, 0), ==, gib / 4);
   /* Never more than all the experts. */
   g_assert_cmpuint (bw_policy_default_budget (20 * gib, TRUE, 3 * gib), ==, 3 * gib);
