@@ -236,6 +236,7 @@ print_result (const DecodeArgs *a, BwModel *model, const DecodeResult *r)
   member_int (b, "prefetch_issued", (gint64) r->end.prefetch_issued);
   member_int (b, "prefetch_hits", (gint64) r->end.prefetch_hits);
   member_int (b, "prefetch_wasted", (gint64) r->end.prefetch_wasted);
+  member_int (b, "prefetch_withdrawn", (gint64) r->end.prefetch_cancelled);
   member_double (b, "io_wait_s_per_token", r->io_wait_s);
   member_double (b, "cpu_user_s_per_token", r->cpu_user_s);
   member_double (b, "cpu_sys_s_per_token", r->cpu_sys_s);

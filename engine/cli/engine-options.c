@@ -223,8 +223,9 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
                hits, misses, (double) (s1->bytes_read - s0->bytes_read) / n / 1e6,
                (double) (s1->io_wait_ns - s0->io_wait_ns) / n / 1e9);
       fprintf (stderr, "  prefetch: %" G_GUINT64_FORMAT " issued, %" G_GUINT64_FORMAT
-               " used, %" G_GUINT64_FORMAT " wasted\n", issued,
-               s1->prefetch_hits - s0->prefetch_hits, s1->prefetch_wasted - s0->prefetch_wasted);
+               " used, %" G_GUINT64_FORMAT " wasted, %" G_GUINT64_FORMAT " withdrawn\n", issued,
+               s1->prefetch_hits - s0->prefetch_hits, s1->prefetch_wasted - s0->prefetch_wasted,
+               s1->prefetch_cancelled - s0->prefetch_cancelled);
     }
   if (m0 == NULL || m1 == NULL)
     return;

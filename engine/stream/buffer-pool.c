@@ -84,6 +84,12 @@ bw_buffer_pool_take (BwBufferPool *p)
   return g_ptr_array_steal_index_fast (p->ready, p->ready->len - 1);
 }
 
+void
+bw_buffer_pool_give (BwBufferPool *p, guint8 *buf)
+{
+  g_ptr_array_add (p->ready, buf);
+}
+
 guint64
 bw_buffer_pool_reserved (BwBufferPool *p)
 {

@@ -29,6 +29,8 @@ void bw_buffer_pool_free (BwBufferPool *pool);
 gsize bw_buffer_pool_size (const BwBufferPool *pool);
 /* A ready buffer (the caller owns it: bw_huge_free() it), or NULL when none is ready yet. */
 guint8 *bw_buffer_pool_take (BwBufferPool *pool);
+/* Takes back a buffer of the pool's size that bw_buffer_pool_take gave (mapped already). */
+void bw_buffer_pool_give (BwBufferPool *pool, guint8 *buf);
 /* Bytes the pool holds, which its owner counts against its budget. */
 guint64 bw_buffer_pool_reserved (BwBufferPool *pool);
 /* Frees ready buffers until at least `bytes` are given back or none is left. Returns the

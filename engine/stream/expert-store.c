@@ -22,7 +22,7 @@
 
 /* Most of the memory room the up-front fill may take: a budget set larger than the process
  * can hold fills the rest on demand instead of being killed while loading. */
-#define PREFAULT_FRACTION 0.8
+#define PREFAULT_FRACTION 0.9
 /* The budget when the memory room cannot be read. */
 #define FALLBACK_BUDGET ((guint64) 1 << 30)
 /* Share of the budget learned pins may hold. */
@@ -112,6 +112,7 @@ struct BwExpertStore {
   char *history_path;
 
   _Atomic guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
+  _Atomic guint64 prefetch_cancelled;
   _Atomic guint64 bytes_read, io_wait_ns;
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
   _Atomic (const char *) backend;
@@ -411,13 +412,59 @@ slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **er
  * between experts costs an SSD nothing, while issuing them in wait order lets the first
  * expert's matmul start as soon as its own bytes land instead of after the whole batch. */
 static void
-start_reads (BwExpertStore *s, Slot **slots, int n)
+start_reads (BwExpertStore *s, Slot **slots, int n, gboolean urgent)
 {
   int n_ops = 0;
   for (int i = 0; i < n; i++)
     for (int r = 0; r < slots[i]->n_ops; r++)
       s->op_scratch[n_ops++] = &slots[i]->ops[r];
-  bw_io_submit (s->io, s->op_scratch, n_ops);
+  bw_io_submit (s->io, s->op_scratch, n_ops, urgent);
+}
+
+static gboolean
+chosen (const Slot *slot, const int *experts, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (experts[i] == slot->expert)
+      return TRUE;
+  return FALSE;
+}
+
+/* The layer's actual choice is known: lookahead reads for experts it did not choose that
+ * have not started yet are withdrawn, so they never delay the reads the layer waits on,
+ * and their buffers go back to the spares. Started ones land in the cache. */
+static void
+cancel_unchosen (BwExpertStore *s, int layer, const int *experts, int n)
+{
+  if (s->prefetch_in_flight == 0)
+    return;
+  for (int e = 0; e < s->n_experts; e++)
+    {
+      Slot *slot = s->table[slot_index (s, layer, e)];
+      if (slot == NULL || !slot->prefetched || slot->state != SLOT_LOADING || slot->refs > 0
+          || chosen (slot, experts, n))
+        continue;
+      for (int r = 0; r < slot->n_ops; r++)
+        s->op_scratch[r] = &slot->ops[r];
+      if (slot->n_ops == 0 || !bw_io_cancel (s->io, s->op_scratch, slot->n_ops))
+        continue;
+      s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->prefetch_bytes);
+      atomic_fetch_add (&s->prefetch_cancelled, 1);
+      slot->prefetched = FALSE;
+      gboolean spare = s->spares != NULL && slot->cap == bw_buffer_pool_size (s->spares);
+      guint8 *buf = slot_destroy (s, slot, spare);
+      if (buf != NULL)
+        bw_buffer_pool_give (s->spares, buf);
+    }
+}
+
+/* A request waits on a lookahead read that has not landed yet: it jumps the queue. */
+static void
+hurry_slot (BwExpertStore *s, Slot *slot)
+{
+  for (int r = 0; r < slot->n_ops; r++)
+    s->op_scratch[r] = &slot->ops[r];
+  bw_io_hurry (s->io, s->op_scratch, slot->n_ops);
 }
 
 static const char *
@@ -906,6 +953,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
     }
   lc = &s->layers[layer];
   lc->last_use = ++s->tick;
+  cancel_unchosen (s, layer, experts, n);
   for (int i = 0; i < n; i++)
     {
       int e = experts[i];
@@ -932,6 +980,8 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
               atomic_fetch_add (&s->prefetch_hits, 1);
               atomic_fetch_add (&lc->prefetch_hits, 1);
             }
+          if (slot->state == SLOT_LOADING)
+            hurry_slot (s, slot);
           lru_remove (s, slot);
         }
       else
@@ -957,7 +1007,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
     }
   if (s->history != NULL)
     s->history->requests++;
-  start_reads (s, fresh, n_fresh);
+  start_reads (s, fresh, n_fresh, TRUE);
   check_pins (s);
   return TRUE;
 }
@@ -1115,7 +1165,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
       fresh[n_fresh++] = slot;
       atomic_fetch_add (&s->prefetch_issued, 1);
     }
-  start_reads (s, fresh, n_fresh);
+  start_reads (s, fresh, n_fresh, FALSE);
 }
 
 /* ---- queries ---- */
@@ -1129,6 +1179,7 @@ bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
   out->prefetch_hits = atomic_load (&s->prefetch_hits);
   out->prefetch_issued = atomic_load (&s->prefetch_issued);
   out->prefetch_wasted = atomic_load (&s->prefetch_wasted);
+  out->prefetch_cancelled = atomic_load (&s->prefetch_cancelled);
   out->bytes_read = atomic_load (&s->bytes_read);
   out->io_wait_ns = atomic_load (&s->io_wait_ns);
   out->n_pinned = atomic_load (&s->n_pinned);

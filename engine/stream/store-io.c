@@ -11,7 +11,7 @@
 /* Reads the ring keeps in the kernel at once; the rest wait in order and go out as
  * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
  * O_DIRECT read blocks the submitting decode thread once the device queue is full. */
-#define URING_DEPTH 32
+#define URING_DEPTH BW_IO_URING_DEPTH
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -26,7 +26,10 @@ struct BwIo {
 
   GMutex lock;
   GCond work_cond, done_cond;
-  BwIoOp *queue_head, *queue_tail;   /* waiting for a worker, or for ring depth */
+  /* Waiting for a worker or for ring depth: urgent reads (a request waits on them) go out
+   * before the lookahead's, which a request may still hurry or cancel while they wait. */
+  BwIoOp *urgent_head, *urgent_tail;
+  BwIoOp *queue_head, *queue_tail;
   int in_kernel;                     /* io_uring: reads submitted and not completed */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
@@ -98,6 +101,40 @@ op_after_read (BwIoOp *op, gint64 res)
   return FALSE;
 }
 
+/* The next waiting read, urgent ones first. Called with the lock held (pread) or from the
+ * consumer (io_uring). */
+static BwIoOp *
+next_waiting (BwIo *io)
+{
+  BwIoOp *op = list_pop (&io->urgent_head, &io->urgent_tail);
+  if (op == NULL)
+    op = list_pop (&io->queue_head, &io->queue_tail);
+  if (op != NULL)
+    op->queued = FALSE;
+  return op;
+}
+
+/* Unlinks op from the lookahead queue; FALSE when it is not there. */
+static gboolean
+queue_unlink (BwIo *io, BwIoOp *op)
+{
+  BwIoOp *prev = NULL;
+  for (BwIoOp *at = io->queue_head; at != NULL; prev = at, at = at->next)
+    if (at == op)
+      {
+        if (prev != NULL)
+          prev->next = op->next;
+        else
+          io->queue_head = op->next;
+        if (io->queue_tail == op)
+          io->queue_tail = prev;
+        op->next = NULL;
+        op->queued = FALSE;
+        return TRUE;
+      }
+  return FALSE;
+}
+
 static guint64
 op_chunk (const BwIoOp *op)
 {
@@ -114,9 +151,9 @@ worker_main (gpointer data)
     {
       BwIoOp *op;
       g_mutex_lock (&io->lock);
-      while (!io->quit && io->queue_head == NULL)
+      while (!io->quit && io->urgent_head == NULL && io->queue_head == NULL)
         g_cond_wait (&io->work_cond, &io->lock);
-      op = list_pop (&io->queue_head, &io->queue_tail);
+      op = next_waiting (io);
       g_mutex_unlock (&io->lock);
       if (op == NULL)
         return NULL;
@@ -156,9 +193,9 @@ static void
 uring_fill (BwIo *io)
 {
   gboolean any = FALSE;
-  while (io->in_kernel < URING_DEPTH && io->queue_head != NULL)
+  while (io->in_kernel < URING_DEPTH && (io->urgent_head != NULL || io->queue_head != NULL))
     {
-      uring_queue (io, list_pop (&io->queue_head, &io->queue_tail));
+      uring_queue (io, next_waiting (io));
       io->in_kernel++;
       any = TRUE;
     }
@@ -210,10 +247,10 @@ uring_reap (BwIo *io, gboolean block)
           return op;
         }
       /* The rest of a partial read goes first: the caller is probably waiting on it. */
-      op->next = io->queue_head;
-      io->queue_head = op;
-      if (io->queue_tail == NULL)
-        io->queue_tail = op;
+      op->next = io->urgent_head;
+      io->urgent_head = op;
+      if (io->urgent_tail == NULL)
+        io->urgent_tail = op;
       uring_fill (io);
     }
 }
@@ -309,7 +346,7 @@ take_fault (BwIo *io, BwIoOp *op)
 }
 
 void
-bw_io_submit (BwIo *io, BwIoOp **ops, int n)
+bw_io_submit (BwIo *io, BwIoOp **ops, int n, gboolean urgent)
 {
   if (n <= 0)
     return;
@@ -321,16 +358,47 @@ bw_io_submit (BwIo *io, BwIoOp **ops, int n)
       op->err = 0;
       op->direct_refused = FALSE;
       io->in_flight++;
+      op->queued = FALSE;
       if (take_fault (io, op))
         list_push (&io->ready_head, &io->ready_tail, op);
+      else if (urgent)
+        list_push (&io->urgent_head, &io->urgent_tail, op);
       else
-        list_push (&io->queue_head, &io->queue_tail, op);
+        {
+          list_push (&io->queue_head, &io->queue_tail, op);
+          op->queued = TRUE;
+        }
     }
   if (io->kind == BW_IO_URING)
     uring_fill (io);
   else
     g_cond_broadcast (&io->work_cond);
   g_mutex_unlock (&io->lock);
+}
+
+void
+bw_io_hurry (BwIo *io, BwIoOp **ops, int n)
+{
+  g_mutex_lock (&io->lock);
+  for (int i = 0; i < n; i++)
+    if (ops[i]->queued && queue_unlink (io, ops[i]))
+      list_push (&io->urgent_head, &io->urgent_tail, ops[i]);
+  g_mutex_unlock (&io->lock);
+}
+
+gboolean
+bw_io_cancel (BwIo *io, BwIoOp **ops, int n)
+{
+  gboolean all = TRUE;
+  g_mutex_lock (&io->lock);
+  for (int i = 0; i < n; i++)
+    all &= ops[i]->queued;
+  for (int i = 0; i < n && all; i++)
+    queue_unlink (io, ops[i]);
+  if (all)
+    io->in_flight -= n;
+  g_mutex_unlock (&io->lock);
+  return all;
 }
 
 BwIoOp *

@@ -21,10 +21,14 @@ struct BwIoOp {
   gboolean direct_refused;  /* the O_DIRECT read was refused and redone buffered */
   gpointer owner;
   int tag;              /* the owner's own index (which read of an expert) */
+  gboolean queued;      /* waiting in the lookahead queue: not started yet */
   BwIoOp *next;         /* intrusive queue link */
 };
 
 #define BW_IO_SHORT (-1)
+/* Reads io_uring keeps in the kernel at once; the rest wait (and may still be hurried or
+ * withdrawn). */
+#define BW_IO_URING_DEPTH 32
 
 typedef struct BwIo BwIo;
 
@@ -36,8 +40,14 @@ void bw_io_free (BwIo *io);
 /* "io_uring" or "pread" */
 const char *bw_io_backend_name (const BwIo *io);
 
-/* Starts n reads (in the order given) with one submission. */
-void bw_io_submit (BwIo *io, BwIoOp **ops, int n);
+/* Starts n reads (in the order given) with one submission. Urgent reads go out before
+ * every waiting read that is not; the others (lookahead) wait behind them. */
+void bw_io_submit (BwIo *io, BwIoOp **ops, int n, gboolean urgent);
+/* Makes those of the ops still waiting urgent. */
+void bw_io_hurry (BwIo *io, BwIoOp **ops, int n);
+/* Withdraws n ops when every one of them is still waiting (none started): TRUE, and they
+ * are no longer in flight. FALSE, and nothing changes, otherwise. */
+gboolean bw_io_cancel (BwIo *io, BwIoOp **ops, int n);
 /* One finished op (complete or failed), or NULL when block is FALSE and none is ready, or
  * when nothing is in flight. */
 BwIoOp *bw_io_reap (BwIo *io, gboolean block);

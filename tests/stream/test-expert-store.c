@@ -369,10 +369,15 @@ test_prefetch (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (st.hits, ==, 2);
   g_assert_cmpuint (st.misses, ==, 1);
   g_assert_cmpuint (st.prefetch_wasted, ==, 0);
-  /* Prefetching what is resident does nothing. */
+  /* Expert 2, not chosen, was withdrawn if its read had not started yet (pread workers
+   * may not have taken it): then only it is read again. Prefetching what is resident
+   * does nothing. */
+  g_assert_cmpuint (st.prefetch_cancelled, <=, 1);
+  guint64 withdrawn = st.prefetch_cancelled;
+  g_assert (withdrawn == 0 || !bw_expert_store_is_resident (s, 2, 2));
   bw_expert_store_prefetch (s, 2, ahead, 3);
   bw_expert_store_stats (s, &st);
-  g_assert_cmpuint (st.prefetch_issued, ==, 3);
+  g_assert_cmpuint (st.prefetch_issued, ==, 3 + withdrawn);
   bw_expert_store_free (s);
 
   /* A prefetch evicted before use is counted as wasted. When its read is folded into the
@@ -390,7 +395,8 @@ test_prefetch (Fixture *fx, gconstpointer data)
     }
   bw_expert_store_stats (s, &st);
   g_assert_cmpuint (st.prefetch_issued, ==, 1);
-  g_assert_cmpuint (st.prefetch_wasted, ==, 1);
+  /* Or withdrawn by the first request, when its read had not started yet. */
+  g_assert_cmpuint (st.prefetch_wasted + st.prefetch_cancelled, ==, 1);
   g_assert_cmpuint (st.prefetch_hits, ==, 0);
   bw_expert_store_free (s);
 }
