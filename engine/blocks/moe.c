@@ -21,6 +21,13 @@ bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top)
   moe->next_top = CLAMP (top > 0 ? top : k / 4, 1, k);
 }
 
+void
+bw_moe_set_start_lookahead (BwMoe *moe, int top)
+{
+  int k = moe->router.top_k;
+  moe->start_top = CLAMP (top > 0 ? top : k / 4, 1, k);
+}
+
 /* Floats of one token's gate product: the fused gate_up has two rows per unit. */
 static gsize
 gate_floats (const BwMoe *moe)
@@ -176,6 +183,20 @@ bw_moe_route (const BwMoe *moe, const float *x, int n, BwMoeRoute *route, BwScra
     times->route_ns += now_ns () - t0;
 }
 
+
+void
+bw_moe_prefetch_start (const BwMoe *moe, BwExpertStore *store, const float *x, void *scratch,
+                       BwPool *pool)
+{
+  BwScratch cur = bw_scratch_init (scratch, bw_moe_routed_scratch_bytes (moe, 1));
+  RouteScratch s;
+  if (moe->start_top <= 0)
+    return;
+  carve_route (moe, 1, &cur, &s);
+  bw_matvec (&moe->gate, x, s.logits, pool);
+  bw_router_select (&moe->router, s.logits, moe->bias, s.ids, s.weights, s.rs);
+  bw_expert_store_prefetch (store, moe->layer, s.ids, moe->start_top);
+}
 
 /* g's arrays are carved already (carve_mix). */
 static void

@@ -29,6 +29,10 @@ typedef struct BwMoe {
    * layer's input to prefetch the experts it will probably choose. NULL = no lookahead. */
   const struct BwMoe *next;
   int next_top;           /* how many of its likeliest experts to prefetch */
+  /* The first MoE layer's own lookahead at a decode step's start (0 = none): how many of
+   * its likeliest experts, by its router on the token's embedding, to prefetch while the
+   * layers before it (and the last token's LM head) leave the disk idle. */
+  int start_top;
 } BwMoe;
 
 typedef struct {
@@ -41,6 +45,14 @@ typedef struct {
  * top of its predicted choice; top 0 = a quarter of next's top-k, at least one. Call before
  * sizing scratch. */
 void bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top);
+
+/* Turns on the token-start lookahead of moe, the model's first MoE layer (top as above). */
+void bw_moe_set_start_lookahead (BwMoe *moe, int top);
+
+/* A decode step's start: prefetches moe's likeliest experts by its router on x ([width],
+ * normalised as the layer's input is); scratch holds bw_moe_routed_scratch_bytes (moe, 1). */
+void bw_moe_prefetch_start (const BwMoe *moe, BwExpertStore *store, const float *x,
+                            void *scratch, BwPool *pool);
 
 /* Bytes of scratch bw_moe_forward needs for n tokens. */
 gsize bw_moe_scratch_bytes (const BwMoe *moe, int n);

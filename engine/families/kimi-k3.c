@@ -71,6 +71,7 @@ kimi_k3_forward (BwModel *model, BwState *state, const int32_t *ids, int n, floa
   guint64 t = bw_now_ns ();
 
   bw_decoder_embed (dec, ids, n, ps);
+  bw_decoder_lookahead_start (model, dec, ps, n);
   for (int l = 0; l < km->cfg.n_layers; l++)
     {
       const BwKimiLayer *ly = &km->layers[l];

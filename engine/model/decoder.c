@@ -521,14 +521,31 @@ bind_globals (BwModel *model, BwDecoder *dec, GError **error)
 static void
 link_lookahead (BwModel *model, BwDecoder *dec)
 {
+  dec->first_moe = -1;
   for (int l = 0, prev = -1; l < dec->n_layers && model->opts.store.prefetch; l++)
     if (dec->layers[l].moe)
       {
         if (prev >= 0)
           bw_moe_set_lookahead (&dec->layers[prev].moe_w.moe, &dec->layers[l].moe_w.moe,
                                 model->opts.store.prefetch_top);
+        else
+          {
+            dec->first_moe = l;
+            bw_moe_set_start_lookahead (&dec->layers[l].moe_w.moe,
+                                        model->opts.store.prefetch_top);
+          }
         prev = l;
       }
+}
+
+void
+bw_decoder_lookahead_start (BwModel *model, BwDecoder *dec, const float *x, int n)
+{
+  if (n != 1 || dec->first_moe < 0 || model->store == NULL)
+    return;
+  const BwDecoderLayer *ly = &dec->layers[dec->first_moe];
+  bw_rmsnorm_rows (dec->h, x, ly->post_norm, 1, dec->hidden, dec->eps);
+  bw_moe_prefetch_start (&ly->moe_w.moe, model->store, dec->h, dec->scratch, model->pool);
 }
 
 static gsize
@@ -655,6 +672,7 @@ bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *at
   guint64 t = bw_now_ns ();
 
   bw_decoder_embed (dec, ids, n, dec->x);
+  bw_decoder_lookahead_start (model, dec, dec->x, n);
   bw_model_tick (model, BW_PHASE_OTHER, &t);
   for (int l = 0; l < dec->n_layers; l++)
     {

@@ -65,6 +65,7 @@ typedef struct {
   float *x, *h, *a;          /* [max_batch][hidden] each */
   void *scratch;             /* shared by attention and FFN, sized for max_batch */
   gsize scratch_bytes;
+  int first_moe;             /* the first MoE layer when the lookahead is on, or -1 */
 } BwDecoder;
 
 /* The family's attention, called with its own data. */
@@ -100,6 +101,9 @@ gboolean bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t row
 
 /* Embedding rows of ids into x ([n][hidden]). */
 void bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x);
+/* A decode step (n == 1) with the lookahead on: prefetches the first MoE layer's likeliest
+ * experts by its router on x, the token's embedding, before the layers ahead of it run. */
+void bw_decoder_lookahead_start (BwModel *model, BwDecoder *dec, const float *x, int n);
 /* a = FFN of layer l over h ([n][hidden], normalised), with its time in the phases. */
 gboolean bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, float *a,
                          GError **error);
