@@ -226,6 +226,9 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
                " used, %" G_GUINT64_FORMAT " wasted, %" G_GUINT64_FORMAT " withdrawn\n", issued,
                s1->prefetch_hits - s0->prefetch_hits, s1->prefetch_wasted - s0->prefetch_wasted,
                s1->prefetch_cancelled - s0->prefetch_cancelled);
+      if (s1->warm_issued > 0)
+        fprintf (stderr, "  warm start: %" G_GUINT64_FORMAT " learned pins read ahead, %"
+                 G_GUINT64_FORMAT " used so far\n", s1->warm_issued, s1->warm_used);
     }
   if (m0 == NULL || m1 == NULL)
     return;

@@ -58,6 +58,9 @@ struct Slot {
   int refs;                 /* batches holding it */
   gboolean sticky;          /* learned pin: never evicted */
   gboolean prefetched;      /* started by a prefetch and not requested yet */
+  gboolean warming;         /* started by the warm start and not requested yet */
+  gboolean speculative;     /* started by the lookahead or the warm start */
+  gboolean retried;         /* a failed speculative read was started again */
   guint64 prefetch_bytes;   /* counted in prefetch_in_flight until its reads finish */
   gboolean in_lru;
   Slot *prev, *next;        /* the layer's LRU list, most recent first */
@@ -112,7 +115,7 @@ struct BwExpertStore {
   char *history_path;
 
   _Atomic guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
-  _Atomic guint64 prefetch_cancelled;
+  _Atomic guint64 prefetch_cancelled, warm_issued, warm_used;
   _Atomic guint64 bytes_read, io_wait_ns;
   _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
   _Atomic (const char *) backend;
@@ -412,13 +415,22 @@ slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **er
  * between experts costs an SSD nothing, while issuing them in wait order lets the first
  * expert's matmul start as soon as its own bytes land instead of after the whole batch. */
 static void
-start_reads (BwExpertStore *s, Slot **slots, int n, gboolean urgent)
+start_reads (BwExpertStore *s, Slot **slots, int n, BwIoClass klass)
 {
   int n_ops = 0;
   for (int i = 0; i < n; i++)
     for (int r = 0; r < slots[i]->n_ops; r++)
       s->op_scratch[n_ops++] = &slots[i]->ops[r];
-  bw_io_submit (s->io, s->op_scratch, n_ops, urgent);
+  bw_io_submit (s->io, s->op_scratch, n_ops, klass);
+}
+
+/* Withdraws a slot's reads if none has started; TRUE when they were. */
+static gboolean
+slot_withdraw (BwExpertStore *s, Slot *slot)
+{
+  for (int r = 0; r < slot->n_ops; r++)
+    s->op_scratch[r] = &slot->ops[r];
+  return slot->n_ops > 0 && bw_io_cancel (s->io, s->op_scratch, slot->n_ops);
 }
 
 static gboolean
@@ -444,9 +456,7 @@ cancel_unchosen (BwExpertStore *s, int layer, const int *experts, int n)
       if (slot == NULL || !slot->prefetched || slot->state != SLOT_LOADING || slot->refs > 0
           || chosen (slot, experts, n))
         continue;
-      for (int r = 0; r < slot->n_ops; r++)
-        s->op_scratch[r] = &slot->ops[r];
-      if (slot->n_ops == 0 || !bw_io_cancel (s->io, s->op_scratch, slot->n_ops))
+      if (!slot_withdraw (s, slot))
         continue;
       s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->prefetch_bytes);
       atomic_fetch_add (&s->prefetch_cancelled, 1);
@@ -562,6 +572,14 @@ op_finished (BwExpertStore *s, BwIoOp *op)
   int run = op->tag;
 
   atomic_fetch_add (&s->bytes_read, op->done);
+  if (op->err != 0 && slot->speculative && !slot->retried)
+    {
+      /* Nobody asked for a speculative read when it was started: one failure is read again
+       * before any request that took it over hears of it. */
+      slot->retried = TRUE;
+      bw_io_submit (s->io, &op, 1, BW_IO_URGENT);
+      return;
+    }
   if (op->direct_refused && s->fds_direct != NULL)
     {
       /* Later reads of this shard go buffered; the descriptor stays open until free
@@ -735,6 +753,54 @@ prefault (BwExpertStore *s)
                                   s->opts.prefault_progress, s->opts.prefault_progress_data);
 }
 
+static int
+by_past_count (gconstpointer a, gconstpointer b, gpointer counts)
+{
+  guint32 ca = ((const guint32 *) counts)[*(const guint32 *) a];
+  guint32 cb = ((const guint32 *) counts)[*(const guint32 *) b];
+  return ca < cb ? 1 : ca > cb ? -1 : 0;
+}
+
+/* The learned pins, most used first, are read into the room the cache has free as idle
+ * reads: they go out while no request or lookahead read waits, so that a session starts
+ * with the experts past sessions used most instead of meeting each one on first use. */
+static void
+warm_start (BwExpertStore *s)
+{
+  Slot *fresh[BW_MAX_BATCH_EXPERTS];
+  int n_fresh = 0;
+  gsize n = 0;
+
+  if (s->sticky == NULL || s->past == NULL)
+    return;
+  g_autofree guint32 *order = g_new (guint32, MAX (s->n_slots, 1));
+  for (gsize i = 0; i < s->n_slots; i++)
+    if (s->sticky[i])
+      order[n++] = (guint32) i;
+  g_qsort_with_data (order, (gint) n, sizeof *order, by_past_count, s->past->counts);
+  for (gsize k = 0; k < n; k++)
+    {
+      int layer = (int) (order[k] / (guint32) s->n_experts);
+      int e = (int) (order[k] % (guint32) s->n_experts);
+      if (s->table[order[k]] != NULL)
+        continue;
+      if (s->bytes_used + s->layers[layer].max_buf > s->budget)
+        break;
+      Slot *slot = slot_create (s, layer, e, FALSE, NULL);
+      if (slot == NULL)
+        break;
+      slot->warming = slot->speculative = TRUE;
+      fresh[n_fresh++] = slot;
+      atomic_fetch_add (&s->warm_issued, 1);
+      if (n_fresh == BW_MAX_BATCH_EXPERTS)
+        {
+          start_reads (s, fresh, n_fresh, BW_IO_IDLE);
+          n_fresh = 0;
+        }
+    }
+  start_reads (s, fresh, n_fresh, BW_IO_IDLE);
+}
+
 BwExpertStore *
 bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
                      const BwExpertLayout *layouts, const BwStoreOptions *opts,
@@ -809,6 +875,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       setup_pins (s);
       s->opts.history_dir = NULL;
     }
+  warm_start (s);
   /* Counted even without pins, for bw_expert_store_expert_map; saved only with them. */
   if (s->history == NULL)
     s->history = bw_usage_history_new (s->n_layers, s->n_experts);
@@ -832,6 +899,10 @@ bw_expert_store_free (BwExpertStore *s)
   if (s == NULL)
     return;
   bw_buffer_pool_free (s->spares);
+  /* The warm start's reads that have not started are not needed any more. */
+  for (gsize i = 0; s->table != NULL && s->io != NULL && i < s->n_slots; i++)
+    if (s->table[i] != NULL && s->table[i]->warming && s->table[i]->state == SLOT_LOADING)
+      slot_withdraw (s, s->table[i]);
   /* Reads in flight target slot buffers: let them land first. */
   bw_io_free (s->io);
   save_history (s);
@@ -980,6 +1051,11 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
               atomic_fetch_add (&s->prefetch_hits, 1);
               atomic_fetch_add (&lc->prefetch_hits, 1);
             }
+          if (slot->warming)
+            {
+              slot->warming = FALSE;
+              atomic_fetch_add (&s->warm_used, 1);
+            }
           if (slot->state == SLOT_LOADING)
             hurry_slot (s, slot);
           lru_remove (s, slot);
@@ -1007,7 +1083,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
     }
   if (s->history != NULL)
     s->history->requests++;
-  start_reads (s, fresh, n_fresh, TRUE);
+  start_reads (s, fresh, n_fresh, BW_IO_URGENT);
   check_pins (s);
   return TRUE;
 }
@@ -1159,13 +1235,13 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
       slot = slot_create (s, layer, e, FALSE, NULL);
       if (slot == NULL)
         break;
-      slot->prefetched = TRUE;
+      slot->prefetched = slot->speculative = TRUE;
       slot->prefetch_bytes = slot->cap;
       s->prefetch_in_flight += slot->cap;
       fresh[n_fresh++] = slot;
       atomic_fetch_add (&s->prefetch_issued, 1);
     }
-  start_reads (s, fresh, n_fresh, FALSE);
+  start_reads (s, fresh, n_fresh, BW_IO_AHEAD);
 }
 
 /* ---- queries ---- */
@@ -1180,6 +1256,8 @@ bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
   out->prefetch_issued = atomic_load (&s->prefetch_issued);
   out->prefetch_wasted = atomic_load (&s->prefetch_wasted);
   out->prefetch_cancelled = atomic_load (&s->prefetch_cancelled);
+  out->warm_issued = atomic_load (&s->warm_issued);
+  out->warm_used = atomic_load (&s->warm_used);
   out->bytes_read = atomic_load (&s->bytes_read);
   out->io_wait_ns = atomic_load (&s->io_wait_ns);
   out->n_pinned = atomic_load (&s->n_pinned);

@@ -67,6 +67,8 @@ typedef struct {
 typedef struct {
   guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
   guint64 prefetch_cancelled;   /* withdrawn before their reads started */
+  guint64 warm_issued;    /* learned pins read ahead when the store was created */
+  guint64 warm_used;      /* of which requested since */
   guint64 bytes_read;
   guint64 io_wait_ns;     /* time the decode thread spent blocked in bw_expert_batch_wait */
   guint64 n_pinned, n_cached, n_on_disk;

@@ -12,6 +12,9 @@
  * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
  * O_DIRECT read blocks the submitting decode thread once the device queue is full. */
 #define URING_DEPTH BW_IO_URING_DEPTH
+/* Idle reads enter the ring only while fewer reads than this are in it, so that a request
+ * arriving meanwhile waits behind at most this many pieces. */
+#define IDLE_DEPTH BW_IO_IDLE_DEPTH
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -26,10 +29,12 @@ struct BwIo {
 
   GMutex lock;
   GCond work_cond, done_cond;
-  /* Waiting for a worker or for ring depth: urgent reads (a request waits on them) go out
-   * before the lookahead's, which a request may still hurry or cancel while they wait. */
+  /* Waiting for a worker or for ring depth, one queue per BwIoClass: urgent reads go out
+   * first, then the lookahead's, then the idle ones; the last two may still be hurried or
+   * withdrawn while they wait. */
   BwIoOp *urgent_head, *urgent_tail;
   BwIoOp *queue_head, *queue_tail;
+  BwIoOp *idle_head, *idle_tail;
   int in_kernel;                     /* io_uring: reads submitted and not completed */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
@@ -101,38 +106,54 @@ op_after_read (BwIoOp *op, gint64 res)
   return FALSE;
 }
 
-/* The next waiting read, urgent ones first. Called with the lock held (pread) or from the
- * consumer (io_uring). */
+/* The next waiting read, urgent ones first; idle ones only while fewer than `idle_room`
+ * reads are out. Called with the lock held (pread) or from the consumer (io_uring). */
 static BwIoOp *
-next_waiting (BwIo *io)
+next_waiting (BwIo *io, gboolean idle_room)
 {
   BwIoOp *op = list_pop (&io->urgent_head, &io->urgent_tail);
   if (op == NULL)
     op = list_pop (&io->queue_head, &io->queue_tail);
+  if (op == NULL && idle_room)
+    op = list_pop (&io->idle_head, &io->idle_tail);
   if (op != NULL)
     op->queued = FALSE;
   return op;
 }
 
-/* Unlinks op from the lookahead queue; FALSE when it is not there. */
 static gboolean
-queue_unlink (BwIo *io, BwIoOp *op)
+any_waiting (const BwIo *io, gboolean idle_room)
+{
+  return io->urgent_head != NULL || io->queue_head != NULL
+         || (idle_room && io->idle_head != NULL);
+}
+
+static gboolean
+list_unlink (BwIoOp **head, BwIoOp **tail, BwIoOp *op)
 {
   BwIoOp *prev = NULL;
-  for (BwIoOp *at = io->queue_head; at != NULL; prev = at, at = at->next)
+  for (BwIoOp *at = *head; at != NULL; prev = at, at = at->next)
     if (at == op)
       {
         if (prev != NULL)
           prev->next = op->next;
         else
-          io->queue_head = op->next;
-        if (io->queue_tail == op)
-          io->queue_tail = prev;
+          *head = op->next;
+        if (*tail == op)
+          *tail = prev;
         op->next = NULL;
         op->queued = FALSE;
         return TRUE;
       }
   return FALSE;
+}
+
+/* Unlinks op from the lookahead or the idle queue; FALSE when it is in neither. */
+static gboolean
+queue_unlink (BwIo *io, BwIoOp *op)
+{
+  return list_unlink (&io->queue_head, &io->queue_tail, op)
+         || list_unlink (&io->idle_head, &io->idle_tail, op);
 }
 
 static guint64
@@ -151,9 +172,9 @@ worker_main (gpointer data)
     {
       BwIoOp *op;
       g_mutex_lock (&io->lock);
-      while (!io->quit && io->urgent_head == NULL && io->queue_head == NULL)
+      while (!io->quit && !any_waiting (io, TRUE))
         g_cond_wait (&io->work_cond, &io->lock);
-      op = next_waiting (io);
+      op = next_waiting (io, TRUE);
       g_mutex_unlock (&io->lock);
       if (op == NULL)
         return NULL;
@@ -193,9 +214,9 @@ static void
 uring_fill (BwIo *io)
 {
   gboolean any = FALSE;
-  while (io->in_kernel < URING_DEPTH && (io->urgent_head != NULL || io->queue_head != NULL))
+  while (io->in_kernel < URING_DEPTH && any_waiting (io, io->in_kernel < IDLE_DEPTH))
     {
-      uring_queue (io, next_waiting (io));
+      uring_queue (io, next_waiting (io, io->in_kernel < IDLE_DEPTH));
       io->in_kernel++;
       any = TRUE;
     }
@@ -346,7 +367,7 @@ take_fault (BwIo *io, BwIoOp *op)
 }
 
 void
-bw_io_submit (BwIo *io, BwIoOp **ops, int n, gboolean urgent)
+bw_io_submit (BwIo *io, BwIoOp **ops, int n, BwIoClass klass)
 {
   if (n <= 0)
     return;
@@ -361,11 +382,14 @@ bw_io_submit (BwIo *io, BwIoOp **ops, int n, gboolean urgent)
       op->queued = FALSE;
       if (take_fault (io, op))
         list_push (&io->ready_head, &io->ready_tail, op);
-      else if (urgent)
+      else if (klass == BW_IO_URGENT)
         list_push (&io->urgent_head, &io->urgent_tail, op);
       else
         {
-          list_push (&io->queue_head, &io->queue_tail, op);
+          if (klass == BW_IO_AHEAD)
+            list_push (&io->queue_head, &io->queue_tail, op);
+          else
+            list_push (&io->idle_head, &io->idle_tail, op);
           op->queued = TRUE;
         }
     }

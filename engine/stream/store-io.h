@@ -21,7 +21,7 @@ struct BwIoOp {
   gboolean direct_refused;  /* the O_DIRECT read was refused and redone buffered */
   gpointer owner;
   int tag;              /* the owner's own index (which read of an expert) */
-  gboolean queued;      /* waiting in the lookahead queue: not started yet */
+  gboolean queued;      /* waiting in the lookahead or idle queue: not started yet */
   BwIoOp *next;         /* intrusive queue link */
 };
 
@@ -29,6 +29,7 @@ struct BwIoOp {
 /* Reads io_uring keeps in the kernel at once; the rest wait (and may still be hurried or
  * withdrawn). */
 #define BW_IO_URING_DEPTH 32
+#define BW_IO_IDLE_DEPTH 16
 
 typedef struct BwIo BwIo;
 
@@ -40,9 +41,18 @@ void bw_io_free (BwIo *io);
 /* "io_uring" or "pread" */
 const char *bw_io_backend_name (const BwIo *io);
 
-/* Starts n reads (in the order given) with one submission. Urgent reads go out before
- * every waiting read that is not; the others (lookahead) wait behind them. */
-void bw_io_submit (BwIo *io, BwIoOp **ops, int n, gboolean urgent);
+/* How soon a read should go out: urgent (a request waits on it), ahead (a lookahead read),
+ * idle (a read for later, which goes out only when no other waits and the ring is not
+ * busy). */
+typedef enum {
+  BW_IO_URGENT,
+  BW_IO_AHEAD,
+  BW_IO_IDLE,
+} BwIoClass;
+
+/* Starts n reads (in the order given) with one submission, behind every waiting read of
+ * their class and of the classes before it. */
+void bw_io_submit (BwIo *io, BwIoOp **ops, int n, BwIoClass klass);
 /* Makes those of the ops still waiting urgent. */
 void bw_io_hurry (BwIo *io, BwIoOp **ops, int n);
 /* Withdraws n ops when every one of them is still waiting (none started): TRUE, and they

@@ -107,6 +107,15 @@ fault_every_load_read (int err, guint sample)
           assert_same_ids (ids, ref);
           break;
         }
+      if (e != NULL)
+        {
+          /* The failed read was the warm start's (learned pins read ahead, which a request
+           * reads again): the load stands and the reply is the same. */
+          g_assert_no_error (error);
+          g_autoptr (GArray) ids = fresh_reply (e);
+          assert_same_ids (ids, ref);
+          continue;
+        }
       g_assert_null (e);
       g_assert_nonnull (error);
       if (strstr (error->message, dir) == NULL)

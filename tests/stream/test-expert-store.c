@@ -442,13 +442,22 @@ test_pinning (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (h->counts[1 * 8 + 4], ==, 1);
   g_assert_cmpuint (h->requests, ==, 10);
 
-  /* Second run: the hot experts are pinned and survive a flood of others. */
+  /* Second run: the hot experts are pinned, read ahead as the store is created (the first
+   * request finds them: hits, with their bytes), and survive a flood of others. */
   s = store_new (fx, &o);
   g_assert_true (bw_expert_store_is_pinned (s, 1, 3));
   g_assert_true (bw_expert_store_is_pinned (s, 1, 6));
   g_assert_false (bw_expert_store_is_pinned (s, 2, 3));
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.warm_issued, ==, 2);
   g_assert_true (bw_expert_store_request (s, 1, hot, 2, &batch, &error));
+  for (int i = 0; i < 2; i++)
+    assert_expert_bytes (fx, 1, hot[i], bw_expert_batch_wait (&batch, i, &error));
   bw_expert_batch_release (&batch);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.hits, ==, 2);
+  g_assert_cmpuint (st.misses, ==, 0);
+  g_assert_cmpuint (st.warm_used, ==, 2);
   for (int round = 0; round < 16; round++)
     {
       int e = round % 8 == 3 || round % 8 == 6 ? 0 : round % 8;

@@ -85,7 +85,7 @@ test_order (Fixture *fx, gconstpointer unused)
 
   for (int i = 0; i < N_AHEAD; i++)
     ahead[i] = &fx->ops[i];
-  bw_io_submit (io, ahead, N_AHEAD, FALSE);
+  bw_io_submit (io, ahead, N_AHEAD, BW_IO_AHEAD);
   /* The ring is full: the first DEPTH reads started, the rest wait. */
   g_assert_false (fx->ops[0].queued);
   g_assert_false (fx->ops[BW_IO_URING_DEPTH - 1].queued);
@@ -97,7 +97,7 @@ test_order (Fixture *fx, gconstpointer unused)
   g_assert_false (bw_io_cancel (io, &hurried, 1));
   g_assert_true (bw_io_cancel (io, &withdrawn, 1));
   g_assert_cmpint (bw_io_in_flight (io), ==, N_AHEAD - 1);
-  bw_io_submit (io, &urgent, 1, TRUE);
+  bw_io_submit (io, &urgent, 1, BW_IO_URGENT);
 
   /* Each landed read lets one waiting read into the ring: the hurried one, then the urgent
    * one, and only then the first lookahead read that waits. */
