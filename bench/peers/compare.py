@@ -102,7 +102,7 @@ def parse(text, wall):
         r["generated"] = (n or 0) + 1
         r["decode_s"] = d
         r["decode_forwards"] = n
-        r["expert_wait_per_token"] = num(r"^decode:.*\n.*\n.*\n  per token: .*expert wait ([\d.]+) s", text)
+        r["expert_wait_per_token"] = num(r"^decode:.*\n(?:  (?!per token).*\n)*  per token: .*expert wait ([\d.]+) s", text)
         r["decode_hit_rate"] = num(r"^decode:.*\n  experts: hit rate ([\d.]+)%", text)
     elif "prefill done in" in text:  # rabbit --prompt
         r["engine_kind"] = "rabbit"
