@@ -15,15 +15,7 @@
 
 #define WAIT_USEC (120 * G_USEC_PER_SEC)
 
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        g_main_context_iteration (NULL, TRUE);                               \
-      }                                                                      \
-  } G_STMT_END
+#include "../iterate.h"
 
 static char *tmp_root;
 

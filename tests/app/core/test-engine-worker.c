@@ -6,17 +6,7 @@
 
 #define WAIT_USEC (20 * G_USEC_PER_SEC)
 
-/* Iterates the default main context until @cond holds; fails after WAIT_USEC. */
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (200);                                                    \
-      }                                                                      \
-  } G_STMT_END
+#include "../iterate.h"
 
 /* Waits for the worker thread without running the main context. */
 #define SLEEP_UNTIL(cond)                                                    \

@@ -13,16 +13,7 @@
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
-#define ITERATE_UNTIL(cond)                                                  \
-  G_STMT_START {                                                             \
-    gint64 end_ = g_get_monotonic_time () + WAIT_USEC;                       \
-    while (!(cond))                                                          \
-      {                                                                      \
-        g_assert_cmpint (g_get_monotonic_time (), <, end_);                  \
-        if (!g_main_context_iteration (NULL, FALSE))                         \
-          g_usleep (500);                                                    \
-      }                                                                      \
-  } G_STMT_END
+#include "../iterate.h"
 
 typedef struct {
   char *tmp;
