@@ -11,21 +11,27 @@ now_ns (void)
   return (guint64) g_get_monotonic_time () * 1000u;
 }
 
+/* How many of a layer's likeliest experts a lookahead reads: the likeliest few are right
+ * far more often than the tail of the top-k, and a wrong prefetch costs a whole expert's
+ * read (PERFORMANCE.md, router lookahead). */
+static int
+lookahead_breadth (const BwMoe *layer, int top)
+{
+  int k = layer->router.top_k;
+  return CLAMP (top > 0 ? top : k / 4, 1, k);
+}
+
 void
 bw_moe_set_lookahead (BwMoe *moe, const BwMoe *next, int top)
 {
-  int k = next->router.top_k;
   moe->next = next;
-  /* The likeliest few are right far more often than the tail of the top-k, and a wrong
-   * prefetch costs a whole expert's read (PERFORMANCE.md, router lookahead). */
-  moe->next_top = CLAMP (top > 0 ? top : k / 4, 1, k);
+  moe->next_top = lookahead_breadth (next, top);
 }
 
 void
 bw_moe_set_start_lookahead (BwMoe *moe, int top)
 {
-  int k = moe->router.top_k;
-  moe->start_top = CLAMP (top > 0 ? top : k / 4, 1, k);
+  moe->start_top = lookahead_breadth (moe, top);
 }
 
 /* Floats of one token's gate product: the fused gate_up has two rows per unit. */

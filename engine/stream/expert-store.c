@@ -424,13 +424,20 @@ start_reads (BwExpertStore *s, Slot **slots, int n, BwIoClass klass)
   bw_io_submit (s->io, s->op_scratch, n_ops, klass);
 }
 
+/* The slot's reads, listed in the store's op scratch. */
+static BwIoOp **
+slot_op_list (BwExpertStore *s, Slot *slot)
+{
+  for (int r = 0; r < slot->n_ops; r++)
+    s->op_scratch[r] = &slot->ops[r];
+  return s->op_scratch;
+}
+
 /* Withdraws a slot's reads if none has started; TRUE when they were. */
 static gboolean
 slot_withdraw (BwExpertStore *s, Slot *slot)
 {
-  for (int r = 0; r < slot->n_ops; r++)
-    s->op_scratch[r] = &slot->ops[r];
-  return slot->n_ops > 0 && bw_io_cancel (s->io, s->op_scratch, slot->n_ops);
+  return slot->n_ops > 0 && bw_io_cancel (s->io, slot_op_list (s, slot), slot->n_ops);
 }
 
 static gboolean
@@ -472,9 +479,7 @@ cancel_unchosen (BwExpertStore *s, int layer, const int *experts, int n)
 static void
 hurry_slot (BwExpertStore *s, Slot *slot)
 {
-  for (int r = 0; r < slot->n_ops; r++)
-    s->op_scratch[r] = &slot->ops[r];
-  bw_io_hurry (s->io, s->op_scratch, slot->n_ops);
+  bw_io_hurry (s->io, slot_op_list (s, slot), slot->n_ops);
 }
 
 static const char *
