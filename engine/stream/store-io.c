@@ -12,8 +12,10 @@
  * completions are reaped. Every read goes to the kernel's workers (IOSQE_ASYNC): an inline
  * O_DIRECT read blocks the submitting decode thread once the device queue is full. */
 #define URING_DEPTH BW_IO_URING_DEPTH
-/* Idle reads enter the ring only while fewer reads than this are in it, so that a request
- * arriving meanwhile waits behind at most this many pieces. */
+/* Idle reads enter the ring only while no urgent or lookahead read is in it, and fewer
+ * reads than this: a request arriving meanwhile waits behind at most this many pieces, and
+ * none once they land. This disk's throughput grows with the bytes in flight, so reads
+ * that share it with idle ones take longer, not only start later. */
 #define IDLE_DEPTH BW_IO_IDLE_DEPTH
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
@@ -36,6 +38,7 @@ struct BwIo {
   BwIoOp *queue_head, *queue_tail;
   BwIoOp *idle_head, *idle_tail;
   int in_kernel;                     /* io_uring: reads submitted and not completed */
+  int busy_in_kernel;                /* those of them that are not idle reads */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
   int n_threads;
@@ -106,8 +109,8 @@ op_after_read (BwIoOp *op, gint64 res)
   return FALSE;
 }
 
-/* The next waiting read, urgent ones first; idle ones only while fewer than `idle_room`
- * reads are out. Called with the lock held (pread) or from the consumer (io_uring). */
+/* The next waiting read, urgent ones first; idle ones only when `idle_room`. Called with
+ * the lock held (pread) or from the consumer (io_uring). */
 static BwIoOp *
 next_waiting (BwIo *io, gboolean idle_room)
 {
@@ -214,10 +217,15 @@ static void
 uring_fill (BwIo *io)
 {
   gboolean any = FALSE;
-  while (io->in_kernel < URING_DEPTH && any_waiting (io, io->in_kernel < IDLE_DEPTH))
+  for (;;)
     {
-      uring_queue (io, next_waiting (io, io->in_kernel < IDLE_DEPTH));
+      gboolean idle_room = io->in_kernel < IDLE_DEPTH && io->busy_in_kernel == 0;
+      if (io->in_kernel >= URING_DEPTH || !any_waiting (io, idle_room))
+        break;
+      BwIoOp *op = next_waiting (io, idle_room);
+      uring_queue (io, op);
       io->in_kernel++;
+      io->busy_in_kernel += op->idle ? 0 : 1;
       any = TRUE;
     }
   if (any)
@@ -262,6 +270,7 @@ uring_reap (BwIo *io, gboolean block)
       res = cqe->res;
       io_uring_cqe_seen (&io->ring, cqe);
       io->in_kernel--;
+      io->busy_in_kernel -= op->idle ? 0 : 1;
       if (op_after_read (op, res))
         {
           uring_fill (io);
@@ -380,6 +389,7 @@ bw_io_submit (BwIo *io, BwIoOp **ops, int n, BwIoClass klass)
       op->direct_refused = FALSE;
       io->in_flight++;
       op->queued = FALSE;
+      op->idle = klass == BW_IO_IDLE;
       if (take_fault (io, op))
         list_push (&io->ready_head, &io->ready_tail, op);
       else if (klass == BW_IO_URGENT)
@@ -406,7 +416,14 @@ bw_io_hurry (BwIo *io, BwIoOp **ops, int n)
   g_mutex_lock (&io->lock);
   for (int i = 0; i < n; i++)
     if (ops[i]->queued && queue_unlink (io, ops[i]))
-      list_push (&io->urgent_head, &io->urgent_tail, ops[i]);
+      {
+        ops[i]->idle = FALSE;
+        list_push (&io->urgent_head, &io->urgent_tail, ops[i]);
+      }
+  if (io->kind == BW_IO_URING)
+    uring_fill (io);
+  else
+    g_cond_broadcast (&io->work_cond);
   g_mutex_unlock (&io->lock);
 }
 

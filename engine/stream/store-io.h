@@ -22,12 +22,14 @@ struct BwIoOp {
   gpointer owner;
   int tag;              /* the owner's own index (which read of an expert) */
   gboolean queued;      /* waiting in the lookahead or idle queue: not started yet */
+  gboolean idle;        /* an idle read that was not hurried */
   BwIoOp *next;         /* intrusive queue link */
 };
 
 #define BW_IO_SHORT (-1)
 /* Reads io_uring keeps in the kernel at once; the rest wait (and may still be hurried or
- * withdrawn). */
+ * withdrawn). Idle reads go in only while no other read is in the kernel, and at most
+ * BW_IO_IDLE_DEPTH of them. */
 #define BW_IO_URING_DEPTH 32
 #define BW_IO_IDLE_DEPTH 16
 
@@ -42,8 +44,8 @@ void bw_io_free (BwIo *io);
 const char *bw_io_backend_name (const BwIo *io);
 
 /* How soon a read should go out: urgent (a request waits on it), ahead (a lookahead read),
- * idle (a read for later, which goes out only when no other waits and the ring is not
- * busy). */
+ * idle (a read for later, which goes out only while no other read waits or is in the
+ * kernel). */
 typedef enum {
   BW_IO_URGENT,
   BW_IO_AHEAD,
@@ -53,7 +55,7 @@ typedef enum {
 /* Starts n reads (in the order given) with one submission, behind every waiting read of
  * their class and of the classes before it. */
 void bw_io_submit (BwIo *io, BwIoOp **ops, int n, BwIoClass klass);
-/* Makes those of the ops still waiting urgent. */
+/* Makes those of the ops still waiting urgent, and starts them if the ring has room. */
 void bw_io_hurry (BwIo *io, BwIoOp **ops, int n);
 /* Withdraws n ops when every one of them is still waiting (none started): TRUE, and they
  * are no longer in flight. FALSE, and nothing changes, otherwise. */

@@ -3,6 +3,8 @@
  *   - urgent reads go into the kernel before waiting lookahead reads, hurried ones first;
  *   - a waiting lookahead read can be withdrawn and never lands; a started or hurried one
  *     cannot;
+ *   - idle reads wait while an urgent or lookahead read is in the kernel, and a hurried
+ *     one starts at once;
  *   - every read that was not withdrawn lands with the file's bytes. */
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -131,10 +133,56 @@ test_order (Fixture *fx, gconstpointer unused)
   bw_io_free (io);
 }
 
+/* Idle reads stay out of the ring while another read is in it, however much room the ring
+ * has; a hurried one goes in at once, and the rest once the ring holds idle reads only. */
+static void
+test_idle_yields (Fixture *fx, gconstpointer unused)
+{
+  BwIo *io = uring_new ();
+  BwIoOp *urgent = &fx->ops[0], *idle[4], *hurried = &fx->ops[4];
+
+  for (int i = 0; i < 4; i++)
+    idle[i] = &fx->ops[1 + i];
+  bw_io_submit (io, &urgent, 1, BW_IO_URGENT);
+  bw_io_submit (io, idle, 4, BW_IO_IDLE);
+  for (int i = 0; i < 4; i++)
+    g_assert_true (idle[i]->queued);
+
+  bw_io_hurry (io, &hurried, 1);
+  g_assert_false (hurried->queued);
+  for (int i = 0; i < 3; i++)
+    g_assert_true (idle[i]->queued);
+
+  /* Only the urgent and the hurried read are in the kernel; once both land, the idle
+   * reads go in. */
+  gboolean landed[5] = { FALSE };
+  for (int n = 0; n < 2; n++)
+    {
+      BwIoOp *op = bw_io_reap (io, TRUE);
+      g_assert_nonnull (op);
+      g_assert_true (op == urgent || op == hurried);
+      landed[op->tag] = TRUE;
+    }
+  g_assert_true (landed[0] && landed[4]);
+  for (int i = 0; i < 3; i++)
+    g_assert_false (idle[i]->queued);
+  for (BwIoOp *op; (op = bw_io_reap (io, TRUE)) != NULL;)
+    {
+      g_assert_cmpint (op->err, ==, 0);
+      g_assert_cmpmem (op->dst, PIECE, fx->data + op->off, PIECE);
+      landed[op->tag] = TRUE;
+    }
+  for (int i = 0; i < 5; i++)
+    g_assert_true (landed[i]);
+  bw_io_free (io);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/stream/io/order", Fixture, NULL, fixture_setup, test_order, fixture_teardown);
+  g_test_add ("/stream/io/idle-yields", Fixture, NULL, fixture_setup, test_idle_yields,
+              fixture_teardown);
   return g_test_run ();
 }
