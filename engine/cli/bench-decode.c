@@ -100,13 +100,6 @@ expert_bytes_touched (BwExpertStore *store, const BwStoreLayerStats *before, int
   return sum / MAX (n_tokens, 1);
 }
 
-static guint64
-embedding_bytes (const BwCheckpoint *ck)
-{
-  const BwTensorInfo *t = bw_checkpoint_findf (ck, "model.embed_tokens.weight");
-  return t != NULL ? t->nbytes : 0;
-}
-
 static gboolean
 run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error)
 {
@@ -159,7 +152,7 @@ run_decode (BwModel *model, const DecodeArgs *a, DecodeResult *r, GError **error
     r->phase_s[p] = (double) (m1.ns[p] - m0.ns[p]) / 1e9 / a->tokens;
   r->bytes_touched = expert_bytes_touched (store, layer0, a->tokens)
                      + (double) (bw_model_resident_bytes (model)
-                                 - embedding_bytes (bw_model_checkpoint (model)))
+                                 - bw_model_lookup_bytes (model))
                      + (double) bw_state_bytes (state);
   return TRUE;
 }

@@ -343,6 +343,18 @@ bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *fmt, ...)
   return bw_checkpoint_find (ckpt, name);
 }
 
+void
+bw_checkpoint_advise_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, guint64 from,
+                            gsize len)
+{
+  const Checkpoint *ck = (const Checkpoint *) ckpt;
+  if (ckpt == NULL || t == NULL || t->shard < 0 || t->shard >= ckpt->n_shards
+      || from > t->nbytes || len > t->nbytes - from)
+    return;
+  (void) posix_fadvise (ck->fds[t->shard], (off_t) (t->offset + from), (off_t) len,
+                        POSIX_FADV_WILLNEED);
+}
+
 gboolean
 bw_checkpoint_read_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, guint64 from,
                           gsize len, void *dst, GError **error)

@@ -77,6 +77,10 @@ const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *f
 /* Reads a tensor's bytes into dst (nbytes long). Errors name shard and tensor. */
 gboolean bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                              GError **error);
+/* Tells the kernel that len bytes of a tensor from byte `from` will be read soon (ignored
+ * outside the tensor). */
+void bw_checkpoint_advise_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, guint64 from,
+                                 gsize len);
 /* Reads len bytes of a tensor from byte `from` of it (inside its nbytes). */
 gboolean bw_checkpoint_read_range (const BwCheckpoint *ckpt, const BwTensorInfo *t,
                                    guint64 from, gsize len, void *dst, GError **error);

@@ -70,7 +70,8 @@ kimi_k3_forward (BwModel *model, BwState *state, const int32_t *ids, int n, floa
   float *ps = dec->x;
   guint64 t = bw_now_ns ();
 
-  bw_decoder_embed (dec, ids, n, ps);
+  if (!bw_decoder_embed (model, dec, ids, n, ps, error))
+    return FALSE;
   bw_decoder_lookahead_start (model, dec, ps, n);
   for (int l = 0; l < km->cfg.n_layers; l++)
     {

@@ -186,6 +186,22 @@ bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t
   return bind_matrix (model, out, rows, cols, TRUE, name, error);
 }
 
+const BwTensorInfo *
+bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
+                            const char *name)
+{
+  const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
+  if (t == NULL || plain_format (t->dtype) == BW_FMT_COUNT || t->n_dims != 2
+      || t->shape[0] != rows || t->shape[1] != cols)
+    return NULL;
+  memset (out, 0, sizeof *out);
+  out->fmt = plain_format (t->dtype);
+  out->rows = rows;
+  out->cols = cols;
+  out->isa = model->opts.isa;
+  return t;
+}
+
 gboolean
 bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_longer,
                       GError **error, const char *fmt, ...)

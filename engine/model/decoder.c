@@ -7,7 +7,9 @@
 #include "blocks/norm.h"
 #include "core/ct-config.h"
 #include "core/json-load.h"
+#include "quant/bf16.h"
 #include "quant/ct-int.h"
+#include "quant/f16.h"
 
 #define L "model.layers.%d."
 
@@ -500,13 +502,19 @@ static gboolean
 bind_globals (BwModel *model, BwDecoder *dec, GError **error)
 {
   float *norm;
-  gboolean ok = dec->embed_exact
+  if (!dec->tied)
+    dec->embed_file = bw_model_bind_rows_in_file (model, &dec->embed, dec->vocab, dec->hidden,
+                                                  "model.embed_tokens.weight");
+  gboolean ok = dec->embed_file != NULL ? TRUE
+    : dec->embed_exact
     ? bw_model_bind_matrix_exact (model, &dec->embed, dec->vocab, dec->hidden, error,
                                   "model.embed_tokens.weight")
     : bw_model_bind_matrix (model, &dec->embed, dec->vocab, dec->hidden, error,
                             "model.embed_tokens.weight");
   if (!ok || !bind_norm (model, dec, &norm, "model.norm.weight", error))
     return FALSE;
+  if (!dec->tied && dec->embed_file == NULL)
+    model->lookup_bytes = bw_matrix_bytes (&dec->embed);
   dec->final_norm = norm;
   if (dec->tied)
     {
@@ -605,11 +613,46 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
 
 /* Running */
 
-void
-bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x)
+/* Row `id` of the embedding table from the checkpoint into out ([hidden] floats): the
+ * stored bytes land at its start and widen in place, from the last value down, so that
+ * each value is read before a wider one covers it. */
+static gboolean
+embed_row_from_file (BwModel *model, const BwDecoder *dec, int32_t id, float *out,
+                     GError **error)
 {
+  const BwMatrix *e = &dec->embed;
+  gsize width = e->fmt == BW_FMT_F32 ? 4 : 2, row = (gsize) e->cols * width;
+  if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, out,
+                                 error))
+    return FALSE;
+  const uint16_t *half = (const uint16_t *) out;
+  for (int64_t c = e->cols - 1; width == 2 && c >= 0; c--)
+    {
+      uint16_t h = half[c];
+      out[c] = e->fmt == BW_FMT_BF16 ? bw_bf16_to_f32 (h) : bw_f16_to_f32 (h);
+    }
+  return TRUE;
+}
+
+gboolean
+bw_decoder_embed (BwModel *model, const BwDecoder *dec, const int32_t *ids, int n, float *x,
+                  GError **error)
+{
+  if (dec->embed_file == NULL)
+    {
+      for (int t = 0; t < n; t++)
+        bw_matrix_dequant_row (&dec->embed, ids[t], x + (gsize) t * dec->hidden);
+      return TRUE;
+    }
+  gsize row = (gsize) dec->embed.cols * (dec->embed.fmt == BW_FMT_F32 ? 4 : 2);
+  /* A prompt's rows are asked for together first, so that a cold disk reads them at
+   * once rather than one after another. */
+  for (int t = 0; n > 1 && t < n; t++)
+    bw_checkpoint_advise_range (model->ckpt, dec->embed_file, (guint64) ids[t] * row, row);
   for (int t = 0; t < n; t++)
-    bw_matrix_dequant_row (&dec->embed, ids[t], x + (gsize) t * dec->hidden);
+    if (!embed_row_from_file (model, dec, ids[t], x + (gsize) t * dec->hidden, error))
+      return FALSE;
+  return TRUE;
 }
 
 gboolean
@@ -671,7 +714,8 @@ bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *at
   gsize len = (gsize) n * D;
   guint64 t = bw_now_ns ();
 
-  bw_decoder_embed (dec, ids, n, dec->x);
+  if (!bw_decoder_embed (model, dec, ids, n, dec->x, error))
+    return FALSE;
   bw_decoder_lookahead_start (model, dec, dec->x, n);
   bw_model_tick (model, BW_PHASE_OTHER, &t);
   for (int l = 0; l < dec->n_layers; l++)

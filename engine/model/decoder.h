@@ -61,6 +61,11 @@ typedef struct {
   /* Bound by bw_decoder_load. */
   BwDecoderLayer *layers;
   BwMatrix embed, lm_head;
+  /* An untied embedding table stays in the checkpoint and each token's row is read from
+   * there: a row per token is all it is used for, and its bytes are left to the expert
+   * cache. NULL where the table is in memory (tied to the LM head, or stored in a format
+   * read only whole). */
+  const BwTensorInfo *embed_file;
   const float *final_norm;
   float *x, *h, *a;          /* [max_batch][hidden] each */
   void *scratch;             /* shared by attention and FFN, sized for max_batch */
@@ -99,8 +104,9 @@ gboolean bw_decoder_bind_mlp (BwModel *model, BwMlp *mlp, int l, const char *pre
 gboolean bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows,
                                    int64_t cols, BwExpertTensor *out, GError **error);
 
-/* Embedding rows of ids into x ([n][hidden]). */
-void bw_decoder_embed (const BwDecoder *dec, const int32_t *ids, int n, float *x);
+/* Embedding rows of ids into x ([n][hidden]); FALSE where the checkpoint cannot be read. */
+gboolean bw_decoder_embed (BwModel *model, const BwDecoder *dec, const int32_t *ids, int n,
+                           float *x, GError **error);
 /* A decode step (n == 1) with the lookahead on: prefetches the first MoE layer's likeliest
  * experts by its router on x, the token's embedding, before the layers ahead of it run. */
 void bw_decoder_lookahead_start (BwModel *model, BwDecoder *dec, const float *x, int n);

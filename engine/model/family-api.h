@@ -44,6 +44,7 @@ struct BwModel {
   /* Families add what they allocate, each change one atomic step: other threads read it
    * (burrow_engine_get_cache_stats) while a forward grows a scratch. */
   _Atomic guint64 resident_bytes;
+  guint64 lookup_bytes;         /* of them, tables a token reads one row of (untied embeddings) */
   BwModelStats stats;
   BwModelProgress progress;
   gpointer progress_data;
@@ -119,6 +120,12 @@ gboolean bw_model_bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int6
  * hangs on). */
 gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols,
                                      GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
+/* A matrix [rows, cols] that stays in the checkpoint, to be read a row at a time with
+ * bw_checkpoint_read_range: its tensor, and *out describes it (data NULL). NULL, and *out
+ * untouched, unless the tensor is F32, BF16 or F16 of that shape; the caller then binds it
+ * whole, which reports what is wrong. */
+const BwTensorInfo *bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows,
+                                                int64_t cols, const char *name);
 /* The requantised matrix name [m->rows, m->cols] from the dense cache on disk, into *m;
  * FALSE when there is none (or no valid copy): the caller binds and requantises it. */
 gboolean bw_model_dense_from_cache (BwModel *model, BwMatrix *m, const char *name);

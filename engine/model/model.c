@@ -292,6 +292,12 @@ bw_model_resident_bytes (const BwModel *model)
   return atomic_load (&model->resident_bytes);
 }
 
+guint64
+bw_model_lookup_bytes (const BwModel *model)
+{
+  return model->lookup_bytes;
+}
+
 void
 bw_model_stats (const BwModel *model, BwModelStats *out)
 {

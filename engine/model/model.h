@@ -98,6 +98,9 @@ int bw_model_dense_bits (const BwModel *model, BwDenseReason *reason);
 const char *bw_model_dense_cache_status (const BwModel *model);
 /* Resident bytes held by the model (dense weights + scratch), not counting the store. */
 guint64 bw_model_resident_bytes (const BwModel *model);
+/* Of those, the bytes of tables a token reads a single row of (an untied embedding table
+ * held in memory): what a token does not stream. */
+guint64 bw_model_lookup_bytes (const BwModel *model);
 
 /* Cumulative since load or the last reset; cheap, call between forwards. */
 void bw_model_stats (const BwModel *model, BwModelStats *out);

@@ -162,29 +162,69 @@ test_load_short_reads (void)
   run_fixture_remove (dir);
 }
 
-/* A read error while the first turn streams experts: that turn fails with an error, the
- * conversation keeps the user's message, and the next turn gives the reference reply. */
-static void
-test_expert_read_error (void)
+/* A read error at the nth read of the first turn of a freshly loaded engine that learns no
+ * pins (so that its experts are read during turns, not at load). FALSE when the turn did
+ * not fail. When it failed before its reply began, the conversation kept the user's
+ * message alone and the next turn gives the reference reply; *message is the error. */
+static gboolean
+turn_fails_at_read (const char *dir, int nth, GArray *ref, char **message)
 {
-  g_autofree char *dir = run_fixture_make ("kimi_linear");
-  g_autoptr (GArray) ref = reference_reply (dir);
-  g_autoptr (BurrowEngine) e = load (dir);
-  g_autoptr (BurrowConversation) conv = burrow_conversation_new (e);
+  BurrowEngineOptions o;
+  burrow_engine_options_init (&o);
+  o.threads = 2;
+  o.max_batch = 16;
+  o.pinning = FALSE;
   g_autoptr (GError) error = NULL;
+  g_autoptr (BurrowEngine) e = burrow_engine_load (dir, &o, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (BurrowConversation) conv = burrow_conversation_new (e);
 
-  bw_fault_inject (BW_FAULT_READ, 1, 1, EIO);
-  g_autoptr (GArray) none = reply (conv, "hello there.", &error);
-  g_assert_cmpint (bw_fault_fired (BW_FAULT_READ), ==, 1);
+  bw_fault_inject (BW_FAULT_READ, nth, 1, EIO);
+  g_autoptr (GArray) first = reply (conv, "hello there.", &error);
+  gboolean fired = bw_fault_fired (BW_FAULT_READ) == 1;
   bw_fault_inject (BW_FAULT_READ, 0, 0, 0);
-  g_assert_null (none);
+  g_assert_true (fired);
+  if (first != NULL)
+    {
+      g_assert_no_error (error);
+      assert_same_ids (first, ref);
+      return FALSE;
+    }
   g_assert_nonnull (error);
-  g_test_message ("%s", error->message);
+  g_test_message ("read %d: %s", nth, error->message);
+  *message = g_strdup (error->message);
   g_assert_cmpuint (burrow_conversation_get_n_messages (conv), ==, 1);
   g_clear_error (&error);
   g_autoptr (GArray) ids = reply (conv, NULL, &error);
   g_assert_no_error (error);
   assert_same_ids (ids, ref);
+  return TRUE;
+}
+
+/* The embedding table stays in the checkpoint, so a turn's first reads are its prompt's
+ * rows: a read error at any of them fails the turn with an error naming the shard and the
+ * table. The read after them streams an expert: an error there fails the turn too. Either
+ * way the conversation keeps the user's message and the next turn gives the reference
+ * reply. */
+static void
+test_turn_read_errors (void)
+{
+  g_autofree char *dir = run_fixture_make ("kimi_linear");
+  g_autoptr (GArray) ref = reference_reply (dir);
+  int nth = 1;
+
+  for (;; nth++)
+    {
+      g_autofree char *message = NULL;
+      g_assert_true (turn_fails_at_read (dir, nth, ref, &message));
+      if (strstr (message, "model.embed_tokens.weight") == NULL)
+        break;
+      g_assert_nonnull (strstr (message, dir));
+      g_assert_nonnull (strstr (message, ".safetensors"));
+      g_assert_cmpint (nth, <, 256);
+    }
+  /* the prompt is a chat template around two words: several rows, then an expert */
+  g_assert_cmpint (nth, >, 4);
   run_fixture_remove (dir);
 }
 
@@ -315,7 +355,7 @@ main (int argc, char **argv)
   g_test_add_func ("/faults/load/eio-at-every-read", test_load_eio);
   g_test_add_func ("/faults/load/early-eof", test_load_eof);
   g_test_add_func ("/faults/load/short-reads", test_load_short_reads);
-  g_test_add_func ("/faults/experts/read-error", test_expert_read_error);
+  g_test_add_func ("/faults/turn/read-errors", test_turn_read_errors);
   g_test_add_func ("/faults/experts/model-folder-removed", test_model_folder_removed);
   g_test_add_func ("/faults/save/enospc", test_save_enospc);
   g_test_add_func ("/faults/save/eio", test_save_eio);
