@@ -621,12 +621,12 @@ embed_row_from_file (BwModel *model, const BwDecoder *dec, int32_t id, float *ou
                      GError **error)
 {
   const BwMatrix *e = &dec->embed;
-  gsize width = e->fmt == BW_FMT_F32 ? 4 : 2, row = (gsize) e->cols * width;
+  gsize row = bw_matrix_row_bytes (e->fmt, e->cols);
   if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, out,
                                  error))
     return FALSE;
   const uint16_t *half = (const uint16_t *) out;
-  for (int64_t c = e->cols - 1; width == 2 && c >= 0; c--)
+  for (int64_t c = e->cols - 1; e->fmt != BW_FMT_F32 && c >= 0; c--)
     {
       uint16_t h = half[c];
       out[c] = e->fmt == BW_FMT_BF16 ? bw_bf16_to_f32 (h) : bw_f16_to_f32 (h);
@@ -644,7 +644,7 @@ bw_decoder_embed (BwModel *model, const BwDecoder *dec, const int32_t *ids, int 
         bw_matrix_dequant_row (&dec->embed, ids[t], x + (gsize) t * dec->hidden);
       return TRUE;
     }
-  gsize row = (gsize) dec->embed.cols * (dec->embed.fmt == BW_FMT_F32 ? 4 : 2);
+  gsize row = bw_matrix_row_bytes (dec->embed.fmt, dec->embed.cols);
   /* A prompt's rows are asked for together first, so that a cold disk reads them at
    * once rather than one after another. */
   for (int t = 0; n > 1 && t < n; t++)
