@@ -7,6 +7,7 @@
  * at the prompt it quits. With --session the conversation is saved after every turn and
  * reopens warm. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,6 +192,22 @@ chat_turn (BurrowConversation *conv, const BurrowGenerateOptions *opts, const Ch
   return TRUE;
 }
 
+/* The next line of stdin. On a terminal, the engine's background reads (its warm start) go
+ * on while the user types: a terminal hands over a whole line per read, so stdio holds
+ * nothing that poll would not see. */
+static char *
+read_message (BurrowEngine *engine, gboolean tty)
+{
+  if (!tty)
+    return bw_cli_read_line (FALSE);
+  fputs ("> ", stderr);
+  fflush (stderr);
+  struct pollfd in = { .fd = 0, .events = POLLIN };
+  while (poll (&in, 1, 0) == 0 && burrow_engine_idle (engine, 20))
+    ;
+  return bw_cli_read_line (FALSE);
+}
+
 static void
 open_session (BurrowConversation *conv, const ChatArgs *a)
 {
@@ -227,7 +244,7 @@ chat_with_args (ChatArgs *a, GError **error)
   if (tty)
     fputs ("Type a message, or /help.\n", stderr);
   char *line;
-  while ((line = bw_cli_read_line (tty)) != NULL)
+  while ((line = read_message (engine, tty)) != NULL)
     {
       g_autofree char *text = line;
       if (g_strcmp0 (g_strstrip (text), "") == 0)

@@ -198,13 +198,26 @@ run_job (ServeServer *server, ServeJob *job)
   finish_job (job, conv, &st, error);
 }
 
+/* The next job; until one comes, the engine's background reads (its warm start) go on. */
+static ServeJob *
+next_job (ServeServer *server)
+{
+  while (burrow_engine_idle (server->engine, 20))
+    {
+      ServeJob *job = g_async_queue_try_pop (server->queue);
+      if (job != NULL)
+        return job;
+    }
+  return g_async_queue_pop (server->queue);
+}
+
 static gpointer
 worker_main (gpointer data)
 {
   ServeServer *server = data;
   for (;;)
     {
-      ServeJob *job = g_async_queue_pop (server->queue);
+      ServeJob *job = next_job (server);
       if (job == &stop_marker)
         break;
       run_job (server, job);

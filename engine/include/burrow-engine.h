@@ -435,6 +435,11 @@ typedef struct {
 /* The expert store since load (all zero for a model without routed experts). Any thread. */
 void burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out);
 
+/* Between turns, from the thread that generates: carries on the expert cache's background
+ * reads (the warm start of the experts earlier sessions used most), waiting at most
+ * timeout_ms. TRUE while some remain: call again while there is no input to act on. */
+gboolean burrow_engine_idle (BurrowEngine *engine, int timeout_ms);
+
 typedef enum {
   BURROW_ROLE_SYSTEM,
   BURROW_ROLE_USER,

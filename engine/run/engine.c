@@ -410,6 +410,13 @@ burrow_engine_get_cache_stats (BurrowEngine *engine, BurrowCacheStats *out)
   out->pins = (BurrowPinState) st.pin_state;
 }
 
+gboolean
+burrow_engine_idle (BurrowEngine *engine, int timeout_ms)
+{
+  BwExpertStore *store = bw_model_expert_store (engine->model);
+  return store != NULL && bw_expert_store_idle (store, timeout_ms);
+}
+
 const char *
 burrow_engine_get_chat_template (BurrowEngine *engine)
 {

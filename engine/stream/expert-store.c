@@ -1138,6 +1138,18 @@ bw_expert_store_poll (BwExpertStore *s)
     op_finished (s, op);
 }
 
+gboolean
+bw_expert_store_idle (BwExpertStore *s, int timeout_ms)
+{
+  if (s->io == NULL || bw_io_in_flight (s->io) == 0)
+    return FALSE;
+  BwIoOp *op = bw_io_reap_within (s->io, timeout_ms);
+  if (op != NULL)
+    op_finished (s, op);
+  bw_expert_store_poll (s);
+  return bw_io_in_flight (s->io) > 0;
+}
+
 int
 bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
                           const BwExpertWeights **weights, GError **error)

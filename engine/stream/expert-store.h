@@ -114,6 +114,10 @@ int bw_expert_batch_wait_any (BwExpertBatch *batch, const gboolean *taken,
  * keeps only a few reads in the kernel, so the decode thread calls this between matrix
  * products to keep the disk busy while it computes. */
 void bw_expert_store_poll (BwExpertStore *store);
+/* For the decode thread between turns (waiting for input): folds in finished reads and
+ * lets the warm start's go out more at a time, waiting at most timeout_ms for one to land.
+ * TRUE while reads remain in flight, so that the caller comes back. */
+gboolean bw_expert_store_idle (BwExpertStore *store, int timeout_ms);
 
 /* Hint: these experts of this layer will probably be requested soon. Never blocks. */
 void bw_expert_store_prefetch (BwExpertStore *store, int layer, const int *experts, int n);

@@ -14,9 +14,11 @@
 #define URING_DEPTH BW_IO_URING_DEPTH
 /* Idle reads enter the ring only while no urgent or lookahead read is in it, and fewer
  * reads than this: a request arriving meanwhile waits behind at most this many pieces, and
- * none once they land. This disk's throughput grows with the bytes in flight, so reads
- * that share it with idle ones take longer, not only start later. */
+ * none once they land. Few during a turn: this disk's throughput grows with the bytes in
+ * flight, so reads that share it with idle ones take longer, not only start later. More
+ * while the caller is quiet (between turns), where nothing waits behind them. */
 #define IDLE_DEPTH BW_IO_IDLE_DEPTH
+#define QUIET_DEPTH BW_IO_QUIET_DEPTH
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -39,6 +41,7 @@ struct BwIo {
   BwIoOp *idle_head, *idle_tail;
   int in_kernel;                     /* io_uring: reads submitted and not completed */
   int busy_in_kernel;                /* those of them that are not idle reads */
+  gboolean quiet;                    /* in bw_io_reap_within since the last read not idle */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
   int n_threads;
@@ -219,7 +222,8 @@ uring_fill (BwIo *io)
   gboolean any = FALSE;
   for (;;)
     {
-      gboolean idle_room = io->in_kernel < IDLE_DEPTH && io->busy_in_kernel == 0;
+      gboolean idle_room = io->in_kernel < (io->quiet ? QUIET_DEPTH : IDLE_DEPTH)
+                           && io->busy_in_kernel == 0;
       if (io->in_kernel >= URING_DEPTH || !any_waiting (io, idle_room))
         break;
       BwIoOp *op = next_waiting (io, idle_room);
@@ -390,6 +394,7 @@ bw_io_submit (BwIo *io, BwIoOp **ops, int n, BwIoClass klass)
       io->in_flight++;
       op->queued = FALSE;
       op->idle = klass == BW_IO_IDLE;
+      io->quiet = io->quiet && op->idle;
       if (take_fault (io, op))
         list_push (&io->ready_head, &io->ready_tail, op);
       else if (klass == BW_IO_URGENT)
@@ -417,7 +422,7 @@ bw_io_hurry (BwIo *io, BwIoOp **ops, int n)
   for (int i = 0; i < n; i++)
     if (ops[i]->queued && queue_unlink (io, ops[i]))
       {
-        ops[i]->idle = FALSE;
+        ops[i]->idle = io->quiet = FALSE;
         list_push (&io->urgent_head, &io->urgent_tail, ops[i]);
       }
   if (io->kind == BW_IO_URING)
@@ -460,4 +465,40 @@ bw_io_reap (BwIo *io, gboolean block)
   if (op != NULL)
     io->in_flight--;
   return op;
+}
+
+BwIoOp *
+bw_io_reap_within (BwIo *io, int timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 0) * 1000;
+
+  if (io->kind == BW_IO_URING && !io->quiet && io->in_flight > 0)
+    {
+      g_mutex_lock (&io->lock);
+      io->quiet = TRUE;
+      uring_fill (io);
+      g_mutex_unlock (&io->lock);
+    }
+  for (;;)
+    {
+      BwIoOp *op = bw_io_reap (io, FALSE);
+      gint64 left = deadline - g_get_monotonic_time ();
+      if (op != NULL || io->in_flight == 0 || left <= 0)
+        return op;
+      if (io->kind == BW_IO_URING)
+        {
+          struct io_uring_cqe *cqe = NULL;
+          struct __kernel_timespec ts = { .tv_sec = left / G_USEC_PER_SEC,
+                                          .tv_nsec = (left % G_USEC_PER_SEC) * 1000 };
+          /* The completion is left in the ring for the next bw_io_reap. */
+          io_uring_wait_cqe_timeout (&io->ring, &cqe, &ts);
+        }
+      else
+        {
+          g_mutex_lock (&io->lock);
+          if (io->ready_head == NULL)
+            g_cond_wait_until (&io->done_cond, &io->lock, deadline);
+          g_mutex_unlock (&io->lock);
+        }
+    }
 }

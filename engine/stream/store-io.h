@@ -29,9 +29,11 @@ struct BwIoOp {
 #define BW_IO_SHORT (-1)
 /* Reads io_uring keeps in the kernel at once; the rest wait (and may still be hurried or
  * withdrawn). Idle reads go in only while no other read is in the kernel, and at most
- * BW_IO_IDLE_DEPTH of them. */
+ * BW_IO_IDLE_DEPTH of them; BW_IO_QUIET_DEPTH while the caller waits in
+ * bw_io_reap_within (between turns), until the next read that is not idle. */
 #define BW_IO_URING_DEPTH 32
-#define BW_IO_IDLE_DEPTH 16
+#define BW_IO_IDLE_DEPTH 2
+#define BW_IO_QUIET_DEPTH 16
 
 typedef struct BwIo BwIo;
 
@@ -63,6 +65,9 @@ gboolean bw_io_cancel (BwIo *io, BwIoOp **ops, int n);
 /* One finished op (complete or failed), or NULL when block is FALSE and none is ready, or
  * when nothing is in flight. */
 BwIoOp *bw_io_reap (BwIo *io, gboolean block);
+/* Like bw_io_reap, waiting at most timeout_ms for one; the caller has nothing else to do,
+ * so idle reads may go out BW_IO_QUIET_DEPTH at a time until a read of another class. */
+BwIoOp *bw_io_reap_within (BwIo *io, int timeout_ms);
 int bw_io_in_flight (const BwIo *io);
 
 /* Test hook: the nth read started from now (1 = the next) fails with err. */

@@ -35,6 +35,15 @@ burrow_worker_model_free (gpointer data)
   g_free (model);
 }
 
+/* Between requests: the warm start reads on while the user types. */
+static gboolean
+worker_model_idle (gpointer data)
+{
+  BurrowWorkerModel *model = data;
+
+  return burrow_engine_idle (model->engine, 20);
+}
+
 static void
 load_payload_free (gpointer data)
 {
@@ -133,6 +142,7 @@ load_run (BurrowWorkerJob  *job,
   model->dir = g_strdup (payload->dir);
   model->bytes_per_expert = info.bytes_per_expert;
   burrow_worker_job_set_state (job, model, burrow_worker_model_free);
+  burrow_worker_job_set_idle (job, worker_model_idle);
 
   result = g_new0 (BurrowLoadResult, 1);
   result->dir = g_strdup (payload->dir);

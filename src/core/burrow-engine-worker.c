@@ -55,6 +55,7 @@ struct _BurrowEngineWorker {
   /* Worker thread only. */
   gpointer state;
   GDestroyNotify state_free;
+  BurrowWorkerIdleFunc state_idle;
 
   GMutex lock;              /* guards the fields below */
   GQueue results;
@@ -165,6 +166,19 @@ run_request (BurrowEngineWorker *self,
   post_item (self, r, TRUE, result, r->kind->result_free, error);
 }
 
+/* The next request; until one arrives, the state's idle work in short slices. */
+static Request *
+next_request (BurrowEngineWorker *self)
+{
+  while (self->state != NULL && self->state_idle != NULL && self->state_idle (self->state))
+    {
+      Request *r = g_async_queue_try_pop (self->requests);
+      if (r != NULL)
+        return r;
+    }
+  return g_async_queue_pop (self->requests);
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
@@ -172,7 +186,7 @@ worker_thread (gpointer data)
 
   for (;;)
     {
-      Request *r = g_async_queue_pop (self->requests);
+      Request *r = next_request (self);
 
       if (r->kind == NULL)
         {
@@ -383,6 +397,16 @@ burrow_worker_job_set_state (BurrowWorkerJob *job,
     self->state_free (self->state);
   self->state = state;
   self->state_free = state_free;
+  self->state_idle = NULL;
+}
+
+void
+burrow_worker_job_set_idle (BurrowWorkerJob     *job,
+                            BurrowWorkerIdleFunc idle)
+{
+  g_return_if_fail (job != NULL);
+
+  job->worker->state_idle = idle;
 }
 
 /* ---- BurrowBackend ---- */

@@ -69,6 +69,14 @@ void burrow_worker_job_set_state (BurrowWorkerJob *job,
                                   gpointer         state,
                                   GDestroyNotify   state_free);
 
+/* Work the state carries on while no request waits (the engine's background reads): the
+ * worker thread calls it with the state between requests while it returns TRUE, and takes
+ * any request that arrived after each call. It must return within a few tens of
+ * milliseconds. Cleared when the state is replaced. */
+typedef gboolean (*BurrowWorkerIdleFunc) (gpointer state);
+void burrow_worker_job_set_idle (BurrowWorkerJob     *job,
+                                 BurrowWorkerIdleFunc idle);
+
 /* Requests the app makes. Each lives in burrow-engine-worker-<kind>.c. */
 
 /* What an inspect request found: the folder's headers (burrow_inspect), and the quality

@@ -450,6 +450,13 @@ test_pinning (Fixture *fx, gconstpointer data)
   g_assert_false (bw_expert_store_is_pinned (s, 2, 3));
   bw_expert_store_stats (s, &st);
   g_assert_cmpuint (st.warm_issued, ==, 2);
+  g_assert_cmpuint (st.bytes_read, ==, 0);
+  /* Between turns the warm start's reads land with no request to wait on them. */
+  while (bw_expert_store_idle (s, 1000))
+    ;
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.bytes_read, >=, 2 * expert_bytes ());
+  g_assert_false (bw_expert_store_idle (s, 1000));
   g_assert_true (bw_expert_store_request (s, 1, hot, 2, &batch, &error));
   for (int i = 0; i < 2; i++)
     assert_expert_bytes (fx, 1, hot[i], bw_expert_batch_wait (&batch, i, &error));

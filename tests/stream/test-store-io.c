@@ -4,7 +4,8 @@
  *   - a waiting lookahead read can be withdrawn and never lands; a started or hurried one
  *     cannot;
  *   - idle reads wait while an urgent or lookahead read is in the kernel, and a hurried
- *     one starts at once;
+ *     one starts at once; BW_IO_IDLE_DEPTH of them go in at a time, BW_IO_QUIET_DEPTH while
+ *     the caller waits in bw_io_reap_within, until a read of another class;
  *   - every read that was not withdrawn lands with the file's bytes. */
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -154,7 +155,7 @@ test_idle_yields (Fixture *fx, gconstpointer unused)
     g_assert_true (idle[i]->queued);
 
   /* Only the urgent and the hurried read are in the kernel; once both land, the idle
-   * reads go in. */
+   * reads go in, BW_IO_IDLE_DEPTH at a time. */
   gboolean landed[5] = { FALSE };
   for (int n = 0; n < 2; n++)
     {
@@ -164,8 +165,9 @@ test_idle_yields (Fixture *fx, gconstpointer unused)
       landed[op->tag] = TRUE;
     }
   g_assert_true (landed[0] && landed[4]);
+  G_STATIC_ASSERT (BW_IO_IDLE_DEPTH < 3);
   for (int i = 0; i < 3; i++)
-    g_assert_false (idle[i]->queued);
+    g_assert_cmpint (idle[i]->queued, ==, i >= BW_IO_IDLE_DEPTH);
   for (BwIoOp *op; (op = bw_io_reap (io, TRUE)) != NULL;)
     {
       g_assert_cmpint (op->err, ==, 0);
@@ -177,11 +179,72 @@ test_idle_yields (Fixture *fx, gconstpointer unused)
   bw_io_free (io);
 }
 
+/* Between turns (bw_io_reap_within) idle reads go in BW_IO_QUIET_DEPTH at a time; the next
+ * read of another class ends that, and idle reads are back to BW_IO_IDLE_DEPTH. */
+static void
+test_quiet_depth (Fixture *fx, gconstpointer unused)
+{
+  enum { N_IDLE = BW_IO_QUIET_DEPTH + 4 };
+  BwIo *io = uring_new ();
+  BwIoOp *idle[N_IDLE], *urgent = &fx->ops[N_IDLE];
+  gboolean landed[N_IDLE + 1] = { FALSE };
+  int n_queued = 0;
+
+  G_STATIC_ASSERT (N_IDLE < N_AHEAD && BW_IO_IDLE_DEPTH < BW_IO_QUIET_DEPTH);
+  for (int i = 0; i < N_IDLE; i++)
+    idle[i] = &fx->ops[i];
+  bw_io_submit (io, idle, N_IDLE, BW_IO_IDLE);
+  for (int i = 0; i < N_IDLE; i++)
+    n_queued += idle[i]->queued;
+  g_assert_cmpint (n_queued, ==, N_IDLE - BW_IO_IDLE_DEPTH);
+
+  /* Quiet: the ring takes more of them (each landing read makes room for the next). */
+  BwIoOp *op = bw_io_reap_within (io, 5000);
+  g_assert_nonnull (op);
+  landed[op->tag] = TRUE;
+  n_queued = 0;
+  for (int i = 0; i < N_IDLE; i++)
+    n_queued += idle[i]->queued;
+  g_assert_cmpint (n_queued, <=, N_IDLE - BW_IO_QUIET_DEPTH);
+
+  /* An urgent read ends it: once it and the reads the quiet ring took have landed, idle
+   * reads go in BW_IO_IDLE_DEPTH at a time again. */
+  gboolean quiet_in[N_IDLE];
+  for (int i = 0; i < N_IDLE; i++)
+    quiet_in[i] = !landed[i] && !idle[i]->queued;
+  bw_io_submit (io, &urgent, 1, BW_IO_URGENT);
+  int max_idle_in = -1;
+  while ((op = bw_io_reap (io, TRUE)) != NULL)
+    {
+      g_assert_cmpint (op->err, ==, 0);
+      g_assert_cmpmem (op->dst, PIECE, fx->data + op->off, PIECE);
+      landed[op->tag] = TRUE;
+      gboolean drained = landed[N_IDLE];
+      for (int i = 0; i < N_IDLE; i++)
+        drained = drained && (landed[i] || !quiet_in[i]);
+      if (!drained)
+        continue;
+      int in = 0;
+      for (int i = 0; i < N_IDLE; i++)
+        in += !landed[i] && !idle[i]->queued;
+      max_idle_in = MAX (max_idle_in, in);
+    }
+  g_assert_cmpint (max_idle_in, >=, 0);
+  g_assert_cmpint (max_idle_in, <=, BW_IO_IDLE_DEPTH);
+  for (int i = 0; i <= N_IDLE; i++)
+    g_assert_true (landed[i]);
+  /* Nothing in flight: no wait. */
+  g_assert_null (bw_io_reap_within (io, 5000));
+  bw_io_free (io);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/stream/io/order", Fixture, NULL, fixture_setup, test_order, fixture_teardown);
+  g_test_add ("/stream/io/quiet-depth", Fixture, NULL, fixture_setup, test_quiet_depth,
+              fixture_teardown);
   g_test_add ("/stream/io/idle-yields", Fixture, NULL, fixture_setup, test_idle_yields,
               fixture_teardown);
   return g_test_run ();
