@@ -173,6 +173,43 @@ tally_run (BurrowWorkerJob  *job,
 
 static const BurrowWorkerRequestKind tally_kind = { "tally", tally_run, NULL };
 
+/* State with idle work (the engine's background reads): each call takes 2 ms and says
+ * whether more remains, while calls < limit. */
+typedef struct {
+  gint calls;
+  gint limit;
+  gint runs;
+  GThread *thread;
+} Idler;
+
+static gboolean
+idler_idle (gpointer data)
+{
+  Idler *idler = data;
+
+  idler->thread = g_thread_self ();
+  g_usleep (2000);
+  return g_atomic_int_add (&idler->calls, 1) + 1 < g_atomic_int_get (&idler->limit);
+}
+
+static gpointer
+idler_run (BurrowWorkerJob  *job,
+           gpointer          payload,
+           GCancellable     *cancellable,
+           GError          **error)
+{
+  if (burrow_worker_job_get_state (job) == NULL)
+    {
+      burrow_worker_job_set_state (job, payload, NULL);
+      burrow_worker_job_set_idle (job, idler_idle);
+    }
+  g_atomic_int_inc (&((Idler *) payload)->runs);
+
+  return GUINT_TO_POINTER (1);
+}
+
+static const BurrowWorkerRequestKind idler_kind = { "idler", idler_run, NULL };
+
 /* ---- What the main context sees ---- */
 
 typedef struct {
@@ -557,6 +594,35 @@ test_thread_state (void)
   recorder_clear (&rec);
 }
 
+/* Between requests the worker thread runs the state's idle work while it reports more, and
+ * still takes each request that arrives; once the work is done it waits without calling. */
+static void
+test_idle_work (void)
+{
+  BurrowEngineWorker *worker = burrow_engine_worker_new ();
+  Idler idler = { 0, G_MAXINT, 0, NULL };
+  Recorder rec;
+
+  recorder_init (&rec);
+  burrow_engine_worker_submit (worker, &idler_kind, &idler, NULL, NULL, NULL, record, &rec);
+  ITERATE_UNTIL (rec.n_done == 1);
+  SLEEP_UNTIL (g_atomic_int_get (&idler.calls) >= 3);
+  g_assert_true (idler.thread != NULL && idler.thread != g_thread_self ());
+
+  burrow_engine_worker_submit (worker, &idler_kind, &idler, NULL, NULL, NULL, record, &rec);
+  ITERATE_UNTIL (rec.n_done == 2);
+  g_assert_cmpint (g_atomic_int_get (&idler.runs), ==, 2);
+
+  g_atomic_int_set (&idler.limit, 0);
+  g_usleep (30000);
+  gint calls = g_atomic_int_get (&idler.calls);
+  g_usleep (50000);
+  g_assert_cmpint (g_atomic_int_get (&idler.calls), ==, calls);
+
+  g_object_unref (worker);
+  recorder_clear (&rec);
+}
+
 /* Every phase the engine's load can report has a translatable text in the app, and an
  * unknown one is passed through untranslated. */
 static void
@@ -587,6 +653,7 @@ main (int   argc,
   g_test_add_func ("/engine-worker/dispose-while-busy", test_dispose_while_busy);
   g_test_add_func ("/engine-worker/dispose-from-callback", test_dispose_from_callback);
   g_test_add_func ("/engine-worker/thread-state", test_thread_state);
+  g_test_add_func ("/engine-worker/idle-work", test_idle_work);
   g_test_add_func ("/engine-worker/load-phases", test_load_phases);
 
   return g_test_run ();
