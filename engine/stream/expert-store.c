@@ -1141,7 +1141,7 @@ bw_expert_store_poll (BwExpertStore *s)
 gboolean
 bw_expert_store_idle (BwExpertStore *s, int timeout_ms)
 {
-  if (s->io == NULL || bw_io_in_flight (s->io) == 0)
+  if (s->io == NULL)
     return FALSE;
   BwIoOp *op = bw_io_reap_within (s->io, timeout_ms);
   if (op != NULL)
