@@ -23,40 +23,35 @@ fill_one (void *ctx, int index, int thread_id)
   job->bufs[index] = buf;
 }
 
-/* Buffers per progress report: a few hundred MiB of expert buffers. */
-#define FILL_STEP 16
-
 BwBufferPool *
-bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads,
-                    BwBufferPoolProgress progress, gpointer progress_data)
+bw_buffer_pool_new (gsize size, gsize align)
 {
   BwBufferPool *p = g_new0 (BwBufferPool, 1);
-  int n = (int) MIN (count, (guint64) G_MAXINT);
-  g_autofree guint8 **bufs = g_new0 (guint8 *, MAX (n, 1));
-  FillJob job = { p, bufs };
-
   p->size = MAX (size, 1);
   p->align = align;
   p->ready = g_ptr_array_new ();
-  for (int at = 0; at < n; at += FILL_STEP)
-    {
-      int step = MIN (FILL_STEP, n - at);
-      job.bufs = bufs + at;
-      if (threads != NULL)
-        bw_pool_run (threads, fill_one, &job, step);
-      else
-        for (int i = 0; i < step; i++)
-          fill_one (&job, i, 0);
-      if (progress && !progress ((double) (at + step) / n, progress_data))
-        {
-          n = at + step;
-          break;
-        }
-    }
+  return p;
+}
+
+int
+bw_buffer_pool_fill (BwBufferPool *p, int n, BwPool *threads)
+{
+  g_autofree guint8 **bufs = g_new0 (guint8 *, MAX (n, 1));
+  FillJob job = { p, bufs };
+  int added = 0;
+
+  if (threads != NULL && n > 1)
+    bw_pool_run (threads, fill_one, &job, n);
+  else
+    for (int i = 0; i < n; i++)
+      fill_one (&job, i, 0);
   for (int i = 0; i < n; i++)
     if (bufs[i] != NULL)
-      g_ptr_array_add (p->ready, bufs[i]);
-  return p;
+      {
+        g_ptr_array_add (p->ready, bufs[i]);
+        added++;
+      }
+  return added;
 }
 
 void

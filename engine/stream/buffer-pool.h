@@ -12,17 +12,13 @@
 /* Used from its owner's thread only (the expert store's). */
 typedef struct BwBufferPool BwBufferPool;
 
-/* Fraction of the buffers filled so far, reported on the creating thread; FALSE stops the
- * filling there (the pool keeps what it has). */
-typedef gboolean (*BwBufferPoolProgress) (double done, gpointer data);
-
-/* `count` buffers of `size` bytes aligned to `align` (fewer if memory runs out), all
- * allocated and touched before it returns, on every thread of `threads` (NULL: the
- * caller's); progress (or NULL) hears how far it is. Filling in the background instead
- * competed with decode for the cores, and products over the buffers it had not reached
- * yet crawled meanwhile. */
-BwBufferPool *bw_buffer_pool_new (gsize size, gsize align, guint64 count, BwPool *threads,
-                                  BwBufferPoolProgress progress, gpointer progress_data);
+/* An empty pool of `size`-byte buffers aligned to `align`. */
+BwBufferPool *bw_buffer_pool_new (gsize size, gsize align);
+/* Allocates and touches n more buffers, spread over the threads of `threads` (NULL: the
+ * caller's), and returns how many it added (fewer when memory runs out). Its owner fills a
+ * few at a time between other work: filling in the background competed with decode for
+ * the cores, and products over the buffers it had not reached yet crawled meanwhile. */
+int bw_buffer_pool_fill (BwBufferPool *pool, int n, BwPool *threads);
 /* Frees the buffers not taken. */
 void bw_buffer_pool_free (BwBufferPool *pool);
 

@@ -23,6 +23,8 @@
 /* Most of the memory room the up-front fill may take: a budget set larger than the process
  * can hold fills the rest on demand instead of being killed while loading. */
 #define PREFAULT_FRACTION 0.9
+/* Prefaulted buffers between progress reports. */
+#define PROGRESS_STEP 16
 /* The budget when the memory room cannot be read. */
 #define FALLBACK_BUDGET ((guint64) 1 << 30)
 /* Share of the budget learned pins may hold. */
@@ -740,24 +742,6 @@ setup_pins (BwExpertStore *s)
   }
 }
 
-/* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
- * size any layer needs, allocated and touched while the store is created; re-encoded
- * experts get buffers of their own size instead. */
-static void
-prefault (BwExpertStore *s)
-{
-  guint64 size = 0;
-  for (int l = 0; l < s->n_layers; l++)
-    size = MAX (size, s->layers[l].max_buf);
-  if (s->opts.no_prefault || s->requant != NULL || size == 0)
-    return;
-  guint64 count = bw_policy_prefault_count (s->budget, (guint64) ((double) s->room
-                                                                 * PREFAULT_FRACTION),
-                                            size, s->n_total_experts);
-  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN, count, s->opts.pool,
-                                  s->opts.prefault_progress, s->opts.prefault_progress_data);
-}
-
 static int
 by_past_count (gconstpointer a, gconstpointer b, gpointer counts)
 {
@@ -766,34 +750,55 @@ by_past_count (gconstpointer a, gconstpointer b, gpointer counts)
   return ca < cb ? 1 : ca > cb ? -1 : 0;
 }
 
-/* The learned pins, most used first, are read into the room the cache has free as idle
- * reads: they go out while no request or lookahead read waits, so that a session starts
- * with the experts past sessions used most instead of meeting each one on first use. */
+/* The warm start: the learned pins, most used first, read into the room the cache has free
+ * as idle reads, so that a session starts with the experts past sessions used most instead
+ * of meeting each one on first use. `next` is the first pin not read yet. */
+typedef struct {
+  guint32 *order;
+  gsize n, next;
+  gboolean stopped;   /* the load was cancelled: no more reads */
+} WarmStart;
+
 static void
-warm_start (BwExpertStore *s)
+warm_start_plan (BwExpertStore *s, WarmStart *w)
+{
+  memset (w, 0, sizeof *w);
+  if (s->sticky == NULL || s->past == NULL)
+    return;
+  w->order = g_new (guint32, MAX (s->n_slots, 1));
+  for (gsize i = 0; i < s->n_slots; i++)
+    if (s->sticky[i])
+      w->order[w->n++] = (guint32) i;
+  g_qsort_with_data (w->order, (gint) w->n, sizeof *w->order, by_past_count, s->past->counts);
+}
+
+/* Starts the reads of the next pins: while the cache has room, or with `ready_only`, while
+ * a prefaulted buffer is ready for them. */
+static void
+warm_start_more (BwExpertStore *s, WarmStart *w, gboolean ready_only)
 {
   Slot *fresh[BW_MAX_BATCH_EXPERTS];
   int n_fresh = 0;
-  gsize n = 0;
 
-  if (s->sticky == NULL || s->past == NULL)
-    return;
-  g_autofree guint32 *order = g_new (guint32, MAX (s->n_slots, 1));
-  for (gsize i = 0; i < s->n_slots; i++)
-    if (s->sticky[i])
-      order[n++] = (guint32) i;
-  g_qsort_with_data (order, (gint) n, sizeof *order, by_past_count, s->past->counts);
-  for (gsize k = 0; k < n; k++)
+  for (; w->next < w->n && !w->stopped; w->next++)
     {
-      int layer = (int) (order[k] / (guint32) s->n_experts);
-      int e = (int) (order[k] % (guint32) s->n_experts);
-      if (s->table[order[k]] != NULL)
+      const guint32 i = w->order[w->next];
+      const int layer = (int) (i / (guint32) s->n_experts), e = (int) (i % (guint32) s->n_experts);
+      if (s->table[i] != NULL)
         continue;
-      if (s->bytes_used + s->layers[layer].max_buf > s->budget)
+      if (ready_only && (s->spares == NULL || bw_buffer_pool_reserved (s->spares) == 0))
         break;
+      if (s->bytes_used + s->layers[layer].max_buf > s->budget)
+        {
+          w->next = w->n;
+          break;
+        }
       Slot *slot = slot_create (s, layer, e, FALSE, NULL);
       if (slot == NULL)
-        break;
+        {
+          w->next = w->n;
+          break;
+        }
       slot->warming = slot->speculative = TRUE;
       fresh[n_fresh++] = slot;
       atomic_fetch_add (&s->warm_issued, 1);
@@ -804,6 +809,49 @@ warm_start (BwExpertStore *s)
         }
     }
   start_reads (s, fresh, n_fresh, BW_IO_IDLE);
+}
+
+/* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
+ * size any layer needs, allocated and touched while the store is created; re-encoded
+ * experts get buffers of their own size instead. Touching the memory is the CPU's work and
+ * the warm start's reads are the disk's, so the pins are read into the buffers as they
+ * come: the disk is not left idle while the memory is prepared. */
+static void
+prefault (BwExpertStore *s, WarmStart *warm)
+{
+  guint64 size = 0;
+  for (int l = 0; l < s->n_layers; l++)
+    size = MAX (size, s->layers[l].max_buf);
+  if (s->opts.no_prefault || s->requant != NULL || size == 0)
+    return;
+  const guint64 count = bw_policy_prefault_count (s->budget, (guint64) ((double) s->room
+                                                                       * PREFAULT_FRACTION),
+                                                  size, s->n_total_experts);
+  /* One buffer per thread a step, a few milliseconds: the reads in flight outlast it. */
+  const int step = s->opts.pool != NULL ? MAX (1, bw_pool_size (s->opts.pool)) : 1;
+  guint64 reported = 0;
+
+  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN);
+  for (guint64 at = 0; at < count;)
+    {
+      const int n = (int) MIN ((guint64) step, count - at);
+      const int got = bw_buffer_pool_fill (s->spares, n, s->opts.pool);
+      at += (guint64) n;
+      warm_start_more (s, warm, TRUE);
+      bw_expert_store_idle (s, 0);
+      if (got < n)
+        break;
+      if (s->opts.prefault_progress != NULL && (at - reported >= PROGRESS_STEP || at == count))
+        {
+          reported = at;
+          if (!s->opts.prefault_progress ((double) at / (double) count,
+                                          s->opts.prefault_progress_data))
+            {
+              warm->stopped = TRUE;
+              break;
+            }
+        }
+    }
 }
 
 BwExpertStore *
@@ -873,14 +921,17 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       return NULL;
     }
   atomic_store (&s->backend, backend_name (s));
-  prefault (s);
   if (s->opts.pinning)
     {
       s->opts.history_dir = opts->history_dir;
       setup_pins (s);
       s->opts.history_dir = NULL;
     }
-  warm_start (s);
+  WarmStart warm;
+  warm_start_plan (s, &warm);
+  prefault (s, &warm);
+  warm_start_more (s, &warm, FALSE);
+  g_free (warm.order);
   /* Counted even without pins, for bw_expert_store_expert_map; saved only with them. */
   if (s->history == NULL)
     s->history = bw_usage_history_new (s->n_layers, s->n_experts);

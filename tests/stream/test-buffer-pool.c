@@ -1,13 +1,21 @@
-/* The prefaulted buffer pool: it holds exactly what it was asked for once created (filled on
- * a thread pool or on the caller's thread), hands each buffer out once, distinct and
- * aligned (huge-page aligned once large enough), gives ready buffers back on shrink, and
- * frees what is left (ASan). */
+/* The prefaulted buffer pool: each fill adds exactly what it was asked for (on a thread pool
+ * or on the caller's thread), buffers are taken between fills, each handed out once,
+ * distinct and aligned (huge-page aligned once large enough), ready buffers go back on
+ * shrink, and what is left is freed (ASan). */
 #include <string.h>
 
 #include "core/huge-alloc.h"
 #include "stream/buffer-pool.h"
 
 #define SIZE (64 * 1024)
+
+static BwBufferPool *
+filled (gsize size, int count, BwPool *threads)
+{
+  BwBufferPool *p = bw_buffer_pool_new (size, 4096);
+  g_assert_cmpint (bw_buffer_pool_fill (p, count, threads), ==, count);
+  return p;
+}
 
 /* Takes every buffer, checks alignment and that each is wholly the caller's; returns how
  * many there were. */
@@ -35,7 +43,7 @@ drain (BwBufferPool *p, gsize size, gsize align)
 static void
 test_fill_and_take (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 4, NULL, NULL, NULL);
+  BwBufferPool *p = filled (SIZE, 4, NULL);
   g_assert_cmpuint (bw_buffer_pool_size (p), ==, SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 4 * SIZE);
   g_assert_cmpint (drain (p, SIZE, 4096), ==, 4);
@@ -43,7 +51,7 @@ test_fill_and_take (void)
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
 
-  p = bw_buffer_pool_new (SIZE, 4096, 0, NULL, NULL, NULL);
+  p = filled (SIZE, 0, NULL);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
   g_assert_null (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
@@ -54,7 +62,7 @@ test_fill_on_threads (void)
 {
   const gsize big = (gsize) 3 << 20;
   BwPool *threads = bw_pool_new (2);
-  BwBufferPool *p = bw_buffer_pool_new (big, 4096, 5, threads, NULL, NULL);
+  BwBufferPool *p = filled (big, 5, threads);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * big);
   g_assert_cmpint (drain (p, big, BW_HUGE_PAGE), ==, 5);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
@@ -62,41 +70,23 @@ test_fill_on_threads (void)
   bw_pool_free (threads);
 }
 
-static gboolean
-record_progress (double done, gpointer data)
-{
-  GArray *seen = data;
-  g_array_append_val (seen, done);
-  return TRUE;
-}
-
-static gboolean
-stop_after_first (double done, gpointer data)
-{
-  *(int *) data += 1;
-  return FALSE;
-}
-
-/* Progress after every step of 16 buffers, rising to exactly 1, on the creating thread. */
+/* Fills add to what is ready; buffers taken between them are the caller's. */
 static void
-test_progress (void)
+test_fill_in_steps (void)
 {
   BwPool *threads = bw_pool_new (2);
-  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (double));
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 40, threads, record_progress, seen);
-  g_assert_cmpuint (seen->len, ==, 3);
-  g_assert_cmpfloat (g_array_index (seen, double, 0), ==, 16.0 / 40);
-  g_assert_cmpfloat (g_array_index (seen, double, 1), ==, 32.0 / 40);
-  g_assert_cmpfloat (g_array_index (seen, double, 2), ==, 1.0);
-  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 40 * SIZE);
-  bw_buffer_pool_free (p);
-
-  /* stopped after the first step (a cancelled load): what was filled is kept and freed */
-  int calls = 0;
-  p = bw_buffer_pool_new (SIZE, 4096, 40, threads, stop_after_first, &calls);
-  g_assert_cmpint (calls, ==, 1);
-  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 16 * SIZE);
-  g_assert_cmpint (drain (p, SIZE, 4096), ==, 16);
+  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 0);
+  g_assert_cmpint (bw_buffer_pool_fill (p, 2, threads), ==, 2);
+  guint8 *first = bw_buffer_pool_take (p);
+  g_assert_nonnull (first);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, SIZE);
+  g_assert_cmpint (bw_buffer_pool_fill (p, 3, threads), ==, 3);
+  g_assert_cmpint (bw_buffer_pool_fill (p, 1, NULL), ==, 1);
+  g_assert_cmpint (bw_buffer_pool_fill (p, 0, threads), ==, 0);
+  g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
+  g_assert_cmpint (drain (p, SIZE, 4096), ==, 5);
+  bw_huge_free (first);
   bw_buffer_pool_free (p);
   bw_pool_free (threads);
 }
@@ -104,7 +94,7 @@ test_progress (void)
 static void
 test_shrink (void)
 {
-  BwBufferPool *p = bw_buffer_pool_new (SIZE, 4096, 8, NULL, NULL, NULL);
+  BwBufferPool *p = filled (SIZE, 8, NULL);
   g_assert_cmpuint (bw_buffer_pool_shrink (p, 3 * SIZE - 1), ==, 3 * SIZE);
   g_assert_cmpuint (bw_buffer_pool_reserved (p), ==, 5 * SIZE);
   g_assert_cmpuint (bw_buffer_pool_shrink (p, 0), ==, 0);
@@ -114,7 +104,7 @@ test_shrink (void)
   bw_buffer_pool_free (p);
 
   /* Freed with buffers still in it. */
-  p = bw_buffer_pool_new (SIZE, 4096, 3, NULL, NULL, NULL);
+  p = filled (SIZE, 3, NULL);
   bw_huge_free (bw_buffer_pool_take (p));
   bw_buffer_pool_free (p);
 }
@@ -151,7 +141,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/stream/buffer-pool/fill-and-take", test_fill_and_take);
   g_test_add_func ("/stream/buffer-pool/fill-on-threads", test_fill_on_threads);
-  g_test_add_func ("/stream/buffer-pool/progress", test_progress);
+  g_test_add_func ("/stream/buffer-pool/fill-in-steps", test_fill_in_steps);
   g_test_add_func ("/stream/buffer-pool/shrink", test_shrink);
   g_test_add_func ("/stream/buffer-pool/huge-alloc", test_huge_alloc);
   return g_test_run ();
