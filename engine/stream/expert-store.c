@@ -835,6 +835,9 @@ prefault (BwExpertStore *s, WarmStart *warm)
   for (guint64 at = 0; at < count;)
     {
       const int n = (int) MIN ((guint64) step, count - at);
+      /* pins of a layer with smaller experts took buffers of their own */
+      if (s->bytes_used + bw_buffer_pool_reserved (s->spares) + (guint64) n * size > s->budget)
+        break;
       const int got = bw_buffer_pool_fill (s->spares, n, s->opts.pool);
       at += (guint64) n;
       warm_start_more (s, warm, TRUE);
