@@ -102,3 +102,22 @@ bw_policy_prefer_direct (guint64 room, guint64 all_experts)
 {
   return room > 0 && all_experts > room / 2;
 }
+
+static int
+by_count (gconstpointer a, gconstpointer b, gpointer counts)
+{
+  const guint32 ia = *(const guint32 *) a, ib = *(const guint32 *) b;
+  const guint32 ca = ((const guint32 *) counts)[ia], cb = ((const guint32 *) counts)[ib];
+  return ca != cb ? (ca < cb ? 1 : -1) : (ia > ib) - (ia < ib);
+}
+
+gsize
+bw_policy_warm_order (const guint32 *counts, const guint8 *pin, gsize n, guint32 *order)
+{
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    if (pin[i])
+      order[k++] = (guint32) i;
+  g_qsort_with_data (order, (gint) k, sizeof *order, by_count, (gpointer) counts);
+  return k;
+}

@@ -23,6 +23,10 @@ int bw_policy_victim_layer (const BwLayerCacheState *layers, int n_layers, int c
 int bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, guint64 max_bytes,
                            guint32 min_count, gboolean *pin, guint64 *pinned_bytes);
 
+/* The pinned experts (pin[i] non-zero, n entries) in the order the warm start reads them:
+ * most used first, ties by index. Fills order[] and returns how many there are. */
+gsize bw_policy_warm_order (const guint32 *counts, const guint8 *pin, gsize n, guint32 *order);
+
 /* The default budget for cached experts out of room, the bytes the process can still take
  * (bw_mem_limits_room). With O_DIRECT reads the page cache holds no expert bytes, so the
  * cache takes all but an eighth (at least 1 GiB, at most half), which is left for the

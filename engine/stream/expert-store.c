@@ -742,14 +742,6 @@ setup_pins (BwExpertStore *s)
   }
 }
 
-static int
-by_past_count (gconstpointer a, gconstpointer b, gpointer counts)
-{
-  guint32 ca = ((const guint32 *) counts)[*(const guint32 *) a];
-  guint32 cb = ((const guint32 *) counts)[*(const guint32 *) b];
-  return ca < cb ? 1 : ca > cb ? -1 : 0;
-}
-
 /* The warm start: the learned pins, most used first, read into the room the cache has free
  * as idle reads, so that a session starts with the experts past sessions used most instead
  * of meeting each one on first use. `next` is the first pin not read yet. */
@@ -766,10 +758,7 @@ warm_start_plan (BwExpertStore *s, WarmStart *w)
   if (s->sticky == NULL || s->past == NULL)
     return;
   w->order = g_new (guint32, MAX (s->n_slots, 1));
-  for (gsize i = 0; i < s->n_slots; i++)
-    if (s->sticky[i])
-      w->order[w->n++] = (guint32) i;
-  g_qsort_with_data (w->order, (gint) w->n, sizeof *w->order, by_past_count, s->past->counts);
+  w->n = bw_policy_warm_order (s->past->counts, s->sticky, s->n_slots, w->order);
 }
 
 /* Starts the reads of the next pins: while the cache has room, or with `ready_only`, while

@@ -52,6 +52,21 @@ test_choose_pins (void)
 
 /* The up-front fill: bounded by the budget, the experts there are, and what the machine can
  * spare (a budget set past it fills the rest on demand rather than at load). */
+/* Pinned experts only, most used first, equal counts in index order. */
+static void
+test_warm_order (void)
+{
+  const guint32 counts[7] = { 5, 9, 5, 0, 9, 7, 1 };
+  const guint8 pin[7] = { 1, 1, 1, 0, 1, 0, 1 };
+  const guint32 want[5] = { 1, 4, 0, 2, 6 };
+  guint32 order[7];
+
+  g_assert_cmpuint (bw_policy_warm_order (counts, pin, 7, order), ==, 5);
+  for (int i = 0; i < 5; i++)
+    g_assert_cmpuint (order[i], ==, want[i]);
+  g_assert_cmpuint (bw_policy_warm_order (counts, pin, 0, order), ==, 0);
+}
+
 static void
 test_prefault_count (void)
 {
@@ -189,6 +204,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stream/policy/default-budget", test_default_budget);
   g_test_add_func ("/stream/policy/prefer-direct", test_prefer_direct);
   g_test_add_func ("/stream/policy/prefault-count", test_prefault_count);
+  g_test_add_func ("/stream/policy/warm-order", test_warm_order);
   g_test_add_func ("/stream/history/roundtrip", test_history_roundtrip);
   g_test_add_func ("/stream/history/path", test_history_path);
   return g_test_run ();
