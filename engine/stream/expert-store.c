@@ -748,7 +748,7 @@ setup_pins (BwExpertStore *s)
 typedef struct {
   guint32 *order;
   gsize n, next;
-  gboolean stopped;   /* the load was cancelled: no more reads */
+  gboolean stopped;   /* no more reads: the cache is full, or the load was cancelled */
 } WarmStart;
 
 static void
@@ -761,8 +761,8 @@ warm_start_plan (BwExpertStore *s, WarmStart *w)
   w->n = bw_policy_warm_order (s->past->counts, s->sticky, s->n_slots, w->order);
 }
 
-/* Starts the reads of the next pins: while the cache has room, or with `ready_only`, while
- * a prefaulted buffer is ready for them. */
+/* Starts the reads of the next pins while the cache has room; with `ready_only` (while the
+ * cache is prefaulted), only as many as there are buffers ready. */
 static void
 warm_start_more (BwExpertStore *s, WarmStart *w, gboolean ready_only)
 {
@@ -775,17 +775,13 @@ warm_start_more (BwExpertStore *s, WarmStart *w, gboolean ready_only)
       const int layer = (int) (i / (guint32) s->n_experts), e = (int) (i % (guint32) s->n_experts);
       if (s->table[i] != NULL)
         continue;
-      if (ready_only && (s->spares == NULL || bw_buffer_pool_reserved (s->spares) == 0))
+      if (ready_only && bw_buffer_pool_reserved (s->spares) == 0)
         break;
-      if (s->bytes_used + s->layers[layer].max_buf > s->budget)
-        {
-          w->next = w->n;
-          break;
-        }
-      Slot *slot = slot_create (s, layer, e, FALSE, NULL);
+      Slot *slot = s->bytes_used + s->layers[layer].max_buf > s->budget
+                     ? NULL : slot_create (s, layer, e, FALSE, NULL);
       if (slot == NULL)
         {
-          w->next = w->n;
+          w->stopped = TRUE;
           break;
         }
       slot->warming = slot->speculative = TRUE;
