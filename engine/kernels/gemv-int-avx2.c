@@ -299,6 +299,9 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
                                                                       : bw_intq_row_scales (w->cols, w->group);
   /* WIDE: the scale of the block's columns, and the column where the next one starts */
   const int64_t gsz = w->group > 0 ? w->group : INT64_MAX / 2;
+  /* scale bytes per block (G32, G64): per-group scales are a second stream beside each
+   * row's codes, an eighth of their bytes for Q8, which the hardware alone fetched late */
+  const int64_t sblock = (gk == G32 ? 4 : 2) * scale_bytes (fmt);
   int64_t si = BLOCK * b0 / gsz, next = (si + 1) * gsz;
   const __m256i idx0 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
   const __m256i idx1 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
@@ -332,6 +335,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
               fs[i] = _mm_mul_ps (block_scales (fmt, gk, srow[i], gb, si, &emax), xg);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
+              if (gk != WIDE)
+                _mm_prefetch ((const char *) srow[i] + sblock * (gb + PREFETCH_BYTE / BLOCK), _MM_HINT_T0);
             }
 #pragma GCC unroll 4
           for (int j = 0; j < 4; j++)
