@@ -9,10 +9,10 @@
 #include "core/ct-config.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
+#include "quant/intq.h"
 #include "text/tokenizer.h"
 
 /* Columns per f32 scale when the dense part is requantised to int8 / int4. */
-#define REQUANT_GROUP 32
 
 G_STATIC_ASSERT (BW_DTYPE_COUNT <= G_N_ELEMENTS (((BurrowModelInfo *) 0)->bytes_by_dtype));
 
@@ -49,7 +49,7 @@ is_fp8_scale (const BwCheckpoint *ckpt, const BwTensorInfo *t)
 }
 
 /* Bytes a dense tensor would take with 2-D float weights requantised to `bits` (8 or 4)
- * with one f32 scale per REQUANT_GROUP columns; everything else stays as stored. */
+ * with one f32 scale per group of bw_intq_dense_group columns; everything else stays as stored. */
 static guint64
 requantised_bytes (const BwCheckpoint *ckpt, const BwTensorInfo *t, int bits)
 {
@@ -61,7 +61,7 @@ requantised_bytes (const BwCheckpoint *ckpt, const BwTensorInfo *t, int bits)
     return t->nbytes;
   rows = (guint64) t->shape[0];
   cols = (guint64) t->shape[1];
-  groups = (cols + REQUANT_GROUP - 1) / REQUANT_GROUP;
+  groups = (guint64) bw_intq_row_scales ((int64_t) cols, bw_intq_dense_group (bits));
   return rows * (bits == 8 ? cols : (cols + 1) / 2) + rows * groups * sizeof (float);
 }
 

@@ -48,7 +48,7 @@ requant_block (void *ctx, int block, int tid)
 #if BW_KERNELS_X86
   if (j->fused)
     {
-      bw_requant_rows_avx2 (j->src, j->bits, r0, r0 + rows, j->data, j->scales);
+      bw_requant_rows_avx2 (j->src, j->bits, j->group, r0, r0 + rows, j->data, j->scales);
       return;
     }
 #endif

@@ -22,9 +22,10 @@ void bw_requantize (const BwMatrix *src, int bits, int group, void *data, float 
                     float *tmp, BwPool *pool, BwMatrix *dst);
 
 /* The avx2 level's fused rows (kernels/requant-avx2.c): whether they take src at bits /
- * group (BF16, F16 or F32 to Q8 or Q4, groups of 32, whole groups), and rows [r0, r1) of
+ * group (BF16, F16 or F32 to Q8 or Q4, groups a multiple of 32 columns, rows a multiple
+ * of 32 columns wide: the last group may be shorter), and rows [r0, r1) of
  * src re-encoded into data and scales laid out as bw_requantize's. Only where the CPU runs
  * the avx2 level. */
 gboolean bw_requant_rows_avx2_fits (const BwMatrix *src, int bits, int group);
-void bw_requant_rows_avx2 (const BwMatrix *src, int bits, int64_t r0, int64_t r1,
+void bw_requant_rows_avx2 (const BwMatrix *src, int bits, int group, int64_t r0, int64_t r1,
                            uint8_t *data, float *scales);

@@ -8,6 +8,7 @@
 #include "kernels/dispatch.h"
 #include "model/dense-auto.h"
 #include "model/dense-cache.h"
+#include "quant/intq.h"
 #include "stream/mem-limits.h"
 
 void
@@ -170,7 +171,8 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   if (model->opts.dense_bits != 0
       && (model->opts.dense_cache_dir == NULL || model->opts.dense_cache_dir[0] != '\0'))
     model->dense_cache = bw_dense_cache_open (model->opts.dense_cache_dir, model->ckpt,
-                                              model->opts.dense_bits, BW_DENSE_GROUP);
+                                              model->opts.dense_bits,
+                                              bw_intq_dense_group (model->opts.dense_bits));
   model->opts.dense_cache_dir = NULL;   /* the caller's string: not kept past the load */
   model->pool = bw_pool_new (opts->threads);
   model->loading = cancellable;

@@ -35,8 +35,6 @@ typedef struct {
 } BwModelOptions;
 
 #define BW_DENSE_BITS_AUTO (-1)
-/* Columns per scale of a requantised dense matrix. */
-#define BW_DENSE_GROUP 32
 
 /* Why the dense part is held at its precision. */
 typedef enum {

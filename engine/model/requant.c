@@ -5,8 +5,8 @@
 
 #include "kernels/requant.h"
 #include "model/dense-cache.h"
+#include "quant/intq.h"
 
-#define GROUP BW_DENSE_GROUP
 
 /* Forgets an allocation made by bw_model_alloc. */
 static void
@@ -46,13 +46,13 @@ bw_model_dense_from_cache (BwModel *model, BwMatrix *m, const char *name)
 gboolean
 bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name, GError **error)
 {
-  int bits = model->opts.dense_bits;
+  int bits = model->opts.dense_bits, group = bw_intq_dense_group (bits);
   m->act_bits = model->opts.act_bits;
   if (bits == 0)
     return TRUE;
   gsize old_bytes = bw_matrix_bytes (m);
   void *data = bw_model_alloc (model, bw_requant_data_bytes (m->rows, m->cols, bits));
-  float *scales = bw_model_alloc (model, bw_requant_scale_bytes (m->rows, m->cols, GROUP));
+  float *scales = bw_model_alloc (model, bw_requant_scale_bytes (m->rows, m->cols, group));
   /* one scratch for the whole load (the fused rows of the avx2 level use none of it) */
   gsize need = bw_requant_tmp_floats (m->cols, bw_pool_size (model->pool));
   if (need > model->requant_tmp_floats)
@@ -68,7 +68,7 @@ bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name, GError
         }
     }
   const void *old_data = m->data, *old_scales = m->scales;
-  bw_requantize (m, bits, GROUP, data, scales, model->requant_tmp, model->pool, m);
+  bw_requantize (m, bits, group, data, scales, model->requant_tmp, model->pool, m);
   release (model, old_data);
   release (model, old_scales);
   model->resident_bytes += bw_matrix_bytes (m) - old_bytes; /* modulo 2^64: one step */

@@ -16,6 +16,7 @@
 #include "kernels/dispatch.h"
 #include "model/dense-cache.h"
 #include "model/model.h"
+#include "quant/intq.h"
 #include "stream/mem-limits.h"
 #include "tmp-dir.h"
 
@@ -251,7 +252,7 @@ test_auto (void)
   g_assert_cmpint (auto_bits_with_room (room, 0, &why), ==, 8);
   g_assert_cmpint (why, ==, BW_DENSE_FOR_MEMORY);
   /* int8 for speed only where this CPU sums int8 products in integers (AVX2 and up) */
-  gboolean int8_fast = bw_kernels_int_sums (BW_ISA_AUTO, BW_FMT_Q8, BW_DENSE_GROUP);
+  gboolean int8_fast = bw_kernels_int_sums (BW_ISA_AUTO, BW_FMT_Q8, bw_intq_dense_group (8));
   g_assert_true (int8_fast || !bw_isa_supported (BW_ISA_AVX2));
   g_assert_cmpint (auto_bits_with_room (streaming, half, &why), ==, int8_fast ? 8 : 0);
   g_assert_cmpint (why, ==, int8_fast ? BW_DENSE_FOR_SPEED : BW_DENSE_AS_ASKED);

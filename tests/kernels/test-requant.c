@@ -53,7 +53,8 @@ encode (BwFormat fmt, const float *w, int64_t n)
 }
 
 static void
-check_level (BwFormat fmt, int bits, BwIsa isa, int64_t rows, int64_t cols, BwPool *pool)
+check_level (BwFormat fmt, int bits, int group, BwIsa isa, int64_t rows, int64_t cols,
+             BwPool *pool)
 {
   g_autoptr (GRand) rand = g_rand_new_with_seed ((guint32) (fmt * 131 + bits * 7 + cols));
   g_autofree float *w = g_new (float, rows * cols);
@@ -66,16 +67,17 @@ check_level (BwFormat fmt, int bits, BwIsa isa, int64_t rows, int64_t cols, BwPo
   for (int64_t r = 0; r < rows; r++)
     bw_matrix_dequant_row (&src, r, decoded + r * cols);
   gsize nd = bw_requant_data_bytes (rows, cols, bits), ns = bw_requant_scale_bytes (rows, cols,
-                                                                                    GROUP);
+                                                                                    group);
   g_autofree guint8 *want = g_malloc (nd), *got = g_malloc (nd);
   g_autofree float *want_s = g_malloc (ns), *got_s = g_malloc (ns);
-  bw_intq_quantize (bits, decoded, rows, cols, GROUP, want, want_s);
+  bw_intq_quantize (bits, decoded, rows, cols, group, want, want_s);
 
   int threads = pool ? bw_pool_size (pool) : 1;
   g_autofree float *tmp = g_new (float, bw_requant_tmp_floats (cols, threads));
   memset (got, 0xa5, nd);
   BwMatrix dst;
-  bw_requantize (&src, bits, GROUP, got, got_s, tmp, pool, &dst);
+  bw_requantize (&src, bits, group, got, got_s, tmp, pool, &dst);
+  g_assert_cmpint (dst.group, ==, group);
   g_assert_cmpint (dst.fmt, ==, bw_requant_format (bits));
   g_assert_true (dst.data == got && dst.scales == got_s);
   g_assert_cmpint (dst.isa, ==, isa);
@@ -96,9 +98,14 @@ test_levels (void)
           if (!bw_isa_supported (isas[i]))
             continue;
           /* whole groups (the fused rows) and a width that leaves a partial group */
-          check_level (fmts[f], bits, isas[i], 130, 256, pool);
-          check_level (fmts[f], bits, isas[i], 67, 96, NULL);
-          check_level (fmts[f], bits, isas[i], 9, 100, pool);
+          check_level (fmts[f], bits, GROUP, isas[i], 130, 256, pool);
+          check_level (fmts[f], bits, GROUP, isas[i], 67, 96, NULL);
+          check_level (fmts[f], bits, GROUP, isas[i], 9, 100, pool);
+          /* the dense part's int8 groups: wide ones, one cut short by the row's end (fused),
+           * and a width the fused rows do not take */
+          check_level (fmts[f], bits, 128, isas[i], 70, 512, pool);
+          check_level (fmts[f], bits, 128, isas[i], 33, 416, NULL);
+          check_level (fmts[f], bits, 128, isas[i], 9, 200, pool);
         }
   bw_pool_free (pool);
 }
