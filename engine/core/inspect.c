@@ -12,8 +12,6 @@
 #include "quant/intq.h"
 #include "text/tokenizer.h"
 
-/* Columns per f32 scale when the dense part is requantised to int8 / int4. */
-
 G_STATIC_ASSERT (BW_DTYPE_COUNT <= G_N_ELEMENTS (((BurrowModelInfo *) 0)->bytes_by_dtype));
 
 G_DEFINE_QUARK (burrow-engine-error-quark, burrow_engine_error)
@@ -49,7 +47,7 @@ is_fp8_scale (const BwCheckpoint *ckpt, const BwTensorInfo *t)
 }
 
 /* Bytes a dense tensor would take with 2-D float weights requantised to `bits` (8 or 4)
- * with one f32 scale per group of bw_intq_dense_group columns; everything else stays as stored. */
+ * with an f32 scale per bw_intq_dense_group columns; everything else stays as stored. */
 static guint64
 requantised_bytes (const BwCheckpoint *ckpt, const BwTensorInfo *t, int bits)
 {

@@ -336,7 +336,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
               if (gk != WIDE)
-                _mm_prefetch ((const char *) srow[i] + sblock * (gb + PREFETCH_BYTE / BLOCK), _MM_HINT_T0);
+                _mm_prefetch ((const char *) srow[i] + sblock * (gb + PREFETCH_BYTE / BLOCK),
+                              _MM_HINT_T0);
             }
 #pragma GCC unroll 4
           for (int j = 0; j < 4; j++)

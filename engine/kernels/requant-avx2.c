@@ -1,7 +1,7 @@
 /* The requantiser's AVX2 rows: BF16, F16 or F32 weights to Q8 or Q4 with an f32 scale per
- * group (a multiple of 32 columns), straight from the stored row, bit for bit what bw_intq_quantize gives over
- * the reference decoding (the same division, round-half-even and clamps). Compiled into
- * the avx2 level's library; called only when the CPU has it. */
+ * group (a multiple of 32 columns), straight from the stored row, bit for bit what
+ * bw_intq_quantize gives over the reference decoding (the same division, round-half-even
+ * and clamps). Compiled into the avx2 level's library; called only when the CPU has it. */
 #include <immintrin.h>
 #include <math.h>
 

@@ -49,7 +49,8 @@ bw_dense_auto_bits (const BwCheckpoint *ckpt, const BwModelOptions *opts, guint6
    * cache under a small budget the user chose, and the published precision stays */
   if (info.resident_bytes + info.expert_bytes <= room)
     return 0;
-  if (info.expert_bytes > cache && bw_kernels_int_sums (opts->isa, BW_FMT_Q8, bw_intq_dense_group (8)))
+  if (info.expert_bytes > cache
+      && bw_kernels_int_sums (opts->isa, BW_FMT_Q8, bw_intq_dense_group (8)))
     {
       *reason = BW_DENSE_FOR_SPEED;
       return 8;

@@ -7,7 +7,6 @@
 #include "model/dense-cache.h"
 #include "quant/intq.h"
 
-
 /* Forgets an allocation made by bw_model_alloc. */
 static void
 release (BwModel *model, const void *p)

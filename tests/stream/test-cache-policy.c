@@ -50,8 +50,6 @@ test_choose_pins (void)
   g_assert_cmpuint (pinned, ==, 0);
 }
 
-/* The up-front fill: bounded by the budget, the experts there are, and what the machine can
- * spare (a budget set past it fills the rest on demand rather than at load). */
 /* Pinned experts only, most used first, equal counts in index order. */
 static void
 test_warm_order (void)
@@ -67,6 +65,8 @@ test_warm_order (void)
   g_assert_cmpuint (bw_policy_warm_order (counts, pin, 0, order), ==, 0);
 }
 
+/* The up-front fill: bounded by the budget, the experts there are, and what the machine can
+ * spare (a budget set past it fills the rest on demand rather than at load). */
 static void
 test_prefault_count (void)
 {
