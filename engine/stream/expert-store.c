@@ -34,6 +34,9 @@
 /* Pins are dropped when, after this many expert picks, pinned experts got less than half
  * the share of picks the history promised (the workload moved on). */
 #define PIN_CHECK_PICKS 2048
+/* The usage history remembers about this many tokens (layer requests per MoE layer); older
+ * sessions fade as newer ones fill it, so pins follow a workload that changed. */
+#define HISTORY_WINDOW_TOKENS 2048
 /* Reads are issued in pieces of at most this many bytes so that one expert's bytes stream
  * through several requests at once (a multiple of the O_DIRECT block). */
 #define READ_PIECE ((guint64) 2 << 20)
@@ -932,7 +935,8 @@ save_history (BwExpertStore *s)
   if (s->history == NULL || s->history->requests == 0 || s->history_path == NULL)
     return;
   if (s->past != NULL)
-    bw_usage_history_merge (s->history, s->past);
+    bw_usage_history_fold (s->history, s->past,
+                           (guint64) HISTORY_WINDOW_TOKENS * (guint64) MAX (s->n_moe_layers, 1));
   /* Best effort: a read-only cache directory only costs the pins of the next run. */
   bw_usage_history_save (s->history, s->history_path, NULL);
 }

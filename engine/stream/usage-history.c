@@ -148,3 +148,18 @@ bw_usage_history_merge (BwUsageHistory *dst, const BwUsageHistory *src)
     dst->counts[i] = (guint32) MIN ((guint64) dst->counts[i] + src->counts[i], G_MAXUINT32);
   dst->requests += src->requests;
 }
+
+void
+bw_usage_history_fold (BwUsageHistory *dst, BwUsageHistory *past, guint64 window)
+{
+  if (past->requests > 0 && dst->requests + past->requests > window)
+    {
+      const double keep = dst->requests >= window
+                            ? 0 : (double) (window - dst->requests) / (double) past->requests;
+      const gsize n = (gsize) past->n_layers * (gsize) past->n_experts;
+      for (gsize i = 0; i < n; i++)
+        past->counts[i] = (guint32) ((double) past->counts[i] * keep + 0.5);
+      past->requests = (guint64) ((double) past->requests * keep + 0.5);
+    }
+  bw_usage_history_merge (dst, past);
+}

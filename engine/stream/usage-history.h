@@ -31,3 +31,8 @@ gboolean bw_usage_history_save (const BwUsageHistory *h, const char *path, GErro
 
 /* Adds src's counts into dst (same grid). */
 void bw_usage_history_merge (BwUsageHistory *dst, const BwUsageHistory *src);
+/* Folds an older history `past` into dst (same grid), keeping at most `window` requests in
+ * all: where the two hold more, past's counts and requests are scaled down first (rounded
+ * to nearest), to nothing when dst alone fills the window. So recent sessions outweigh old
+ * ones and pins follow a workload that moved on. past is changed. */
+void bw_usage_history_fold (BwUsageHistory *dst, BwUsageHistory *past, guint64 window);

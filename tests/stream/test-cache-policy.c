@@ -106,6 +106,62 @@ test_prefer_direct (void)
   g_assert_false (bw_policy_prefer_direct (0, 3 * gib));
 }
 
+/* Older sessions fade once the window is full: a workload that moved on takes over the
+ * counts the pins are chosen from. */
+static void
+test_history_fold (void)
+{
+  g_autoptr (BwUsageHistory) past = bw_usage_history_new (1, 5);
+  g_autoptr (BwUsageHistory) now = bw_usage_history_new (1, 5);
+
+  /* Under the window: a plain sum. */
+  past->counts[2] = 300;
+  past->requests = 400;
+  now->counts[4] = 90;
+  now->requests = 100;
+  bw_usage_history_fold (now, past, 1000);
+  g_assert_cmpuint (now->counts[2], ==, 300);
+  g_assert_cmpuint (now->counts[4], ==, 90);
+  g_assert_cmpuint (now->requests, ==, 500);
+
+  /* A full window of workload A, then sessions of workload B: A halves, then B leads. */
+  memset (past->counts, 0, 5 * sizeof *past->counts);
+  past->counts[2] = 900;
+  past->counts[1] = 1;
+  past->requests = 1000;
+  for (int session = 0; session < 2; session++)
+    {
+      g_autoptr (BwUsageHistory) next = bw_usage_history_new (1, 5);
+      next->counts[4] = 450;
+      next->requests = 500;
+      bw_usage_history_fold (next, past, 1000);
+      g_assert_cmpuint (next->requests, ==, 1000);
+      if (session == 0)
+        {
+          g_assert_cmpuint (next->counts[2], ==, 450);
+          g_assert_cmpuint (next->counts[4], ==, 450);
+          g_assert_cmpuint (next->counts[1], ==, 1);   /* 0.5 rounds up */
+        }
+      else
+        {
+          g_assert_cmpuint (next->counts[2], ==, 225);
+          g_assert_cmpuint (next->counts[4], ==, 675);
+        }
+      memcpy (past->counts, next->counts, 5 * sizeof *past->counts);
+      past->requests = next->requests;
+    }
+
+  /* A session that fills the window alone leaves nothing of the past. */
+  memset (now->counts, 0, 5 * sizeof *now->counts);
+  now->counts[0] = 7;
+  now->requests = 1200;
+  bw_usage_history_fold (now, past, 1000);
+  g_assert_cmpuint (now->counts[2], ==, 0);
+  g_assert_cmpuint (now->counts[4], ==, 0);
+  g_assert_cmpuint (now->counts[0], ==, 7);
+  g_assert_cmpuint (now->requests, ==, 1200);
+}
+
 static void
 test_history_roundtrip (void)
 {
@@ -206,6 +262,7 @@ main (int argc, char **argv)
   g_test_add_func ("/stream/policy/prefault-count", test_prefault_count);
   g_test_add_func ("/stream/policy/warm-order", test_warm_order);
   g_test_add_func ("/stream/history/roundtrip", test_history_roundtrip);
+  g_test_add_func ("/stream/history/fold", test_history_fold);
   g_test_add_func ("/stream/history/path", test_history_path);
   return g_test_run ();
 }

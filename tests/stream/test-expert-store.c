@@ -502,6 +502,26 @@ test_pinning (Fixture *fx, gconstpointer data)
   h = bw_usage_history_load (path, 3, 8, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (h->requests, ==, 1);
+
+  /* A history holding the store's whole window (2048 tokens of its 2 expert layers): this
+   * session's requests make the oldest fade in proportion. */
+  h->requests = 2048 * 2;
+  h->counts[1 * 8 + 3] = 6000;
+  g_assert_true (bw_usage_history_save (h, path, &error));
+  s = store_new (fx, &o);
+  for (int round = 0; round < 10; round++)
+    {
+      int e = 5;
+      g_assert_true (bw_expert_store_request (s, 1, &e, 1, &batch, &error));
+      bw_expert_batch_release (&batch);
+    }
+  bw_expert_store_free (s);
+  bw_usage_history_free (g_steal_pointer (&h));
+  h = bw_usage_history_load (path, 3, 8, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (h->requests, ==, 2048 * 2);
+  g_assert_cmpuint (h->counts[1 * 8 + 3], ==, 5985);   /* 6000 * 4086 / 4096 */
+  g_assert_cmpuint (h->counts[1 * 8 + 5], ==, 10);
   g_unlink (path);
   g_rmdir (hdir);
 }
