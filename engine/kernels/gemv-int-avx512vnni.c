@@ -1,5 +1,6 @@
 /* The integer one-token kernel for MXFP4 and Q4 rows (see gemv-int.h), AVX-512 VNNI
- * and VBMI; compressed-tensors INT4 rows are Q4's nibbles with BF16 scales.
+ * and VBMI; compressed-tensors INT4 rows are Q4's nibbles with BF16 scales. Q8 and
+ * compressed-tensors INT8 rows are summed too (see "8-bit rows" below).
  *
  * Per 64-byte load of a row (128 columns): the low nibbles are the even columns and the
  * high nibbles the odd ones, so two planes of 64 unsigned byte codes come from the load
@@ -13,13 +14,24 @@
  * Once per 4 blocks, each row's weight scale for each of their 16 32-column groups is
  * multiplied by that group's fixed-point activation scale, so a block costs one permute of
  * them per row. The largest MXFP4 scale read is kept, to hand rows with a scale of 253 or
- * more (a weight that may overflow, or NaN) back to the f32 kernel. */
+ * more (a weight that may overflow, or NaN) back to the f32 kernel.
+ *
+ * 8-bit rows, per 64-byte load (64 columns, in order): the three byte digits of the
+ * activations meet the signed codes in vpdpbusd, whose 32-bit lanes add 4 adjacent
+ * columns (never two 32-column groups). The lower digits are unsigned and go against the
+ * signed codes; the top digit is signed, so it goes against the codes plus 128 (unsigned),
+ * its lane starting from minus 128 times that digit's sum over the lane's columns (one
+ * vpdpbusd per 64 columns, shared by the rows summed side by side). The top
+ * digit's sum, shifted by 8 before the middle digit's products join it, is below 2^24 + 2^17
+ * and the lowest digit's below 2^17; one FMA (top-and-middle * 256 + lowest) rounds each
+ * lane's sum of 4 products once (twice only where the first part passes 2^24). */
 #include <immintrin.h>
 #include <string.h>
 
 #include "kernels/avx512-scales.h"
 #include "kernels/gemv-int.h"
 #include "kernels/kernel-table.h"
+#include "quant/ct-int.h"
 #include "quant/intq.h"
 #include "quant/mxfp4.h"
 
@@ -45,6 +57,18 @@ typedef struct {
 } __attribute__((aligned (64))) IntBlock;
 
 G_STATIC_ASSERT (sizeof (IntBlock) <= BW_GEMV_INT_BLOCK_BYTES_MAX);
+
+/* One 128-column block for 8-bit rows, as large as IntBlock (the level's block size):
+ * d2, d1, d0 as above, in column order; xg as above, not halved. */
+typedef struct {
+  uint8_t d2[128];
+  uint8_t d1[128];
+  uint8_t d0[128];
+  float xg[4];
+  uint8_t pad[112];
+} __attribute__((aligned (64))) ByteBlock;
+
+G_STATIC_ASSERT (sizeof (ByteBlock) == sizeof (IntBlock));
 
 /* Nibble -> unsigned code: MXFP4 twice the E2M1 value plus 12 (broadcast to the 4 lanes
  * of a vpermb table, whose index bits 4 and 5 then do not matter). */
@@ -121,6 +145,43 @@ lane_sums (const int32_t *fx)
   return r;
 }
 
+AI gboolean
+byte_codes (BwFormat fmt)
+{
+  return fmt == BW_FMT_Q8 || fmt == BW_FMT_CT_INT8;
+}
+
+/* Byte `shift / 8` of the 128 fixed-point values in fx, in column order. */
+AI void
+digit_bytes (const int32_t *fx, int shift, uint8_t out[128])
+{
+  for (int h = 0; h < 2; h++)
+    {
+      const int32_t *f = fx + 64 * h;
+#define DIGITS(q) _mm512_cvtepi32_epi8 (_mm512_srai_epi32 (_mm512_load_si512 (f + 16 * (q)), shift))
+      __m512i bytes = _mm512_castsi128_si512 (DIGITS (0));
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (1), 1);
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (2), 2);
+      bytes = _mm512_inserti32x4 (bytes, DIGITS (3), 3);
+#undef DIGITS
+      _mm512_store_si512 (out + 64 * h, bytes);
+    }
+}
+
+static gboolean
+prepare_bytes (const float *x, ByteBlock *out)
+{
+  int32_t fx[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
+
+  for (int g = 0; g < BW_GEMV_INT_BLOCK / GROUP; g++)
+    if (!fixed_group (x + GROUP * g, fx + GROUP * g, &out->xg[g], FALSE))
+      return FALSE;
+  digit_bytes (fx, 16, out->d2);
+  digit_bytes (fx, 8, out->d1);
+  digit_bytes (fx, 0, out->d0);
+  return TRUE;
+}
+
 static gboolean
 prepare_block (BwFormat fmt, const float *x, void *block)
 {
@@ -129,6 +190,8 @@ prepare_block (BwFormat fmt, const float *x, void *block)
   int32_t fx[BW_GEMV_INT_BLOCK] __attribute__((aligned (64)));
   const int32_t off = mx ? OFFSET_MXFP4 : OFFSET_Q4;
 
+  if (byte_codes (fmt))
+    return prepare_bytes (x, block);
   for (int g = 0; g < BW_GEMV_INT_BLOCK / GROUP; g++)
     if (!fixed_group (x + GROUP * g, fx + GROUP * g, &out->xg[g], mx))
       return FALSE;
@@ -319,6 +382,168 @@ rows_fmt (BwFormat fmt, const BwMatrix *w, const IntBlock *blk, int64_t b0, int6
   return ok;
 }
 
+/* How a row's weight scales map onto the 4 groups of 32 columns of a block: one each
+ * (G32), one per two (G64), or one for the whole block (WIDE: per row, or a multiple of
+ * 128 columns). */
+typedef enum { G32, G64, WIDE } Groups;
+
+/* Scale i of a row's scales s: f32 (Q8) or BF16 (compressed-tensors INT8). */
+AI float
+byte_scale1 (BwFormat fmt, const uint8_t *s, int64_t i)
+{
+  return fmt == BW_FMT_CT_INT8 ? bw_ct_int_scale (s, i) : bw_load_f32 (s + 4 * i);
+}
+
+/* The weight scales of the 4 groups of block gb of a row (scales s; for WIDE, scale si). */
+AI __m128
+byte_block_scales (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_t si)
+{
+  if (gk == G32)
+    {
+      if (fmt == BW_FMT_CT_INT8)
+        return _mm_castsi128_ps (_mm_slli_epi32 (_mm_cvtepu16_epi32 (_mm_loadl_epi64 ((const __m128i *) (s + 8 * gb))), 16));
+      return _mm_loadu_ps ((const float *) (s + 16 * gb));
+    }
+  if (gk == G64)
+    {
+      const float s0 = byte_scale1 (fmt, s, 2 * gb), s1 = byte_scale1 (fmt, s, 2 * gb + 1);
+      return _mm_setr_ps (s0, s0, s1, s1);
+    }
+  return _mm_set1_ps (byte_scale1 (fmt, s, si));
+}
+
+/* Lane k of out[i]: row i's sum over columns 4k .. 4k+3 of the 64 at byte off of its row
+ * (f32, rounded once), for R rows side by side; d2, d1, d0 are those columns' digits. */
+AI void
+byte_sums (BwFormat fmt, const uint8_t *const *rows, int64_t off, const uint8_t *d2,
+           const uint8_t *d1, const uint8_t *d0, const int R, __m512 *out)
+{
+  const __m512i flip = _mm512_set1_epi8 ((char) 0x80);
+  const __m512i z = _mm512_setzero_si512 ();
+  __m512i sw[ROWS], uw[ROWS], s21[ROWS], s0[ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      __m512i v = _mm512_loadu_si512 (rows[i] + off);
+      __asm__ ("" : "+v" (v)); /* keep the load in a register, not folded into each use */
+      /* Q8 bytes are the signed codes; compressed-tensors INT8 bytes are the codes plus 128 */
+      sw[i] = fmt == BW_FMT_CT_INT8 ? _mm512_xor_si512 (v, flip) : v;
+      uw[i] = fmt == BW_FMT_CT_INT8 ? v : _mm512_xor_si512 (v, flip);
+    }
+  const __m512i t2 = _mm512_load_si512 (d2), t0 = _mm512_load_si512 (d0);
+  /* minus 128 times the top digits' sum over each lane's columns: what the offset adds */
+  const __m512i ncorr = _mm512_sub_epi32 (z, _mm512_dpbusd_epi32 (z, flip, t2));
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s21[i] = _mm512_dpbusd_epi32 (ncorr, uw[i], t2);
+      s0[i] = _mm512_dpbusd_epi32 (z, t0, sw[i]);
+    }
+  const __m512i t1 = _mm512_load_si512 (d1);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      s21[i] = _mm512_dpbusd_epi32 (_mm512_slli_epi32 (s21[i], 8), t1, sw[i]);
+      out[i] = _mm512_fmadd_ps (_mm512_cvtepi32_ps (s21[i]), _mm512_set1_ps (256.0f),
+                                _mm512_cvtepi32_ps (s0[i]));
+    }
+}
+
+/* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
+ * y is set, or added to when `add`. */
+AI void
+rows_bytes (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, int64_t b0,
+            int64_t nb, float *y, int64_t r, int64_t rs, const int R, gboolean add)
+{
+  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
+  const int sb = fmt == BW_FMT_CT_INT8 ? 2 : 4;
+  const int64_t ns = fmt == BW_FMT_CT_INT8 ? bw_ct_int_row_scales (w->cols, w->group)
+                                           : bw_intq_row_scales (w->cols, w->group);
+  /* WIDE: the scale of the block's columns, and the column where the next one starts */
+  const int64_t gsz = w->group > 0 ? w->group : INT64_MAX / 2;
+  int64_t si = BW_GEMV_INT_BLOCK * b0 / gsz, next = (si + 1) * gsz;
+  /* lanes 0-7 of half h take group 2h's scale, lanes 8-15 group 2h + 1's */
+  const __m512i half0 = _mm512_setr_epi32 (0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i half1 = _mm512_add_epi32 (half0, _mm512_set1_epi32 (2));
+  const uint8_t *rows[ROWS], *srow[ROWS];
+  __m512 acc[ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes;
+      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * sb;
+      acc[i] = _mm512_setzero_ps ();
+    }
+  for (int64_t b = 0; b < nb; b++)
+    {
+      const int64_t gb = b0 + b, off = BW_GEMV_INT_BLOCK * gb;
+      const ByteBlock *xb = &blk[b];
+      const __m128 xg = _mm_load_ps (xb->xg);
+      __m512 fs[ROWS];
+      if (gk == WIDE && off >= next)
+        {
+          si = off / gsz;
+          next = (si + 1) * gsz;
+        }
+#pragma GCC unroll 4
+      for (int i = 0; i < R; i++)
+        {
+          fs[i] = _mm512_castps128_ps512 (_mm_mul_ps (byte_block_scales (fmt, gk, srow[i], gb, si), xg));
+          _mm_prefetch ((const char *) rows[i] + off + 2 * GV_PREFETCH_BYTES, _MM_HINT_T0);
+          _mm_prefetch ((const char *) rows[i] + off + 64 + 2 * GV_PREFETCH_BYTES, _MM_HINT_T0);
+          if (gk != WIDE)
+            _mm_prefetch ((const char *) srow[i] + (gk == G32 ? 4 : 2) * sb * (gb + 16), _MM_HINT_T0);
+        }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; h++)
+        {
+          __m512 s[ROWS];
+          byte_sums (fmt, rows, off + 64 * h, xb->d2 + 64 * h, xb->d1 + 64 * h, xb->d0 + 64 * h,
+                     R, s);
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            acc[i] = _mm512_fmadd_ps (s[i], _mm512_permutexvar_ps (h ? half1 : half0, fs[i]), acc[i]);
+        }
+    }
+  store_rows (acc, y, r, rs, R, add);
+}
+
+AI void
+bytes_fmt (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, int64_t b0,
+           int64_t nb, float *y, int64_t r0, int64_t r1, gboolean add)
+{
+  const int64_t s = (r1 - r0) / ROWS;
+
+  for (int64_t k = 0; k < s; k++)
+    rows_bytes (fmt, gk, w, blk, b0, nb, y, r0 + k, s, ROWS, add);
+  for (int64_t r = r0 + ROWS * s; r < r1; r++)
+    rows_bytes (fmt, gk, w, blk, b0, nb, y, r, 1, 1, add);
+}
+
+static void
+bytes_range (const BwMatrix *w, const ByteBlock *blk, int64_t b0, int64_t nb, float *y,
+             int64_t r0, int64_t r1, gboolean add)
+{
+  const Groups gk = w->group == GROUP ? G32 : w->group == 2 * GROUP ? G64 : WIDE;
+  if (w->fmt == BW_FMT_CT_INT8)
+    {
+      if (gk == G32)
+        bytes_fmt (BW_FMT_CT_INT8, G32, w, blk, b0, nb, y, r0, r1, add);
+      else if (gk == G64)
+        bytes_fmt (BW_FMT_CT_INT8, G64, w, blk, b0, nb, y, r0, r1, add);
+      else
+        bytes_fmt (BW_FMT_CT_INT8, WIDE, w, blk, b0, nb, y, r0, r1, add);
+    }
+  else if (gk == G32)
+    bytes_fmt (BW_FMT_Q8, G32, w, blk, b0, nb, y, r0, r1, add);
+  else if (gk == G64)
+    bytes_fmt (BW_FMT_Q8, G64, w, blk, b0, nb, y, r0, r1, add);
+  else
+    bytes_fmt (BW_FMT_Q8, WIDE, w, blk, b0, nb, y, r0, r1, add);
+}
+
 /* FALSE where an MXFP4 scale of the rows rules the kernel out (the rows are then
  * written with wrong values, for the caller to redo). */
 static gboolean
@@ -327,6 +552,11 @@ rows_range (const BwMatrix *w, const void *prepared, int64_t b0, int64_t nb, flo
 {
   const IntBlock *blk = prepared;
 
+  if (byte_codes (w->fmt))
+    {
+      bytes_range (w, prepared, b0, nb, y, r0, r1, add);
+      return TRUE;
+    }
   if (w->fmt == BW_FMT_MXFP4)
     return rows_fmt (BW_FMT_MXFP4, w, blk, b0, nb, y, r0, r1, add, TRUE);
   if (w->fmt == BW_FMT_CT_INT4)
@@ -336,12 +566,12 @@ rows_range (const BwMatrix *w, const void *prepared, int64_t b0, int64_t nb, flo
   return rows_fmt (BW_FMT_Q4, w, blk, b0, nb, y, r0, r1, add, FALSE);
 }
 
-/* What the f32 kernel also requires of the format: Q4 groups it can index (MXFP4 scales
- * below 253 are checked by the kernel as it reads them). */
+/* What the f32 kernel also requires of the format: Q4, Q8 and compressed-tensors groups it
+ * can index (MXFP4 scales below 253 are checked by the kernel as it reads them). */
 static gboolean
 applies (const BwMatrix *w)
 {
-  if (w->fmt == BW_FMT_Q4 || w->fmt == BW_FMT_CT_INT4)
+  if (w->fmt == BW_FMT_Q4 || w->fmt == BW_FMT_CT_INT4 || byte_codes (w->fmt))
     return gv_q4_group_ok (w->group);
   return w->fmt == BW_FMT_MXFP4;
 }

@@ -1,6 +1,5 @@
-/* One-token products of 4-bit and 8-bit rows (MXFP4, Q4 and compressed-tensors INT4, and
- * at the AVX2 level Q8 and compressed-tensors INT8) with f32 activations, computed in
- * integers.
+/* One-token products of 4-bit and 8-bit rows (MXFP4, Q4 and compressed-tensors INT4, Q8
+ * and compressed-tensors INT8) with f32 activations, computed in integers.
  *
  * With these weights the f32 kernels spend most of their instructions turning codes into
  * floats, and on a few cores they are bound by arithmetic, not by memory. Here the codes

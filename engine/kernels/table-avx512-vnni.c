@@ -1,6 +1,6 @@
-/* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit products (MXFP4, Q4,
- * compressed-tensors INT4) sum
- * in integers (kernels/gemv-int.h), and the int8-activation kernel (kernels/act-q8.h). */
+/* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit and 8-bit products
+ * (MXFP4, Q4, compressed-tensors INT4, Q8, compressed-tensors INT8) sum in integers
+ * (kernels/gemv-int.h), and the int8-activation kernel (kernels/act-q8.h). */
 #include "kernels/act-q8.h"
 #include "kernels/gemv-int.h"
 
@@ -19,6 +19,8 @@ const BwKernelTable bw_kernels_avx512_vnni = {
     [BW_FMT_MXFP4] = rows_int,
     [BW_FMT_Q4] = rows_int,
     [BW_FMT_CT_INT4] = rows_int,
+    [BW_FMT_Q8] = rows_int,
+    [BW_FMT_CT_INT8] = rows_int,
   },
   .gemv_int = &bw_gemv_int_avx512vnni,
   .act_q8_prepare = bw_act_q8_prepare_avx512vnni,

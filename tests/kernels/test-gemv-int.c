@@ -1,6 +1,5 @@
 /* The integer one-token kernels (kernels/gemv-int.h), at every level this CPU runs that
- * has one (AVX2: MXFP4, Q4, compressed-tensors INT4, Q8 and INT8; AVX-512 VNNI: the 4-bit
- * formats): at least as close to the exact product as the f32 reference kernel, on
+ * has one (AVX2 and AVX-512 VNNI: MXFP4, Q4, compressed-tensors INT4, Q8 and INT8): at least as close to the exact product as the f32 reference kernel, on
  * activations shaped like a model's (outliers, wide ranges, zero groups); the same bits
  * however the product is driven; the level's f32 kernel wherever the activations or the
  * scales rule it out; and each activation rounded exactly as the header says. */
@@ -45,13 +44,6 @@ levels (const BwGemvInt **k, BwIsa *isa)
       g_test_message ("CPU lacks AVX2: only checked that no integer kernel is chosen");
     }
   return n;
-}
-
-/* Whether k must sum fmt in integers (the 8-bit formats only at the AVX2 level). */
-static gboolean
-must_apply (const BwGemvInt *k, BwFormat fmt)
-{
-  return k == &bw_gemv_int_avx2 || !(fmt == BW_FMT_Q8 || fmt == BW_FMT_CT_INT8);
 }
 
 static void
@@ -148,12 +140,8 @@ accuracy_at (const BwGemvInt *k, BwIsa isa)
           g_autofree float *x = g_new (float, cols);
           double ei, ef;
           test_matrix_init (&t, mats[m].fmt, 48, cols, mats[m].group, 0, rand);
-          if (!bw_gemv_int_applies (k, &t.m))
-            {
-              g_assert_false (must_apply (k, mats[m].fmt));
-              test_matrix_clear (&t);
-              continue;
-            }
+          /* every level sums every format and grouping listed here */
+          g_assert_true (bw_gemv_int_applies (k, &t.m));
           fill (x, cols, (Dist) d, rand);
           errors (k, &t, x, &ei, &ef);
           g_test_message ("%s: %s g%d %" G_GINT64_FORMAT " %s: integer %.3g, scalar f32 %.3g",
@@ -185,11 +173,6 @@ routes_at (const BwGemvInt *k, BwIsa isa)
       g_autofree float *a = g_new (float, n * rows), *b = g_new (float, n * rows), *c = g_new (float, n * rows);
       test_matrix_init (&t, fmts[f], rows, cols, 32, 3, rand);
       t.m.isa = isa;
-      if (!must_apply (k, fmts[f]))
-        {
-          test_matrix_clear (&t);
-          continue;
-        }
       fill (x, n * cols, DIST_OUTLIERS, rand);
       g_assert_true (bw_gemv_int_matmul (k, &t.m, x, n, b, rows, 0, rows));
       for (int i = 0; i < n; i++)
@@ -335,7 +318,7 @@ large_scales_at (const BwGemvInt *k, BwIsa isa)
  * itself, which must be x rounded to the nearest multiple of 2^(e - 23), e the power-of-two
  * bound of its group (at most one f32 ulp of the group's largest element). Every column
  * position of a block (both nibble planes, every lane) is checked, for MXFP4 and, where
- * the level has it, Q8 (whose digits are split differently). */
+ * Q8 (whose digits are split differently). */
 static void
 rounding_at (const BwGemvInt *k, BwFormat fmt)
 {
@@ -397,16 +380,14 @@ fallbacks_at (const BwGemvInt *k, BwIsa isa)
 {
   static const BwFormat fmts[] = { BW_FMT_MXFP4, BW_FMT_Q4, BW_FMT_CT_INT4, BW_FMT_Q8, BW_FMT_CT_INT8 };
   for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
-    if (must_apply (k, fmts[f]))
-      fallback_at (k, isa, fmts[f]);
+    fallback_at (k, isa, fmts[f]);
 }
 
 static void
 roundings_at (const BwGemvInt *k, BwIsa isa)
 {
   rounding_at (k, BW_FMT_MXFP4);
-  if (must_apply (k, BW_FMT_Q8))
-    rounding_at (k, BW_FMT_Q8);
+  rounding_at (k, BW_FMT_Q8);
 }
 
 static void test_accuracy (void) { each_level (accuracy_at); }
