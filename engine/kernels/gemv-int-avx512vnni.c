@@ -105,6 +105,20 @@ fixed_group (const float *x, int32_t *out, float *xf, gboolean mx)
   return TRUE;
 }
 
+/* Byte `shift / 8` of the 64 fixed-point values at f, in column order (assembled in
+ * registers: a store and a wider reload would stall store forwarding). */
+AI __m512i
+digit_row (const int32_t *f, int shift)
+{
+#define DIGITS(q) _mm512_cvtepi32_epi8 (_mm512_srai_epi32 (_mm512_load_si512 (f + 16 * (q)), shift))
+  __m512i bytes = _mm512_castsi128_si512 (DIGITS (0));
+  bytes = _mm512_inserti32x4 (bytes, DIGITS (1), 1);
+  bytes = _mm512_inserti32x4 (bytes, DIGITS (2), 2);
+  bytes = _mm512_inserti32x4 (bytes, DIGITS (3), 3);
+#undef DIGITS
+  return bytes;
+}
+
 /* Byte `shift / 8` of the 128 fixed-point values in fx, split into the even and the odd
  * columns (64 bytes each). */
 AI void
@@ -112,15 +126,8 @@ digit_planes (const int32_t *fx, int shift, uint8_t even[64], uint8_t odd[64])
 {
   for (int h = 0; h < 2; h++)
     {
-      /* columns 64h .. 64h+63 as bytes (assembled in registers: a store and a wider
-       * reload would stall store forwarding), then as 32 words: low byte even, high odd */
-      const int32_t *f = fx + 64 * h;
-#define DIGITS(q) _mm512_cvtepi32_epi8 (_mm512_srai_epi32 (_mm512_load_si512 (f + 16 * (q)), shift))
-      __m512i bytes = _mm512_castsi128_si512 (DIGITS (0));
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (1), 1);
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (2), 2);
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (3), 3);
-#undef DIGITS
+      /* columns 64h .. 64h+63 as 32 words: low byte even, high odd */
+      const __m512i bytes = digit_row (fx + 64 * h, shift);
       _mm256_store_si256 ((__m256i *) (even + 32 * h), _mm512_cvtepi16_epi8 (bytes));
       _mm256_store_si256 ((__m256i *) (odd + 32 * h), _mm512_cvtepi16_epi8 (_mm512_srli_epi16 (bytes, 8)));
     }
@@ -156,16 +163,7 @@ AI void
 digit_bytes (const int32_t *fx, int shift, uint8_t out[128])
 {
   for (int h = 0; h < 2; h++)
-    {
-      const int32_t *f = fx + 64 * h;
-#define DIGITS(q) _mm512_cvtepi32_epi8 (_mm512_srai_epi32 (_mm512_load_si512 (f + 16 * (q)), shift))
-      __m512i bytes = _mm512_castsi128_si512 (DIGITS (0));
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (1), 1);
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (2), 2);
-      bytes = _mm512_inserti32x4 (bytes, DIGITS (3), 3);
-#undef DIGITS
-      _mm512_store_si512 (out + 64 * h, bytes);
-    }
+    _mm512_store_si512 (out + 64 * h, digit_row (fx + 64 * h, shift));
 }
 
 static gboolean
