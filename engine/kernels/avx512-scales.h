@@ -77,11 +77,12 @@ gv_bf16_16 (const uint16_t *s, int64_t g, int64_t ns)
   return _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_cvtepu16_epi32 (h), 16));
 }
 
-/* Bytes of one stored scale: E8M0 (MXFP4), BF16 (compressed-tensors INT4) or f32 (Q4). */
+/* Bytes of one stored scale: E8M0 (MXFP4), BF16 (compressed-tensors INT4 and INT8) or f32
+ * (Q4, Q8). */
 static inline __attribute__((always_inline)) int
 gv_scale_bytes (BwFormat fmt)
 {
-  return fmt == BW_FMT_MXFP4 ? 1 : fmt == BW_FMT_CT_INT4 ? 2 : 4;
+  return fmt == BW_FMT_MXFP4 ? 1 : fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_CT_INT8 ? 2 : 4;
 }
 
 /* The scales of 16 groups of a 4-bit row from group g (fewer at the row's end), as f32

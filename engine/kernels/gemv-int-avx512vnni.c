@@ -455,9 +455,9 @@ rows_bytes (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, in
             int64_t nb, float *y, int64_t r, int64_t rs, const int R, gboolean add)
 {
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
-  const int sb = fmt == BW_FMT_CT_INT8 ? 2 : 4;
-  const int64_t ns = fmt == BW_FMT_CT_INT8 ? bw_ct_int_row_scales (w->cols, w->group)
-                                           : bw_intq_row_scales (w->cols, w->group);
+  const int sb = gv_scale_bytes (fmt);
+  /* compressed-tensors rows have as many scales as Q8's (quant/ct-int.h) */
+  const int64_t ns = bw_intq_row_scales (w->cols, w->group);
   /* WIDE: the scale of the block's columns, and the column where the next one starts */
   const int64_t gsz = w->group > 0 ? w->group : INT64_MAX / 2;
   int64_t si = BW_GEMV_INT_BLOCK * b0 / gsz, next = (si + 1) * gsz;
@@ -520,26 +520,20 @@ bytes_fmt (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, int
     rows_bytes (fmt, gk, w, blk, b0, nb, y, r, 1, 1, add);
 }
 
+#define BYTES_BY_GROUPS(FMT)                                                             \
+  (gk == G32 ? bytes_fmt (FMT, G32, w, blk, b0, nb, y, r0, r1, add)                       \
+   : gk == G64 ? bytes_fmt (FMT, G64, w, blk, b0, nb, y, r0, r1, add)                     \
+               : bytes_fmt (FMT, WIDE, w, blk, b0, nb, y, r0, r1, add))
+
 static void
 bytes_range (const BwMatrix *w, const ByteBlock *blk, int64_t b0, int64_t nb, float *y,
              int64_t r0, int64_t r1, gboolean add)
 {
   const Groups gk = w->group == GROUP ? G32 : w->group == 2 * GROUP ? G64 : WIDE;
   if (w->fmt == BW_FMT_CT_INT8)
-    {
-      if (gk == G32)
-        bytes_fmt (BW_FMT_CT_INT8, G32, w, blk, b0, nb, y, r0, r1, add);
-      else if (gk == G64)
-        bytes_fmt (BW_FMT_CT_INT8, G64, w, blk, b0, nb, y, r0, r1, add);
-      else
-        bytes_fmt (BW_FMT_CT_INT8, WIDE, w, blk, b0, nb, y, r0, r1, add);
-    }
-  else if (gk == G32)
-    bytes_fmt (BW_FMT_Q8, G32, w, blk, b0, nb, y, r0, r1, add);
-  else if (gk == G64)
-    bytes_fmt (BW_FMT_Q8, G64, w, blk, b0, nb, y, r0, r1, add);
+    BYTES_BY_GROUPS (BW_FMT_CT_INT8);
   else
-    bytes_fmt (BW_FMT_Q8, WIDE, w, blk, b0, nb, y, r0, r1, add);
+    BYTES_BY_GROUPS (BW_FMT_Q8);
 }
 
 /* FALSE where an MXFP4 scale of the rows rules the kernel out (the rows are then
