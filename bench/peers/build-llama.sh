@@ -15,7 +15,10 @@ C=$PEERS/chroot
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 sh "$HERE/chroot.sh" "$PEERS"
+# sid later folded libggml0-backend-cpu into libggml0 (same ggml 0.27, same CPU backends).
+CPU=libggml0-backend-cpu
+chroot "$C" apt-cache policy "$CPU" | grep -q "Candidate: [0-9]" || CPU=libggml0
 chroot "$C" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-  llama.cpp-tools libggml0-backend-cpu python3-gguf python3-torch
+  llama.cpp-tools "$CPU" python3-gguf python3-torch
 install -m 755 "$HERE/hf-to-gguf.py" "$C/usr/local/bin/hf-to-gguf.py"
 chroot "$C" llama-completion --version

@@ -1,7 +1,7 @@
 /* The expert store: resident expert buffers per layer under a RAM budget, filled from the
  * checkpoint's shards by asynchronous reads. All entry points but the stats queries run on
  * one thread (the decode thread); completions are reaped there too, inside wait. */
-#include "stream/expert-store.h"
+#include "stream/expert-store-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,6 @@
 #include "stream/store-testing.h"
 #include "stream/usage-history.h"
 
-/* Most of the memory room the up-front fill may take: a budget set larger than the process
- * can hold fills the rest on demand instead of being killed while loading. */
-#define PREFAULT_FRACTION 0.9
-/* Prefaulted buffers between progress reports. */
-#define PROGRESS_STEP 16
 /* The budget when the memory room cannot be read. */
 #define FALLBACK_BUDGET ((guint64) 1 << 30)
 /* Share of the budget learned pins may hold. */
@@ -48,111 +43,7 @@
 #define PREFETCH_WINDOW 128
 #define PREFETCH_PAUSE 256
 
-typedef enum {
-  SLOT_LOADING,
-  SLOT_READY,
-  SLOT_FAILED,
-} SlotState;
-
-typedef struct Slot Slot;
-struct Slot {
-  int layer, expert;
-  guint8 *buf;
-  gsize cap;
-  SlotState state;
-  int refs;                 /* batches holding it */
-  gboolean sticky;          /* learned pin: never evicted */
-  gboolean prefetched;      /* started by a prefetch and not requested yet */
-  gboolean warming;         /* started by the warm start and not requested yet */
-  gboolean speculative;     /* started by the lookahead or the warm start */
-  gboolean retried;         /* a failed speculative read was started again */
-  guint64 prefetch_bytes;   /* counted in prefetch_in_flight until its reads finish */
-  gboolean in_lru;
-  Slot *prev, *next;        /* the layer's LRU list, most recent first */
-  BwExpertWeights weights;
-  GError *error;
-  int n_ops, pending;       /* reads of this expert, and those not finished */
-  BwIoOp *ops;              /* [n_ops], tag = index of the plan's run */
-};
-
-typedef struct {
-  Slot *head, *tail;
-  guint64 bytes;            /* resident, in use or not */
-  guint64 last_use;
-  guint64 max_buf;          /* largest expert buffer of the layer */
-  guint64 stored;           /* bytes of its largest expert as stored */
-  int n_experts;            /* routed experts it has */
-  _Atomic guint64 n_resident, bytes_resident;
-  _Atomic guint64 hits, misses, prefetch_hits;
-} LayerCache;
-
-struct BwExpertStore {
-  const BwCheckpoint *ckpt;
-  int n_layers, n_experts, n_moe_layers;
-  gsize n_slots;
-  BwExpertLayout *layouts;
-  BwStoreOptions opts;
-  int *fds;                 /* per shard, buffered */
-  int *fds_direct;          /* per shard, O_DIRECT, or -1 where refused */
-  guint64 align;            /* read alignment: 1, or the O_DIRECT block */
-  BwIo *io;
-  BwIoOp **op_scratch;      /* [BW_MAX_BATCH_EXPERTS * max_ops] */
-  int max_ops;              /* most reads one expert needs */
-  Slot **table;             /* [n_slots] */
-  LayerCache *layers;
-  BwLayerCacheState *policy_scratch;
-  guint64 budget;
-  guint64 room;             /* memory the process could take at creation; 0: unknown */
-  guint64 bytes_used;       /* all resident buffers */
-  guint64 bytes_evictable;  /* of which in LRU lists */
-  guint64 prefetch_in_flight;
-  guint64 prefetch_mark_issued, prefetch_mark_hits;   /* at the start of the window */
-  int prefetch_pause;       /* calls left to skip; automatic lookahead only */
-  guint64 tick;
-  guint64 total_expert_bytes;
-  guint64 n_total_experts;
-
-  guint8 *sticky;           /* [n_slots] learned pins */
-  double pin_share;         /* share of past picks that went to pinned experts */
-  guint64 picks, pinned_picks;   /* this session, since the last check */
-  BwUsageHistory *history;  /* this session's counts */
-  BwUsageHistory *past;     /* loaded from disk, or NULL */
-  char *history_path;
-
-  _Atomic guint64 hits, misses, prefetch_hits, prefetch_issued, prefetch_wasted;
-  _Atomic guint64 prefetch_cancelled, warm_issued, warm_used;
-  _Atomic guint64 bytes_read, io_wait_ns;
-  _Atomic guint64 n_pinned, n_cached, bytes_pinned, bytes_cached;
-  _Atomic (const char *) backend;
-  _Atomic int pin_state;    /* BwPinState */
-  /* Recency for the dashboard: tokens routed through each layer since creation, and the
-   * count at which each expert was last chosen (0: never). */
-  _Atomic guint32 *layer_tokens;   /* [n_layers] */
-  _Atomic guint32 *last_token;     /* [n_slots] */
-  BwExpertRequant *requant; /* --expert-bits, or NULL */
-  guint8 *transpose_buf;    /* room for the largest transposed matrix, or NULL */
-  BwBufferPool *spares;     /* prefaulted buffers, counted against the budget, or NULL */
-};
-
 G_DEFINE_QUARK (bw-store-error-quark, bw_store_error)
-
-static guint64
-now_ns (void)
-{
-  return (guint64) g_get_monotonic_time () * 1000u;
-}
-
-static gsize
-slot_index (const BwExpertStore *s, int layer, int expert)
-{
-  return (gsize) layer * (gsize) s->n_experts + (gsize) expert;
-}
-
-static const BwExpertLayout *
-layout_of (const BwExpertStore *s, int layer, int expert)
-{
-  return &s->layouts[slot_index (s, layer, expert)];
-}
 
 /* ---- LRU lists ---- */
 
@@ -358,8 +249,8 @@ slot_set_ops (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
 
 /* A new slot for (layer, expert) with a buffer and its reads prepared (not started), or
  * NULL with error. */
-static Slot *
-slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **error)
+Slot *
+bw_store_slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **error)
 {
   const BwExpertLayout *l = layout_of (s, layer, expert);
   BwExpertPlan plan;
@@ -419,8 +310,8 @@ slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **er
  * will wait for them: each expert is one or a few large contiguous reads, so the order
  * between experts costs an SSD nothing, while issuing them in wait order lets the first
  * expert's matmul start as soon as its own bytes land instead of after the whole batch. */
-static void
-start_reads (BwExpertStore *s, Slot **slots, int n, BwIoClass klass)
+void
+bw_store_start_reads (BwExpertStore *s, Slot **slots, int n, BwIoClass klass)
 {
   int n_ops = 0;
   for (int i = 0; i < n; i++)
@@ -616,6 +507,8 @@ op_finished (BwExpertStore *s, BwIoOp *op)
   if (--slot->pending > 0)
     return;
   slot->state = slot->error != NULL ? SLOT_FAILED : SLOT_READY;
+  if (slot->warming)
+    s->warm_landed++;
   /* Also when a request took the prefetch over before its reads finished. */
   s->prefetch_in_flight -= MIN (s->prefetch_in_flight, slot->prefetch_bytes);
   slot->prefetch_bytes = 0;
@@ -745,106 +638,6 @@ setup_pins (BwExpertStore *s)
   }
 }
 
-/* The warm start: the learned pins, most used first, read into the room the cache has free
- * as idle reads, so that a session starts with the experts past sessions used most instead
- * of meeting each one on first use. `next` is the first pin not read yet. */
-typedef struct {
-  guint32 *order;
-  gsize n, next;
-  gboolean stopped;   /* no more reads: the cache is full, or the load was cancelled */
-} WarmStart;
-
-static void
-warm_start_plan (BwExpertStore *s, WarmStart *w)
-{
-  memset (w, 0, sizeof *w);
-  if (s->sticky == NULL || s->past == NULL)
-    return;
-  w->order = g_new (guint32, MAX (s->n_slots, 1));
-  w->n = bw_policy_warm_order (s->past->counts, s->sticky, s->n_slots, w->order);
-}
-
-/* Starts the reads of the next pins while the cache has room; with `ready_only` (while the
- * cache is prefaulted), only as many as there are buffers ready. */
-static void
-warm_start_more (BwExpertStore *s, WarmStart *w, gboolean ready_only)
-{
-  Slot *fresh[BW_MAX_BATCH_EXPERTS];
-  int n_fresh = 0;
-
-  for (; w->next < w->n && !w->stopped; w->next++)
-    {
-      const guint32 i = w->order[w->next];
-      const int layer = (int) (i / (guint32) s->n_experts), e = (int) (i % (guint32) s->n_experts);
-      if (s->table[i] != NULL)
-        continue;
-      if (ready_only && bw_buffer_pool_reserved (s->spares) == 0)
-        break;
-      Slot *slot = s->bytes_used + s->layers[layer].max_buf > s->budget
-                     ? NULL : slot_create (s, layer, e, FALSE, NULL);
-      if (slot == NULL)
-        {
-          w->stopped = TRUE;
-          break;
-        }
-      slot->warming = slot->speculative = TRUE;
-      fresh[n_fresh++] = slot;
-      atomic_fetch_add (&s->warm_issued, 1);
-      if (n_fresh == BW_MAX_BATCH_EXPERTS)
-        {
-          start_reads (s, fresh, n_fresh, BW_IO_IDLE);
-          n_fresh = 0;
-        }
-    }
-  start_reads (s, fresh, n_fresh, BW_IO_IDLE);
-}
-
-/* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
- * size any layer needs, allocated and touched while the store is created; re-encoded
- * experts get buffers of their own size instead. Touching the memory is the CPU's work and
- * the warm start's reads are the disk's, so the pins are read into the buffers as they
- * come: the disk is not left idle while the memory is prepared. */
-static void
-prefault (BwExpertStore *s, WarmStart *warm)
-{
-  guint64 size = 0;
-  for (int l = 0; l < s->n_layers; l++)
-    size = MAX (size, s->layers[l].max_buf);
-  if (s->opts.no_prefault || s->requant != NULL || size == 0)
-    return;
-  const guint64 count = bw_policy_prefault_count (s->budget, (guint64) ((double) s->room
-                                                                       * PREFAULT_FRACTION),
-                                                  size, s->n_total_experts);
-  /* One buffer per thread a step, a few milliseconds: the reads in flight outlast it. */
-  const int step = s->opts.pool != NULL ? MAX (1, bw_pool_size (s->opts.pool)) : 1;
-  guint64 reported = 0;
-
-  s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN);
-  for (guint64 at = 0; at < count;)
-    {
-      const int n = (int) MIN ((guint64) step, count - at);
-      /* pins of a layer with smaller experts took buffers of their own */
-      if (s->bytes_used + bw_buffer_pool_reserved (s->spares) + (guint64) n * size > s->budget)
-        break;
-      const int got = bw_buffer_pool_fill (s->spares, n, s->opts.pool);
-      at += (guint64) n;
-      warm_start_more (s, warm, TRUE);
-      bw_expert_store_idle (s, 0);
-      if (got < n)
-        break;
-      if (s->opts.prefault_progress != NULL && (at - reported >= PROGRESS_STEP || at == count))
-        {
-          reported = at;
-          if (!s->opts.prefault_progress ((double) at / (double) count,
-                                          s->opts.prefault_progress_data))
-            {
-              warm->stopped = TRUE;
-              break;
-            }
-        }
-    }
-}
-
 BwExpertStore *
 bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
                      const BwExpertLayout *layouts, const BwStoreOptions *opts,
@@ -918,11 +711,7 @@ bw_expert_store_new (const BwCheckpoint *ckpt, int n_layers, int n_experts,
       setup_pins (s);
       s->opts.history_dir = NULL;
     }
-  WarmStart warm;
-  warm_start_plan (s, &warm);
-  prefault (s, &warm);
-  warm_start_more (s, &warm, FALSE);
-  g_free (warm.order);
+  bw_store_warm_start (s);
   /* Counted even without pins, for bw_expert_store_expert_map; saved only with them. */
   if (s->history == NULL)
     s->history = bw_usage_history_new (s->n_layers, s->n_experts);
@@ -1110,7 +899,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
         }
       else
         {
-          slot = slot_create (s, layer, e, TRUE, error);
+          slot = bw_store_slot_create (s, layer, e, TRUE, error);
           if (slot == NULL)
             return request_fail (batch, i, fresh, n_fresh);
           fresh[n_fresh++] = slot;
@@ -1131,7 +920,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
     }
   if (s->history != NULL)
     s->history->requests++;
-  start_reads (s, fresh, n_fresh, BW_IO_URGENT);
+  bw_store_start_reads (s, fresh, n_fresh, BW_IO_URGENT);
   check_pins (s);
   return TRUE;
 }
@@ -1292,7 +1081,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
           || layout_of (s, layer, e)->gate.data == NULL
           || s->prefetch_in_flight + s->layers[layer].max_buf > limit)
         continue;
-      slot = slot_create (s, layer, e, FALSE, NULL);
+      slot = bw_store_slot_create (s, layer, e, FALSE, NULL);
       if (slot == NULL)
         break;
       slot->prefetched = slot->speculative = TRUE;
@@ -1301,7 +1090,7 @@ bw_expert_store_prefetch (BwExpertStore *s, int layer, const int *experts, int n
       fresh[n_fresh++] = slot;
       atomic_fetch_add (&s->prefetch_issued, 1);
     }
-  start_reads (s, fresh, n_fresh, BW_IO_AHEAD);
+  bw_store_start_reads (s, fresh, n_fresh, BW_IO_AHEAD);
 }
 
 /* ---- queries ---- */

@@ -541,10 +541,9 @@ watch_prefault (double done, gpointer data)
   return !w->cancel;
 }
 
-/* The warm start reads each pin as soon as a prefaulted buffer is ready for it: the reads
- * land while the rest of the cache is prepared, before the store is returned; a cancelled
- * load reads no further. 4 expert layers, a budget of 24 experts (reports at 16 buffers and
- * at the end), 18 pins. */
+/* The warm start reads each pin as soon as a prefaulted buffer is ready for it, and the
+ * store is returned once they have all landed; a cancelled load reads no further. 4 expert
+ * layers, a budget of 24 experts (a report at 16 buffers), 18 pins. */
 static void
 test_warm_while_prefault (Fixture *fx, gconstpointer data)
 {
@@ -584,11 +583,13 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
         for (int e = 0; e < 8; e++)
           pins += bw_expert_store_is_pinned (s, l, e);
       g_assert_cmpint (pins, ==, 18);
-      /* the budget holds a few more buffers than 24 experts' padded size */
-      const double count = 16.0 / g_array_index (w.seen, double, 0);
-      g_assert_cmpfloat (count, ==, round (count));
-      g_assert_cmpfloat (count, >, 18);
-      g_assert_cmpfloat (count, <=, 32);
+      /* a buffer touched or a pin landed is one step of the progress, never going back */
+      for (guint k = 0; k < w.seen->len; k++)
+        {
+          const double f = g_array_index (w.seen, double, k);
+          g_assert_cmpfloat (f, >, k > 0 ? g_array_index (w.seen, double, k - 1) : 0.0);
+          g_assert_cmpfloat (f, <=, 1.0);
+        }
       if (cancel)
         {
           g_assert_cmpuint (w.seen->len, ==, 1);
@@ -596,10 +597,12 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
         }
       else
         {
-          g_assert_cmpuint (w.seen->len, ==, 2);
-          g_assert_cmpfloat (g_array_index (w.seen, double, 1), ==, 1.0);
+          g_assert_cmpuint (w.seen->len, >=, 2);
+          g_assert_cmpfloat (g_array_index (w.seen, double, w.seen->len - 1), ==, 1.0);
           g_assert_cmpuint (st.warm_issued, ==, 18);
-          g_assert_cmpuint (st.bytes_read, >=, expert_bytes ());
+          /* every pin has landed before the store is returned: nothing is left to read */
+          g_assert_cmpuint (st.bytes_read, >=, 18 * expert_bytes ());
+          g_assert_false (bw_expert_store_idle (s, 0));
         }
       while (bw_expert_store_idle (s, 1000))
         ;
