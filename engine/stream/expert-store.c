@@ -247,8 +247,6 @@ slot_set_ops (BwExpertStore *s, Slot *slot, const BwExpertPlan *plan)
     }
 }
 
-/* A new slot for (layer, expert) with a buffer and its reads prepared (not started), or
- * NULL with error. */
 Slot *
 bw_store_slot_create (BwExpertStore *s, int layer, int expert, gboolean wait, GError **error)
 {

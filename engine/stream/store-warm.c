@@ -107,13 +107,13 @@ prefault (BwExpertStore *s, WarmStart *warm)
     size = MAX (size, s->layers[l].max_buf);
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
-  const guint64 count = warm->buffers = bw_policy_prefault_count (s->budget, (guint64) ((double) s->room
-                                                                       * PREFAULT_FRACTION),
-                                                  size, s->n_total_experts);
+  const guint64 room = (guint64) ((double) s->room * PREFAULT_FRACTION);
+  const guint64 count = bw_policy_prefault_count (s->budget, room, size, s->n_total_experts);
   /* One buffer per thread a step, a few milliseconds: the reads in flight outlast it. */
   const int step = s->opts.pool != NULL ? MAX (1, bw_pool_size (s->opts.pool)) : 1;
   guint64 reported = 0;
 
+  warm->buffers = count;
   s->spares = bw_buffer_pool_new (size, BW_PLAN_BUF_ALIGN);
   for (guint64 at = 0; at < count;)
     {
@@ -127,7 +127,7 @@ prefault (BwExpertStore *s, WarmStart *warm)
       bw_expert_store_idle (s, 0);
       if (got < n)
         break;
-      if (s->opts.prefault_progress != NULL && (at - reported >= PROGRESS_STEP || at == count))
+      if (at - reported >= PROGRESS_STEP || at == count)
         {
           reported = at;
           if (!report (s, warm, at, warm->n))
