@@ -489,8 +489,7 @@ rows_bytes (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, in
       for (int i = 0; i < R; i++)
         {
           fs[i] = _mm512_castps128_ps512 (_mm_mul_ps (byte_block_scales (fmt, gk, srow[i], gb, si), xg));
-          _mm_prefetch ((const char *) rows[i] + off + 2 * GV_PREFETCH_BYTES, _MM_HINT_T0);
-          _mm_prefetch ((const char *) rows[i] + off + 64 + 2 * GV_PREFETCH_BYTES, _MM_HINT_T0);
+          /* the scales only: the hardware streams the codes faster on its own (PERFORMANCE.md) */
           if (gk != WIDE)
             _mm_prefetch ((const char *) srow[i] + (gk == G32 ? 4 : 2) * sb * (gb + 16), _MM_HINT_T0);
         }
