@@ -43,6 +43,29 @@ bw_fault_fired (BwFaultKind kind)
   return n;
 }
 
+static gint stalled;   /* atomic; changed under fault_lock */
+static GCond stall_cond;
+
+void
+bw_fault_stall_reads (gboolean on)
+{
+  g_mutex_lock (&fault_lock);
+  g_atomic_int_set (&stalled, on != FALSE);
+  g_cond_broadcast (&stall_cond);
+  g_mutex_unlock (&fault_lock);
+}
+
+void
+bw_fault_wait_stall (void)
+{
+  if (G_LIKELY (!g_atomic_int_get (&stalled)))
+    return;
+  g_mutex_lock (&fault_lock);
+  while (g_atomic_int_get (&stalled))
+    g_cond_wait (&stall_cond, &fault_lock);
+  g_mutex_unlock (&fault_lock);
+}
+
 int
 bw_fault_take (BwFaultKind kind, gsize *len)
 {

@@ -34,6 +34,12 @@ void bw_fault_inject (BwFaultKind kind, int nth, int count, int err);
 /* How many injected faults of this kind have fired since it was armed. */
 int bw_fault_fired (BwFaultKind kind);
 
+/* While on, the expert store's pread workers hold each read before it starts, as on a disk
+ * that has stopped answering; off lets them go. The io_uring engine does not consult it. */
+void bw_fault_stall_reads (gboolean on);
+/* For the pread workers: returns once no stall is on. One atomic read when none is. */
+void bw_fault_wait_stall (void);
+
 /* For the readers and writers: 0 to go ahead (a short fault has halved *len), an errno,
  * or BW_FAULT_EOF. Costs one atomic read when nothing is armed. */
 int bw_fault_take (BwFaultKind kind, gsize *len);

@@ -184,6 +184,7 @@ worker_main (gpointer data)
       g_mutex_unlock (&io->lock);
       if (op == NULL)
         return NULL;
+      bw_fault_wait_stall ();
       for (;;)
         {
           ssize_t n = pread (op->fd, op->dst + op->done, (size_t) op_chunk (op),

@@ -6,6 +6,7 @@
 
 #include "tmp-dir.h"
 #include "fake-checkpoint.h"
+#include "core/file-io.h"
 #include "stream/expert-store.h"
 #include "stream/store-testing.h"
 #include "stream/usage-history.h"
@@ -71,24 +72,29 @@ store_new (Fixture *fx, const BwStoreOptions *o)
 }
 
 static void
-assert_matrix_bytes (Fixture *fx, const BwMatrix *m, const BwExpertTensor *t)
+assert_matrix_bytes (FakeCheckpoint *fake, const BwMatrix *m, const BwExpertTensor *t)
 {
   g_assert_cmpint (m->fmt, ==, t->fmt);
   g_assert_cmpint (m->rows, ==, t->rows);
   g_assert_cmpint (m->cols, ==, t->cols);
-  g_assert_true (memcmp (m->data, fake_checkpoint_bytes (fx->fake, t->data),
-                         t->data->nbytes) == 0);
-  g_assert_true (memcmp (m->scales, fake_checkpoint_bytes (fx->fake, t->scales),
+  g_assert_true (memcmp (m->data, fake_checkpoint_bytes (fake, t->data), t->data->nbytes) == 0);
+  g_assert_true (memcmp (m->scales, fake_checkpoint_bytes (fake, t->scales),
                          t->scales->nbytes) == 0);
+}
+
+static void
+assert_fake_expert (FakeCheckpoint *fake, int layer, int expert, const BwExpertWeights *w)
+{
+  const BwExpertLayout *l = &fake->layouts[layer * fake->n_experts + expert];
+  assert_matrix_bytes (fake, &w->gate, &l->gate);
+  assert_matrix_bytes (fake, &w->up, &l->up);
+  assert_matrix_bytes (fake, &w->down, &l->down);
 }
 
 static void
 assert_expert_bytes (Fixture *fx, int layer, int expert, const BwExpertWeights *w)
 {
-  const BwExpertLayout *l = &fx->fake->layouts[layer * fx->fake->n_experts + expert];
-  assert_matrix_bytes (fx, &w->gate, &l->gate);
-  assert_matrix_bytes (fx, &w->up, &l->up);
-  assert_matrix_bytes (fx, &w->down, &l->down);
+  assert_fake_expert (fx->fake, layer, expert, w);
 }
 
 static void
@@ -541,6 +547,31 @@ watch_prefault (double done, gpointer data)
   return !w->cancel;
 }
 
+/* A usage history under o's history_dir that makes 18 pins of a 5-layer, 8-expert
+ * checkpoint: 6 experts of layer 1, 4 of each of layers 2-4. */
+static void
+save_pin_history (FakeCheckpoint *fake, const BwStoreOptions *o)
+{
+  g_autoptr (GError) error = NULL;
+  BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, o, &error);
+  g_assert_no_error (error);
+  g_autoptr (BwUsageHistory) h = bw_usage_history_new (5, 8);
+  for (int l = 1; l < 5; l++)
+    for (int e = 0; e < (l == 1 ? 6 : 4); e++)
+      h->counts[l * 8 + e] = 3;
+  h->requests = 20;
+  g_assert_true (bw_usage_history_save (h, bw_expert_store_history_path (s), &error));
+  bw_expert_store_free (s);
+}
+
+static void
+remove_pin_history (FakeCheckpoint *fake, const char *hdir)
+{
+  g_autofree char *path = bw_usage_history_path (hdir, &fake->ckpt, 5, 8);
+  g_unlink (path);
+  g_rmdir (hdir);
+}
+
 /* The warm start reads each pin as soon as a prefaulted buffer is ready for it, and the
  * store is returned once they have all landed; a cancelled load reads no further. 4 expert
  * layers, a budget of 24 experts (a report at 16 buffers), 18 pins. */
@@ -559,17 +590,7 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
   o.pinning = TRUE;
   o.history_dir = hdir;
   o.ram_budget = 24 * (expert_bytes () + PAD);
-  {
-    BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &o, &error);
-    g_assert_no_error (error);
-    g_autoptr (BwUsageHistory) h = bw_usage_history_new (5, 8);
-    for (int l = 1; l < 5; l++)
-      for (int e = 0; e < (l == 1 ? 6 : 4); e++)
-        h->counts[l * 8 + e] = 3;
-    h->requests = 20;
-    g_assert_true (bw_usage_history_save (h, bw_expert_store_history_path (s), &error));
-    bw_expert_store_free (s);
-  }
+  save_pin_history (fake, &o);
   for (int cancel = 0; cancel < 2; cancel++)
     {
       PrefaultWatch w = { g_array_new (FALSE, FALSE, sizeof (double)), cancel };
@@ -609,11 +630,66 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
       bw_expert_store_free (s);
       g_array_unref (w.seen);
     }
-  {
-    g_autofree char *path = bw_usage_history_path (hdir, &fake->ckpt, 5, 8);
-    g_unlink (path);
-  }
-  g_rmdir (hdir);
+  remove_pin_history (fake, hdir);
+  fake_checkpoint_free (fake);
+  g_rmdir (dir);
+}
+
+/* A disk that stops answering while the pins are read: the store waits WARM_FINISH_US (5 s)
+ * for them and no longer, and the pins still in flight land and serve once the disk answers
+ * again. The pread engine, whose workers the stall holds. */
+static void
+test_warm_stalled_disk (Fixture *fx, gconstpointer data)
+{
+  g_autofree char *dir = g_build_filename (fx->dir, "wide", NULL);
+  g_autofree char *hdir = g_build_filename (fx->dir, "history", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+  FakeCheckpoint *fake = fake_checkpoint_new (dir, 5, 8, ROWS, COLS, TRUE, 13);
+  BwStoreOptions o;
+  BwStoreStats st;
+
+  options_for (&o, data);
+  o.pinning = TRUE;
+  o.history_dir = hdir;
+  o.ram_budget = 24 * (expert_bytes () + PAD);
+  save_pin_history (fake, &o);
+
+  bw_fault_stall_reads (TRUE);
+  const gint64 t0 = g_get_monotonic_time ();
+  BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &o, &error);
+  const gint64 waited = g_get_monotonic_time () - t0;
+  g_assert_no_error (error);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.warm_issued, ==, 18);
+  g_assert_cmpuint (st.bytes_read, ==, 0);
+  g_assert_cmpint (waited, >=, 5 * G_USEC_PER_SEC);
+  g_assert_cmpint (waited, <, 30 * G_USEC_PER_SEC);
+  g_assert_true (bw_expert_store_idle (s, 0));   /* the pins are still in flight */
+
+  bw_fault_stall_reads (FALSE);
+  while (bw_expert_store_idle (s, 1000))
+    ;
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.bytes_read, >=, 18 * expert_bytes ());
+  const guint64 hits = st.hits;
+  int experts[4] = { 3, 0, 2, 1 };
+  BwExpertBatch batch;
+  g_assert_true (bw_expert_store_request (s, 2, experts, 4, &batch, &error));
+  g_assert_no_error (error);
+  for (int i = 0; i < 4; i++)
+    {
+      const BwExpertWeights *w = bw_expert_batch_wait (&batch, i, &error);
+      g_assert_no_error (error);
+      assert_fake_expert (fake, 2, experts[i], w);
+    }
+  bw_expert_batch_release (&batch);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.hits - hits, ==, 4);   /* the pins served, nothing read again */
+  g_assert_cmpuint (st.bytes_read, <, 19 * expert_bytes ());
+  bw_expert_store_free (s);
+
+  remove_pin_history (fake, hdir);
   fake_checkpoint_free (fake);
   g_rmdir (dir);
 }
@@ -873,5 +949,7 @@ main (int argc, char **argv)
               test_pinning, fixture_teardown);
   g_test_add ("/stream/store/warm-while-prefault", Fixture, GINT_TO_POINTER (BW_IO_AUTO),
               fixture_setup, test_warm_while_prefault, fixture_teardown);
+  g_test_add ("/stream/store/pread/warm-stalled-disk", Fixture, GINT_TO_POINTER (BW_IO_PREAD),
+              fixture_setup, test_warm_stalled_disk, fixture_teardown);
   return g_test_run ();
 }
