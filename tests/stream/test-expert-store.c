@@ -564,12 +564,38 @@ save_pin_history (FakeCheckpoint *fake, const BwStoreOptions *o)
   bw_expert_store_free (s);
 }
 
+/* A 5-layer, 8-expert fake checkpoint in fx->dir/wide, store options with pinning and a
+ * budget of 24 experts, and the history that pins 18 of them. */
+typedef struct {
+  char *dir, *hdir;
+  FakeCheckpoint *fake;
+  BwStoreOptions o;
+} WarmFixture;
+
 static void
-remove_pin_history (FakeCheckpoint *fake, const char *hdir)
+warm_fixture_init (WarmFixture *w, Fixture *fx, gconstpointer data, guint32 seed)
 {
-  g_autofree char *path = bw_usage_history_path (hdir, &fake->ckpt, 5, 8);
+  w->dir = g_build_filename (fx->dir, "wide", NULL);
+  w->hdir = g_build_filename (fx->dir, "history", NULL);
+  g_assert_cmpint (g_mkdir (w->dir, 0700), ==, 0);
+  w->fake = fake_checkpoint_new (w->dir, 5, 8, ROWS, COLS, TRUE, seed);
+  options_for (&w->o, data);
+  w->o.pinning = TRUE;
+  w->o.history_dir = w->hdir;
+  w->o.ram_budget = 24 * (expert_bytes () + PAD);
+  save_pin_history (w->fake, &w->o);
+}
+
+static void
+warm_fixture_clear (WarmFixture *w)
+{
+  g_autofree char *path = bw_usage_history_path (w->hdir, &w->fake->ckpt, 5, 8);
   g_unlink (path);
-  g_rmdir (hdir);
+  g_rmdir (w->hdir);
+  fake_checkpoint_free (w->fake);
+  g_rmdir (w->dir);
+  g_free (w->dir);
+  g_free (w->hdir);
 }
 
 /* The warm start reads each pin as soon as a prefaulted buffer is ready for it, and the
@@ -578,19 +604,13 @@ remove_pin_history (FakeCheckpoint *fake, const char *hdir)
 static void
 test_warm_while_prefault (Fixture *fx, gconstpointer data)
 {
-  g_autofree char *dir = g_build_filename (fx->dir, "wide", NULL);
-  g_autofree char *hdir = g_build_filename (fx->dir, "history", NULL);
   g_autoptr (GError) error = NULL;
-  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
-  FakeCheckpoint *fake = fake_checkpoint_new (dir, 5, 8, ROWS, COLS, TRUE, 11);
-  BwStoreOptions o;
+  WarmFixture wf;
   BwStoreStats st;
 
-  options_for (&o, data);
-  o.pinning = TRUE;
-  o.history_dir = hdir;
-  o.ram_budget = 24 * (expert_bytes () + PAD);
-  save_pin_history (fake, &o);
+  warm_fixture_init (&wf, fx, data, 11);
+  BwStoreOptions o = wf.o;
+  FakeCheckpoint *fake = wf.fake;
   for (int cancel = 0; cancel < 2; cancel++)
     {
       PrefaultWatch w = { g_array_new (FALSE, FALSE, sizeof (double)), cancel };
@@ -630,9 +650,7 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
       bw_expert_store_free (s);
       g_array_unref (w.seen);
     }
-  remove_pin_history (fake, hdir);
-  fake_checkpoint_free (fake);
-  g_rmdir (dir);
+  warm_fixture_clear (&wf);
 }
 
 /* A disk that stops answering while the pins are read: the store waits WARM_FINISH_US (5 s)
@@ -641,23 +659,15 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
 static void
 test_warm_stalled_disk (Fixture *fx, gconstpointer data)
 {
-  g_autofree char *dir = g_build_filename (fx->dir, "wide", NULL);
-  g_autofree char *hdir = g_build_filename (fx->dir, "history", NULL);
   g_autoptr (GError) error = NULL;
-  g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
-  FakeCheckpoint *fake = fake_checkpoint_new (dir, 5, 8, ROWS, COLS, TRUE, 13);
-  BwStoreOptions o;
+  WarmFixture wf;
   BwStoreStats st;
 
-  options_for (&o, data);
-  o.pinning = TRUE;
-  o.history_dir = hdir;
-  o.ram_budget = 24 * (expert_bytes () + PAD);
-  save_pin_history (fake, &o);
-
+  warm_fixture_init (&wf, fx, data, 13);
+  FakeCheckpoint *fake = wf.fake;
   bw_fault_stall_reads (TRUE);
   const gint64 t0 = g_get_monotonic_time ();
-  BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &o, &error);
+  BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &wf.o, &error);
   const gint64 waited = g_get_monotonic_time () - t0;
   g_assert_no_error (error);
   bw_expert_store_stats (s, &st);
@@ -688,10 +698,7 @@ test_warm_stalled_disk (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (st.hits - hits, ==, 4);   /* the pins served, nothing read again */
   g_assert_cmpuint (st.bytes_read, <, 19 * expert_bytes ());
   bw_expert_store_free (s);
-
-  remove_pin_history (fake, hdir);
-  fake_checkpoint_free (fake);
-  g_rmdir (dir);
+  warm_fixture_clear (&wf);
 }
 
 /* The dashboard's recency: tokens since each expert was last chosen, per layer, whatever
