@@ -609,14 +609,13 @@ test_warm_while_prefault (Fixture *fx, gconstpointer data)
   BwStoreStats st;
 
   warm_fixture_init (&wf, fx, data, 11);
-  BwStoreOptions o = wf.o;
   FakeCheckpoint *fake = wf.fake;
   for (int cancel = 0; cancel < 2; cancel++)
     {
       PrefaultWatch w = { g_array_new (FALSE, FALSE, sizeof (double)), cancel };
-      o.prefault_progress = watch_prefault;
-      o.prefault_progress_data = &w;
-      BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &o, &error);
+      wf.o.prefault_progress = watch_prefault;
+      wf.o.prefault_progress_data = &w;
+      BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &wf.o, &error);
       g_assert_no_error (error);
       bw_expert_store_stats (s, &st);
       int pins = 0;
