@@ -80,6 +80,8 @@ function runCli(args, input = '') {
     child.stderr.on('data', (d) => { err += d; });
     // 'close', not 'exit': only then has everything the child wrote been read.
     child.on('close', (code, signal) => resolve({ code, signal, out, err, child }));
+    // A refusal can come before the child reads its input: the pipe then breaks (EPIPE).
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }
