@@ -18,6 +18,7 @@
 #include "cli-common.h"
 #include "model/model.h"
 #include "stream/store-probe.h"
+#include "families/family.h"
 
 /* RAM streamed alongside the joint disk probe: well past any last-level cache. */
 #define JOINT_MEM_BYTES ((gsize) 256 << 20)
@@ -325,13 +326,13 @@ bw_cli_bench_decode_main (int argc, char **argv)
       bw_cli_model_args_clear (&a.model);
       return bw_cli_fail (2, "burrow-cli bench decode", error->message);
     }
-  ck = bw_checkpoint_open (a.model.model_dir, &error);
+  ck = bw_checkpoint_open (a.model.model_dir, bw_families (), &error);
   if (ck == NULL)
     return fail (error->message);
   if (!a.warm)
     drop_page_cache (ck);
   gint64 t_load = g_get_monotonic_time ();
-  model = bw_model_load (a.model.model_dir, &opts, NULL, NULL, NULL, &error);
+  model = bw_model_load (a.model.model_dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   if (model == NULL)
     return fail (error->message);
   r.load_s = (double) (g_get_monotonic_time () - t_load) / 1e6;

@@ -22,6 +22,7 @@
 #include "run/engine-options.h"
 #include "run/sampler.h"
 #include "text/tokenizer.h"
+#include "families/family.h"
 
 typedef struct {
   BwCliModelArgs model;
@@ -358,8 +359,8 @@ run_with_args (RunArgs *a, GError **error)
   if (!bw_cli_resolve_model (&a->model, error))
     return 2;
 
-  g_autoptr (BwModel) model = bw_model_load (a->model.model_dir, &opts, on_progress, a, NULL,
-                                             error);
+  g_autoptr (BwModel) model = bw_model_load (a->model.model_dir, bw_families (), &opts,
+                                             on_progress, a, NULL, error);
   if (model == NULL)
     return 1;
   print_setup (model, a);

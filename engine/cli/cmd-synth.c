@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "stream/synth-checkpoint.h"
+#include "families/family.h"
+#include "synth/synth-checkpoint.h"
 
 typedef struct {
   gint64 start_us, last_us;

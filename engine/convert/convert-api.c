@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
+#include "families/family.h"
 
 #define DEFAULT_TEXT_TOKENS 256
 
@@ -144,7 +145,7 @@ burrow_convert_estimate (const char *dir, const char *out_dir,
   memset (est, 0, sizeof *est);
   if (!check_options (options, error))
     return FALSE;
-  ck = bw_checkpoint_open (dir, error);
+  ck = bw_checkpoint_open (dir, bw_families (), error);
   if (ck == NULL)
     {
       publish_error (error);

@@ -8,6 +8,7 @@
 #include "core/model-config.h"
 #include "core/safetensors-writer.h"
 #include "quant/ct-int.h"
+#include "quant/format.h"
 
 #define DEFAULT_SHARD_BYTES ((guint64) 5 * 1000 * 1000 * 1000)
 
@@ -29,22 +30,6 @@ find_sibling (const BwCheckpoint *ck, const char *base, const char *suffix)
 {
   g_autofree char *name = g_strconcat (base, suffix, NULL);
   return bw_checkpoint_find (ck, name);
-}
-
-static BwFormat
-plain_format (BwDType dt)
-{
-  switch (dt)
-    {
-    case BW_DTYPE_F32:
-      return BW_FMT_F32;
-    case BW_DTYPE_BF16:
-      return BW_FMT_BF16;
-    case BW_DTYPE_F16:
-      return BW_FMT_F16;
-    default:
-      return BW_FMT_COUNT;
-    }
 }
 
 /* The scale tensors that belong to another tensor: they travel with it. */
@@ -295,7 +280,7 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
     {
       job->rows = t->shape[0];
       job->cols = t->shape[1];
-      job->src_fmt = plain_format (t->dtype);
+      job->src_fmt = bw_format_of_dtype (t->dtype);
       if (t->dtype == BW_DTYPE_F8_E4M3
           && (s = find_sibling (ck, t->name, "_scale_inv")) != NULL
           && s->dtype == BW_DTYPE_F32
@@ -344,13 +329,13 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
     }
   /* gpt-oss unquantised fused experts: [E, inputs, outputs]. */
   if (fused_family && t->role == BW_ROLE_EXPERT && t->n_dims == 3
-      && !ends_with (t->name, "_bias") && plain_format (t->dtype) != BW_FMT_COUNT)
+      && !ends_with (t->name, "_bias") && bw_format_of_dtype (t->dtype) != BW_FMT_COUNT)
     {
       job->n_experts = (int) t->shape[0];
       job->rows = t->shape[2];
       job->cols = t->shape[1];
       job->transposed = TRUE;
-      job->src_fmt = plain_format (t->dtype);
+      job->src_fmt = bw_format_of_dtype (t->dtype);
       job->module = g_strdup (t->name);
     }
 }

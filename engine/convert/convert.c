@@ -14,6 +14,7 @@
 #include "convert/convert-plan.h"
 #include "core/json-load.h"
 #include "core/safetensors-writer.h"
+#include "families/family.h"
 
 #define MANIFEST "convert-manifest.json"
 #define MAX_MANIFEST ((gsize) 64 << 20)
@@ -478,7 +479,7 @@ bw_convert (const BwConvertOptions *opts, BwConvertProgress progress, BwConvertF
   memset (run.report, 0, sizeof *run.report);
   if (!check_options (opts, error))
     return FALSE;
-  run.ck = bw_checkpoint_open (opts->model_dir, error);
+  run.ck = bw_checkpoint_open (opts->model_dir, bw_families (), error);
   if (run.ck == NULL)
     return FALSE;
   if (!bw_convert_plan_build (run.ck, opts, &run.plan, error))

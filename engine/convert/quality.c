@@ -8,6 +8,7 @@
 #include "core/safetensors-writer.h"
 #include "model/model.h"
 #include "text/tokenizer.h"
+#include "families/family.h"
 
 /* Positions per forward call: bounds the logits buffer of one call. */
 #define CHUNK 32
@@ -89,7 +90,7 @@ run_model (const char *dir, const gint32 *ids, int n, int threads, Progress *pro
   BwModelOptions opts;
   bw_model_options_init (&opts);
   opts.threads = threads;
-  g_autoptr (BwModel) model = bw_model_load (dir, &opts, on_load_progress, progress,
+  g_autoptr (BwModel) model = bw_model_load (dir, bw_families (), &opts, on_load_progress, progress,
                                              cancellable, error);
   if (model == NULL)
     return NULL;
@@ -136,7 +137,7 @@ argmax (const float *x, int n)
 static int
 config_vocab (const char *dir, GError **error)
 {
-  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, error);
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, bw_families (), error);
   if (ck == NULL)
     return -1;
   JsonNode *v = json_object_get_member (ck->text_config, "vocab_size");

@@ -7,6 +7,7 @@
 
 #include "convert/convert-encode.h"
 #include "convert/convert-plan.h"
+#include "families/family.h"
 
 static gboolean
 plan_as_stored (const BwCheckpoint *ck, BwConvertPlan *plan, GError **error)
@@ -125,8 +126,9 @@ bw_compare_weights (const char *dir_a, const char *dir_b, BwCompareProgress prog
                     GError **error)
 {
   Walk w = { progress, progress_data, cancellable, 0, 0 };
-  g_autoptr (BwCheckpoint) ca = bw_checkpoint_open (dir_a, error);
-  g_autoptr (BwCheckpoint) cb = ca != NULL ? bw_checkpoint_open (dir_b, error) : NULL;
+  g_autoptr (BwCheckpoint) ca = bw_checkpoint_open (dir_a, bw_families (), error);
+  g_autoptr (BwCheckpoint) cb = ca != NULL ? bw_checkpoint_open (dir_b, bw_families (), error)
+                                            : NULL;
   BwConvertPlan pa = { 0 }, pb = { 0 };
   gboolean ok;
 

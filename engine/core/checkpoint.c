@@ -44,7 +44,7 @@ propagate_io (GError **error, GError *local)
 }
 
 static gboolean
-load_config (Checkpoint *ck, GError **error)
+load_config (Checkpoint *ck, const BwFamilyLookup *families, GError **error)
 {
   g_autofree char *path = g_build_filename (ck->pub.dir, CONFIG_FILE, NULL);
   g_autofree char *data = NULL;
@@ -53,7 +53,7 @@ load_config (Checkpoint *ck, GError **error)
 
   if (!bw_file_read_capped (path, MAX_CONFIG_BYTES, &data, &len, &local))
     return propagate_io (error, local);
-  ck->config = bw_model_config_parse (path, data, len, error);
+  ck->config = bw_model_config_parse (path, data, len, families, error);
   if (ck->config == NULL)
     return FALSE;
   ck->pub.family = ck->config->family;
@@ -275,15 +275,15 @@ load_shards (Checkpoint *ck, GError **error)
 }
 
 BwCheckpoint *
-bw_checkpoint_open (const char *dir, GError **error)
+bw_checkpoint_open (const char *dir, const BwFamilyLookup *families, GError **error)
 {
   Checkpoint *ck;
 
-  bw_return_error_if_fail (dir != NULL, error, NULL);
+  bw_return_error_if_fail (dir != NULL && families != NULL, error, NULL);
 
   ck = g_new0 (Checkpoint, 1);
   ck->pub.dir = g_canonicalize_filename (dir, NULL);
-  if (!load_config (ck, error) || !load_shards (ck, error))
+  if (!load_config (ck, families, error) || !load_shards (ck, error))
     {
       bw_checkpoint_free (&ck->pub);
       return NULL;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "dtype.h"
-#include "families/family.h"
+#include "core/family-desc.h"
 
 #define BW_MAX_DIMS 8
 
@@ -40,7 +40,7 @@ typedef struct {
 
 typedef struct {
   char *dir;
-  const BwFamily *family;  /* from the registry (families/family.h) */
+  const BwFamily *family;  /* what the caller's BwFamilyLookup matched */
   JsonNode *config_root;   /* the whole config.json */
   JsonObject *text_config; /* the text model's fields: the family's text_config member, or
                             * the root */
@@ -62,8 +62,10 @@ typedef enum {
   BW_CHECKPOINT_ERROR_UNSUPPORTED,
 } BwCheckpointError;
 
-/* Opens and validates a checkpoint folder. Every failure is a GError naming the file. */
-BwCheckpoint *bw_checkpoint_open (const char *dir, GError **error);
+/* Opens and validates a checkpoint folder whose config.json names one of `families`
+ * (families/registry.c: bw_families ()). Every failure is a GError naming the file. */
+BwCheckpoint *bw_checkpoint_open (const char *dir, const BwFamilyLookup *families,
+                                  GError **error);
 void bw_checkpoint_free (BwCheckpoint *ckpt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwCheckpoint, bw_checkpoint_free)
 

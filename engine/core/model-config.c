@@ -258,7 +258,8 @@ count_moe_layers (BwModelConfig *cfg)
 }
 
 static gboolean
-detect_family (const char *file, BwModelConfig *cfg, GError **error)
+detect_family (const char *file, const BwFamilyLookup *families, BwModelConfig *cfg,
+               GError **error)
 {
   JsonObject *root = json_node_get_object (cfg->root);
   const char *type = bw_json_node_get_string (json_object_get_member (root, "model_type"));
@@ -274,10 +275,10 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
                    "%s: model_type is missing or not a string", file);
       return FALSE;
     }
-  cfg->family = bw_family_lookup (type, arch);
+  cfg->family = families->lookup (type, arch);
   if (cfg->family == NULL)
     {
-      g_autofree char *names = bw_family_names ();
+      g_autofree char *names = families->names ();
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                    "%s: model_type '%s' is not supported (Burrow reads %s)", file, type, names);
       return FALSE;
@@ -300,13 +301,14 @@ detect_family (const char *file, BwModelConfig *cfg, GError **error)
 }
 
 BwModelConfig *
-bw_model_config_parse (const char *file, const char *data, gsize len, GError **error)
+bw_model_config_parse (const char *file, const char *data, gsize len,
+                       const BwFamilyLookup *families, GError **error)
 {
   g_autoptr (BwModelConfig) cfg = g_new0 (BwModelConfig, 1);
   Fields f;
 
   cfg->root = bw_json_parse_object (file, data, len, error);
-  if (cfg->root == NULL || !detect_family (file, cfg, error))
+  if (cfg->root == NULL || !detect_family (file, families, cfg, error))
     return NULL;
 
   f = (Fields) { file, cfg->text, cfg->text_path };

@@ -1,4 +1,4 @@
-/* config.json: which family a checkpoint belongs to (looked up in the family registry),
+/* config.json: which family a checkpoint belongs to (looked up in the families the caller hands in),
  * the shape facts every family shares, each range-checked, and the layer plan, which the
  * family's parse hook may refine. Works on a memory buffer so it can be fuzzed. */
 #pragma once
@@ -7,7 +7,7 @@
 #include <json-glib/json-glib.h>
 
 #include "core/checkpoint.h"
-#include "families/family.h"
+#include "core/family-desc.h"
 
 /* Generous upper bounds: far above any released model, low enough that products of a few
  * of them cannot overflow 64 bits. */
@@ -81,9 +81,9 @@ gboolean bw_config_fields_layer_words (const BwConfigFields *f, const char *name
                                        const char *word1, guint8 *out, gboolean *present,
                                        GError **error);
 
-/* Parses config.json's bytes; `file` names it in errors. */
+/* Parses config.json's bytes, as one of `families`; `file` names it in errors. */
 BwModelConfig *bw_model_config_parse (const char *file, const char *data, gsize len,
-                                      GError **error);
+                                      const BwFamilyLookup *families, GError **error);
 void bw_model_config_free (BwModelConfig *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModelConfig, bw_model_config_free)
 

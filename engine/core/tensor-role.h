@@ -1,5 +1,5 @@
 /* Which part of the model a tensor belongs to, read from its name with the family's naming
- * (families/family.h): resident (dense), routed expert (streamed) or ignored (vision tower,
+ * (core/family-desc.h): resident (dense), routed expert (streamed) or ignored (vision tower,
  * MTP layer). */
 #pragma once
 

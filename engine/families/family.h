@@ -1,72 +1,14 @@
-/* A model family as the rest of the engine sees it: one BwFamily descriptor per family
- * file, listed in families/registry.c. The core reads the generic shape fields of
- * config.json and asks the descriptor for everything else: the model_type names it
- * answers to, where the text model's fields and tensors live, how routed experts are
- * named and stored, the family's own config fields and layer plan, its chat conventions,
- * its runtime and its synthetic checkpoint. Nothing outside engine/families/ names a
- * family. */
+/* The family registry: one BwFamily descriptor (core/family-desc.h) per family file, listed
+ * in families/registry.c. The core reads the generic shape fields of config.json and asks
+ * the descriptor for everything else; the rooms above the families hand the registry down
+ * as bw_families (). Nothing outside engine/families/ names a family. */
 #pragma once
 
 #include <glib.h>
 
+#include "core/family-desc.h"
+
 G_BEGIN_DECLS
-
-typedef struct BwFamily BwFamily;
-typedef struct BwModelConfig BwModelConfig;
-typedef struct BwConfigFields BwConfigFields;
-typedef struct BwFamilyOps BwFamilyOps;
-typedef struct BwChatFormat BwChatFormat;
-typedef struct BwSynthOptions BwSynthOptions;
-typedef struct BwSynthPlan BwSynthPlan;
-
-/* Another config.json spelling read as this family (e.g. kimi_k2 is DeepSeek-V3). */
-typedef struct {
-  const char *model_type;
-  const char *architecture;      /* architectures[0] must be this; NULL = any */
-} BwFamilyName;
-
-/* Which spelling of the MoE fields the family's config uses; NULL takes whichever of the
- * known spellings is present. */
-typedef struct {
-  const char *n_experts;         /* "num_experts", "n_routed_experts", "num_local_experts" */
-  const char *n_experts_per_token;
-  const char *n_shared_experts;
-  const char *n_group;           /* expert groups: "num_expert_group" or "n_group" */
-} BwFamilyKeys;
-
-struct BwFamily {
-  const char *name;              /* canonical model_type: what inspect and the engine report */
-  const char *display_name;      /* for people: "Kimi Linear" */
-  const char *short_name;        /* another name `synth --family` accepts, or NULL */
-  const BwFamilyName *aliases;   /* NULL, or ending with { NULL } */
-  const char *text_config;       /* config.json member holding the text model; NULL = root */
-  guint32 file_id;               /* how saved sessions and states name the family; 0 = a hash
-                                  * of name (only the first families have small numbers) */
-
-  /* Tensor naming: "<tensor_prefix>model.layers.N.<experts_prefix>E.<expert_names[i]>..."
-   * per expert, or "...<experts_prefix><expert_names[i]>..." when fused. */
-  const char *tensor_prefix;     /* "" or e.g. "language_model." */
-  const char *experts_prefix;    /* e.g. "mlp.experts." */
-  const char *expert_names[3];   /* gate, up, down, e.g. "gate_proj", "up_proj", "down_proj" */
-  gboolean fused_experts;        /* one tensor holds every expert of a layer (gpt-oss) */
-  BwFamilyKeys keys;
-
-  gboolean tools;                /* its chat format can call tools */
-
-  /* The family's own config.json fields, range-checked; may replace the generic layer
-   * plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: generic fields only. */
-  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
-  const BwFamilyOps *ops;        /* the runtime (model/family-api.h) */
-  const BwChatFormat *chat;      /* prompts, stops, reasoning (text/chat-template.h) */
-  /* A synthetic checkpoint at the release's real widths (stream/synth-checkpoint.h). */
-  gboolean (*synth) (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-};
-
-static inline const char *
-bw_family_tensor_prefix (const BwFamily *family)
-{
-  return family->tensor_prefix ? family->tensor_prefix : "";
-}
 
 /* The family whose name or alias is model_type (architecture: the config's first
  * architectures entry, or NULL); NULL when none is. */
@@ -77,8 +19,7 @@ const BwFamily *bw_family_by_name (const char *name);
 const BwFamily *const *bw_family_list (gsize *n);
 /* "a, b and c": the canonical names, for error messages. */
 char *bw_family_names (void);
-/* The number that identifies the family in saved files: file_id, else a hash of its name
- * (so it does not depend on the registry's order); 0 for NULL. */
-guint32 bw_family_id (const BwFamily *family);
+/* The registry as the core takes it: bw_family_lookup and bw_family_names. */
+const BwFamilyLookup *bw_families (void);
 
 G_END_DECLS

@@ -8,7 +8,7 @@
 
 #include "families/glm52.h"
 #include "stream/expert-store.h"
-#include "stream/synth-blocks.h"
+#include "synth/synth-blocks.h"
 
 #define FP8 BW_DTYPE_F8_E4M3
 

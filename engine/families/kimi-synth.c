@@ -7,7 +7,7 @@
 
 #include "families/kimi-layers.h"
 #include "stream/expert-store.h"
-#include "stream/synth-blocks.h"
+#include "synth/synth-blocks.h"
 
 typedef struct {
   gboolean k3;

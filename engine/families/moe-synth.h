@@ -5,7 +5,7 @@
  * config.json members. */
 #pragma once
 
-#include "stream/synth-blocks.h"
+#include "synth/synth-blocks.h"
 
 G_BEGIN_DECLS
 

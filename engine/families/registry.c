@@ -82,17 +82,11 @@ bw_family_names (void)
   return g_string_free (s, FALSE);
 }
 
-guint32
-bw_family_id (const BwFamily *family)
+const BwFamilyLookup *
+bw_families (void)
 {
-  guint32 h = 2166136261u;   /* FNV-1a */
-  if (family == NULL)
-    return 0;
-  if (family->file_id != 0)
-    return family->file_id;
-  for (const char *p = family->name; *p; p++)
-    h = (h ^ (guint8) *p) * 16777619u;
-  return h;
+  static const BwFamilyLookup lookup = { bw_family_lookup, bw_family_names };
+  return &lookup;
 }
 
 const char *

@@ -8,6 +8,7 @@
 
 #include "core/huge-alloc.h"
 #include "quant/ct-int.h"
+#include "quant/format.h"
 
 #define ALIGN 64
 
@@ -50,22 +51,6 @@ read_tensor (BwModel *model, const BwTensorInfo *t, void **out, GError **error)
   model->resident_bytes += t->nbytes;
   *out = buf;
   return TRUE;
-}
-
-static BwFormat
-plain_format (BwDType dt)
-{
-  switch (dt)
-    {
-    case BW_DTYPE_F32:
-      return BW_FMT_F32;
-    case BW_DTYPE_BF16:
-      return BW_FMT_BF16;
-    case BW_DTYPE_F16:
-      return BW_FMT_F16;
-    default:
-      return BW_FMT_COUNT;
-    }
 }
 
 /* FP8 E4M3 with its sibling <name>_scale_inv grid of F32 block scales (128 x 128). */
@@ -153,7 +138,7 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
     }
   if (t->dtype == BW_DTYPE_F8_E4M3)
     return bind_fp8 (model, out, name, t, error);
-  out->fmt = plain_format (t->dtype);
+  out->fmt = bw_format_of_dtype (t->dtype);
   if (out->fmt == BW_FMT_COUNT)
     return tensor_error (model, error, name, "has unsupported dtype %s for a dense weight",
                          bw_dtype_name (t->dtype));
@@ -191,11 +176,11 @@ bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows, int64_t
                             const char *name)
 {
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
-  if (t == NULL || plain_format (t->dtype) == BW_FMT_COUNT || t->n_dims != 2
+  if (t == NULL || bw_format_of_dtype (t->dtype) == BW_FMT_COUNT || t->n_dims != 2
       || t->shape[0] != rows || t->shape[1] != cols)
     return NULL;
   memset (out, 0, sizeof *out);
-  out->fmt = plain_format (t->dtype);
+  out->fmt = bw_format_of_dtype (t->dtype);
   out->rows = rows;
   out->cols = cols;
   out->isa = model->opts.isa;
@@ -218,7 +203,7 @@ bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_lon
     return tensor_error (model, error, name,
                          "has %" G_GINT64_FORMAT " elements, expected %" G_GINT64_FORMAT,
                          t->n_elements, n);
-  BwMatrix m = { .fmt = plain_format (t->dtype), .rows = 1, .cols = t->n_elements };
+  BwMatrix m = { .fmt = bw_format_of_dtype (t->dtype), .rows = 1, .cols = t->n_elements };
   if (m.fmt == BW_FMT_COUNT)
     return tensor_error (model, error, name, "has unsupported dtype %s for a vector",
                          bw_dtype_name (t->dtype));

@@ -1,7 +1,7 @@
 /* --dense-bits auto (see dense-auto.h). */
 #include "model/dense-auto.h"
 
-#include "core/inspect.h"
+#include "model/checkpoint-tally.h"
 #include "kernels/dispatch.h"
 #include "quant/intq.h"
 #include "stream/cache-policy.h"
@@ -9,7 +9,7 @@
 /* The expert cache the store would choose (model/bind.c, stream/expert-store.c) out of the
  * room left after a dense part of `dense` bytes; 0 when nothing is left. */
 static guint64
-cache_left (const BwModelOptions *opts, const BurrowModelInfo *info, guint64 room,
+cache_left (const BwModelOptions *opts, const BwCheckpointTally *info, guint64 room,
             guint64 dense)
 {
   if (dense >= room)
@@ -27,7 +27,7 @@ int
 bw_dense_auto_bits (const BwCheckpoint *ckpt, const BwModelOptions *opts, guint64 room,
                     BwDenseReason *reason)
 {
-  BurrowModelInfo info = { 0 };
+  BwCheckpointTally info;
   *reason = BW_DENSE_AS_ASKED;
   if (room == 0)
     return 0;

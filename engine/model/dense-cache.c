@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "kernels/requant.h"
-#include "run/checksum.h"
+#include "core/checksum.h"
 
 #define MAGIC "BWDENSE\1"
 #define VERSION 1u

@@ -130,8 +130,9 @@ check_options (const BwModelOptions *opts, GError **error)
 }
 
 BwModel *
-bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress progress,
-               gpointer progress_data, GCancellable *cancellable, GError **error)
+bw_model_load (const char *dir, const BwFamilyLookup *families, const BwModelOptions *opts,
+               BwModelProgress progress, gpointer progress_data, GCancellable *cancellable,
+               GError **error)
 {
   BwModelOptions defaults;
   if (opts == NULL)
@@ -150,7 +151,7 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->progress_data = progress_data;
 
   bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
-  model->ckpt = bw_checkpoint_open (dir, error);
+  model->ckpt = bw_checkpoint_open (dir, families, error);
   if (model->ckpt == NULL)
     return NULL;
   model->ops = model->ckpt->family->ops;

@@ -71,7 +71,10 @@ typedef struct {
   guint64 total_ns;         /* wall time inside bw_model_forward */
 } BwModelStats;
 
-BwModel *bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress progress,
+/* Loads the checkpoint folder `dir` of one of `families` (families/registry.c:
+ * bw_families ()); opts NULL: the defaults. */
+BwModel *bw_model_load (const char *dir, const BwFamilyLookup *families,
+                        const BwModelOptions *opts, BwModelProgress progress,
                         gpointer progress_data, GCancellable *cancellable, GError **error);
 void bw_model_free (BwModel *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModel, bw_model_free)

@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "core/model-config.h"
-#include "run/checksum.h"
+#include "core/checksum.h"
 #include "kernels/dispatch.h"
 #include "run/engine-options.h"
 #include "run/stop-config.h"
+#include "families/family.h"
 
 void
 burrow_engine_options_init (BurrowEngineOptions *options)
@@ -300,7 +301,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   engine->dir = g_strdup (dir);
   engine->name = g_path_get_basename (dir);
   engine->max_batch = mo.max_batch;
-  engine->model = bw_model_load (dir, &mo, progress, user_data, cancellable, error);
+  engine->model = bw_model_load (dir, bw_families (), &mo, progress, user_data, cancellable, error);
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));

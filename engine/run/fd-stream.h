@@ -4,7 +4,7 @@
 
 #include <gio/gio.h>
 
-#include "run/checksum.h"
+#include "core/checksum.h"
 
 G_BEGIN_DECLS
 

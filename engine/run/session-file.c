@@ -11,7 +11,7 @@
 #include "burrow-engine.h"
 #include "core/check.h"
 #include "core/file-io.h"
-#include "run/checksum.h"
+#include "core/checksum.h"
 #include "run/fd-stream.h"
 
 #define SESSION_MAGIC "BURROWSS"

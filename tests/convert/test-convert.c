@@ -25,6 +25,7 @@
 #include "core/checkpoint.h"
 #include "core/file-io.h"
 #include "core/json-load.h"
+#include "families/family.h"
 
 static char *
 fixture (const char *name)
@@ -136,9 +137,9 @@ static void
 assert_tensors_equal (const char *want_dir, const char *got_dir)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) want = bw_checkpoint_open (want_dir, &error);
+  g_autoptr (BwCheckpoint) want = bw_checkpoint_open (want_dir, bw_families (), &error);
   g_assert_no_error (error);
-  g_autoptr (BwCheckpoint) got = bw_checkpoint_open (got_dir, &error);
+  g_autoptr (BwCheckpoint) got = bw_checkpoint_open (got_dir, bw_families (), &error);
   g_assert_no_error (error);
   g_assert_cmpint (want->n_tensors, ==, got->n_tensors);
   for (int i = 0; i < want->n_tensors; i++)

@@ -6,6 +6,7 @@
 
 #include "ckpt-builder.h"
 #include "core/checkpoint.h"
+#include "families/family.h"
 
 /* One tensor "t" of 4 F32 elements at [0, 16). */
 #define GOOD_HEADER "{\"model.norm.weight\": {\"dtype\": \"F32\", \"shape\": [4], " \
@@ -337,7 +338,7 @@ run_case (gconstpointer data)
                          h->claimed_len != 0 ? h->claimed_len : strlen (header), header,
                          h->data_len != 0 ? h->data_len : 16);
 
-  ckpt = bw_checkpoint_open (dir, &error);
+  ckpt = bw_checkpoint_open (dir, bw_families (), &error);
   g_assert_null (ckpt);
   g_assert_nonnull (error);
   g_test_message ("%s: %s", h->name, error->message);
@@ -363,7 +364,7 @@ test_baselines_open (void)
 
       ckb_write_config (dir, configs[i], NULL, NULL);
       ckb_write_shard (dir, "model.safetensors", GOOD_HEADER, 16);
-      ckpt = bw_checkpoint_open (dir, &error);
+      ckpt = bw_checkpoint_open (dir, bw_families (), &error);
       g_assert_no_error (error);
       g_assert_cmpint (ckpt->n_tensors, ==, 1);
       g_assert_cmpstr (ckpt->family->name, ==, names[i]);

@@ -6,6 +6,7 @@
 #include "ckpt-builder.h"
 #include "core/checkpoint.h"
 #include "core/model-config.h"
+#include "families/family.h"
 
 static char *
 oracle_path (const char *sub)
@@ -19,7 +20,7 @@ open_oracle (const char *sub)
 {
   g_autofree char *dir = oracle_path (sub);
   g_autoptr (GError) error = NULL;
-  BwCheckpoint *ckpt = bw_checkpoint_open (dir, &error);
+  BwCheckpoint *ckpt = bw_checkpoint_open (dir, bw_families (), &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (ckpt);
@@ -295,7 +296,7 @@ test_ignored_tensors (void)
                    " {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [16, 20]},"
                    " \"language_model.model.norm.weight\": {\"dtype\": \"BF16\", \"shape\": [2],"
                    " \"data_offsets\": [20, 24]}}", 24);
-  ckpt = bw_checkpoint_open (dir, &error);
+  ckpt = bw_checkpoint_open (dir, bw_families (), &error);
   g_assert_no_error (error);
   g_assert_cmpint (ckpt->n_shards, ==, 1);
   g_assert_cmpint (bw_checkpoint_find (ckpt, "vision_tower.patch_embed.weight")->role, ==,
@@ -315,7 +316,7 @@ test_ignored_tensors (void)
                    " \"shape\": [2], \"data_offsets\": [8, 12]},"
                    " \"model.layers.1.mlp.experts.0.up_proj.weight\": {\"dtype\": \"BF16\","
                    " \"shape\": [2], \"data_offsets\": [12, 16]}}", 16);
-  ckpt = bw_checkpoint_open (dir, &error);
+  ckpt = bw_checkpoint_open (dir, bw_families (), &error);
   g_assert_no_error (error);
   g_assert_cmpint (bw_checkpoint_find (ckpt, "model.layers.2.eh_proj.weight")->role, ==,
                    BW_ROLE_IGNORED);
@@ -343,7 +344,7 @@ test_read_past_end (void)
 
   ckb_write_config (dir, ckb_config_kimi_linear, NULL, NULL);
   ckb_write_shard (dir, "model.safetensors", header, 16);
-  ckpt = bw_checkpoint_open (dir, &error);
+  ckpt = bw_checkpoint_open (dir, bw_families (), &error);
   g_assert_no_error (error);
   t = bw_checkpoint_find (ckpt, "model.norm.weight");
   g_assert_true (bw_checkpoint_read (ckpt, t, buf, &error));
@@ -369,7 +370,7 @@ test_precondition_sets_error (void)
     {
       g_autoptr (GError) error = NULL;
       g_log_set_always_fatal (G_LOG_FATAL_MASK); /* the warning is expected here */
-      g_assert_null (bw_checkpoint_open (NULL, &error));
+      g_assert_null (bw_checkpoint_open (NULL, bw_families (), &error));
       g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
       g_clear_error (&error);
       g_assert_false (bw_checkpoint_read (NULL, NULL, NULL, &error));

@@ -12,6 +12,7 @@
 #include "burrow-engine.h"
 #include "core/ct-config.h"
 #include "model/model.h"
+#include "families/family.h"
 
 #define FIXTURE "deepseek_v3/int4"
 
@@ -183,7 +184,7 @@ test_load_refuses_unquantised_module (void)
   BwModelOptions opts;
   bw_model_options_init (&opts);
   opts.threads = 1;
-  BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_null (model);
   g_assert_nonnull (error);
   g_test_message ("%s", error->message);

@@ -14,6 +14,7 @@
 #include "core/safetensors-writer.h"
 #include "model/model.h"
 #include "quant/ct-int.h"
+#include "families/family.h"
 
 static const int32_t ids[] = { 3, 14, 159, 26, 53, 58, 200, 11, 77, 240, 5, 99, 214, 40, 80, 204 };
 
@@ -148,7 +149,7 @@ all_logits (const char *dir, int *vocab)
   g_autoptr (GError) error = NULL;
   bw_model_options_init (&opts);
   opts.threads = 2;
-  g_autoptr (BwModel) model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  g_autoptr (BwModel) model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (BwState) state = bw_state_new (model);
   *vocab = bw_model_vocab_size (model);
@@ -173,7 +174,7 @@ packed_equals_f32 (int bits, int group)
 {
   g_autofree char *src_dir = g_build_filename (BURROW_ORACLES, "deepseek_v3", NULL);
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) src = bw_checkpoint_open (src_dir, &error);
+  g_autoptr (BwCheckpoint) src = bw_checkpoint_open (src_dir, bw_families (), &error);
 
   if (src == NULL)
     {

@@ -19,6 +19,7 @@
 #include "quant/intq.h"
 #include "stream/mem-limits.h"
 #include "tmp-dir.h"
+#include "families/family.h"
 
 #define N_IDS 8
 
@@ -50,7 +51,7 @@ load_family (const char *family, const char *cache_dir, int dense_bits, guint64 
   opts.dense_cache_dir = cache_dir;
   opts.dense_cache_max_bytes = max_bytes;
   opts.store.ram_budget = ram_budget;
-  BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
 }

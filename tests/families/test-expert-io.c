@@ -14,6 +14,7 @@
 #include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
 #include "model/model.h"
+#include "families/family.h"
 
 #define MAX_IDS 64
 
@@ -87,7 +88,7 @@ load_model (const Ref *ref, const LoadOptions *lo)
   opts.store.prefetch_top = lo->prefetch_top;
   opts.expert_bits = lo->expert_bits;
   opts.act_bits = lo->act_bits;
-  BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (ref->dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
 }

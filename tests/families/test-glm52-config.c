@@ -8,6 +8,7 @@
 
 #include "tmp-dir.h"
 #include "families/glm52.h"
+#include "families/family.h"
 
 typedef struct {
   char *dir;
@@ -70,7 +71,7 @@ load_edited (Edited *e, GError **error)
   bw_model_options_init (&opts);
   opts.threads = 1;
   opts.max_batch = 4;
-  return bw_model_load (e->dir, &opts, NULL, NULL, NULL, error);
+  return bw_model_load (e->dir, bw_families (), &opts, NULL, NULL, NULL, error);
 }
 
 static JsonArray *

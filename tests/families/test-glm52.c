@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "families/glm52.h"
+#include "families/family.h"
 
 #define TOP5_TOL 1e-4
 
@@ -86,7 +87,7 @@ load_model (const char *dir, int max_batch, int threads)
   bw_model_options_init (&opts);
   opts.max_batch = max_batch;
   opts.threads = threads;
-  BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_nonnull (model);
   g_assert_cmpstr (bw_model_family (model)->name, ==, "glm_moe_dsa");

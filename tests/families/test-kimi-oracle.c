@@ -20,6 +20,7 @@
 #include "model/model.h"
 #include "stream/store-testing.h"
 #include "text/tokenizer.h"
+#include "families/family.h"
 
 #define MAX_IDS 64
 #define TOP5_TOL 1e-4
@@ -279,7 +280,7 @@ load_model_bits (const Ref *ref, int max_batch, int dense_bits)
   opts.max_batch = max_batch;
   opts.dense_bits = dense_bits;
   opts.dense_cache_dir = "";   /* no files in the user's cache (test-dense-cache has its own) */
-  BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (ref->dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
 }
@@ -525,7 +526,7 @@ load_with_budget (const Ref *ref, guint64 budget, const char *history_dir)
   opts.store.ram_budget = budget;
   opts.store.pinning = history_dir != NULL;
   opts.store.history_dir = history_dir;
-  BwModel *model = bw_model_load (ref->dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (ref->dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
 }

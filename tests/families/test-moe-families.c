@@ -18,6 +18,7 @@
 #include "burrow-engine.h"
 #include "core/safetensors-writer.h"
 #include "model/model.h"
+#include "families/family.h"
 
 static const char *fixture;
 
@@ -129,7 +130,7 @@ load (const char *dir)
   bw_model_options_init (&opts);
   opts.threads = 1;
   opts.max_batch = 4;
-  BwModel *model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  BwModel *model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   return model;
 }

@@ -98,7 +98,7 @@ test_alias_checkpoint (void)
       g_assert_cmpint (symlink (from, to), ==, 0);
     }
   {
-    g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, &error);
+    g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, bw_families (), &error);
     g_assert_no_error (error);
     g_assert_cmpstr (ck->family->name, ==, "deepseek_v3");
   }

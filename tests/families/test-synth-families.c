@@ -89,7 +89,7 @@ test_synth_small (void)
   bw_model_options_init (&opts);
   opts.threads = 1;
   opts.max_batch = 4;
-  g_autoptr (BwModel) model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  g_autoptr (BwModel) model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (BwState) state = bw_state_new (model);
   int32_t ids[3] = { 5, 17, 29 };

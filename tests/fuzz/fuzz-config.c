@@ -6,6 +6,7 @@
 #include "core/safetensors.h"
 #include "core/tensor-role.h"
 #include "fuzz.h"
+#include "families/family.h"
 
 const char bw_fuzz_label[] = "config.json";
 
@@ -56,7 +57,8 @@ check_config (const BwModelConfig *cfg)
 gboolean
 bw_fuzz_parse (const uint8_t *data, size_t size, GError **error)
 {
-  BwModelConfig *cfg = bw_model_config_parse (bw_fuzz_label, (const char *) data, size, error);
+  BwModelConfig *cfg = bw_model_config_parse (bw_fuzz_label, (const char *) data, size,
+                                              bw_families (), error);
 
   if (cfg == NULL)
     return FALSE;

@@ -14,7 +14,7 @@
 #include "burrow-engine.h"
 #include "fuzz.h"
 #include "run-fixture.h"
-#include "run/checksum.h"
+#include "core/checksum.h"
 
 const char bw_fuzz_label[] = "fuzz.session";
 

@@ -9,6 +9,7 @@
 
 #include "core/checkpoint.h"
 #include "quant/ct-int.h"
+#include "families/family.h"
 
 static void
 test_example_word (void)
@@ -117,7 +118,7 @@ open_fixture (const char *name)
 {
   g_autofree char *dir = g_build_filename (BURROW_ORACLES, name, NULL);
   g_autoptr (GError) error = NULL;
-  BwCheckpoint *ck = bw_checkpoint_open (dir, &error);
+  BwCheckpoint *ck = bw_checkpoint_open (dir, bw_families (), &error);
 
   if (ck == NULL)
     g_test_message ("%s: %s", dir, error->message);

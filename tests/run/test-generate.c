@@ -10,6 +10,7 @@
 #include "run-fixture.h"
 #include "../text/chat-formats.h"
 #include "text/tokenizer.h"
+#include "families/family.h"
 
 typedef struct {
   GArray *ids;
@@ -69,7 +70,7 @@ static GArray *
 reference_greedy (const char *dir, const char *user, int n)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwModel) model = bw_model_load (dir, NULL, NULL, NULL, NULL, &error);
+  g_autoptr (BwModel) model = bw_model_load (dir, bw_families (), NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (BwTokenizer) tok = bw_tokenizer_open_dir (dir, NULL, &error);
   g_assert_no_error (error);
@@ -577,7 +578,7 @@ test_logprobs (void)
   g_assert_true (c.consistent);
 
   /* The reference: the same prompt and ids through the runtime, softmax in double. */
-  g_autoptr (BwModel) model = bw_model_load (dir, NULL, NULL, NULL, NULL, &error);
+  g_autoptr (BwModel) model = bw_model_load (dir, bw_families (), NULL, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (BwTokenizer) tok = bw_tokenizer_open_dir (dir, NULL, &error);
   BwChatOptions chat = { .format = BW_CHAT_KIMI_LINEAR, .add_generation_prompt = TRUE };

@@ -1,5 +1,6 @@
 /* Raw shard files plus a BwCheckpoint table describing them. */
 #include "fake-checkpoint.h"
+#include "families/family.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -13,7 +13,8 @@
 #include "core/checkpoint.h"
 #include "model/model.h"
 #include "stream/expert-store.h"
-#include "stream/synth-checkpoint.h"
+#include "synth/synth-checkpoint.h"
+#include "families/family.h"
 
 #define LAYERS 3
 #define EXPERTS 12
@@ -64,7 +65,7 @@ test_synth_opens (void)
 {
   g_autofree char *dir = write_synth (1.0, 5);
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, &error);
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, bw_families (), &error);
   const BwTensorInfo *t;
   g_autofree guint8 *scales = NULL;
   int n_expert_tensors = 0;
@@ -144,7 +145,7 @@ test_synth_streams (void)
 {
   g_autofree char *dir = write_synth (0.0, 9);
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, &error);
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, bw_families (), &error);
   g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, LAYERS * EXPERTS);
   BwStoreOptions o = { .ram_budget = 1 << 20 };
   BwExpertStore *s;
@@ -365,7 +366,7 @@ test_layout (gconstpointer data)
   guint n_tensors = 0;
   g_autofree char *dir = write_family (c, &bytes, &n_tensors);
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, &error);
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (dir, bw_families (), &error);
   JsonObject *root;
 
   g_assert_no_error (error);
@@ -422,7 +423,7 @@ test_decode (gconstpointer data)
   bw_model_options_init (&opts);
   opts.threads = 2;
   opts.store.ram_budget = 1 << 20;
-  model = bw_model_load (dir, &opts, NULL, NULL, NULL, &error);
+  model = bw_model_load (dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (bw_model_family (model) == bw_family_by_name (c->name));
   g_assert_nonnull (bw_model_expert_store (model));

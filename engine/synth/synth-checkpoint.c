@@ -1,5 +1,5 @@
 /* Writing synthetic checkpoints: shard planning, fast random fills, index and config. */
-#include "stream/synth-checkpoint.h"
+#include "synth/synth-checkpoint.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

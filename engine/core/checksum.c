@@ -1,6 +1,6 @@
 /* The session checksum (see checksum.h): 32-byte stripes over four lanes, then a tail and
  * an avalanche so that every input bit reaches every output bit. */
-#include "run/checksum.h"
+#include "core/checksum.h"
 
 #include <string.h>
 

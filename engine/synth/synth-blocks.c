@@ -1,6 +1,6 @@
 /* Tensor groups, expert formats, config members and the size solver of synthetic
  * checkpoints, shared by every family. */
-#include "stream/synth-blocks.h"
+#include "synth/synth-blocks.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * each stored format, config.json members and the --size-gb solver. */
 #pragma once
 
-#include "stream/synth-checkpoint.h"
+#include "synth/synth-checkpoint.h"
 
 /* A [out, in] matrix with weights of about 1/sqrt(in): BF16, or F8_E4M3 with its F32
  * `<name>_scale_inv` grid of 128x128 block scales right after it. */
