@@ -9,6 +9,7 @@
 #include "burrow-application.h"
 #include "burrow-remote-client.h"
 #include "burrow-remote-keyring.h"
+#include "burrow-remote-server-add.h"
 #include "burrow-remote-servers.h"
 #include "burrow-window-private.h"
 
@@ -138,10 +139,21 @@ adding_free (Adding *a)
 }
 
 static void
-keep_server (Adding *a)
+on_server_added (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
 {
-  burrow_remote_backend_forget (a->self->remote, a->url);
-  burrow_remote_servers_put (a->self->remote_settings, a->url, a->name, a->allow_plain_http);
+  Adding *a = data;
+  g_autoptr(GError) error = NULL;
+
+  if (!burrow_remote_server_add_finish (result, &error))
+    {
+      _burrow_window_toast_error (a->self, error,
+                                  _("The API key could not be kept in the keyring, so the "
+                                    "server was not added."));
+      adding_free (a);
+      return;
+    }
   /* The same server again (a new key) leaves GSettings as it was: no change signal. */
   refresh_servers (a->self);
   {
@@ -153,42 +165,12 @@ keep_server (Adding *a)
   adding_free (a);
 }
 
-static void
-on_key_kept (GObject      *source,
-             GAsyncResult *result,
-             gpointer      data)
-{
-  Adding *a = data;
-  g_autoptr(GError) error = NULL;
-
-  if (!burrow_remote_keyring_store_finish (result, &error))
-    {
-      _burrow_window_toast_error (a->self, error,
-                                  _("The API key could not be kept in the keyring, so the "
-                                    "server was not added."));
-      adding_free (a);
-      return;
-    }
-  keep_server (a);
-}
-
-static void
-on_key_cleared (GObject      *source,
-                GAsyncResult *result,
-                gpointer      data)
-{
-  /* No keyring is no key: the server is still added. */
-  burrow_remote_keyring_clear_finish (result, NULL);
-  keep_server (data);
-}
-
+/* The core's transaction: keyring, then settings, then the backend. */
 static void
 store_server (Adding *a)
 {
-  if (a->key != NULL)
-    burrow_remote_keyring_store_async (a->url, a->name, a->key, NULL, on_key_kept, a);
-  else
-    burrow_remote_keyring_clear_async (a->url, NULL, on_key_cleared, a);
+  burrow_remote_server_add_async (a->self->remote, a->self->remote_settings, a->url, a->name,
+                                  a->key, a->allow_plain_http, NULL, on_server_added, a);
 }
 
 static void

@@ -4,7 +4,7 @@
  * every single cut, every pair of cuts, and one byte at a time. */
 #include <string.h>
 
-#include "core/burrow-remote-sse.h"
+#include "burrow-remote-sse.h"
 
 static const char stream[] =
   "\xEF\xBB\xBF: a comment\r\n"
