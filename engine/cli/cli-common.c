@@ -6,37 +6,22 @@
 
 #include "burrow-config.h"
 
-static gboolean
-has_config (const char *dir)
-{
-  g_autofree char *config = g_build_filename (dir, "config.json", NULL);
-  return g_file_test (config, G_FILE_TEST_IS_REGULAR);
-}
-
-char *
-bw_cli_default_model_dir (void)
-{
-  g_autofree char *installed = g_build_filename (BURROW_PKGDATADIR, "demo-model", NULL);
-  g_autofree char *source = g_build_filename (BURROW_SOURCE_DIR, "data", "demo-model", NULL);
-
-  if (has_config (installed))
-    return g_steal_pointer (&installed);
-  if (has_config (source))
-    return g_steal_pointer (&source);
-  return NULL;
-}
-
 gboolean
 bw_cli_resolve_model (BwCliModelArgs *a, GError **error)
 {
   if (a->model_dir != NULL)
     return TRUE;
-  a->model_dir = bw_cli_default_model_dir ();
+  a->model_dir = burrow_demo_model_dir ();
   if (a->model_dir == NULL)
     {
-      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "no --model given and no demo model at %s/demo-model or %s/data/demo-model",
-                   BURROW_PKGDATADIR, BURROW_SOURCE_DIR);
+      const char *env = g_getenv ("BURROW_DEMO_MODEL");
+      if (env != NULL && env[0] != '\0')
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "no --model given and BURROW_DEMO_MODEL=%s has no config.json", env);
+      else
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     "no --model given and no demo model at %s/demo-model or "
+                     "%s/data/demo-model", BURROW_PKGDATADIR, BURROW_SOURCE_DIR);
       return FALSE;
     }
   fprintf (stderr, "burrow-cli: no --model given, using the demo model at %s\n", a->model_dir);

@@ -10,11 +10,7 @@
 
 G_BEGIN_DECLS
 
-/* The bundled demo model's folder: installed under the package data folder, else in the
- * source tree; NULL when neither holds a config.json. */
-char *bw_cli_default_model_dir (void);
-
-/* Without --model, points args at the demo model and says so in one line on stderr; fails
+/* Without --model, points args at the demo model (burrow_demo_model_dir) and says so in one line on stderr; fails
  * when there is no demo model either. */
 gboolean bw_cli_resolve_model (BwCliModelArgs *args, GError **error);
 

@@ -94,7 +94,7 @@ load_templates (const ServeArgs *a, BwModelTemplate **tpl, BwModelTemplate **tpl
                 GError **error)
 {
   g_autofree char *dir = a->engine.model_dir ? g_strdup (a->engine.model_dir)
-                                             : bw_cli_default_model_dir ();
+                                             : burrow_demo_model_dir ();
   if (a->engine.chat_template)
     {
       *tpl = bw_model_template_load_file (a->engine.chat_template, dir, error);

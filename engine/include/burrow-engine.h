@@ -54,6 +54,11 @@ gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
  * does not know comes back unchanged. */
 const char *burrow_family_display_name (const char *family);
 void burrow_model_info_clear (BurrowModelInfo *info);
+/* The small model Burrow ships so that a first run works with nothing downloaded:
+ * $BURROW_DEMO_MODEL when set (NULL when that folder has no config.json), else the
+ * installed copy, else the source tree's (running from the build folder); NULL when none
+ * has a config.json. Free with g_free. */
+char *burrow_demo_model_dir (void);
 const char *burrow_dtype_name (int index);   /* NULL past the end of bytes_by_dtype */
 
 /* ---- Compact copies: a checkpoint converted to the compressed-tensors layout ----

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli-common.h"
+#include "tmp-dir.h"
 
 static void
 assert_size (const char *text, guint64 want)
@@ -219,11 +220,29 @@ test_store_switches (void)
 static void
 test_default_model_dir (void)
 {
-  g_autofree char *dir = bw_cli_default_model_dir ();
+  g_autofree char *dir = burrow_demo_model_dir ();
   g_assert_nonnull (dir);
   g_assert_true (g_str_has_suffix (dir, G_DIR_SEPARATOR_S "demo-model"));
   g_autofree char *config = g_build_filename (dir, "config.json", NULL);
   g_assert_true (g_file_test (config, G_FILE_TEST_IS_REGULAR));
+
+  /* $BURROW_DEMO_MODEL wins, for the CLI and the app alike, and must hold a config.json. */
+  g_autofree char *tmp = bw_test_tmp_dir ("demo-env-XXXXXX");
+  g_setenv ("BURROW_DEMO_MODEL", tmp, TRUE);
+  g_assert_null (burrow_demo_model_dir ());
+  BwCliModelArgs a = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_assert_false (bw_cli_resolve_model (&a, &error));
+  g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+  g_assert_nonnull (strstr (error->message, "BURROW_DEMO_MODEL"));
+  g_autofree char *tmp_config = g_build_filename (tmp, "config.json", NULL);
+  g_assert_true (g_file_set_contents (tmp_config, "{}", -1, NULL));
+  g_autofree char *from_env = burrow_demo_model_dir ();
+  g_assert_cmpstr (from_env, ==, tmp);
+  g_assert_true (bw_cli_resolve_model (&a, NULL));
+  g_assert_cmpstr (a.model_dir, ==, tmp);
+  bw_cli_model_args_clear (&a);
+  g_unsetenv ("BURROW_DEMO_MODEL");
 }
 
 int
