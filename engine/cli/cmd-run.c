@@ -19,7 +19,7 @@
 #include "cli-common.h"
 #include "commands.h"
 #include "model/model.h"
-#include "run/engine-options.h"
+#include "run/engine-load.h"
 #include "run/sampler.h"
 #include "text/tokenizer.h"
 #include "families/family.h"

@@ -6,7 +6,7 @@
 
 #include "cli-common.h"
 #include "kernels/dispatch.h"
-#include "run/engine-options.h"
+#include "run/engine-load.h"
 
 /* GOption hands callbacks the group's data, and the commands' main groups have none; a
  * command parses one set of arguments once, so the target can live here. */

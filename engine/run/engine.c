@@ -8,7 +8,7 @@
 #include "core/model-config.h"
 #include "core/checksum.h"
 #include "kernels/dispatch.h"
-#include "run/engine-options.h"
+#include "run/engine-load.h"
 #include "run/stop-config.h"
 #include "families/family.h"
 

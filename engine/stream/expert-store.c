@@ -840,6 +840,45 @@ request_fail (BwExpertBatch *batch, int n_acquired, Slot **fresh, int n_fresh)
   return FALSE;
 }
 
+/* The statistics of a request, kept apart from its logic: a slot found (resident or
+ * loading) or made, and which experts the router picked (usage history, pinned share). */
+static void
+count_hit (BwExpertStore *s, LayerCache *lc, Slot *slot)
+{
+  atomic_fetch_add (&s->hits, 1);
+  atomic_fetch_add (&lc->hits, 1);
+  if (slot->prefetched)
+    {
+      slot->prefetched = FALSE;
+      atomic_fetch_add (&s->prefetch_hits, 1);
+      atomic_fetch_add (&lc->prefetch_hits, 1);
+    }
+  if (slot->warming)
+    {
+      slot->warming = FALSE;
+      atomic_fetch_add (&s->warm_used, 1);
+    }
+}
+
+static void
+count_miss (BwExpertStore *s, LayerCache *lc)
+{
+  atomic_fetch_add (&s->misses, 1);
+  atomic_fetch_add (&lc->misses, 1);
+}
+
+static void
+count_pick (BwExpertStore *s, int layer, int e)
+{
+  if (s->history != NULL)
+    {
+      guint32 *c = &s->history->counts[slot_index (s, layer, e)];
+      *c += *c < G_MAXUINT32;
+    }
+  s->picks++;
+  s->pinned_picks += s->sticky != NULL && s->sticky[slot_index (s, layer, e)];
+}
+
 gboolean
 bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
                          BwExpertBatch *batch, GError **error)
@@ -878,19 +917,7 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
         }
       if (slot != NULL)
         {
-          atomic_fetch_add (&s->hits, 1);
-          atomic_fetch_add (&lc->hits, 1);
-          if (slot->prefetched)
-            {
-              slot->prefetched = FALSE;
-              atomic_fetch_add (&s->prefetch_hits, 1);
-              atomic_fetch_add (&lc->prefetch_hits, 1);
-            }
-          if (slot->warming)
-            {
-              slot->warming = FALSE;
-              atomic_fetch_add (&s->warm_used, 1);
-            }
+          count_hit (s, lc, slot);
           if (slot->state == SLOT_LOADING)
             hurry_slot (s, slot);
           lru_remove (s, slot);
@@ -901,16 +928,9 @@ bw_expert_store_request (BwExpertStore *s, int layer, const int *experts, int n,
           if (slot == NULL)
             return request_fail (batch, i, fresh, n_fresh);
           fresh[n_fresh++] = slot;
-          atomic_fetch_add (&s->misses, 1);
-          atomic_fetch_add (&lc->misses, 1);
+          count_miss (s, lc);
         }
-      if (s->history != NULL)
-        {
-          guint32 *c = &s->history->counts[slot_index (s, layer, e)];
-          *c += *c < G_MAXUINT32;
-        }
-      s->picks++;
-      s->pinned_picks += s->sticky != NULL && s->sticky[slot_index (s, layer, e)];
+      count_pick (s, layer, e);
       slot->refs++;
       batch->experts[i] = e;
       batch->slots[i] = slot;

@@ -1,6 +1,7 @@
-/* The one translation from the public engine options to the model's: burrow_engine_load
- * uses it, and so do the CLI commands that drive the model directly (run, bench decode),
- * so every path loads a model with the same configuration. Internal header. */
+/* How burrow_engine_load configures the model, shared with the CLI commands that drive the
+ * model directly (run, bench decode) so that every path loads a model the same way: the one
+ * translation from the public engine options to the model's, and the expert-budget checks.
+ * Internal header. */
 #pragma once
 
 #include "burrow-engine.h"
