@@ -546,6 +546,200 @@ filter_text (JjRender *r, const JjNode *at, const char *name, JjValue *in, GPtrA
   return jj_call_method (r, at, s, name, NULL, NULL, NULL);
 }
 
+/* Every filter has one signature: name is the name it was called by (one handler serves
+ * a filter and its aliases), args never NULL. */
+#define FILTER(fn) \
+  static JjValue *fn (JjRender *r, const JjNode *at, const char *name, JjValue *in, \
+                      GPtrArray *args, GPtrArray *kwnames, GPtrArray *kwvals)
+
+FILTER (f_tojson)
+{
+  return filter_tojson (r, at, in, args, kwnames, kwvals);
+}
+
+FILTER (f_default)
+{
+  JjValue *dflt = KWARG (0, "default_value"), *boolean = KWARG (1, "boolean");
+  gboolean use = boolean && jj_truthy (boolean) ? !jj_truthy (in) : in->kind == JJ_UNDEFINED;
+  return use ? (dflt ? jj_ref (dflt) : jj_string ("", 0)) : jj_ref (in);
+}
+
+FILTER (f_length)
+{
+  if (in->kind != JJ_STRING && in->kind != JJ_LIST && in->kind != JJ_DICT
+      && in->kind != JJ_UNDEFINED)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "object of type '%s' has no len()",
+                    jj_kind_name (in));
+  return jj_int (jj_len (in));
+}
+
+FILTER (f_string)
+{
+  return str_of (in);
+}
+
+FILTER (f_list)
+{
+  JjValue *items = jj_iterate (in), *copy;
+  if (items == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' object is not iterable",
+                    jj_kind_name (in));
+  copy = jj_list_new ();
+  for (guint i = 0; i < items->list->len; i++)
+    jj_list_append (copy, jj_ref (JJ_ITEM (items, i)));
+  jj_unref (items);
+  return copy;
+}
+
+FILTER (f_items)
+{
+  return filter_items (r, at, in);
+}
+
+FILTER (f_sort)
+{
+  return filter_sort (r, at, in, args, kwnames, kwvals, name[0] == 'd');
+}
+
+FILTER (f_join)
+{
+  return filter_join (r, at, in, args, kwnames, kwvals);
+}
+
+FILTER (f_map)
+{
+  return filter_map (r, at, in, args, kwnames, kwvals);
+}
+
+FILTER (f_select)
+{
+  return filter_select (r, at, in, args, FALSE, name[0] == 's');
+}
+
+FILTER (f_selectattr)
+{
+  return filter_select (r, at, in, args, TRUE, name[0] == 's');
+}
+
+FILTER (f_first_last)
+{
+  return filter_first_last (r, at, in, name[0] == 'l');
+}
+
+FILTER (f_int)
+{
+  return filter_int (in, KWARG (0, "default"));
+}
+
+FILTER (f_float)
+{
+  return filter_float (in, KWARG (0, "default"));
+}
+
+FILTER (f_abs)
+{
+  if (in->kind == JJ_INT && in->i != G_MININT64)
+    return jj_int (ABS (in->i));
+  if (in->kind == JJ_FLOAT)
+    return jj_float (fabs (in->f));
+  return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "bad operand type for abs()");
+}
+
+FILTER (f_round)
+{
+  return filter_round (r, at, in, KWARG (0, "precision"), KWARG (1, "method"));
+}
+
+FILTER (f_unique)
+{
+  return filter_unique (in);
+}
+
+FILTER (f_reverse)
+{
+  if (in->kind == JJ_STRING)
+    {
+      g_autoptr (JjValue) chars = jj_iterate (in);
+      GString *out = g_string_new (NULL);
+      for (guint i = chars->list->len; i-- > 0;)
+        g_string_append_len (out, JJ_ITEM (chars, i)->str.s, JJ_ITEM (chars, i)->str.len);
+      return jj_string_take (out);
+    }
+  JjValue *copy = jj_filter (r, at, "list", in, NULL, NULL, NULL);
+  if (copy != NULL)
+    jj_unref (jj_call_method (r, at, copy, "reverse", NULL, NULL, NULL));
+  return copy;
+}
+
+FILTER (f_fold)
+{
+  return filter_fold (r, at, name, in, args, kwnames, kwvals);
+}
+
+FILTER (f_indent)
+{
+  return filter_indent (r, at, in, args, kwnames, kwvals);
+}
+
+FILTER (f_escape)
+{
+  return filter_escape (in);
+}
+
+FILTER (f_safe)
+{
+  return jj_ref (in);
+}
+
+FILTER (f_format)
+{
+  g_autoptr (JjValue) fmt = str_of (in);
+  g_autoptr (JjValue) tuple = jj_list_new ();
+  tuple->tuple = TRUE;
+  for (guint i = 0; i < args->len; i++)
+    jj_list_append (tuple, jj_ref (args->pdata[i]));
+  return jj_format_percent (r, at, fmt, tuple);
+}
+
+FILTER (f_attr)
+{
+  JjValue *n = ARG (0);
+  if (n == NULL || n->kind != JJ_STRING)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "attr expects a name");
+  return jj_getattr (r, at, in, n->str.s);
+}
+
+FILTER (f_text)
+{
+  return filter_text (r, at, name, in, args, kwnames, kwvals);
+}
+
+FILTER (f_wordcount)
+{
+  g_autoptr (JjValue) s = str_of (in);
+  g_autoptr (JjValue) words = jj_call_method (r, at, s, "split", NULL, NULL, NULL);
+  return words ? jj_int (words->list->len) : NULL;
+}
+
+static const struct {
+  const char *name;
+  JjValue *(*fn) (JjRender *r, const JjNode *at, const char *name, JjValue *in,
+                  GPtrArray *args, GPtrArray *kwnames, GPtrArray *kwvals);
+} filters[] = {
+  { "tojson", f_tojson }, { "default", f_default }, { "d", f_default },
+  { "length", f_length }, { "count", f_length }, { "string", f_string }, { "list", f_list },
+  { "items", f_items }, { "dictsort", f_sort }, { "sort", f_sort }, { "join", f_join },
+  { "map", f_map }, { "select", f_select }, { "reject", f_select },
+  { "selectattr", f_selectattr }, { "rejectattr", f_selectattr },
+  { "first", f_first_last }, { "last", f_first_last }, { "int", f_int }, { "float", f_float },
+  { "abs", f_abs }, { "round", f_round }, { "unique", f_unique }, { "reverse", f_reverse },
+  { "sum", f_fold }, { "min", f_fold }, { "max", f_fold }, { "indent", f_indent },
+  { "escape", f_escape }, { "e", f_escape }, { "safe", f_safe }, { "format", f_format },
+  { "attr", f_attr }, { "trim", f_text }, { "upper", f_text }, { "lower", f_text },
+  { "capitalize", f_text }, { "title", f_text }, { "replace", f_text },
+  { "wordcount", f_wordcount },
+};
+
 JjValue *
 jj_filter (JjRender *r, const JjNode *at, const char *name, JjValue *in, GPtrArray *args,
            GPtrArray *kwnames, GPtrArray *kwvals)
@@ -554,115 +748,9 @@ jj_filter (JjRender *r, const JjNode *at, const char *name, JjValue *in, GPtrArr
 
   if (args == NULL)
     args = none;
-  if (strcmp (name, "tojson") == 0)
-    return filter_tojson (r, at, in, args, kwnames, kwvals);
-  if (strcmp (name, "default") == 0 || strcmp (name, "d") == 0)
-    {
-      JjValue *dflt = KWARG (0, "default_value"), *boolean = KWARG (1, "boolean");
-      gboolean use = boolean && jj_truthy (boolean) ? !jj_truthy (in) : in->kind == JJ_UNDEFINED;
-      return use ? (dflt ? jj_ref (dflt) : jj_string ("", 0)) : jj_ref (in);
-    }
-  if (strcmp (name, "length") == 0 || strcmp (name, "count") == 0)
-    {
-      if (in->kind != JJ_STRING && in->kind != JJ_LIST && in->kind != JJ_DICT
-          && in->kind != JJ_UNDEFINED)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "object of type '%s' has no len()",
-                        jj_kind_name (in));
-      return jj_int (jj_len (in));
-    }
-  if (strcmp (name, "string") == 0)
-    return str_of (in);
-  if (strcmp (name, "list") == 0)
-    {
-      JjValue *items = jj_iterate (in), *copy;
-      if (items == NULL)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' object is not iterable",
-                        jj_kind_name (in));
-      copy = jj_list_new ();
-      for (guint i = 0; i < items->list->len; i++)
-        jj_list_append (copy, jj_ref (JJ_ITEM (items, i)));
-      jj_unref (items);
-      return copy;
-    }
-  if (strcmp (name, "items") == 0)
-    return filter_items (r, at, in);
-  if (strcmp (name, "dictsort") == 0 || strcmp (name, "sort") == 0)
-    return filter_sort (r, at, in, args, kwnames, kwvals, name[0] == 'd');
-  if (strcmp (name, "join") == 0)
-    return filter_join (r, at, in, args, kwnames, kwvals);
-  if (strcmp (name, "map") == 0)
-    return filter_map (r, at, in, args, kwnames, kwvals);
-  if (strcmp (name, "select") == 0 || strcmp (name, "reject") == 0)
-    return filter_select (r, at, in, args, FALSE, name[0] == 's');
-  if (strcmp (name, "selectattr") == 0 || strcmp (name, "rejectattr") == 0)
-    return filter_select (r, at, in, args, TRUE, name[0] == 's');
-  if (strcmp (name, "first") == 0 || strcmp (name, "last") == 0)
-    return filter_first_last (r, at, in, name[0] == 'l');
-  if (strcmp (name, "int") == 0)
-    return filter_int (in, KWARG (0, "default"));
-  if (strcmp (name, "float") == 0)
-    return filter_float (in, KWARG (0, "default"));
-  if (strcmp (name, "abs") == 0)
-    {
-      if (in->kind == JJ_INT && in->i != G_MININT64)
-        return jj_int (ABS (in->i));
-      if (in->kind == JJ_FLOAT)
-        return jj_float (fabs (in->f));
-      return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "bad operand type for abs()");
-    }
-  if (strcmp (name, "round") == 0)
-    return filter_round (r, at, in, KWARG (0, "precision"), KWARG (1, "method"));
-  if (strcmp (name, "unique") == 0)
-    return filter_unique (in);
-  if (strcmp (name, "reverse") == 0)
-    {
-      if (in->kind == JJ_STRING)
-        {
-          g_autoptr (JjValue) chars = jj_iterate (in);
-          GString *out = g_string_new (NULL);
-          for (guint i = chars->list->len; i-- > 0;)
-            g_string_append_len (out, JJ_ITEM (chars, i)->str.s, JJ_ITEM (chars, i)->str.len);
-          return jj_string_take (out);
-        }
-      JjValue *copy = jj_filter (r, at, "list", in, NULL, NULL, NULL);
-      if (copy != NULL)
-        jj_unref (jj_call_method (r, at, copy, "reverse", NULL, NULL, NULL));
-      return copy;
-    }
-  if (strcmp (name, "sum") == 0 || strcmp (name, "min") == 0 || strcmp (name, "max") == 0)
-    return filter_fold (r, at, name, in, args, kwnames, kwvals);
-  if (strcmp (name, "indent") == 0)
-    return filter_indent (r, at, in, args, kwnames, kwvals);
-  if (strcmp (name, "escape") == 0 || strcmp (name, "e") == 0)
-    return filter_escape (in);
-  if (strcmp (name, "safe") == 0)
-    return jj_ref (in);
-  if (strcmp (name, "format") == 0)
-    {
-      g_autoptr (JjValue) fmt = str_of (in);
-      g_autoptr (JjValue) tuple = jj_list_new ();
-      tuple->tuple = TRUE;
-      for (guint i = 0; i < args->len; i++)
-        jj_list_append (tuple, jj_ref (args->pdata[i]));
-      return jj_format_percent (r, at, fmt, tuple);
-    }
-  if (strcmp (name, "attr") == 0)
-    {
-      JjValue *n = ARG (0);
-      if (n == NULL || n->kind != JJ_STRING)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "attr expects a name");
-      return jj_getattr (r, at, in, n->str.s);
-    }
-  if (strcmp (name, "trim") == 0 || strcmp (name, "upper") == 0 || strcmp (name, "lower") == 0
-      || strcmp (name, "capitalize") == 0 || strcmp (name, "title") == 0
-      || strcmp (name, "replace") == 0)
-    return filter_text (r, at, name, in, args, kwnames, kwvals);
-  if (strcmp (name, "wordcount") == 0)
-    {
-      g_autoptr (JjValue) s = str_of (in);
-      g_autoptr (JjValue) words = jj_call_method (r, at, s, "split", NULL, NULL, NULL);
-      return words ? jj_int (words->list->len) : NULL;
-    }
+  for (gsize i = 0; i < G_N_ELEMENTS (filters); i++)
+    if (strcmp (name, filters[i].name) == 0)
+      return filters[i].fn (r, at, name, in, args, kwnames, kwvals);
   return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "no filter named '%s'", name);
 }
 
@@ -704,76 +792,161 @@ compare_test (JjRender *r, const JjNode *at, const char *name, JjValue *in, JjVa
   return FALSE;
 }
 
+/* Every test has one signature: name is the name it was called by, other its argument or
+ * NULL; FALSE after jj_fail. */
+#define TEST(fn) \
+  static gboolean fn (JjRender *r, const JjNode *at, const char *name, JjValue *in, \
+                      JjValue *other, gboolean *result)
+
+TEST (t_defined)
+{
+  *result = in->kind != JJ_UNDEFINED;
+  return TRUE;
+}
+
+TEST (t_undefined)
+{
+  *result = in->kind == JJ_UNDEFINED;
+  return TRUE;
+}
+
+TEST (t_none)
+{
+  *result = in->kind == JJ_NONE;
+  return TRUE;
+}
+
+TEST (t_string)
+{
+  *result = in->kind == JJ_STRING;
+  return TRUE;
+}
+
+TEST (t_mapping)
+{
+  *result = in->kind == JJ_DICT;
+  return TRUE;
+}
+
+TEST (t_iterable)
+{
+  JjKind k = in->kind;
+  *result = k == JJ_LIST || k == JJ_DICT || k == JJ_STRING || k == JJ_UNDEFINED;
+  return TRUE;
+}
+
+TEST (t_number)
+{
+  *result = in->kind == JJ_INT || in->kind == JJ_FLOAT || in->kind == JJ_BOOL;
+  return TRUE;
+}
+
+TEST (t_integer)
+{
+  *result = in->kind == JJ_INT;
+  return TRUE;
+}
+
+TEST (t_float)
+{
+  *result = in->kind == JJ_FLOAT;
+  return TRUE;
+}
+
+TEST (t_boolean)
+{
+  *result = in->kind == JJ_BOOL;
+  return TRUE;
+}
+
+TEST (t_true_false)
+{
+  *result = in->kind == JJ_BOOL && in->b == (name[0] == 't');
+  return TRUE;
+}
+
+TEST (t_callable)
+{
+  *result = in->kind == JJ_CALLABLE;
+  return TRUE;
+}
+
+TEST (t_sameas)
+{
+  JjKind k = in->kind;
+  *result = other != NULL
+            && (in == other || (k == other->kind
+                                && (k == JJ_NONE || (k == JJ_BOOL && in->b == other->b))));
+  return TRUE;
+}
+
+TEST (t_in)
+{
+  g_autoptr (JjValue) items = other ? jj_iterate (other) : NULL;
+  if (other != NULL && other->kind == JJ_STRING && in->kind == JJ_STRING)
+    *result = jj_find (other->str.s, other->str.len, 0, in->str.s, in->str.len) >= 0;
+  else if (other != NULL && other->kind == JJ_DICT)
+    *result = jj_dict_get (other, in) != NULL;
+  else
+    {
+      *result = FALSE;
+      for (guint i = 0; items != NULL && i < items->list->len && !*result; i++)
+        *result = jj_equal (in, JJ_ITEM (items, i));
+    }
+  return TRUE;
+}
+
+TEST (t_divisible)
+{
+  gint64 d = name[0] == 'd' ? (other && other->kind == JJ_INT ? other->i : 0) : 2;
+  if (in->kind != JJ_INT || d == 0)
+    {
+      jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "test '%s' expects integers", name);
+      return FALSE;
+    }
+  *result = (in->i % d == 0) == (name[0] != 'o');
+  return TRUE;
+}
+
+TEST (t_case)
+{
+  g_autoptr (JjValue) s = str_of (in);
+  g_autoptr (JjValue) v = jj_call_method (r, at, s, name[0] == 'l' ? "islower" : "isupper",
+                                          NULL, NULL, NULL);
+  *result = v != NULL && v->b;
+  return TRUE;
+}
+
+TEST (t_escaped)
+{
+  *result = FALSE;
+  return TRUE;
+}
+
+static const struct {
+  const char *name;
+  gboolean (*fn) (JjRender *r, const JjNode *at, const char *name, JjValue *in,
+                  JjValue *other, gboolean *result);
+} tests[] = {
+  { "defined", t_defined }, { "undefined", t_undefined }, { "none", t_none },
+  { "string", t_string }, { "mapping", t_mapping }, { "iterable", t_iterable },
+  { "sequence", t_iterable }, { "number", t_number }, { "integer", t_integer },
+  { "float", t_float }, { "boolean", t_boolean }, { "true", t_true_false },
+  { "false", t_true_false }, { "callable", t_callable }, { "sameas", t_sameas },
+  { "in", t_in }, { "even", t_divisible }, { "odd", t_divisible },
+  { "divisibleby", t_divisible }, { "lower", t_case }, { "upper", t_case },
+  { "escaped", t_escaped },
+};
+
 gboolean
 jj_test (JjRender *r, const JjNode *at, const char *name, JjValue *in, GPtrArray *args,
          gboolean *result)
 {
   JjValue *other = args && args->len > 0 ? args->pdata[0] : NULL;
-  JjKind k = in->kind;
 
-  if (strcmp (name, "defined") == 0)
-    *result = k != JJ_UNDEFINED;
-  else if (strcmp (name, "undefined") == 0)
-    *result = k == JJ_UNDEFINED;
-  else if (strcmp (name, "none") == 0)
-    *result = k == JJ_NONE;
-  else if (strcmp (name, "string") == 0)
-    *result = k == JJ_STRING;
-  else if (strcmp (name, "mapping") == 0)
-    *result = k == JJ_DICT;
-  else if (strcmp (name, "iterable") == 0)
-    *result = k == JJ_LIST || k == JJ_DICT || k == JJ_STRING || k == JJ_UNDEFINED;
-  else if (strcmp (name, "sequence") == 0)
-    *result = k == JJ_LIST || k == JJ_DICT || k == JJ_STRING || k == JJ_UNDEFINED;
-  else if (strcmp (name, "number") == 0)
-    *result = k == JJ_INT || k == JJ_FLOAT || k == JJ_BOOL;
-  else if (strcmp (name, "integer") == 0)
-    *result = k == JJ_INT;
-  else if (strcmp (name, "float") == 0)
-    *result = k == JJ_FLOAT;
-  else if (strcmp (name, "boolean") == 0)
-    *result = k == JJ_BOOL;
-  else if (strcmp (name, "true") == 0 || strcmp (name, "false") == 0)
-    *result = k == JJ_BOOL && in->b == (name[0] == 't');
-  else if (strcmp (name, "callable") == 0)
-    *result = k == JJ_CALLABLE;
-  else if (strcmp (name, "sameas") == 0)
-    *result = other != NULL && (in == other || (in->kind == other->kind
-                                                && ((k == JJ_NONE) || (k == JJ_BOOL && in->b == other->b))));
-  else if (strcmp (name, "in") == 0)
-    {
-      g_autoptr (JjValue) items = other ? jj_iterate (other) : NULL;
-      if (other != NULL && other->kind == JJ_STRING && k == JJ_STRING)
-        *result = jj_find (other->str.s, other->str.len, 0, in->str.s, in->str.len) >= 0;
-      else if (other != NULL && other->kind == JJ_DICT)
-        *result = jj_dict_get (other, in) != NULL;
-      else
-        {
-          *result = FALSE;
-          for (guint i = 0; items != NULL && i < items->list->len && !*result; i++)
-            *result = jj_equal (in, JJ_ITEM (items, i));
-        }
-    }
-  else if (strcmp (name, "even") == 0 || strcmp (name, "odd") == 0 || strcmp (name, "divisibleby") == 0)
-    {
-      gint64 d = name[0] == 'd' ? (other && other->kind == JJ_INT ? other->i : 0) : 2;
-      if (k != JJ_INT || d == 0)
-        {
-          jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "test '%s' expects integers", name);
-          return FALSE;
-        }
-      *result = (in->i % d == 0) == (name[0] != 'o');
-    }
-  else if (strcmp (name, "lower") == 0 || strcmp (name, "upper") == 0)
-    {
-      g_autoptr (JjValue) s = str_of (in);
-      g_autoptr (JjValue) v = jj_call_method (r, at, s, name[0] == 'l' ? "islower" : "isupper",
-                                              NULL, NULL, NULL);
-      *result = v != NULL && v->b;
-    }
-  else if (strcmp (name, "escaped") == 0)
-    *result = FALSE;
-  else
-    return compare_test (r, at, name, in, other, result);
-  return TRUE;
+  for (gsize i = 0; i < G_N_ELEMENTS (tests); i++)
+    if (strcmp (name, tests[i].name) == 0)
+      return tests[i].fn (r, at, name, in, other, result);
+  /* eq, lt, ==, ...: the comparison tests share one table */
+  return compare_test (r, at, name, in, other, result);
 }
