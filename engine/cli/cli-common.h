@@ -10,8 +10,8 @@
 
 G_BEGIN_DECLS
 
-/* Without --model, points args at the demo model (burrow_demo_model_dir) and says so in one line on stderr; fails
- * when there is no demo model either. */
+/* Without --model, points args at the demo model (burrow_demo_model_dir) and says so in
+ * one line on stderr; fails when there is no demo model either. */
 gboolean bw_cli_resolve_model (BwCliModelArgs *args, GError **error);
 
 /* "8G", "512M", "1.5G", "64KiB", "1048576" -> bytes. */

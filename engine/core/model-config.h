@@ -1,6 +1,6 @@
-/* config.json: which family a checkpoint belongs to (looked up in the families the caller hands in),
- * the shape facts every family shares, each range-checked, and the layer plan, which the
- * family's parse hook may refine. Works on a memory buffer so it can be fuzzed. */
+/* config.json: which family a checkpoint belongs to (looked up in the families the caller
+ * hands in), the shape facts every family shares, each range-checked, and the layer plan,
+ * which the family's parse hook may refine. Works on a memory buffer so it can be fuzzed. */
 #pragma once
 
 #include <glib.h>
