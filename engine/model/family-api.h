@@ -1,7 +1,7 @@
 /* What a family plugs into the model runtime: one BwFamilyOps table per family file, named
  * by its descriptor (core/family-desc.h). The runtime owns loading order, the pool, the
- * expert store, state memory, chunking, stats and cancellation; the family owns config parsing, weight binding
- * and the per-layer math (built from engine/blocks). */
+ * expert store, state memory, chunking, stats and cancellation; the family owns config
+ * parsing, weight binding and the per-layer math (built from engine/blocks). */
 #pragma once
 
 #include <stdatomic.h>
