@@ -17,6 +17,7 @@
 #include <glib-unix.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "burrow-config.h"
 #include "chat-options.h"
@@ -73,13 +74,32 @@ check_host (const ServeArgs *a, GInetAddress **addr, GError **error)
   return TRUE;
 }
 
+/* libsoup 3.2 listens with GLib's backlog of 10. A burst of connections beyond it makes
+ * Linux answer with SYN cookies, and a connection that a cookie completes late loses its
+ * first bytes (a client's "POST" arrives as "OST": bench/listen-backlog/). */
+static void
+widen_backlog (SoupServer *soup)
+{
+  GSList *listeners = soup_server_get_listeners (soup);
+  for (GSList *l = listeners; l; l = l->next)
+    listen (g_socket_get_fd (l->data), SOMAXCONN);
+  g_slist_free (listeners);
+}
+
 static gboolean
 listen_on (ServeServer *server, const ServeArgs *a, GInetAddress *addr, GError **error)
 {
+  gboolean ok;
   if (addr == NULL)
-    return soup_server_listen_local (server->soup, (guint) a->port, 0, error);
-  g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (addr, (guint16) a->port);
-  return soup_server_listen (server->soup, sa, 0, error);
+    ok = soup_server_listen_local (server->soup, (guint) a->port, 0, error);
+  else
+    {
+      g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (addr, (guint16) a->port);
+      ok = soup_server_listen (server->soup, sa, 0, error);
+    }
+  if (ok)
+    widen_backlog (server->soup);
+  return ok;
 }
 
 static void
