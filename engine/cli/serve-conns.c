@@ -330,6 +330,10 @@ conn_set_phase (Conn *c, Phase phase)
 static void
 conn_follow (Conn *c, SoupServerMessage *msg)
 {
+  /* The next request on a kept-alive connection: soup starts it once its first line is in,
+   * its clock started at its first byte (on_idle_event). */
+  gboolean begun = c->msg != NULL && !c->reading && c->phase == PHASE_HEADERS;
+  gint64 since = c->since;
   if (c->msg)
     {
       g_signal_handlers_disconnect_by_data (c->msg, c);
@@ -344,6 +348,11 @@ conn_follow (Conn *c, SoupServerMessage *msg)
   g_signal_connect (msg, "finished", G_CALLBACK (on_finished), c);
   g_signal_connect (msg, "disconnected", G_CALLBACK (on_disconnected), c);
   conn_set_phase (c, PHASE_HEADERS);
+  if (begun)
+    {
+      c->since = since;
+      schedule (c->owner);
+    }
 }
 
 /* ---- The bound ---- */
