@@ -214,11 +214,14 @@ check_limits (const ServeArgs *a, ServeLimits *limits, GError **error)
       return FALSE;
     }
   limits->max_connections = (guint) a->max_connections;
+  if (a->min_body_rate && !bw_cli_parse_size (a->min_body_rate, &limits->min_body_rate, error))
+    {
+      g_prefix_error (error, "--min-body-rate: ");
+      return FALSE;
+    }
   return seconds ("--header-timeout", a->header_timeout, &limits->header_timeout_us, error)
          && seconds ("--body-timeout", a->body_timeout, &limits->body_timeout_us, error)
-         && seconds ("--idle-timeout", a->idle_timeout, &limits->idle_timeout_us, error)
-         && (a->min_body_rate == NULL
-             || bw_cli_parse_size (a->min_body_rate, &limits->min_body_rate, error));
+         && seconds ("--idle-timeout", a->idle_timeout, &limits->idle_timeout_us, error);
 }
 
 static int

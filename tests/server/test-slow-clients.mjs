@@ -103,6 +103,32 @@ function dribble(c, text, every) {
   return () => clearInterval(timer);
 }
 
+// Runs burrow-cli serve to completion (--help, refused flags).
+function runServe(args) {
+  return new Promise((resolve) => {
+    const child = spawn(cli, ['serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+test('--help names every limit with its default; a bad value is refused naming its flag', async () => {
+  const help = await runServe(['--help']);
+  for (const flag of ['--header-timeout=S', '--body-timeout=S', '--min-body-rate=SIZE',
+                      '--idle-timeout=S', '--max-connections=N'])
+    assert(help.out.includes(flag), `--help lists ${flag}`);
+  assert(/header-timeout.*\(10\)/.test(help.out) && /max-connections.*\(256\)/.test(help.out),
+         'defaults in --help');
+  for (const [flag, value] of [['--header-timeout', '0'], ['--body-timeout', '-1'],
+                               ['--idle-timeout', 'nan'], ['--max-connections', '0'],
+                               ['--min-body-rate', 'fast']]) {
+    const r = await runServe(['--model', demoModel, flag, value]);
+    assert(r.code === 2 && r.out.includes(flag), `${flag} ${value}: exit ${r.code}, ${r.out.trim()}`);
+  }
+});
+
 // ---- the server with short limits ----
 
 const quick = await startServer(['--header-timeout', '1', '--body-timeout', '1',
