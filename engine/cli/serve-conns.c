@@ -12,8 +12,6 @@
 #include "serve.h"
 
 #include <errno.h>
-#include <math.h>
-#include <string.h>
 #include <sys/socket.h>
 
 /* How long an answered connection keeps draining what the client still sends, so that the
@@ -271,6 +269,17 @@ on_got_body (SoupServerMessage *msg, gpointer data)
   conn_set_phase (c, PHASE_SERVING);
 }
 
+gboolean
+serve_socket_hung_up (GSocket *socket, GIOCondition cond)
+{
+  if (g_socket_is_closed (socket) || (cond & (G_IO_HUP | G_IO_ERR)))
+    return TRUE;
+  /* Not through GSocket: soup's sockets block, and this must not. */
+  char probe;
+  gssize n = recv (g_socket_get_fd (socket), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* Readable or hung up while idle: the client sent its next request, or left. */
 static gboolean
 on_idle_event (GSocket *socket, GIOCondition cond, gpointer data)
@@ -278,16 +287,8 @@ on_idle_event (GSocket *socket, GIOCondition cond, gpointer data)
   Conn *c = data;
   g_clear_pointer (&c->watch, g_source_unref);
   if (g_socket_is_closed (socket))
-    {
-      conn_drop (c);   /* soup closed it */
-      return G_SOURCE_REMOVE;
-    }
-  char probe;
-  GInputVector v = { &probe, 1 };
-  int flags = G_SOCKET_MSG_PEEK;
-  g_autoptr (GError) error = NULL;
-  gssize n = g_socket_receive_message (socket, NULL, &v, 1, NULL, NULL, &flags, NULL, &error);
-  if (n == 0 || (n < 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)))
+    conn_drop (c);   /* soup closed it */
+  else if (serve_socket_hung_up (socket, cond))
     conn_close (c);
   else
     conn_set_phase (c, PHASE_HEADERS);   /* soup reads it; request-started follows */
@@ -389,7 +390,7 @@ sweep_closed (ServeConns *cs)
       g_hash_table_iter_remove (&it);
 }
 
-static void expire (Conn *c);
+static void expire (Conn *c, gboolean evicted);
 
 /* Makes room for one more connection; FALSE when there is none to make. */
 static gboolean
@@ -403,22 +404,24 @@ make_room (ServeConns *cs)
       Conn *victim = pick_victim (cs);
       if (victim == NULL)
         return FALSE;
-      expire (victim);
+      expire (victim, TRUE);
     }
   return TRUE;
 }
 
 /* ---- Deadlines ---- */
 
-/* Past its deadline, or chosen to make room: a request soup is reading gets 408. */
+/* Past its deadline, or chosen to make room (evicted): a request soup is reading gets 408. */
 static void
-expire (Conn *c)
+expire (Conn *c, gboolean evicted)
 {
   if (c->reading && c->msg && (c->phase == PHASE_HEADERS || c->phase == PHASE_BODY))
     {
       g_autoptr (SoupServerMessage) msg = g_object_ref (c->msg);
       serve_http_send_error (msg, 408, "invalid_request_error", "request_timeout", NULL,
-                             c->phase == PHASE_HEADERS
+                             evicted ? "The server needed this connection for another while "
+                                       "it still waited for these request headers."
+                             : c->phase == PHASE_HEADERS
                                ? "The request headers did not arrive in time."
                                : "The request body did not arrive at the minimum rate.");
       serve_conns_answer_now (c->owner, msg);   /* drops c */
@@ -441,7 +444,7 @@ on_timer (gpointer data)
       g_ptr_array_add (due, value);
   /* Expiring one never drops another: the array stays valid. */
   for (guint i = 0; i < due->len; i++)
-    expire (g_ptr_array_index (due, i));
+    expire (g_ptr_array_index (due, i), FALSE);
   schedule (cs);
   return G_SOURCE_CONTINUE;
 }

@@ -3,9 +3,7 @@
  * to its paused message. A client that goes away cancels its job. */
 #include "serve.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #define BODY_KEY "burrow-body"
 
@@ -101,13 +99,10 @@ static gboolean
 on_socket_event (GSocket *socket, GIOCondition cond, gpointer data)
 {
   ServeJob *job = data;
-  char probe;
-  gssize n = (cond & (G_IO_HUP | G_IO_ERR))
-               ? 0 : recv (g_socket_get_fd (socket), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+  if (serve_socket_hung_up (socket, cond))
     g_cancellable_cancel (job->cancel);
   g_clear_pointer (&job->hup, g_source_unref);
-  return G_SOURCE_REMOVE;   /* pipelined data (n > 0) is soup's business */
+  return G_SOURCE_REMOVE;   /* pipelined data is soup's business */
 }
 
 static void

@@ -143,5 +143,8 @@ void serve_conns_free (ServeConns *conns);
 /* Writes the answer already set on @msg (status, headers, body) and closes its connection
  * without reading the rest of the request: from got-headers up to got-body. */
 void serve_conns_answer_now (ServeConns *conns, SoupServerMessage *msg);
+/* The client closed its end of @socket, or it failed: told by @cond or a peek that finds
+ * the end of input. FALSE while it is open, with or without bytes waiting. */
+gboolean serve_socket_hung_up (GSocket *socket, GIOCondition cond);
 
 G_END_DECLS
