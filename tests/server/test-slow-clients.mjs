@@ -263,13 +263,13 @@ test('200 slow-header connections delay a normal request by less than 1 s, none 
   const base = [];
   for (let i = 0; i < 5; i++) base.push(await normal());
   const slow = await Promise.all(Array.from({ length: 200 }, () => connect(srv)));
-  // One byte to each of them every 100 ms, from one timer.
+  // One byte to each of them every 200 ms (1,000 bytes a second in all), from one timer.
   const text = 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n' + 'X-Pad: y\r\n'.repeat(50);
   let sent = 0;
   const timer = setInterval(() => {
     for (const c of slow) if (c.closedAt === null) c.sock.write(text[sent % text.length]);
     sent++;
-  }, 100);
+  }, 200);
   await sleep(500);
   let worst = 0;
   for (let i = 0; i < 5; i++) {
