@@ -81,7 +81,10 @@ function answer(c, ms = 3000) {
       }
       return false;
     };
-    const timer = setTimeout(() => { c.sock.off('data', check); reject(new Error(`no answer in ${ms} ms: ${JSON.stringify(c.data)}`)); }, ms);
+    const timer = setTimeout(() => {
+      c.sock.off('data', check);
+      reject(new Error(`no answer in ${ms} ms: ${JSON.stringify(c.data)}`));
+    }, ms);
     if (!check()) c.sock.on('data', check);
   });
 }
@@ -114,7 +117,8 @@ function runServe(args) {
   });
 }
 
-test('--help names every limit with its default; a bad value is refused naming its flag', async () => {
+test('--help names every limit with its default; a bad value is refused naming its flag',
+     async () => {
   const help = await runServe(['--help']);
   for (const flag of ['--header-timeout=S', '--body-timeout=S', '--min-body-rate=SIZE',
                       '--idle-timeout=S', '--max-connections=N'])
@@ -125,7 +129,8 @@ test('--help names every limit with its default; a bad value is refused naming i
                                ['--idle-timeout', 'nan'], ['--max-connections', '0'],
                                ['--min-body-rate', 'fast']]) {
     const r = await runServe(['--model', demoModel, flag, value]);
-    assert(r.code === 2 && r.out.includes(flag), `${flag} ${value}: exit ${r.code}, ${r.out.trim()}`);
+    assert(r.code === 2 && r.out.includes(flag),
+           `${flag} ${value}: exit ${r.code}, ${r.out.trim()}`);
   }
 });
 
@@ -135,9 +140,11 @@ const quick = await startServer(['--header-timeout', '1', '--body-timeout', '1',
                                  '--min-body-rate', '1K', '--idle-timeout', '2'],
                                 LEAKY_LIBSOUP_ENV);
 
-test('headers sent a byte every 100 ms get 408 and a close at the 1 s limit, without a key', async () => {
+test('headers sent a byte every 100 ms get 408 and a close at the 1 s limit, without a key',
+     async () => {
   const c = await connect(quick);
-  dribble(c, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n', 100);
+  dribble(c, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n' +
+             'Content-Type: application/json\r\n', 100);
   await within(c.closed, 4000, 'close');
   const t = c.closedAt - c.t0;
   assert(status(c) === 408, `status 408 (${JSON.stringify(c.data.slice(0, 80))})`);
@@ -157,7 +164,9 @@ test('a body slower than --min-body-rate gets 408 and a close; a faster one is r
   slow.sock.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n' + AUTH +
                   'Content-Length: 60000\r\n\r\n');
   // 100 bytes every 200 ms: 500 B/s against 1 KiB/s after a 1 s grace -> cut near 2 s.
-  const timer = setInterval(() => { if (slow.closedAt === null) slow.sock.write(' '.repeat(100)); }, 200);
+  const timer = setInterval(() => {
+    if (slow.closedAt === null) slow.sock.write(' '.repeat(100));
+  }, 200);
   await within(slow.closed, 6000, 'close');
   clearInterval(timer);
   const t = slow.closedAt - slow.t0;
@@ -179,11 +188,13 @@ test('a body slower than --min-body-rate gets 408 and a close; a faster one is r
   fast.sock.destroy();
 });
 
-test('a Content-Length over --max-body gets 413 at once, before any body, with or without a key', async () => {
+test('a Content-Length over --max-body gets 413 at once, before any body, with or without a key',
+     async () => {
   for (const auth of [AUTH, '']) {
     const c = await connect(quick);
     const t0 = now();
-    c.sock.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 100000000\r\n\r\n`);
+    c.sock.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n' + auth +
+                 'Content-Length: 100000000\r\n\r\n');
     const a = await answer(c, 500);
     assert(a.status === 413 && a.text.includes('request_too_large'), `413 (${a.status})`);
     assert(now() - t0 < 500, `answered in ${now() - t0} ms`);
@@ -221,7 +232,8 @@ test('an idle kept-alive connection is closed after --idle-timeout', async () =>
   assert(t >= 1900 && t < 3000 && c.data === '', `closed after ${t} ms idle, nothing sent`);
 });
 
-test('a kept-alive connection\'s next request, sent a byte every 100 ms, is closed at the limit', async () => {
+test('a kept-alive connection\'s next request, sent a byte every 100 ms, is closed at the limit',
+     async () => {
   const c = await connect(quick);
   c.sock.write(GET_MODELS);
   assert((await answer(c)).status === 200, 'first request served');
@@ -248,7 +260,8 @@ test('an idle connection whose client left is closed by the server (no fd kept)'
 
 // ---- many slow clients ----
 
-test('200 slow-header connections delay a normal request by less than 1 s, none dropped', async () => {
+test('200 slow-header connections delay a normal request by less than 1 s, none dropped',
+     async () => {
   // A header limit far beyond the test, so that every slow client stays until the end.
   const srv = await startServer(['--header-timeout', '120']);
   const normal = async () => {
@@ -281,12 +294,14 @@ test('200 slow-header connections delay a normal request by less than 1 s, none 
   slow.forEach((c) => c.sock.destroy());
   srv.child.kill('SIGTERM');
   const alone = Math.max(...base);
-  console.log(`# a normal request: slowest of 5 ${alone} ms alone, ${worst} ms beside 200 slow-header connections`);
+  console.log(`# a normal request: slowest of 5 ${alone} ms alone, ${worst} ms beside 200 ` +
+              'slow-header connections');
   assert(worst - alone < 1000, `delayed by ${worst - alone} ms`);
   assert(open === 200, `${open} of 200 slow connections still open`);
 });
 
-test('at --max-connections the oldest idle connection is closed first, then the slowest headers', async () => {
+test('at --max-connections the oldest idle connection is closed first, then the slowest headers',
+     async () => {
   const srv = await startServer(['--max-connections', '8']);
   const idle = [];
   for (let i = 0; i < 4; i++) {
@@ -312,7 +327,8 @@ test('at --max-connections the oldest idle connection is closed first, then the 
     assert(idle.slice(i + 1).every((o) => o.closedAt === null), `only idle client ${i} closed`);
     fresh.push(c);
   }
-  assert(slow.every((c) => c.closedAt === null), 'no slow-header client closed while idle ones remained');
+  assert(slow.every((c) => c.closedAt === null),
+         'no slow-header client closed while idle ones remained');
   fresh.forEach((c) => c.sock.destroy());
   await sleep(200);
   // With no idle connection left, the one that has waited longest for its headers goes.
@@ -349,7 +365,8 @@ for (const [i, t] of tests.entries()) {
 }
 quick.child.kill('SIGTERM');
 const exit = await new Promise((r) => quick.child.on('exit', (code) => r(code)));
-console.log(`${exit === 0 ? 'ok' : 'not ok'} ${tests.length + 1} - the server exits cleanly on SIGTERM (${exit})`);
+console.log(`${exit === 0 ? 'ok' : 'not ok'} ${tests.length + 1} - ` +
+            `the server exits cleanly on SIGTERM (${exit})`);
 if (exit !== 0) { failed++; console.log(`# ${quick.err().slice(-6000).replace(/\n/g, "\n# ")}`); }
 console.log(`1..${tests.length + 1}`);
 for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
