@@ -6,6 +6,7 @@
 #include "burrow-engine.h"
 #include "cli-common.h"
 #include "commands.h"
+#include "core/gguf.h"
 
 /* Prints one line to stderr, whatever newlines the message holds. */
 static int
@@ -118,19 +119,26 @@ bw_cli_inspect_main (int argc, char **argv)
     { "json", 'j', 0, G_OPTION_ARG_NONE, &as_json, "Print one JSON object", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR|FILE.gguf");
   g_autoptr (GError) error = NULL;
   BurrowModelInfo info;
 
-  g_option_context_set_summary (ctx, "Describe a checkpoint folder without loading it: family, "
+  g_option_context_set_summary (ctx, "Describe a checkpoint folder or a GGUF model (a file, a "
+                                "split part or their folder) without loading it: family, "
                                 "layers, experts, tensors, and the RAM and disk reads it needs.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return fail (2, error->message);
   if (argc != 2)
-    return fail (2, "inspect needs exactly one checkpoint folder (see 'burrow-cli inspect "
-                    "--help')");
+    return fail (2, "inspect needs exactly one checkpoint folder or GGUF file (see "
+                    "'burrow-cli inspect --help')");
 
+  if (bw_gguf_is_gguf_path (argv[1]))
+    {
+      if (as_json)
+        return fail (2, "--json describes checkpoint folders; a GGUF model prints text");
+      return bw_cli_inspect_gguf (argv[1]);
+    }
   if (!burrow_inspect (argv[1], &info, &error))
     return fail (1, error->message);
   if (as_json)
