@@ -93,7 +93,8 @@ read_string (Cursor *c, const char *what, const guint8 **s, guint64 *len, GError
   if (*len > left_in_file (c))
     return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT,
                  "%s claims %" G_GUINT64_FORMAT " bytes, more than the %" G_GUINT64_FORMAT
-                 " left in the file", what, *len, left_in_file (c));
+                 " left in the file (truncated or damaged file)", what, *len,
+                 left_in_file (c));
   if (!need (c, *len, what, error))
     return FALSE;
   *s = c->p + c->pos;
@@ -160,7 +161,8 @@ read_array (Cursor *c, const char *key, int depth, BwGgufValue *v, GError **erro
   if (count > left_in_file (c) / min_size)
     return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT, "metadata key '%s' claims %"
                  G_GUINT64_FORMAT " array elements, more than the file's %" G_GUINT64_FORMAT
-                 " remaining bytes can hold", key, count, left_in_file (c));
+                 " remaining bytes can hold (truncated or damaged file)", key, count,
+                 left_in_file (c));
   v->count = count;
   if (elem_type == BW_GGUF_STRING)
     {
@@ -282,11 +284,13 @@ read_header_start (Cursor *c, BwGgufFile *f, guint64 *n_tensors, guint64 *n_kv,
   /* the smallest tensor info is 25 bytes, the smallest key-value 13 */
   if (*n_tensors > BW_GGUF_MAX_TENSORS || *n_tensors > left_in_file (c) / 25)
     return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT, "claims %" G_GUINT64_FORMAT " tensors, "
-                 "more than the file can describe (at most %d, and 25 bytes each)",
+                 "more than the file can describe (at most %d, and 25 bytes each; truncated or "
+                 "damaged file)",
                  *n_tensors, BW_GGUF_MAX_TENSORS);
   if (*n_kv > BW_GGUF_MAX_KV || *n_kv > left_in_file (c) / 13)
     return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT, "claims %" G_GUINT64_FORMAT " metadata "
-                 "entries, more than the file can hold (at most %d, and 13 bytes each)",
+                 "entries, more than the file can hold (at most %d, and 13 bytes each; truncated or "
+                 "damaged file)",
                  *n_kv, BW_GGUF_MAX_KV);
   return TRUE;
 }

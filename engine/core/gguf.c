@@ -145,10 +145,7 @@ check_split_keys (const BwGgufFile *f, int i, int count, gint64 *tensors_total,
       || !bw_gguf_value_int (no_v, f->file, "split.no", 0, MAX_PARTS - 1, &no, error)
       || !bw_gguf_value_int (total_v, f->file, "split.tensors.count", 0, G_MAXINT32, &total,
                              error))
-    {
-      g_prefix_error (error, "part %d of a %d-part set: ", i + 1, count);
-      return FALSE;
-    }
+    return FALSE;
   if (count == 1 && n > 1)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
