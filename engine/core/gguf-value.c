@@ -1,6 +1,7 @@
 /* Typed reads of GGUF metadata values (see gguf-value.h). */
 #include "core/gguf-value.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/checkpoint.h"
@@ -150,7 +151,14 @@ bw_gguf_array_int (const BwGgufValue *v, guint64 i)
     case BW_GGUF_I32: return (gint32) x;
     case BW_GGUF_I64: return (gint64) x;
     case BW_GGUF_F32:
-    case BW_GGUF_F64: return (gint64) bw_gguf_array_float (v, i);
+    case BW_GGUF_F64:
+      {
+        /* saturate: a float out of range (or NaN) has no integer value */
+        double f = bw_gguf_array_float (v, i);
+        if (!(f > -9.2e18))
+          return isnan (f) ? 0 : G_MININT64;
+        return f < 9.2e18 ? (gint64) f : G_MAXINT64;
+      }
     default: return (gint64) x;
     }
 }

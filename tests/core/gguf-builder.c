@@ -191,7 +191,9 @@ ggb_write (const char *dir, const char *name, const guint8 *data, gsize len)
   char *path = g_build_filename (dir, name, NULL);
   g_autoptr (GError) error = NULL;
 
-  g_file_set_contents (path, (const char *) data, (gssize) len, &error);
+  /* no fsync: hundreds of these per test */
+  g_file_set_contents_full (path, (const char *) data, (gssize) len, G_FILE_SET_CONTENTS_NONE,
+                            0644, &error);
   g_assert_no_error (error);
   return path;
 }
