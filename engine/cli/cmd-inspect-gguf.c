@@ -191,8 +191,26 @@ print_budget (const BwGgufSummary *sum)
   }
 }
 
+/* One line per tensor: name, type, dimensions (ggml order, row length first), bytes, and
+ * where it lies. */
+static void
+print_tensors (const BwGguf *g)
+{
+  printf ("Tensors (name, type, dimensions, bytes, part:offset):\n");
+  for (int i = 0; i < g->n_tensors; i++)
+    {
+      const BwGgufTensor *t = &g->tensors[i];
+      g_autoptr (GString) dims = g_string_new ("[");
+      for (int d = 0; d < t->n_dims; d++)
+        g_string_append_printf (dims, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->ne[d]);
+      g_string_append_c (dims, ']');
+      printf ("  %-40s %-8s %-18s %12" G_GUINT64_FORMAT "  %d:%" G_GUINT64_FORMAT "\n", t->name,
+              bw_ggml_type_name (t->type), dims->str, t->nbytes, t->part + 1, t->offset);
+    }
+}
+
 int
-bw_cli_inspect_gguf (const char *path)
+bw_cli_inspect_gguf (const char *path, gboolean list_tensors)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (BwGguf) g = bw_gguf_open (path, &error);
@@ -235,5 +253,7 @@ bw_cli_inspect_gguf (const char *path)
   }
   line_bytes ("Read per token, dense", sum.dense_read_per_token);
   print_budget (&sum);
+  if (list_tensors)
+    print_tensors (g);
   return 0;
 }

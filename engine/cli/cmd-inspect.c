@@ -114,9 +114,11 @@ print_json (const BurrowModelInfo *info)
 int
 bw_cli_inspect_main (int argc, char **argv)
 {
-  gboolean as_json = FALSE;
+  gboolean as_json = FALSE, list_tensors = FALSE;
   const GOptionEntry entries[] = {
     { "json", 'j', 0, G_OPTION_ARG_NONE, &as_json, "Print one JSON object", NULL },
+    { "tensors", 't', 0, G_OPTION_ARG_NONE, &list_tensors,
+      "List every tensor of a GGUF model (name, type, dimensions, bytes, place)", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR|FILE.gguf");
@@ -137,7 +139,7 @@ bw_cli_inspect_main (int argc, char **argv)
     {
       if (as_json)
         return fail (2, "--json describes checkpoint folders; a GGUF model prints text");
-      return bw_cli_inspect_gguf (argv[1]);
+      return bw_cli_inspect_gguf (argv[1], list_tensors);
     }
   if (!burrow_inspect (argv[1], &info, &error))
     return fail (1, error->message);

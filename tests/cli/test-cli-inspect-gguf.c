@@ -187,9 +187,11 @@ test_errors (void)
   run_clear (&r);
 
   /* the builder's file: one routed expert tensor of 2 experts, 2 per token not given */
-  run_cli (&r, "inspect", valid, NULL);
+  run_cli (&r, "inspect", "--tensors", valid);
   g_assert_cmpint (r.status, ==, 0);
   assert_line (r.out, "Types                        F32 2, Q8_0 1");
+  assert_line (r.out, "  blk.0.ffn_up_exps.weight                 Q8_0     [32, 2, 2]                  "
+                      "136  1:576");
   assert_field (r.out, "Bytes per expert", "68 bytes (");
   run_clear (&r);
 }
