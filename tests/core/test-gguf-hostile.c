@@ -224,7 +224,7 @@ test_truncated_everywhere (void)
     {
       g_autoptr (GError) error = NULL;
       g_autoptr (BwGguf) g = NULL;
-      g_autofree char *written = ggb_write (tmp_dir, "cut.gguf", b->data, cut);
+      g_free (ggb_write (tmp_dir, "cut.gguf", b->data, cut));
       g = bw_gguf_open (path, &error);
       g_assert_null (g);
       g_assert_nonnull (error);
