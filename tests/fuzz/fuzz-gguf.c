@@ -50,7 +50,10 @@ static int
 by_offset (const void *a, const void *b)
 {
   const BwGgufTensor *x = *(const BwGgufTensor *const *) a, *y = *(const BwGgufTensor *const *) b;
-  return (x->offset > y->offset) - (x->offset < y->offset);
+  /* an empty tensor may share its offset with the next one */
+  if (x->offset != y->offset)
+    return (x->offset > y->offset) - (x->offset < y->offset);
+  return (x->nbytes > y->nbytes) - (x->nbytes < y->nbytes);
 }
 
 /* Accepted tensors lie inside the file after the header, aligned, sized by their type,
