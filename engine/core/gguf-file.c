@@ -11,6 +11,9 @@
 /* Arrays of arrays nest at most this deep (real files use none). */
 #define MAX_ARRAY_DEPTH 4
 #define MAX_ALIGNMENT ((guint64) 1 << 30)
+/* Arrays inside arrays, over the whole file: each costs a BwGgufValue (about 80 bytes) for
+ * 12 bytes of file, so they get a budget of their own. */
+#define MAX_NESTED_ARRAYS ((guint64) 1 << 20)
 
 /* The bytes parsed so far: reads check against both the buffer and the file's size. */
 typedef struct {
@@ -20,6 +23,7 @@ typedef struct {
   guint64 file_size;
   gsize pos;
   guint64 *need_len;
+  guint64 nested_arrays;    /* arrays of arrays' items so far */
 } Cursor;
 
 static gboolean
@@ -179,6 +183,10 @@ read_array (Cursor *c, const char *key, int depth, BwGgufValue *v, GError **erro
     }
   if (elem_type == BW_GGUF_ARRAY)
     {
+      if (count > MAX_NESTED_ARRAYS - c->nested_arrays)
+        return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT, "metadata key '%s' holds more than "
+                     "%" G_GUINT64_FORMAT " arrays inside arrays", key, MAX_NESTED_ARRAYS);
+      c->nested_arrays += count;
       v->items = g_new0 (BwGgufValue, MAX (count, 1));
       for (guint64 i = 0; i < count; i++)
         {

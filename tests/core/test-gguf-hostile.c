@@ -52,6 +52,18 @@ static void huge_nested_array (GByteArray *b, const GgbLayout *l)
 {
   ggb_patch_u64 (b, l->nested_count, G_MAXUINT64);
 }
+/* 2^21 empty inner arrays (24 MiB of file): past the budget for arrays inside arrays */
+static void many_nested_arrays (GByteArray *b, const GgbLayout *l)
+{
+  gsize outer = l->nested_count - 12;
+  guint count = 1u << 21;
+  g_byte_array_set_size (b, (guint) (outer + 8));
+  ggb_patch_u64 (b, outer, count);
+  g_byte_array_set_size (b, (guint) (outer + 8 + (gsize) count * 12));
+  memset (b->data + outer + 8, 0, (gsize) count * 12);
+  for (guint i = 0; i < count; i++)
+    b->data[outer + 8 + (gsize) i * 12] = 5;    /* each: int32, 0 elements */
+}
 static void empty_key (GByteArray *b, const GgbLayout *l) { ggb_patch_u64 (b, l->first_key_len, 0); }
 static void bad_utf8_key (GByteArray *b, const GgbLayout *l) { b->data[l->first_key_byte] = 0xff; }
 static void unknown_value_type (GByteArray *b, const GgbLayout *l)
@@ -99,6 +111,8 @@ static const Hostile cases[] = {
   { "huge-string", { NO_SPLIT }, huge_string, "more than the" },
   { "huge-array", { NO_SPLIT }, huge_array, "'tokenizer.ggml.tokens' claims 2305843009213693952" },
   { "huge-nested-array", { NO_SPLIT }, huge_nested_array, "'test.nested' claims" },
+  { "many-nested-arrays", { NO_SPLIT }, many_nested_arrays,
+    "'test.nested' holds more than 1048576 arrays inside arrays" },
   { "empty-key", { NO_SPLIT }, empty_key, "metadata key 0 is 0 bytes long" },
   { "bad-utf8-key", { NO_SPLIT }, bad_utf8_key, "not valid UTF-8" },
   { "unknown-value-type", { NO_SPLIT }, unknown_value_type, "'test.f' has unknown value type 13" },
