@@ -100,6 +100,25 @@ bw_ggml_k_scale_min (const uint8_t *s, int j, int *sc, int *m)
     }
 }
 
+/* Q3_K's scale j (0..15) of its 12 packed bytes, signed: low nibbles in bytes 0..7 (low
+ * halves first), the high pairs in bytes 8..11 (scale i * 4 + k in bits 2 i of byte 8 + k). */
+static inline int
+bw_ggml_q3_k_scale (const uint8_t *s, int j)
+{
+  const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
+  const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return (lo | hi << 4) - 32;
+}
+
+/* IQ4_XS's signed scale of sub-block ib (0..7) of the block at b. */
+static inline int
+bw_ggml_iq4_xs_scale (const uint8_t *b, int ib)
+{
+  const unsigned sh = bw_ggml_u16 (b + 2);
+  const unsigned ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xFu) | ((sh >> (2 * ib)) & 3u) << 4;
+  return (int) ls - 32;
+}
+
 /* MXFP4's E8M0 scale halved (its codes are twice the E2M1 values): 2^(e - 128). */
 static inline float
 bw_ggml_e8m0_half (uint8_t e)

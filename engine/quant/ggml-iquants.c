@@ -156,14 +156,12 @@ bw_ggml_unpack_iq1_m (const uint8_t *b, BwGgmlCodes *c)
 void
 bw_ggml_unpack_iq4_xs (const uint8_t *b, BwGgmlCodes *c)
 {
-  const unsigned sh = bw_ggml_u16 (b + 2);
-  const uint8_t *sl = b + 4, *qs = b + 8;
+  const uint8_t *qs = b + 8;
 
   c->d = bw_ggml_f16 (b);
   for (int ib = 0; ib < 8; ib++)
     {
-      const unsigned ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0xFu) | ((sh >> (2 * ib)) & 3u) << 4;
-      c->sc[ib] = (int16_t) ((int) ls - 32);
+      c->sc[ib] = (int16_t) bw_ggml_iq4_xs_scale (b, ib);
       for (int j = 0; j < 16; j++)
         {
           c->q[ib * 32 + j] = bw_iq4nl_values[qs[16 * ib + j] & 0xF];

@@ -32,14 +32,8 @@ bw_ggml_unpack_q3_k (const uint8_t *b, BwGgmlCodes *c)
 {
   const uint8_t *hmask = b, *qs = b + 32, *s = b + 96;
 
-  /* 16 scales of 6 bits: low nibbles in bytes 0..7 (low halves first), high pairs in
-   * bytes 8..11 (scale i*4 + k in bits 2i of byte 8 + k) */
   for (int j = 0; j < 16; j++)
-    {
-      const int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
-      const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
-      c->sc[j] = (int16_t) ((lo | hi << 4) - 32);
-    }
+    c->sc[j] = (int16_t) bw_ggml_q3_k_scale (s, j);
   /* a set hmask bit means no offset; a clear one subtracts 4 */
   for (int e = 0; e < QK; e++)
     c->q[e] = (int8_t) (crumb (qs, e) - (((hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4));
