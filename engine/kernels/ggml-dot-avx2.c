@@ -60,6 +60,24 @@ table16 (const int8_t values[16])
   return _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) values));
 }
 
+/* 32 bytes: 0xFF where bit i (byte i / 8, bit i % 8) of `bits` is set, else 0. */
+static inline __m256i
+bit_mask32 (uint32_t bits)
+{
+  const __m256i spread = _mm256_shuffle_epi8 (_mm256_set1_epi32 ((int) bits),
+                                              _mm256_set_epi64x (0x0303030303030303LL, 0x0202020202020202LL,
+                                                                 0x0101010101010101LL, 0));
+  const __m256i m = _mm256_set1_epi64x ((long long) 0x8040201008040201ULL);
+  return _mm256_cmpeq_epi8 (_mm256_and_si256 (spread, m), m);
+}
+
+/* The same as -1 (set) or +1 (clear), for vpsignb. */
+static inline __m256i
+signs32 (uint32_t bits)
+{
+  return _mm256_or_si256 (bit_mask32 (bits), _mm256_set1_epi8 (1));
+}
+
 /* --- 32-element blocks ---------------------------------------------------------------- */
 
 static float
@@ -86,6 +104,55 @@ dot_q4_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
       const int32_t s = hsum_i32 (widen (_mm256_maddubs_epi16 (nibbles32 (b + 2), loadu (x[i].q))))
                         - 8 * x[i].sum;
       acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+    }
+  return acc;
+}
+
+/* Q4_1, Q5_0, Q5_1: unsigned codes (nibble, plus Q5's fifth bit); Q5_0 subtracts 16. */
+static inline int32_t
+unsigned_sum (const uint8_t *qs, const uint8_t *qh, const int8_t *xq)
+{
+  __m256i q = nibbles32 (qs);
+  if (qh)
+    q = _mm256_or_si256 (q, _mm256_and_si256 (bit_mask32 (bw_ggml_u32 (qh)), _mm256_set1_epi8 (16)));
+  return hsum_i32 (widen (_mm256_maddubs_epi16 (q, loadu (xq))));
+}
+
+static float
+dot_q4_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 20 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 4, NULL, x[i].q),
+                           bw_ggml_f16 (b + 2), x[i].sum);
+    }
+  return acc;
+}
+
+static float
+dot_q5_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 22 * i;
+      const int32_t s = unsigned_sum (b + 6, b + 2, x[i].q) - 16 * x[i].sum;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 24 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 8, b + 4, x[i].q),
+                           bw_ggml_f16 (b + 2), x[i].sum);
     }
   return acc;
 }
@@ -275,6 +342,25 @@ dot_q6_k (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
+/* TQ2_0: 2-bit codes, value code - 1. */
+static float
+dot_tq2_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 66 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t xs = 0;
+      for (int s = 0; s < 8; s++)
+        v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (crumbs32 (b, s), loadu (x[i].q + 32 * s))));
+      for (int j = 0; j < 16; j++)
+        xs += x[i].bsums[j];
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 64), hsum_i32 (v) - xs, 0.0f, 0);
+    }
+  return acc;
+}
+
 static float
 dot_iq4_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
@@ -296,18 +382,6 @@ dot_iq4_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
 }
 
 /* --- IQ2 grids ------------------------------------------------------------------------ */
-
-/* 32 bytes: bit i of byte (i / 8) of `bits` as -1 (set) or +1 (clear). */
-static inline __m256i
-signs32 (uint32_t bits)
-{
-  const __m256i spread = _mm256_shuffle_epi8 (_mm256_set1_epi32 ((int) bits),
-                                              _mm256_set_epi64x (0x0303030303030303LL, 0x0202020202020202LL,
-                                                                 0x0101010101010101LL, 0));
-  const __m256i m = _mm256_set1_epi64x ((long long) 0x8040201008040201ULL);
-  const __m256i set = _mm256_cmpeq_epi8 (_mm256_and_si256 (spread, m), m);
-  return _mm256_or_si256 (set, _mm256_set1_epi8 (1));
-}
 
 static inline __m256i
 grid4 (const uint8_t (*grid)[8], unsigned a, unsigned b, unsigned c, unsigned d)
@@ -372,6 +446,160 @@ dot_iq2_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
+static float
+dot_iq2_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 82 * i, *qs = b + 2, *qh = b + 66;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[4];
+          for (int k = 0; k < 4; k++)
+            idx[k] = qs[4 * ib + k] | ((qh[ib] >> (2 * k)) & 3u) << 8;
+          const __m256i w = grid4 (bw_iq2s_grid, idx[0], idx[1], idx[2], idx[3]);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 34 + 4 * ib)));
+          const int s = b[74 + ib];
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), 2 * (s & 0xF) + 1, 2 * (s >> 4) + 1));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+/* Eight 4-byte grid entries. */
+static inline __m256i
+grid8x4 (const uint8_t (*grid)[4], const unsigned *idx)
+{
+  uint32_t g[8];
+  for (int k = 0; k < 8; k++)
+    memcpy (&g[k], grid[idx[k]], 4);
+  return _mm256_set_epi32 ((int) g[7], (int) g[6], (int) g[5], (int) g[4], (int) g[3], (int) g[2],
+                           (int) g[1], (int) g[0]);
+}
+
+static float
+dot_iq3_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 98 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const uint32_t aux = bw_ggml_u32 (b + 66 + 4 * ib);
+          unsigned idx[8];
+          for (int k = 0; k < 8; k++)
+            idx[k] = b[2 + 8 * ib + k];
+          const uint32_t sg = bw_ggml_ksigns[aux & 127] | (uint32_t) bw_ggml_ksigns[(aux >> 7) & 127] << 8
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 14) & 127] << 16
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 21) & 127] << 24;
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
+          const int ls = 2 * (int) (aux >> 28) + 1;
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3xxs_grid, idx), xs), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.25f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq3_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 110 * i, *qs = b + 2, *qh = b + 66;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[8];
+          for (int k = 0; k < 8; k++)
+            idx[k] = qs[8 * ib + k] | ((qh[ib] >> k) & 1u) << 8;
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 74 + 4 * ib)));
+          const int ls = 2 * ((b[106 + ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3s_grid, idx), xs), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+/* IQ1: grid values -1, 0, 1 (four 8-element groups per 32), and per group
+ * 8 * dot + delta sign * (sum of the activation codes). */
+static inline __m256i
+iq1_grid (const unsigned *idx)
+{
+  uint64_t g[4];
+  for (int k = 0; k < 4; k++)
+    memcpy (&g[k], bw_iq1s_grid[idx[k]], 8);
+  return _mm256_set_epi64x ((long long) g[3], (long long) g[2], (long long) g[1], (long long) g[0]);
+}
+
+static float
+dot_iq1_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 50 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t delta = 0;
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const unsigned qh = bw_ggml_u16 (b + 34 + 2 * ib);
+          unsigned idx[4];
+          for (int k = 0; k < 4; k++)
+            idx[k] = b[2 + 4 * ib + k] | ((qh >> (3 * k)) & 7u) << 8;
+          const int ls = 2 * (int) ((qh >> 12) & 7) + 1;
+          const __m256i p = pairs_signed (iq1_grid (idx), loadu (x[i].q + 32 * ib));
+          v = _mm256_add_epi32 (v, scaled (p, 8 * ls, 8 * ls));
+          delta += ls * ((qh & 0x8000u) ? -1 : 1) * (x[i].bsums[2 * ib] + x[i].bsums[2 * ib + 1]);
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v) + delta, 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  const __m256i ones = _mm256_set1_epi8 (1);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 56 * i, *qs = b, *qh = b + 32;
+      int16_t sc[16];
+      __m256i v = _mm256_setzero_si256 ();
+      const float d = bw_ggml_iq1_m_scales (b, sc);
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[4];
+          short f[4];
+          const int lo = 2 * sc[2 * ib] + 1, hi = 2 * sc[2 * ib + 1] + 1;
+          for (int k = 0; k < 4; k++)
+            {
+              const int g = 4 * ib + k;
+              const unsigned nib = (qh[g / 2] >> (4 * (g % 2))) & 0xFu;
+              idx[k] = qs[g] | (nib & 7u) << 8;
+              f[k] = (short) ((k < 2 ? lo : hi) * ((nib & 8u) ? -1 : 1));
+            }
+          const __m256i xq = loadu (x[i].q + 32 * ib);
+          const __m256i p = pairs_signed (iq1_grid (idx), xq);
+          /* the activation sums per group of 8 (four pairs each) times scale * sign */
+          const __m256i fd = _mm256_set_epi16 (f[3], f[3], f[3], f[3], f[2], f[2], f[2], f[2],
+                                               f[1], f[1], f[1], f[1], f[0], f[0], f[0], f[0]);
+          v = _mm256_add_epi32 (v, scaled (p, 8 * lo, 8 * hi));
+          v = _mm256_add_epi32 (v, _mm256_madd_epi16 (_mm256_maddubs_epi16 (ones, xq), fd));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, d * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
 const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q8_0] = dot_q8_0,     [BW_FMT_GGML_Q4_0] = dot_q4_0,
   [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl, [BW_FMT_GGML_MXFP4] = dot_mxfp4,
@@ -379,4 +607,9 @@ const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q4_K] = dot_q4_k,     [BW_FMT_GGML_Q5_K] = dot_q5_k,
   [BW_FMT_GGML_Q6_K] = dot_q6_k,     [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,
   [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs,
+  [BW_FMT_GGML_Q4_1] = dot_q4_1,     [BW_FMT_GGML_Q5_0] = dot_q5_0,
+  [BW_FMT_GGML_Q5_1] = dot_q5_1,     [BW_FMT_GGML_TQ2_0] = dot_tq2_0,
+  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,   [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
+  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,   [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
+  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,
 };

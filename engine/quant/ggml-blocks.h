@@ -119,6 +119,20 @@ bw_ggml_iq4_xs_scale (const uint8_t *b, int ib)
   return (int) ls - 32;
 }
 
+/* IQ1_M's scales: the f16 block scale, kept in the top nibbles of the four scale words
+ * at byte 48, and the 3-bit scale j (0..15) of each 16 elements, four to a word. */
+static inline float
+bw_ggml_iq1_m_scales (const uint8_t *b, int16_t sc[16])
+{
+  unsigned s[4];
+  for (int i = 0; i < 4; i++)
+    s[i] = bw_ggml_u16 (b + 48 + 2 * i);
+  for (int j = 0; j < 16; j++)
+    sc[j] = (int16_t) ((s[j / 4] >> (3 * (j % 4))) & 7);
+  return bw_f16_to_f32 ((uint16_t) ((s[0] >> 12) | ((s[1] >> 8) & 0xF0u) | ((s[2] >> 4) & 0xF00u)
+                                    | (s[3] & 0xF000u)));
+}
+
 /* MXFP4's E8M0 scale halved (its codes are twice the E2M1 values): 2^(e - 128). */
 static inline float
 bw_ggml_e8m0_half (uint8_t e)

@@ -136,15 +136,8 @@ void
 bw_ggml_unpack_iq1_m (const uint8_t *b, BwGgmlCodes *c)
 {
   const uint8_t *qs = b, *qh = b + 32;
-  unsigned s[4];
 
-  for (int i = 0; i < 4; i++)
-    s[i] = bw_ggml_u16 (b + 48 + 2 * i);
-  /* the f16 block scale is the top nibbles of the four scale words */
-  c->d = bw_f16_to_f32 ((uint16_t) ((s[0] >> 12) | ((s[1] >> 8) & 0xF0u) | ((s[2] >> 4) & 0xF00u)
-                                    | (s[3] & 0xF000u)));
-  for (int j = 0; j < 16; j++)
-    c->sc[j] = (int16_t) ((s[j / 4] >> (3 * (j % 4))) & 7);
+  c->d = bw_ggml_iq1_m_scales (b, c->sc);
   for (int g = 0; g < 32; g++)
     {
       const unsigned nib = (qh[g / 2] >> (4 * (g % 2))) & 0xFu;
