@@ -105,42 +105,78 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
   return TRUE;
 }
 
-/* Activation bytes quantized at once (on the stack); wider rows are done in passes, each
- * continuing the previous one's sum. */
+/* Activations are quantized a pass of at most PASS_BYTES per token at a time (wider rows
+ * take several passes, each continuing the previous one's sums), for a batch of up to
+ * MAX_BATCH tokens within ACT_BYTES (on the stack): each weight row is then read from
+ * memory once per batch and from L1 for the batch's other tokens. */
 #define PASS_BYTES (32 * 1024)
+#define ACT_BYTES (128 * 1024)
+#define MAX_BATCH 32
+
+typedef struct {
+  const BwMatrix *w;
+  const BwGgmlTypeInfo *ti;
+  gboolean k;
+  int64_t act_size;    /* bytes of one activation block */
+  gsize row_bytes;
+  BwGgmlDot dot;
+} Rows;
+
+/* Tokens [t0, t0 + nt) of rows [r0, r1); a token whose activations hold NaN or Inf gets
+ * the reference product instead. */
+static void
+rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy, int64_t r0,
+            int64_t r1, uint8_t *act)
+{
+  const int64_t blk = g->ti->block_elems, nb = g->w->cols / blk;
+  const int64_t per_pass = PASS_BYTES / g->act_size;
+  gboolean bad[MAX_BATCH] = { FALSE };
+
+  for (int64_t b0 = 0; b0 < nb; b0 += per_pass)
+    {
+      const int64_t nbp = MIN (per_pass, nb - b0), pass_bytes = nbp * g->act_size;
+      for (int t = 0; t < nt; t++)
+        bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
+                                                  nbp * blk, act + t * pass_bytes);
+      for (int64_t r = r0; r < r1; r++)
+        {
+          const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->block_bytes;
+          for (int t = 0; t < nt; t++)
+            if (!bad[t])
+              {
+                float *yt = y + (int64_t) (t0 + t) * ldy;
+                yt[r] = g->dot (row, act + t * pass_bytes, nbp, b0 > 0 ? yt[r] : 0.0f);
+              }
+        }
+    }
+  for (int t = 0; t < nt; t++)
+    if (nb == 0)
+      for (int64_t r = r0; r < r1; r++)
+        y[(int64_t) (t0 + t) * ldy + r] = 0;
+    else if (bad[t])
+      bw_rows_reference (g->w, x + (int64_t) (t0 + t) * g->w->cols, 1, y + (int64_t) (t0 + t) * ldy,
+                         ldy, r0, r1);
+}
 
 void
 bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
               int64_t r1)
 {
   const BwGgmlTypeInfo *ti = bw_ggml_type_info (bw_ggml_format_type (w->fmt));
-  const gboolean k = bw_ggml_act_k (w->fmt);
-  const int64_t per_pass = PASS_BYTES / (k ? sizeof (BwGgmlActK) : sizeof (BwGgmlAct32));
-  const BwGgmlDot dot = bw_kernels_ggml_dot (bw_kernels_table (w->isa), w->fmt);
-  uint8_t act[PASS_BYTES] __attribute__((aligned (64)));
+  uint8_t act[ACT_BYTES] __attribute__((aligned (64)));
 
   g_return_if_fail (ti != NULL && w->cols % ti->block_elems == 0);
+  const gboolean k = bw_ggml_act_k (w->fmt);
+  const Rows g = {
+    .w = w, .ti = ti, .k = k,
+    .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
+    .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
+    .dot = bw_kernels_ggml_dot (bw_kernels_table (w->isa), w->fmt),
+  };
   const int64_t nb = w->cols / ti->block_elems;
-  const gsize row_bytes = bw_matrix_row_bytes (w->fmt, w->cols);
-  for (int t = 0; t < n; t++)
-    {
-      const float *xt = x + (int64_t) t * w->cols;
-      float *yt = y + (int64_t) t * ldy;
-      for (int64_t r = r0; r < r1 && nb == 0; r++)
-        yt[r] = 0;
-      for (int64_t b0 = 0; b0 < nb; b0 += per_pass)
-        {
-          const int64_t nbp = MIN (per_pass, nb - b0);
-          if (!bw_ggml_quantize_act (k, xt + b0 * ti->block_elems, nbp * ti->block_elems, act))
-            {
-              bw_rows_reference (w, xt, 1, yt, ldy, r0, r1);
-              break;
-            }
-          for (int64_t r = r0; r < r1; r++)
-            {
-              const uint8_t *row = (const uint8_t *) w->data + r * row_bytes + b0 * ti->block_bytes;
-              yt[r] = dot (row, act, nbp, b0 > 0 ? yt[r] : 0.0f);
-            }
-        }
-    }
+  const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;
+  const int per_batch = (int) MIN (MAX_BATCH, ACT_BYTES / pass_bytes);
+
+  for (int t0 = 0; t0 < n; t0 += per_batch)
+    rows_batch (&g, x, t0, MIN (per_batch, n - t0), y, ldy, r0, r1, act);
 }

@@ -56,6 +56,12 @@ ggml_matrix_init (GgmlMatrix *g, BwFormat fmt, int64_t rows, int64_t cols, int m
   g->m = (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .data = data };
 }
 
+static const char *
+test_name (BwFormat fmt)
+{
+  return bw_ggml_type_info (bw_ggml_format_type (fmt))->name;
+}
+
 static void
 fill_x (float *x, int64_t n, GRand *rand)
 {
@@ -200,6 +206,38 @@ test_nan_activations (void)
   g_rand_free (rand);
 }
 
+/* n tokens at once give each token's one-token bits (batches of tokens share the weight
+ * reads, not the arithmetic), across batches and with a NaN token among them. */
+static void
+test_prefill_equals_decode (void)
+{
+  GRand *rand = g_rand_new_with_seed (11);
+  static const BwFormat fmts[] = { BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q8_0, BW_FMT_GGML_IQ2_XXS };
+
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    {
+      const int64_t rows = 19, cols = 1024;
+      const int n = 37;
+      GgmlMatrix g;
+      g_autofree float *x = g_new (float, n * cols);
+      g_autofree float *all = g_new (float, n * rows);
+      float one[19];
+      ggml_matrix_init (&g, fmts[f], rows, cols, 1, rand);
+      fill_x (x, n * cols, rand);
+      x[20 * cols + 7] = INFINITY;
+      bw_matmul (&g.m, x, n, all, NULL);
+      for (int t = 0; t < n; t++)
+        {
+          bw_matmul (&g.m, x + t * cols, 1, one, NULL);
+          if (memcmp (one, all + t * rows, sizeof one) != 0)
+            g_error ("%s token %d of %d differs from its one-token product",
+                     test_name (fmts[f]), t, n);
+        }
+      g_free (g.alloc);
+    }
+  g_rand_free (rand);
+}
+
 static void
 test_formats_map (void)
 {
@@ -223,5 +261,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ggml-dot/levels", test_levels);
   g_test_add_func ("/ggml-dot/level-kernels", test_level_kernels);
   g_test_add_func ("/ggml-dot/nan-activations", test_nan_activations);
+  g_test_add_func ("/ggml-dot/prefill-equals-decode", test_prefill_equals_decode);
   return g_test_run ();
 }
