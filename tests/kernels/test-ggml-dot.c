@@ -160,11 +160,28 @@ test_levels (void)
   g_rand_free (rand);
 }
 
+/* The formats with an AVX-512 VNNI kernel of their own. */
+static const BwFormat vnni_formats[] = {
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+};
+
+/* A level's kernels for the formats it promises are its own (not a lower level's). */
+static void
+check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDot *below)
+{
+  for (gsize i = 0; i < n; i++)
+    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]])
+      g_error ("%s has no kernel of its own for %s", bw_isa_name (isa), test_name (fmts[i]));
+}
+
 /* A level the CPU runs has its own kernel for each format it promises. */
 static void
 test_level_kernels (void)
 {
   int ran = 0;
+
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
+    check_own (BW_ISA_AVX512_VNNI, vnni_formats, G_N_ELEMENTS (vnni_formats), bw_ggml_dots_avx2);
 
   for (int isa = BW_ISA_AVX2; isa < BW_ISA_COUNT; isa++)
     {
