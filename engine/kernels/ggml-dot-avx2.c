@@ -361,6 +361,54 @@ dot_tq2_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
+/* TQ1_0: five trits per byte as a fraction of 3^5; byte * 3^n (mod 256) brings trit n to
+ * the top and (byte * 3) >> 8 reads it, giving codes 0..2 (value code - 1). pm holds each
+ * 16-bit lane's power, for both of its bytes. */
+static inline __m256i
+trits (__m256i v, __m256i pm)
+{
+  const __m256i ff = _mm256_set1_epi16 (0xFF), three = _mm256_set1_epi16 (3);
+  __m256i lo = _mm256_and_si256 (_mm256_mullo_epi16 (_mm256_and_si256 (v, ff), pm), ff);
+  __m256i hi = _mm256_and_si256 (_mm256_mullo_epi16 (_mm256_srli_epi16 (v, 8), pm), ff);
+  lo = _mm256_srli_epi16 (_mm256_mullo_epi16 (lo, three), 8);
+  hi = _mm256_srli_epi16 (_mm256_mullo_epi16 (hi, three), 8);
+  return _mm256_or_si256 (lo, _mm256_slli_epi16 (hi, 8));
+}
+
+static float
+dot_tq1_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  static const short pow3[5] = { 1, 3, 9, 27, 81 };
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 54 * i;
+      const __m128i q16 = _mm_loadu_si128 ((const __m128i *) (b + 32));
+      /* elements 240..255: qh[m] with power 3^n for element 240 + 4 n + m */
+      const __m128i qh = _mm_set1_epi32 ((int) bw_ggml_u32 (b + 48));
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t xs = 0;
+      for (int n = 0; n < 5; n++)
+        {
+          const __m256i t = trits (loadu (b), _mm256_set1_epi16 (pow3[n]));
+          v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 32 * n))));
+        }
+      for (int n = 0; n < 4; n += 2)
+        {
+          const __m256i pm = _mm256_set_m128i (_mm_set1_epi16 (pow3[n + 1]), _mm_set1_epi16 (pow3[n]));
+          const __m256i t = trits (_mm256_set_m128i (q16, q16), pm);
+          v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 160 + 16 * n))));
+        }
+      const __m256i pm = _mm256_set_epi16 (27, 27, 9, 9, 3, 3, 1, 1, 81, 81, 81, 81, 81, 81, 81, 81);
+      const __m256i t = trits (_mm256_set_m128i (qh, q16), pm);
+      v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 224))));
+      for (int j = 0; j < 16; j++)
+        xs += x[i].bsums[j];
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 52), hsum_i32 (v) - xs, 0.0f, 0);
+    }
+  return acc;
+}
+
 static float
 dot_iq4_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
@@ -611,5 +659,5 @@ const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q5_1] = dot_q5_1,     [BW_FMT_GGML_TQ2_0] = dot_tq2_0,
   [BW_FMT_GGML_IQ2_S] = dot_iq2_s,   [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
   [BW_FMT_GGML_IQ3_S] = dot_iq3_s,   [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
-  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,
+  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0,
 };

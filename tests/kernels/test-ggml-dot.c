@@ -10,13 +10,14 @@
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-features.h"
 
-/* The formats with an AVX2 kernel of their own. */
+/* The formats with an AVX2 kernel of their own: all of them. */
 static const BwFormat avx2_formats[] = {
   BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
   BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K, BW_FMT_GGML_IQ4_NL, BW_FMT_GGML_IQ4_XS,
   BW_FMT_GGML_MXFP4, BW_FMT_GGML_IQ2_XXS, BW_FMT_GGML_IQ2_XS, BW_FMT_GGML_Q4_1,
   BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1, BW_FMT_GGML_TQ2_0, BW_FMT_GGML_IQ2_S,
   BW_FMT_GGML_IQ3_XXS, BW_FMT_GGML_IQ3_S, BW_FMT_GGML_IQ1_S, BW_FMT_GGML_IQ1_M,
+  BW_FMT_GGML_TQ1_0,
 };
 
 typedef struct {
