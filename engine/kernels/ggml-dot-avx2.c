@@ -80,15 +80,53 @@ signs32 (uint32_t bits)
 
 /* --- 32-element blocks ---------------------------------------------------------------- */
 
+/* The four blocks' lane sums of v[0..3], as one vector (exact: integer adds). */
+static inline __m128i
+hsum4_i32 (const __m256i v[4])
+{
+  const __m256i c = _mm256_hadd_epi32 (_mm256_hadd_epi32 (v[0], v[1]), _mm256_hadd_epi32 (v[2], v[3]));
+  return _mm_add_epi32 (_mm256_castsi256_si128 (c), _mm256_extracti128_si256 (c, 1));
+}
+
+/* bw_ggml_acc32 with m = 0 for four blocks in turn: the products in four lanes (each lane
+ * rounding as the scalar statement does), the sums added to acc in block order. */
+static inline float
+acc32_4 (float acc, const BwGgmlAct32 *x, __m128 d, __m128i s)
+{
+  const __m128 p = _mm_mul_ps (d, _mm_cvtepi32_ps (s));
+  const __m128 t = _mm_add_ps (p, _mm_setzero_ps ());
+  const __m128 u = _mm_mul_ps (_mm_set_ps (x[3].d, x[2].d, x[1].d, x[0].d), t);
+  float uf[4];
+  _mm_storeu_ps (uf, u);
+  for (int k = 0; k < 4; k++)
+    acc = acc + uf[k];
+  return acc;
+}
+
+static inline __m256i
+q8_0_lanes (const uint8_t *b, const int8_t *xq)
+{
+  return widen (pairs_signed (loadu (b + 2), loadu (xq)));
+}
+
 static float
 dot_q8_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4)
     {
       const uint8_t *b = row + 34 * i;
-      const int32_t s = hsum_i32 (widen (pairs_signed (loadu (b + 2), loadu (x[i].q))));
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+      const __m256i v[4] = { q8_0_lanes (b, x[i].q), q8_0_lanes (b + 34, x[i + 1].q),
+                             q8_0_lanes (b + 68, x[i + 2].q), q8_0_lanes (b + 102, x[i + 3].q) };
+      const __m128 d = _mm_set_ps (bw_ggml_f16 (b + 102), bw_ggml_f16 (b + 68), bw_ggml_f16 (b + 34),
+                                   bw_ggml_f16 (b));
+      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+    }
+  for (; i < nb; i++)
+    {
+      const uint8_t *b = row + 34 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (q8_0_lanes (b, x[i].q)), 0.0f, 0);
     }
   return acc;
 }
@@ -157,39 +195,60 @@ dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
-/* IQ4_NL and MXFP4: nibbles index a table of 16 signed values. */
-static inline int32_t
-table_sum (const uint8_t *qs, __m256i table, const int8_t *xq)
+/* IQ4_NL and MXFP4: nibbles index a table of 16 signed values; `bytes` per block, the
+ * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0. */
+static inline __m256i
+table_lanes (const uint8_t *qs, __m256i table, const int8_t *xq)
 {
   const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (qs));
-  return hsum_i32 (widen (pairs_signed (w, loadu (xq))));
+  return widen (pairs_signed (w, loadu (xq)));
+}
+
+static inline float
+dot_table (const uint8_t *row, const BwGgmlAct32 *x, int64_t nb, float acc, int bytes, int qs,
+           const int8_t values[16], float (*scale) (const uint8_t *))
+{
+  const __m256i table = table16 (values);
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4)
+    {
+      const uint8_t *b = row + bytes * i;
+      __m256i v[4];
+      for (int k = 0; k < 4; k++)
+        v[k] = table_lanes (b + bytes * k + qs, table, x[i + k].q);
+      const __m128 d = _mm_set_ps (scale (b + 3 * bytes), scale (b + 2 * bytes), scale (b + bytes), scale (b));
+      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+    }
+  for (; i < nb; i++)
+    {
+      const uint8_t *b = row + bytes * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, scale (b), hsum_i32 (table_lanes (b + qs, table, x[i].q)), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+f16_scale (const uint8_t *b)
+{
+  return bw_ggml_f16 (b);
+}
+
+static float
+e8m0_scale (const uint8_t *b)
+{
+  return bw_ggml_e8m0_half (b[0]);
 }
 
 static float
 dot_iq4_nl (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
-  const BwGgmlAct32 *x = act;
-  const __m256i table = table16 (bw_iq4nl_values);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 18 * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), table_sum (b + 2, table, x[i].q), 0.0f, 0);
-    }
-  return acc;
+  return dot_table (row, act, nb, acc, 18, 2, bw_iq4nl_values, f16_scale);
 }
 
 static float
 dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
-  const BwGgmlAct32 *x = act;
-  const __m256i table = table16 (bw_mxfp4_values);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 17 * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_e8m0_half (b[0]), table_sum (b + 1, table, x[i].q),
-                           0.0f, 0);
-    }
-  return acc;
+  return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
 }
 
 /* --- K super-blocks ------------------------------------------------------------------- */
