@@ -269,6 +269,18 @@ test_formats_map (void)
   g_assert_cmpint (bw_ggml_format_type (BW_FMT_Q4), ==, -1);
   g_assert_cmpint (bw_ggml_type_format (BW_GGML_F16), ==, BW_FMT_COUNT);
   g_assert_cmpuint (bw_matrix_row_bytes (BW_FMT_GGML_Q6_K, 512), ==, 420);
+  g_assert_cmpuint (bw_matrix_row_bytes (BW_FMT_GGML_Q6_K, 500), ==, 0);
+
+  /* a segment that starts and ends inside blocks decodes as the whole row does */
+  GRand *rand = g_rand_new_with_seed (3);
+  GgmlMatrix g;
+  float row[768], seg[300];
+  ggml_matrix_init (&g, BW_FMT_GGML_IQ3_S, 2, 768, 0, rand);
+  bw_matrix_dequant_row (&g.m, 1, row);
+  bw_decode_segment (&g.m, 1, 37, 300, seg);
+  g_assert_cmpmem (seg, sizeof seg, row + 37, sizeof seg);
+  g_free (g.alloc);
+  g_rand_free (rand);
 }
 
 int
