@@ -3,25 +3,8 @@
  * no saturation bound and one instruction fewer per vector than AVX2's pair sums. The
  * per-block sums go through the shared bw_ggml_acc32 / bw_ggml_acc_k like every level's,
  * giving the scalar level's bits; the other types take the AVX2 kernels (the level's base). */
-#include <immintrin.h>
-
-#include "kernels/ggml-dot.h"
+#include "kernels/ggml-dot-simd.h"
 #include "quant/ggml-blocks.h"
-
-static inline int32_t
-hsum_i32 (__m256i v)
-{
-  __m128i s = _mm_add_epi32 (_mm256_castsi256_si128 (v), _mm256_extracti128_si256 (v, 1));
-  s = _mm_add_epi32 (s, _mm_shuffle_epi32 (s, 0x4E));
-  s = _mm_add_epi32 (s, _mm_shuffle_epi32 (s, 0xB1));
-  return _mm_cvtsi128_si32 (s);
-}
-
-static inline __m256i
-loadu (const void *p)
-{
-  return _mm256_loadu_si256 ((const __m256i *) p);
-}
 
 /* Sums of four products of unsigned codes u and activations x, per 32-bit lane. */
 static inline __m256i
@@ -37,16 +20,32 @@ scaled (__m256i q, int lo, int hi)
   return _mm256_mullo_epi32 (q, _mm256_set_m128i (_mm_set1_epi32 (hi), _mm_set1_epi32 (lo)));
 }
 
+static inline __m256i
+q8_0_lanes (const uint8_t *b, const int8_t *xq)
+{
+  const __m256i w = loadu (b + 2);
+  return quads (_mm256_abs_epi8 (w), _mm256_sign_epi8 (loadu (xq), w));
+}
+
+/* Four blocks at a time, as the AVX2 kernel. */
 static float
 dot_q8_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4)
     {
       const uint8_t *b = row + 34 * i;
-      const __m256i w = loadu (b + 2);
-      const int32_t s = hsum_i32 (quads (_mm256_abs_epi8 (w), _mm256_sign_epi8 (loadu (x[i].q), w)));
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+      const __m256i v[4] = { q8_0_lanes (b, x[i].q), q8_0_lanes (b + 34, x[i + 1].q),
+                             q8_0_lanes (b + 68, x[i + 2].q), q8_0_lanes (b + 102, x[i + 3].q) };
+      const __m128 d = _mm_set_ps (bw_ggml_f16 (b + 102), bw_ggml_f16 (b + 68), bw_ggml_f16 (b + 34),
+                                   bw_ggml_f16 (b));
+      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+    }
+  for (; i < nb; i++)
+    {
+      const uint8_t *b = row + 34 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (q8_0_lanes (b, x[i].q)), 0.0f, 0);
     }
   return acc;
 }
