@@ -5,7 +5,7 @@
 
 /* Block bytes spelled as the sum of each block's fields, so a reader can check them
  * against ggml-common.h: d / dmin are fp16 (2 bytes), E8M0 scales 1 byte. */
-static const BwGgmlTypeInfo types[BW_GGML_TYPE_COUNT] = {
+const BwGgmlTypeInfo bw_ggml_types[BW_GGML_TYPE_COUNT] = {
   [BW_GGML_F32] = { "F32", 1, 4 },
   [BW_GGML_F16] = { "F16", 1, 2 },
   [BW_GGML_Q4_0] = { "Q4_0", 32, 2 + 16 },
@@ -43,9 +43,9 @@ static const BwGgmlTypeInfo types[BW_GGML_TYPE_COUNT] = {
 const BwGgmlTypeInfo *
 bw_ggml_type_info (guint32 type)
 {
-  if (type >= BW_GGML_TYPE_COUNT || types[type].name == NULL)
+  if (type >= BW_GGML_TYPE_COUNT || bw_ggml_types[type].name == NULL)
     return NULL;
-  return &types[type];
+  return &bw_ggml_types[type];
 }
 
 const char *

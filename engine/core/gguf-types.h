@@ -55,6 +55,9 @@ typedef struct {
   guint32 block_bytes;     /* bytes of one block */
 } BwGgmlTypeInfo;
 
+/* The table itself, indexed by id; a row with a NULL name is an unknown or removed id. */
+extern const BwGgmlTypeInfo bw_ggml_types[BW_GGML_TYPE_COUNT];
+
 /* The type's row in the table, or NULL for an id that is unknown or removed. */
 const BwGgmlTypeInfo *bw_ggml_type_info (guint32 type);
 

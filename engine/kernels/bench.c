@@ -134,25 +134,25 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
 static gsize
 ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
 {
-  const BwGgmlTypeInfo *t = bw_ggml_type_info (bw_ggml_format_type (fmt));
-  const gsize used = size / (gsize) t->block_bytes * (gsize) t->block_bytes;
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
+  const gsize used = size / (gsize) t->info->block_bytes * (gsize) t->info->block_bytes;
   float vals[256];
 
-  for (gsize off = 0; off < used; off += (gsize) t->block_bytes)
+  for (gsize off = 0; off < used; off += (gsize) t->info->block_bytes)
     {
       guint8 *blk = pattern + off;
       gboolean ok = FALSE;
       for (int tries = 0; tries < 1000 && !ok; tries++)
         {
-          for (int i = 0; i < t->block_bytes; i++)
+          for (guint32 i = 0; i < t->info->block_bytes; i++)
             blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
           t->dequant (blk, vals);
           ok = TRUE;
-          for (int i = 0; i < t->block_elems; i++)
+          for (guint32 i = 0; i < t->info->block_elements; i++)
             ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
         }
       if (!ok)
-        memset (blk, 0, (gsize) t->block_bytes);
+        memset (blk, 0, (gsize) t->info->block_bytes);
     }
   return used;
 }

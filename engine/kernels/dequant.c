@@ -44,15 +44,15 @@ decode_intq (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
 static void
 decode_ggml (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
 {
-  const BwGgmlTypeInfo *t = bw_ggml_type_info (bw_ggml_format_type (w->fmt));
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (w->fmt));
   const uint8_t *row = (const uint8_t *) w->data + r * bw_matrix_row_bytes (w->fmt, w->cols);
   float blk[256];
 
   for (int64_t c = c0; c < c0 + len;)
     {
-      const int64_t b = c / t->block_elems, first = b * t->block_elems;
-      const int64_t n = MIN (c0 + len, first + t->block_elems) - c;
-      t->dequant (row + b * t->block_bytes, blk);
+      const int64_t b = c / t->info->block_elements, first = b * t->info->block_elements;
+      const int64_t n = MIN (c0 + len, first + t->info->block_elements) - c;
+      t->dequant (row + b * t->info->block_bytes, blk);
       memcpy (out + (c - c0), blk + (c - first), (size_t) n * sizeof *out);
       c += n;
     }

@@ -27,7 +27,7 @@ static float
 dot32 (int type, gboolean with_min, const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   const BwGgmlUnpack unpack = bw_ggml_unpacker (type);
-  const int bytes = bw_ggml_type_info (type)->block_bytes;
+  const int bytes = bw_ggml_codec (type)->info->block_bytes;
   const BwGgmlAct32 *x = act;
 
   for (int64_t i = 0; i < nb; i++)
@@ -59,7 +59,7 @@ static float
 dot_k (const KShape *k, const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   const BwGgmlUnpack unpack = bw_ggml_unpacker (k->type);
-  const int bytes = bw_ggml_type_info (k->type)->block_bytes;
+  const int bytes = bw_ggml_codec (k->type)->info->block_bytes;
   const BwGgmlActK *x = act;
 
   for (int64_t i = 0; i < nb; i++)

@@ -43,8 +43,8 @@ bw_ggml_type_format (int type)
 gboolean
 bw_ggml_act_k (BwFormat fmt)
 {
-  const BwGgmlTypeInfo *t = bw_ggml_type_info (bw_ggml_format_type (fmt));
-  return t != NULL && t->block_elems == 256;
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
+  return t != NULL && t->info->block_elements == 256;
 }
 
 /* One block: d = amax / 127, q = round (x * 127 / amax) (the factor in double, so that no
@@ -115,7 +115,7 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 
 typedef struct {
   const BwMatrix *w;
-  const BwGgmlTypeInfo *ti;
+  const BwGgmlCodec *ti;
   gboolean k;
   int64_t act_size;    /* bytes of one activation block */
   gsize row_bytes;
@@ -128,7 +128,7 @@ static void
 rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy, int64_t r0,
             int64_t r1, uint8_t *act)
 {
-  const int64_t blk = g->ti->block_elems, nb = g->w->cols / blk;
+  const int64_t blk = g->ti->info->block_elements, nb = g->w->cols / blk;
   const int64_t per_pass = PASS_BYTES / g->act_size;
   gboolean bad[MAX_BATCH] = { FALSE };
 
@@ -140,7 +140,7 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
                                                   nbp * blk, act + t * pass_bytes);
       for (int64_t r = r0; r < r1; r++)
         {
-          const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->block_bytes;
+          const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->info->block_bytes;
           for (int t = 0; t < nt; t++)
             if (!bad[t])
               {
@@ -162,10 +162,10 @@ void
 bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
               int64_t r1)
 {
-  const BwGgmlTypeInfo *ti = bw_ggml_type_info (bw_ggml_format_type (w->fmt));
+  const BwGgmlCodec *ti = bw_ggml_codec (bw_ggml_format_type (w->fmt));
   uint8_t act[ACT_BYTES] __attribute__((aligned (64)));
 
-  g_return_if_fail (ti != NULL && w->cols % ti->block_elems == 0);
+  g_return_if_fail (ti != NULL && w->cols % ti->info->block_elements == 0);
   const gboolean k = bw_ggml_act_k (w->fmt);
   const Rows g = {
     .w = w, .ti = ti, .k = k,
@@ -173,7 +173,7 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
     .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
     .dot = bw_kernels_ggml_dot (bw_kernels_table (w->isa), w->fmt),
   };
-  const int64_t nb = w->cols / ti->block_elems;
+  const int64_t nb = w->cols / ti->info->block_elements;
   const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;
   const int per_batch = (int) MIN (MAX_BATCH, ACT_BYTES / pass_bytes);
 

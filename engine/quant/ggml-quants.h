@@ -10,47 +10,21 @@
 #include <glib.h>
 #include <stdint.h>
 
-typedef enum {
-  BW_GGML_F32 = 0,
-  BW_GGML_F16 = 1,
-  BW_GGML_Q4_0 = 2,
-  BW_GGML_Q4_1 = 3,
-  BW_GGML_Q5_0 = 6,
-  BW_GGML_Q5_1 = 7,
-  BW_GGML_Q8_0 = 8,
-  BW_GGML_Q2_K = 10,
-  BW_GGML_Q3_K = 11,
-  BW_GGML_Q4_K = 12,
-  BW_GGML_Q5_K = 13,
-  BW_GGML_Q6_K = 14,
-  BW_GGML_IQ2_XXS = 16,
-  BW_GGML_IQ2_XS = 17,
-  BW_GGML_IQ3_XXS = 18,
-  BW_GGML_IQ1_S = 19,
-  BW_GGML_IQ4_NL = 20,
-  BW_GGML_IQ3_S = 21,
-  BW_GGML_IQ2_S = 22,
-  BW_GGML_IQ4_XS = 23,
-  BW_GGML_IQ1_M = 29,
-  BW_GGML_BF16 = 30,
-  BW_GGML_TQ1_0 = 34,
-  BW_GGML_TQ2_0 = 35,
-  BW_GGML_MXFP4 = 39,
-  BW_GGML_TYPE_LIMIT = 40 /* ids below this may name a type */
-} BwGgmlType;
+#include "core/gguf-types.h"
+
 
 /* Decodes one block at `block` (any alignment) into out[0, block_elems). */
 typedef void (*BwGgmlDequantBlock) (const uint8_t *block, float *out);
 
+/* A type this engine reads: its row of the type table (core/gguf-types.h: name and block
+ * geometry, written once there) and its reference dequantization. */
 typedef struct {
-  const char *name;          /* ggml's: "Q4_K", "IQ2_XXS" */
-  int block_elems;           /* elements per block (1 for F32/F16/BF16) */
-  int block_bytes;
+  const BwGgmlTypeInfo *info;
   BwGgmlDequantBlock dequant;
-} BwGgmlTypeInfo;
+} BwGgmlCodec;
 
-/* The type with this id, or NULL for an id this engine does not read. */
-const BwGgmlTypeInfo *bw_ggml_type_info (int type);
+/* The codec of the type with this id, or NULL for an id this engine does not read. */
+const BwGgmlCodec *bw_ggml_codec (int type);
 
 /* Bytes of n elements of the type (n a multiple of its block); 0 when it is not one, or
  * for an unknown type. */

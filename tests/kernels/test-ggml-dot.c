@@ -31,25 +31,25 @@ static void
 ggml_matrix_init (GgmlMatrix *g, BwFormat fmt, int64_t rows, int64_t cols, int misalign,
                   GRand *rand)
 {
-  const BwGgmlTypeInfo *t = bw_ggml_type_info (bw_ggml_format_type (fmt));
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
   const gsize row_bytes = bw_matrix_row_bytes (fmt, cols);
   float vals[256];
 
   g_assert_nonnull (t);
-  g_assert_cmpint (cols % t->block_elems, ==, 0);
+  g_assert_cmpint (cols % t->info->block_elements, ==, 0);
   g->alloc = g_malloc (rows * row_bytes + 64 + misalign);
   guint8 *data = (guint8 *) (((guintptr) g->alloc + 63) & ~(guintptr) 63) + misalign;
-  for (int64_t b = 0; b < rows * (cols / t->block_elems); b++)
+  for (int64_t b = 0; b < rows * (cols / t->info->block_elements); b++)
     {
-      guint8 *blk = data + b * t->block_bytes;
+      guint8 *blk = data + b * t->info->block_bytes;
       gboolean ok;
       do
         {
-          for (int i = 0; i < t->block_bytes; i++)
+          for (guint32 i = 0; i < t->info->block_bytes; i++)
             blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
           t->dequant (blk, vals);
           ok = TRUE;
-          for (int i = 0; i < t->block_elems; i++)
+          for (guint32 i = 0; i < t->info->block_elements; i++)
             ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 1e6f;
         }
       while (!ok);
@@ -60,7 +60,7 @@ ggml_matrix_init (GgmlMatrix *g, BwFormat fmt, int64_t rows, int64_t cols, int m
 static const char *
 test_name (BwFormat fmt)
 {
-  return bw_ggml_type_info (bw_ggml_format_type (fmt))->name;
+  return bw_ggml_codec (bw_ggml_format_type (fmt))->info->name;
 }
 
 static void
@@ -128,20 +128,20 @@ test_levels (void)
 
   for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
     {
-      const BwGgmlTypeInfo *t = bw_ggml_type_info (bw_ggml_format_type (f));
+      const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (f));
       /* the shapes, and one row wider than a pass of quantized activations */
       for (gsize s = 0; s <= G_N_ELEMENTS (shapes); s++)
         {
           const gboolean wide = s == G_N_ELEMENTS (shapes);
           const int64_t rows = wide ? 2 : shapes[s].rows;
-          const int64_t cols = (wide ? (t->block_elems == 256 ? 130 : 900) : shapes[s].blocks) * t->block_elems;
+          const int64_t cols = (wide ? (t->info->block_elements == 256 ? 130 : 900) : shapes[s].blocks) * t->info->block_elements;
           const int n = wide ? 1 : shapes[s].n;
           GgmlMatrix g;
           g_autofree float *x = g_new (float, n * cols);
           g_autofree float *want = g_new (float, n * rows);
           g_autofree float *got = g_new (float, n * rows);
           g_autofree char *what = g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " n%d",
-                                                   t->name, rows, cols, n);
+                                                   t->info->name, rows, cols, n);
 
           ggml_matrix_init (&g, (BwFormat) f, rows, cols, (int) s % 5, rand);
           fill_x (x, n * cols, rand);
@@ -195,7 +195,7 @@ test_level_kernels (void)
         if (bw_kernels_ggml_dot (bw_kernels_table ((BwIsa) isa), avx2_formats[i])
             == bw_ggml_dots_scalar[avx2_formats[i]])
           g_error ("%s has no kernel of its own for %s", bw_isa_name ((BwIsa) isa),
-                   bw_ggml_type_info (bw_ggml_format_type (avx2_formats[i]))->name);
+                   bw_ggml_codec (bw_ggml_format_type (avx2_formats[i]))->info->name);
       ran++;
     }
   if (BW_KERNELS_X86 && ran == 0)
@@ -262,7 +262,7 @@ test_formats_map (void)
   for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
     {
       const int type = bw_ggml_format_type ((BwFormat) f);
-      g_assert_nonnull (bw_ggml_type_info (type));
+      g_assert_nonnull (bw_ggml_codec (type));
       g_assert_cmpint (bw_ggml_type_format (type), ==, f);
       g_assert_nonnull (bw_ggml_dots_scalar[f]);
     }

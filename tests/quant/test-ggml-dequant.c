@@ -29,11 +29,11 @@ check_record (const guint8 *p, gsize left, gboolean *seen)
   g_assert_cmpuint (left, >=, 16);
   const int type = (int) u32_at (p);
   const uint32_t count = u32_at (p + 4), bytes = u32_at (p + 8), elems = u32_at (p + 12);
-  const BwGgmlTypeInfo *t = bw_ggml_type_info (type);
+  const BwGgmlCodec *t = bw_ggml_codec (type);
 
   g_assert_nonnull (t);
-  g_assert_cmpint (t->block_bytes, ==, (int) bytes);
-  g_assert_cmpint (t->block_elems, ==, (int) elems);
+  g_assert_cmpint (t->info->block_bytes, ==, (int) bytes);
+  g_assert_cmpint (t->info->block_elements, ==, (int) elems);
   const gsize size = 16 + (gsize) count * (bytes + 4 * elems);
   g_assert_cmpuint (left, >=, size);
 
@@ -46,10 +46,10 @@ check_record (const guint8 *p, gsize left, gboolean *seen)
       {
         float w;
         memcpy (&w, want + 4 * i, 4);
-        g_error ("%s block %u element %u: got %a, gguf-py %a", t->name, i / elems, i % elems,
+        g_error ("%s block %u element %u: got %a, gguf-py %a", t->info->name, i / elems, i % elems,
                  got[i], w);
       }
-  g_test_message ("%s: %u blocks equal", t->name, count);
+  g_test_message ("%s: %u blocks equal", t->info->name, count);
   seen[type] = TRUE;
   return size;
 }
@@ -60,7 +60,7 @@ test_reference (void)
   g_autofree char *data = NULL;
   gsize len = 0;
   g_autoptr (GError) error = NULL;
-  gboolean seen[BW_GGML_TYPE_LIMIT] = { FALSE };
+  gboolean seen[BW_GGML_TYPE_COUNT] = { FALSE };
 
   g_assert_true (g_file_get_contents (GGML_REFERENCE, &data, &len, &error));
   g_assert_no_error (error);
@@ -70,7 +70,7 @@ test_reference (void)
     off += check_record ((const guint8 *) data + off, len - off, seen);
   for (gsize i = 0; i < G_N_ELEMENTS (expected_types); i++)
     if (!seen[expected_types[i]])
-      g_error ("no reference data for %s", bw_ggml_type_info (expected_types[i])->name);
+      g_error ("no reference data for %s", bw_ggml_codec (expected_types[i])->info->name);
 }
 
 /* Unknown ids and rows that are not whole blocks are refused, not read. */
@@ -80,9 +80,9 @@ test_refuses (void)
   float out[256];
   guint8 block[256] = { 0 };
 
-  g_assert_null (bw_ggml_type_info (4));   /* Q4_2, removed from ggml */
-  g_assert_null (bw_ggml_type_info (-1));
-  g_assert_null (bw_ggml_type_info (BW_GGML_TYPE_LIMIT));
+  g_assert_null (bw_ggml_codec (4));   /* Q4_2, removed from ggml */
+  g_assert_null (bw_ggml_codec (-1));
+  g_assert_null (bw_ggml_codec (BW_GGML_TYPE_COUNT));
   g_assert_false (bw_ggml_dequant (BW_GGML_Q4_K, block, 255, out));
   g_assert_false (bw_ggml_dequant (BW_GGML_Q8_0, block, 33, out));
   g_assert_false (bw_ggml_dequant (5, block, 32, out));
