@@ -9,75 +9,59 @@
 #include "families/moe-synth.h"
 #include "text/chat-template.h"
 
+static gboolean
+qwen_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own, GError **error)
+{
+  BwGqaConfig *gqa = own;
+  return bw_moe_config_check (f, cfg, FALSE, error) && bw_gqa_config_parse (f, cfg, gqa, error);
+}
+
 typedef struct {
   BwDecoder dec;
   BwGqaLayers gqa;
 } QwenModel;
 
 static gboolean
-qwen_bind (BwModel *model, gpointer self, int l, GError **error)
+qwen_load (BwModel *model, const BwModelConfig *cfg, GCancellable *cancellable, GError **error)
 {
-  QwenModel *qm = self;
-  return bw_gqa_layers_bind (model, &qm->dec, &qm->gqa, l, error);
-}
+  QwenModel *qm = bw_model_alloc (model, sizeof *qm);
 
-static gsize
-qwen_scratch (gpointer self, int l, int n, int threads)
-{
-  QwenModel *qm = self;
-  return bw_gqa_layers_scratch (&qm->gqa, l, n);
-}
-
-static void
-qwen_attention (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
-                float *a)
-{
-  QwenModel *qm = self;
-  bw_gqa_layers_forward (model, &qm->dec, &qm->gqa, state, l, h, n, a);
-}
-
-static const BwDecoderAttention qwen_attention_ops = {
-  .bind = qwen_bind,
-  .scratch_bytes = qwen_scratch,
-  .forward = qwen_attention,
-};
-
-static void
-qwen_free (gpointer data)
-{
-  QwenModel *qm = data;
-  if (qm == NULL)
-    return;
-  bw_gqa_layers_clear (&qm->gqa);
-  g_free (qm);
-}
-
-static gboolean
-qwen_load (BwModel *model, GCancellable *cancellable, GError **error)
-{
-  QwenModel *qm = g_new0 (QwenModel, 1);
-
-  model->family_data = qm;
+  bw_model_set_family_data (model, qm);
   qm->dec.ffn.router.kind = BW_ROUTER_SOFTMAX;
   qm->gqa.qk_norm = TRUE;
-  if (!bw_moe_layers_fill (model, &qm->dec, error)
-      || !bw_gqa_layers_parse (model, &qm->dec, &qm->gqa, error))
-    return FALSE;
-  return bw_decoder_load (model, &qm->dec, &qwen_attention_ops, qm, cancellable, error);
+  return bw_decoder_init (&qm->dec, cfg, error)
+         && bw_gqa_layers_init (model, &qm->gqa, cfg, cfg->family_config, NULL, error)
+         && bw_decoder_load (model, &qm->dec, &bw_gqa_attention, &qm->gqa, cancellable, error);
 }
 
+/* Pre-norm: x += GQA(norm(x)); x += MoE(norm(x)) (or the dense MLP); logits. */
 static gboolean
 qwen_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
               gboolean all_logits, GCancellable *cancellable, GError **error)
 {
-  QwenModel *qm = model->family_data;
-  return bw_decoder_forward (model, &qm->dec, &qwen_attention_ops, qm, state, ids, n, logits,
-                             all_logits, cancellable, error);
+  QwenModel *qm = bw_model_family_data (model);
+  BwDecoder *dec = &qm->dec;
+
+  if (!bw_decoder_begin (model, dec, ids, n, error))
+    return FALSE;
+  for (int l = 0; l < dec->n_layers; l++)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      bw_decoder_attn_norm (dec, l, n);
+      bw_gqa_layers_forward (model, &qm->gqa, state, l, dec->h, n, dec->a, dec->scratch);
+      bw_decoder_residual (dec, n);
+      bw_decoder_ffn_norm (model, dec, l, n);
+      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
+        return FALSE;
+      bw_decoder_residual (dec, n);
+    }
+  bw_decoder_lm_head (model, dec, dec->x, n, logits, all_logits);
+  return TRUE;
 }
 
 static const BwFamilyOps qwen_ops = {
   .load = qwen_load,
-  .free = qwen_free,
   .forward = qwen_forward,
 };
 
@@ -217,6 +201,9 @@ const BwFamily bw_qwen3_moe_family = {
   .experts_prefix = "mlp.experts.",
   .expert_names = { "gate_proj", "up_proj", "down_proj" },
   .keys = { "num_experts", "num_experts_per_tok", NULL, NULL },
+  .parse_config = qwen_parse_config,
+  .config_size = sizeof (BwGqaConfig),
+  .quant_schemes = BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4 | BW_QUANT_CT_PACKED,
   .ops = &qwen_ops,
   .chat = &bw_chatml_format,
   .synth = qwen_synth,
