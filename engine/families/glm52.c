@@ -2,6 +2,7 @@
  * the DSA lightning indexer (full layers select keys, shared layers reuse the latest
  * selection), dense SwiGLU layers first, then sigmoid noaux_tc MoE with a shared expert.
  * FP8 E4M3 128x128 block-scaled weights are bound as stored. */
+#include "families/family-parts.h"
 #include "families/glm52.h"
 
 #include <math.h>
@@ -14,7 +15,6 @@
 #include "core/model-config.h"
 #include "families/moe-layers.h"
 #include "model/decoder.h"
-#include "text/chat-template.h"
 
 #define BIG BW_CONFIG_MAX_POSITIONS
 /* layer_kind in the checkpoint config: the layer runs its own indexer. */
@@ -388,41 +388,6 @@ glm_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own, GEr
   return TRUE;
 }
 
-/* Chat format (ARCHITECTURES 4.8): role tags, reasoning inside <think>...</think>. */
-
-static void
-render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
-{
-  static const char *const tag[] = {
-    [BW_CHAT_SYSTEM] = "<|system|>",
-    [BW_CHAT_USER] = "<|user|>",
-    [BW_CHAT_ASSISTANT] = "<|assistant|>",
-  };
-
-  if (!opts->continuation)
-    bw_chat_structure (r, "[gMASK]<sop>");
-  for (gsize i = 0; i < n; i++)
-    {
-      bw_chat_structure (r, tag[msgs[i].role]);
-      bw_chat_content (r, msgs[i].content);
-    }
-  if (opts->add_generation_prompt)
-    bw_chat_structure (r, opts->thinking ? "<|assistant|><think>"
-                                         : "<|assistant|><think></think>");
-}
-
-static const char *const stop_tokens[] = { "<|endoftext|>", "<|user|>", "<|observation|>", NULL };
-static const char *const role_tokens[] = { "<|system|>", "<|assistant|>", NULL };
-
-/* No close_turn: the next role tag ends the turn. */
-static const BwChatFormat chat_format = {
-  .render = render_chat,
-  .stop_tokens = stop_tokens,
-  .role_tokens = role_tokens,
-  .thinking = TRUE,
-  .reasoning_end = "</think>",
-};
-
 const BwFamily bw_glm52_family = {
   .name = "glm_moe_dsa",
   .file_id = 3,
@@ -435,7 +400,7 @@ const BwFamily bw_glm52_family = {
   .config_size = sizeof (GlmConfig),
   .quant_schemes = BW_QUANT_FP8_BLOCK | BW_QUANT_CT_PACKED,
   .ops = &glm_ops,
-  .chat = &chat_format,
+  .chat = &bw_glm52_chat,
   .synth = bw_glm52_synth,
 };
 

@@ -4,10 +4,8 @@
  * top-k logits are softmaxed, and experts fused per layer (gate_up with interleaved gate and
  * up rows, biases, clamped SwiGLU) stored as released in MXFP4 _blocks / _scales, each
  * expert one contiguous byte range that the store streams on its own. */
-#include "families/family.h"
+#include "families/family-parts.h"
 #include "families/moe-layers.h"
-#include "families/moe-synth.h"
-#include "text/chat-template.h"
 
 /* Layer kinds: layer_types "sliding_attention" or "full_attention". */
 enum { OSS_FULL = 0, OSS_SLIDING = 1 };
@@ -92,166 +90,6 @@ static const BwFamilyOps oss_ops = {
   .forward = oss_forward,
 };
 
-/* Harmony: <|start|>role<|message|>...<|end|>; the reply's analysis channel is the reasoning,
- * the final channel the answer. */
-
-/* The system message of gpt-oss's template: identity, knowledge cutoff, today's date and
- * the reasoning effort (the template's default, medium, unless asked; max is high). */
-static void
-render_system (BwChatRender *r, const BwChatOptions *opts)
-{
-  const char *effort = opts->thinking_effort ? opts->thinking_effort : "medium";
-  g_autofree char *today = NULL, *text = NULL;
-
-  if (g_strcmp0 (effort, "low") != 0 && g_strcmp0 (effort, "medium") != 0)
-    effort = "high";
-  if (opts->date == NULL)
-    {
-      g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-      today = g_date_time_format (now, "%Y-%m-%d");
-    }
-  text = g_strdup_printf ("<|start|>system<|message|>You are ChatGPT, a large language model "
-                          "trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: %s\n\n"
-                          "Reasoning: %s\n\n# Valid channels: analysis, commentary, final. "
-                          "Channel must be included for every message.<|end|>",
-                          today ? today : opts->date, effort);
-  bw_chat_structure (r, text);
-}
-
-static void
-render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
-{
-  if (!opts->continuation)
-    render_system (r, opts);
-  for (gsize i = 0; i < n; i++)
-    {
-      const char *text = msgs[i].content ? msgs[i].content : "";
-      switch (msgs[i].role)
-        {
-        case BW_CHAT_SYSTEM:
-          if (*text == '\0')
-            break;
-          bw_chat_structure (r, "<|start|>developer<|message|># Instructions\n\n");
-          bw_chat_content (r, text);
-          bw_chat_structure (r, "\n\n<|end|>");
-          break;
-        case BW_CHAT_USER:
-          bw_chat_structure (r, "<|start|>user<|message|>");
-          bw_chat_content (r, text);
-          bw_chat_structure (r, "<|end|>");
-          break;
-        case BW_CHAT_ASSISTANT:
-          bw_chat_structure (r, "<|start|>assistant<|channel|>final<|message|>");
-          bw_chat_content (r, text);
-          /* <|return|> ends the conversation's last reply, <|end|> any other message. */
-          bw_chat_structure (r, i + 1 == n && !opts->add_generation_prompt ? "<|return|>"
-                                                                            : "<|end|>");
-          break;
-        }
-    }
-  if (opts->add_generation_prompt)
-    bw_chat_structure (r, opts->thinking ? "<|start|>assistant"
-                                         : "<|start|>assistant<|channel|>final<|message|>");
-}
-
-/* As generation_config.json: <|end|> closes the analysis message, after which the model
- * goes on to the final channel, so it is not a stop. */
-static const char *const stop_tokens[] = { "<|return|>", "<|call|>", NULL };
-static const char *const reply_markup[] = { "<|channel|>", "<|message|>", "<|end|>",
-                                            "<|start|>", NULL };
-
-static const BwChatFormat chat_format = {
-  .render = render_chat,
-  .stop_tokens = stop_tokens,
-  .thinking = TRUE,
-  .reasoning_open = "<|channel|>analysis<|message|>",
-  .reasoning_end = "<|end|>",
-  .answer_open = "<|start|>assistant<|channel|>final<|message|>",
-  .reply_markup = reply_markup,
-};
-
-/* Synthetic checkpoint: gpt-oss-120b as released (D 2880, 64 query / 8 KV heads of 64 with
- * biases and sinks, sliding-window layers of 128 alternating with full ones, 128 experts of
- * 2880, top-4, biased router, experts fused per layer in MXFP4 _blocks / _scales with BF16
- * biases, everything else BF16). */
-
-static void
-synth_layer (BwSynthPlan *p, const BwMoeSynthDims *d, int l, const char *lp, int *group)
-{
-  g_autofree char *at = g_strconcat (lp, "self_attn.", NULL);
-  g_autofree char *ex = g_strconcat (lp, "mlp.experts.", NULL);
-  int64_t E = d->experts;
-
-  bw_moe_synth_gqa (p, at, d, &(BwSynthGqa) { .bias = TRUE, .o_bias = TRUE, .sinks = TRUE });
-  bw_synth_add_linear (p, BW_DTYPE_BF16, 0, E, d->D, "%smlp.router.weight", lp);
-  bw_synth_add_vector (p, BW_DTYPE_BF16, BW_SYNTH_NORMAL, 0.1f, 0, E, "%smlp.router.bias", lp);
-  ++*group;
-  bw_synth_add_mxfp4_fused (p, *group, d->experts, 2 * (int64_t) d->inter, d->D,
-                            "%sgate_up_proj", ex);
-  bw_synth_add_vector (p, BW_DTYPE_BF16, BW_SYNTH_NORMAL, 0.02f, 0, E * 2 * d->inter,
-                       "%sgate_up_proj_bias", ex);
-  bw_synth_add_mxfp4_fused (p, *group, d->experts, d->D, d->inter, "%sdown_proj", ex);
-  bw_synth_add_vector (p, BW_DTYPE_BF16, BW_SYNTH_NORMAL, 0.02f, 0, E * d->D,
-                       "%sdown_proj_bias", ex);
-}
-
-static JsonNode *
-synth_config (const BwMoeSynthDims *d)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  static const int eos[3] = { 200002, 199999, 200012 };
-  static const char *const skip[] = { "model.layers.*.self_attn", "model.layers.*.mlp.router",
-                                      "model.embed_tokens", "lm_head" };
-  g_autofree const char **types = g_new (const char *, d->layers);
-
-  for (int l = 0; l < d->layers; l++)
-    types[l] = l % 2 == 0 ? "sliding_attention" : "full_attention";
-  json_builder_begin_object (b);
-  bw_moe_synth_config (b, d, "GptOssForCausalLM", "gpt_oss", 1e-5, "num_local_experts", eos, 3);
-  bw_synth_json_int (b, "experts_per_token", d->topk);
-  bw_synth_json_bool (b, "attention_bias", TRUE);
-  bw_synth_json_strings (b, "layer_types", types, d->layers);
-  bw_synth_json_int (b, "sliding_window", 128);
-  bw_synth_json_double (b, "swiglu_limit", 7.0);
-  bw_synth_json_int (b, "max_position_embeddings", 131072);
-  bw_synth_json_int (b, "initial_context_length", 4096);
-  bw_synth_json_double (b, "rope_theta", 150000.0);
-  json_builder_set_member_name (b, "rope_scaling");
-  json_builder_begin_object (b);
-  bw_synth_json_double (b, "beta_fast", 32.0);
-  bw_synth_json_double (b, "beta_slow", 1.0);
-  bw_synth_json_double (b, "factor", 32.0);
-  bw_synth_json_int (b, "original_max_position_embeddings", 4096);
-  bw_synth_json_string (b, "rope_type", "yarn");
-  bw_synth_json_bool (b, "truncate", FALSE);
-  json_builder_end_object (b);
-  json_builder_set_member_name (b, "quantization_config");
-  json_builder_begin_object (b);
-  bw_synth_json_strings (b, "modules_to_not_convert", skip, G_N_ELEMENTS (skip));
-  bw_synth_json_string (b, "quant_method", "mxfp4");
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  return json_builder_get_root (b);
-}
-
-static gboolean
-oss_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
-{
-  static const BwMoeSynthDims release = {
-    .layers = 4, .dense = 0, .experts = 128, .topk = 4, .vocab = 201088, .D = 2880,
-    .inter = 2880, .dense_inter = 2880, .heads = 64, .kv_heads = 8, .head_dim = 64,
-    .dtype = BW_DTYPE_BF16, .norm_value = 1.0f,
-  };
-  BwMoeSynthDims d;
-
-  if (!bw_moe_synth_dims (opts, &release, "gpt-oss", 32, &d, error))
-    return FALSE;
-  d.dense = 0;
-  d.dense_inter = d.inter;
-  bw_moe_synth_run (opts, &d, synth_layer, synth_config, plan);
-  return TRUE;
-}
-
 const BwFamily bw_gpt_oss_family = {
   .name = "gpt_oss",
   .display_name = "gpt-oss",
@@ -263,6 +101,6 @@ const BwFamily bw_gpt_oss_family = {
   .config_size = sizeof (OssConfig),
   .quant_schemes = BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4 | BW_QUANT_CT_PACKED,
   .ops = &oss_ops,
-  .chat = &chat_format,
-  .synth = oss_synth,
+  .chat = &bw_gpt_oss_chat,
+  .synth = bw_gpt_oss_synth,
 };

@@ -2,7 +2,6 @@
 #include "families/kimi-layers.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "blocks/norm.h"
 #include "blocks/scratch.h"

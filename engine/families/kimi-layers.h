@@ -57,14 +57,6 @@ gboolean bw_kimi_linear_parse_config (const BwConfigFields *f, BwModelConfig *cf
 gboolean bw_kimi_k3_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own,
                                   GError **error);
 
-/* Synthetic checkpoints at the releases' widths (kimi-synth.c). */
-gboolean bw_kimi_linear_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-gboolean bw_kimi_k3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-
-/* K3's chat tag opener "<|open|>NAME a1="v1" a2="v2"<|sep|>", escaping & and " in the
- * values only. attrs: name, value pairs ending with NULL. */
-void bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs);
-
 /* Binds every resident weight through the shared decoder, with the K3 attention
  * residuals when the config has them. */
 gboolean bw_kimi_model_bind (BwModel *model, const BwModelConfig *cfg, BwKimiModel *km,

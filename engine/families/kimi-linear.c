@@ -1,8 +1,8 @@
 /* Kimi Linear 48B (model_type "kimi_linear", ARCHITECTURES 2): KDA and MLA layers with a
  * pre-norm residual stream, a dense first layer and sigmoid-routed MoE after it. */
+#include "families/family-parts.h"
 #include "families/kimi-layers.h"
 
-#include "text/chat-template.h"
 
 static gboolean
 kimi_linear_load (BwModel *model, const BwModelConfig *cfg, GCancellable *cancellable,
@@ -45,44 +45,6 @@ static const BwFamilyOps kimi_linear_ops = {
   .forward = kimi_linear_forward,
 };
 
-/* Chat format (ARCHITECTURES 2.6): no thinking mode, <|im_end|> closes every turn. */
-
-static void
-render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
-{
-  static const char *const open[] = {
-    [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
-    [BW_CHAT_USER] = "<|im_user|>user<|im_middle|>",
-    [BW_CHAT_ASSISTANT] = "<|im_assistant|>assistant<|im_middle|>",
-  };
-
-  for (gsize i = 0; i < n; i++)
-    {
-      bw_chat_structure (r, open[msgs[i].role]);
-      bw_chat_content (r, msgs[i].content);
-      bw_chat_structure (r, "<|im_end|>");
-    }
-  if (opts->add_generation_prompt)
-    bw_chat_structure (r, open[BW_CHAT_ASSISTANT]);
-}
-
-static void
-close_turn (GString *out, const char *reply, gboolean thinking)
-{
-  g_string_append (out, "<|im_end|>");
-}
-
-static const char *const stop_tokens[] = { "<|im_end|>", NULL };
-static const char *const role_tokens[] = { "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
-                                           NULL };
-
-static const BwChatFormat chat_format = {
-  .render = render_chat,
-  .close_turn = close_turn,
-  .stop_tokens = stop_tokens,
-  .role_tokens = role_tokens,
-};
-
 const BwFamily bw_kimi_linear_family = {
   .name = "kimi_linear",
   .file_id = 1,
@@ -93,6 +55,6 @@ const BwFamily bw_kimi_linear_family = {
   .parse_config = bw_kimi_linear_parse_config,
   .config_size = sizeof (BwKimiConfig),
   .ops = &kimi_linear_ops,
-  .chat = &chat_format,
+  .chat = &bw_kimi_linear_chat,
   .synth = bw_kimi_linear_synth,
 };

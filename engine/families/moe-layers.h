@@ -62,7 +62,4 @@ void bw_gqa_layers_forward (BwModel *model, const BwGqaLayers *g, BwState *state
 /* Binding and scratch of GQA on every layer, for bw_decoder_load with g as self. */
 extern const BwDecoderAttention bw_gqa_attention;
 
-/* ChatML (<|im_start|>role ... <|im_end|>), Qwen3's format; defined in qwen3-moe.c. */
-extern const struct BwChatFormat bw_chatml_format;
-
 G_END_DECLS

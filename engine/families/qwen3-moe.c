@@ -1,13 +1,9 @@
 /* Qwen3-MoE (model_type "qwen3_moe": Qwen3-30B-A3B, 235B-A22B): GQA with per-head q/k
  * RMSNorm before split-half RoPE, softmax top-k router (norm_topk_prob), no shared expert,
- * dense layers from mlp_only_layers / decoder_sparse_step. Its ChatML format is also
- * Qwen3-Next's. */
-#include <string.h>
-
-#include "families/family.h"
+ * dense layers from mlp_only_layers / decoder_sparse_step. Its chat format (qwen3-chat.c)
+ * is also Qwen3-Next's. */
+#include "families/family-parts.h"
 #include "families/moe-layers.h"
-#include "families/moe-synth.h"
-#include "text/chat-template.h"
 
 static gboolean
 qwen_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own, GError **error)
@@ -65,136 +61,6 @@ static const BwFamilyOps qwen_ops = {
   .forward = qwen_forward,
 };
 
-/* ChatML: <|im_start|>role\n...<|im_end|>\n; reasoning inside <think>...</think>. As
- * Qwen3's template: an assistant turn after the last user message shows its reasoning
- * block (an empty one when it has none and ends the conversation); earlier turns drop it. */
-
-static gssize
-last_user (const BwChatMessage *msgs, gsize n)
-{
-  for (gsize i = n; i > 0; i--)
-    if (msgs[i - 1].role == BW_CHAT_USER)
-      return (gssize) i - 1;
-  return (gssize) n - 1;
-}
-
-static void
-render_think (BwChatRender *r, const char *reasoning, const char *content)
-{
-  const char *s = reasoning ? reasoning : "";
-  gsize len = strlen (s);
-  while (*s == '\n')
-    s++, len--;
-  while (len > 0 && s[len - 1] == '\n')
-    len--;
-  g_autofree char *inner = g_strndup (s, len);
-  bw_chat_structure (r, "<think>\n");
-  bw_chat_content (r, inner);
-  bw_chat_structure (r, "\n</think>\n\n");
-  for (content = content ? content : ""; *content == '\n'; content++)
-    ;
-  bw_chat_content (r, content);
-}
-
-static void
-render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
-{
-  static const char *const open[] = {
-    [BW_CHAT_SYSTEM] = "<|im_start|>system\n",
-    [BW_CHAT_USER] = "<|im_start|>user\n",
-    [BW_CHAT_ASSISTANT] = "<|im_start|>assistant\n",
-  };
-  gssize user = last_user (msgs, n);
-
-  for (gsize i = 0; i < n; i++)
-    {
-      const BwChatMessage *m = &msgs[i];
-      gboolean reasoning = m->reasoning != NULL && *m->reasoning != '\0';
-      bw_chat_structure (r, open[m->role]);
-      if (m->role == BW_CHAT_ASSISTANT && (gssize) i > user && (i + 1 == n || reasoning))
-        render_think (r, m->reasoning, m->content);
-      else
-        bw_chat_content (r, m->content);
-      bw_chat_structure (r, "<|im_end|>\n");
-    }
-  if (opts->add_generation_prompt)
-    bw_chat_structure (r, opts->thinking ? "<|im_start|>assistant\n"
-                                         : "<|im_start|>assistant\n<think>\n\n</think>\n\n");
-}
-
-static void
-close_turn (GString *out, const char *reply, gboolean thinking)
-{
-  g_string_append (out, "<|im_end|>\n");
-}
-
-static const char *const stop_tokens[] = { "<|im_end|>", "<|endoftext|>", NULL };
-
-const BwChatFormat bw_chatml_format = {
-  .render = render_chat,
-  .close_turn = close_turn,
-  .stop_tokens = stop_tokens,
-  .thinking = TRUE,
-  .reasoning_end = "</think>",
-};
-
-/* Synthetic checkpoint: Qwen3-235B-A22B's widths (D 4096, 64 query / 4 KV heads of 128, 128
- * experts of 1536, top-8, BF16, every layer MoE). */
-
-static void
-synth_layer (BwSynthPlan *p, const BwMoeSynthDims *d, int l, const char *lp, int *group)
-{
-  g_autofree char *at = g_strconcat (lp, "self_attn.", NULL);
-  g_autofree char *mlp = g_strconcat (lp, "mlp.", NULL);
-  g_autofree char *ex = g_strconcat (lp, "mlp.experts.", NULL);
-
-  bw_moe_synth_gqa (p, at, d, &(BwSynthGqa) { .qk_norm = TRUE });
-  if (l < d->dense)
-    {
-      bw_synth_add_mlp (p, mlp, d->dtype, d->D, d->dense_inter);
-      return;
-    }
-  bw_synth_add_linear (p, BW_DTYPE_BF16, 0, d->experts, d->D, "%sgate.weight", mlp);
-  bw_moe_synth_experts (p, ex, d, l, group);
-}
-
-static JsonNode *
-synth_config (const BwMoeSynthDims *d)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  static const int eos[2] = { 151645, 151643 };
-  g_autofree int *dense = g_new (int, MAX (d->dense, 1));
-
-  for (int l = 0; l < d->dense; l++)
-    dense[l] = l;
-  json_builder_begin_object (b);
-  bw_moe_synth_config (b, d, "Qwen3MoeForCausalLM", "qwen3_moe", 1e-6, "num_experts", eos, 2);
-  bw_synth_json_bool (b, "attention_bias", FALSE);
-  bw_synth_json_int (b, "decoder_sparse_step", 1);
-  bw_synth_json_ints (b, "mlp_only_layers", dense, d->dense);
-  bw_synth_json_bool (b, "norm_topk_prob", TRUE);
-  bw_synth_json_int (b, "max_position_embeddings", 40960);
-  bw_synth_json_double (b, "rope_theta", 1000000.0);
-  json_builder_end_object (b);
-  return json_builder_get_root (b);
-}
-
-static gboolean
-qwen_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error)
-{
-  static const BwMoeSynthDims release = {
-    .layers = 4, .dense = 0, .experts = 128, .topk = 8, .vocab = 151936, .D = 4096,
-    .inter = 1536, .dense_inter = 12288, .heads = 64, .kv_heads = 4, .head_dim = 128,
-    .dtype = BW_DTYPE_BF16, .norm_value = 1.0f,
-  };
-  BwMoeSynthDims d;
-
-  if (!bw_moe_synth_dims (opts, &release, "Qwen3-MoE", 8, &d, error))
-    return FALSE;
-  bw_moe_synth_run (opts, &d, synth_layer, synth_config, plan);
-  return TRUE;
-}
-
 const BwFamily bw_qwen3_moe_family = {
   .name = "qwen3_moe",
   .display_name = "Qwen3-MoE",
@@ -206,5 +72,5 @@ const BwFamily bw_qwen3_moe_family = {
   .quant_schemes = BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4 | BW_QUANT_CT_PACKED,
   .ops = &qwen_ops,
   .chat = &bw_chatml_format,
-  .synth = qwen_synth,
+  .synth = bw_qwen3_moe_synth,
 };

@@ -46,12 +46,8 @@ void bw_model_set_layer_state (BwModel *model, int layer, BwLayerStateSize size)
 /* Counts bytes the family allocated outside bw_model_alloc (one atomic step: other
  * threads read the total while a forward grows a scratch). */
 void bw_model_add_resident (BwModel *model, guint64 bytes);
-/* Of the resident bytes, tables a token reads one row of (untied embeddings). */
-void bw_model_set_lookup_bytes (BwModel *model, guint64 bytes);
 /* data, freed with free when the model is; returns data. */
 gpointer bw_model_own (BwModel *model, gpointer data, GDestroyNotify free);
-/* The checkpoint's tensors, mutable for reads into model memory. */
-BwCheckpoint *bw_model_ckpt (const BwModel *model);
 
 float *bw_state_fixed (BwState *state, int layer);
 /* Row of position 0 of the layer's per-position cache; row p is at p * per_pos. */

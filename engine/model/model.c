@@ -324,12 +324,6 @@ bw_model_add_resident (BwModel *model, guint64 bytes)
   model->resident_bytes += bytes;
 }
 
-void
-bw_model_set_lookup_bytes (BwModel *model, guint64 bytes)
-{
-  model->lookup_bytes = bytes;
-}
-
 gpointer
 bw_model_own (BwModel *model, gpointer data, GDestroyNotify free)
 {
@@ -339,12 +333,6 @@ bw_model_own (BwModel *model, gpointer data, GDestroyNotify free)
     model->owned = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (model->owned, o);
   return data;
-}
-
-BwCheckpoint *
-bw_model_ckpt (const BwModel *model)
-{
-  return model->ckpt;
 }
 
 void
