@@ -1,10 +1,10 @@
 /* A model family as the rest of the engine sees it: one BwFamily descriptor per family
- * file, listed in families/registry.c. The core reads the generic shape fields of
- * config.json and asks the descriptor for everything else: the model_type names it
- * answers to, where the text model's fields and tensors live, how routed experts are
- * named and stored, the family's own config fields and layer plan, its chat conventions,
- * its runtime and its synthetic checkpoint. Nothing outside engine/families/ names a
- * family. */
+ * file, listed in families/registry.c. The core reads the shared fields of config.json into
+ * the typed config (core/model-config.h) and asks the descriptor for everything else: the
+ * model_type names it answers to, where the text model's fields and tensors live, how
+ * routed experts are named and stored, the family's own config fields, layer plan and
+ * quantisation schemes, its chat conventions, its runtime and its synthetic checkpoint.
+ * Nothing outside engine/families/ names a family. */
 #pragma once
 
 #include <glib.h>

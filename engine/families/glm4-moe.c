@@ -14,7 +14,8 @@ static gboolean
 glm4_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own, GError **error)
 {
   Glm4Config *c = own;
-  return bw_moe_config_check (f, cfg, TRUE, error) && bw_gqa_config_parse (f, cfg, &c->gqa, error)
+  return bw_moe_config_check (f, cfg, TRUE, error)
+         && bw_gqa_config_parse (f, cfg, &c->gqa, error)
          && bw_config_fields_bool (f, "use_qk_norm", FALSE, &c->qk_norm, error);
 }
 

@@ -22,7 +22,8 @@ oss_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own, GEr
   gboolean listed;
 
   cfg->layer_kind = g_new0 (guint8, cfg->n_layers);
-  return bw_moe_config_check (f, cfg, FALSE, error) && bw_gqa_config_parse (f, cfg, &c->gqa, error)
+  return bw_moe_config_check (f, cfg, FALSE, error)
+         && bw_gqa_config_parse (f, cfg, &c->gqa, error)
          && bw_config_fields_number (f, "swiglu_limit", 0.0, 1e6, 7.0, &c->swiglu_limit, error)
          && bw_layer_types_parse (f, cfg, "full_attention", "sliding_attention",
                                   cfg->layer_kind, &listed, error);

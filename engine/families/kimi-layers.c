@@ -18,7 +18,8 @@ bind_kda (BwModel *model, const BwKimiModel *km, int l, BwKda *k, GError **error
   const char *names[3] = { "q", "k", "v" };
   BwMatrix *projs[3] = { &k->q_proj, &k->k_proj, &k->v_proj };
 
-  *k = (BwKda) { .n_heads = c->Hk, .head_dim = d, .conv = c->Kc, .eps = km->dec.eps, .l2_eps = 1e-6f,
+  *k = (BwKda) { .n_heads = c->Hk, .head_dim = d, .conv = c->Kc, .eps = km->dec.eps,
+                 .l2_eps = 1e-6f,
                  .bounded = c->bounded, .lower_bound = c->lower_bound,
                  .full_rank_gate = c->full_rank_gate };
   for (int i = 0; i < 3; i++)

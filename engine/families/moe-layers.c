@@ -113,7 +113,8 @@ bw_gqa_layers_bind (BwModel *model, BwGqaLayers *g, int l, GError **error)
 
   *a = (BwGqa) { .n_heads = g->H, .n_kv_heads = g->Hkv, .head_dim = g->hd,
                  .scale = 1.0f / sqrtf ((float) g->hd), .norm_eps = g->eps,
-                 .window = g->sliding && g->sliding[l] ? g->window : 0, .output_gate = g->output_gate,
+                 .window = g->sliding && g->sliding[l] ? g->window : 0,
+                 .output_gate = g->output_gate,
                  .rope = g->rope_table };
   if (!bw_model_bind_matrix (model, &a->q_proj, q_rows, D, error, ATT "q_proj.weight", l)
       || !bw_model_bind_matrix (model, &a->k_proj, kv_rows, D, error, ATT "k_proj.weight", l)

@@ -5,7 +5,6 @@
  * the functions below. */
 #pragma once
 
-#include <stdatomic.h>
 #include <time.h>
 
 #include "core/model-config.h"

@@ -2,6 +2,8 @@
  * writes directly. Families see these only through model/family-api.h. */
 #pragma once
 
+#include <stdatomic.h>
+
 #include "model/family-api.h"
 
 G_BEGIN_DECLS
