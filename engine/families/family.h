@@ -1,10 +1,10 @@
 /* A model family as the rest of the engine sees it: one BwFamily descriptor per family
- * file, listed in families/registry.c. The core reads the generic shape fields of
- * config.json and asks the descriptor for everything else: the model_type names it
- * answers to, where the text model's fields and tensors live, how routed experts are
- * named and stored, the family's own config fields and layer plan, its chat conventions,
- * its runtime and its synthetic checkpoint. Nothing outside engine/families/ names a
- * family. */
+ * file, listed in families/registry.c. The core reads the shared fields of config.json into
+ * the typed config (core/model-config.h) and asks the descriptor for everything else: the
+ * model_type names it answers to, where the text model's fields and tensors live, how
+ * routed experts are named and stored, the family's own config fields, layer plan and
+ * quantisation schemes, its chat conventions, its runtime and its synthetic checkpoint.
+ * Nothing outside engine/families/ names a family. */
 #pragma once
 
 #include <glib.h>
@@ -53,9 +53,14 @@ struct BwFamily {
 
   gboolean tools;                /* its chat format can call tools */
 
-  /* The family's own config.json fields, range-checked; may replace the generic layer
-   * plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: generic fields only. */
-  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
+  /* The family's own config.json fields, range-checked into own (config_size zeroed bytes,
+   * kept as cfg->family_config); may check and adjust the shared fields, replace the
+   * generic layer plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: shared fields
+   * only. */
+  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, gpointer own,
+                            GError **error);
+  gsize config_size;
+  guint quant_schemes;           /* the BwQuantScheme values it reads; 0: not checked */
   const BwFamilyOps *ops;        /* the runtime (model/family-api.h) */
   const BwChatFormat *chat;      /* prompts, stops, reasoning (text/chat-template.h) */
   /* A synthetic checkpoint at the release's real widths (stream/synth-checkpoint.h). */

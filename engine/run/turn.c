@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "model/family-api.h"
+#include "model/model.h"
 #include "run/reply-text.h"
 #include "run/sampler.h"
 
@@ -207,9 +207,9 @@ turn_state (Turn *t)
       t->stats.restore_seconds = conv->pending_restore_seconds;
       conv->pending_restore_seconds = 0;
     }
-  if ((conv->state == NULL || conv->state->broken) && conv->session_path)
+  if ((conv->state == NULL || bw_state_is_broken (conv->state)) && conv->session_path)
     t->stats.state_restored = bw_conversation_recover_state (conv, &t->stats.restore_seconds);
-  if (conv->state && conv->state->broken)
+  if (conv->state && bw_state_is_broken (conv->state))
     {
       bw_state_reset (conv->state);
       g_array_set_size (conv->fed, 0);
@@ -234,7 +234,7 @@ turn_sync_fed (Turn *t)
 {
   BurrowConversation *conv = t->conv;
   g_array_set_size (conv->fed, 0);
-  if (!conv->state->broken)
+  if (!bw_state_is_broken (conv->state))
     g_array_append_vals (conv->fed, t->seq->data, (guint) bw_state_position (conv->state));
 }
 
@@ -516,7 +516,7 @@ generate (BurrowConversation *conv, const char *raw_prompt, const char *const *p
                            ? BURROW_FINISH_CANCELLED : BURROW_FINISH_ERROR;
       turn_flush (&t);
       gboolean committed = turn_commit (&t);
-      if (conv->state->broken)
+      if (bw_state_is_broken (conv->state))
         t.stats.state_restored = bw_conversation_recover_state (conv, &t.stats.restore_seconds);
       g_autoptr (GError) save_error = NULL;
       if (committed && !bw_conversation_save_if_attached (conv, &t.stats.save_seconds, NULL,
