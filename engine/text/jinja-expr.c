@@ -39,7 +39,7 @@ jj_iterate (JjValue *v)
           const char *next = g_utf8_find_next_char (p, v->str.s + v->str.len);
           if (next == NULL)
             next = v->str.s + v->str.len;
-          jj_list_append (items, jj_string (p, next - p));
+          jj_list_append (items, jj_string_sub (v, p - v->str.s, next - v->str.s));
           p = next;
         }
       return items;
@@ -220,10 +220,11 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
     stop = MIN (stop, step < 0 ? len - 1 : len);
   if (obj->kind == JJ_STRING)
     {
-      GString *s = g_string_new (NULL);
+      JjText t;
+      jj_text_init (&t);
       for (gint64 i = start; step > 0 ? i < stop : i > stop; i += step)
-        g_string_append_len (s, JJ_ITEM (items, i)->str.s, JJ_ITEM (items, i)->str.len);
-      return jj_string_take (s);
+        jj_text_put_sub (&t, JJ_ITEM (items, i), 0, JJ_ITEM (items, i)->str.len);
+      return jj_text_take (&t);
     }
   out = jj_list_new ();
   out->tuple = obj->tuple;
@@ -379,10 +380,10 @@ repeat (JjRender *r, const JjNode *e, const JjValue *seq, gint64 n)
     }
   if (seq->kind == JJ_STRING)
     {
-      GString *s = g_string_sized_new (len * n);
+      JjText t = { g_string_sized_new (len * n), NULL };
       for (gint64 i = 0; i < n; i++)
-        g_string_append_len (s, seq->str.s, len);
-      return jj_string_take (s);
+        jj_text_put_sub (&t, seq, 0, len);
+      return jj_text_take (&t);
     }
   JjValue *out = jj_list_new ();
   for (gint64 i = 0; i < n; i++)
@@ -398,10 +399,10 @@ add (JjRender *r, const JjNode *e, const JjValue *a, const JjValue *b)
     {
       if (!jj_check_size (r, e, a->str.len + b->str.len))
         return NULL;
-      GString *s = g_string_sized_new (a->str.len + b->str.len);
-      g_string_append_len (s, a->str.s, a->str.len);
-      g_string_append_len (s, b->str.s, b->str.len);
-      return jj_string_take (s);
+      JjText t = { g_string_sized_new (a->str.len + b->str.len), NULL };
+      jj_text_put_sub (&t, a, 0, a->str.len);
+      jj_text_put_sub (&t, b, 0, b->str.len);
+      return jj_text_take (&t);
     }
   if (a->kind == JJ_LIST && b->kind == JJ_LIST)
     {
@@ -567,19 +568,21 @@ eval_binary (JjRender *r, const JjNode *e)
     return NULL;
   if (e->op == JO_CONCAT)
     {
-      GString *s = g_string_new (NULL);
-      jj_str (s, a);
-      jj_str (s, b);
-      if (!jj_check_size (r, e, s->len))
+      JjText t;
+      jj_text_init (&t);
+      jj_str (&t, a);
+      jj_str (&t, b);
+      if (!jj_check_size (r, e, t.s->len))
         {
-          g_string_free (s, TRUE);
+          jj_text_clear (&t);
           return NULL;
         }
-      return jj_string_take (s);
+      return jj_text_take (&t);
     }
   if (e->op >= JO_EQ && e->op <= JO_NOT_IN)
     return compare (r, e, e->op, a, b);
-  return arith (r, e, e->op, a, b);
+  /* A number computed from client data prints as client bytes. */
+  return jj_client_from (jj_client_from (arith (r, e, e->op, a, b), a), b);
 }
 
 static JjValue *
@@ -595,12 +598,12 @@ eval_unary (JjRender *r, const JjNode *e)
     return jj_fail (r, e, BW_JINJA_ERROR_RUNTIME, "bad operand type for unary %s: '%s'",
                     e->op == JO_NEG ? "-" : "+", jj_kind_name (a));
   if (e->op == JO_POS)
-    return a->kind == JJ_BOOL ? jj_int (a->b) : jj_ref (a);
+    return a->kind == JJ_BOOL ? jj_client_from (jj_int (a->b), a) : jj_ref (a);
   if (a->kind == JJ_FLOAT)
-    return jj_float (-a->f);
+    return jj_client_from (jj_float (-a->f), a);
   if (as_int (a) == G_MININT64)
     return jj_fail (r, e, BW_JINJA_ERROR_LIMIT, "integer overflow");
-  return jj_int (-as_int (a));
+  return jj_client_from (jj_int (-as_int (a)), a);
 }
 
 static JjValue *
