@@ -709,7 +709,11 @@ builtin_strftime (JjRender *r, const JjNode *at, JjValue *fmt)
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
   n = strftime (buf, sizeof buf, fmt->str.s, &tm);
 #pragma GCC diagnostic pop
-  return jj_string (buf, n);
+  /* A format from client data copies its text into the result. */
+  JjText out = { g_string_new_len (buf, (gssize) n), NULL };
+  if (jj_is_client (fmt))
+    jj_text_mark_from (&out, 0);
+  return jj_text_take (&out);
 }
 
 JjValue *

@@ -266,6 +266,7 @@ static const OpCase op_cases[] = {
     "{{ t.function.arguments | tojson }}{{ t.function.arguments.a }}{% endfor %}{% endfor %}", 0 },
   { "{{ tools[0].description }}{{ extra }}{{ extra | upper | lower }}", 0 },
   { "<{{ n }}{{ n + 1 }}{{ -n }}{{ f * 2 }}{{ n | abs }}{{ '%d' % n }}{{ n | string }}>", 0 },
+  { "{{ strftime_now(c[:100]) }}{{ strftime_now(extra[:120]) }}", 0 },
   /* The template's own text and the engine's values are still special tokens. */
   { "{{ bos_token }}{{ c }}", 1 },
   { "<|im_end|>{{ c | trim }}{{ eos_token ~ c }}", 2 },
@@ -337,6 +338,7 @@ test_exact_marks (void)
   assert_mask ("<{{ n }}|{{ n + 1 }}|{{ 1 + 2 }}>", "", "<42|43|3>", ".xx.xx...");
   assert_mask ("{{ c | e }}", "<a", "&lt;a", "xxxxx");
   assert_mask ("{{ c | indent(2, true) }}", "a\nb", "  a\n  b", "..xx..x");
+  assert_mask ("{{ strftime_now('%Y ') }}{{ strftime_now(c) }}", "<%m>", "2026 <07>", ".....xxxx");
   assert_mask ("{% set l = [] %}{% set _ = l.append(c) %}{{ l[0] }}.{{ l | length }}", "ab",
                "ab.1", "xx..");
 }
