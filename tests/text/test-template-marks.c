@@ -531,20 +531,17 @@ case_vars (JsonObject *c, const char *payload, JsonObject **vars, JsonObject **c
  * specials of the same prompt with those strings defused, and every byte that changes when
  * they are defused is marked. */
 static guint
-check_fixture_case (const char *dir, const char *path, const BwTokenizer *tok)
+check_case (const char *tpl_path, const char *src, const char *path, const BwTokenizer *tok)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GError) error = NULL;
   g_autofree char *payload = specials_text (tok, TRUE);
-  g_autofree char *tpl_path = g_build_filename (dir, "template.jinja", NULL);
-  g_autofree char *src = NULL;
   g_autoptr (JsonObject) vars = NULL, client = NULL, vars2 = NULL, client2 = NULL;
   g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (BurrowTextSpan));
   g_autoptr (GArray) spans2 = g_array_new (FALSE, FALSE, sizeof (BurrowTextSpan));
   JsonObject *c;
 
   g_assert_true (json_parser_load_from_file (parser, path, &error));
-  g_assert_true (g_file_get_contents (tpl_path, &src, NULL, &error));
   c = json_node_get_object (json_parser_get_root (parser));
   case_vars (c, payload, &vars, &client);
   g_autofree char *text = render_checked (tpl_path, src, vars, client, spans, &error);
@@ -564,8 +561,8 @@ check_fixture_case (const char *dir, const char *path, const BwTokenizer *tok)
   g_autoptr (GArray) whole = encode_whole (tok, text, TRUE);
   g_autoptr (GArray) reference = encode_whole (tok, defused, TRUE);
   g_autofree char *base = g_path_get_basename (path);
-  g_test_message ("%s/%s: %u special ids, %u with the client text defused, %u read whole",
-                  dir, base, count_special (tok, ids), count_special (tok, reference),
+  g_test_message ("%s, %s: %u special ids, %u with the client text defused, %u read whole",
+                  tpl_path, base, count_special (tok, ids), count_special (tok, reference),
                   count_special (tok, whole));
   g_assert_cmpuint (strlen (defused), ==, strlen (text));
   g_assert_cmpuint (count_special (tok, ids), ==, count_special (tok, reference));
@@ -582,6 +579,17 @@ check_fixture_case (const char *dir, const char *path, const BwTokenizer *tok)
         g_assert_true (span != NULL && span->offset <= i);
     }
   return 1;
+}
+
+static guint
+check_fixture_case (const char *dir, const char *path, const BwTokenizer *tok)
+{
+  g_autofree char *tpl_path = g_build_filename (dir, "template.jinja", NULL);
+  g_autofree char *src = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_get_contents (tpl_path, &src, NULL, &error));
+  return check_case (tpl_path, src, path, tok);
 }
 
 static void
@@ -616,6 +624,41 @@ test_fixture_templates (void)
   g_assert_cmpuint (checked, >=, 55);
 }
 
+/* The demo model's own template (Kimi Linear's) and the run fixtures' Kimi templates, over
+ * the Kimi K2 conversations. */
+static void
+test_model_templates (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwModelTemplate) demo = bw_model_template_load (BURROW_DEMO_MODEL, FALSE, &error);
+  g_autofree char *k3_path = g_build_filename (RUN_FIXTURES, "k3-drops-reasoning.jinja", NULL);
+  g_autofree char *kimi_path = g_build_filename (RUN_FIXTURES, "kimi-default-system.jinja",
+                                                 NULL);
+  g_autofree char *k3 = NULL, *kimi = NULL;
+  g_autofree char *cases = g_build_filename (BURROW_FIXTURES, "templates", "Kimi-K2-Instruct",
+                                             NULL);
+  g_autoptr (GDir) d = NULL;
+  const char *name;
+  guint checked = 0;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (demo);
+  g_assert_true (g_file_get_contents (k3_path, &k3, NULL, &error));
+  g_assert_true (g_file_get_contents (kimi_path, &kimi, NULL, &error));
+  d = g_dir_open (cases, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (cases, name, NULL);
+      if (!g_str_has_suffix (name, ".json"))
+        continue;
+      checked += check_case (demo->origin, demo->source, path, demo_tok);
+      checked += check_case (k3_path, k3, path, demo_tok);
+      checked += check_case (kimi_path, kimi, path, demo_tok);
+    }
+  g_assert_cmpuint (checked, >=, 27);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -630,6 +673,7 @@ main (int argc, char **argv)
   g_test_add_func ("/template-marks/issue-cases", test_issue_cases);
   g_test_add_func ("/template-marks/engine-names-refused", test_engine_names_refused);
   g_test_add_func ("/template-marks/fixture-templates", test_fixture_templates);
+  g_test_add_func ("/template-marks/model-templates", test_model_templates);
   status = g_test_run ();
   bw_tokenizer_free (demo_tok);
   bw_tokenizer_free (glm_tok);
