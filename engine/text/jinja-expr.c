@@ -118,6 +118,25 @@ jj_getattr (JjRender *r, const JjNode *at, JjValue *obj, const char *name)
   return jj_undefined ();
 }
 
+/* The byte offset of each of the *n characters of the string v, and of its end. */
+static gsize *
+char_offsets (const JjValue *v, guint *n_chars)
+{
+  gsize *at = g_new (gsize, v->str.len + 1);
+  guint n = 0;
+  const char *end = v->str.s + v->str.len;
+
+  for (const char *p = v->str.s; p < end;)
+    {
+      const char *next = g_utf8_find_next_char (p, end);
+      at[n++] = p - v->str.s;
+      p = next ? next : end;
+    }
+  at[n] = v->str.len;
+  *n_chars = n;
+  return at;
+}
+
 /* Python's index normalization; FALSE if out of range. */
 static gboolean
 normalize_index (gint64 i, guint len, guint *out)
@@ -151,9 +170,10 @@ jj_getitem (JjRender *r, const JjNode *at, JjValue *obj, JjValue *key)
     }
   else if ((key->kind == JJ_INT || key->kind == JJ_BOOL) && obj->kind == JJ_STRING)
     {
-      g_autoptr (JjValue) chars = jj_iterate (obj);
-      if (normalize_index (key->kind == JJ_INT ? key->i : key->b, chars->list->len, &idx))
-        return jj_ref (JJ_ITEM (chars, idx));
+      guint n;
+      g_autofree gsize *offs = char_offsets (obj, &n);
+      if (normalize_index (key->kind == JJ_INT ? key->i : key->b, n, &idx))
+        return jj_string_sub (obj, offs[idx], offs[idx + 1]);
       return jj_undefined ();
     }
   if (key->kind == JJ_STRING && jj_has_method (obj, key->str.s))
@@ -191,6 +211,8 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
   gint64 start = 0, stop = 0, step = 1;
   gboolean has_start, has_stop, has_step;
   g_autoptr (JjValue) items = NULL;
+  g_autofree gsize *offs = NULL;
+  guint n_chars = 0;
   JjValue *out;
   gint64 len;
 
@@ -204,8 +226,12 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
   if (obj->kind != JJ_LIST && obj->kind != JJ_STRING)
     return jj_fail (r, slice, BW_JINJA_ERROR_RUNTIME, "'%s' object is not subscriptable",
                     jj_kind_name (obj));
-  items = jj_iterate (obj);
-  len = items->list->len;
+  /* Characters of a string are cut by offset, not made one value each. */
+  if (obj->kind == JJ_STRING)
+    offs = char_offsets (obj, &n_chars);
+  else
+    items = jj_ref (obj);
+  len = offs ? n_chars : items->list->len;
   if (!has_start)
     start = step < 0 ? len - 1 : 0;
   else if (start < 0)
@@ -218,12 +244,14 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
     stop = MAX (stop + len, step < 0 ? -1 : 0);
   else
     stop = MIN (stop, step < 0 ? len - 1 : len);
-  if (obj->kind == JJ_STRING)
+  if (offs != NULL && step == 1)
+    return jj_string_sub (obj, offs[start], offs[MAX (start, stop)]);
+  if (offs != NULL)
     {
       JjText t;
       jj_text_init (&t);
       for (gint64 i = start; step > 0 ? i < stop : i > stop; i += step)
-        jj_text_put_sub (&t, JJ_ITEM (items, i), 0, JJ_ITEM (items, i)->str.len);
+        jj_text_put_sub (&t, obj, offs[i], offs[i + 1]);
       return jj_text_take (&t);
     }
   out = jj_list_new ();
