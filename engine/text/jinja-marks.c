@@ -67,6 +67,10 @@ jj_text_put (JjText *t, const char *s, gsize len, gboolean client)
 void
 jj_text_mark_from (JjText *t, gsize from)
 {
+  /* Marks already inside the new one go: it covers them. */
+  while (t->marks != NULL && t->marks->len > 0
+         && g_array_index (t->marks, JjSpan, t->marks->len - 1).start >= from)
+    g_array_set_size (t->marks, t->marks->len - 1);
   mark (&t->marks, from, t->s->len);
 }
 

@@ -337,6 +337,7 @@ test_exact_marks (void)
   assert_mask ("{{ 'é' ~ c | capitalize }}", "éa", "éÉa", "..xxx");
   assert_mask ("<{{ n }}|{{ n + 1 }}|{{ 1 + 2 }}>", "", "<42|43|3>", ".xx.xx...");
   assert_mask ("{{ c | e }}", "<a", "&lt;a", "xxxxx");
+  assert_mask ("{{ [c, 1] | tojson(separators=(c, ':')) }}", ",", "[\",\",1]", "xxxxxxx");
   assert_mask ("{{ c | indent(2, true) }}", "a\nb", "  a\n  b", "..xx..x");
   assert_mask ("{{ strftime_now('%Y ') }}{{ strftime_now(c) }}", "<%m>", "2026 <07>", ".....xxxx");
   assert_mask ("{% set l = [] %}{% set _ = l.append(c) %}{{ l[0] }}.{{ l | length }}", "ab",
