@@ -596,13 +596,19 @@ bind_vars (JjRender *r, JsonObject *obj, gboolean client)
   return TRUE;
 }
 
+/* The marks as spans of the text callers read: up to its first NUL byte, which a template's
+ * own text may hold. */
 static void
 out_spans (const JjText *out, GArray *spans)
 {
+  gsize len = strlen (out->s->str);
+
   for (guint i = 0; out->marks != NULL && i < out->marks->len; i++)
     {
       const JjSpan *m = &g_array_index (out->marks, JjSpan, i);
-      BurrowTextSpan span = { m->start, m->end - m->start };
+      if (m->start >= len)
+        break;
+      BurrowTextSpan span = { m->start, MIN (m->end, len) - m->start };
       g_array_append_val (spans, span);
     }
 }

@@ -51,9 +51,10 @@ char *bw_jinja_render (const BwJinjaTemplate *tpl, JsonObject *vars, GDateTime *
 /* Renders with client data: the members of client (may be NULL) are variables as well, and
  * every byte of the text that came from them, however the template changed it (cut,
  * stripped, case-changed, escaped, joined, formatted), is in client_spans (BurrowTextSpan,
- * appended in order, disjoint; may be NULL). Only the other bytes, the template's text and
- * the values of vars, may be read as special tokens. A client member that vars or the
- * interpreter defines (bos_token, range, ...) is refused. */
+ * appended in order, disjoint, within the text up to its first NUL byte; may be NULL).
+ * Only the other bytes, the template's text and the values of vars, may be read as special
+ * tokens. A client member that vars or the interpreter defines (bos_token, range, ...) is
+ * refused. */
 char *bw_jinja_render_marked (const BwJinjaTemplate *tpl, JsonObject *vars, JsonObject *client,
                               GDateTime *now, const BwJinjaLimits *limits, GArray *client_spans,
                               GError **error);
