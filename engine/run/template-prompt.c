@@ -45,8 +45,13 @@ render_ids (const BurrowConversation *conv, const BurrowGenerateOptions *opts, g
                                  error);
   if (text == NULL)
     return FALSE;
-  bw_model_template_segments (strlen (text), (const BurrowTextSpan *) (void *) spans->data,
-                              spans->len, segments);
+  if (!bw_model_template_segments (strlen (text), (const BurrowTextSpan *) (void *) spans->data,
+                                   spans->len, segments))
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the chat template's client spans are out of order");
+      return FALSE;
+    }
   return bw_chat_encode_segments (engine->tok, text, segments, ids, error);
 }
 
