@@ -264,6 +264,18 @@ parse_thinking (JsonObject *obj, ServeRequest *req, ServeError *err)
   JsonNode *kw = member (obj, "chat_template_kwargs");
   if (kw && !JSON_NODE_HOLDS_OBJECT (kw))
     return invalid (err, "chat_template_kwargs", "expected an object");
+  /* The kwargs are client data: they may not stand in for what the engine supplies. */
+  g_autoptr (GList) names = kw ? json_object_get_members (json_node_get_object (kw)) : NULL;
+  for (GList *l = names; l; l = l->next)
+    if (bw_chat_template_engine_name (l->data))
+      {
+        g_autofree char *param = g_strdup_printf ("chat_template_kwargs.%s",
+                                                  (const char *) l->data);
+        serve_error_set (err, 400, "invalid_request_error", "invalid_value", param,
+                         "Invalid 'chat_template_kwargs': '%s' is supplied by the server, "
+                         "not by the request.", (const char *) l->data);
+        return FALSE;
+      }
   return kw == NULL || get_bool (json_node_get_object (kw), "enable_thinking",
                                  &req->opts.thinking, err);
 }

@@ -192,6 +192,7 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   const BwModelTemplate *mt = req->tools->tools ? server->template_tools : server->template;
   g_autoptr (GError) error = NULL;
   g_autofree char *prompt = NULL;
+  g_autoptr (GArray) client = g_array_new (FALSE, FALSE, sizeof (BurrowTextSpan));
   BurrowTurnStats st = { 0 };
   TemplateTurn t = { .job = job };
   gboolean ok;
@@ -201,7 +202,8 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
-  prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
+  prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, client,
+                               &error);
   if (prompt == NULL)
     {
       answer_error (job, 400, "invalid_request_error", NULL, error->message);
@@ -223,11 +225,10 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   ok = serve_testing_reply (server, prompt, on_raw_token, &t, &st);
   if (!ok)
 #endif
-    {
-      g_autofree const char **plain = serve_tools_plain_texts (req->tools);
-      ok = burrow_conversation_generate_prompt (server->last, prompt, plain, &req->opts,
-                                                on_raw_token, &t, &st, job->cancel, &error);
-    }
+    ok = burrow_conversation_generate_prompt (server->last, prompt,
+                                              (const BurrowTextSpan *) (void *) client->data,
+                                              client->len, &req->opts, on_raw_token, &t, &st,
+                                              job->cancel, &error);
   (void) ok;   /* a failure is in error; what the reply had so far still goes out */
   guint before = t.events->len;
   bw_tool_parser_finish (t.parser, t.events);

@@ -243,11 +243,14 @@ serve_tools_clear (ServeTools *t)
 
 char *
 serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean thinking_given,
-                    gboolean thinking, GError **error)
+                    gboolean thinking, GArray *client, GError **error)
 {
+  JsonArray *offered = tools->choice_none ? NULL : tools->tools;
+  g_autoptr (JsonObject) engine = bw_chat_template_engine_vars (mt, TRUE, offered != NULL);
   g_autoptr (JsonObject) kwargs = json_object_new ();
   g_autoptr (JsonObject) vars = NULL;
 
+  /* The request's own switch, which its chat_template_kwargs may set as well. */
   if (thinking_given)
     json_object_set_boolean_member (kwargs, "enable_thinking", thinking);
   if (tools->kwargs)
@@ -257,28 +260,8 @@ serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean
         json_object_set_member (kwargs, l->data,
                                 json_node_copy (json_object_get_member (tools->kwargs, l->data)));
     }
-  vars = bw_chat_template_vars (mt, tools->messages, tools->choice_none ? NULL : tools->tools,
-                                TRUE, kwargs);
-  return bw_model_template_render (mt, vars, NULL, error);
-}
-
-const char **
-serve_tools_plain_texts (const ServeTools *tools)
-{
-  GPtrArray *texts = g_ptr_array_new ();
-
-  for (guint i = 0; tools->messages && i < json_array_get_length (tools->messages); i++)
-    {
-      JsonNode *m = json_array_get_element (tools->messages, i);
-      JsonObject *o = JSON_NODE_HOLDS_OBJECT (m) ? json_node_get_object (m) : NULL;
-      JsonNode *reasoning = get (o, "reasoning_content"), *content = get (o, "content");
-      if (is_string (reasoning))
-        g_ptr_array_add (texts, (gpointer) json_node_get_string (reasoning));
-      if (is_string (content))
-        g_ptr_array_add (texts, (gpointer) json_node_get_string (content));
-    }
-  g_ptr_array_add (texts, NULL);
-  return (const char **) g_ptr_array_free (texts, FALSE);
+  vars = bw_chat_template_client_vars (tools->messages, offered, kwargs);
+  return bw_model_template_render_marked (mt, engine, vars, NULL, client, error);
 }
 
 BwToolParser *

@@ -30,13 +30,11 @@ struct _ServeTools {
 gboolean serve_tools_parse (JsonObject *obj, ServeTools *out, ServeError *err);
 void serve_tools_clear (ServeTools *tools);
 
-/* The prompt: the whole conversation through the template, with the generation prompt. */
+/* The prompt: the whole conversation through the template, with the generation prompt;
+ * the spans of it that came from the request (BurrowTextSpan) are appended to client. */
 char *serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools,
-                          gboolean thinking_given, gboolean thinking, GError **error);
-
-/* The messages' texts (reasoning_content and content; not tool-call arguments, which
- * templates print re-serialized), NULL-terminated, the strings borrowed from tools. */
-const char **serve_tools_plain_texts (const ServeTools *tools);
+                          gboolean thinking_given, gboolean thinking, GArray *client,
+                          GError **error);
 
 /* The reply's parser for a rendered prompt. */
 BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,

@@ -518,17 +518,24 @@ gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        BurrowTurnStats *stats, GCancellable *cancellable,
                                        GError **error);
 
+/* Bytes [offset, offset + len) of a text. */
+typedef struct {
+  gsize offset;
+  gsize len;
+} BurrowTextSpan;
+
 /* Generates a reply to prompt: the whole conversation already rendered by a chat template
- * (the checkpoint's own). plain (NULL-terminated, may be NULL) lists the messages' texts in
- * the order they appear in it: each is found there and encoded as plain text, so special-
- * token text typed into a message stays text; the rest of the prompt is read with special
- * tokens. The decode state is kept as far
+ * (the checkpoint's own). client (n_client spans, in order and disjoint; may be NULL) marks
+ * the bytes that came from the request's data: they are encoded as plain text, so that
+ * special-token text in a message stays text whatever the template did to it; the rest of
+ * the prompt is read with special tokens. Spans out of order or past the prompt's end fail
+ * with BURROW_ENGINE_ERROR_INVALID_INPUT. The decode state is kept as far
  * as the ids it covers start the prompt's, so a longer rendering of the same conversation
  * only prefills what is new. The reply streams through func as answer text with its tags
  * (the caller splits reasoning and tool calls) and is appended as an assistant message.
  * Cancellation and errors behave as in burrow_conversation_generate. */
 gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
-                                              const char *const *plain,
+                                              const BurrowTextSpan *client, gsize n_client,
                                               const BurrowGenerateOptions *options,
                                               BurrowTokenFunc func, gpointer user_data,
                                               BurrowTurnStats *stats, GCancellable *cancellable,

@@ -22,7 +22,8 @@ typedef struct {
   gpointer user_data;
   GCancellable *cancellable;
   const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
-  const char *const *plain;  /* its message texts, in order (NULL-terminated, may be NULL) */
+  const BurrowTextSpan *client;  /* its bytes from the request's data, in order */
+  gsize n_client;
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
@@ -104,8 +105,12 @@ raw_prompt_ids (Turn *t, GError **error)
   g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
 
   t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
-  bw_model_template_segments (t->raw_prompt, t->plain,
-                              t->plain ? g_strv_length ((char **) t->plain) : 0, segments);
+  if (!bw_model_template_segments (strlen (t->raw_prompt), t->client, t->n_client, segments))
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the prompt's client spans are out of order or past its end");
+      return FALSE;
+    }
   if (!bw_chat_encode_segments (t->engine->tok, t->raw_prompt, segments, t->seq, error))
     return FALSE;
   if (t->seq->len == 0)
@@ -486,8 +491,8 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
 }
 
 static gboolean
-generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
-          const BurrowGenerateOptions *options,
+generate (BurrowConversation *conv, const char *raw_prompt, const BurrowTextSpan *client,
+          gsize n_client, const BurrowGenerateOptions *options,
           BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
           GCancellable *cancellable, GError **error)
 {
@@ -502,7 +507,8 @@ generate (BurrowConversation *conv, const char *raw_prompt, const char *const *p
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable, .raw_prompt = raw_prompt, .plain = plain };
+             .cancellable = cancellable, .raw_prompt = raw_prompt, .client = client,
+             .n_client = n_client };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
@@ -544,16 +550,18 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
                               BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
                               GCancellable *cancellable, GError **error)
 {
-  return generate (conv, NULL, NULL, options, func, user_data, stats, cancellable, error);
+  return generate (conv, NULL, NULL, 0, options, func, user_data, stats, cancellable, error);
 }
 
 gboolean
 burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
-                                     const char *const *plain,
+                                     const BurrowTextSpan *client, gsize n_client,
                                      const BurrowGenerateOptions *options, BurrowTokenFunc func,
                                      gpointer user_data, BurrowTurnStats *stats,
                                      GCancellable *cancellable, GError **error)
 {
   bw_return_error_if_fail (prompt != NULL, error, FALSE);
-  return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
+  bw_return_error_if_fail (client != NULL || n_client == 0, error, FALSE);
+  return generate (conv, prompt, client, n_client, options, func, user_data, stats,
+                   cancellable, error);
 }

@@ -182,17 +182,27 @@ bw_model_template_load_file (const char *path, const char *dir, GError **error)
   return g_steal_pointer (&mt);
 }
 
+/* What the engine supplies, whoever sends the request. */
+static const char *const engine_names[] = {
+  "messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
+};
+
+gboolean
+bw_chat_template_engine_name (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (engine_names); i++)
+    if (strcmp (name, engine_names[i]) == 0)
+      return TRUE;
+  return bw_jinja_is_global (name);
+}
+
 JsonObject *
-bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray *tools,
-                       gboolean add_generation_prompt, JsonObject *kwargs)
+bw_chat_template_engine_vars (const BwModelTemplate *mt, gboolean add_generation_prompt,
+                              gboolean with_tools)
 {
   JsonObject *vars = json_object_new ();
 
-  json_object_set_array_member (vars, "messages",
-                                messages ? json_array_ref (messages) : json_array_new ());
-  if (tools != NULL)
-    json_object_set_array_member (vars, "tools", json_array_ref (tools));
-  else
+  if (!with_tools)
     json_object_set_null_member (vars, "tools");
   json_object_set_null_member (vars, "documents");
   json_object_set_boolean_member (vars, "add_generation_prompt", add_generation_prompt);
@@ -200,14 +210,43 @@ bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray
     json_object_set_string_member (vars, "bos_token", mt->bos_token);
   if (mt != NULL && mt->eos_token != NULL)
     json_object_set_string_member (vars, "eos_token", mt->eos_token);
-  if (kwargs != NULL)
-    {
-      GList *members = json_object_get_members (kwargs);
-      for (GList *m = members; m; m = m->next)
-        json_object_set_member (vars, m->data,
-                                json_node_copy (json_object_get_member (kwargs, m->data)));
-      g_list_free (members);
-    }
+  return vars;
+}
+
+/* Copies every member of from into to, replacing those of the same name. */
+static void
+set_members (JsonObject *to, JsonObject *from)
+{
+  g_autoptr (GList) members = from ? json_object_get_members (from) : NULL;
+
+  for (GList *m = members; m; m = m->next)
+    json_object_set_member (to, m->data, json_node_copy (json_object_get_member (from, m->data)));
+}
+
+JsonObject *
+bw_chat_template_client_vars (JsonArray *messages, JsonArray *tools, JsonObject *kwargs)
+{
+  JsonObject *vars = json_object_new ();
+
+  json_object_set_array_member (vars, "messages",
+                                messages ? json_array_ref (messages) : json_array_new ());
+  if (tools != NULL)
+    json_object_set_array_member (vars, "tools", json_array_ref (tools));
+  set_members (vars, kwargs);
+  return vars;
+}
+
+JsonObject *
+bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray *tools,
+                       gboolean add_generation_prompt, JsonObject *kwargs)
+{
+  JsonObject *vars = bw_chat_template_engine_vars (mt, add_generation_prompt, tools != NULL);
+
+  json_object_set_array_member (vars, "messages",
+                                messages ? json_array_ref (messages) : json_array_new ());
+  if (tools != NULL)
+    json_object_set_array_member (vars, "tools", json_array_ref (tools));
+  set_members (vars, kwargs);
   return vars;
 }
 
@@ -215,11 +254,19 @@ char *
 bw_model_template_render (const BwModelTemplate *mt, JsonObject *vars, GDateTime *now,
                           GError **error)
 {
+  return bw_model_template_render_marked (mt, vars, NULL, now, NULL, error);
+}
+
+char *
+bw_model_template_render_marked (const BwModelTemplate *mt, JsonObject *vars,
+                                 JsonObject *client, GDateTime *now, GArray *client_spans,
+                                 GError **error)
+{
   g_autoptr (BwJinjaTemplate) tpl = bw_jinja_parse (mt->origin, mt->source, -1, error);
 
   if (tpl == NULL)
     return NULL;
-  return bw_jinja_render (tpl, vars, now, NULL, error);
+  return bw_jinja_render_marked (tpl, vars, client, now, NULL, client_spans, error);
 }
 
 static void
@@ -239,25 +286,22 @@ add_segment (GArray *segments, gsize offset, gsize len, gboolean structure)
   g_array_append_val (segments, ((BwChatSegment) { offset, len, structure }));
 }
 
-void
-bw_model_template_segments (const char *text, const char *const *contents, gsize n,
-                            GArray *segments)
+gboolean
+bw_model_template_segments (gsize len, const BurrowTextSpan *client, gsize n, GArray *segments)
 {
-  gsize pos = 0, len = strlen (text);
+  gsize pos = 0;
 
   for (gsize i = 0; i < n; i++)
     {
-      const char *c = contents[i], *hit;
-      if (c == NULL || *c == '\0')
-        continue;
-      hit = strstr (text + pos, c);
-      if (hit == NULL)
-        continue;
-      add_segment (segments, pos, hit - (text + pos), TRUE);
-      add_segment (segments, hit - text, strlen (c), FALSE);
-      pos = (hit - text) + strlen (c);
+      if (client[i].offset < pos || client[i].len > len
+          || client[i].offset > len - client[i].len)
+        return FALSE;
+      add_segment (segments, pos, client[i].offset - pos, TRUE);
+      add_segment (segments, client[i].offset, client[i].len, FALSE);
+      pos = client[i].offset + client[i].len;
     }
   add_segment (segments, pos, len - pos, TRUE);
+  return TRUE;
 }
 
 char *
