@@ -114,24 +114,20 @@ record_turn (ServeServer *server, const BurrowTurnStats *st)
   g_mutex_unlock (&server->profile_lock);
 }
 
+/* An error as the answer: the HTTP status and body, or an SSE error event once a stream's
+ * first bytes went out. */
 static void
-answer_error (ServeJob *job, guint status, const char *type, const char *code,
-              const char *message)
+answer_error (ServeJob *job, const ServeError *err, gboolean streaming)
 {
-  ServeError err = { 0 };
-  char *body;
-
-  serve_error_set (&err, status, type, code, status == 400 ? "messages" : NULL, "%s", message);
-  body = serve_json_error (&err);
-  serve_error_clear (&err);
-  if (job->req->stream)
+  char *body = serve_json_error (err);
+  if (streaming)
     {
       post_sse (job, body);
       g_free (body);
       serve_job_post (job, "data: [DONE]\n\n", TRUE, 0, NULL);
     }
   else
-    serve_job_post (job, NULL, TRUE, status, body);
+    serve_job_post (job, NULL, TRUE, err->status, body);
 }
 
 static void
@@ -147,9 +143,10 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
     }
   if (error)
     {
-      answer_error (job, error->domain == BURROW_ENGINE_ERROR ? 400 : 500,
-                    error->domain == BURROW_ENGINE_ERROR ? "invalid_request_error" : "server_error",
-                    NULL, error->message);
+      ServeError err = { 0 };
+      serve_error_set_engine (&err, error);
+      answer_error (job, &err, job->req->stream);
+      serve_error_clear (&err);
       return;
     }
   /* Without constrained decoding the model may still answer in text; that answer is not
@@ -164,7 +161,10 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
       else
         msg = g_strdup ("tool_choice is 'required', but the model answered without a tool "
                         "call (this server does not constrain decoding to tool calls).");
-      answer_error (job, 422, "server_error", "tool_choice_not_followed", msg);
+      ServeError err = { 0 };
+      serve_error_set (&err, 422, "server_error", "tool_choice_not_followed", NULL, "%s", msg);
+      answer_error (job, &err, job->req->stream);
+      serve_error_clear (&err);
       return;
     }
   if (!job->req->stream)
@@ -204,11 +204,25 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
   if (prompt == NULL)
     {
-      answer_error (job, 400, "invalid_request_error", NULL, error->message);
+      ServeError err = { 0 };
+      serve_error_set (&err, 400, "invalid_request_error", NULL, "messages", "%s", error->message);
+      answer_error (job, &err, FALSE);
+      serve_error_clear (&err);
       return;
     }
   if (server->last == NULL)
     server->last = burrow_conversation_new (server->engine);
+  g_autofree const char **plain = serve_tools_plain_texts (req->tools);
+  /* Refused before any model work, and before a stream's 200: a prompt over the context. */
+  if (burrow_conversation_count_prompt_text (server->last, prompt, plain, &req->opts,
+                                             &error) < 0)
+    {
+      ServeError err = { 0 };
+      serve_error_set_engine (&err, error);
+      answer_error (job, &err, FALSE);
+      serve_error_clear (&err);
+      return;
+    }
   if (req->stream)
     {
       g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL, NULL);
@@ -224,7 +238,6 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   if (!ok)
 #endif
     {
-      g_autofree const char **plain = serve_tools_plain_texts (req->tools);
       ok = burrow_conversation_generate_prompt (server->last, prompt, plain, &req->opts,
                                                 on_raw_token, &t, &st, job->cancel, &error);
     }

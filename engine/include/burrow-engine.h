@@ -564,6 +564,13 @@ gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const ch
                                               BurrowTurnStats *stats, GCancellable *cancellable,
                                               GError **error);
 
+/* The prompt tokens burrow_conversation_generate_prompt would hold for prompt and plain,
+ * without running the model; -1 with error as burrow_conversation_count_prompt fails. */
+int burrow_conversation_count_prompt_text (BurrowConversation *conv, const char *prompt,
+                                           const char *const *plain,
+                                           const BurrowGenerateOptions *options,
+                                           GError **error);
+
 /* ---- Tool calls in a reply's text ----
  *
  * For showing a reply: the tool calls a model wrote in any syntax the engine knows (Kimi,

@@ -24,8 +24,10 @@ is_stop (const BwJsonConstraint *c, gint32 id)
   return FALSE;
 }
 
-/* The token's bytes keep the document possible within left - 1 more tokens: every token
- * the closing needs exists as a single byte in a byte-level vocabulary. */
+/* The token's bytes keep the document possible, and leave room to close it: within
+ * left - 1 more tokens counting a byte per token (a byte-level vocabulary has every byte
+ * as a token), or, where even that is too tight, by a token that is all progress along a
+ * shortest completion, so the document closes as fast as the vocabulary allows. */
 static gboolean
 fits (BwJsonConstraint *c, gint32 id, int left, gboolean check_first)
 {
@@ -38,13 +40,17 @@ fits (BwJsonConstraint *c, gint32 id, int left, gboolean check_first)
   if (bytes == NULL || len == 0 || (check_first && !c->first[bytes[0]]))
     return FALSE;
   bw_json_matcher_copy (&c->probe, &c->state);
-  return bw_json_matcher_feed (&c->probe, bytes, len)
-         && bw_json_matcher_min_close (&c->probe) <= (guint) MAX (left - 1, 0);
+  if (!bw_json_matcher_feed (&c->probe, bytes, len))
+    return FALSE;
+  guint after = bw_json_matcher_min_close (&c->probe);
+  return after <= (guint) MAX (left - 1, 0)
+         || (guint64) after + len <= c->now;
 }
 
 gboolean
 bw_json_constraint_allows (BwJsonConstraint *c, gint32 id, int left)
 {
+  c->now = bw_json_matcher_min_close (&c->state);
   return fits (c, id, left, FALSE);
 }
 
@@ -52,6 +58,7 @@ int
 bw_json_constraint_mask (BwJsonConstraint *c, float *logits, int left)
 {
   int allowed = 0;
+  c->now = bw_json_matcher_min_close (&c->state);
   for (int b = 0; b < 256; b++)
     {
       guint8 byte = (guint8) b;

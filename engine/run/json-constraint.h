@@ -20,6 +20,7 @@ typedef struct {
   const GArray *stop_ids;    /* gint32 end-of-turn ids, or NULL (ignore_eos) */
   int vocab;
   gboolean first[256];       /* bytes that may come next */
+  guint now;                 /* the shortest completion before the token tested */
 } BwJsonConstraint;
 
 void bw_json_constraint_init (BwJsonConstraint *c, const BwJsonSchema *schema,

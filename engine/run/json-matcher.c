@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_WS 20
+#define MAX_WS 12
 #define NONE G_MAXUINT
 
 enum { F_OBJECT, F_KEY, F_ARRAY, F_STRING, F_NUMBER, F_LITERALS };

@@ -4,7 +4,7 @@
  * state is a small fixed-size struct (a stack of frames, one per open value), so testing a
  * token is a copy of the live frames and a feed; nothing allocates.
  *
- * Whitespace may surround values, keys, colons and commas, up to 20 bytes in a row; none
+ * Whitespace may surround values, keys, colons and commas, up to 12 bytes in a row; none
  * may follow the closed document (decoding stops there). */
 #pragma once
 

@@ -531,6 +531,22 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
   return (int) seq->len;
 }
 
+int
+burrow_conversation_count_prompt_text (BurrowConversation *conv, const char *prompt,
+                                       const char *const *plain,
+                                       const BurrowGenerateOptions *options, GError **error)
+{
+  bw_return_error_if_fail (prompt != NULL, error, -1);
+  Turn t = { .conv = conv, .engine = conv->engine, .raw_prompt = prompt, .plain = plain };
+  t.seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  int limit = options && options->max_context > 0 ? options->max_context
+                                                  : conv->engine->max_context;
+  int n = raw_prompt_ids (&t, error) && check_context (limit, t.seq->len, error)
+            ? (int) t.seq->len : -1;
+  g_array_unref (t.seq);
+  return n;
+}
+
 static gboolean
 generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
           const BurrowGenerateOptions *options,

@@ -113,7 +113,8 @@ test_any_object (void)
     { NULL, "{\"a\" 1}", REJECT },
     { NULL, "{\"a\": 1,}", REJECT },
     { NULL, "{,", REJECT },
-    { NULL, "{\"a\": 1                     }", REJECT },   /* 21 spaces in a row */
+    { NULL, "{\"a\": 1            }", CLOSED },    /* 12 spaces in a row */
+    { NULL, "{\"a\": 1             }", REJECT },    /* 13 */
   };
   run_cases (cases, G_N_ELEMENTS (cases));
 }
