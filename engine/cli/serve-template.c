@@ -213,9 +213,11 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   if (server->last == NULL)
     server->last = burrow_conversation_new (server->engine);
   g_autofree const char **plain = serve_tools_plain_texts (req->tools);
-  /* Refused before any model work, and before a stream's 200: a prompt over the context. */
+  /* Refused before any model work, and before a stream's 200: a prompt over the context.
+   * Other failures to encode it come back from the generation itself. */
   if (burrow_conversation_count_prompt_text (server->last, prompt, plain, &req->opts,
-                                             &error) < 0)
+                                             &error) < 0
+      && g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
     {
       ServeError err = { 0 };
       serve_error_set_engine (&err, error);
@@ -223,6 +225,7 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_error_clear (&err);
       return;
     }
+  g_clear_error (&error);
   if (req->stream)
     {
       g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL, NULL);
