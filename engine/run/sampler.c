@@ -28,6 +28,14 @@ bw_sampler_options_init (BwSamplerOptions *opts)
   opts->repetition_penalty = 1.0f;
 }
 
+void
+bw_sampler_options_from (BwSamplerOptions *o, const BurrowGenerateOptions *go)
+{
+  *o = (BwSamplerOptions) { go->temperature, go->top_k, go->top_p, go->min_p,
+                            go->repetition_penalty, go->seed, go->frequency_penalty,
+                            go->presence_penalty, go->logit_bias, go->n_logit_bias };
+}
+
 /* splitmix64 seeds xoshiro256**. */
 static guint64
 splitmix64 (guint64 *x)

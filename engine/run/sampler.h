@@ -34,6 +34,9 @@ typedef struct {
 /* Greedy, no penalty, seed 0. */
 void bw_sampler_options_init (BwSamplerOptions *opts);
 
+/* The sampling fields of a turn's options. */
+void bw_sampler_options_from (BwSamplerOptions *opts, const BurrowGenerateOptions *go);
+
 typedef struct BwSampler BwSampler;
 
 BwSampler *bw_sampler_new (int vocab, const BwSamplerOptions *opts);

@@ -490,10 +490,8 @@ turn_begin (Turn *t)
   if (bw_model_expert_store (t->model))
     bw_expert_store_stats (bw_model_expert_store (t->model), &t->store0);
   t->max_tokens = t->opts->max_tokens > 0 ? t->opts->max_tokens : 1024;
-  BwSamplerOptions so = { t->opts->temperature, t->opts->top_k, t->opts->top_p,
-                          t->opts->min_p, t->opts->repetition_penalty, t->opts->seed,
-                          t->opts->frequency_penalty, t->opts->presence_penalty,
-                          t->opts->logit_bias, t->opts->n_logit_bias };
+  BwSamplerOptions so;
+  bw_sampler_options_from (&so, t->opts);
   t->sampler = bw_sampler_new (bw_model_vocab_size (t->model), &so);
   if (t->opts->json_schema)
     {

@@ -81,6 +81,21 @@ test('frequency_penalty and presence_penalty change a repetitive greedy reply', 
   await refused({ presence_penalty: -3 }, 'presence_penalty', 'invalid_value');
 });
 
+test('burrow-cli chat: --frequency-penalty and --presence-penalty, checked like the API', async () => {
+  const chat = (extra) => runCli(cli, ['chat', '--model', demo, '--threads', '2', '--quiet',
+                                       '--temperature', '0', '-n', '40', '--ignore-eos', ...extra],
+                                 'Tell me about the house.\n');
+  const base = await chat([]);
+  equal(base.code, 0, `chat (${base.err})`);
+  for (const flag of ['--frequency-penalty', '--presence-penalty']) {
+    const r = await chat([flag, '1.5']);
+    equal(r.code, 0, `${flag} (${r.err})`);
+    assert(r.out !== base.out, `${flag} changes the greedy reply`);
+    const bad = await chat([flag, '3']);
+    equal(bad.code, 2, `${flag} 3 is refused`);
+  }
+});
+
 test('fields the server does not implement: 400 unsupported_parameter naming them', async () => {
   for (const [field, value] of [['functions', [{ name: 'f' }]], ['function_call', 'auto'],
                                 ['audio', { voice: 'x' }], ['modalities', ['text', 'audio']],
