@@ -71,6 +71,8 @@ serve_request_free (ServeRequest *req)
   if (req->logit_bias)
     g_array_unref (req->logit_bias);
   bw_json_schema_free (req->schema);
+  g_free (req->json_before);
+  g_free (req->json_after);
   if (req->tools)
     serve_tools_clear (req->tools);
   g_free (req->tools);

@@ -34,7 +34,10 @@ typedef struct {
   char *effort;
   gboolean thinking_given;    /* reasoning_effort was set: tell the template */
   GArray *logit_bias;         /* BurrowLogitBias; opts.logit_bias points into it */
-  BurrowJsonSchema *schema;   /* response_format's; opts.json_schema */
+  BurrowJsonSchema *schema;   /* response_format's, or a required tool call's;
+                               * opts.json_schema */
+  char *json_before;          /* a required tool call's text around its arguments */
+  char *json_after;
 } ServeRequest;
 
 /* An error answer: HTTP status and the fields of {"error": {...}}. */

@@ -149,18 +149,18 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
       serve_error_clear (&err);
       return;
     }
-  /* Without constrained decoding the model may still answer in text; that answer is not
-   * what the client asked for, so it gets an error rather than a reply that pretends. */
+  /* Where the template's syntax has no constraint (or the reply ran out of tokens before its
+   * call closed) the model may still answer in text; that answer is not what the client
+   * asked for, so it gets an error rather than a reply that pretends. */
   if (job->req->tools->choice_required && t->n_calls == 0)
     {
       g_autofree char *msg = NULL;
       if (job->req->tools->choice_name)
         msg = g_strdup_printf ("tool_choice names the function '%s', but the model answered "
-                               "without calling it (this server does not constrain decoding "
-                               "to tool calls).", job->req->tools->choice_name);
+                               "without calling it.", job->req->tools->choice_name);
       else
         msg = g_strdup ("tool_choice is 'required', but the model answered without a tool "
-                        "call (this server does not constrain decoding to tool calls).");
+                        "call.");
       ServeError err = { 0 };
       serve_error_set (&err, 422, "server_error", "tool_choice_not_followed", NULL, "%s", msg);
       answer_error (job, &err, job->req->stream);
@@ -188,7 +188,7 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
 void
 serve_template_run_job (ServeServer *server, ServeJob *job)
 {
-  const ServeRequest *req = job->req;
+  ServeRequest *req = job->req;
   const BwModelTemplate *mt = req->tools->tools ? server->template_tools : server->template;
   g_autoptr (GError) error = NULL;
   g_autofree char *prompt = NULL;
@@ -209,6 +209,15 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       answer_error (job, &err, FALSE);
       serve_error_clear (&err);
       return;
+    }
+  if (req->schema == NULL)
+    {
+      /* A required call is decoded as one: the reply cannot end without it. */
+      req->schema = serve_tools_call_constraint (req->tools, server->tool_format,
+                                                 &req->json_before, &req->json_after);
+      req->opts.json_schema = req->schema;
+      req->opts.json_before = req->json_before;
+      req->opts.json_after = req->json_after;
     }
   if (server->last == NULL)
     server->last = burrow_conversation_new (server->engine);

@@ -338,10 +338,13 @@ typedef struct {
                               * in this reply; 0: off */
   const BurrowLogitBias *logit_bias;  /* added to the logits (may be NULL) */
   int n_logit_bias;
-  const BurrowJsonSchema *json_schema;  /* non-NULL: the reply is a JSON document it
-                              * accepts, decoded under that constraint from its first token;
-                              * it ends once the document closes, and is closed within
-                              * max_tokens */
+  const BurrowJsonSchema *json_schema;  /* non-NULL: the reply is json_before, a JSON
+                              * document it accepts, then json_after, decoded under that
+                              * constraint from its first token; it ends once all of it was
+                              * written, and closes within max_tokens where the vocabulary
+                              * allows (a token per byte of the shortest completion) */
+  const char *json_before;   /* literal texts around the document (a tool call's markers, */
+  const char *json_after;    /* special tokens allowed where they spell them); may be NULL */
   guint64 seed;              /* the same seed and conversation give the same reply */
   const char *const *stop;   /* NULL-terminated stop strings (may be NULL): the reply ends
                               * before the first one, which is not part of it */

@@ -620,13 +620,18 @@ object_rest (const BwJsonMatcher *m, const BwJsonFrame *f, const BwJsonFrame *ke
           best = MIN (best, entry_bytes (m, n, (int) i) + 1);
       return n->additional >= 0 ? MIN (best, entry_bytes (m, n, -1) + 1) : best;
     case P_KEY:
-      /* ':', the value and the rest, for the cheapest key the text can still become. */
+      /* The rest of the key (its frame counts nothing), ':', the value and what follows,
+       * for the cheapest key the text can still become: they depend on each other. */
       for (guint i = 0; key && i < n->n; i++)
         if ((key->cand & BIT (i)) && !(f->seen & BIT (i)))
-          best = MIN (best, add (node (m, bw_json_schema_prop (m->schema, n->first + i)->node)->min_bytes,
-                                 required_rest (m, n, req & ~BIT (i))));
-      if (n->additional >= 0)
-        best = MIN (best, add (node (m, n->additional)->min_bytes, required_rest (m, n, req)));
+          {
+            const BwJsonProp *p = bw_json_schema_prop (m->schema, n->first + i);
+            best = MIN (best, add (p->key_len - key->count + 1 + node (m, p->node)->min_bytes,
+                                   required_rest (m, n, req & ~BIT (i))));
+          }
+      if (n->additional >= 0 && key)
+        best = MIN (best, add (string_pending (key) + 1 + node (m, n->additional)->min_bytes,
+                               required_rest (m, n, req)));
       return add (best, 2);
     case P_COLON:
     case P_VALUE:
@@ -668,14 +673,7 @@ frame_rest (const BwJsonMatcher *m, guint i)
     case F_NUMBER:
       return number_rest (n, f);
     case F_KEY:
-      {
-        const BwJsonFrame *obj = &m->frames[i - 1];
-        const BwJsonNode *on = node (m, obj->node);
-        for (guint k = 0; k < on->n; k++)
-          if ((f->cand & BIT (k)) && !(obj->seen & BIT (k)))
-            best = MIN (best, bw_json_schema_prop (m->schema, on->first + k)->key_len - f->count + 1);
-        return on->additional >= 0 ? MIN (best, string_pending (f) + 1) : best;
-      }
+      return 0;   /* counted with its object */
     default:
       for (guint k = 0; k < n->n; k++)
         if (f->cand & BIT (k))

@@ -496,7 +496,8 @@ turn_begin (Turn *t)
   if (t->opts->json_schema)
     {
       t->constraint = g_new (BwJsonConstraint, 1);
-      bw_json_constraint_init (t->constraint, t->opts->json_schema, t->engine->tok,
+      bw_json_constraint_init (t->constraint, t->opts->json_schema, t->opts->json_before,
+                               t->opts->json_after, t->engine->tok,
                                t->engine->hidden, t->opts->ignore_eos ? NULL : t->engine->stop_ids,
                                bw_model_vocab_size (t->model));
     }

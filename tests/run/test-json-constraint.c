@@ -309,6 +309,58 @@ walk (const char *schema_text, guint budget, guint walks)
     }
 }
 
+/* From any point of a walk the shortest completion is a path of single bytes, each taking
+ * one byte off it: what lets a reply short of tokens close by following it. */
+static void
+shortest_path (const char *schema_text, const char *start)
+{
+  g_autoptr (BwJsonSchema) s = compile (schema_text);
+  BwJsonMatcher m, probe;
+  GString *text = g_string_new (start);
+  bw_json_matcher_init (&m, s);
+  g_assert_true (bw_json_matcher_feed (&m, (const guint8 *) start, strlen (start)));
+  while (!bw_json_matcher_closed (&m))
+    {
+      guint now = bw_json_matcher_min_close (&m);
+      int next = -1;
+      if (now == 0 && bw_json_matcher_complete (&m))
+        break;
+      for (int b = 1; b < 256 && next < 0; b++)
+        {
+          guint8 byte = (guint8) b;
+          bw_json_matcher_copy (&probe, &m);
+          if (bw_json_matcher_feed (&probe, &byte, 1)
+              && bw_json_matcher_min_close (&probe) + 1 == now)
+            next = b;
+        }
+      if (next < 0)
+        g_error ("%s: no byte shortens '%s' (%u to go)", schema_text, text->str, now);
+      guint8 byte = (guint8) next;
+      g_string_append_c (text, (char) next);
+      g_assert_true (bw_json_matcher_feed (&m, &byte, 1));
+    }
+  g_autoptr (JsonNode) parsed = json_from_string (text->str, NULL);
+  g_assert_nonnull (parsed);
+  g_string_free (text, TRUE);
+}
+
+static void
+test_shortest_paths (void)
+{
+  const char *call = "{\"type\": \"object\", \"properties\": {\"name\": {\"enum\": "
+                     "[\"get_weather\"]}, \"arguments\": {\"type\": \"object\", \"properties\": "
+                     "{\"city\": {\"type\": \"string\", \"maxLength\": 12}, \"unit\": {\"enum\": "
+                     "[\"celsius\", \"fahrenheit\"]}}, \"required\": [\"city\"]}}, "
+                     "\"required\": [\"name\", \"arguments\"]}";
+  const char *starts[] = { "", " {", "{\"arg", "{\"arguments\"", "{\"arguments\": {\"unit\": \"c",
+                           "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ly", NULL };
+  for (int i = 0; starts[i]; i++)
+    shortest_path (call, starts[i]);
+  shortest_path ("{\"type\": \"object\"}", "{\"a\": [1, {\"b\": \"x");
+  shortest_path ("{\"type\": \"array\", \"minItems\": 2, \"items\": {\"type\": \"integer\", "
+                 "\"minimum\": 300}}", "[4");
+}
+
 static void
 test_random_walks (void)
 {
@@ -332,6 +384,7 @@ main (int argc, char **argv)
   g_test_add_func ("/json-constraint/enum-const-any-of", test_enum_const_any_of);
   g_test_add_func ("/json-constraint/arrays", test_arrays);
   g_test_add_func ("/json-constraint/min-close", test_min_close);
+  g_test_add_func ("/json-constraint/shortest-paths", test_shortest_paths);
   g_test_add_func ("/json-constraint/random-walks", test_random_walks);
   return g_test_run ();
 }

@@ -5,12 +5,12 @@
 // context_length_exceeded on every path. Uses the demo model (its own Jinja template) and
 // the official openai client. Printed as TAP.
 //
-//   node test-options.mjs BURROW_CLI DEMO_MODEL_DIR
+//   node test-options.mjs BURROW_CLI DEMO_MODEL_DIR TEMPLATES_DIR
 import path from 'node:path';
 
 import { assert, equal, loadOpenAI, post, run, runCli, startServer, test } from './harness.mjs';
 
-const [cli, demo] = process.argv.slice(2).map((p) => path.resolve(p));
+const [cli, demo, templates] = process.argv.slice(2).map((p) => path.resolve(p));
 const OpenAI = await loadOpenAI();
 const server = await startServer(cli, demo);
 const client = new OpenAI({ baseURL: server.url + 'v1', apiKey: 'unused', maxRetries: 0 });
@@ -248,6 +248,45 @@ test('context_length_exceeded on every path: Jinja template, whole and streamed,
       }
     }
     small.child.kill('SIGTERM');
+  });
+
+test('tool_choice required or named: the reply is one valid call (Qwen3 template, sampled)',
+  async () => {
+    const qwen = await startServer(cli, demo, ['--template',
+                                               path.join(templates, 'Qwen-Qwen3-0.6B', 'template.jinja')]);
+    const c = new OpenAI({ baseURL: qwen.url + 'v1', apiKey: 'unused', maxRetries: 0 });
+    const weather = { type: 'object', required: ['city'], additionalProperties: false,
+                      properties: { city: { type: 'string', maxLength: 12 },
+                                    unit: { enum: ['celsius', 'fahrenheit'] } } };
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: weather } },
+                   { type: 'function', function: { name: 'get_time', parameters: { type: 'object' } } }];
+    const base = { model: 'm', messages: user('Weather in Lyon?'), tools, temperature: 1, max_tokens: 80 };
+    const plain = await c.chat.completions.create({ ...base, seed: 1 });
+    equal(plain.choices[0].message.tool_calls, undefined, 'unconstrained, the demo model writes prose');
+    for (let seed = 0; seed < 8; seed++) {
+      const named = await c.chat.completions.create({
+        ...base, seed, tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+      equal(named.choices[0].finish_reason, 'tool_calls', `seed ${seed}: finish_reason`);
+      const call = named.choices[0].message.tool_calls[0];
+      equal(call.function.name, 'get_weather', 'the named function');
+      validate(weather, JSON.parse(call.function.arguments), `seed ${seed} arguments`);
+      const required = await c.chat.completions.create({ ...base, seed, tool_choice: 'required' });
+      const rc = required.choices[0].message.tool_calls;
+      assert(rc && rc.length === 1 && ['get_weather', 'get_time'].includes(rc[0].function.name),
+             `seed ${seed}: one call to an offered tool: ${JSON.stringify(required.choices[0].message)}`);
+      equal(typeof JSON.parse(rc[0].function.arguments), 'object', 'arguments are an object');
+    }
+    const stream = await c.chat.completions.create({ ...base, seed: 3, stream: true,
+                                                     tool_choice: 'required' });
+    let calls = 0, finish = null;
+    for await (const chunk of stream)
+      for (const ch of chunk.choices) {
+        calls += ch.delta.tool_calls?.length ?? 0;
+        finish = ch.finish_reason ?? finish;
+      }
+    equal(calls, 1, 'one streamed call');
+    equal(finish, 'tool_calls', 'streamed finish_reason');
+    qwen.child.kill('SIGTERM');
   });
 
 await run();
