@@ -83,6 +83,7 @@ test_refused_keywords (void)
   /* Annotations are fine; the public wrapper reads text and says when it is not JSON. */
   g_autoptr (BwJsonSchema) ok = compile ("{\"title\": \"t\", \"description\": \"d\", "
                                          "\"$schema\": \"x\", \"type\": \"string\"}");
+  g_assert_cmpint (verdict (ok, "\"fine\""), ==, CLOSED);
   g_autoptr (GError) error = NULL;
   g_autoptr (BurrowJsonSchema) none = burrow_json_schema_new ("{\"type\": ", &error);
   g_assert_null (none);
