@@ -131,6 +131,15 @@ answer_error (ServeJob *job, const ServeError *err, gboolean streaming)
 }
 
 static void
+answer_engine_error (ServeJob *job, const GError *error, gboolean streaming)
+{
+  ServeError err = { 0 };
+  serve_error_set_engine (&err, error);
+  answer_error (job, &err, streaming);
+  serve_error_clear (&err);
+}
+
+static void
 finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
 {
   ServeJob *job = t->job;
@@ -143,10 +152,7 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
     }
   if (error)
     {
-      ServeError err = { 0 };
-      serve_error_set_engine (&err, error);
-      answer_error (job, &err, job->req->stream);
-      serve_error_clear (&err);
+      answer_engine_error (job, error, job->req->stream);
       return;
     }
   /* Where the template's syntax has no constraint (or the reply ran out of tokens before its
@@ -228,10 +234,7 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
                                              &error) < 0
       && g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
     {
-      ServeError err = { 0 };
-      serve_error_set_engine (&err, error);
-      answer_error (job, &err, FALSE);
-      serve_error_clear (&err);
+      answer_engine_error (job, error, FALSE);
       return;
     }
   g_clear_error (&error);

@@ -9,6 +9,7 @@
 #include "run/json-matcher.h"
 
 #define MAX_SCHEMA_DEPTH 32
+#define MAX_SCHEMA_NODES 20000
 
 typedef struct {
   BwJsonSchema *s;
@@ -440,6 +441,9 @@ compile (Compiler *c, JsonNode *n, const char *path, const char *type, guint dep
 {
   if (depth > MAX_SCHEMA_DEPTH)
     return fail (error, path, "the schema nests deeper than 32 levels"), -1;
+  /* anyOf's table keeps node indices in 16 bits. */
+  if (c->s->nodes->len > MAX_SCHEMA_NODES)
+    return fail (error, path, "the schema has more than %d parts", MAX_SCHEMA_NODES), -1;
   if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_BOOLEAN
       && json_node_get_boolean (n))
     return any_node (c);
