@@ -355,6 +355,15 @@ handle_completions (ServeServer *server, SoupServerMessage *msg)
       serve_request_free (req);
       return;
     }
+  if (!serve_request_check_model (req, server->engine,
+                                  server->template_tools && server->tool_format != BW_TOOL_FORMAT_NONE,
+                                  &err))
+    {
+      send_json (msg, err.status, serve_json_error (&err));
+      serve_error_clear (&err);
+      serve_request_free (req);
+      return;
+    }
   req->opts.max_context = server->max_context;
   start_job (server, msg, req);
 }

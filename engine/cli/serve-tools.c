@@ -264,6 +264,82 @@ serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean
   return bw_model_template_render_marked (mt, engine, vars, NULL, client, error);
 }
 
+static const char *
+tool_name (JsonArray *tools, guint i)
+{
+  JsonObject *fo = json_object_get_object_member (json_array_get_object_element (tools, i),
+                                                  "function");
+  return json_object_get_string_member (fo, "name");
+}
+
+/* The schema of a tool's arguments; any object where it has none or one the constraint
+ * cannot enforce. */
+static JsonNode *
+arguments_schema (JsonArray *tools, guint i)
+{
+  JsonObject *fo = json_object_get_object_member (json_array_get_object_element (tools, i),
+                                                  "function");
+  JsonNode *params = get (fo, "parameters");
+  if (params)
+    {
+      g_autoptr (BwJsonSchema) check = bw_json_schema_compile (params, NULL);
+      if (check)
+        return json_node_copy (params);
+    }
+  return json_from_string ("{\"type\": \"object\"}", NULL);
+}
+
+BwJsonSchema *
+serve_tools_call_constraint (const ServeTools *tools, BwToolFormat format, char **before,
+                             char **after)
+{
+  guint n = tools->tools ? json_array_get_length (tools->tools) : 0;
+  g_autoptr (JsonNode) schema = NULL;
+
+  if (!tools->choice_required || tools->choice_none || n == 0)
+    return NULL;
+  if (format == BW_TOOL_FORMAT_JSON)
+    {
+      /* {"name": one of the functions, "arguments": its schema when there is one function} */
+      JsonObject *root = json_object_new (), *props = json_object_new ();
+      JsonObject *name = json_object_new ();
+      JsonArray *names = json_array_new (), *req = json_array_new ();
+      for (guint i = 0; i < n; i++)
+        json_array_add_string_element (names, tool_name (tools->tools, i));
+      json_object_set_array_member (name, "enum", names);
+      json_object_set_object_member (props, "name", name);
+      if (n == 1)
+        json_object_set_member (props, "arguments", arguments_schema (tools->tools, 0));
+      else
+        json_object_set_member (props, "arguments", json_from_string ("{\"type\": \"object\"}", NULL));
+      json_object_set_string_member (root, "type", "object");
+      json_object_set_object_member (root, "properties", props);
+      json_array_add_string_element (req, "name");
+      json_array_add_string_element (req, "arguments");
+      json_object_set_array_member (root, "required", req);
+      schema = json_node_init_object (json_node_alloc (), root);
+      json_object_unref (root);
+      *before = g_strdup ("<tool_call>\n");
+      *after = g_strdup ("\n</tool_call>");
+    }
+  else if (format == BW_TOOL_FORMAT_KIMI && n == 1)
+    {
+      schema = arguments_schema (tools->tools, 0);
+      *before = g_strdup_printf ("<|tool_calls_section_begin|><|tool_call_begin|>functions.%s:0"
+                                 "<|tool_call_argument_begin|>", tool_name (tools->tools, 0));
+      *after = g_strdup ("<|tool_call_end|><|tool_calls_section_end|>");
+    }
+  else
+    return NULL;
+  BwJsonSchema *compiled = bw_json_schema_compile (schema, NULL);
+  if (compiled == NULL)
+    {
+      g_clear_pointer (before, g_free);
+      g_clear_pointer (after, g_free);
+    }
+  return compiled;
+}
+
 BwToolParser *
 serve_tools_parser (BwToolFormat format, const ServeTools *tools, const char *prompt)
 {

@@ -9,6 +9,7 @@
 
 #include "serve-json.h"
 #include "serve-request.h"
+#include "run/json-schema.h"
 #include "text/model-template.h"
 #include "text/tool-calls.h"
 
@@ -35,6 +36,15 @@ void serve_tools_clear (ServeTools *tools);
 char *serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools,
                           gboolean thinking_given, gboolean thinking, GArray *client,
                           GError **error);
+
+/* With a tool_choice that requires a call: the constraint that makes the reply one valid
+ * call in the template's syntax (run/json-constraint.h): the text before the arguments'
+ * JSON, the schema, the text after. Where the syntax has no such constraint (GLM, XML,
+ * harmony, DeepSeek; Kimi with several functions to choose from), or no call is required,
+ * NULL: a reply without a call is then refused after the fact. Parameters with keywords
+ * the constraint cannot enforce are constrained to any JSON object. */
+BwJsonSchema *serve_tools_call_constraint (const ServeTools *tools, BwToolFormat format,
+                                           char **before, char **after);
 
 /* The reply's parser for a rendered prompt. */
 BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,

@@ -279,15 +279,20 @@ for (const [name, body, param] of bad)
     assert('code' in r.json.error, 'code present');
   });
 
-test('unknown and unused fields are ignored', async () => {
+test('fields that change nothing and options at their defaults are served', async () => {
   const body = JSON.stringify({ model: 'm', messages: [{ role: 'system', content: 'be brief' },
     { role: 'developer', content: [{ type: 'text', text: 'really' }] },
     { role: 'user', content: 'hi', name: 'bob' }], max_tokens: 2, user: 'u1',
     logit_bias: { 5: 1 }, tools: [], frequency_penalty: 0.5, presence_penalty: null,
-    response_format: { type: 'text' }, parallel_tool_calls: false, some_future_field: [1] });
+    response_format: { type: 'text' }, parallel_tool_calls: false, some_future_field: null });
   const r = await request(main.url, 'POST', '/v1/chat/completions', { body });
   equal(r.status, 200, `status (${r.body})`);
   equal(r.json.usage.completion_tokens <= 2, true, 'completion_tokens');
+  const unknown = await request(main.url, 'POST', '/v1/chat/completions', {
+    body: JSON.stringify({ model: 'm', messages: user('hi'), some_future_field: [1] }) });
+  equal(unknown.status, 400, 'a field the server does not implement');
+  equal(unknown.json.error.code, 'unsupported_parameter', 'code');
+  equal(unknown.json.error.param, 'some_future_field', 'param');
 });
 
 test('413 for a body over --max-body, declared or chunked', async () => {
