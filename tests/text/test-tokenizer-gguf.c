@@ -227,7 +227,7 @@ typedef struct {
   gboolean bos;              /* write bos_token_id */
 } Spec;
 
-/* 256 byte tokens (id = byte), "<s>" 256 and "</s>" 257, one merge. */
+/* 256 byte tokens (id = byte), "<s>" 256, "</s>" 257 and "ĠĠ" 258 with its merge. */
 static char *
 write_gguf (const char *dir, const char *name, const Spec *spec)
 {
@@ -251,6 +251,7 @@ write_gguf (const char *dir, const char *name, const Spec *spec)
     }
   g_ptr_array_add (tokens, g_strdup ("<s>"));
   g_ptr_array_add (tokens, g_strdup (spec->duplicate ? "a" : "</s>"));
+  g_ptr_array_add (tokens, g_strdup ("ĠĠ"));
   n_kv += (spec->pre != NULL) + (spec->template != NULL) + (spec->tool_template != NULL) +
           (spec->add_bos) + (spec->bos);
   g_byte_array_append (b, (const guint8 *) "GGUF", 4);
@@ -344,6 +345,39 @@ test_small_file (void)
   g_assert_cmpstr (ids, ==, "97,32,32,98");
 }
 
+/* Every pre-tokenizer name compiles and splits text that decodes back whole; with this
+ * byte vocabulary only two spaces kept in one piece merge (one "ĠĠ" id for two bytes). */
+static void
+test_every_pre_tokenizer (void)
+{
+  static const char *const pres[] = {
+    "default", "llama3", "llama-bpe", "dbrx", "glm4", "chatglm-bpe", "deepseek-llm",
+    "deepseek-coder", "deepseek-v3", "gpt-2", "starcoder", "qwen2", "qwen35", "grok-2",
+    "tekken", "gpt-4o", "llama4", "kimi-k2",
+  };
+  const char *text = "a   1234 \xe4\xb8\xad\xe6\x96\x87 I'm Caf\xc3\xa9!! \r\n x";
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-gguf-tok-XXXXXX");
+
+  for (gsize i = 0; i < G_N_ELEMENTS (pres); i++)
+    {
+      Spec spec = { "gpt2", pres[i], NULL, NULL, FALSE, FALSE, TRUE };
+      g_autofree char *name = g_strdup_printf ("pre-%s.gguf", pres[i]);
+      g_autofree char *path = write_gguf (dir, name, &spec);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (BwTokenizer) tok = bw_tokenizer_open_gguf_path (path, &error);
+      g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint32));
+      g_autoptr (GByteArray) out = g_byte_array_new ();
+
+      g_assert_no_error (error);
+      g_assert_true (bw_tokenizer_encode (tok, text, -1, TRUE, ids, &error));
+      g_assert_true (bw_tokenizer_decode (tok, (const gint32 *) (void *) ids->data, ids->len,
+                                          out, &error));
+      g_assert_no_error (error);
+      g_assert_cmpmem (out->data, out->len, text, strlen (text));
+      g_assert_cmpuint (ids->len, <, strlen (text));
+    }
+}
+
 static void
 expect_error (const Spec *spec, int code, const char *needle)
 {
@@ -383,6 +417,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tokenizer-gguf/model-vocabularies", test_model_vocabularies);
   g_test_add_func ("/tokenizer-gguf/chat-template", test_chat_template);
   g_test_add_func ("/tokenizer-gguf/small-file", test_small_file);
+  g_test_add_func ("/tokenizer-gguf/every-pre-tokenizer", test_every_pre_tokenizer);
   g_test_add_func ("/tokenizer-gguf/errors", test_errors);
   return g_test_run ();
 }
