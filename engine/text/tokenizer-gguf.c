@@ -189,6 +189,19 @@ apply_text_rules (Loader *ld)
     ld->attrs[end] = ATTR_USER_DEFINED;
 }
 
+/* Token i's text; an empty one is named "[EMPTY_i]", as llama.cpp names it. */
+static const char *
+token_at (const Loader *ld, gint32 i, GString *empty_name, gsize *len)
+{
+  const char *text = bw_gguf_array_string (ld->tokens, (guint64) i, len);
+
+  if (*len > 0)
+    return text;
+  g_string_printf (empty_name, "[EMPTY_%d]", i);
+  *len = empty_name->len;
+  return empty_name->str;
+}
+
 static guint8
 attr_of_type (gint64 type)
 {
@@ -206,6 +219,7 @@ static gboolean
 read_tokens (Loader *ld, GError **error)
 {
   const BwGgufValue *types = NULL;
+  g_autoptr (GString) empty_name = g_string_new (NULL);
 
   if (bw_gguf_lookup (ld->g, "tokenizer.ggml.token_type") != NULL)
     {
@@ -220,11 +234,11 @@ read_tokens (Loader *ld, GError **error)
   for (gint32 i = 0; i < ld->n; i++)
     {
       gsize len;
-      const char *text = bw_gguf_array_string (ld->tokens, (guint64) i, &len);
+      const char *text = token_at (ld, i, empty_name, &len);
 
-      if (len == 0 || memchr (text, '\0', len) != NULL || !g_utf8_validate (text, (gssize) len, NULL))
+      if (memchr (text, '\0', len) != NULL || !g_utf8_validate (text, (gssize) len, NULL))
         return fail (ld, BW_TEXT_ERROR_FORMAT, error,
-                     "tokenizer.ggml.tokens[%d] is empty, holds a NUL byte or is not UTF-8", i);
+                     "tokenizer.ggml.tokens[%d] holds a NUL byte or is not UTF-8", i);
       if (!bw_byte_map_insert (ld->by_text, text, len, i))
         return fail (ld, BW_TEXT_ERROR_FORMAT, error,
                      "tokenizer.ggml.tokens has \"%.*s\" twice (ids %d and %d)", (int) len, text,
@@ -241,12 +255,13 @@ static gboolean
 add_tokens (Loader *ld, GError **error)
 {
   g_autoptr (GString) text = g_string_new (NULL);
+  g_autoptr (GString) empty_name = g_string_new (NULL);
   g_autoptr (GByteArray) scratch = g_byte_array_new ();
 
   for (gint32 i = 0; i < ld->n; i++)
     {
       gsize len;
-      const char *s = bw_gguf_array_string (ld->tokens, (guint64) i, &len);
+      const char *s = token_at (ld, i, empty_name, &len);
       guint8 attr = ld->attrs[i];
 
       g_string_truncate (text, 0);

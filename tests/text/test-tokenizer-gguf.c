@@ -225,6 +225,7 @@ typedef struct {
   gboolean duplicate;        /* a token listed twice */
   gboolean add_bos;
   gboolean bos;              /* write bos_token_id */
+  gboolean empty;            /* token 257 empty instead of "</s>" */
 } Spec;
 
 /* 256 byte tokens (id = byte), "<s>" 256, "</s>" 257 and "ĠĠ" 258 with its merge. */
@@ -250,7 +251,7 @@ write_gguf (const char *dir, const char *name, const Spec *spec)
       g_ptr_array_add (tokens, g_strdup (buf));
     }
   g_ptr_array_add (tokens, g_strdup ("<s>"));
-  g_ptr_array_add (tokens, g_strdup (spec->duplicate ? "a" : "</s>"));
+  g_ptr_array_add (tokens, g_strdup (spec->duplicate ? "a" : spec->empty ? "" : "</s>"));
   g_ptr_array_add (tokens, g_strdup ("ĠĠ"));
   n_kv += (spec->pre != NULL) + (spec->template != NULL) + (spec->tool_template != NULL) +
           (spec->add_bos) + (spec->bos);
@@ -345,6 +346,23 @@ test_small_file (void)
   g_assert_cmpstr (ids, ==, "97,32,32,98");
 }
 
+/* An empty token is named as llama.cpp names it rather than refused. */
+static void
+test_empty_token (void)
+{
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-gguf-tok-XXXXXX");
+  Spec spec = { "gpt2", "qwen2", NULL, NULL, FALSE, FALSE, TRUE, TRUE };
+  g_autofree char *path = write_gguf (dir, "empty.gguf", &spec);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwTokenizer) tok = bw_tokenizer_open_gguf_path (path, &error);
+  const guint8 *bytes;
+  gsize len = 0;
+
+  g_assert_no_error (error);
+  bytes = bw_tokenizer_token_bytes (tok, 257, &len);
+  g_assert_cmpmem (bytes, len, "[EMPTY_257]", 11);
+}
+
 /* Every pre-tokenizer name compiles and splits text that decodes back whole; with this
  * byte vocabulary only two spaces kept in one piece merge (one "ĠĠ" id for two bytes). */
 static void
@@ -417,6 +435,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tokenizer-gguf/model-vocabularies", test_model_vocabularies);
   g_test_add_func ("/tokenizer-gguf/chat-template", test_chat_template);
   g_test_add_func ("/tokenizer-gguf/small-file", test_small_file);
+  g_test_add_func ("/tokenizer-gguf/empty-token", test_empty_token);
   g_test_add_func ("/tokenizer-gguf/every-pre-tokenizer", test_every_pre_tokenizer);
   g_test_add_func ("/tokenizer-gguf/errors", test_errors);
   return g_test_run ();
