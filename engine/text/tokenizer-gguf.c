@@ -85,7 +85,8 @@ static const char *const eog_texts[] = {
   "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[", NULL,
 };
 
-/* The first texts of eog_texts that also name the end of a turn (special_eot_id). */
+/* Texts of an end-of-turn token (special_eot_id) for a file that names none; the first
+ * one the vocabulary has is taken. */
 static const char *const eot_texts[] = {
   "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
   "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]",
@@ -154,7 +155,7 @@ id_of (const Loader *ld, const char *text)
   return bw_byte_map_lookup (ld->by_text, text, strlen (text));
 }
 
-/* Adds CONTROL to the token whose text is each of texts (NULL-terminated or full). */
+/* Adds CONTROL to the tokens of these texts (up to n_texts, or a NULL entry). */
 static void
 make_control (Loader *ld, const char *const *texts, gsize n_texts)
 {
