@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tmp-dir.h"
+#include "core/checkpoint.h"
 #include "text/model-template.h"
 #include "text/tokenizer-gguf.h"
 
@@ -226,6 +227,7 @@ typedef struct {
   gboolean add_bos;
   gboolean bos;              /* write bos_token_id */
   gboolean empty;            /* token 257 empty instead of "</s>" */
+  gboolean no_merges;        /* leave tokenizer.ggml.merges out */
 } Spec;
 
 /* 256 byte tokens (id = byte), "<s>" 256, "</s>" 257 and "ĠĠ" 258 with its merge. */
@@ -237,7 +239,7 @@ write_gguf (const char *dir, const char *name, const Spec *spec)
   g_autoptr (GError) error = NULL;
   const char *merges[] = { "Ġ Ġ" };
   char *path = g_build_filename (dir, name, NULL);
-  guint32 n_kv = 5;
+  guint32 n_kv = spec->no_merges ? 4 : 5;
   gunichar next = 256;
 
   /* GPT-2's byte-to-unicode alphabet: printable bytes stand for themselves. */
@@ -264,7 +266,8 @@ write_gguf (const char *dir, const char *name, const Spec *spec)
   if (spec->pre != NULL)
     kv_str (b, "tokenizer.ggml.pre", spec->pre);
   kv_strs (b, "tokenizer.ggml.tokens", (const char *const *) tokens->pdata, tokens->len);
-  kv_strs (b, "tokenizer.ggml.merges", merges, 1);
+  if (!spec->no_merges)
+    kv_strs (b, "tokenizer.ggml.merges", merges, 1);
   kv_u32 (b, "tokenizer.ggml.eos_token_id", 257);
   if (spec->bos)
     kv_u32 (b, "tokenizer.ggml.bos_token_id", 256);
@@ -397,7 +400,7 @@ test_every_pre_tokenizer (void)
 }
 
 static void
-expect_error (const Spec *spec, int code, const char *needle)
+expect_error (const Spec *spec, GQuark domain, int code, const char *needle)
 {
   g_autofree char *dir = bw_test_tmp_dir ("burrow-gguf-tok-XXXXXX");
   g_autofree char *path = write_gguf (dir, "bad.gguf", spec);
@@ -405,7 +408,7 @@ expect_error (const Spec *spec, int code, const char *needle)
   g_autoptr (BwTokenizer) tok = bw_tokenizer_open_gguf_path (path, &error);
 
   g_assert_null (tok);
-  g_assert_error (error, BW_TEXT_ERROR, code);
+  g_assert_error (error, domain, code);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "bad.gguf"));
   g_assert_nonnull (strstr (error->message, needle));
@@ -419,10 +422,16 @@ test_errors (void)
   Spec duplicate = { "gpt2", "qwen2", NULL, NULL, TRUE, FALSE, FALSE };
   Spec bos_missing = { "gpt2", "qwen2", NULL, NULL, FALSE, TRUE, FALSE };
 
-  expect_error (&unknown_pre, BW_TEXT_ERROR_UNSUPPORTED, "tokenizer.ggml.pre \"no-such-pre\"");
-  expect_error (&spm, BW_TEXT_ERROR_UNSUPPORTED, "tokenizer.ggml.model \"llama\"");
-  expect_error (&duplicate, BW_TEXT_ERROR_FORMAT, "\"a\" twice");
-  expect_error (&bos_missing, BW_TEXT_ERROR_FORMAT, "bos_token_id is not set");
+  Spec no_merges = { "gpt2", "qwen2", NULL, NULL, FALSE, FALSE, FALSE, FALSE, TRUE };
+
+  expect_error (&unknown_pre, BW_TEXT_ERROR, BW_TEXT_ERROR_UNSUPPORTED,
+                "tokenizer.ggml.pre \"no-such-pre\"");
+  expect_error (&spm, BW_TEXT_ERROR, BW_TEXT_ERROR_UNSUPPORTED,
+                "tokenizer.ggml.model \"llama\"");
+  expect_error (&duplicate, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT, "\"a\" twice");
+  expect_error (&bos_missing, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT, "bos_token_id is not set");
+  expect_error (&no_merges, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG,
+                "tokenizer.ggml.merges");
 }
 
 int
