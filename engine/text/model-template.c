@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "core/gguf-value.h"
 #include "core/json-load.h"
 #include "text/chat-template.h"
 #include "text/text-error.h"
@@ -194,6 +195,53 @@ bw_chat_template_engine_name (const char *name)
     if (strcmp (name, engine_names[i]) == 0)
       return TRUE;
   return bw_jinja_is_global (name);
+}
+
+/* The text of the token a GGUF id key names, NULL when absent or out of range. */
+static char *
+gguf_token_text (const BwGguf *g, const char *key)
+{
+  const BwGgufValue *id = bw_gguf_lookup (g, key);
+  const BwGgufValue *tokens = bw_gguf_lookup (g, "tokenizer.ggml.tokens");
+  gint64 i;
+  gsize len;
+  const char *text;
+
+  if (id == NULL || tokens == NULL || tokens->type != BW_GGUF_ARRAY ||
+      tokens->elem_type != BW_GGUF_STRING ||
+      !bw_gguf_value_int (id, g->path, key, 0, G_MAXINT64, &i, NULL) ||
+      (guint64) i >= tokens->count)
+    return NULL;
+  text = bw_gguf_array_string (tokens, (guint64) i, &len);
+  return g_utf8_validate (text, (gssize) len, NULL) ? g_strndup (text, len) : NULL;
+}
+
+BwModelTemplate *
+bw_model_template_from_gguf (const BwGguf *g, gboolean with_tools, GError **error)
+{
+  const char *key = "tokenizer.chat_template";
+  g_autoptr (BwModelTemplate) mt = NULL;
+  const BwGgufValue *v;
+  const char *text;
+
+  if (with_tools && bw_gguf_lookup (g, "tokenizer.chat_template.tool_use") != NULL)
+    key = "tokenizer.chat_template.tool_use";
+  if ((v = bw_gguf_lookup (g, key)) == NULL)
+    return NULL;
+  if ((text = bw_gguf_value_string (v, g->path, key, error)) == NULL)
+    return NULL;
+  if (strlen (text) != v->str_len || !g_utf8_validate (text, -1, NULL))
+    {
+      g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
+                   "%s: %s is not UTF-8 text", g->path, key);
+      return NULL;
+    }
+  mt = g_new0 (BwModelTemplate, 1);
+  mt->source = g_strdup (text);
+  mt->origin = g_strdup_printf ("%s (%s)", g->path, key);
+  mt->bos_token = gguf_token_text (g, "tokenizer.ggml.bos_token_id");
+  mt->eos_token = gguf_token_text (g, "tokenizer.ggml.eos_token_id");
+  return g_steal_pointer (&mt);
 }
 
 JsonObject *

@@ -1,11 +1,13 @@
 /* A checkpoint's own chat template: found in its folder (chat_template.jinja, or
- * chat_template in tokenizer_config.json as a string or a list of {name, template}), and
- * applied to OpenAI-style messages as transformers' apply_chat_template does. */
+ * chat_template in tokenizer_config.json as a string or a list of {name, template}) or in a
+ * GGUF file's metadata, and applied to OpenAI-style messages as transformers'
+ * apply_chat_template does. */
 #pragma once
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "core/gguf.h"
 #include "text/jinja.h"
 
 G_BEGIN_DECLS
@@ -25,6 +27,13 @@ BwModelTemplate *bw_model_template_load (const char *dir, gboolean with_tools, G
 /* A template from a file of its own (--template FILE); the tokens come from dir when it is
  * not NULL. */
 BwModelTemplate *bw_model_template_load_file (const char *path, const char *dir,
+                                              GError **error);
+/* A GGUF file's template: tokenizer.chat_template (with_tools: the named template
+ * tokenizer.chat_template.tool_use when the file has one), with bos_token and eos_token the
+ * texts of the tokens tokenizer.ggml.bos_token_id and eos_token_id name. NULL without an
+ * error when the file has no template; NULL with an error naming the file and key when
+ * the value is not a string of UTF-8 text. */
+BwModelTemplate *bw_model_template_from_gguf (const BwGguf *g, gboolean with_tools,
                                               GError **error);
 void bw_model_template_free (BwModelTemplate *mt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwModelTemplate, bw_model_template_free)
