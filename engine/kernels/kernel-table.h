@@ -64,6 +64,10 @@ extern const BwKernelTable bw_kernels_avx512;
 extern const BwKernelTable bw_kernels_avx512_vnni;
 /* The AVX2 level's kernels with f32 sums (its table's, less the integer kernel). */
 extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
+/* The AVX2 level's FP8 product for any number of tokens (fp8-avx2.c), as a BwRowsKernel;
+ * FALSE where the matrix's scales rule it out (nothing written). */
+gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                           int64_t r0, int64_t r1);
 
 /* Decodes columns [c0, c0 + len) of row r to f32, exactly as the reference does. */
 void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out);

@@ -209,12 +209,15 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-/* Products of the formats the integer kernel sums (gemv-int-avx2.c), of as many tokens as
- * it takes, go to it; FALSE where it declines, and the f32 kernel does the product. */
+/* FP8 products go to fp8-avx2.c, and those of the formats the integer kernel sums
+ * (gemv-int-avx2.c), of as many tokens as it takes, to it; FALSE where they decline, and
+ * the f32 kernel does the product. */
 static inline __attribute__((always_inline)) gboolean
 int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
             int64_t r0, int64_t r1)
 {
+  if (fmt == BW_FMT_FP8_E4M3_B128)
+    return bw_fp8_rows_avx2 (w, x, n, y, ldy, r0, r1);
   if (n > bw_gemv_int_avx2.max_tokens
       || !(fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_Q8
            || fmt == BW_FMT_CT_INT8))
