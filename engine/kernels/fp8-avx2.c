@@ -37,7 +37,8 @@
 #define X_TILE_BYTES (256 * 1024)
 
 /* Columns [c, c + 16) of a row: lanes 0..7 in lo, 8..15 in hi, each value times 2^-8;
- * *nan gets 0xFF bytes where a code is NaN. */
+ * *nan gets 0xFF bytes where a code is NaN (one register for all rows of a tile: which row
+ * is found again on the rare tile that has one). */
 AI void
 decode16 (const uint8_t *p, __m256 *lo, __m256 *hi, __m128i *nan)
 {
@@ -59,6 +60,15 @@ reduce8 (__m256 v)
   return _mm_cvtss_f32 (s);
 }
 
+static gboolean
+has_nan (const uint8_t *row, int64_t n)
+{
+  for (int64_t c = 0; c < n; c++)
+    if ((row[c] & 0x7F) == 0x7F)
+      return TRUE;
+  return FALSE;
+}
+
 /* Y[t][r + i] for i < RB, t < NT (x rows ldx apart), over the whole 16-column steps of the
  * rows; the rows lie in one 128-row scale block. */
 AI void
@@ -70,13 +80,12 @@ fp8_tile (const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
   const uint8_t *sc = (const uint8_t *) w->scales + (r / BW_FP8_BLOCK) * cb * 4;
   const uint8_t *rows[4];
   __m256 tot[4][4];
-  __m128i nan[4];
+  __m128i nan = _mm_setzero_si128 ();
 
 #pragma GCC unroll 4
   for (int i = 0; i < RB; i++)
     {
       rows[i] = (const uint8_t *) w->data + (r + i) * cols;
-      nan[i] = _mm_setzero_si128 ();
 #pragma GCC unroll 4
       for (int t = 0; t < NT; t++)
         tot[i][t] = _mm256_setzero_ps ();
@@ -97,7 +106,7 @@ fp8_tile (const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
             __m256 lo, hi;
             if ((c & 63) == 0)
               _mm_prefetch ((const char *) rows[i] + c + PREFETCH, _MM_HINT_T0);
-            decode16 (rows[i] + c, &lo, &hi, &nan[i]);
+            decode16 (rows[i] + c, &lo, &hi, &nan);
 #pragma GCC unroll 4
             for (int t = 0; t < NT; t++)
               {
@@ -113,10 +122,11 @@ fp8_tile (const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
         for (int t = 0; t < NT; t++)
           tot[i][t] = _mm256_fmadd_ps (acc[i][t], s, tot[i][t]);
     }
+  const gboolean any_nan = _mm_movemask_epi8 (nan) != 0;
 #pragma GCC unroll 4
   for (int i = 0; i < RB; i++)
     {
-      const gboolean bad = _mm_movemask_epi8 (nan[i]) != 0;
+      const gboolean bad = any_nan && has_nan (rows[i], c16);
 #pragma GCC unroll 4
       for (int t = 0; t < NT; t++)
         y[t * ldy + r + i] = bad ? NAN : reduce8 (tot[i][t]);
