@@ -71,6 +71,10 @@ extern const BwKernelTable bw_kernels_avx512;
 extern const BwKernelTable bw_kernels_avx512_vnni;
 /* The AVX2 level's kernels with f32 sums (its table's, less the integer kernel). */
 extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
+/* The AVX2 level's FP8 product for any number of tokens (fp8-avx2.c), as a BwRowsKernel;
+ * FALSE where the matrix's scales rule it out (nothing written). */
+gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                           int64_t r0, int64_t r1);
 
 /* The scalar f32 product from the reference decoder (the scalar level's rows kernel). */
 void bw_rows_reference (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
