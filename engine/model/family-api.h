@@ -32,6 +32,7 @@ struct BwFamilyOps {
 struct BwModel {
   const BwFamilyOps *ops;
   BwCheckpoint *ckpt;
+  char *gguf_dir;                /* a GGUF model's F32 folder (gguf-materialize.h), or NULL */
   BwModelOptions opts;          /* max_batch resolved */
   BwPool *pool;
   BwExpertStore *store;         /* NULL when the family has no routed experts */

@@ -10,6 +10,10 @@
 #include <glib.h>
 #include <stdint.h>
 
+/* main's GGUF reader has its own bw_ggml_type_info (core/gguf-types.h); until the two
+ * tables become one, this one links under another name. */
+#define bw_ggml_type_info bw_ggml_quant_type_info
+
 typedef enum {
   BW_GGML_F32 = 0,
   BW_GGML_F16 = 1,
