@@ -3,30 +3,14 @@
 #include "model/gguf-config.h"
 
 #include "core/checkpoint.h"
+#include "core/model-config.h"
 
-static const BwGgufArch arches[] = {
-  { "qwen3moe", "Qwen3MoeForCausalLM", "qwen3_moe", "shared_expert." },
-  { "deepseek2", "DeepseekV3ForCausalLM", "deepseek_v3", "shared_experts." },
-};
-
-const BwGgufArch *
-bw_gguf_arch_find (const BwGguf *g, GError **error)
-{
-  const char *name = bw_gguf_architecture (g);
-  for (gsize i = 0; name != NULL && i < G_N_ELEMENTS (arches); i++)
-    if (g_strcmp0 (arches[i].arch, name) == 0)
-      return &arches[i];
-  g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-               "%s: general.architecture %s is not one Burrow runs from GGUF", g->path,
-               name != NULL ? name : "(missing)");
-  return NULL;
-}
-
-typedef struct {
+struct BwGgufCfg {
   const BwGguf *g;
   JsonBuilder *b;
   const char *arch;
-} Cfg;
+};
+typedef BwGgufCfg Cfg;
 
 /* {arch}.suffix as an integer field; absent -> fallback when not required, or no field
  * at all for a negative fallback. */
@@ -184,13 +168,10 @@ put_yarn (Cfg *c, GError **error)
   return TRUE;
 }
 
+/* DeepSeek-V3's router and expert layout, which GLM-4.5 shares. */
 static gboolean
-put_deepseek2 (Cfg *c, GError **error)
+put_deepseek_moe (Cfg *c, GError **error)
 {
-  gint64 rope = dim (c->g, "blk.0.attn_kv_a_mqa.weight", 1)
-                - dim (c->g, "blk.0.attn_kv_a_norm.weight", 0);
-  gint64 nope = dim (c->g, "blk.0.attn_k_b.weight", 0);
-  gint64 v = dim (c->g, "blk.0.attn_v_b.weight", 1);
   gint64 gating = 1;
   g_autofree char *gating_key = g_strdup_printf ("%s.expert_gating_func", c->arch);
   if (bw_gguf_lookup (c->g, gating_key) != NULL
@@ -200,6 +181,29 @@ put_deepseek2 (Cfg *c, GError **error)
   g_autofree char *norm_key = g_strdup_printf ("%s.expert_weights_norm", c->arch);
   if (bw_gguf_lookup (c->g, norm_key) != NULL && !bw_gguf_get_bool (c->g, norm_key, &norm, error))
     return FALSE;
+  gboolean probs_b = FALSE;
+  for (int i = 0; i < c->g->n_tensors && !probs_b; i++)
+    probs_b = g_str_has_suffix (c->g->tensors[i].name, ".exp_probs_b.bias");
+  put_string (c, "scoring_func", gating == 2 ? "sigmoid" : "softmax");
+  put_string (c, "topk_method", probs_b ? "noaux_tc" : "greedy");
+  put_bool (c, "norm_topk_prob", norm);
+  json_builder_set_member_name (c->b, "moe_layer_freq");
+  json_builder_add_int_value (c->b, 1);
+  return put_int (c, "n_routed_experts", "expert_count", TRUE, 0, error)
+         && put_int (c, "n_shared_experts", "expert_shared_count", FALSE, 0, error)
+         && put_int (c, "first_k_dense_replace", "leading_dense_block_count", FALSE, 0, error)
+         && put_int (c, "n_group", "expert_group_count", FALSE, 1, error)
+         && put_int (c, "topk_group", "expert_group_used_count", FALSE, 1, error)
+         && put_float (c, "routed_scaling_factor", "expert_weights_scale", 1.0, error);
+}
+
+static gboolean
+put_deepseek2 (Cfg *c, GError **error)
+{
+  gint64 rope = dim (c->g, "blk.0.attn_kv_a_mqa.weight", 1)
+                - dim (c->g, "blk.0.attn_kv_a_norm.weight", 0);
+  gint64 nope = dim (c->g, "blk.0.attn_k_b.weight", 0);
+  gint64 v = dim (c->g, "blk.0.attn_v_b.weight", 1);
   if (rope <= 0 || nope <= 0 || v <= 0)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_CONFIG,
@@ -213,26 +217,50 @@ put_deepseek2 (Cfg *c, GError **error)
   json_builder_add_int_value (c->b, nope);
   json_builder_set_member_name (c->b, "v_head_dim");
   json_builder_add_int_value (c->b, v);
-  put_string (c, "scoring_func", gating == 2 ? "sigmoid" : "softmax");
-  gboolean probs_b = FALSE;
-  for (int i = 0; i < c->g->n_tensors && !probs_b; i++)
-    probs_b = g_str_has_suffix (c->g->tensors[i].name, ".exp_probs_b.bias");
-  put_string (c, "topk_method", probs_b ? "noaux_tc" : "greedy");
-  put_bool (c, "norm_topk_prob", norm);
   put_bool (c, "rope_interleave", TRUE);
-  json_builder_set_member_name (c->b, "moe_layer_freq");
-  json_builder_add_int_value (c->b, 1);
   /* MLA stores one KV head (the latent) in head_count_kv; the config counts query heads. */
   return put_int (c, "num_key_value_heads", "attention.head_count", TRUE, 0, error)
-         && put_int (c, "n_routed_experts", "expert_count", TRUE, 0, error)
-         && put_int (c, "n_shared_experts", "expert_shared_count", FALSE, 0, error)
-         && put_int (c, "first_k_dense_replace", "leading_dense_block_count", FALSE, 0, error)
-         && put_int (c, "n_group", "expert_group_count", FALSE, 1, error)
-         && put_int (c, "topk_group", "expert_group_used_count", FALSE, 1, error)
          && put_int (c, "q_lora_rank", "attention.q_lora_rank", FALSE, -1, error)
          && put_int (c, "kv_lora_rank", "attention.kv_lora_rank", TRUE, 0, error)
-         && put_float (c, "routed_scaling_factor", "expert_weights_scale", 1.0, error)
-         && put_yarn (c, error);
+         && put_deepseek_moe (c, error) && put_yarn (c, error);
+}
+
+static gboolean
+put_glm4moe (Cfg *c, GError **error)
+{
+  gint64 head_dim = dim (c->g, "blk.0.attn_k_norm.weight", 0), rope = 0;
+  g_autofree char *key = g_strdup_printf ("%s.attention.key_length", c->arch);
+  g_autofree char *rope_key = g_strdup_printf ("%s.rope.dimension_count", c->arch);
+  if (!bw_gguf_get_int (c->g, key, 1, BW_CONFIG_MAX_HEAD_DIM, &head_dim, error)
+      || !bw_gguf_get_int (c->g, rope_key, 1, head_dim, &rope, error))
+    return FALSE;
+  json_builder_set_member_name (c->b, "partial_rotary_factor");
+  json_builder_add_double_value (c->b, (double) rope / (double) head_dim);
+  put_bool (c, "use_qk_norm", bw_gguf_find (c->g, "blk.0.attn_q_norm.weight") != NULL);
+  put_bool (c, "attention_bias", bw_gguf_find (c->g, "blk.0.attn_q.bias") != NULL);
+  return put_int (c, "num_key_value_heads", "attention.head_count_kv", TRUE, 0, error)
+         && put_int (c, "head_dim", "attention.key_length", TRUE, 0, error)
+         && put_int (c, "num_nextn_predict_layers", "nextn_predict_layers", FALSE, 0, error)
+         && put_deepseek_moe (c, error);
+}
+
+static const BwGgufArch arches[] = {
+  { "qwen3moe", "Qwen3MoeForCausalLM", "qwen3_moe", "shared_expert.", put_qwen3moe },
+  { "deepseek2", "DeepseekV3ForCausalLM", "deepseek_v3", "shared_experts.", put_deepseek2 },
+  { "glm4moe", "Glm4MoeForCausalLM", "glm4_moe", "shared_experts.", put_glm4moe },
+};
+
+const BwGgufArch *
+bw_gguf_arch_find (const BwGguf *g, GError **error)
+{
+  const char *name = bw_gguf_architecture (g);
+  for (gsize i = 0; name != NULL && i < G_N_ELEMENTS (arches); i++)
+    if (g_strcmp0 (arches[i].arch, name) == 0)
+      return &arches[i];
+  g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+               "%s: general.architecture %s is not one Burrow runs from GGUF", g->path,
+               name != NULL ? name : "(missing)");
+  return NULL;
 }
 
 JsonNode *
@@ -246,9 +274,7 @@ bw_gguf_config_build (const BwGguf *g, const BwGgufArch *arch, GError **error)
   json_builder_add_string_value (b, arch->hf_arch);
   json_builder_end_array (b);
   put_string (&c, "model_type", arch->model_type);
-  gboolean ok = put_common (&c, error)
-                && (g_strcmp0 (arch->arch, "deepseek2") == 0 ? put_deepseek2 (&c, error)
-                                                             : put_qwen3moe (&c, error));
+  gboolean ok = put_common (&c, error) && arch->put (&c, error);
   json_builder_end_object (b);
   return ok ? json_builder_get_root (b) : NULL;
 }

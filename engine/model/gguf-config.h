@@ -8,12 +8,15 @@
 
 #include "core/gguf.h"
 
+typedef struct BwGgufCfg BwGgufCfg;
+
 /* How a GGUF architecture maps onto a family Burrow runs. */
 typedef struct {
   const char *arch;            /* general.architecture: "qwen3moe" */
   const char *hf_arch;         /* config.json architectures[0] */
   const char *model_type;
   const char *shared_prefix;   /* where the family binds shared experts, after "mlp." */
+  gboolean (*put) (BwGgufCfg *c, GError **error);  /* the architecture's own fields */
 } BwGgufArch;
 
 /* The mapping of the file's architecture; NULL with an error naming the file when Burrow

@@ -38,6 +38,11 @@ entry_clear (gpointer p)
 static const char *const layer_names[][2] = {
   { "attn_norm.weight", "input_layernorm.weight" },
   { "ffn_norm.weight", "post_attention_layernorm.weight" },
+  { "post_attention_norm.weight", "post_attention_layernorm.weight" },
+  { "attn_q.bias", "self_attn.q_proj.bias" },
+  { "attn_k.bias", "self_attn.k_proj.bias" },
+  { "attn_v.bias", "self_attn.v_proj.bias" },
+  { "attn_output.bias", "self_attn.o_proj.bias" },
   { "attn_q.weight", "self_attn.q_proj.weight" },
   { "attn_k.weight", "self_attn.k_proj.weight" },
   { "attn_v.weight", "self_attn.v_proj.weight" },
