@@ -158,10 +158,19 @@ put_yarn (Cfg *c, GError **error)
   json_builder_add_double_value (c->b, beta_fast);
   json_builder_set_member_name (c->b, "beta_slow");
   json_builder_add_double_value (c->b, beta_slow);
-  json_builder_set_member_name (c->b, "mscale");
-  json_builder_add_double_value (c->b, log_mul / 0.1);
-  json_builder_set_member_name (c->b, "mscale_all_dim");
-  json_builder_add_double_value (c->b, log_mul / 0.1);
+  if (log_mul > 0)
+    {
+      json_builder_set_member_name (c->b, "mscale");
+      json_builder_add_double_value (c->b, log_mul / 0.1);
+      json_builder_set_member_name (c->b, "mscale_all_dim");
+      json_builder_add_double_value (c->b, log_mul / 0.1);
+    }
+  g_autofree char *truncate_key = g_strdup_printf ("%s.rope.scaling.yarn_truncate", c->arch);
+  gboolean truncate = TRUE;
+  if (bw_gguf_lookup (c->g, truncate_key) != NULL
+      && !bw_gguf_get_bool (c->g, truncate_key, &truncate, error))
+    return FALSE;
+  put_bool (c, "truncate", truncate);
   json_builder_set_member_name (c->b, "original_max_position_embeddings");
   json_builder_add_int_value (c->b, (gint64) orig);
   json_builder_end_object (c->b);
@@ -244,10 +253,35 @@ put_glm4moe (Cfg *c, GError **error)
          && put_deepseek_moe (c, error);
 }
 
+/* gpt-oss: sliding-window layers first, then alternating with full ones (llama.cpp's
+ * pattern for the architecture). */
+static gboolean
+put_gpt_oss (Cfg *c, GError **error)
+{
+  gint64 n_layers = 0;
+  g_autofree char *key = g_strdup_printf ("%s.block_count", c->arch);
+  if (!bw_gguf_get_int (c->g, key, 1, BW_CONFIG_MAX_LAYERS, &n_layers, error))
+    return FALSE;
+  json_builder_set_member_name (c->b, "layer_types");
+  json_builder_begin_array (c->b);
+  for (gint64 l = 0; l < n_layers; l++)
+    json_builder_add_string_value (c->b, l % 2 == 0 ? "sliding_attention" : "full_attention");
+  json_builder_end_array (c->b);
+  put_bool (c, "attention_bias", TRUE);
+  json_builder_set_member_name (c->b, "swiglu_limit");
+  json_builder_add_double_value (c->b, 7.0);
+  return put_int (c, "num_key_value_heads", "attention.head_count_kv", TRUE, 0, error)
+         && put_int (c, "head_dim", "attention.key_length", TRUE, 0, error)
+         && put_int (c, "num_local_experts", "expert_count", TRUE, 0, error)
+         && put_int (c, "sliding_window", "attention.sliding_window", TRUE, 0, error)
+         && put_yarn (c, error);
+}
+
 static const BwGgufArch arches[] = {
   { "qwen3moe", "Qwen3MoeForCausalLM", "qwen3_moe", "shared_expert.", put_qwen3moe },
   { "deepseek2", "DeepseekV3ForCausalLM", "deepseek_v3", "shared_experts.", put_deepseek2 },
   { "glm4moe", "Glm4MoeForCausalLM", "glm4_moe", "shared_experts.", put_glm4moe },
+  { "gpt-oss", "GptOssForCausalLM", "gpt_oss", NULL, put_gpt_oss, TRUE },
 };
 
 const BwGgufArch *

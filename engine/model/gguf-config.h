@@ -17,6 +17,8 @@ typedef struct {
   const char *model_type;
   const char *shared_prefix;   /* where the family binds shared experts, after "mlp." */
   gboolean (*put) (BwGgufCfg *c, GError **error);  /* the architecture's own fields */
+  gboolean fused_experts;      /* gpt-oss: one [experts, in, out] tensor per matrix, gate and
+                                * up interleaved, router under "mlp.router." */
 } BwGgufArch;
 
 /* The mapping of the file's architecture; NULL with an error naming the file when Burrow

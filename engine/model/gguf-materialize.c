@@ -17,12 +17,15 @@ typedef enum {
   SRC_WHOLE,     /* the tensor as stored, ggml [ne0, ne1] = HF [ne1, ne0] */
   SRC_EXPERT,    /* one expert's slice of a 3-D *_exps tensor */
   SRC_KV_B,      /* MLA's kv_b_proj rebuilt from attn_k_b and attn_v_b */
+  SRC_FUSED,     /* gpt-oss's [experts, in, out] gate_up_proj (t gate, t2 up interleaved)
+                  * or down_proj (t2 NULL) */
+  SRC_FUSED_BIAS, /* gpt-oss's [experts, 2 x width] gate_up_proj_bias, interleaved */
 } SrcKind;
 
 typedef struct {
   char *name;
   int n_dims;
-  int64_t shape[2];
+  int64_t shape[3];
   SrcKind kind;
   const BwGgufTensor *t, *t2;
   int expert;
@@ -84,7 +87,7 @@ static void
 add_entry (GArray *plan, char *name, const BwGgufTensor *t, SrcKind kind, int64_t rows,
            int64_t cols)
 {
-  Entry e = { name, rows > 0 ? 2 : 1, { rows > 0 ? rows : cols, cols }, kind, t, NULL, -1 };
+  Entry e = { name, rows > 0 ? 2 : 1, { rows > 0 ? rows : cols, cols, 0 }, kind, t, NULL, -1 };
   g_array_append_val (plan, e);
 }
 
@@ -102,7 +105,68 @@ plan_kv_b (const BwGguf *g, GArray *plan, int layer, const BwGgufTensor *kb, GEr
       return FALSE;
     }
   Entry e = { g_strdup_printf ("model.layers.%d.self_attn.kv_b_proj.weight", layer), 2,
-              { kb->ne[2] * (kb->ne[0] + vb->ne[1]), kb->ne[1] }, SRC_KV_B, kb, vb, -1 };
+              { kb->ne[2] * (kb->ne[0] + vb->ne[1]), kb->ne[1], 0 }, SRC_KV_B, kb, vb, -1 };
+  g_array_append_val (plan, e);
+  return TRUE;
+}
+
+/* gpt-oss's names for what other families call the gate and its sinks. */
+static const char *const fused_names[][2] = {
+  { "ffn_gate_inp.weight", "mlp.router.weight" },
+  { "ffn_gate_inp.bias", "mlp.router.bias" },
+  { "attn_sinks.weight", "self_attn.sinks" },
+  { "ffn_down_exps.bias", "mlp.experts.down_proj_bias" },
+};
+
+/* gpt-oss's fused expert tensors; TRUE with *done when rest was one of them. */
+static gboolean
+plan_fused (const BwGguf *g, GArray *plan, const BwGgufTensor *t, int layer, const char *rest,
+            gboolean *done, GError **error)
+{
+  *done = TRUE;
+  for (gsize i = 0; i < G_N_ELEMENTS (fused_names); i++)
+    if (strcmp (rest, fused_names[i][0]) == 0 && t->n_dims <= 2)
+      {
+        add_entry (plan, g_strdup_printf ("model.layers.%d.%s", layer, fused_names[i][1]), t,
+                   SRC_WHOLE, t->n_dims == 2 ? t->ne[1] : 0, t->ne[0]);
+        return TRUE;
+      }
+  if (strcmp (rest, "ffn_up_exps.weight") == 0 || strcmp (rest, "ffn_up_exps.bias") == 0)
+    return TRUE;   /* joined with the gate */
+  gboolean gate = strcmp (rest, "ffn_gate_exps.weight") == 0;
+  gboolean bias = strcmp (rest, "ffn_gate_exps.bias") == 0;
+  gboolean down = strcmp (rest, "ffn_down_exps.weight") == 0;
+  if (!gate && !bias && !down)
+    {
+      *done = FALSE;
+      return TRUE;
+    }
+  const BwGgufTensor *up = down ? NULL : bw_gguf_findf (g, "blk.%d.ffn_up_exps.%s", layer,
+                                                        bias ? "bias" : "weight");
+  int dims = bias ? 2 : 3;
+  if (t->n_dims != dims || (!down && (up == NULL || up->n_dims != dims || up->ne[0] != t->ne[0]
+                                      || up->ne[dims - 1] != t->ne[dims - 1]
+                                      || (!bias && up->ne[1] != t->ne[1]))))
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: %s has no matching ffn_up_exps or is not %d-D", g->path, t->name, dims);
+      return FALSE;
+    }
+  Entry e = { NULL, dims, { 0, 0, 0 }, bias ? SRC_FUSED_BIAS : SRC_FUSED, t, up, -1 };
+  if (bias)
+    {
+      e.name = g_strdup_printf ("model.layers.%d.mlp.experts.gate_up_proj_bias", layer);
+      e.shape[0] = t->ne[1];
+      e.shape[1] = 2 * t->ne[0];
+    }
+  else
+    {
+      e.name = g_strdup_printf ("model.layers.%d.mlp.experts.%s", layer,
+                                down ? "down_proj" : "gate_up_proj");
+      e.shape[0] = t->ne[2];
+      e.shape[1] = t->ne[0];
+      e.shape[2] = t->ne[1] * (down ? 1 : 2);
+    }
   g_array_append_val (plan, e);
   return TRUE;
 }
@@ -112,6 +176,9 @@ plan_layer_tensor (const BwGguf *g, const BwGgufArch *arch, GArray *plan,
                    const BwGgufTensor *t, int layer, const char *rest, GError **error)
 {
   int64_t rows = t->n_dims >= 2 ? t->ne[1] : 0;
+  gboolean done = FALSE;
+  if (arch->fused_experts && (!plan_fused (g, plan, t, layer, rest, &done, error) || done))
+    return done;
   for (gsize i = 0; i < G_N_ELEMENTS (layer_names); i++)
     if (strcmp (rest, layer_names[i][0]) == 0 && t->n_dims <= 2)
       {
@@ -206,11 +273,55 @@ fill_kv_b (const BwGguf *g, const Entry *e, float *out, GError **error)
   return TRUE;
 }
 
+/* [experts][in][out] from ggml's [experts][out][in], gate and up interleaved when both. */
+static gboolean
+fill_fused (const BwGguf *g, const Entry *e, float *out, GError **error)
+{
+  int64_t in = e->t->ne[0], rows = e->t->ne[1], E = e->t->ne[2], k = e->t2 != NULL ? 2 : 1;
+  g_autofree float *a = g_new (float, e->t->n_elements);
+  g_autofree float *b = e->t2 != NULL ? g_new (float, e->t2->n_elements) : NULL;
+  if (!dequant_range (g, e->t, 0, e->t->nbytes, e->t->n_elements, a, error)
+      || (b != NULL
+          && !dequant_range (g, e->t2, 0, e->t2->nbytes, e->t2->n_elements, b, error)))
+    return FALSE;
+  for (int64_t x = 0; x < E; x++)
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = 0; c < in; c++)
+        {
+          int64_t src = (x * rows + r) * in + c, dst = (x * in + c) * rows * k + r * k;
+          out[dst] = a[src];
+          if (b != NULL)
+            out[dst + 1] = b[src];
+        }
+  return TRUE;
+}
+
+static gboolean
+fill_fused_bias (const BwGguf *g, const Entry *e, float *out, GError **error)
+{
+  int64_t n = e->t->n_elements;
+  g_autofree float *a = g_new (float, n);
+  g_autofree float *b = g_new (float, n);
+  if (!dequant_range (g, e->t, 0, e->t->nbytes, n, a, error)
+      || !dequant_range (g, e->t2, 0, e->t2->nbytes, n, b, error))
+    return FALSE;
+  for (int64_t i = 0; i < n; i++)
+    {
+      out[2 * i] = a[i];
+      out[2 * i + 1] = b[i];
+    }
+  return TRUE;
+}
+
 static gboolean
 fill_entry (const BwGguf *g, const Entry *e, float *out, int64_t n, GError **error)
 {
   if (e->kind == SRC_KV_B)
     return fill_kv_b (g, e, out, error);
+  if (e->kind == SRC_FUSED)
+    return fill_fused (g, e, out, error);
+  if (e->kind == SRC_FUSED_BIAS)
+    return fill_fused_bias (g, e, out, error);
   if (e->kind == SRC_EXPERT)
     {
       guint64 per = e->t->nbytes / (guint64) e->t->ne[2];
@@ -233,7 +344,9 @@ write_tensors (const BwGguf *g, GArray *plan, const char *path, GError **error)
   for (guint i = 0; i < plan->len; i++)
     {
       const Entry *e = &g_array_index (plan, Entry, i);
-      int64_t n = e->shape[0] * (e->n_dims == 2 ? e->shape[1] : 1);
+      int64_t n = 1;
+      for (int d = 0; d < e->n_dims; d++)
+        n *= e->shape[d];
       g_autofree float *buf = g_new (float, n);
       if (!fill_entry (g, e, buf, n, error)
           || !bw_safetensors_writer_write (w, buf, sizeof (float) * (gsize) n, error))
