@@ -364,6 +364,12 @@ bw_gguf_materialize_f32 (const char *gguf_path, const char *dir, GError **error)
   const BwGgufArch *arch = bw_gguf_arch_find (g, error);
   if (arch == NULL)
     return FALSE;
+  if (g->n_tensors == 0)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: the file holds no tensors (a vocabulary-only GGUF?)", g->path);
+      return FALSE;
+    }
   g_autoptr (JsonNode) config = bw_gguf_config_build (g, arch, error);
   if (config == NULL)
     return FALSE;
