@@ -154,6 +154,9 @@ log_softmax (const float *logits, int n, double *out)
     out[i] = logits[i] - max - log (sum);
 }
 
+/* The largest |dlogprob| seen, reported for the record. */
+static double worst_logprob;
+
 static void
 check_step (const Ref *ref, int s, const double *lp, int V)
 {
@@ -170,6 +173,7 @@ check_step (const Ref *ref, int s, const double *lp, int V)
       g_assert_cmpint (id, <, V);
       if (want <= LOGPROB_FLOOR)
         continue;
+      worst_logprob = MAX (worst_logprob, fabs (lp[id] - want));
       if (fabs (lp[id] - want) > LOGPROB_TOL || fabs (exp (lp[id]) - exp (want)) > PROB_TOL)
         g_error ("step %d id %d: logprob %.4f, llama.cpp %.4f", s, id, lp[id], want);
     }
@@ -202,6 +206,7 @@ test_library (void)
       if (s + 1 < N_STEPS)
         g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
     }
+  g_test_message ("%s: largest |dlogprob| against llama.cpp %.3f", fixture, worst_logprob);
   ref_clear (&ref);
 }
 
