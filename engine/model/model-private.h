@@ -12,6 +12,7 @@ struct BwModel {
   const BwFamilyOps *ops;
   const BwModelConfig *cfg;     /* the checkpoint's */
   BwCheckpoint *ckpt;
+  char *gguf_dir;                /* a GGUF model's F32 folder (gguf-materialize.h), or NULL */
   BwModelOptions opts;          /* max_batch resolved */
   BwPool *pool;
   BwExpertStore *store;         /* NULL when the family has no routed experts */

@@ -8,6 +8,8 @@
 #include "kernels/dispatch.h"
 #include "model/dense-auto.h"
 #include "model/dense-cache.h"
+#include "model/gguf-materialize.h"
+#include "core/gguf.h"
 #include "quant/intq.h"
 #include "stream/mem-limits.h"
 
@@ -124,6 +126,13 @@ bw_model_load (const char *dir, const BwModelOptions *opts, BwModelProgress prog
   model->progress_data = progress_data;
 
   bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
+  if (bw_gguf_is_gguf_path (dir))
+    {
+      model->gguf_dir = bw_gguf_materialize_tmp (dir, error);
+      if (model->gguf_dir == NULL)
+        return NULL;
+      dir = model->gguf_dir;
+    }
   model->ckpt = bw_checkpoint_open (dir, error);
   if (model->ckpt == NULL)
     return NULL;
@@ -193,6 +202,9 @@ bw_model_free (BwModel *model)
     g_ptr_array_unref (model->allocations);
   g_clear_pointer (&model->ckpt, bw_checkpoint_free);
   g_clear_pointer (&model->dense_cache, bw_dense_cache_free);
+  if (model->gguf_dir != NULL)
+    bw_gguf_materialized_remove (model->gguf_dir);
+  g_free (model->gguf_dir);
   g_free (model->requant_tmp);
   g_free (model->dense_cache_status);
   g_free (model);
