@@ -3,7 +3,8 @@
 # room its row below does not list: data flows down the table, and no room reaches back up.
 # Each room may include its own headers; "api" is the public header engine/include/burrow-engine.h;
 # burrow-config.h and kernel-features.h are generated build configuration any room may read.
-# A folder under engine/ that has no row fails too, so a new room must take its place here.
+# A folder under engine/ that has no row fails too, so a new room must take its place here;
+# a header in the private list below may be included only from its own room.
 set -eu
 root=$1
 
@@ -22,6 +23,12 @@ run:       core quant kernels stream blocks model text families api
 cli:       core quant kernels stream blocks synth text model families convert run api remote
 api:
 remote:    api
+'
+
+# Headers that only their own room may include, wherever the including file lives (the
+# engine's rooms, the app, the tests): "HEADER ROOM".
+private='
+model/model-private.h model
 '
 
 # The folder each room's files live in.
@@ -81,6 +88,18 @@ bad="$bad$(printf '%s\n' "$files" | awk -v root="$root/" -v rooms="$rooms" '
       close(f)
     }
   }')"
+
+# A private header named from outside its room's folder, by any file of the tree.
+for entry in $(printf '%s\n' "$private" | sed -n 's/^\([^ ]*\) \([a-z]*\)$/\1:\2/p'); do
+  header=${entry%:*}
+  own=$(room_dir "${entry#*:}")
+  for f in $(grep -rl --include='*.[ch]' "#[[:space:]]*include[[:space:]]*\"$header\"" \
+               "$root/engine" "$root/remote" "$root/src" "$root/tests" 2>/dev/null); do
+    case $f in "$own"/*) continue ;; esac
+    bad="$bad
+${f#"$root/"}: $header (private to $(basename "$own")/)"
+  done
+done
 
 if [ -n "$bad" ]; then
   echo "Includes against the layer table in tests/layers.sh:$bad"

@@ -39,6 +39,12 @@ bw_cli_add_sampling_entries (GOptionContext *ctx, BwCliSamplingArgs *a)
       "Penalty on recently seen tokens (1: off)", "R" },
     { "repeat-window", 0, 0, G_OPTION_ARG_INT, &a->repeat_window,
       "How many recent tokens the penalty looks at (64)", "N" },
+    { "frequency-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &a->frequency_penalty,
+      "OpenAI's: lower each token's logit by F times its count in the reply (-2 to 2; 0: off)",
+      "F" },
+    { "presence-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &a->presence_penalty,
+      "OpenAI's: lower the logit of every token already in the reply by P (-2 to 2; 0: off)",
+      "P" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &a->seed, "Sampling seed (default: random)", "N" },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a->max_tokens, "Reply length limit (1024; run --ids: 16)",
       "N" },
@@ -121,6 +127,10 @@ bw_cli_generate_options (const BwCliSamplingArgs *a, BurrowGenerateOptions *o, G
     return bad_value (error, "--top-k and --repeat-window must be >= 0, --max-tokens > 0");
   if (!(a->repeat_penalty > 0 && a->repeat_penalty <= 10))
     return bad_value (error, "--repeat-penalty must be in (0, 10]");
+  if (!(a->frequency_penalty >= -2 && a->frequency_penalty <= 2)
+      || !(a->presence_penalty >= -2 && a->presence_penalty <= 2))
+    return bad_value (error, "--frequency-penalty and --presence-penalty must be between -2 "
+                      "and 2");
   if (a->effort && !g_strv_contains ((const char *const[]) { "low", "medium", "high", "max",
                                                              NULL }, a->effort))
     return bad_value (error, "--effort must be low, medium, high or max");
@@ -131,6 +141,8 @@ bw_cli_generate_options (const BwCliSamplingArgs *a, BurrowGenerateOptions *o, G
   o->min_p = (float) a->min_p;
   o->repetition_penalty = (float) a->repeat_penalty;
   o->repetition_window = a->repeat_window;
+  o->frequency_penalty = (float) a->frequency_penalty;
+  o->presence_penalty = (float) a->presence_penalty;
   o->seed = a->seed >= 0 ? (guint64) a->seed : g_random_int () | ((guint64) g_random_int () << 32);
   o->max_tokens = a->max_tokens;
   o->stop = (const char *const *) a->stop;

@@ -18,6 +18,8 @@ typedef struct {
   double min_p;
   double repeat_penalty;
   int repeat_window;
+  double frequency_penalty;
+  double presence_penalty;
   gint64 seed;
   int max_tokens;
   char **stop;

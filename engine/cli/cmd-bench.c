@@ -68,7 +68,7 @@ bench_kernels_main (int argc, char **argv)
     { "json", 'j', 0, G_OPTION_ARG_NONE, &as_json, "One JSON object per line", NULL },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default: all CPUs)", "T" },
     { "formats", 'f', 0, G_OPTION_ARG_STRING, &formats,
-      "Comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2,ct-int4,ct-int8 (default: all)", "LIST" },
+      "Comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2,ct-int4,ct-int8 and the GGUF types gguf-q8_0, gguf-q4_k, gguf-iq2_xxs, ... (ggml's names, lower case; default: all)", "LIST" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (the level below, whose 4-bit kernels sum in f32, where matvec sums in integers),matvec-whole (each thread whole products, as decode runs routed experts)", "LIST" },
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of one timed run (0.4)", "S" },
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },

@@ -6,6 +6,7 @@
 #include "burrow-engine.h"
 #include "cli-common.h"
 #include "commands.h"
+#include "core/gguf.h"
 
 /* Prints one line to stderr, whatever newlines the message holds. */
 static int
@@ -113,24 +114,33 @@ print_json (const BurrowModelInfo *info)
 int
 bw_cli_inspect_main (int argc, char **argv)
 {
-  gboolean as_json = FALSE;
+  gboolean as_json = FALSE, list_tensors = FALSE;
   const GOptionEntry entries[] = {
     { "json", 'j', 0, G_OPTION_ARG_NONE, &as_json, "Print one JSON object", NULL },
+    { "tensors", 't', 0, G_OPTION_ARG_NONE, &list_tensors,
+      "List every tensor of a GGUF model (name, type, dimensions, bytes, place)", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR");
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("DIR|FILE.gguf");
   g_autoptr (GError) error = NULL;
   BurrowModelInfo info;
 
-  g_option_context_set_summary (ctx, "Describe a checkpoint folder without loading it: family, "
+  g_option_context_set_summary (ctx, "Describe a checkpoint folder or a GGUF model (a file, a "
+                                "split part or their folder) without loading it: family, "
                                 "layers, experts, tensors, and the RAM and disk reads it needs.");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     return fail (2, error->message);
   if (argc != 2)
-    return fail (2, "inspect needs exactly one checkpoint folder (see 'burrow-cli inspect "
-                    "--help')");
+    return fail (2, "inspect needs exactly one checkpoint folder or GGUF file (see "
+                    "'burrow-cli inspect --help')");
 
+  if (bw_gguf_is_gguf_path (argv[1]))
+    {
+      if (as_json)
+        return fail (2, "--json describes checkpoint folders; a GGUF model prints text");
+      return bw_cli_inspect_gguf (argv[1], list_tensors);
+    }
   if (!burrow_inspect (argv[1], &info, &error))
     return fail (1, error->message);
   if (as_json)

@@ -182,8 +182,8 @@ decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
   g_autofree float *logits = g_new (float, vocab);
   g_autofree int *out = g_new (int, MAX (n_new, 1));
   g_autoptr (GString) piece = g_string_new (NULL);
-  BwSamplerOptions so = { go->temperature, go->top_k, go->top_p, go->min_p,
-                          go->repetition_penalty, go->seed };
+  BwSamplerOptions so;
+  bw_sampler_options_from (&so, go);
   g_autoptr (BwSampler) sampler = bw_sampler_new (vocab, &so);
   g_autoptr (GArray) seq = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_array_append_vals (seq, ids->data, ids->len);
@@ -202,6 +202,7 @@ decode_ids (BwModel *model, const GArray *ids, const RunArgs *a,
                                       n_recent);
       out[n_out++] = id;
       g_array_append_val (seq, id);
+      bw_sampler_accept (sampler, id);
       if (text && is_stop (text, id))
         break;
       if (!put_id (text, a, id, n_out, piece, error))

@@ -11,10 +11,13 @@
  * and reasoning then follow its syntax), else from the family's built-in format.
  * POST /v1/chat/completions (streamed as SSE or whole), GET /v1/models, GET /v1/profile.
  * It listens on loopback unless told otherwise, and refuses any other address without an
- * API key. The first line on stdout names the URL it listens on (port 0 picks a free one). */
+ * API key. The first line on stdout names the URL it listens on (port 0 picks a free one).
+ * Slow or lying clients are bounded (serve-conns.c): headers and bodies have deadlines,
+ * open connections a limit. */
 #include <glib-unix.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "burrow-config.h"
 #include "chat-options.h"
@@ -29,6 +32,11 @@ typedef struct {
   char *api_key_file;
   char **names;
   char *max_body;
+  char *min_body_rate;
+  double header_timeout;
+  double body_timeout;
+  double idle_timeout;
+  int max_connections;
   int queue;
   int max_tokens;
   int max_context;
@@ -66,13 +74,32 @@ check_host (const ServeArgs *a, GInetAddress **addr, GError **error)
   return TRUE;
 }
 
+/* libsoup 3.2 listens with GLib's backlog of 10. A burst of connections beyond it makes
+ * Linux answer with SYN cookies, and a connection that a cookie completes late loses its
+ * first bytes (a client's "POST" arrives as "OST": bench/listen-backlog/). */
+static void
+widen_backlog (SoupServer *soup)
+{
+  GSList *listeners = soup_server_get_listeners (soup);
+  for (GSList *l = listeners; l; l = l->next)
+    listen (g_socket_get_fd (l->data), SOMAXCONN);
+  g_slist_free (listeners);
+}
+
 static gboolean
 listen_on (ServeServer *server, const ServeArgs *a, GInetAddress *addr, GError **error)
 {
+  gboolean ok;
   if (addr == NULL)
-    return soup_server_listen_local (server->soup, (guint) a->port, 0, error);
-  g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (addr, (guint16) a->port);
-  return soup_server_listen (server->soup, sa, 0, error);
+    ok = soup_server_listen_local (server->soup, (guint) a->port, 0, error);
+  else
+    {
+      g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (addr, (guint16) a->port);
+      ok = soup_server_listen (server->soup, sa, 0, error);
+    }
+  if (ok)
+    widen_backlog (server->soup);
+  return ok;
 }
 
 static void
@@ -162,6 +189,41 @@ served_names (BurrowEngine *engine, char **aliases)
   return g_strv_builder_end (b);
 }
 
+/* Seconds as microseconds: finite, above 0 and at most a day. */
+static gboolean
+seconds (const char *flag, double value, gint64 *us, GError **error)
+{
+  if (!(value > 0 && value <= 86400))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s must be more than 0 and at most 86400 seconds, not %g", flag, value);
+      return FALSE;
+    }
+  *us = (gint64) (value * G_USEC_PER_SEC);
+  return TRUE;
+}
+
+static gboolean
+check_limits (const ServeArgs *a, ServeLimits *limits, GError **error)
+{
+  *limits = (ServeLimits) { .min_body_rate = 16 << 10 };
+  if (a->max_connections < 1)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--max-connections must be at least 1, not %d", a->max_connections);
+      return FALSE;
+    }
+  limits->max_connections = (guint) a->max_connections;
+  if (a->min_body_rate && !bw_cli_parse_size (a->min_body_rate, &limits->min_body_rate, error))
+    {
+      g_prefix_error (error, "--min-body-rate: ");
+      return FALSE;
+    }
+  return seconds ("--header-timeout", a->header_timeout, &limits->header_timeout_us, error)
+         && seconds ("--body-timeout", a->body_timeout, &limits->body_timeout_us, error)
+         && seconds ("--idle-timeout", a->idle_timeout, &limits->idle_timeout_us, error);
+}
+
 static int
 serve_with_args (ServeArgs *a, GError **error)
 {
@@ -175,6 +237,9 @@ serve_with_args (ServeArgs *a, GError **error)
       return 2;
     }
   if (!resolve_api_key (a, error))
+    return 2;
+  ServeLimits limits;
+  if (!check_limits (a, &limits, error))
     return 2;
   g_autoptr (GInetAddress) addr = NULL;
   if (!check_host (a, &addr, error)
@@ -190,7 +255,7 @@ serve_with_args (ServeArgs *a, GError **error)
     return 1;
 
   g_auto (GStrv) names = served_names (engine, a->names);
-  ServeServer server = { .engine = engine, .max_body = max_body,
+  ServeServer server = { .engine = engine, .max_body = max_body, .limits = limits,
                          .template = tpl, .template_tools = tpl_tools,
                          .tool_format = tpl_tools ? bw_tool_format_detect (tpl_tools->source)
                                                   : BW_TOOL_FORMAT_NONE,
@@ -227,6 +292,7 @@ serve_with_args (ServeArgs *a, GError **error)
     rc = 1;
   serve_http_release (&server);
   soup_server_disconnect (server.soup);
+  serve_conns_free (server.conns);
   g_object_unref (server.soup);
   serve_experts_clear (&server);
   g_mutex_clear (&server.profile_lock);
@@ -236,7 +302,8 @@ serve_with_args (ServeArgs *a, GError **error)
 int
 bw_cli_serve_main (int argc, char **argv)
 {
-  ServeArgs a = { .port = 8000, .queue = 4, .max_tokens = 1024 };
+  ServeArgs a = { .port = 8000, .queue = 4, .max_tokens = 1024, .header_timeout = 10,
+                  .body_timeout = 10, .idle_timeout = 60, .max_connections = 256 };
   const GOptionEntry entries[] = {
     { "host", 0, 0, G_OPTION_ARG_STRING, &a.host,
       "Address to listen on (127.0.0.1; others need --api-key)", "ADDR" },
@@ -254,6 +321,19 @@ bw_cli_serve_main (int argc, char **argv)
       "memory)", "N" },
     { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "Largest request body (4M)",
       "SIZE" },
+    { "header-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.header_timeout,
+      "Seconds a connection has to send a request's headers, from its accept or from the "
+      "first byte of its next request (10); later it gets 408 and is closed", "S" },
+    { "body-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.body_timeout,
+      "Seconds a request body may take beyond what --min-body-rate allows (10)", "S" },
+    { "min-body-rate", 0, 0, G_OPTION_ARG_STRING, &a.min_body_rate,
+      "Bytes per second a request body must average after its grace (16K; 0: the whole "
+      "body within --body-timeout); slower gets 408 and is closed", "SIZE" },
+    { "idle-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.idle_timeout,
+      "Seconds a kept-alive connection may wait for its next request (60)", "S" },
+    { "max-connections", 0, 0, G_OPTION_ARG_INT, &a.max_connections,
+      "Open connections at once (256); a new one closes the oldest idle connection, else "
+      "the one waiting longest for its headers, else it is refused", "N" },
     { "queue", 0, 0, G_OPTION_ARG_INT, &a.queue,
       "Requests that may wait behind the running one (4); more get 429", "N" },
     { "max-tokens", 'n', 0, G_OPTION_ARG_INT, &a.max_tokens,
@@ -279,5 +359,6 @@ bw_cli_serve_main (int argc, char **argv)
   g_free (a.api_key_file);
   g_strfreev (a.names);
   g_free (a.max_body);
+  g_free (a.min_body_rate);
   return rc;
 }

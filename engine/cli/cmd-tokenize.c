@@ -1,11 +1,15 @@
-/* burrow-cli tokenize: text on stdin -> comma-separated ids, or back with --decode. The
- * tokenizer is --tokenizer FILE, else the one in --model DIR, else the demo model's. */
+/* burrow-cli tokenize: text on stdin (or one TEXT argument) -> comma-separated ids, or back
+ * with --decode. The tokenizer is --tokenizer FILE, else the one in --model DIR or
+ * FILE.gguf, else the demo model's. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli-common.h"
 #include "commands.h"
+#include "core/gguf.h"
+#include "text/tokenizer-gguf.h"
 #include "text/tokenizer.h"
 
 static gboolean
@@ -91,9 +95,10 @@ bw_cli_tokenize_main (int argc, char **argv)
   gboolean do_decode = FALSE, no_special = FALSE;
   GOptionEntry entries[] = {
     { "tokenizer", 't', 0, G_OPTION_ARG_FILENAME, &path,
-      "tiktoken.model or tokenizer.json (optionally .gz)", "FILE" },
+      "tiktoken.model, tokenizer.json (optionally .gz) or a .gguf file", "FILE" },
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model.model_dir,
-      "Use this checkpoint folder's tokenizer (default: the bundled demo model's)", "DIR" },
+      "Use this checkpoint folder's or GGUF file's tokenizer (default: the bundled demo "
+      "model's)", "DIR|FILE.gguf" },
     { "pattern", 0, 0, G_OPTION_ARG_STRING, &pattern,
       "tiktoken pre-tokenizer: kimi (default), o200k, cl100k, or a regex", "NAME" },
     { "decode", 'd', 0, G_OPTION_ARG_NONE, &do_decode,
@@ -102,7 +107,8 @@ bw_cli_tokenize_main (int argc, char **argv)
       "Encode special-token text as ordinary text", NULL },
     { NULL },
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("- text on stdin to token ids and back");
+  g_autoptr (GOptionContext) ctx =
+    g_option_context_new ("[TEXT] - TEXT (else stdin) to token ids and back");
   g_autoptr (GError) error = NULL;
   g_autoptr (BwTokenizer) tok = NULL;
   g_autoptr (GByteArray) input = g_byte_array_new ();
@@ -114,25 +120,30 @@ bw_cli_tokenize_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli tokenize: %s\n", error->message);
       return 2;
     }
-  if (argc > 1)
+  if (argc > 2)
     {
-      fprintf (stderr, "burrow-cli tokenize: unexpected argument '%s'; text comes on stdin\n",
-               argv[1]);
+      fprintf (stderr, "burrow-cli tokenize: unexpected argument '%s'; give one TEXT or "
+               "text on stdin\n", argv[2]);
       bw_cli_model_args_clear (&model);
       return 2;
     }
   opts.pattern = pattern;
   if (path != NULL)
-    tok = bw_tokenizer_open (path, &opts, &error);
+    tok = bw_gguf_is_gguf_path (path) ? bw_tokenizer_open_gguf_path (path, &error)
+                                      : bw_tokenizer_open (path, &opts, &error);
   else if (bw_cli_resolve_model (&model, &error))
-    tok = bw_tokenizer_open_dir (model.model_dir, &opts, &error);
+    tok = bw_gguf_is_gguf_path (model.model_dir)
+            ? bw_tokenizer_open_gguf_path (model.model_dir, &error)
+            : bw_tokenizer_open_dir (model.model_dir, &opts, &error);
   bw_cli_model_args_clear (&model);
   if (tok == NULL)
     {
       fprintf (stderr, "burrow-cli tokenize: %s\n", error->message);
       return 1;
     }
-  if (!read_stdin (input))
+  if (argc == 2)
+    g_byte_array_append (input, (const guint8 *) argv[1], (guint) strlen (argv[1]));
+  else if (!read_stdin (input))
     {
       fprintf (stderr, "burrow-cli tokenize: cannot read stdin\n");
       return 1;

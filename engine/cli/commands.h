@@ -8,6 +8,8 @@ typedef struct {
 } BwCliCommand;
 
 int bw_cli_inspect_main (int argc, char **argv);
+/* inspect's report on a .gguf file, split part or folder of one (cmd-inspect-gguf.c). */
+int bw_cli_inspect_gguf (const char *path, gboolean list_tensors);
 int bw_cli_run_main (int argc, char **argv);
 int bw_cli_bench_main (int argc, char **argv);
 int bw_cli_tokenize_main (int argc, char **argv);

@@ -3,12 +3,9 @@
  * to its paused message. A client that goes away cancels its job. */
 #include "serve.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #define BODY_KEY "burrow-body"
-#define TOO_LARGE_KEY "burrow-too-large"
 
 /* ---- Jobs ---- */
 
@@ -46,6 +43,7 @@ reason_phrase (guint status)
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 429: return "Too Many Requests";
     case 499: return "Client Closed Request";
@@ -63,9 +61,9 @@ send_json (SoupServerMessage *msg, guint status, char *body)
                                     strlen (body));
 }
 
-static void
-send_error (SoupServerMessage *msg, guint status, const char *type, const char *code,
-            const char *param, const char *message)
+void
+serve_http_send_error (SoupServerMessage *msg, guint status, const char *type,
+                       const char *code, const char *param, const char *message)
 {
   ServeError err = { 0 };
   serve_error_set (&err, status, type, code, param, "%s", message);
@@ -101,13 +99,10 @@ static gboolean
 on_socket_event (GSocket *socket, GIOCondition cond, gpointer data)
 {
   ServeJob *job = data;
-  char probe;
-  gssize n = (cond & (G_IO_HUP | G_IO_ERR))
-               ? 0 : recv (g_socket_get_fd (socket), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+  if (serve_socket_hung_up (socket, cond))
     g_cancellable_cancel (job->cancel);
   g_clear_pointer (&job->hup, g_source_unref);
-  return G_SOURCE_REMOVE;   /* pipelined data (n > 0) is soup's business */
+  return G_SOURCE_REMOVE;   /* pipelined data is soup's business */
 }
 
 static void
@@ -159,7 +154,8 @@ job_flush (gpointer data)
       if (body)
         send_json (job->msg, job->status, g_steal_pointer (&body));
       else
-        send_error (job->msg, 503, "server_error", NULL, NULL, "The request was cancelled.");
+        serve_http_send_error (job->msg, 503, "server_error", NULL, NULL,
+                               "The request was cancelled.");
       soup_server_message_unpause (job->msg);
     }
   g_free (body);
@@ -212,40 +208,83 @@ authorized (ServeServer *server, SoupServerMessage *msg)
   return diff == 0;
 }
 
-/* Collects the body ourselves, keeping at most max_body bytes. */
+static void
+refuse_too_large (ServeServer *server, SoupServerMessage *msg)
+{
+  g_autofree char *text = g_strdup_printf ("The request body is larger than %" G_GSIZE_FORMAT
+                                           " bytes.", server->max_body);
+  serve_http_send_error (msg, 413, "invalid_request_error", "request_too_large", NULL, text);
+  serve_conns_answer_now (server->conns, msg);
+}
+
+/* Collects the body ourselves, keeping at most max_body bytes; past that the request is
+ * answered 413 at once. */
 static void
 on_got_chunk (SoupServerMessage *msg, GBytes *chunk, gpointer data)
 {
   ServeServer *server = data;
+  if (soup_server_message_get_status (msg) != 0)
+    return;   /* answered already */
   GByteArray *body = g_object_get_data (G_OBJECT (msg), BODY_KEY);
   gsize n = g_bytes_get_size (chunk);
   if (body->len + n > server->max_body)
-    g_object_set_data (G_OBJECT (msg), TOO_LARGE_KEY, GINT_TO_POINTER (1));
+    refuse_too_large (server, msg);
   else
     g_byte_array_append (body, g_bytes_get_data (chunk, NULL), (guint) n);
 }
 
-/* After the headers: refuse early (no key, declared body too large), else collect. */
+/* The request's framing: one Content-Length of digits only, and not beside
+ * Transfer-Encoding (soup itself refuses a length that is not a number at all, but takes
+ * "-5" as 2^64-5 and the last of several). NULL when it is sound, else why not. */
+static const char *
+bad_length (SoupMessageHeaders *h)
+{
+  const char *length = soup_message_headers_get_list (h, "Content-Length");
+  if (length == NULL)
+    return NULL;
+  if (soup_message_headers_get_one (h, "Transfer-Encoding"))
+    return "The request has both Content-Length and Transfer-Encoding.";
+  if (strchr (length, ','))
+    return "The request has more than one Content-Length.";
+  if (*length == '\0' || strspn (length, "0123456789") != strlen (length))
+    return "Content-Length must be a non-negative decimal number of bytes.";
+  return NULL;
+}
+
+/* After the headers, before any of the body: requests that are refused whatever their body
+ * (bad framing, a declared body over the limit, no key) are answered at once and closed,
+ * so that no body is read for them. Others have their body collected. */
 static void
 early_handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
                gpointer data)
 {
   ServeServer *server = data;
+  SoupMessageHeaders *h = soup_server_message_get_request_headers (msg);
+  const char *why = bad_length (h);
+  if (why)
+    {
+      serve_http_send_error (msg, 400, "invalid_request_error", "invalid_content_length", NULL,
+                             why);
+      serve_conns_answer_now (server->conns, msg);
+      return;
+    }
+  /* Digits only by now; a length too large to parse is over any limit. */
+  guint64 declared = 0;
+  const char *length = soup_message_headers_get_one (h, "Content-Length");
+  if (length && (!g_ascii_string_to_unsigned (length, 10, 0, G_MAXUINT64, &declared, NULL)
+                 || declared > server->max_body))
+    {
+      refuse_too_large (server, msg);
+      return;
+    }
   if (!authorized (server, msg))
     {
       soup_message_headers_replace (soup_server_message_get_response_headers (msg),
                                     "WWW-Authenticate", "Bearer realm=\"burrow\"");
-      send_error (msg, 401, "invalid_request_error", "invalid_api_key", NULL,
-                  "Incorrect API key provided (send it as 'Authorization: Bearer KEY').");
-      return;
-    }
-  goffset declared = soup_message_headers_get_content_length (
-    soup_server_message_get_request_headers (msg));
-  if (declared > (goffset) server->max_body)
-    {
-      g_autofree char *text = g_strdup_printf ("The request body is larger than %" G_GSIZE_FORMAT
-                                               " bytes.", server->max_body);
-      send_error (msg, 413, "invalid_request_error", "request_too_large", NULL, text);
+      serve_http_send_error (msg, 401, "invalid_request_error", "invalid_api_key", NULL,
+                             "Incorrect API key provided (send it as 'Authorization: Bearer "
+                             "KEY').");
+      serve_conns_answer_now (server->conns, msg);
       return;
     }
   soup_message_body_set_accumulate (soup_server_message_get_request_body (msg), FALSE);
@@ -285,7 +324,7 @@ model_served (ServeServer *server, SoupServerMessage *msg, const char *model)
   g_autofree char *names = g_strjoinv ("', '", (char **) server->names);
   g_autofree char *text = g_strdup_printf ("The model '%s' does not exist. This server serves "
                                            "'%s'.", model, names);
-  send_error (msg, 404, "invalid_request_error", "model_not_found", "model", text);
+  serve_http_send_error (msg, 404, "invalid_request_error", "model_not_found", "model", text);
   return FALSE;
 }
 
@@ -293,18 +332,11 @@ static void
 handle_completions (ServeServer *server, SoupServerMessage *msg)
 {
   GByteArray *body = g_object_get_data (G_OBJECT (msg), BODY_KEY);
-  if (g_object_get_data (G_OBJECT (msg), TOO_LARGE_KEY))
-    {
-      g_autofree char *text = g_strdup_printf ("The request body is larger than %" G_GSIZE_FORMAT
-                                               " bytes.", server->max_body);
-      send_error (msg, 413, "invalid_request_error", "request_too_large", NULL, text);
-      return;
-    }
   if (server->active >= 1 + server->max_queue)
     {
       soup_message_headers_replace (soup_server_message_get_response_headers (msg),
                                     "Retry-After", "1");
-      send_error (msg, 429, "rate_limit_error", "rate_limit_exceeded", NULL,
+      serve_http_send_error (msg, 429, "rate_limit_error", "rate_limit_exceeded", NULL,
                   "The server is busy: one reply is being generated and the queue is full. "
                   "Try again later.");
       return;
@@ -320,6 +352,15 @@ handle_completions (ServeServer *server, SoupServerMessage *msg)
     }
   if (!model_served (server, msg, req->model))
     {
+      serve_request_free (req);
+      return;
+    }
+  if (!serve_request_check_model (req, server->engine,
+                                  server->template_tools && server->tool_format != BW_TOOL_FORMAT_NONE,
+                                  &err))
+    {
+      send_json (msg, err.status, serve_json_error (&err));
+      serve_error_clear (&err);
       serve_request_free (req);
       return;
     }
@@ -373,7 +414,7 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
   if (r == G_N_ELEMENTS (routes))
     {
       g_autofree char *text = g_strdup_printf ("Unknown request: %s %s", method, path);
-      send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, text);
+      serve_http_send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, text);
       return;
     }
   if (strcmp (method, routes[r].method) != 0)
@@ -381,7 +422,7 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
       g_autofree char *text = g_strdup_printf ("Use %s for %s.", routes[r].method, path);
       soup_message_headers_replace (soup_server_message_get_response_headers (msg), "Allow",
                                     routes[r].method);
-      send_error (msg, 405, "invalid_request_error", "method_not_allowed", NULL, text);
+      serve_http_send_error (msg, 405, "invalid_request_error", "method_not_allowed", NULL, text);
       return;
     }
   if (r == 0)
@@ -392,7 +433,8 @@ handler (SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable 
                                             server->created));
 #ifdef BURROW_TESTING
   else if (g_getenv ("BURROW_TEST_NO_PROFILE") != NULL)
-    send_error (msg, 404, "invalid_request_error", "unknown_url", NULL, "Unknown request");
+    serve_http_send_error (msg, 404, "invalid_request_error", "unknown_url", NULL,
+                           "Unknown request");
 #endif
   else
     handle_profile (server, msg);
@@ -402,6 +444,7 @@ void
 serve_http_setup (ServeServer *server)
 {
   server->jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) serve_job_unref);
+  server->conns = serve_conns_new (server->soup, &server->limits, server->main_context);
   soup_server_add_early_handler (server->soup, NULL, early_handler, server, NULL);
   soup_server_add_handler (server->soup, NULL, handler, server, NULL);
 }

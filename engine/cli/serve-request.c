@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "core/json-load.h"
+#include "run/json-schema.h"
 
 #define MAX_STOPS 16
+#define MAX_LOGIT_BIAS 1024
 
 void
 serve_error_clear (ServeError *err)
@@ -33,6 +35,19 @@ serve_error_set (ServeError *err, guint status, const char *type, const char *co
   va_end (ap);
 }
 
+void
+serve_error_set_engine (ServeError *err, const GError *error)
+{
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
+    serve_error_set (err, 400, "invalid_request_error", "context_length_exceeded", "messages",
+                     "%s", error->message);
+  else if (error->domain == BURROW_ENGINE_ERROR)
+    serve_error_set (err, 400, "invalid_request_error", NULL, "messages", "%s",
+                     error->message);
+  else
+    serve_error_set (err, 500, "server_error", NULL, NULL, "%s", error->message);
+}
+
 static gboolean
 invalid (ServeError *err, const char *param, const char *what)
 {
@@ -53,6 +68,11 @@ serve_request_free (ServeRequest *req)
   g_free (req->model);
   g_strfreev (req->stop);
   g_free (req->effort);
+  if (req->logit_bias)
+    g_array_unref (req->logit_bias);
+  bw_json_schema_free (req->schema);
+  g_free (req->json_before);
+  g_free (req->json_after);
   if (req->tools)
     serve_tools_clear (req->tools);
   g_free (req->tools);
@@ -264,6 +284,18 @@ parse_thinking (JsonObject *obj, ServeRequest *req, ServeError *err)
   JsonNode *kw = member (obj, "chat_template_kwargs");
   if (kw && !JSON_NODE_HOLDS_OBJECT (kw))
     return invalid (err, "chat_template_kwargs", "expected an object");
+  /* The kwargs are client data: they may not stand in for what the engine supplies. */
+  g_autoptr (GList) names = kw ? json_object_get_members (json_node_get_object (kw)) : NULL;
+  for (GList *l = names; l; l = l->next)
+    if (bw_chat_template_engine_name (l->data))
+      {
+        g_autofree char *param = g_strdup_printf ("chat_template_kwargs.%s",
+                                                  (const char *) l->data);
+        serve_error_set (err, 400, "invalid_request_error", "invalid_value", param,
+                         "Invalid 'chat_template_kwargs': '%s' is supplied by the server, "
+                         "not by the request.", (const char *) l->data);
+        return FALSE;
+      }
   return kw == NULL || get_bool (json_node_get_object (kw), "enable_thinking",
                                  &req->opts.thinking, err);
 }
@@ -272,14 +304,15 @@ parse_thinking (JsonObject *obj, ServeRequest *req, ServeError *err)
 static gboolean
 parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeError *err)
 {
-  double temperature = 1.0, top_p = 1.0, min_p = 0.0, penalty = 1.0, ignored = 0.0;
+  double temperature = 1.0, top_p = 1.0, min_p = 0.0, penalty = 1.0, frequency = 0.0;
+  double presence = 0.0;
   gint64 top_k = 0, n = 1, seed = -1, max_tokens = max_tokens_default;
   if (!get_number (obj, "temperature", 0, 2, &temperature, err)
       || !get_number (obj, "top_p", 0, 1, &top_p, err)
       || !get_number (obj, "min_p", 0, 1, &min_p, err)
       || !get_number (obj, "repetition_penalty", 0.01, 10, &penalty, err)
-      || !get_number (obj, "frequency_penalty", -2, 2, &ignored, err)
-      || !get_number (obj, "presence_penalty", -2, 2, &ignored, err)
+      || !get_number (obj, "frequency_penalty", -2, 2, &frequency, err)
+      || !get_number (obj, "presence_penalty", -2, 2, &presence, err)
       || !get_int (obj, "top_k", 0, G_MAXINT32, &top_k, err)
       || !get_int (obj, "n", 1, G_MAXINT32, &n, err)
       || !get_int (obj, "seed", G_MININT64, G_MAXINT64, &seed, err)
@@ -298,6 +331,8 @@ parse_sampling (JsonObject *obj, ServeRequest *req, int max_tokens_default, Serv
   req->opts.top_p = (float) top_p;
   req->opts.min_p = (float) min_p;
   req->opts.repetition_penalty = (float) penalty;
+  req->opts.frequency_penalty = (float) frequency;
+  req->opts.presence_penalty = (float) presence;
   req->opts.top_k = (int) top_k;
   req->opts.max_tokens = (int) max_tokens;
   req->opts.seed = member (obj, "seed") ? (guint64) seed
@@ -319,6 +354,134 @@ parse_logprobs (JsonObject *obj, ServeRequest *req, ServeError *err)
   return TRUE;
 }
 
+/* logit_bias: {"token id": bias in -100..100}; the ids are checked against the model's
+ * vocabulary later (serve_request_check_model). */
+static gboolean
+parse_logit_bias (JsonObject *obj, ServeRequest *req, ServeError *err)
+{
+  JsonNode *n = member (obj, "logit_bias");
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (n))
+    return invalid (err, "logit_bias", "expected an object of token ids and biases");
+  JsonObject *map = json_node_get_object (n);
+  if (json_object_get_size (map) > MAX_LOGIT_BIAS)
+    return invalid (err, "logit_bias", "more than 1024 tokens");
+  req->logit_bias = g_array_new (FALSE, FALSE, sizeof (BurrowLogitBias));
+  g_autoptr (GList) keys = json_object_get_members (map);
+  for (GList *l = keys; l; l = l->next)
+    {
+      const char *key = l->data;
+      char *end = NULL;
+      guint64 id = g_ascii_strtoull (key, &end, 10);
+      double bias = 0.0;
+      g_autofree char *param = g_strdup_printf ("logit_bias.%s", key);
+      if (!g_ascii_isdigit (key[0]) || *end != '\0' || id > G_MAXINT32)
+        return invalid (err, param, "keys must be token ids (decimal integers)");
+      if (!get_number (map, key, -100, 100, &bias, err))
+        {
+          g_free (err->param);
+          err->param = g_strdup (param);
+          return FALSE;
+        }
+      BurrowLogitBias b = { (gint32) id, (float) bias };
+      g_array_append_val (req->logit_bias, b);
+    }
+  req->opts.logit_bias = (const BurrowLogitBias *) req->logit_bias->data;
+  req->opts.n_logit_bias = (int) req->logit_bias->len;
+  return TRUE;
+}
+
+/* response_format: text, json_object, or json_schema with its schema: the reply is decoded
+ * under the schema (run/json-schema.h says which keywords are enforced). */
+static gboolean
+parse_response_format (JsonObject *obj, ServeRequest *req, ServeError *err)
+{
+  JsonNode *n = member (obj, "response_format"), *schema = NULL;
+  if (n == NULL)
+    return TRUE;
+  JsonNode *type = JSON_NODE_HOLDS_OBJECT (n) ? member (json_node_get_object (n), "type") : NULL;
+  const char *t = type && is_type (type, G_TYPE_STRING) ? json_node_get_string (type) : "";
+  if (strcmp (t, "text") == 0)
+    return TRUE;
+  if (strcmp (t, "json_schema") == 0)
+    {
+      JsonNode *js = member (json_node_get_object (n), "json_schema");
+      schema = js && JSON_NODE_HOLDS_OBJECT (js) ? member (json_node_get_object (js), "schema")
+                                                 : NULL;
+      if (schema == NULL)
+        return invalid (err, "response_format.json_schema.schema", "expected a JSON Schema");
+    }
+  else if (strcmp (t, "json_object") != 0)
+    return invalid (err, "response_format.type", "expected text, json_object or json_schema");
+  g_autoptr (GError) error = NULL;
+  req->schema = bw_json_schema_compile (schema, &error);
+  if (req->schema == NULL)
+    {
+      serve_error_set (err, 400, "invalid_request_error", "unsupported_schema",
+                       "response_format.json_schema.schema",
+                       "Invalid 'response_format.json_schema.schema': %s.", error->message);
+      return FALSE;
+    }
+  req->opts.json_schema = req->schema;
+  return TRUE;
+}
+
+/* Every field is honoured or refused; these change nothing about a reply, so clients that
+ * send them by habit are served. */
+static gboolean
+check_fields (JsonObject *obj, ServeError *err)
+{
+  static const char *const known[] = {
+    "model", "messages", "stream", "stream_options", "temperature", "top_p", "top_k", "min_p",
+    "repetition_penalty", "frequency_penalty", "presence_penalty", "logit_bias", "n", "seed",
+    "max_tokens", "max_completion_tokens", "stop", "logprobs", "top_logprobs", "tools",
+    "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort",
+    "chat_template_kwargs", "ignore_eos",
+    /* accepted, without effect on the reply */
+    "user", "metadata", "store", "service_tier", "safety_identifier", "prompt_cache_key",
+    NULL
+  };
+  g_autoptr (GList) names = json_object_get_members (obj);
+  for (GList *l = names; l; l = l->next)
+    if (!g_strv_contains (known, l->data) && member (obj, l->data) != NULL)
+      {
+        serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", l->data,
+                         "Unsupported parameter: '%s' is not supported by this server.",
+                         (const char *) l->data);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
+serve_request_check_model (const ServeRequest *req, BurrowEngine *engine,
+                           gboolean tools_supported, ServeError *err)
+{
+  for (guint i = 0; req->logit_bias && i < req->logit_bias->len; i++)
+    {
+      gsize len;
+      gint32 id = g_array_index (req->logit_bias, BurrowLogitBias, i).id;
+      if (burrow_engine_token_bytes (engine, id, &len) == NULL)
+        {
+          g_autofree char *param = g_strdup_printf ("logit_bias.%d", id);
+          serve_error_set (err, 400, "invalid_request_error", "invalid_value", param,
+                           "Invalid 'logit_bias': %d is not a token id of this model.", id);
+          return FALSE;
+        }
+    }
+  if (req->tools && req->tools->tools && json_array_get_length (req->tools->tools) > 0
+      && !req->tools->choice_none && !tools_supported)
+    {
+      serve_error_set (err, 400, "invalid_request_error", "unsupported_parameter", "tools",
+                       "Unsupported parameter: 'tools': this model's chat template declares "
+                       "no tools in a tool-call syntax this server knows, so the model cannot "
+                       "be offered them.");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeError *err)
 {
@@ -336,14 +499,15 @@ parse_object (JsonObject *obj, ServeRequest *req, int max_tokens_default, ServeE
   if (so && !JSON_NODE_HOLDS_OBJECT (so))
     return invalid (err, "stream_options", "expected an object");
   req->tools = g_new0 (ServeTools, 1);
-  return parse_messages (obj, req, err) && serve_tools_parse (obj, req->tools, err)
+  return check_fields (obj, err) && parse_messages (obj, req, err) && serve_tools_parse (obj, req->tools, err)
          && parse_sampling (obj, req, max_tokens_default, err)
          && get_bool (obj, "stream", &req->stream, err)
          && get_bool (obj, "ignore_eos", &req->opts.ignore_eos, err)
          && (so == NULL || get_bool (json_node_get_object (so), "include_usage",
                                      &req->include_usage, err))
          && parse_stop (obj, req, err) && parse_thinking (obj, req, err)
-         && parse_logprobs (obj, req, err);
+         && parse_logprobs (obj, req, err) && parse_logit_bias (obj, req, err)
+         && parse_response_format (obj, req, err);
 }
 
 ServeRequest *

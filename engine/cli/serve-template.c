@@ -114,24 +114,29 @@ record_turn (ServeServer *server, const BurrowTurnStats *st)
   g_mutex_unlock (&server->profile_lock);
 }
 
+/* An error as the answer: the HTTP status and body, or an SSE error event once a stream's
+ * first bytes went out. */
 static void
-answer_error (ServeJob *job, guint status, const char *type, const char *code,
-              const char *message)
+answer_error (ServeJob *job, const ServeError *err, gboolean streaming)
 {
-  ServeError err = { 0 };
-  char *body;
-
-  serve_error_set (&err, status, type, code, status == 400 ? "messages" : NULL, "%s", message);
-  body = serve_json_error (&err);
-  serve_error_clear (&err);
-  if (job->req->stream)
+  char *body = serve_json_error (err);
+  if (streaming)
     {
       post_sse (job, body);
       g_free (body);
       serve_job_post (job, "data: [DONE]\n\n", TRUE, 0, NULL);
     }
   else
-    serve_job_post (job, NULL, TRUE, status, body);
+    serve_job_post (job, NULL, TRUE, err->status, body);
+}
+
+static void
+answer_engine_error (ServeJob *job, const GError *error, gboolean streaming)
+{
+  ServeError err = { 0 };
+  serve_error_set_engine (&err, error);
+  answer_error (job, &err, streaming);
+  serve_error_clear (&err);
 }
 
 static void
@@ -147,24 +152,25 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
     }
   if (error)
     {
-      answer_error (job, error->domain == BURROW_ENGINE_ERROR ? 400 : 500,
-                    error->domain == BURROW_ENGINE_ERROR ? "invalid_request_error" : "server_error",
-                    NULL, error->message);
+      answer_engine_error (job, error, job->req->stream);
       return;
     }
-  /* Without constrained decoding the model may still answer in text; that answer is not
-   * what the client asked for, so it gets an error rather than a reply that pretends. */
+  /* Where the template's syntax has no constraint (or the reply ran out of tokens before its
+   * call closed) the model may still answer in text; that answer is not what the client
+   * asked for, so it gets an error rather than a reply that pretends. */
   if (job->req->tools->choice_required && t->n_calls == 0)
     {
       g_autofree char *msg = NULL;
       if (job->req->tools->choice_name)
         msg = g_strdup_printf ("tool_choice names the function '%s', but the model answered "
-                               "without calling it (this server does not constrain decoding "
-                               "to tool calls).", job->req->tools->choice_name);
+                               "without calling it.", job->req->tools->choice_name);
       else
         msg = g_strdup ("tool_choice is 'required', but the model answered without a tool "
-                        "call (this server does not constrain decoding to tool calls).");
-      answer_error (job, 422, "server_error", "tool_choice_not_followed", msg);
+                        "call.");
+      ServeError err = { 0 };
+      serve_error_set (&err, 422, "server_error", "tool_choice_not_followed", NULL, "%s", msg);
+      answer_error (job, &err, job->req->stream);
+      serve_error_clear (&err);
       return;
     }
   if (!job->req->stream)
@@ -188,10 +194,11 @@ finish (TemplateTurn *t, const BurrowTurnStats *st, const GError *error)
 void
 serve_template_run_job (ServeServer *server, ServeJob *job)
 {
-  const ServeRequest *req = job->req;
+  ServeRequest *req = job->req;
   const BwModelTemplate *mt = req->tools->tools ? server->template_tools : server->template;
   g_autoptr (GError) error = NULL;
   g_autofree char *prompt = NULL;
+  g_autoptr (GArray) client = g_array_new (FALSE, FALSE, sizeof (BurrowTextSpan));
   BurrowTurnStats st = { 0 };
   TemplateTurn t = { .job = job };
   gboolean ok;
@@ -201,14 +208,38 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
       serve_job_post (job, NULL, TRUE, 499, NULL);
       return;
     }
-  prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, &error);
+  prompt = serve_tools_render (mt, req->tools, req->thinking_given, req->opts.thinking, client,
+                               &error);
   if (prompt == NULL)
     {
-      answer_error (job, 400, "invalid_request_error", NULL, error->message);
+      ServeError err = { 0 };
+      serve_error_set (&err, 400, "invalid_request_error", NULL, "messages", "%s", error->message);
+      answer_error (job, &err, FALSE);
+      serve_error_clear (&err);
       return;
+    }
+  if (req->schema == NULL)
+    {
+      /* A required call is decoded as one: the reply cannot end without it. */
+      req->schema = serve_tools_call_constraint (req->tools, server->tool_format,
+                                                 &req->json_before, &req->json_after);
+      req->opts.json_schema = req->schema;
+      req->opts.json_before = req->json_before;
+      req->opts.json_after = req->json_after;
     }
   if (server->last == NULL)
     server->last = burrow_conversation_new (server->engine);
+  /* Refused before any model work, and before a stream's 200: a prompt over the context.
+   * Other failures to encode it come back from the generation itself. */
+  if (burrow_conversation_count_prompt_text (server->last, prompt,
+                                             (const BurrowTextSpan *) (void *) client->data,
+                                             client->len, &req->opts, &error) < 0
+      && g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
+    {
+      answer_engine_error (job, error, FALSE);
+      return;
+    }
+  g_clear_error (&error);
   if (req->stream)
     {
       g_autofree char *first = serve_json_chunk (&job->rid, "assistant", "", NULL, NULL, NULL);
@@ -223,11 +254,10 @@ serve_template_run_job (ServeServer *server, ServeJob *job)
   ok = serve_testing_reply (server, prompt, on_raw_token, &t, &st);
   if (!ok)
 #endif
-    {
-      g_autofree const char **plain = serve_tools_plain_texts (req->tools);
-      ok = burrow_conversation_generate_prompt (server->last, prompt, plain, &req->opts,
-                                                on_raw_token, &t, &st, job->cancel, &error);
-    }
+    ok = burrow_conversation_generate_prompt (server->last, prompt,
+                                              (const BurrowTextSpan *) (void *) client->data,
+                                              client->len, &req->opts, on_raw_token, &t, &st,
+                                              job->cancel, &error);
   (void) ok;   /* a failure is in error; what the reply had so far still goes out */
   guint before = t.events->len;
   bw_tool_parser_finish (t.parser, t.events);

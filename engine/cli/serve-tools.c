@@ -243,11 +243,14 @@ serve_tools_clear (ServeTools *t)
 
 char *
 serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean thinking_given,
-                    gboolean thinking, GError **error)
+                    gboolean thinking, GArray *client, GError **error)
 {
+  JsonArray *offered = tools->choice_none ? NULL : tools->tools;
+  g_autoptr (JsonObject) engine = bw_chat_template_engine_vars (mt, TRUE, offered != NULL);
   g_autoptr (JsonObject) kwargs = json_object_new ();
   g_autoptr (JsonObject) vars = NULL;
 
+  /* The request's own switch, which its chat_template_kwargs may set as well. */
   if (thinking_given)
     json_object_set_boolean_member (kwargs, "enable_thinking", thinking);
   if (tools->kwargs)
@@ -257,28 +260,84 @@ serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools, gboolean
         json_object_set_member (kwargs, l->data,
                                 json_node_copy (json_object_get_member (tools->kwargs, l->data)));
     }
-  vars = bw_chat_template_vars (mt, tools->messages, tools->choice_none ? NULL : tools->tools,
-                                TRUE, kwargs);
-  return bw_model_template_render (mt, vars, NULL, error);
+  vars = bw_chat_template_client_vars (tools->messages, offered, kwargs);
+  return bw_model_template_render_marked (mt, engine, vars, NULL, client, error);
 }
 
-const char **
-serve_tools_plain_texts (const ServeTools *tools)
+static const char *
+tool_name (JsonArray *tools, guint i)
 {
-  GPtrArray *texts = g_ptr_array_new ();
+  JsonObject *fo = json_object_get_object_member (json_array_get_object_element (tools, i),
+                                                  "function");
+  return json_object_get_string_member (fo, "name");
+}
 
-  for (guint i = 0; tools->messages && i < json_array_get_length (tools->messages); i++)
+/* The schema of a tool's arguments; any object where it has none or one the constraint
+ * cannot enforce. */
+static JsonNode *
+arguments_schema (JsonArray *tools, guint i)
+{
+  JsonObject *fo = json_object_get_object_member (json_array_get_object_element (tools, i),
+                                                  "function");
+  JsonNode *params = get (fo, "parameters");
+  if (params)
     {
-      JsonNode *m = json_array_get_element (tools->messages, i);
-      JsonObject *o = JSON_NODE_HOLDS_OBJECT (m) ? json_node_get_object (m) : NULL;
-      JsonNode *reasoning = get (o, "reasoning_content"), *content = get (o, "content");
-      if (is_string (reasoning))
-        g_ptr_array_add (texts, (gpointer) json_node_get_string (reasoning));
-      if (is_string (content))
-        g_ptr_array_add (texts, (gpointer) json_node_get_string (content));
+      g_autoptr (BwJsonSchema) check = bw_json_schema_compile (params, NULL);
+      if (check)
+        return json_node_copy (params);
     }
-  g_ptr_array_add (texts, NULL);
-  return (const char **) g_ptr_array_free (texts, FALSE);
+  return json_from_string ("{\"type\": \"object\"}", NULL);
+}
+
+BwJsonSchema *
+serve_tools_call_constraint (const ServeTools *tools, BwToolFormat format, char **before,
+                             char **after)
+{
+  guint n = tools->tools ? json_array_get_length (tools->tools) : 0;
+  g_autoptr (JsonNode) schema = NULL;
+
+  if (!tools->choice_required || tools->choice_none || n == 0)
+    return NULL;
+  if (format == BW_TOOL_FORMAT_JSON)
+    {
+      /* {"name": one of the functions, "arguments": its schema when there is one function} */
+      JsonObject *root = json_object_new (), *props = json_object_new ();
+      JsonObject *name = json_object_new ();
+      JsonArray *names = json_array_new (), *req = json_array_new ();
+      for (guint i = 0; i < n; i++)
+        json_array_add_string_element (names, tool_name (tools->tools, i));
+      json_object_set_array_member (name, "enum", names);
+      json_object_set_object_member (props, "name", name);
+      if (n == 1)
+        json_object_set_member (props, "arguments", arguments_schema (tools->tools, 0));
+      else
+        json_object_set_member (props, "arguments", json_from_string ("{\"type\": \"object\"}", NULL));
+      json_object_set_string_member (root, "type", "object");
+      json_object_set_object_member (root, "properties", props);
+      json_array_add_string_element (req, "name");
+      json_array_add_string_element (req, "arguments");
+      json_object_set_array_member (root, "required", req);
+      schema = json_node_init_object (json_node_alloc (), root);
+      json_object_unref (root);
+      *before = g_strdup ("<tool_call>\n");
+      *after = g_strdup ("\n</tool_call>");
+    }
+  else if (format == BW_TOOL_FORMAT_KIMI && n == 1)
+    {
+      schema = arguments_schema (tools->tools, 0);
+      *before = g_strdup_printf ("<|tool_calls_section_begin|><|tool_call_begin|>functions.%s:0"
+                                 "<|tool_call_argument_begin|>", tool_name (tools->tools, 0));
+      *after = g_strdup ("<|tool_call_end|><|tool_calls_section_end|>");
+    }
+  else
+    return NULL;
+  BwJsonSchema *compiled = bw_json_schema_compile (schema, NULL);
+  if (compiled == NULL)
+    {
+      g_clear_pointer (before, g_free);
+      g_clear_pointer (after, g_free);
+    }
+  return compiled;
 }
 
 BwToolParser *

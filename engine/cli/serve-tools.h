@@ -9,6 +9,7 @@
 
 #include "serve-json.h"
 #include "serve-request.h"
+#include "run/json-schema.h"
 #include "text/model-template.h"
 #include "text/tool-calls.h"
 
@@ -30,13 +31,20 @@ struct _ServeTools {
 gboolean serve_tools_parse (JsonObject *obj, ServeTools *out, ServeError *err);
 void serve_tools_clear (ServeTools *tools);
 
-/* The prompt: the whole conversation through the template, with the generation prompt. */
+/* The prompt: the whole conversation through the template, with the generation prompt;
+ * the spans of it that came from the request (BurrowTextSpan) are appended to client. */
 char *serve_tools_render (const BwModelTemplate *mt, const ServeTools *tools,
-                          gboolean thinking_given, gboolean thinking, GError **error);
+                          gboolean thinking_given, gboolean thinking, GArray *client,
+                          GError **error);
 
-/* The messages' texts (reasoning_content and content; not tool-call arguments, which
- * templates print re-serialized), NULL-terminated, the strings borrowed from tools. */
-const char **serve_tools_plain_texts (const ServeTools *tools);
+/* With a tool_choice that requires a call: the constraint that makes the reply one valid
+ * call in the template's syntax (run/json-constraint.h): the text before the arguments'
+ * JSON, the schema, the text after. Where the syntax has no such constraint (GLM, XML,
+ * harmony, DeepSeek; Kimi with several functions to choose from), or no call is required,
+ * NULL: a reply without a call is then refused after the fact. Parameters with keywords
+ * the constraint cannot enforce are constrained to any JSON object. */
+BwJsonSchema *serve_tools_call_constraint (const ServeTools *tools, BwToolFormat format,
+                                           char **before, char **after);
 
 /* The reply's parser for a rendered prompt. */
 BwToolParser *serve_tools_parser (BwToolFormat format, const ServeTools *tools,

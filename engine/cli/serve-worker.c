@@ -89,14 +89,7 @@ static char *
 error_body (guint *status, const GError *error)
 {
   ServeError err = { 0 };
-  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_CONTEXT_LENGTH))
-    serve_error_set (&err, 400, "invalid_request_error", "context_length_exceeded", "messages",
-                     "%s", error->message);
-  else if (error->domain == BURROW_ENGINE_ERROR)
-    serve_error_set (&err, 400, "invalid_request_error", NULL, "messages", "%s",
-                     error->message);
-  else
-    serve_error_set (&err, 500, "server_error", NULL, NULL, "%s", error->message);
+  serve_error_set_engine (&err, error);
   *status = err.status;
   char *body = serve_json_error (&err);
   serve_error_clear (&err);

@@ -16,11 +16,23 @@ G_BEGIN_DECLS
 
 #define SERVE_PROFILE_TURNS 64
 
+/* What a client connection may take (serve-conns.c). */
+typedef struct {
+  guint max_connections;       /* open at once; the oldest idle one is closed for a new one */
+  gint64 header_timeout_us;    /* from a request's start (a connection's accept) to its headers */
+  gint64 body_timeout_us;      /* a body's grace, beyond what min_body_rate allows */
+  guint64 min_body_rate;       /* bytes per second, averaged over the body (0: grace only) */
+  gint64 idle_timeout_us;      /* a kept-alive connection between requests */
+} ServeLimits;
+
+typedef struct _ServeConns ServeConns;
 
 typedef struct {
   BurrowEngine *engine;
   char *api_key;               /* NULL: no auth */
   gsize max_body;              /* request bytes */
+  ServeLimits limits;
+  ServeConns *conns;
   guint max_queue;             /* requests waiting behind the running one */
   int max_tokens;              /* default reply limit */
   int max_context;             /* prompt plus reply, in tokens */
@@ -115,9 +127,24 @@ void serve_experts_clear (ServeServer *server);
 
 /* HTTP side (serve-http.c). */
 void serve_http_setup (ServeServer *server);
+/* Sets @msg's answer: @status and an OpenAI-style error body. */
+void serve_http_send_error (SoupServerMessage *msg, guint status, const char *type,
+                            const char *code, const char *param, const char *message);
 /* Shutdown: cancels every job; then, once the worker has stopped, lets go of the jobs
  * that were never answered and of their messages. */
 void serve_http_cancel_all (ServeServer *server);
 void serve_http_release (ServeServer *server);
+
+/* Client connections (serve-conns.c), on the main context. new follows every connection
+ * soup accepts from then on; free (after soup_server_disconnect) lets go of them. */
+ServeConns *serve_conns_new (SoupServer *soup, const ServeLimits *limits,
+                             GMainContext *context);
+void serve_conns_free (ServeConns *conns);
+/* Writes the answer already set on @msg (status, headers, body) and closes its connection
+ * without reading the rest of the request: from got-headers up to got-body. */
+void serve_conns_answer_now (ServeConns *conns, SoupServerMessage *msg);
+/* The client closed its end of @socket, or it failed: told by @cond or a peek that finds
+ * the end of input. FALSE while it is open, with or without bytes waiting. */
+gboolean serve_socket_hung_up (GSocket *socket, GIOCondition cond);
 
 G_END_DECLS

@@ -53,12 +53,12 @@ load_config (Checkpoint *ck, const BwFamilyLookup *families, GError **error)
 
   if (!bw_file_read_capped (path, MAX_CONFIG_BYTES, &data, &len, &local))
     return propagate_io (error, local);
-  ck->config = bw_model_config_parse (path, data, len, families, error);
+  ck->config = bw_model_config_parse (path, data, len, families, &ck->pub.config_root,
+                                      error);
   if (ck->config == NULL)
     return FALSE;
   ck->pub.family = ck->config->family;
-  ck->pub.config_root = ck->config->root;
-  ck->pub.text_config = ck->config->text;
+  ck->pub.text_config = bw_model_config_text (ck->config, ck->pub.config_root);
   ck->pub.tensor_prefix = bw_family_tensor_prefix (ck->config->family);
   return TRUE;
 }
@@ -312,6 +312,7 @@ bw_checkpoint_free (BwCheckpoint *ckpt)
   g_free (ckpt->shards);
   g_free (ck->fds);
   bw_model_config_free (ck->config);
+  g_clear_pointer (&ckpt->config_root, json_node_unref);
   g_free (ckpt->dir);
   g_free (ck);
 }

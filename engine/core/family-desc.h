@@ -51,9 +51,14 @@ struct BwFamily {
 
   gboolean tools;                /* its chat format can call tools */
 
-  /* The family's own config.json fields, range-checked; may replace the generic layer
-   * plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: generic fields only. */
-  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, GError **error);
+  /* The family's own config.json fields, range-checked into own (config_size zeroed bytes,
+   * kept as cfg->family_config); may check and adjust the shared fields, replace the
+   * generic layer plan (cfg->layer_is_moe) and set cfg->layer_kind. NULL: shared fields
+   * only. */
+  gboolean (*parse_config) (const BwConfigFields *text, BwModelConfig *cfg, gpointer own,
+                            GError **error);
+  gsize config_size;
+  guint quant_schemes;           /* the BwQuantScheme values it reads; 0: not checked */
   const BwFamilyOps *ops;        /* the runtime (model/family-api.h) */
   const BwChatFormat *chat;      /* prompts, stops, reasoning (text/chat-template.h) */
   /* A synthetic checkpoint at the release's real widths (synth/synth-checkpoint.h). */

@@ -6,6 +6,7 @@
  * loader skips it). */
 #include <math.h>
 
+#include "families/family-parts.h"
 #include "families/glm52.h"
 #include "stream/expert-store.h"
 #include "synth/synth-blocks.h"

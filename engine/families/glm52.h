@@ -7,9 +7,6 @@
 
 G_BEGIN_DECLS
 
-/* A synthetic checkpoint at GLM-5.2's widths (glm52-synth.c). */
-gboolean bw_glm52_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
-
 /* The DSA selection made by the last "full" indexer layer of the last forward call (rows
  * = that call's last chunk), or NULL for a model of another family or before any forward. */
 const BwDsaSelection *bw_glm52_last_selection (const BwModel *model);

@@ -1,69 +1,48 @@
 /* Kimi Linear 48B (model_type "kimi_linear", ARCHITECTURES 2): KDA and MLA layers with a
  * pre-norm residual stream, a dense first layer and sigmoid-routed MoE after it. */
+#include "families/family-parts.h"
 #include "families/kimi-layers.h"
 
-#include "text/chat-template.h"
 
 static gboolean
-kimi_linear_load (BwModel *model, GCancellable *cancellable, GError **error)
+kimi_linear_load (BwModel *model, const BwModelConfig *cfg, GCancellable *cancellable,
+                  GError **error)
 {
-  BwKimiModel *km = g_new0 (BwKimiModel, 1);
-  model->family_data = km;
-  return bw_kimi_config_parse (model, FALSE, &km->cfg, error)
-         && bw_kimi_model_bind (model, km, cancellable, error);
+  BwKimiModel *km = bw_model_alloc (model, sizeof *km);
+  bw_model_set_family_data (model, km);
+  return bw_kimi_model_bind (model, cfg, km, cancellable, error);
 }
 
+/* Pre-norm: x += attention(norm(x)), KDA or MLA by layer; x += MoE(norm(x)) (the dense MLP
+ * in the first layer); logits. */
 static gboolean
 kimi_linear_forward (BwModel *model, BwState *state, const int32_t *ids, int n, float *logits,
                      gboolean all_logits, GCancellable *cancellable, GError **error)
 {
-  BwKimiModel *km = model->family_data;
-  return bw_decoder_forward (model, &km->dec, &bw_kimi_attention_ops, km, state, ids, n, logits,
-                             all_logits, cancellable, error);
+  BwKimiModel *km = bw_model_family_data (model);
+  BwDecoder *dec = &km->dec;
+
+  if (!bw_decoder_begin (model, dec, ids, n, error))
+    return FALSE;
+  for (int l = 0; l < dec->n_layers; l++)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      bw_decoder_attn_norm (dec, l, n);
+      bw_kimi_attention (model, km, state, l, dec->h, n, dec->a);
+      bw_decoder_residual (dec, n);
+      bw_decoder_ffn_norm (model, dec, l, n);
+      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
+        return FALSE;
+      bw_decoder_residual (dec, n);
+    }
+  bw_decoder_lm_head (model, dec, dec->x, n, logits, all_logits);
+  return TRUE;
 }
 
 static const BwFamilyOps kimi_linear_ops = {
   .load = kimi_linear_load,
-  .free = g_free,
   .forward = kimi_linear_forward,
-};
-
-/* Chat format (ARCHITECTURES 2.6): no thinking mode, <|im_end|> closes every turn. */
-
-static void
-render_chat (BwChatRender *r, const BwChatOptions *opts, const BwChatMessage *msgs, gsize n)
-{
-  static const char *const open[] = {
-    [BW_CHAT_SYSTEM] = "<|im_system|>system<|im_middle|>",
-    [BW_CHAT_USER] = "<|im_user|>user<|im_middle|>",
-    [BW_CHAT_ASSISTANT] = "<|im_assistant|>assistant<|im_middle|>",
-  };
-
-  for (gsize i = 0; i < n; i++)
-    {
-      bw_chat_structure (r, open[msgs[i].role]);
-      bw_chat_content (r, msgs[i].content);
-      bw_chat_structure (r, "<|im_end|>");
-    }
-  if (opts->add_generation_prompt)
-    bw_chat_structure (r, open[BW_CHAT_ASSISTANT]);
-}
-
-static void
-close_turn (GString *out, const char *reply, gboolean thinking)
-{
-  g_string_append (out, "<|im_end|>");
-}
-
-static const char *const stop_tokens[] = { "<|im_end|>", NULL };
-static const char *const role_tokens[] = { "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
-                                           NULL };
-
-static const BwChatFormat chat_format = {
-  .render = render_chat,
-  .close_turn = close_turn,
-  .stop_tokens = stop_tokens,
-  .role_tokens = role_tokens,
 };
 
 const BwFamily bw_kimi_linear_family = {
@@ -73,8 +52,9 @@ const BwFamily bw_kimi_linear_family = {
   .experts_prefix = "block_sparse_moe.experts.",
   .expert_names = { "w1", "w3", "w2" },
   .keys = { "num_experts", "num_experts_per_token", "num_shared_experts", "num_expert_group" },
-  .parse_config = bw_kimi_parse_config,
+  .parse_config = bw_kimi_linear_parse_config,
+  .config_size = sizeof (BwKimiConfig),
   .ops = &kimi_linear_ops,
-  .chat = &chat_format,
+  .chat = &bw_kimi_linear_chat,
   .synth = bw_kimi_linear_synth,
 };

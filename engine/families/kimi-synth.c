@@ -5,6 +5,7 @@
  * (w1/w2/w3 weight_packed + weight_scale) at the latent width, config under text_config. */
 #include <math.h>
 
+#include "families/family-parts.h"
 #include "families/kimi-layers.h"
 #include "stream/expert-store.h"
 #include "synth/synth-blocks.h"

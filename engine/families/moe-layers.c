@@ -1,86 +1,46 @@
 #include "families/moe-layers.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "core/json-load.h"
 
-/* The first of the names that the config has (the families spell some fields their own
- * way); the first name when none is present, so that errors name it. */
-static const char *
-pick (BwModel *model, const char *const *names)
+gboolean
+bw_moe_config_check (const BwConfigFields *f, BwModelConfig *cfg, gboolean renorm_default,
+                     GError **error)
 {
-  for (int i = 0; names[i] != NULL; i++)
-    if (bw_config_field (model, names[i]) != NULL)
-      return names[i];
-  return names[0];
+  if (cfg->hidden_act != BW_HIDDEN_SILU)
+    return bw_config_fields_fail (f, "hidden_act", "must be \"silu\"", error);
+  if (bw_config_fields_get (f, "norm_topk_prob") == NULL)
+    cfg->norm_topk_prob = renorm_default;
+  return TRUE;
 }
 
-
 gboolean
-bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
+bw_layer_types_parse (const BwConfigFields *f, const BwModelConfig *cfg, const char *word0,
+                      const char *word1, guint8 *out, gboolean *present, GError **error)
 {
-  static const char *const n_experts[] = { "n_routed_experts", "num_experts",
-                                           "num_local_experts", NULL };
-  static const char *const per_tok[] = { "num_experts_per_tok", "experts_per_token", NULL };
-  static const char *const widths[] = { "moe_intermediate_size", "intermediate_size", NULL };
-  BwDecoderFfn *f = &dec->ffn;
-  BwRouterConfig *r = &f->router;
-  const BwModelConfig *mc = bw_checkpoint_get_config (model->ckpt);
-  gboolean sigmoid = r->kind == BW_ROUTER_SIGMOID, renorm;
-  double eps, scaling;
-  JsonNode *act = bw_config_field (model, "hidden_act");
+  JsonNode *node = bw_config_fields_get (f, "layer_types");
+  JsonArray *list = bw_json_node_get_array (node);
 
-  if (!bw_config_get_int (model, "hidden_size", TRUE, 0, 1, &dec->hidden, error)
-      || !bw_config_get_int (model, "num_hidden_layers", TRUE, 0, 1, &dec->n_layers, error)
-      || !bw_config_get_int (model, "vocab_size", TRUE, 0, 1, &dec->vocab, error)
-      || !bw_config_double (model, "rms_norm_eps", FALSE, 1e-6, &eps, error)
-      || !bw_config_bool (model, "tie_word_embeddings", FALSE, &dec->tied, error)
-      || !bw_config_get_int (model, pick (model, n_experts), TRUE, 0, 1, &f->n_experts, error)
-      || !bw_config_get_int (model, pick (model, per_tok), TRUE, 0, 1, &r->top_k, error)
-      || !bw_config_get_int (model, pick (model, widths), TRUE, 0, 1, &f->moe_inter, error)
-      || !bw_config_get_int (model, "intermediate_size", FALSE, 0, 0, &f->inter, error)
-      || !bw_config_get_int (model, "n_shared_experts", FALSE, 0, 0, &f->n_shared, error)
-      || !bw_config_get_int (model, "shared_expert_intermediate_size", FALSE, 0, 0,
-                             &f->shared_inter,
-                   error)
-      || !bw_config_get_int (model, "n_group", FALSE, 1, 1, &r->n_group, error)
-      || !bw_config_get_int (model, "topk_group", FALSE, 1, 1, &r->topk_group, error)
-      || !bw_config_bool (model, "norm_topk_prob", sigmoid, &renorm, error)
-      || !bw_config_double (model, "routed_scaling_factor", FALSE, 1.0, &scaling, error))
-    return FALSE;
-  if (!(eps > 0.0) || dec->n_layers != mc->n_layers)
-    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                               "rms_norm_eps or num_hidden_layers is out of range");
-  if (act != NULL && g_strcmp0 (bw_json_node_get_string (act), "silu") != 0)
-    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                               "hidden_act must be \"silu\"");
-  if (r->top_k > f->n_experts || f->n_experts > BW_MAX_BATCH_EXPERTS
-      || f->n_experts % r->n_group != 0 || r->topk_group > r->n_group
-      || r->topk_group * (f->n_experts / r->n_group) < r->top_k)
-    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                               "the expert count, num_experts_per_tok, n_group and topk_group "
-                               "are inconsistent");
-  gboolean *is_moe = bw_model_alloc (model, dec->n_layers * sizeof (gboolean));
-  for (int l = 0; l < dec->n_layers; l++)
+  *present = node != NULL;
+  if (node == NULL)
+    return TRUE;
+  if (list == NULL || json_array_get_length (list) < (guint) cfg->n_layers)
+    return bw_config_fields_fail (f, "layer_types", "is not a list with an entry per layer",
+                                  error);
+  for (int l = 0; l < cfg->n_layers; l++)
     {
-      is_moe[l] = mc->layer_is_moe[l] != 0;
-      if (!is_moe[l] && f->inter <= 0)
-        return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                   "layer %d is dense but intermediate_size is missing", l);
+      const char *s = bw_json_node_get_string (json_array_get_element (list, l));
+      if (g_strcmp0 (s, word0) != 0 && g_strcmp0 (s, word1) != 0)
+        {
+          g_autofree char *msg = g_strdup_printf ("entry %d is not \"%s\" or \"%s\"", l,
+                                                  word0, word1);
+          return bw_config_fields_fail (f, "layer_types", msg, error);
+        }
+      out[l] = g_strcmp0 (s, word1) == 0;
     }
-  dec->is_moe = is_moe;
-  dec->eps = (float) eps;
-  dec->embed_exact = TRUE;
-  f->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
-  f->mlp_prefix = "mlp.";
-  f->moe_prefix = "mlp.";
-  r->n_experts = f->n_experts;
-  r->renormalize = renorm;
-  r->scaling = (float) scaling;
-  return bw_config_quantization (model, BW_QUANT_FP8_BLOCK | BW_QUANT_MXFP4 | BW_QUANT_CT_PACKED,
-                                 error);
+  return TRUE;
 }
 
 /* Grouped-query attention */
@@ -88,55 +48,47 @@ bw_moe_layers_fill (BwModel *model, BwDecoder *dec, GError **error)
 #define ROPE_TABLE_MAX 8192
 #define ATT "model.layers.%d.self_attn."
 
-static gboolean
-parse_sliding (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, GError **error)
+gboolean
+bw_gqa_config_parse (const BwConfigFields *f, const BwModelConfig *cfg, BwGqaConfig *out,
+                     GError **error)
 {
-  JsonNode *types = bw_config_field (model, "layer_types");
-  g->sliding = bw_model_alloc (model, dec->n_layers * sizeof (gboolean));
-  if (types == NULL)
-    return TRUE;
-  JsonArray *arr = bw_json_node_get_array (types);
-  if (arr == NULL || json_array_get_length (arr) < (guint) dec->n_layers)
-    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "layer_types must be a list with an entry per layer");
-  for (int l = 0; l < dec->n_layers; l++)
-    g->sliding[l] = g_strcmp0 (bw_json_node_get_string (json_array_get_element (arr, l)),
-                               "sliding_attention") == 0;
-  for (int l = 0; l < dec->n_layers; l++)
-    if (g->sliding[l] && g->window <= 0)
-      return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                  "layer %d is sliding_attention but sliding_window is not set",
-                                  l);
+  int rot;
+
+  if (cfg->n_heads % cfg->n_kv_heads != 0 || cfg->head_dim < 2)
+    {
+      g_autofree char *msg = g_strdup_printf ("(%d) is not a multiple of num_key_value_heads "
+                                              "(%d), or head_dim is too small", cfg->n_heads,
+                                              cfg->n_kv_heads);
+      return bw_config_fields_fail (f, "num_attention_heads", msg, error);
+    }
+  if (!bw_rope_partial_dim (f->obj, f->file, cfg->head_dim, &rot, error)
+      || !bw_rope_config_parse (f->obj, f->file, rot, &out->rope, error))
+    return FALSE;
+  out->rope.style = BW_ROPE_NEOX;
   return TRUE;
 }
 
 gboolean
-bw_gqa_layers_parse (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, GError **error)
+bw_gqa_layers_init (BwModel *model, BwGqaLayers *g, const BwModelConfig *cfg,
+                    const BwGqaConfig *gc, const guint8 *sliding, GError **error)
 {
-  int max_pos, rot;
-  JsonNode *window = bw_config_field (model, "sliding_window");
+  int max_pos = cfg->max_position_embeddings ? cfg->max_position_embeddings : 4096;
 
-  if (!bw_config_get_int (model, "num_attention_heads", TRUE, 0, 1, &g->H, error)
-      || !bw_config_get_int (model, "num_key_value_heads", FALSE, g->H, 1, &g->Hkv, error)
-      || !bw_config_get_int (model, "head_dim", FALSE, dec->hidden / g->H, 1, &g->hd, error)
-      || !bw_config_get_int (model, "max_position_embeddings", FALSE, 4096, 1, &max_pos, error)
-      || !bw_config_bool (model, "attention_bias", FALSE, &g->bias, error)
-      || (window != NULL && !bw_config_get_int (model, "sliding_window", FALSE, 0, 1, &g->window,
-                                                error)))
-    return FALSE;
-  if (g->H % g->Hkv != 0 || g->hd < 2)
-    return bw_config_fail (model, error, BW_CHECKPOINT_ERROR_CONFIG,
-                                "num_attention_heads (%d) is not a multiple of "
-                                "num_key_value_heads (%d), or head_dim is too small", g->H,
-                                g->Hkv);
-  g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
-  if (!bw_rope_partial_dim (model->ckpt->text_config, file, g->hd, &rot, error)
-      || !bw_rope_config_parse (model->ckpt->text_config, file, rot, &g->rope, error)
-      || !parse_sliding (model, dec, g, error))
-    return FALSE;
-  g->rope.style = BW_ROPE_NEOX;
-  g->rope_table = bw_rope_new (&g->rope, MIN (max_pos, ROPE_TABLE_MAX));
-  g->layers = bw_model_alloc (model, dec->n_layers * sizeof (BwGqa));
+  g->H = cfg->n_heads;
+  g->Hkv = cfg->n_kv_heads;
+  g->hd = cfg->head_dim;
+  g->eps = (float) cfg->rms_norm_eps;
+  g->bias = cfg->attention_bias;
+  g->window = cfg->sliding_window;
+  g->sliding = sliding;
+  for (int l = 0; sliding != NULL && l < cfg->n_layers; l++)
+    if (sliding[l] && g->window <= 0)
+      return bw_model_config_fail (cfg, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                   "layer %d is sliding_attention but sliding_window is not set",
+                                   l);
+  g->rope_table = bw_model_own (model, bw_rope_new (&gc->rope, MIN (max_pos, ROPE_TABLE_MAX)),
+                                (GDestroyNotify) bw_rope_free);
+  g->layers = bw_model_alloc (model, cfg->n_layers * sizeof (BwGqa));
   return TRUE;
 }
 
@@ -152,17 +104,17 @@ bind_bias (BwModel *model, const float **out, int64_t n, const char *name, int l
 }
 
 gboolean
-bw_gqa_layers_bind (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, int l,
-                    GError **error)
+bw_gqa_layers_bind (BwModel *model, BwGqaLayers *g, int l, GError **error)
 {
   BwGqa *a = &g->layers[l];
   int64_t q_rows = (int64_t) g->H * g->hd * (g->output_gate ? 2 : 1);
-  int64_t kv_rows = (int64_t) g->Hkv * g->hd, D = dec->hidden;
+  int64_t kv_rows = (int64_t) g->Hkv * g->hd, D = bw_model_hidden_size (model);
   float *qn, *kn, *sinks;
 
   *a = (BwGqa) { .n_heads = g->H, .n_kv_heads = g->Hkv, .head_dim = g->hd,
-                 .scale = 1.0f / sqrtf ((float) g->hd), .norm_eps = dec->eps,
-                 .window = g->sliding[l] ? g->window : 0, .output_gate = g->output_gate,
+                 .scale = 1.0f / sqrtf ((float) g->hd), .norm_eps = g->eps,
+                 .window = g->sliding && g->sliding[l] ? g->window : 0,
+                 .output_gate = g->output_gate,
                  .rope = g->rope_table };
   if (!bw_model_bind_matrix (model, &a->q_proj, q_rows, D, error, ATT "q_proj.weight", l)
       || !bw_model_bind_matrix (model, &a->k_proj, kv_rows, D, error, ATT "k_proj.weight", l)
@@ -195,7 +147,7 @@ bw_gqa_layers_bind (BwModel *model, const BwDecoder *dec, BwGqaLayers *g, int l,
         return FALSE;
       a->sinks = sinks;
     }
-  model->state_sizes[l] = (BwLayerStateSize) { .per_pos = bw_gqa_cache_floats (a) };
+  bw_model_set_layer_state (model, l, (BwLayerStateSize) { .per_pos = bw_gqa_cache_floats (a) });
   return TRUE;
 }
 
@@ -206,15 +158,26 @@ bw_gqa_layers_scratch (const BwGqaLayers *g, int l, int n)
 }
 
 void
-bw_gqa_layers_forward (BwModel *model, const BwDecoder *dec, const BwGqaLayers *g,
-                       BwState *state, int l, const float *h, int n, float *out)
+bw_gqa_layers_forward (BwModel *model, const BwGqaLayers *g, BwState *state, int l,
+                       const float *h, int n, float *a, void *scratch)
 {
-  bw_gqa_forward (&g->layers[l], h, n, bw_state_position (state), bw_state_cache (state, l),
-                  out, dec->scratch, model->pool);
+  bw_gqa_forward (&g->layers[l], h, n, bw_state_position (state), bw_state_cache (state, l), a,
+                  scratch, bw_model_pool (model));
 }
 
-void
-bw_gqa_layers_clear (BwGqaLayers *g)
+static gboolean
+gqa_bind (BwModel *model, gpointer self, int l, GError **error)
 {
-  g_clear_pointer (&g->rope_table, bw_rope_free);
+  return bw_gqa_layers_bind (model, self, l, error);
 }
+
+static gsize
+gqa_scratch (gpointer self, int l, int n, int threads)
+{
+  return bw_gqa_layers_scratch (self, l, n);
+}
+
+const BwDecoderAttention bw_gqa_attention = {
+  .bind = gqa_bind,
+  .scratch_bytes = gqa_scratch,
+};

@@ -308,6 +308,26 @@ const guint8 *burrow_engine_token_bytes (BurrowEngine *engine, gint32 id, gsize 
  * attention caches fit in half the memory available at load. */
 int burrow_engine_get_max_context (BurrowEngine *engine);
 
+/* A constant added to one token's logit before sampling (OpenAI's logit_bias): -100 bans
+ * the token in practice, 100 all but forces it. */
+typedef struct {
+  gint32 id;
+  float bias;
+} BurrowLogitBias;
+
+/* A JSON Schema compiled for constrained decoding: replies can only be JSON documents it
+ * accepts. The subset enforced: type (one or a list), properties, required,
+ * additionalProperties, enum, const, items, minItems, maxItems, anyOf (branches that start
+ * differently: different types or values), minLength, maxLength, minimum, maximum, and
+ * annotations (title, description, default, examples). Objects with properties allow no
+ * other keys unless additionalProperties says so. schema_json NULL: any JSON object.
+ * Another keyword, or a schema that is not JSON, fails with
+ * BURROW_ENGINE_ERROR_INVALID_INPUT naming the keyword and where it is ("$.properties.a"). */
+typedef struct _BurrowJsonSchema BurrowJsonSchema;
+BurrowJsonSchema *burrow_json_schema_new (const char *schema_json, GError **error);
+void burrow_json_schema_free (BurrowJsonSchema *schema);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowJsonSchema, burrow_json_schema_free)
+
 typedef struct {
   int max_tokens;            /* reply length limit; <= 0: 1024 */
   float temperature;         /* <= 0: greedy */
@@ -317,6 +337,19 @@ typedef struct {
   float repetition_penalty;  /* <= 0 or 1: off; > 1 discourages recent tokens */
   int repetition_window;     /* how many recent ids (prompt and reply) it looks at;
                               * <= 0: 64 */
+  float frequency_penalty;   /* OpenAI's, -2 to 2: logit -= count * this, count being how
+                              * often the token came in this reply; 0: off */
+  float presence_penalty;    /* OpenAI's, -2 to 2: logit -= this for every token that came
+                              * in this reply; 0: off */
+  const BurrowLogitBias *logit_bias;  /* added to the logits (may be NULL) */
+  int n_logit_bias;
+  const BurrowJsonSchema *json_schema;  /* non-NULL: the reply is json_before, a JSON
+                              * document it accepts, then json_after, decoded under that
+                              * constraint from its first token; it ends once all of it was
+                              * written, and closes within max_tokens where the vocabulary
+                              * allows (a token per byte of the shortest completion) */
+  const char *json_before;   /* literal texts around the document (a tool call's markers, */
+  const char *json_after;    /* special tokens allowed where they spell them); may be NULL */
   guint64 seed;              /* the same seed and conversation give the same reply */
   const char *const *stop;   /* NULL-terminated stop strings (may be NULL): the reply ends
                               * before the first one, which is not part of it */
@@ -523,21 +556,35 @@ gboolean burrow_conversation_generate (BurrowConversation *conv,
                                        BurrowTurnStats *stats, GCancellable *cancellable,
                                        GError **error);
 
+/* Bytes [offset, offset + len) of a text. */
+typedef struct {
+  gsize offset;
+  gsize len;
+} BurrowTextSpan;
+
 /* Generates a reply to prompt: the whole conversation already rendered by a chat template
- * (the checkpoint's own). plain (NULL-terminated, may be NULL) lists the messages' texts in
- * the order they appear in it: each is found there and encoded as plain text, so special-
- * token text typed into a message stays text; the rest of the prompt is read with special
- * tokens. The decode state is kept as far
+ * (the checkpoint's own). client (n_client spans, in order and disjoint; may be NULL) marks
+ * the bytes that came from the request's data: they are encoded as plain text, so that
+ * special-token text in a message stays text whatever the template did to it; the rest of
+ * the prompt is read with special tokens. Spans out of order or past the prompt's end fail
+ * with BURROW_ENGINE_ERROR_INVALID_INPUT. The decode state is kept as far
  * as the ids it covers start the prompt's, so a longer rendering of the same conversation
  * only prefills what is new. The reply streams through func as answer text with its tags
  * (the caller splits reasoning and tool calls) and is appended as an assistant message.
  * Cancellation and errors behave as in burrow_conversation_generate. */
 gboolean burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
-                                              const char *const *plain,
+                                              const BurrowTextSpan *client, gsize n_client,
                                               const BurrowGenerateOptions *options,
                                               BurrowTokenFunc func, gpointer user_data,
                                               BurrowTurnStats *stats, GCancellable *cancellable,
                                               GError **error);
+
+/* The prompt tokens burrow_conversation_generate_prompt would hold for prompt and client,
+ * without running the model; -1 with error as burrow_conversation_count_prompt fails. */
+int burrow_conversation_count_prompt_text (BurrowConversation *conv, const char *prompt,
+                                           const BurrowTextSpan *client, gsize n_client,
+                                           const BurrowGenerateOptions *options,
+                                           GError **error);
 
 /* ---- Tool calls in a reply's text ----
  *

@@ -2,6 +2,7 @@
  * larger than the last-level cache, next to the machine's read bandwidth measured on the
  * same buffer with the same threads, and next to the kernel's own rate on weights that
  * stay in cache (its arithmetic ceiling). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "kernels/act-q8.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dispatch.h"
+#include "kernels/ggml-dot.h"
 #include "quant/bf16.h"
 #include "quant/f16.h"
 
@@ -28,6 +30,17 @@ static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_FP8_E4M3_B128] = "fp8", [BW_FMT_MXFP4] = "mxfp4",
   [BW_FMT_Q8] = "q8", [BW_FMT_Q4] = "q4", [BW_FMT_Q2] = "q2",
   [BW_FMT_CT_INT4] = "ct-int4", [BW_FMT_CT_INT8] = "ct-int8",
+  [BW_FMT_GGML_Q4_0] = "gguf-q4_0", [BW_FMT_GGML_Q4_1] = "gguf-q4_1",
+  [BW_FMT_GGML_Q5_0] = "gguf-q5_0", [BW_FMT_GGML_Q5_1] = "gguf-q5_1",
+  [BW_FMT_GGML_Q8_0] = "gguf-q8_0", [BW_FMT_GGML_Q2_K] = "gguf-q2_k",
+  [BW_FMT_GGML_Q3_K] = "gguf-q3_k", [BW_FMT_GGML_Q4_K] = "gguf-q4_k",
+  [BW_FMT_GGML_Q5_K] = "gguf-q5_k", [BW_FMT_GGML_Q6_K] = "gguf-q6_k",
+  [BW_FMT_GGML_IQ2_XXS] = "gguf-iq2_xxs", [BW_FMT_GGML_IQ2_XS] = "gguf-iq2_xs",
+  [BW_FMT_GGML_IQ2_S] = "gguf-iq2_s", [BW_FMT_GGML_IQ3_XXS] = "gguf-iq3_xxs",
+  [BW_FMT_GGML_IQ3_S] = "gguf-iq3_s", [BW_FMT_GGML_IQ1_S] = "gguf-iq1_s",
+  [BW_FMT_GGML_IQ1_M] = "gguf-iq1_m", [BW_FMT_GGML_IQ4_NL] = "gguf-iq4_nl",
+  [BW_FMT_GGML_IQ4_XS] = "gguf-iq4_xs", [BW_FMT_GGML_TQ1_0] = "gguf-tq1_0",
+  [BW_FMT_GGML_TQ2_0] = "gguf-tq2_0", [BW_FMT_GGML_MXFP4] = "gguf-mxfp4",
 };
 
 /* matvec-int8: one token with the opt-in int8 activations (kernels/act-q8.h), listed for
@@ -115,12 +128,41 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
       }
 }
 
+/* GGML formats: whole blocks of random codes, drawn again until their values are finite
+ * and modest (random f16 scales can be huge), into pattern; returns the bytes used (a
+ * whole number of blocks, so that repeating the pattern keeps every block whole). */
+static gsize
+ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
+{
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
+  const gsize used = size / (gsize) t->info->block_bytes * (gsize) t->info->block_bytes;
+  float vals[256];
+
+  for (gsize off = 0; off < used; off += (gsize) t->info->block_bytes)
+    {
+      guint8 *blk = pattern + off;
+      gboolean ok = FALSE;
+      for (int tries = 0; tries < 1000 && !ok; tries++)
+        {
+          for (guint32 i = 0; i < t->info->block_bytes; i++)
+            blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
+          t->dequant (blk, vals);
+          ok = TRUE;
+          for (guint32 i = 0; i < t->info->block_elements; i++)
+            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
+        }
+      if (!ok)
+        memset (blk, 0, (gsize) t->info->block_bytes);
+    }
+  return used;
+}
+
 /* A matrix of the format and shape with no data yet (integer formats grouped by
  * INT_GROUP; compressed-tensors INT4/INT8 by 32, as Kimi K2 Thinking ships them). */
 static BwMatrix
 proto_matrix (BwFormat fmt, gint64 rows, gint64 cols)
 {
-  int group = fmt >= BW_FMT_CT_INT4 ? 32 : fmt >= BW_FMT_Q8 ? INT_GROUP : 0;
+  int group = bw_ggml_format (fmt) ? 0 : fmt >= BW_FMT_CT_INT4 ? 32 : fmt >= BW_FMT_Q8 ? INT_GROUP : 0;
   return (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .group = group };
 }
 
@@ -149,14 +191,18 @@ working_set_init (WorkingSet *ws, BwFormat fmt, gint64 rows, gint64 cols, guint6
       g_rand_free (rand);
       return FALSE;
     }
-  for (gsize i = 0; i < sizeof pattern; i += esize)
-    random_code (fmt, rand, pattern + i, esize);
+  gsize pattern_bytes = sizeof pattern;
+  if (bw_ggml_format (fmt))
+    pattern_bytes = ggml_pattern (fmt, rand, pattern, sizeof pattern);
+  else
+    for (gsize i = 0; i < sizeof pattern; i += esize)
+      random_code (fmt, rand, pattern + i, esize);
   ws->mats = g_new0 (BwMatrix, ws->count);
   for (int k = 0; k < ws->count; k++)
     {
       guint8 *base = ws->buf + (gsize) k * stride;
-      for (gsize off = 0; off < data; off += sizeof pattern)
-        memcpy (base + off, pattern, MIN (sizeof pattern, data - off));
+      for (gsize off = 0; off < data; off += pattern_bytes)
+        memcpy (base + off, pattern, MIN (pattern_bytes, data - off));
       ws->mats[k] = proto;
       ws->mats[k].data = base;
       if (scales > 0)
@@ -296,6 +342,17 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
       WorkingSet ws, hot = { 0 };
       if (!listed (o.formats, format_names[f]))
         continue;
+      if (bw_ggml_format ((BwFormat) f) && bw_matrix_row_bytes ((BwFormat) f, o.cols) == 0)
+        {
+          /* rows of whole blocks only: an error where the format was asked for */
+          if (o.formats == NULL)
+            continue;
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "--cols %" G_GINT64_FORMAT " is not a whole number of %s blocks",
+                       o.cols, format_names[f]);
+          ok = FALSE;
+          break;
+        }
       if (!(ok = working_set_init (&ws, (BwFormat) f, o.rows, o.cols, target, MIN_MATRICES, error)))
         break;
       if (!o.no_ceiling && !(ok = working_set_init (&hot, (BwFormat) f,
@@ -330,8 +387,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
                                                        k == K_WHOLE, pool, o.seconds));
             }
           const BwKernelTable *at = bw_kernels_table (isa);
-          gboolean int_sums = at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
-                              && tokens <= at->gemv_int->max_tokens;
+          gboolean int_sums = bw_ggml_format ((BwFormat) f)
+                              || (at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
+                                  && tokens <= at->gemv_int->max_tokens);
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (isa), .rows = o.rows, .cols = o.cols,

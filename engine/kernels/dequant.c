@@ -1,6 +1,7 @@
 /* Reference decoding of any BwMatrix row segment: the definition every kernel matches. */
 #include <string.h>
 
+#include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
 #include "quant/bf16.h"
 #include "quant/ct-int.h"
@@ -36,6 +37,24 @@ decode_intq (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
       int64_t c = c0 + i;
       float s = bw_load_f32 (sc + 4 * (w->group > 0 ? c / w->group : 0));
       out[i] = (float) bw_intq_get (bits, row, c) * s;
+    }
+}
+
+/* Columns [c0, c0 + len) of a GGML row, from the blocks that hold them. */
+static void
+decode_ggml (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
+{
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (w->fmt));
+  const uint8_t *row = (const uint8_t *) w->data + r * bw_matrix_row_bytes (w->fmt, w->cols);
+  float blk[256];
+
+  for (int64_t c = c0; c < c0 + len;)
+    {
+      const int64_t b = c / t->info->block_elements, first = b * t->info->block_elements;
+      const int64_t n = MIN (c0 + len, first + t->info->block_elements) - c;
+      t->dequant (row + b * t->info->block_bytes, blk);
+      memcpy (out + (c - c0), blk + (c - first), (size_t) n * sizeof *out);
+      c += n;
     }
 }
 
@@ -100,8 +119,9 @@ bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float 
         break;
       }
     case BW_FMT_COUNT:
-    default:
       g_assert_not_reached ();
+    default:
+      decode_ggml (w, r, c0, len, out);
     }
 }
 

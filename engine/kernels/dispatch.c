@@ -185,3 +185,12 @@ bw_kernels_stream_sum (const BwKernelTable *table)
       return t->stream_sum;
   return bw_kernels_scalar.stream_sum;
 }
+
+BwGgmlDot
+bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt)
+{
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->ggml_dot && t->ggml_dot[fmt])
+      return t->ggml_dot[fmt];
+  return bw_kernels_scalar.ggml_dot[fmt];
+}

@@ -439,7 +439,10 @@ applies (const BwMatrix *w)
 
 const BwGemvInt bw_gemv_int_avx2 = {
   .block_bytes = BLOCK_BYTES,
-  .max_tokens = G_MAXINT,
+  /* Its sums cost several instructions per product for every token, where the f32 kernel
+   * decodes a row once for a tile of tokens and then spends one FMA per 8 products: from
+   * 8 tokens (simd-rows.h's GEMM_MIN_TOKENS) the f32 kernel is the cheaper. */
+  .max_tokens = 7,
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = blocks,

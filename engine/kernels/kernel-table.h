@@ -41,6 +41,10 @@ typedef gboolean (*BwPrepare) (BwFormat fmt, const float *x, int64_t cols, void 
 typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const void *prepared,
                                     float *y, int64_t r0, int64_t r1);
 
+/* acc plus the product of `nblocks` GGML weight blocks at `row` with as many blocks of
+ * quantized activations (kernels/ggml-dot.h). */
+typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
+
 /* One kernel level. Every product goes through a level's table; a NULL entry means the
  * level has no such kernel (rows: the base level's, then the scalar one). */
 typedef struct BwKernelTable BwKernelTable;
@@ -49,6 +53,9 @@ struct BwKernelTable {
   const BwKernelTable *base;        /* the level whose rows fill this one's gaps; NULL */
   BwRowsKernel rows[BW_FMT_COUNT];
   BwStreamSum stream_sum;
+  /* Integer products of GGML block rows, per format (kernels/ggml-dot.h); NULL, or a NULL
+   * entry: the base level's, then the scalar one. */
+  const BwGgmlDot *ggml_dot;
   /* Products with exact integer sums (kernels/gemv-int.h); one-token activations are
    * prepared once per thread and product (BW_GEMV_INT_PREPARED_BYTES); NULL: none. */
   const BwGemvInt *gemv_int;
@@ -64,6 +71,14 @@ extern const BwKernelTable bw_kernels_avx512;
 extern const BwKernelTable bw_kernels_avx512_vnni;
 /* The AVX2 level's kernels with f32 sums (its table's, less the integer kernel). */
 extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
+/* The AVX2 level's FP8 product for any number of tokens (fp8-avx2.c), as a BwRowsKernel;
+ * FALSE where the matrix's scales rule it out (nothing written). */
+gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                           int64_t r0, int64_t r1);
+
+/* The scalar f32 product from the reference decoder (the scalar level's rows kernel). */
+void bw_rows_reference (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                        int64_t r0, int64_t r1);
 
 /* Decodes columns [c0, c0 + len) of row r to f32, exactly as the reference does. */
 void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out);

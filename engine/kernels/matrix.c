@@ -4,6 +4,7 @@
 #include "kernels/act-q8.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
+#include "kernels/ggml-dot.h"
 #include "quant/ct-int.h"
 #include "quant/fp8.h"
 #include "quant/intq.h"
@@ -31,8 +32,8 @@ bw_matrix_row_bytes (BwFormat fmt, int64_t cols)
     case BW_FMT_Q2: return (gsize) bw_intq_row_bytes (2, cols);
     case BW_FMT_CT_INT4: return (gsize) bw_ct_int_row_bytes (4, cols);
     case BW_FMT_CT_INT8: return (gsize) bw_ct_int_row_bytes (8, cols);
-    case BW_FMT_COUNT:
-    default: return 0;
+    case BW_FMT_COUNT: return 0;
+    default: return bw_ggml_bytes (bw_ggml_format_type (fmt), cols);
     }
 }
 

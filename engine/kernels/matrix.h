@@ -16,7 +16,7 @@ typedef enum {
   BW_ISA_AUTO = 0,      /* the best level this CPU runs */
   BW_ISA_SCALAR,
   BW_ISA_AVX2,          /* AVX2 + FMA + F16C; integer sums for 4-bit and 8-bit products
-                         * (kernels/gemv-int.h) */
+                         * of up to 7 tokens (kernels/gemv-int.h), exact FP8 products */
   BW_ISA_AVX512,        /* AVX-512 F/BW/VL/DQ, f32 sums */
   BW_ISA_AVX512_VNNI,   /* + VNNI/VBMI: integer sums for one-token 4-bit products
                          * (kernels/gemv-int.h), int8 activations where act_bits asks */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/gemv-int.h"
+#include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
 #include "quant/ct-int.h"
 #include "quant/fp8.h"
@@ -32,10 +33,13 @@ vec_fma_tail (__m256 w, __m256 x, __m256 acc, int n)
   return _mm256_blendv_ps (acc, _mm256_fmadd_ps (w, x, acc), _mm256_castsi256_ps (first_lanes (n)));
 }
 
+/* Q2 steps are 16 columns, two halves of 8: their 4 code bytes are one broadcast load
+ * (a load-port uop, where a 2-byte one took a shuffle-port broadcast besides the lookup's
+ * permute, and the shuffle port bounded the kernel at 2 code bytes per cycle). */
 static inline __attribute__((always_inline)) int
 pairs (BwFormat fmt)
 {
-  return 1;
+  return fmt == BW_FMT_Q2 ? 2 : 1;
 }
 
 static inline void vec_storeu (float *p, __m256 v) { _mm256_storeu_ps (p, v); }
@@ -51,22 +55,27 @@ to_columns (BwFormat fmt, __m256 v[2])
 {
 }
 
+/* first_lanes takes counts past 8 as all lanes and those below 1 as none. */
 static inline __attribute__((always_inline)) int
 tail_lanes (BwFormat fmt, int rem, int k)
 {
-  return rem;
+  return rem - VL * k;
 }
 
 static inline __attribute__((always_inline)) void
 load_x (BwFormat fmt, const float *p, __m256 out[2])
 {
   out[0] = _mm256_loadu_ps (p);
+  if (pairs (fmt) == 2)
+    out[1] = _mm256_loadu_ps (p + VL);
 }
 
 static inline __attribute__((always_inline)) void
 load_x_tail (BwFormat fmt, const float *p, int rem, __m256 out[2])
 {
   out[0] = _mm256_maskload_ps (p, first_lanes (rem));
+  if (pairs (fmt) == 2)
+    out[1] = _mm256_maskload_ps (p + VL, first_lanes (rem - VL));
 }
 
 static inline float
@@ -167,13 +176,6 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
                                       _mm256_set1_epi32 (8));
         return _mm256_mul_ps (_mm256_cvtepi32_ps (q), st);
       }
-    case BW_FMT_Q2:
-      {
-        uint16_t half;
-        memcpy (&half, p, 2);
-        __m256i idx = _mm256_srlv_epi32 (_mm256_set1_epi32 (half), _mm256_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14));
-        return _mm256_permutevar8x32_ps (st, idx);
-      }
     case BW_FMT_Q8:
       {
         __m256i b = _mm256_cvtepi8_epi32 (_mm_loadl_epi64 ((const __m128i *) p));
@@ -193,6 +195,15 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
 static inline __attribute__((always_inline)) void
 decode (BwFormat fmt, const uint8_t *p, __m256 st, __m256 out[2])
 {
+  if (fmt == BW_FMT_Q2)
+    {
+      /* permutevar8x32 reads the low 3 bits of each lane: the field and one bit above it,
+       * which the duplicated table ignores */
+      const __m256i b = _mm256_castps_si256 (_mm256_broadcast_ss ((const float *) p));
+      out[0] = _mm256_permutevar8x32_ps (st, _mm256_srlv_epi32 (b, _mm256_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14)));
+      out[1] = _mm256_permutevar8x32_ps (st, _mm256_srlv_epi32 (b, _mm256_setr_epi32 (16, 18, 20, 22, 24, 26, 28, 30)));
+      return;
+    }
   out[0] = decode1 (fmt, p, st);
 }
 
@@ -209,12 +220,15 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-/* Products of the formats the integer kernel sums (gemv-int-avx2.c), of as many tokens as
- * it takes, go to it; FALSE where it declines, and the f32 kernel does the product. */
+/* FP8 products go to fp8-avx2.c, and those of the formats the integer kernel sums
+ * (gemv-int-avx2.c), of as many tokens as it takes, to it; FALSE where they decline, and
+ * the f32 kernel does the product. */
 static inline __attribute__((always_inline)) gboolean
 int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
             int64_t r0, int64_t r1)
 {
+  if (fmt == BW_FMT_FP8_E4M3_B128)
+    return bw_fp8_rows_avx2 (w, x, n, y, ldy, r0, r1);
   if (n > bw_gemv_int_avx2.max_tokens
       || !(fmt == BW_FMT_MXFP4 || fmt == BW_FMT_Q4 || fmt == BW_FMT_CT_INT4 || fmt == BW_FMT_Q8
            || fmt == BW_FMT_CT_INT8))
@@ -226,7 +240,7 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2);
+const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2, bw_ggml_dots_avx2);
 
 const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT] = {
   [BW_FMT_F32] = rows_f32_f32, [BW_FMT_BF16] = rows_bf16_f32, [BW_FMT_F16] = rows_f16_f32,

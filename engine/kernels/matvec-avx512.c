@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
 #include "quant/ct-int.h"
 #include "quant/fp8.h"
@@ -278,4 +279,4 @@ vec_i_reduce (__m512i v)
 
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512", NULL);
+const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512", NULL, bw_ggml_dots_avx2);

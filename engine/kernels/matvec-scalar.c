@@ -1,13 +1,14 @@
 /* Scalar kernels: decode a segment of a row to f32, then multiply-accumulate it with up to
  * TOKENS tokens at a time. This is the reference the SIMD kernels are tested
  * against. */
+#include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
 
 #define SEG 256
 #define TOKENS 8
 
-static void
-rows_scalar (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+void
+bw_rows_reference (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
              int64_t r0, int64_t r1)
 {
   float seg[SEG];
@@ -53,16 +54,18 @@ stream_sum_scalar (const void *p, size_t bytes)
 const BwKernelTable bw_kernels_scalar = {
   .name = "scalar",
   .rows = {
-    [BW_FMT_F32] = rows_scalar,
-    [BW_FMT_BF16] = rows_scalar,
-    [BW_FMT_F16] = rows_scalar,
-    [BW_FMT_FP8_E4M3_B128] = rows_scalar,
-    [BW_FMT_MXFP4] = rows_scalar,
-    [BW_FMT_Q8] = rows_scalar,
-    [BW_FMT_Q4] = rows_scalar,
-    [BW_FMT_Q2] = rows_scalar,
-    [BW_FMT_CT_INT4] = rows_scalar,
-    [BW_FMT_CT_INT8] = rows_scalar,
+    [BW_FMT_F32] = bw_rows_reference,
+    [BW_FMT_BF16] = bw_rows_reference,
+    [BW_FMT_F16] = bw_rows_reference,
+    [BW_FMT_FP8_E4M3_B128] = bw_rows_reference,
+    [BW_FMT_MXFP4] = bw_rows_reference,
+    [BW_FMT_Q8] = bw_rows_reference,
+    [BW_FMT_Q4] = bw_rows_reference,
+    [BW_FMT_Q2] = bw_rows_reference,
+    [BW_FMT_CT_INT4] = bw_rows_reference,
+    [BW_FMT_CT_INT8] = bw_rows_reference,
+    BW_GGML_ROWS_ENTRIES (bw_ggml_rows)
   },
   .stream_sum = stream_sum_scalar,
+  .ggml_dot = bw_ggml_dots_scalar,
 };

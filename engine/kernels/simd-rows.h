@@ -357,7 +357,7 @@ stream_sum (const void *p, size_t bytes)
   return vec_i_reduce (vec_i_add (vec_i_add (s0, s1), vec_i_add (s2, s3)));
 }
 
-#define SIMD_KERNEL_TABLE(isa_name, int_kernel)                                          \
+#define SIMD_KERNEL_TABLE(isa_name, int_kernel, dots)                                      \
   {                                                                                      \
     .name = isa_name,                                                                    \
     .rows = {                                                                            \
@@ -374,4 +374,5 @@ stream_sum (const void *p, size_t bytes)
     },                                                                                   \
     .stream_sum = stream_sum,                                                            \
     .gemv_int = int_kernel,                                                              \
+    .ggml_dot = dots,                                                                    \
   }

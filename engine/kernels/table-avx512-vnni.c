@@ -1,8 +1,10 @@
 /* The AVX-512 VNNI level: the AVX-512 kernels, except that 4-bit and 8-bit products
  * (MXFP4, Q4, compressed-tensors INT4, Q8, compressed-tensors INT8) sum in integers
- * (kernels/gemv-int.h), and the int8-activation kernel (kernels/act-q8.h). */
+ * (kernels/gemv-int.h), the int8-activation kernel (kernels/act-q8.h), and its own GGML
+ * products for Q8_0 and Q4_K..Q6_K (kernels/ggml-dot.h; the AVX2 ones for the rest). */
 #include "kernels/act-q8.h"
 #include "kernels/gemv-int.h"
+#include "kernels/ggml-dot.h"
 
 /* Every token with the integer kernel where it applies; the AVX-512 f32 kernel redoes the
  * product where the matrix or the activations rule it out. */
@@ -23,6 +25,7 @@ const BwKernelTable bw_kernels_avx512_vnni = {
     [BW_FMT_CT_INT8] = rows_int,
   },
   .gemv_int = &bw_gemv_int_avx512vnni,
+  .ggml_dot = bw_ggml_dots_avx512vnni,
   .act_q8_prepare = bw_act_q8_prepare_avx512vnni,
   .act_q8_rows = bw_act_q8_rows_avx512vnni,
 };

@@ -1,7 +1,7 @@
 /* Binding checkpoint tensors to a family's weights: read as stored into model-owned memory
  * and wrapped as matrices, with errors that name the tensor. Also model-lifetime memory and
  * the expert store's creation. */
-#include "model/family-api.h"
+#include "model/model-private.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -2,6 +2,8 @@
  * embeddings, the LM head and the pre-norm residual forward. */
 #include "model/decoder.h"
 
+#include "model/model-private.h"
+
 #include <string.h>
 
 #include "blocks/norm.h"
@@ -214,28 +216,6 @@ bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows, int64_
   return expert_named (model, base, rows, cols, NULL, out, error);
 }
 
-/* The compressed-tensors pack-quantized config of the checkpoint, if it has one: *has
- * says whether *ct was filled. */
-static gboolean
-ct_config_of (BwModel *model, BwCtConfig *ct, gboolean *has, GError **error)
-{
-  JsonObject *cfg = model->ckpt->text_config;
-  JsonNode *node = json_object_has_member (cfg, "quantization_config")
-                     ? json_object_get_member (cfg, "quantization_config") : NULL;
-  JsonObject *q = node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
-
-  *has = FALSE;
-  if (q == NULL || !bw_ct_config_is (q) || !json_object_has_member (q, "format")
-      || g_strcmp0 (bw_json_node_get_string (json_object_get_member (q, "format")),
-                    "pack-quantized") != 0)
-    return TRUE;
-  g_autofree char *file = g_build_filename (model->ckpt->dir, "config.json", NULL);
-  if (!bw_ct_config_parse (q, file, ct, error))
-    return FALSE;
-  *has = TRUE;
-  return TRUE;
-}
-
 /* Expert e's part of a tensor that holds all E experts of a layer, each one contiguous
  * byte range of it (the store reads one expert at a time): a copy of its description
  * narrowed to that range, in *slot (memory the model owns). */
@@ -344,11 +324,7 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   g_autofree BwExpertLayout *layouts = g_new0 (BwExpertLayout, (gsize) dec->n_layers * E);
   BwTensorInfo *slots = NULL;
   int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
-  BwCtConfig ctc;
-  gboolean has_ct;
-  if (!ct_config_of (model, &ctc, &has_ct, error))
-    return FALSE;
-  const BwCtConfig *ct = has_ct ? &ctc : NULL;
+  const BwCtConfig *ct = model->cfg->ct;
   gboolean ok = TRUE;
   if (model->ckpt->family->fused_experts)
     slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
@@ -363,8 +339,6 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
              && expert_tensor (model, dec, l, e, 2, width, f->moe_inter, ct, &x->down,
                                s ? s + 4 : NULL, error);
       }
-  if (has_ct)
-    bw_ct_config_clear (&ctc);
   return ok && bw_model_create_store (model, E, layouts, error);
 }
 
@@ -587,10 +561,7 @@ gboolean
 bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn, gpointer self,
                  GCancellable *cancellable, GError **error)
 {
-  model->vocab = dec->vocab;
-  model->n_layers = dec->n_layers;
-  model->hidden = dec->hidden;
-  model->state_sizes = bw_model_alloc (model, dec->n_layers * sizeof (BwLayerStateSize));
+  bw_model_set_shape (model, dec->vocab, dec->n_layers, dec->hidden);
   dec->layers = bw_model_alloc (model, dec->n_layers * sizeof (BwDecoderLayer));
 
   if (!bind_globals (model, dec, error))
@@ -668,6 +639,7 @@ bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, fl
     {
       bw_mlp_forward (&ly->mlp, h, n, a, FALSE, dec->scratch, model->pool);
       model->stats.ns[BW_PHASE_EXPERT_MATMUL] += bw_now_ns () - t0;
+      dec->t = bw_now_ns ();
       return TRUE;
     }
   if (dec->ffn.latent)
@@ -679,6 +651,7 @@ bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, fl
   model->stats.ns[BW_PHASE_OTHER] += t.route_ns;
   model->stats.ns[BW_PHASE_EXPERT_WAIT] += t.wait_ns;
   model->stats.ns[BW_PHASE_EXPERT_MATMUL] += t.matmul_ns;
+  dec->t = bw_now_ns ();
   return ok;
 }
 
@@ -688,7 +661,10 @@ bw_decoder_lm_head (BwModel *model, BwDecoder *dec, float *x, int n, float *logi
 {
   int D = dec->hidden;
   if (logits == NULL)
-    return;
+    {
+      bw_model_tick (model, BW_PHASE_LM_HEAD, &dec->t);
+      return;
+    }
   if (!all_logits)
     {
       x += (gsize) (n - 1) * D;
@@ -696,44 +672,80 @@ bw_decoder_lm_head (BwModel *model, BwDecoder *dec, float *x, int n, float *logi
     }
   bw_rmsnorm_rows (x, x, dec->final_norm, n, D, dec->eps);
   bw_matmul (&dec->lm_head, x, n, logits, model->pool);
-}
-
-static void
-add_rows (float *x, const float *a, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    x[i] += a[i];
+  bw_model_tick (model, BW_PHASE_LM_HEAD, &dec->t);
 }
 
 gboolean
-bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
-                    gpointer self, BwState *state, const int32_t *ids, int n, float *logits,
-                    gboolean all_logits, GCancellable *cancellable, GError **error)
+bw_decoder_begin (BwModel *model, BwDecoder *dec, const int32_t *ids, int n, GError **error)
 {
-  int D = dec->hidden;
-  gsize len = (gsize) n * D;
-  guint64 t = bw_now_ns ();
-
+  dec->t = bw_now_ns ();
   if (!bw_decoder_embed (model, dec, ids, n, dec->x, error))
     return FALSE;
   bw_decoder_lookahead_start (model, dec, dec->x, n);
-  bw_model_tick (model, BW_PHASE_OTHER, &t);
+  bw_model_tick (model, BW_PHASE_OTHER, &dec->t);
+  return TRUE;
+}
+
+void
+bw_decoder_attn_norm (BwDecoder *dec, int l, int n)
+{
+  bw_rmsnorm_rows (dec->h, dec->x, dec->layers[l].in_norm, n, dec->hidden, dec->eps);
+}
+
+void
+bw_decoder_residual (BwDecoder *dec, int n)
+{
+  gsize len = (gsize) n * dec->hidden;
+  for (gsize i = 0; i < len; i++)
+    dec->x[i] += dec->a[i];
+}
+
+void
+bw_decoder_ffn_norm (BwModel *model, BwDecoder *dec, int l, int n)
+{
+  bw_rmsnorm_rows (dec->h, dec->x, dec->layers[l].post_norm, n, dec->hidden, dec->eps);
+  bw_model_tick (model, BW_PHASE_ATTENTION, &dec->t);
+}
+
+gboolean
+bw_decoder_init (BwDecoder *dec, const BwModelConfig *cfg, GError **error)
+{
+  BwDecoderFfn *f = &dec->ffn;
+  BwRouterConfig *r = &f->router;
+
+  dec->hidden = cfg->hidden_size;
+  dec->vocab = cfg->vocab_size;
+  dec->n_layers = cfg->n_layers;
+  dec->eps = (float) cfg->rms_norm_eps;
+  dec->tied = cfg->tie_word_embeddings;
+  dec->is_moe = cfg->layer_is_moe;
+  dec->embed_exact = TRUE;
+  f->inter = cfg->intermediate_size;
+  f->moe_inter = cfg->moe_intermediate_size ? cfg->moe_intermediate_size
+                                            : cfg->intermediate_size;
+  f->n_experts = cfg->n_experts;
+  f->n_shared = cfg->n_shared_experts;
+  f->shared_inter = cfg->shared_expert_intermediate_size;
+  f->act = (BwActivation) { .kind = BW_ACT_SWIGLU };
+  f->mlp_prefix = "mlp.";
+  f->moe_prefix = "mlp.";
+  r->n_experts = cfg->n_experts;
+  r->top_k = cfg->n_experts_per_token;
+  r->n_group = cfg->n_group;
+  r->topk_group = cfg->topk_group;
+  r->renormalize = cfg->norm_topk_prob;
+  r->scaling = (float) cfg->routed_scaling_factor;
+  if (f->moe_inter <= 0)
+    return bw_model_config_fail (cfg, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                 "moe_intermediate_size is missing");
+  if (f->n_experts > BW_MAX_BATCH_EXPERTS
+      || r->topk_group * (f->n_experts / r->n_group) < r->top_k)
+    return bw_model_config_fail (cfg, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                 "the expert count, num_experts_per_tok, n_group and "
+                                 "topk_group are inconsistent");
   for (int l = 0; l < dec->n_layers; l++)
-    {
-      const BwDecoderLayer *ly = &dec->layers[l];
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      bw_rmsnorm_rows (dec->h, dec->x, ly->in_norm, n, D, dec->eps);
-      attn->forward (model, self, state, l, dec->h, n, dec->a);
-      add_rows (dec->x, dec->a, len);
-      bw_rmsnorm_rows (dec->h, dec->x, ly->post_norm, n, D, dec->eps);
-      bw_model_tick (model, BW_PHASE_ATTENTION, &t);
-      if (!bw_decoder_ffn (model, dec, l, dec->h, n, dec->a, error))
-        return FALSE;
-      add_rows (dec->x, dec->a, len);
-      t = bw_now_ns ();
-    }
-  bw_decoder_lm_head (model, dec, dec->x, n, logits, all_logits);
-  bw_model_tick (model, BW_PHASE_LM_HEAD, &t);
+    if (!dec->is_moe[l] && f->inter <= 0)
+      return bw_model_config_fail (cfg, error, BW_CHECKPOINT_ERROR_CONFIG,
+                                   "layer %d is dense but intermediate_size is missing", l);
   return TRUE;
 }

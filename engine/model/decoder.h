@@ -2,9 +2,10 @@
  * norms, the FFN of each layer (dense MLP, or routed MoE with its router, correction bias,
  * shared experts, optional latent projection and routed experts in every stored format),
  * router lookahead, phase timing, the final norm and the LM head, and the load skeleton
- * that binds them in order with progress and cancellation. A family fills BwDecoder's shape,
- * hands in its attention through BwDecoderAttention, and calls bw_decoder_load; a pre-norm
- * family runs bw_decoder_forward, others compose the step functions. */
+ * that binds them in order with progress and cancellation. A family shapes BwDecoder from
+ * its config (bw_decoder_init, then its own settings), hands in the binding of its attention
+ * through BwDecoderAttention, calls bw_decoder_load, and writes its forward pass from the
+ * steps below and its attention blocks. */
 #pragma once
 
 #include "blocks/latent-moe.h"
@@ -56,7 +57,7 @@ typedef struct {
   gboolean embed_exact;      /* never requantise the embedding table */
   gboolean tied;             /* the LM head is the embedding table */
   gboolean norm_plus_one;    /* the residual-stream RMSNorms are zero-centred: weight 1 + w */
-  const gboolean *is_moe;    /* [n_layers] */
+  const guint8 *is_moe;      /* [n_layers] */
   BwDecoderFfn ffn;
   /* Bound by bw_decoder_load. */
   BwDecoderLayer *layers;
@@ -71,19 +72,21 @@ typedef struct {
   void *scratch;             /* shared by attention and FFN, sized for max_batch */
   gsize scratch_bytes;
   int first_moe;             /* the first MoE layer when the lookahead is on, or -1 */
+  guint64 t;                 /* the running phase's start, while a forward runs */
 } BwDecoder;
 
-/* The family's attention, called with its own data. */
+/* Loading the family's attention, called with its own data. */
 typedef struct {
-  /* Binds layer l's attention weights and sets model->state_sizes[l]. */
+  /* Binds layer l's attention weights and sets its state size (bw_model_set_layer_state). */
   gboolean (*bind) (BwModel *model, gpointer self, int l, GError **error);
-  /* Scratch bytes layer l's attention needs for n tokens. */
+  /* Scratch bytes layer l's attention needs for n tokens (it runs in dec->scratch). */
   gsize (*scratch_bytes) (gpointer self, int l, int n, int threads);
-  /* a = attention of layer l over h ([n][hidden], normalised), advancing the state;
-   * scratch is the decoder's. */
-  void (*forward) (BwModel *model, gpointer self, BwState *state, int l, const float *h, int n,
-                   float *a);
 } BwDecoderAttention;
+
+/* The shape from the typed config: widths, layer plan, tied embeddings, the FFN with a
+ * SwiGLU MoE under "mlp." and its router settings (the router kind is the family's to set),
+ * checked for what the decoder can run. */
+gboolean bw_decoder_init (BwDecoder *dec, const BwModelConfig *cfg, GError **error);
 
 /* Binds the embedding, final norm and LM head, then every layer (norms, the family's
  * attention, the FFN) with progress and cancellation, the routed experts into the expert
@@ -104,24 +107,31 @@ gboolean bw_decoder_bind_mlp (BwModel *model, BwMlp *mlp, int l, const char *pre
 gboolean bw_decoder_expert_tensor (BwModel *model, const char *base, int64_t rows,
                                    int64_t cols, BwExpertTensor *out, GError **error);
 
-/* Embedding rows of ids into x ([n][hidden]); FALSE where the checkpoint cannot be read. */
-gboolean bw_decoder_embed (BwModel *model, const BwDecoder *dec, const int32_t *ids, int n,
-                           float *x, GError **error);
-/* A decode step (n == 1) with the lookahead on: prefetches the first MoE layer's likeliest
- * experts by its router on x, the token's embedding, before the layers ahead of it run. */
-void bw_decoder_lookahead_start (BwModel *model, BwDecoder *dec, const float *x, int n);
-/* a = FFN of layer l over h ([n][hidden], normalised), with its time in the phases. */
+/* The steps of a forward pass over n tokens, in the decoder's buffers x (the residual
+ * stream), h (a normalised copy) and a (a block's output), each [n][hidden]. Each step
+ * counts its time in the model's phases. */
+
+/* x = the embedding rows of ids; starts the router lookahead of a decode step. */
+gboolean bw_decoder_begin (BwModel *model, BwDecoder *dec, const int32_t *ids, int n,
+                           GError **error);
+/* h = RMSNorm(x) by layer l's input_layernorm. */
+void bw_decoder_attn_norm (BwDecoder *dec, int l, int n);
+/* x += a. */
+void bw_decoder_residual (BwDecoder *dec, int n);
+/* h = RMSNorm(x) by layer l's post_attention_layernorm; ends the attention phase. */
+void bw_decoder_ffn_norm (BwModel *model, BwDecoder *dec, int l, int n);
+/* a = FFN of layer l over h ([n][hidden], normalised): the routed MoE or the dense MLP. */
 gboolean bw_decoder_ffn (BwModel *model, BwDecoder *dec, int l, const float *h, int n, float *a,
                          GError **error);
 /* logits for the rows of x ([n][hidden], final-normed in place) as the runtime asked. */
 void bw_decoder_lm_head (BwModel *model, BwDecoder *dec, float *x, int n, float *logits,
                          gboolean all_logits);
 
-/* The pre-norm residual decoder: x = embed; per layer x += attn(norm(x)), x += ffn(norm(x));
- * logits = lm_head(norm(x)). */
-gboolean bw_decoder_forward (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
-                             gpointer self, BwState *state, const int32_t *ids, int n,
-                             float *logits, gboolean all_logits, GCancellable *cancellable,
-                             GError **error);
+/* Embedding rows of ids into x ([n][hidden]); FALSE where the checkpoint cannot be read. */
+gboolean bw_decoder_embed (BwModel *model, const BwDecoder *dec, const int32_t *ids, int n,
+                           float *x, GError **error);
+/* A decode step (n == 1) with the lookahead on: prefetches the first MoE layer's likeliest
+ * experts by its router on x, the token's embedding, before the layers ahead of it run. */
+void bw_decoder_lookahead_start (BwModel *model, BwDecoder *dec, const float *x, int n);
 
 G_END_DECLS

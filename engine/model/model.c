@@ -1,6 +1,6 @@
 /* The model runtime: loading through the family table, accessors, stats, and the forward
  * entry point that chunks a prefill and grows the state. */
-#include "model/family-api.h"
+#include "model/model-private.h"
 
 #include <string.h>
 
@@ -8,8 +8,16 @@
 #include "kernels/dispatch.h"
 #include "model/dense-auto.h"
 #include "model/dense-cache.h"
+#include "core/gguf.h"
+#include "model/gguf-materialize.h"
 #include "quant/intq.h"
 #include "stream/mem-limits.h"
+
+/* What bw_model_own took. */
+typedef struct {
+  gpointer data;
+  GDestroyNotify free;
+} Owned;
 
 void
 bw_model_options_init (BwModelOptions *opts)
@@ -23,38 +31,6 @@ bw_model_progress (BwModel *model, double fraction, const char *phase)
 {
   if (model->progress)
     model->progress (CLAMP (fraction, 0.0, 1.0), phase, model->progress_data);
-}
-
-static void
-read_eos_ids (BwModel *model)
-{
-  JsonObject *objs[2] = { model->ckpt->text_config,
-                          json_node_get_object (model->ckpt->config_root) };
-  for (int o = 0; o < 2; o++)
-    {
-      if (objs[o] == NULL || !json_object_has_member (objs[o], "eos_token_id"))
-        continue;
-      JsonNode *node = json_object_get_member (objs[o], "eos_token_id");
-      if (JSON_NODE_HOLDS_ARRAY (node))
-        {
-          JsonArray *arr = json_node_get_array (node);
-          guint n = json_array_get_length (arr);
-          model->eos_ids = bw_model_alloc (model, (n + 1) * sizeof (int));
-          for (guint i = 0; i < n; i++)
-            {
-              JsonNode *el = json_array_get_element (arr, i);
-              if (JSON_NODE_HOLDS_VALUE (el) && json_node_get_value_type (el) == G_TYPE_INT64)
-                model->eos_ids[model->n_eos++] = (int) json_node_get_int (el);
-            }
-          return;
-        }
-      if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64)
-        {
-          model->eos_ids = bw_model_alloc (model, sizeof (int));
-          model->eos_ids[model->n_eos++] = (int) json_node_get_int (node);
-          return;
-        }
-    }
 }
 
 /* FNV-1a over what fixes the numbers: the text config, the tensor table and the options. */
@@ -151,9 +127,17 @@ bw_model_load (const char *dir, const BwFamilyLookup *families, const BwModelOpt
   model->progress_data = progress_data;
 
   bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
+  if (bw_gguf_is_gguf_path (dir))
+    {
+      model->gguf_dir = bw_gguf_materialize_tmp (dir, error);
+      if (model->gguf_dir == NULL)
+        return NULL;
+      dir = model->gguf_dir;
+    }
   model->ckpt = bw_checkpoint_open (dir, families, error);
   if (model->ckpt == NULL)
     return NULL;
+  model->cfg = bw_checkpoint_get_config (model->ckpt);
   model->ops = model->ckpt->family->ops;
   if (model->ops == NULL)
     {
@@ -177,7 +161,7 @@ bw_model_load (const char *dir, const BwFamilyLookup *families, const BwModelOpt
   model->opts.dense_cache_dir = NULL;   /* the caller's string: not kept past the load */
   model->pool = bw_pool_new (opts->threads);
   model->loading = cancellable;
-  gboolean loaded = model->ops->load (model, cancellable, error);
+  gboolean loaded = model->ops->load (model, model->cfg, cancellable, error);
   model->loading = NULL;
   g_clear_pointer (&model->requant_tmp, g_free);
   model->requant_tmp_floats = 0;
@@ -196,7 +180,6 @@ bw_model_load (const char *dir, const BwFamilyLookup *families, const BwModelOpt
                    bw_model_family (model)->name);
       return NULL;
     }
-  read_eos_ids (model);
   model->config_hash = compute_config_hash (model);
   bw_model_progress (model, 1.0, BW_LOAD_PHASE_READY);
   return g_steal_pointer (&model);
@@ -207,14 +190,22 @@ bw_model_free (BwModel *model)
 {
   if (model == NULL)
     return;
-  if (model->ops && model->ops->free && model->family_data)
-    model->ops->free (model->family_data);
+  for (guint i = model->owned ? model->owned->len : 0; i > 0; i--)
+    {
+      Owned *o = g_ptr_array_index (model->owned, i - 1);
+      o->free (o->data);
+    }
+  if (model->owned)
+    g_ptr_array_unref (model->owned);
   g_clear_pointer (&model->store, bw_expert_store_free);
   g_clear_pointer (&model->pool, bw_pool_free);
   if (model->allocations)
     g_ptr_array_unref (model->allocations);
   g_clear_pointer (&model->ckpt, bw_checkpoint_free);
   g_clear_pointer (&model->dense_cache, bw_dense_cache_free);
+  if (model->gguf_dir != NULL)
+    bw_gguf_materialized_remove (model->gguf_dir);
+  g_free (model->gguf_dir);
   g_free (model->requant_tmp);
   g_free (model->dense_cache_status);
   g_free (model);
@@ -247,8 +238,8 @@ bw_model_hidden_size (const BwModel *model)
 const int *
 bw_model_eos_ids (const BwModel *model, int *n_out)
 {
-  *n_out = model->n_eos;
-  return model->eos_ids;
+  *n_out = model->cfg->n_eos;
+  return model->cfg->eos_ids;
 }
 
 const BwCheckpoint *
@@ -299,6 +290,68 @@ guint64
 bw_model_lookup_bytes (const BwModel *model)
 {
   return model->lookup_bytes;
+}
+
+const BwModelOptions *
+bw_model_options (const BwModel *model)
+{
+  return &model->opts;
+}
+
+const BwModelConfig *
+bw_model_config (const BwModel *model)
+{
+  return model->cfg;
+}
+
+gpointer
+bw_model_family_data (const BwModel *model)
+{
+  return model->family_data;
+}
+
+void
+bw_model_set_family_data (BwModel *model, gpointer data)
+{
+  model->family_data = data;
+}
+
+void
+bw_model_set_shape (BwModel *model, int vocab, int n_layers, int hidden)
+{
+  model->vocab = vocab;
+  model->n_layers = n_layers;
+  model->hidden = hidden;
+  model->state_sizes = bw_model_alloc (model, n_layers * sizeof (BwLayerStateSize));
+}
+
+void
+bw_model_set_layer_state (BwModel *model, int layer, BwLayerStateSize size)
+{
+  model->state_sizes[layer] = size;
+}
+
+void
+bw_model_add_resident (BwModel *model, guint64 bytes)
+{
+  model->resident_bytes += bytes;
+}
+
+gpointer
+bw_model_own (BwModel *model, gpointer data, GDestroyNotify free)
+{
+  Owned *o = g_new (Owned, 1);
+  *o = (Owned) { data, free };
+  if (model->owned == NULL)
+    model->owned = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (model->owned, o);
+  return data;
+}
+
+void
+bw_model_add_time (BwModel *model, BwPhase phase, guint64 ns)
+{
+  model->stats.ns[phase] += ns;
 }
 
 void

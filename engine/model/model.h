@@ -115,6 +115,8 @@ void bw_state_free (BwState *state);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwState, bw_state_free)
 void bw_state_reset (BwState *state);      /* back to position 0, keeps its memory */
 int bw_state_position (const BwState *state);  /* tokens appended so far */
+/* TRUE after a forward failed or was cancelled part-way: only reset or rewind help. */
+gboolean bw_state_is_broken (const BwState *state);
 /* Bytes the state holds now (fixed part + cached positions). */
 guint64 bw_state_bytes (const BwState *state);
 /* Bytes a state grows by per position (attention caches; 0 for a model of fixed state). */

@@ -1,7 +1,7 @@
 /* Load-time requantisation of dense weights (--dense-bits): each matrix is re-encoded as
  * grouped int8/int4 by the shared requantiser on the model's pool, or read back from the
  * dense cache on disk (model/dense-cache.h), then the stored bytes are dropped. */
-#include "model/family-api.h"
+#include "model/model-private.h"
 
 #include "kernels/requant.h"
 #include "model/dense-cache.h"

@@ -1,6 +1,6 @@
 /* A conversation's decode state: per-layer fixed buffers and growing per-position caches,
  * laid out from the family's BwLayerStateSize table, and its serialised form. */
-#include "model/family-api.h"
+#include "model/model-private.h"
 
 #include <string.h>
 
@@ -122,6 +122,24 @@ bw_model_state_bytes_per_position (const BwModel *model)
   for (int l = 0; l < model->n_layers; l++)
     floats += model->state_sizes[l].per_pos;
   return floats * sizeof (float);
+}
+
+float *
+bw_state_fixed (BwState *state, int layer)
+{
+  return state->fixed[layer];
+}
+
+float *
+bw_state_cache (BwState *state, int layer)
+{
+  return state->cache[layer];
+}
+
+gboolean
+bw_state_is_broken (const BwState *state)
+{
+  return state->broken;
 }
 
 int

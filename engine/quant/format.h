@@ -16,8 +16,35 @@ typedef enum {
   BW_FMT_CT_INT4,       /* compressed-tensors pack-quantized (quant/ct-int.h): value+8 nibbles,
                          * low = even col, int32-word rows + BF16 scales */
   BW_FMT_CT_INT8,       /* the same with value+128 bytes */
+  /* GGML's block types as GGUF stores them (quant/ggml-quants.h): each row whole blocks
+   * with their scales inside (`scales` NULL, cols a multiple of the block); products sum in
+   * integers against activations quantized per block (kernels/ggml-dot.h). */
+  BW_FMT_GGML_Q4_0,
+  BW_FMT_GGML_Q4_1,
+  BW_FMT_GGML_Q5_0,
+  BW_FMT_GGML_Q5_1,
+  BW_FMT_GGML_Q8_0,
+  BW_FMT_GGML_Q2_K,
+  BW_FMT_GGML_Q3_K,
+  BW_FMT_GGML_Q4_K,
+  BW_FMT_GGML_Q5_K,
+  BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_IQ2_XXS,
+  BW_FMT_GGML_IQ2_XS,
+  BW_FMT_GGML_IQ2_S,
+  BW_FMT_GGML_IQ3_XXS,
+  BW_FMT_GGML_IQ3_S,
+  BW_FMT_GGML_IQ1_S,
+  BW_FMT_GGML_IQ1_M,
+  BW_FMT_GGML_IQ4_NL,
+  BW_FMT_GGML_IQ4_XS,
+  BW_FMT_GGML_TQ1_0,
+  BW_FMT_GGML_TQ2_0,
+  BW_FMT_GGML_MXFP4,
   BW_FMT_COUNT
 } BwFormat;
+
+#define BW_FMT_GGML_FIRST BW_FMT_GGML_Q4_0
 
 /* The format of a tensor stored as plain floats (F32, BF16, F16) of dtype `dt`;
  * BW_FMT_COUNT for any other dtype. */

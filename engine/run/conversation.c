@@ -7,7 +7,7 @@
 
 #include "core/check.h"
 #include "core/json-load.h"
-#include "model/family-api.h"
+#include "model/model.h"
 
 static void
 message_clear (gpointer data)
@@ -262,7 +262,7 @@ bw_conversation_save_if_attached (BurrowConversation *conv, double *seconds,
     return TRUE;
   gint64 t0 = g_get_monotonic_time ();
   g_autofree char *json = conversation_to_json (conv);
-  const BwState *state = conv->state && !conv->state->broken ? conv->state : NULL;
+  const BwState *state = conv->state && !bw_state_is_broken (conv->state) ? conv->state : NULL;
   if (state && (conv->fed->len != (guint) bw_state_position (state)
                 || !ids_start_with (conv->ids, (const gint32 *) conv->fed->data, conv->fed->len)))
     state = NULL;

@@ -235,11 +235,7 @@ static int
 config_max_positions (BwModel *model)
 {
   const BwModelConfig *cfg = bw_checkpoint_get_config (bw_model_checkpoint (model));
-  JsonNode *n = cfg->text ? json_object_get_member (cfg->text, "max_position_embeddings") : NULL;
-  if (n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64
-      && json_node_get_int (n) > 0)
-    return (int) MIN (json_node_get_int (n), G_MAXINT32);
-  return 131072;
+  return cfg->max_position_embeddings > 0 ? cfg->max_position_embeddings : 131072;
 }
 
 /* The model's context, capped by half of MemAvailable over the caches' bytes per

@@ -15,6 +15,10 @@ struct BwSampler {
   float *cand_p;     /* [vocab] */
   guint32 *mark;     /* penalty: ids already seen in this call */
   guint32 epoch;
+  BwLogitBias *bias; /* the options' bias, owned */
+  guint32 *count;    /* [vocab] accepted tokens per id */
+  int32_t *counted;  /* [vocab] the ids with a count, in first-seen order */
+  int n_counted;
 };
 
 void
@@ -22,6 +26,14 @@ bw_sampler_options_init (BwSamplerOptions *opts)
 {
   memset (opts, 0, sizeof *opts);
   opts->repetition_penalty = 1.0f;
+}
+
+void
+bw_sampler_options_from (BwSamplerOptions *o, const BurrowGenerateOptions *go)
+{
+  *o = (BwSamplerOptions) { go->temperature, go->top_k, go->top_p, go->min_p,
+                            go->repetition_penalty, go->seed, go->frequency_penalty,
+                            go->presence_penalty, go->logit_bias, go->n_logit_bias };
 }
 
 /* splitmix64 seeds xoshiro256**. */
@@ -83,6 +95,13 @@ bw_sampler_new (int vocab, const BwSamplerOptions *opts)
   s->cand = g_new (int32_t, vocab);
   s->cand_p = g_new (float, vocab);
   s->mark = g_new0 (guint32, vocab);
+  s->count = g_new0 (guint32, vocab);
+  s->counted = g_new (int32_t, vocab);
+  if (s->opts.n_bias > 0)
+    s->bias = g_memdup2 (s->opts.bias, (gsize) s->opts.n_bias * sizeof (BwLogitBias));
+  else
+    s->opts.n_bias = 0;
+  s->opts.bias = s->bias;
   bw_sampler_reseed (s, s->opts.seed);
   return s;
 }
@@ -97,6 +116,9 @@ bw_sampler_free (BwSampler *sampler)
   g_free (sampler->cand);
   g_free (sampler->cand_p);
   g_free (sampler->mark);
+  g_free (sampler->bias);
+  g_free (sampler->count);
+  g_free (sampler->counted);
   g_free (sampler);
 }
 
@@ -128,6 +150,32 @@ bw_sampler_penalize (BwSampler *sampler, float *logits, const int32_t *recent, i
         continue;
       sampler->mark[id] = sampler->epoch;
       logits[id] = logits[id] > 0.0f ? logits[id] / pen : logits[id] * pen;
+    }
+}
+
+void
+bw_sampler_accept (BwSampler *sampler, int32_t id)
+{
+  if (id < 0 || id >= sampler->vocab)
+    return;
+  if (sampler->count[id]++ == 0)
+    sampler->counted[sampler->n_counted++] = id;
+}
+
+void
+bw_sampler_adjust (BwSampler *sampler, float *logits, const int32_t *recent, int n)
+{
+  const BwSamplerOptions *o = &sampler->opts;
+  bw_sampler_penalize (sampler, logits, recent, n);
+  for (int i = 0; i < o->n_bias; i++)
+    if (o->bias[i].id >= 0 && o->bias[i].id < sampler->vocab)
+      logits[o->bias[i].id] += o->bias[i].bias;
+  if (o->frequency_penalty == 0.0f && o->presence_penalty == 0.0f)
+    return;
+  for (int i = 0; i < sampler->n_counted; i++)
+    {
+      int32_t id = sampler->counted[i];
+      logits[id] -= (float) sampler->count[id] * o->frequency_penalty + o->presence_penalty;
     }
 }
 
@@ -261,10 +309,16 @@ bw_sampler_candidates (BwSampler *s, const float *logits, const int32_t **ids,
 int32_t
 bw_sampler_sample (BwSampler *sampler, float *logits, const int32_t *recent, int n_recent)
 {
+  bw_sampler_adjust (sampler, logits, recent, n_recent);
+  return bw_sampler_draw (sampler, logits);
+}
+
+int32_t
+bw_sampler_draw (BwSampler *sampler, const float *logits)
+{
   const int32_t *ids;
   const float *probs;
 
-  bw_sampler_penalize (sampler, logits, recent, n_recent);
   if (!(sampler->opts.temperature > 0.0f))
     return bw_argmax (logits, sampler->vocab);
   int n = bw_sampler_candidates (sampler, logits, &ids, &probs);

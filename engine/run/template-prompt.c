@@ -25,34 +25,33 @@ messages_json (const BurrowConversation *conv)
   return arr;
 }
 
-/* The conversation rendered (with or without the generation prompt) and encoded. */
+/* The conversation rendered (with or without the generation prompt) and encoded: what
+ * came from the messages as plain text, whatever the template did to it. */
 static gboolean
 render_ids (const BurrowConversation *conv, const BurrowGenerateOptions *opts, gboolean gen,
             GArray *ids, GError **error)
 {
   BurrowEngine *engine = conv->engine;
   g_autoptr (JsonArray) messages = messages_json (conv);
-  g_autoptr (JsonObject) kwargs = json_object_new ();
-  g_autoptr (JsonObject) vars = NULL;
+  g_autoptr (JsonObject) vars = bw_chat_template_engine_vars (engine->template, gen, FALSE);
+  g_autoptr (JsonObject) client = bw_chat_template_client_vars (messages, NULL, NULL);
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (BurrowTextSpan));
   g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
-  g_autoptr (GPtrArray) contents = g_ptr_array_new ();
   g_autofree char *text = NULL;
 
   if (engine->format->thinking)
-    json_object_set_boolean_member (kwargs, "enable_thinking", opts->thinking);
-  vars = bw_chat_template_vars (engine->template, messages, NULL, gen, kwargs);
-  text = bw_jinja_render (engine->template_parsed, vars, NULL, NULL, error);
+    json_object_set_boolean_member (vars, "enable_thinking", opts->thinking);
+  text = bw_jinja_render_marked (engine->template_parsed, vars, client, NULL, NULL, spans,
+                                 error);
   if (text == NULL)
     return FALSE;
-  for (guint i = 0; i < conv->messages->len; i++)
+  if (!bw_model_template_segments (strlen (text), (const BurrowTextSpan *) (void *) spans->data,
+                                   spans->len, segments))
     {
-      const BwMessage *m = &g_array_index (conv->messages, BwMessage, i);
-      if (m->role == BURROW_ROLE_ASSISTANT && m->reasoning && *m->reasoning)
-        g_ptr_array_add (contents, m->reasoning);
-      g_ptr_array_add (contents, m->content);
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the chat template's client spans are out of order");
+      return FALSE;
     }
-  bw_model_template_segments (text, (const char *const *) contents->pdata, contents->len,
-                              segments);
   return bw_chat_encode_segments (engine->tok, text, segments, ids, error);
 }
 

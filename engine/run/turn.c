@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "model/family-api.h"
+#include "model/model.h"
+#include "run/json-constraint.h"
 #include "run/reply-text.h"
 #include "run/sampler.h"
 
@@ -22,13 +23,15 @@ typedef struct {
   gpointer user_data;
   GCancellable *cancellable;
   const char *raw_prompt;    /* a whole conversation rendered by the caller, or NULL */
-  const char *const *plain;  /* its message texts, in order (NULL-terminated, may be NULL) */
+  const BurrowTextSpan *client;  /* its bytes from the request's data, in order */
+  gsize n_client;
   BwChatOptions chat;
   GArray *seq;               /* gint32: the prompt, then the reply's ids */
   guint n_prompt;
   guint n_mark;              /* where to mark the state during the prefill, or 0 */
   int max_tokens;
   BwSampler *sampler;
+  BwJsonConstraint *constraint;  /* with options->json_schema */
   BwTokenStream stream;
   BwReplyText reply;
   GString *piece, *reasoning_delta, *answer_delta;
@@ -49,6 +52,7 @@ turn_clear (Turn *t)
   if (t->seq)
     g_array_unref (t->seq);
   g_clear_pointer (&t->sampler, bw_sampler_free);
+  g_free (t->constraint);
   g_free (t->raw);
   bw_reply_text_clear (&t->reply);
   if (t->piece)
@@ -104,8 +108,12 @@ raw_prompt_ids (Turn *t, GError **error)
   g_autoptr (GArray) segments = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
 
   t->chat = (BwChatOptions) { .format = t->engine->format, .add_generation_prompt = TRUE };
-  bw_model_template_segments (t->raw_prompt, t->plain,
-                              t->plain ? g_strv_length ((char **) t->plain) : 0, segments);
+  if (!bw_model_template_segments (strlen (t->raw_prompt), t->client, t->n_client, segments))
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
+                           "the prompt's client spans are out of order or past its end");
+      return FALSE;
+    }
   if (!bw_chat_encode_segments (t->engine->tok, t->raw_prompt, segments, t->seq, error))
     return FALSE;
   if (t->seq->len == 0)
@@ -207,9 +215,9 @@ turn_state (Turn *t)
       t->stats.restore_seconds = conv->pending_restore_seconds;
       conv->pending_restore_seconds = 0;
     }
-  if ((conv->state == NULL || conv->state->broken) && conv->session_path)
+  if ((conv->state == NULL || bw_state_is_broken (conv->state)) && conv->session_path)
     t->stats.state_restored = bw_conversation_recover_state (conv, &t->stats.restore_seconds);
-  if (conv->state && conv->state->broken)
+  if (conv->state && bw_state_is_broken (conv->state))
     {
       bw_state_reset (conv->state);
       g_array_set_size (conv->fed, 0);
@@ -234,7 +242,7 @@ turn_sync_fed (Turn *t)
 {
   BurrowConversation *conv = t->conv;
   g_array_set_size (conv->fed, 0);
-  if (!conv->state->broken)
+  if (!bw_state_is_broken (conv->state))
     g_array_append_vals (conv->fed, t->seq->data, (guint) bw_state_position (conv->state));
 }
 
@@ -333,6 +341,38 @@ keep_logprobs (Turn *t, const float *logits, int vocab)
   t->logprob = lse;   /* the chosen id's logit minus this, once it is known */
 }
 
+/* The next token: penalties and bias, then, under a JSON schema, only the tokens that keep
+ * the document possible (greedy tries the argmax first: usually it fits). */
+static gboolean
+pick_token (Turn *t, float *logits, int n_recent, int i, gint32 *id, GError **error)
+{
+  const gint32 *recent = (const gint32 *) t->seq->data + t->seq->len - n_recent;
+  int vocab = bw_model_vocab_size (t->model), left = t->max_tokens - i;
+  if (t->constraint == NULL)
+    {
+      *id = bw_sampler_sample (t->sampler, logits, recent, n_recent);
+      return TRUE;
+    }
+  bw_sampler_adjust (t->sampler, logits, recent, n_recent);
+  if (!(t->opts->temperature > 0.0f))
+    {
+      *id = bw_argmax (logits, vocab);
+      if (bw_json_constraint_allows (t->constraint, *id, left))
+        return TRUE;
+    }
+  if (bw_json_constraint_mask (t->constraint, logits, left) == 0)
+    {
+      g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_FAILED,
+                           "no token of the vocabulary continues the JSON document");
+      return FALSE;
+    }
+  *id = bw_sampler_draw (t->sampler, logits);
+  /* Rounding in the draw may land on a token of probability 0. */
+  if (logits[*id] == -INFINITY)
+    *id = bw_argmax (logits, vocab);
+  return TRUE;
+}
+
 /* Samples, streams and feeds tokens until a stop, the length limit, a cancellation or an
  * error. FALSE with error on the last two (finish says which). */
 static gboolean
@@ -350,10 +390,9 @@ turn_decode (Turn *t, GError **error)
         logits[g_array_index (no_text, gint32, k)] = -INFINITY;
       if (t->raw)
         keep_logprobs (t, logits, bw_model_vocab_size (t->model));
-      int n_recent = MIN ((int) t->seq->len, window);
-      gint32 id = bw_sampler_sample (t->sampler, logits,
-                                     (const gint32 *) t->seq->data + t->seq->len - n_recent,
-                                     n_recent);
+      gint32 id;
+      if (!pick_token (t, logits, MIN ((int) t->seq->len, window), i, &id, error))
+        return (t->stats.finish = BURROW_FINISH_ERROR), FALSE;
       t->t_last = g_get_monotonic_time ();
       if (t->raw)
         t->logprob = t->raw[id] - t->logprob;
@@ -364,6 +403,9 @@ turn_decode (Turn *t, GError **error)
         }
       g_array_append_val (t->seq, id);
       t->stats.generated_tokens++;
+      bw_sampler_accept (t->sampler, id);
+      if (t->constraint)
+        bw_json_constraint_accept (t->constraint, id);
       if (t->t_first == 0)
         t->t_first = t->t_last;
       g_string_truncate (t->piece, 0);
@@ -374,7 +416,7 @@ turn_decode (Turn *t, GError **error)
                                              t->reasoning_delta, t->answer_delta);
       emit (t, id, i);
       turn_publish (t);
-      if (stopped)
+      if (stopped || (t->constraint && bw_json_constraint_closed (t->constraint)))
         return (t->stats.finish = BURROW_FINISH_STOP), TRUE;
       if (i + 1 >= t->max_tokens)
         return (t->stats.finish = BURROW_FINISH_LENGTH), TRUE;
@@ -453,9 +495,17 @@ turn_begin (Turn *t)
   if (bw_model_expert_store (t->model))
     bw_expert_store_stats (bw_model_expert_store (t->model), &t->store0);
   t->max_tokens = t->opts->max_tokens > 0 ? t->opts->max_tokens : 1024;
-  BwSamplerOptions so = { t->opts->temperature, t->opts->top_k, t->opts->top_p,
-                          t->opts->min_p, t->opts->repetition_penalty, t->opts->seed };
+  BwSamplerOptions so;
+  bw_sampler_options_from (&so, t->opts);
   t->sampler = bw_sampler_new (bw_model_vocab_size (t->model), &so);
+  if (t->opts->json_schema)
+    {
+      t->constraint = g_new (BwJsonConstraint, 1);
+      bw_json_constraint_init (t->constraint, t->opts->json_schema, t->opts->json_before,
+                               t->opts->json_after, t->engine->tok,
+                               t->engine->hidden, t->opts->ignore_eos ? NULL : t->engine->stop_ids,
+                               bw_model_vocab_size (t->model));
+    }
   if (t->opts->logprobs)
     t->raw = g_new (float, bw_model_vocab_size (t->model));
   bw_token_stream_init (&t->stream, t->engine->tok);
@@ -485,9 +535,27 @@ burrow_conversation_count_prompt (BurrowConversation *conv,
   return (int) seq->len;
 }
 
+int
+burrow_conversation_count_prompt_text (BurrowConversation *conv, const char *prompt,
+                                       const BurrowTextSpan *client, gsize n_client,
+                                       const BurrowGenerateOptions *options, GError **error)
+{
+  bw_return_error_if_fail (prompt != NULL, error, -1);
+  bw_return_error_if_fail (client != NULL || n_client == 0, error, -1);
+  Turn t = { .conv = conv, .engine = conv->engine, .raw_prompt = prompt, .client = client,
+             .n_client = n_client };
+  t.seq = g_array_new (FALSE, FALSE, sizeof (gint32));
+  int limit = options && options->max_context > 0 ? options->max_context
+                                                  : conv->engine->max_context;
+  int n = raw_prompt_ids (&t, error) && check_context (limit, t.seq->len, error)
+            ? (int) t.seq->len : -1;
+  g_array_unref (t.seq);
+  return n;
+}
+
 static gboolean
-generate (BurrowConversation *conv, const char *raw_prompt, const char *const *plain,
-          const BurrowGenerateOptions *options,
+generate (BurrowConversation *conv, const char *raw_prompt, const BurrowTextSpan *client,
+          gsize n_client, const BurrowGenerateOptions *options,
           BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
           GCancellable *cancellable, GError **error)
 {
@@ -502,7 +570,8 @@ generate (BurrowConversation *conv, const char *raw_prompt, const char *const *p
   g_autoptr (GError) local = NULL;
   Turn t = { .conv = conv, .engine = conv->engine, .model = conv->engine->model,
              .opts = options, .func = func, .user_data = user_data,
-             .cancellable = cancellable, .raw_prompt = raw_prompt, .plain = plain };
+             .cancellable = cancellable, .raw_prompt = raw_prompt, .client = client,
+             .n_client = n_client };
   turn_begin (&t);
   gboolean ok = turn_prompt (&t, &local);
   if (ok)
@@ -516,7 +585,7 @@ generate (BurrowConversation *conv, const char *raw_prompt, const char *const *p
                            ? BURROW_FINISH_CANCELLED : BURROW_FINISH_ERROR;
       turn_flush (&t);
       gboolean committed = turn_commit (&t);
-      if (conv->state->broken)
+      if (bw_state_is_broken (conv->state))
         t.stats.state_restored = bw_conversation_recover_state (conv, &t.stats.restore_seconds);
       g_autoptr (GError) save_error = NULL;
       if (committed && !bw_conversation_save_if_attached (conv, &t.stats.save_seconds, NULL,
@@ -544,16 +613,18 @@ burrow_conversation_generate (BurrowConversation *conv, const BurrowGenerateOpti
                               BurrowTokenFunc func, gpointer user_data, BurrowTurnStats *stats,
                               GCancellable *cancellable, GError **error)
 {
-  return generate (conv, NULL, NULL, options, func, user_data, stats, cancellable, error);
+  return generate (conv, NULL, NULL, 0, options, func, user_data, stats, cancellable, error);
 }
 
 gboolean
 burrow_conversation_generate_prompt (BurrowConversation *conv, const char *prompt,
-                                     const char *const *plain,
+                                     const BurrowTextSpan *client, gsize n_client,
                                      const BurrowGenerateOptions *options, BurrowTokenFunc func,
                                      gpointer user_data, BurrowTurnStats *stats,
                                      GCancellable *cancellable, GError **error)
 {
   bw_return_error_if_fail (prompt != NULL, error, FALSE);
-  return generate (conv, prompt, plain, options, func, user_data, stats, cancellable, error);
+  bw_return_error_if_fail (client != NULL || n_client == 0, error, FALSE);
+  return generate (conv, prompt, client, n_client, options, func, user_data, stats,
+                   cancellable, error);
 }

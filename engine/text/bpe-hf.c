@@ -21,7 +21,7 @@ typedef struct {
   gboolean add_prefix_space;  /* BYTE_LEVEL */
 } Step;
 
-typedef struct {
+struct _BwByteBpe {
   BwByteMap *vocab;           /* raw bytes of byte-level tokens -> id */
   BwByteMap *merges;          /* (left id, right id) -> rank */
   GArray *merged_ids;         /* rank -> id of the merged token */
@@ -31,7 +31,7 @@ typedef struct {
   GNormalizeMode normalizers[MAX_NORMALIZERS];
   int n_normalizers;
   GArray *steps;              /* Step */
-} HfBpe;
+};
 
 static void
 step_clear (gpointer data)
@@ -42,7 +42,7 @@ step_clear (gpointer data)
 static void
 hf_bpe_free (gpointer impl)
 {
-  HfBpe *m = impl;
+  BwByteBpe *m = impl;
 
   bw_byte_map_free (m->vocab);
   bw_byte_map_free (m->merges);
@@ -116,7 +116,7 @@ static gint32
 pair_rank (gconstpointer model, const guint8 *piece, const BwBpeSymbol *left,
            const BwBpeSymbol *right, gint32 *merged_id)
 {
-  const HfBpe *m = model;
+  const BwByteBpe *m = model;
   guint8 key[8];
   gint32 rank;
 
@@ -128,7 +128,7 @@ pair_rank (gconstpointer model, const guint8 *piece, const BwBpeSymbol *left,
 }
 
 static void
-encode_piece (const HfBpe *m, const guint8 *piece, gsize n, BwEncodeScratch *scratch,
+encode_piece (const BwByteBpe *m, const guint8 *piece, gsize n, BwEncodeScratch *scratch,
               GArray *ids)
 {
   guint first = ids->len, kept = first;
@@ -178,7 +178,7 @@ static gboolean
 hf_bpe_encode (gconstpointer impl, const BwTokenizer *tok, const char *text, gsize len,
                BwEncodeScratch *scratch, GArray *ids, GError **error)
 {
-  const HfBpe *m = impl;
+  const BwByteBpe *m = impl;
   GString *work = scratch->work;
   BwSpan all;
 
@@ -216,12 +216,88 @@ hf_bpe_encode (gconstpointer impl, const BwTokenizer *tok, const char *text, gsi
 
 static const BwTokenizerModel hf_bpe_model = { hf_bpe_encode, hf_bpe_free };
 
+/* ---- Building (shared by tokenizer.json and GGUF vocabularies) ---- */
+
+BwByteBpe *
+bw_byte_bpe_attach (BwTokenizer *tok, gsize n_vocab)
+{
+  BwByteBpe *m = g_new0 (BwByteBpe, 1);
+
+  bw_tokenizer_set_model (tok, &hf_bpe_model, m);
+  m->vocab = bw_byte_map_new (MAX (n_vocab, 256));
+  m->unk_id = -1;
+  m->steps = g_array_new (FALSE, TRUE, sizeof (Step));
+  g_array_set_clear_func (m->steps, step_clear);
+  return m;
+}
+
+gboolean
+bw_byte_bpe_add_vocab (BwByteBpe *m, BwTokenizer *tok, gint32 id, const char *text,
+                       GByteArray *scratch, GError **error)
+{
+  if (alphabet_to_bytes (text, scratch))
+    bw_byte_map_insert (m->vocab, scratch->data, scratch->len, id);
+  else
+    g_byte_array_append (g_byte_array_set_size (scratch, 0), (const guint8 *) text,
+                         (guint) strlen (text));
+  return bw_tokenizer_set_token (tok, id, scratch->data, scratch->len, error);
+}
+
+void
+bw_byte_bpe_index_bytes (BwByteBpe *m)
+{
+  for (int b = 0; b < 256; b++)
+    {
+      guint8 byte = (guint8) b;
+      m->byte_ids[b] = bw_byte_map_lookup (m->vocab, &byte, 1);
+    }
+}
+
+void
+bw_byte_bpe_reserve_merges (BwByteBpe *m, guint n)
+{
+  m->merges = bw_byte_map_new (n);
+  m->merged_ids = g_array_sized_new (FALSE, TRUE, sizeof (gint32), n);
+  g_array_set_size (m->merged_ids, n);
+}
+
+gboolean
+bw_byte_bpe_set_merge (BwByteBpe *m, guint rank, gint32 left, gint32 right, gint32 merged)
+{
+  guint8 key[8];
+
+  g_return_val_if_fail (rank < m->merged_ids->len, FALSE);
+  bw_byte_map_pair_key (key, left, right);
+  if (!bw_byte_map_insert (m->merges, key, 8, (gint32) rank))
+    return FALSE;
+  g_array_index (m->merged_ids, gint32, rank) = merged;
+  return TRUE;
+}
+
+gboolean
+bw_byte_bpe_add_split (BwByteBpe *m, const char *pattern, const char *what, GError **error)
+{
+  Step step = { .kind = STEP_SPLIT, .mode = BW_SPLIT_ISOLATED };
+
+  step.regex = bw_split_regex_new (pattern, what, error);
+  if (step.regex == NULL)
+    return FALSE;
+  g_array_append_val (m->steps, step);
+  return TRUE;
+}
+
+void
+bw_byte_bpe_set_ignore_merges (BwByteBpe *m, gboolean ignore)
+{
+  m->ignore_merges = ignore;
+}
+
 /* ---- Loading ---- */
 
 typedef struct {
   const char *path;
   BwTokenizer *tok;
-  HfBpe *m;
+  BwByteBpe *m;
   GHashTable *vocab_by_text;   /* vocab string (owned by the JSON) -> id */
 } Loader;
 
@@ -387,19 +463,10 @@ load_vocab (Loader *ld, JsonObject *vocab, GError **error)
           return FALSE;
         }
       g_hash_table_insert (ld->vocab_by_text, (gpointer) name, GINT_TO_POINTER ((gint) id));
-      if (alphabet_to_bytes (name, bytes))
-        bw_byte_map_insert (ld->m->vocab, bytes->data, bytes->len, (gint32) id);
-      else
-        g_byte_array_append (g_byte_array_set_size (bytes, 0), (const guint8 *) name,
-                             (guint) strlen (name));
-      if (!bw_tokenizer_set_token (ld->tok, (gint32) id, bytes->data, bytes->len, error))
+      if (!bw_byte_bpe_add_vocab (ld->m, ld->tok, (gint32) id, name, bytes, error))
         return FALSE;
     }
-  for (int b = 0; b < 256; b++)
-    {
-      guint8 byte = (guint8) b;
-      ld->m->byte_ids[b] = bw_byte_map_lookup (ld->m->vocab, &byte, 1);
-    }
+  bw_byte_bpe_index_bytes (ld->m);
   return TRUE;
 }
 
@@ -447,15 +514,12 @@ load_merges (Loader *ld, JsonArray *merges, GError **error)
 {
   guint n = json_array_get_length (merges);
 
-  ld->m->merges = bw_byte_map_new (n);
-  ld->m->merged_ids = g_array_sized_new (FALSE, FALSE, sizeof (gint32), n);
-  g_array_set_size (ld->m->merged_ids, n);
+  bw_byte_bpe_reserve_merges (ld->m, n);
   /* Backwards, so that a pair listed twice keeps its last rank, as HF's map does. */
   for (guint r = n; r-- > 0;)
     {
       g_autofree char *a = NULL, *b = NULL, *ab = NULL;
       gint32 ia, ib, iab;
-      guint8 key[8];
 
       if (!merge_parts (json_array_get_element (merges, r), &a, &b))
         {
@@ -474,9 +538,7 @@ load_merges (Loader *ld, JsonArray *merges, GError **error)
                        ld->path, r, a, b);
           return FALSE;
         }
-      bw_byte_map_pair_key (key, ia, ib);
-      bw_byte_map_insert (ld->m->merges, key, 8, (gint32) r);
-      g_array_index (ld->m->merged_ids, gint32, r) = iab;
+      bw_byte_bpe_set_merge (ld->m, r, ia, ib, iab);
     }
   return TRUE;
 }
@@ -560,18 +622,14 @@ bw_hf_bpe_load (const char *path, const char *data, gsize len, GError **error)
   g_autoptr (BwTokenizer) tok = NULL;
   g_autoptr (GHashTable) vocab_by_text = NULL;
   JsonObject *o, *model;
-  HfBpe *m;
+  BwByteBpe *m;
   Loader ld;
 
   if (root == NULL)
     return NULL;
   o = json_node_get_object (root);
   tok = bw_tokenizer_new (BW_TOKENIZER_HF_BPE, path);
-  m = g_new0 (HfBpe, 1);
-  bw_tokenizer_set_model (tok, &hf_bpe_model, m);
-  m->vocab = bw_byte_map_new (1024);
-  m->steps = g_array_new (FALSE, TRUE, sizeof (Step));
-  g_array_set_clear_func (m->steps, step_clear);
+  m = bw_byte_bpe_attach (tok, 1024);
   vocab_by_text = g_hash_table_new (g_str_hash, g_str_equal);
   ld = (Loader) { path, tok, m, vocab_by_text };
 

@@ -81,64 +81,68 @@ jj_frame_set (JjFrame *f, const char *name, JjValue *v)
   g_hash_table_replace (f->vars, g_strdup (name), v);
 }
 
-JjValue *
-jj_lookup (JjRender *r, const char *name)
+gboolean
+bw_jinja_is_global (const char *name)
 {
   static const char *const builtins[] = {
     "range", "namespace", "dict", "raise_exception", "strftime_now", "lipsum", "joiner",
     "cycler",
   };
+  for (gsize k = 0; k < G_N_ELEMENTS (builtins); k++)
+    if (strcmp (name, builtins[k]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+JjValue *
+jj_lookup (JjRender *r, const char *name)
+{
   for (JjFrame *f = r->frame; f != NULL; f = f->parent)
     {
       JjValue *v = g_hash_table_lookup (f->vars, name);
       if (v != NULL)
         return jj_ref (v);
     }
-  for (gsize k = 0; k < G_N_ELEMENTS (builtins); k++)
-    if (strcmp (name, builtins[k]) == 0)
-      return jj_fn_new (JJ_FN_BUILTIN, name, NULL);
+  if (bw_jinja_is_global (name))
+    return jj_fn_new (JJ_FN_BUILTIN, name, NULL);
   return jj_undefined ();
 }
 
 /* ---- output ---- */
 
+/* The template's own text. */
 static gboolean
 emit (JjRender *r, const JjNode *at, const char *s, gsize len)
 {
-  if (!jj_check_size (r, at, r->out->len + len))
+  if (!jj_check_size (r, at, r->out.s->len + len))
     return FALSE;
-  g_string_append_len (r->out, s, len);
+  jj_text_put (&r->out, s, len, FALSE);
   return TRUE;
 }
 
 static gboolean
 emit_value (JjRender *r, const JjNode *at, const JjValue *v)
 {
-  gsize before = r->out->len;
-
-  if (v->kind == JJ_STRING)
-    return emit (r, at, v->str.s, v->str.len);
-  jj_str (r->out, v);
-  return jj_check_size (r, at, r->out->len) || (g_string_truncate (r->out, before), FALSE);
+  if (v->kind == JJ_STRING && !jj_check_size (r, at, r->out.s->len + v->str.len))
+    return FALSE;
+  jj_str (&r->out, v);
+  /* Output over the bound fails the whole render, so what was appended need not go. */
+  return jj_check_size (r, at, r->out.s->len);
 }
 
 /* Runs body with its output captured into a new string value. */
 static JjValue *
 capture (JjRender *r, const JjNode *body)
 {
-  GString *saved = r->out;
-  GString *mine = g_string_new (NULL);
-  gboolean ok;
+  JjText saved = r->out;
+  JjValue *v = NULL;
 
-  r->out = mine;
-  ok = jj_exec (r, body);
+  jj_text_init (&r->out);
+  if (jj_exec (r, body))
+    v = jj_text_take (&r->out);
+  jj_text_clear (&r->out);
   r->out = saved;
-  if (!ok)
-    {
-      g_string_free (mine, TRUE);
-      return NULL;
-    }
-  return jj_string_take (mine);
+  return v;
 }
 
 /* ---- assignments ---- */
@@ -569,28 +573,63 @@ bw_jinja_free (BwJinjaTemplate *tpl)
   g_free (tpl);
 }
 
+/* Binds the members of obj in the root scope; client members may not replace a variable
+ * already bound or a global function. */
+static gboolean
+bind_vars (JjRender *r, JsonObject *obj, gboolean client)
+{
+  g_autoptr (GList) members = obj ? json_object_get_members (obj) : NULL;
+
+  for (GList *m = members; m; m = m->next)
+    {
+      if (client && (g_hash_table_contains (r->root->vars, m->data)
+                     || bw_jinja_is_global (m->data)))
+        {
+          r->error = g_error_new (BW_JINJA_ERROR, BW_JINJA_ERROR_RUNTIME,
+                                  "%s: client data may not set '%s', which the engine "
+                                  "supplies", r->tpl->name, (const char *) m->data);
+          return FALSE;
+        }
+      jj_frame_set (r->root, m->data,
+                    jj_from_json (json_object_get_member (obj, m->data), client));
+    }
+  return TRUE;
+}
+
+/* The marks as spans of the text callers read: up to its first NUL byte, which a template's
+ * own text may hold. */
+static void
+out_spans (const JjText *out, GArray *spans)
+{
+  gsize len = strlen (out->s->str);
+
+  for (guint i = 0; out->marks != NULL && i < out->marks->len; i++)
+    {
+      const JjSpan *m = &g_array_index (out->marks, JjSpan, i);
+      if (m->start >= len)
+        break;
+      BurrowTextSpan span = { m->start, MIN (m->end, len) - m->start };
+      g_array_append_val (spans, span);
+    }
+}
+
 char *
-bw_jinja_render (const BwJinjaTemplate *tpl, JsonObject *vars, GDateTime *now,
-                 const BwJinjaLimits *limits, GError **error)
+bw_jinja_render_marked (const BwJinjaTemplate *tpl, JsonObject *vars, JsonObject *client,
+                        GDateTime *now, const BwJinjaLimits *limits, GArray *client_spans,
+                        GError **error)
 {
   JjRender r = { .tpl = tpl };
   gboolean ok;
+  char *text = NULL;
 
   if (limits)
     r.limits = *limits;
   else
     bw_jinja_limits_default (&r.limits);
   r.now = now ? g_date_time_ref (now) : g_date_time_new_now_local ();
-  r.out = g_string_new (NULL);
+  jj_text_init (&r.out);
   r.root = r.frame = frame_new (NULL);
-  if (vars != NULL)
-    {
-      GList *members = json_object_get_members (vars);
-      for (GList *m = members; m; m = m->next)
-        jj_frame_set (r.root, m->data, jj_from_json (json_object_get_member (vars, m->data)));
-      g_list_free (members);
-    }
-  ok = jj_exec (&r, tpl->root);
+  ok = bind_vars (&r, vars, FALSE) && bind_vars (&r, client, TRUE) && jj_exec (&r, tpl->root);
   frame_free (r.root);
   g_date_time_unref (r.now);
   if (!ok || r.error != NULL)
@@ -599,8 +638,20 @@ bw_jinja_render (const BwJinjaTemplate *tpl, JsonObject *vars, GDateTime *now,
         r.error = g_error_new (BW_JINJA_ERROR, BW_JINJA_ERROR_RUNTIME, "%s: render failed",
                                tpl->name);
       g_propagate_error (error, r.error);
-      g_string_free (r.out, TRUE);
-      return NULL;
     }
-  return g_string_free (r.out, FALSE);
+  else
+    {
+      if (client_spans != NULL)
+        out_spans (&r.out, client_spans);
+      text = g_string_free (g_steal_pointer (&r.out.s), FALSE);
+    }
+  jj_text_clear (&r.out);
+  return text;
+}
+
+char *
+bw_jinja_render (const BwJinjaTemplate *tpl, JsonObject *vars, GDateTime *now,
+                 const BwJinjaLimits *limits, GError **error)
+{
+  return bw_jinja_render_marked (tpl, vars, NULL, now, limits, NULL, error);
 }

@@ -39,7 +39,7 @@ jj_iterate (JjValue *v)
           const char *next = g_utf8_find_next_char (p, v->str.s + v->str.len);
           if (next == NULL)
             next = v->str.s + v->str.len;
-          jj_list_append (items, jj_string (p, next - p));
+          jj_list_append (items, jj_string_sub (v, p - v->str.s, next - v->str.s));
           p = next;
         }
       return items;
@@ -118,6 +118,25 @@ jj_getattr (JjRender *r, const JjNode *at, JjValue *obj, const char *name)
   return jj_undefined ();
 }
 
+/* The byte offset of each of the *n characters of the string v, and of its end. */
+static gsize *
+char_offsets (const JjValue *v, guint *n_chars)
+{
+  gsize *at = g_new (gsize, v->str.len + 1);
+  guint n = 0;
+  const char *end = v->str.s + v->str.len;
+
+  for (const char *p = v->str.s; p < end;)
+    {
+      const char *next = g_utf8_find_next_char (p, end);
+      at[n++] = p - v->str.s;
+      p = next ? next : end;
+    }
+  at[n] = v->str.len;
+  *n_chars = n;
+  return at;
+}
+
 /* Python's index normalization; FALSE if out of range. */
 static gboolean
 normalize_index (gint64 i, guint len, guint *out)
@@ -151,9 +170,10 @@ jj_getitem (JjRender *r, const JjNode *at, JjValue *obj, JjValue *key)
     }
   else if ((key->kind == JJ_INT || key->kind == JJ_BOOL) && obj->kind == JJ_STRING)
     {
-      g_autoptr (JjValue) chars = jj_iterate (obj);
-      if (normalize_index (key->kind == JJ_INT ? key->i : key->b, chars->list->len, &idx))
-        return jj_ref (JJ_ITEM (chars, idx));
+      guint n;
+      g_autofree gsize *offs = char_offsets (obj, &n);
+      if (normalize_index (key->kind == JJ_INT ? key->i : key->b, n, &idx))
+        return jj_string_sub (obj, offs[idx], offs[idx + 1]);
       return jj_undefined ();
     }
   if (key->kind == JJ_STRING && jj_has_method (obj, key->str.s))
@@ -191,6 +211,8 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
   gint64 start = 0, stop = 0, step = 1;
   gboolean has_start, has_stop, has_step;
   g_autoptr (JjValue) items = NULL;
+  g_autofree gsize *offs = NULL;
+  guint n_chars = 0;
   JjValue *out;
   gint64 len;
 
@@ -204,8 +226,12 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
   if (obj->kind != JJ_LIST && obj->kind != JJ_STRING)
     return jj_fail (r, slice, BW_JINJA_ERROR_RUNTIME, "'%s' object is not subscriptable",
                     jj_kind_name (obj));
-  items = jj_iterate (obj);
-  len = items->list->len;
+  /* Characters of a string are cut by offset, not made one value each. */
+  if (obj->kind == JJ_STRING)
+    offs = char_offsets (obj, &n_chars);
+  else
+    items = jj_ref (obj);
+  len = offs ? n_chars : items->list->len;
   if (!has_start)
     start = step < 0 ? len - 1 : 0;
   else if (start < 0)
@@ -218,12 +244,15 @@ eval_slice (JjRender *r, const JjNode *slice, JjValue *obj)
     stop = MAX (stop + len, step < 0 ? -1 : 0);
   else
     stop = MIN (stop, step < 0 ? len - 1 : len);
-  if (obj->kind == JJ_STRING)
+  if (offs != NULL && step == 1)
+    return jj_string_sub (obj, offs[start], offs[MAX (start, stop)]);
+  if (offs != NULL)
     {
-      GString *s = g_string_new (NULL);
+      JjText t;
+      jj_text_init (&t);
       for (gint64 i = start; step > 0 ? i < stop : i > stop; i += step)
-        g_string_append_len (s, JJ_ITEM (items, i)->str.s, JJ_ITEM (items, i)->str.len);
-      return jj_string_take (s);
+        jj_text_put_sub (&t, obj, offs[i], offs[i + 1]);
+      return jj_text_take (&t);
     }
   out = jj_list_new ();
   out->tuple = obj->tuple;
@@ -379,10 +408,10 @@ repeat (JjRender *r, const JjNode *e, const JjValue *seq, gint64 n)
     }
   if (seq->kind == JJ_STRING)
     {
-      GString *s = g_string_sized_new (len * n);
+      JjText t = { g_string_sized_new (len * n), NULL };
       for (gint64 i = 0; i < n; i++)
-        g_string_append_len (s, seq->str.s, len);
-      return jj_string_take (s);
+        jj_text_put_sub (&t, seq, 0, len);
+      return jj_text_take (&t);
     }
   JjValue *out = jj_list_new ();
   for (gint64 i = 0; i < n; i++)
@@ -398,10 +427,10 @@ add (JjRender *r, const JjNode *e, const JjValue *a, const JjValue *b)
     {
       if (!jj_check_size (r, e, a->str.len + b->str.len))
         return NULL;
-      GString *s = g_string_sized_new (a->str.len + b->str.len);
-      g_string_append_len (s, a->str.s, a->str.len);
-      g_string_append_len (s, b->str.s, b->str.len);
-      return jj_string_take (s);
+      JjText t = { g_string_sized_new (a->str.len + b->str.len), NULL };
+      jj_text_put_sub (&t, a, 0, a->str.len);
+      jj_text_put_sub (&t, b, 0, b->str.len);
+      return jj_text_take (&t);
     }
   if (a->kind == JJ_LIST && b->kind == JJ_LIST)
     {
@@ -567,19 +596,21 @@ eval_binary (JjRender *r, const JjNode *e)
     return NULL;
   if (e->op == JO_CONCAT)
     {
-      GString *s = g_string_new (NULL);
-      jj_str (s, a);
-      jj_str (s, b);
-      if (!jj_check_size (r, e, s->len))
+      JjText t;
+      jj_text_init (&t);
+      jj_str (&t, a);
+      jj_str (&t, b);
+      if (!jj_check_size (r, e, t.s->len))
         {
-          g_string_free (s, TRUE);
+          jj_text_clear (&t);
           return NULL;
         }
-      return jj_string_take (s);
+      return jj_text_take (&t);
     }
   if (e->op >= JO_EQ && e->op <= JO_NOT_IN)
     return compare (r, e, e->op, a, b);
-  return arith (r, e, e->op, a, b);
+  /* A number computed from client data prints as client bytes. */
+  return jj_client_from (jj_client_from (arith (r, e, e->op, a, b), a), b);
 }
 
 static JjValue *
@@ -595,12 +626,12 @@ eval_unary (JjRender *r, const JjNode *e)
     return jj_fail (r, e, BW_JINJA_ERROR_RUNTIME, "bad operand type for unary %s: '%s'",
                     e->op == JO_NEG ? "-" : "+", jj_kind_name (a));
   if (e->op == JO_POS)
-    return a->kind == JJ_BOOL ? jj_int (a->b) : jj_ref (a);
+    return a->kind == JJ_BOOL ? jj_client_from (jj_int (a->b), a) : jj_ref (a);
   if (a->kind == JJ_FLOAT)
-    return jj_float (-a->f);
+    return jj_client_from (jj_float (-a->f), a);
   if (as_int (a) == G_MININT64)
     return jj_fail (r, e, BW_JINJA_ERROR_LIMIT, "integer overflow");
-  return jj_int (-as_int (a));
+  return jj_client_from (jj_int (-as_int (a)), a);
 }
 
 static JjValue *

@@ -11,13 +11,13 @@
 static JjValue *
 str_of (const JjValue *v)
 {
-  GString *s;
+  JjText t;
 
   if (v->kind == JJ_STRING)
     return jj_ref ((JjValue *) v);
-  s = g_string_new (NULL);
-  jj_str (s, v);
-  return jj_string_take (s);
+  jj_text_init (&t);
+  jj_str (&t, v);
+  return jj_text_take (&t);
 }
 
 /* item.attr.0 as Jinja's attribute= arguments read it: items, then attributes. */
@@ -61,7 +61,7 @@ filter_tojson (JjRender *r, const JjNode *at, JjValue *in, GPtrArray *args, GPtr
   g_autofree char *indent_str = NULL;
   JjJsonStyle style = { .item_sep = ", ", .key_sep = ": " };
   g_autoptr (GError) error = NULL;
-  GString *out;
+  JjText out;
 
   style.ensure_ascii = ascii != NULL && jj_truthy (ascii);
   style.sort_keys = sort != NULL && jj_truthy (sort);
@@ -84,18 +84,23 @@ filter_tojson (JjRender *r, const JjNode *at, JjValue *in, GPtrArray *args, GPtr
       style.item_sep = JJ_ITEM (seps, 0)->str.s;
       style.key_sep = JJ_ITEM (seps, 1)->str.s;
     }
-  out = g_string_new (NULL);
-  if (!jj_to_json (out, in, &style, 0, &error))
+  jj_text_init (&out);
+  if (!jj_to_json (&out, in, &style, 0, &error))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return jj_fail (r, at, error->code, "tojson: %s", error->message);
     }
-  if (!jj_check_size (r, at, out->len))
+  if (!jj_check_size (r, at, out.s->len))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return NULL;
     }
-  return jj_string_take (out);
+  /* Separators or an indent from client data are everywhere in the text. */
+  if ((indent != NULL && jj_is_client (indent)) || (seps != NULL && seps->kind == JJ_LIST
+                                                   && (jj_is_client (JJ_ITEM (seps, 0))
+                                                       || jj_is_client (JJ_ITEM (seps, 1)))))
+    jj_text_mark_from (&out, 0);
+  return jj_text_take (&out);
 }
 
 static int
@@ -284,36 +289,36 @@ filter_join (JjRender *r, const JjNode *at, JjValue *in, GPtrArray *args, GPtrAr
 {
   g_autoptr (JjValue) items = jj_iterate (in);
   JjValue *sep = KWARG (0, "d"), *attr = KWARG (1, "attribute");
-  GString *out;
+  JjText out;
 
   if (items == NULL)
     return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "join expects an iterable");
-  out = g_string_new (NULL);
+  jj_text_init (&out);
   for (guint i = 0; i < items->list->len; i++)
     {
       g_autoptr (JjValue) v = attr ? attribute_of (r, at, JJ_ITEM (items, i), attr)
                                    : jj_ref (JJ_ITEM (items, i));
       if (v == NULL)
         {
-          g_string_free (out, TRUE);
+          jj_text_clear (&out);
           return NULL;
         }
       if (i > 0 && sep != NULL)
-        jj_str (out, sep);
-      jj_str (out, v);
-      if (out->len > r->limits.max_output)
+        jj_str (&out, sep);
+      jj_str (&out, v);
+      if (out.s->len > r->limits.max_output)
         break;
     }
-  if (!jj_check_size (r, at, out->len))
+  if (!jj_check_size (r, at, out.s->len))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return NULL;
     }
-  return jj_string_take (out);
+  return jj_text_take (&out);
 }
 
 static JjValue *
-filter_int (JjValue *in, JjValue *dflt)
+int_of (JjValue *in, JjValue *dflt)
 {
   if (in->kind == JJ_INT)
     return jj_ref (in);
@@ -336,7 +341,7 @@ filter_int (JjValue *in, JjValue *dflt)
 }
 
 static JjValue *
-filter_float (JjValue *in, JjValue *dflt)
+float_of (JjValue *in, JjValue *dflt)
 {
   if (in->kind == JJ_FLOAT)
     return jj_ref (in);
@@ -359,49 +364,64 @@ filter_indent (JjRender *r, const JjNode *at, JjValue *in, GPtrArray *args, GPtr
 {
   JjValue *width = KWARG (0, "width"), *first = KWARG (1, "first"), *blank = KWARG (2, "blank");
   g_autoptr (JjValue) s = str_of (in);
-  g_autofree char *pad = NULL;
-  GString *out = g_string_new (NULL);
+  g_autoptr (JjValue) pad = NULL;
   gboolean line_start = first != NULL && jj_truthy (first);
+  JjText out;
 
   if (width != NULL && width->kind == JJ_STRING)
-    pad = g_strndup (width->str.s, width->str.len);
+    pad = jj_ref (width);
   else
-    pad = g_strnfill (width && width->kind == JJ_INT ? CLAMP (width->i, 0, 256) : 4, ' ');
-  for (gsize i = 0; i < s->str.len; i++)
+    pad = jj_string_own (g_strnfill (width && width->kind == JJ_INT ? CLAMP (width->i, 0, 256)
+                                                                     : 4, ' '));
+  jj_text_init (&out);
+  for (gsize i = 0, line = 0; i < s->str.len; i++)
     {
       gboolean empty_line = s->str.s[i] == '\n';
       if (line_start && (!empty_line || (blank != NULL && jj_truthy (blank))))
-        g_string_append (out, pad);
-      g_string_append_c (out, s->str.s[i]);
+        jj_text_put_sub (&out, pad, 0, pad->str.len);
       line_start = s->str.s[i] == '\n';
-      if (out->len > r->limits.max_output)
+      /* Whole lines at a time, with their marks. */
+      if (line_start || i + 1 == s->str.len)
+        {
+          jj_text_put_sub (&out, s, line, i + 1);
+          line = i + 1;
+        }
+      if (out.s->len > r->limits.max_output)
         break;
     }
-  if (!jj_check_size (r, at, out->len))
+  if (!jj_check_size (r, at, out.s->len))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return NULL;
     }
-  return jj_string_take (out);
+  return jj_text_take (&out);
 }
 
-static JjValue *
-filter_escape (JjValue *in)
+static void
+escape_run (GString *out, const char *s, gsize len, gpointer data)
 {
-  g_autoptr (JjValue) s = str_of (in);
-  GString *out = g_string_new (NULL);
-
-  for (gsize i = 0; i < s->str.len; i++)
-    switch (s->str.s[i])
+  (void) data;
+  for (gsize i = 0; i < len; i++)
+    switch (s[i])
       {
       case '&': g_string_append (out, "&amp;"); break;
       case '<': g_string_append (out, "&lt;"); break;
       case '>': g_string_append (out, "&gt;"); break;
       case '"': g_string_append (out, "&#34;"); break;
       case '\'': g_string_append (out, "&#39;"); break;
-      default: g_string_append_c (out, s->str.s[i]); break;
+      default: g_string_append_c (out, s[i]); break;
       }
-  return jj_string_take (out);
+}
+
+static JjValue *
+filter_escape (JjValue *in)
+{
+  g_autoptr (JjValue) s = str_of (in);
+  JjText out;
+
+  jj_text_init (&out);
+  jj_text_put_runs (&out, s, escape_run, NULL);
+  return jj_text_take (&out);
 }
 
 /* sum, min, max. */
@@ -626,28 +646,30 @@ FILTER (f_first_last)
   return filter_first_last (r, at, in, name[0] == 'l');
 }
 
+/* Numbers read from client data print as client bytes. */
 FILTER (f_int)
 {
-  return filter_int (in, KWARG (0, "default"));
+  return jj_client_from (int_of (in, KWARG (0, "default")), in);
 }
 
 FILTER (f_float)
 {
-  return filter_float (in, KWARG (0, "default"));
+  return jj_client_from (float_of (in, KWARG (0, "default")), in);
 }
 
 FILTER (f_abs)
 {
   if (in->kind == JJ_INT && in->i != G_MININT64)
-    return jj_int (ABS (in->i));
+    return jj_client_from (jj_int (ABS (in->i)), in);
   if (in->kind == JJ_FLOAT)
-    return jj_float (fabs (in->f));
+    return jj_client_from (jj_float (fabs (in->f)), in);
   return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "bad operand type for abs()");
 }
 
 FILTER (f_round)
 {
-  return filter_round (r, at, in, KWARG (0, "precision"), KWARG (1, "method"));
+  return jj_client_from (filter_round (r, at, in, KWARG (0, "precision"), KWARG (1, "method")),
+                         in);
 }
 
 FILTER (f_unique)
@@ -660,10 +682,11 @@ FILTER (f_reverse)
   if (in->kind == JJ_STRING)
     {
       g_autoptr (JjValue) chars = jj_iterate (in);
-      GString *out = g_string_new (NULL);
+      JjText out;
+      jj_text_init (&out);
       for (guint i = chars->list->len; i-- > 0;)
-        g_string_append_len (out, JJ_ITEM (chars, i)->str.s, JJ_ITEM (chars, i)->str.len);
-      return jj_string_take (out);
+        jj_text_put_sub (&out, JJ_ITEM (chars, i), 0, JJ_ITEM (chars, i)->str.len);
+      return jj_text_take (&out);
     }
   JjValue *copy = jj_filter (r, at, "list", in, NULL, NULL, NULL);
   if (copy != NULL)

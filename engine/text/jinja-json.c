@@ -8,11 +8,57 @@
 /* JSON nests only as deep as json-glib parses; this bounds our recursion the same way. */
 #define JSON_MAX_DEPTH 512
 
+/* A string from JSON; client data is marked whole. */
 static JjValue *
-from_json_depth (JsonNode *node, guint depth)
+json_text (const char *text, gboolean client)
 {
+  JjValue *v = jj_string (text, -1);
+
+  if (client && v->str.len > 0)
+    {
+      v->str.marks = g_array_sized_new (FALSE, FALSE, sizeof (JjSpan), 1);
+      g_array_append_val (v->str.marks, ((JjSpan) { 0, v->str.len }));
+    }
+  return v;
+}
+
+static JjValue *
+json_scalar (JsonNode *node, gboolean client)
+{
+  JjValue *v;
+
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_BOOLEAN:
+      v = jj_bool (json_node_get_boolean (node));
+      break;
+    case G_TYPE_INT64:
+      v = jj_int (json_node_get_int (node));
+      break;
+    case G_TYPE_DOUBLE:
+      v = jj_float (json_node_get_double (node));
+      break;
+    case G_TYPE_STRING:
+      return json_text (json_node_get_string (node), client);
+    default:
+      v = jj_none ();
+      break;
+    }
+  v->client = client;
+  return v;
+}
+
+static JjValue *
+from_json_depth (JsonNode *node, gboolean client, guint depth)
+{
+  JjValue *v;
+
   if (node == NULL || depth > JSON_MAX_DEPTH)
-    return jj_none ();
+    {
+      v = jj_none ();
+      v->client = client;
+      return v;
+    }
   switch (json_node_get_node_type (node))
     {
     case JSON_NODE_OBJECT:
@@ -21,8 +67,9 @@ from_json_depth (JsonNode *node, guint depth)
         JjValue *dict = jj_dict_new ();
         GList *members = json_object_get_members (obj);
         for (GList *m = members; m; m = m->next)
-          jj_dict_set_str (dict, m->data,
-                           from_json_depth (json_object_get_member (obj, m->data), depth + 1));
+          jj_dict_set (dict, json_text (m->data, client),
+                       from_json_depth (json_object_get_member (obj, m->data), client,
+                                        depth + 1));
         g_list_free (members);
         return dict;
       }
@@ -31,32 +78,23 @@ from_json_depth (JsonNode *node, guint depth)
         JsonArray *arr = json_node_get_array (node);
         JjValue *list = jj_list_new ();
         for (guint i = 0; i < json_array_get_length (arr); i++)
-          jj_list_append (list, from_json_depth (json_array_get_element (arr, i), depth + 1));
+          jj_list_append (list, from_json_depth (json_array_get_element (arr, i), client,
+                                                 depth + 1));
         return list;
       }
     case JSON_NODE_VALUE:
-      switch (json_node_get_value_type (node))
-        {
-        case G_TYPE_BOOLEAN:
-          return jj_bool (json_node_get_boolean (node));
-        case G_TYPE_INT64:
-          return jj_int (json_node_get_int (node));
-        case G_TYPE_DOUBLE:
-          return jj_float (json_node_get_double (node));
-        case G_TYPE_STRING:
-          return jj_string (json_node_get_string (node), -1);
-        default:
-          return jj_none ();
-        }
+      return json_scalar (node, client);
     default:
-      return jj_none ();
+      v = jj_none ();
+      v->client = client;
+      return v;
     }
 }
 
 JjValue *
-jj_from_json (JsonNode *node)
+jj_from_json (JsonNode *node, gboolean client)
 {
-  return from_json_depth (node, 0);
+  return from_json_depth (node, client, 0);
 }
 
 static void
@@ -65,10 +103,12 @@ append_u16 (GString *out, guint u)
   g_string_append_printf (out, "\\u%04x", u);
 }
 
+/* The escapes of a JSON string inside its quotes, one run of bytes at a time. */
 static void
-json_string (GString *out, const char *s, gsize len, gboolean ensure_ascii)
+json_run (GString *out, const char *s, gsize len, gpointer data)
 {
-  g_string_append_c (out, '"');
+  gboolean ensure_ascii = *(const gboolean *) data;
+
   for (gsize i = 0; i < len; i++)
     {
       unsigned char c = (unsigned char) s[i];
@@ -104,7 +144,14 @@ json_string (GString *out, const char *s, gsize len, gboolean ensure_ascii)
           i += step - 1;
         }
     }
-  g_string_append_c (out, '"');
+}
+
+static void
+json_string (JjText *out, const JjValue *v, gboolean ensure_ascii)
+{
+  g_string_append_c (out->s, '"');
+  jj_text_put_runs (out, v, json_run, &ensure_ascii);
+  g_string_append_c (out->s, '"');
 }
 
 static void
@@ -126,29 +173,30 @@ compare_keys (gconstpointer a, gconstpointer b, gpointer data)
 }
 
 static gboolean
-json_key (GString *out, const JjValue *key, const JjJsonStyle *style, GError **error)
+json_key (JjText *out, const JjValue *key, const JjJsonStyle *style, GError **error)
 {
-  GString *tmp;
+  gsize before = out->s->len;
 
   switch (key->kind)
     {
     case JJ_STRING:
-      json_string (out, key->str.s, key->str.len, style->ensure_ascii);
+      json_string (out, key, style->ensure_ascii);
       return TRUE;
     case JJ_INT:
     case JJ_FLOAT:
     case JJ_BOOL:
     case JJ_NONE:
-      /* json.dumps turns these keys into strings. */
-      tmp = g_string_new (NULL);
+      /* json.dumps turns these keys into strings (digits and names need no escapes). */
+      g_string_append_c (out->s, '"');
       if (key->kind == JJ_BOOL)
-        g_string_append (tmp, key->b ? "true" : "false");
+        g_string_append (out->s, key->b ? "true" : "false");
       else if (key->kind == JJ_NONE)
-        g_string_append (tmp, "null");
+        g_string_append (out->s, "null");
       else
-        jj_str (tmp, key);
-      json_string (out, tmp->str, tmp->len, style->ensure_ascii);
-      g_string_free (tmp, TRUE);
+        jj_str (out, key);
+      g_string_append_c (out->s, '"');
+      if (key->client)
+        jj_text_mark_from (out, before);
       return TRUE;
     default:
       g_set_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_RUNTIME,
@@ -158,7 +206,7 @@ json_key (GString *out, const JjValue *key, const JjJsonStyle *style, GError **e
 }
 
 static gboolean
-json_dict (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+json_dict (JjText *out, const JjValue *v, const JjJsonStyle *style, guint depth,
            GError **error)
 {
   guint n = jj_dict_size (v);
@@ -166,61 +214,63 @@ json_dict (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth
 
   if (n == 0)
     {
-      g_string_append (out, "{}");
+      g_string_append (out->s, "{}");
       return TRUE;
     }
   for (guint i = 0; i < n; i++)
     order[i] = i;
   if (style->sort_keys)
     g_qsort_with_data (order, n, sizeof *order, compare_keys, (gpointer) v);
-  g_string_append_c (out, '{');
+  g_string_append_c (out->s, '{');
   for (guint k = 0; k < n; k++)
     {
       if (k > 0)
-        g_string_append (out, style->item_sep);
+        g_string_append (out->s, style->item_sep);
       if (style->indent)
-        newline_indent (out, style, depth + 1);
+        newline_indent (out->s, style, depth + 1);
       if (!json_key (out, JJ_KEY (v, order[k]), style, error))
         return FALSE;
-      g_string_append (out, style->key_sep);
+      g_string_append (out->s, style->key_sep);
       if (!jj_to_json (out, JJ_VAL (v, order[k]), style, depth + 1, error))
         return FALSE;
     }
   if (style->indent)
-    newline_indent (out, style, depth);
-  g_string_append_c (out, '}');
+    newline_indent (out->s, style, depth);
+  g_string_append_c (out->s, '}');
   return TRUE;
 }
 
 static gboolean
-json_list (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+json_list (JjText *out, const JjValue *v, const JjJsonStyle *style, guint depth,
            GError **error)
 {
   if (v->list->len == 0)
     {
-      g_string_append (out, "[]");
+      g_string_append (out->s, "[]");
       return TRUE;
     }
-  g_string_append_c (out, '[');
+  g_string_append_c (out->s, '[');
   for (guint i = 0; i < v->list->len; i++)
     {
       if (i > 0)
-        g_string_append (out, style->item_sep);
+        g_string_append (out->s, style->item_sep);
       if (style->indent)
-        newline_indent (out, style, depth + 1);
+        newline_indent (out->s, style, depth + 1);
       if (!jj_to_json (out, JJ_ITEM (v, i), style, depth + 1, error))
         return FALSE;
     }
   if (style->indent)
-    newline_indent (out, style, depth);
-  g_string_append_c (out, ']');
+    newline_indent (out->s, style, depth);
+  g_string_append_c (out->s, ']');
   return TRUE;
 }
 
 gboolean
-jj_to_json (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+jj_to_json (JjText *out, const JjValue *v, const JjJsonStyle *style, guint depth,
             GError **error)
 {
+  gsize before = out->s->len;
+
   if (depth > JSON_MAX_DEPTH)
     {
       g_set_error (error, BW_JINJA_ERROR, BW_JINJA_ERROR_LIMIT,
@@ -230,24 +280,24 @@ jj_to_json (GString *out, const JjValue *v, const JjJsonStyle *style, guint dept
   switch (v->kind)
     {
     case JJ_NONE:
-      g_string_append (out, "null");
-      return TRUE;
+      g_string_append (out->s, "null");
+      break;
     case JJ_BOOL:
-      g_string_append (out, v->b ? "true" : "false");
-      return TRUE;
+      g_string_append (out->s, v->b ? "true" : "false");
+      break;
     case JJ_INT:
       jj_str (out, v);
       return TRUE;
     case JJ_FLOAT:
       if (isnan (v->f))
-        g_string_append (out, "NaN");
+        g_string_append (out->s, "NaN");
       else if (isinf (v->f))
-        g_string_append (out, v->f < 0 ? "-Infinity" : "Infinity");
+        g_string_append (out->s, v->f < 0 ? "-Infinity" : "Infinity");
       else
-        jj_float_repr (out, v->f);
-      return TRUE;
+        jj_float_repr (out->s, v->f);
+      break;
     case JJ_STRING:
-      json_string (out, v->str.s, v->str.len, style->ensure_ascii);
+      json_string (out, v, style->ensure_ascii);
       return TRUE;
     case JJ_LIST:
       return json_list (out, v, style, depth, error);
@@ -258,4 +308,7 @@ jj_to_json (GString *out, const JjValue *v, const JjJsonStyle *style, guint dept
                    "Object of type %s is not JSON serializable", jj_kind_name (v));
       return FALSE;
     }
+  if (v->client)
+    jj_text_mark_from (out, before);
+  return TRUE;
 }

@@ -109,7 +109,7 @@ str_strip (const JjValue *s, const JjValue *chars, int which)
           break;
         end = prev;
       }
-  return jj_string (begin, end - begin);
+  return jj_string_sub (s, begin - s->str.s, end - s->str.s);
 }
 
 /* str.split / rsplit; sep NULL splits on runs of whitespace. */
@@ -131,7 +131,7 @@ str_split (const JjValue *s, const JjValue *sep, gint64 maxsplit, gboolean from_
           const char *w = p;
           while (p < end && !is_py_space (g_utf8_get_char (p)))
             p = g_utf8_next_char (p);
-          g_ptr_array_add (words, jj_string (w, p - w));
+          g_ptr_array_add (words, jj_string_sub (s, w - s->str.s, p - s->str.s));
         }
       /* maxsplit with whitespace: rejoin the tail as Python keeps it (rarely used). */
       for (guint i = 0; i < words->len; i++)
@@ -149,11 +149,10 @@ str_split (const JjValue *s, const JjValue *sep, gint64 maxsplit, gboolean from_
           gssize at = rfind (s->str.s, len, sep->str.s, sep->str.len);
           if (at < 0)
             break;
-          g_ptr_array_insert (parts, 0, jj_string (s->str.s + at + sep->str.len,
-                                                   len - at - sep->str.len));
+          g_ptr_array_insert (parts, 0, jj_string_sub (s, at + sep->str.len, len));
           len = at;
         }
-      jj_list_append (out, jj_string (s->str.s, len));
+      jj_list_append (out, jj_string_sub (s, 0, len));
       for (guint i = 0; i < parts->len; i++)
         jj_list_append (out, jj_ref (parts->pdata[i]));
       return out;
@@ -164,10 +163,10 @@ str_split (const JjValue *s, const JjValue *sep, gint64 maxsplit, gboolean from_
       gssize at = jj_find (s->str.s, s->str.len, from, sep->str.s, sep->str.len);
       if (at < 0)
         break;
-      jj_list_append (out, jj_string (s->str.s + from, at - from));
+      jj_list_append (out, jj_string_sub (s, from, at));
       from = at + sep->str.len;
     }
-  jj_list_append (out, jj_string (s->str.s + from, s->str.len - from));
+  jj_list_append (out, jj_string_sub (s, from, s->str.len));
   return out;
 }
 
@@ -175,21 +174,26 @@ static JjValue *
 str_replace (JjRender *r, const JjNode *at, const JjValue *s, const JjValue *old,
              const JjValue *new, gint64 count)
 {
-  GString *out = g_string_new (NULL);
+  JjText out;
   gsize from = 0;
 
+  jj_text_init (&out);
   if (old->str.len == 0)
     {
       /* Python inserts new before every character and at the end. */
-      g_autoptr (JjValue) chars = jj_iterate ((JjValue *) s);
-      for (guint i = 0; i <= chars->list->len; i++)
+      const char *end = s->str.s + s->str.len;
+      gint64 n = 0;
+      for (const char *p = s->str.s;; n++)
         {
-          if (count < 0 || (gint64) i < count)
-            g_string_append_len (out, new->str.s, new->str.len);
-          if (i < chars->list->len)
-            g_string_append_len (out, JJ_ITEM (chars, i)->str.s, JJ_ITEM (chars, i)->str.len);
-          if (out->len > r->limits.max_output)
+          if (count < 0 || n < count)
+            jj_text_put_sub (&out, new, 0, new->str.len);
+          if (p >= end || out.s->len > r->limits.max_output)
             break;
+          const char *next = g_utf8_find_next_char (p, end);
+          if (next == NULL)
+            next = end;
+          jj_text_put_sub (&out, s, p - s->str.s, next - s->str.s);
+          p = next;
         }
     }
   else
@@ -197,20 +201,20 @@ str_replace (JjRender *r, const JjNode *at, const JjValue *s, const JjValue *old
       for (gint64 n = 0; count < 0 || n < count; n++)
         {
           gssize hit = jj_find (s->str.s, s->str.len, from, old->str.s, old->str.len);
-          if (hit < 0 || out->len > r->limits.max_output)
+          if (hit < 0 || out.s->len > r->limits.max_output)
             break;
-          g_string_append_len (out, s->str.s + from, hit - from);
-          g_string_append_len (out, new->str.s, new->str.len);
+          jj_text_put_sub (&out, s, from, hit);
+          jj_text_put_sub (&out, new, 0, new->str.len);
           from = hit + old->str.len;
         }
-      g_string_append_len (out, s->str.s + from, s->str.len - from);
+      jj_text_put_sub (&out, s, from, s->str.len);
     }
-  if (!jj_check_size (r, at, out->len))
+  if (!jj_check_size (r, at, out.s->len))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return NULL;
     }
-  return jj_string_take (out);
+  return jj_text_take (&out);
 }
 
 /* startswith / endswith with a string or a tuple of strings. */
@@ -235,31 +239,86 @@ str_affix (JjRender *r, const JjNode *at, const JjValue *s, JjValue *affix, gboo
                           affix->str.len) == 0);
 }
 
-static JjValue *
-str_case (const JjValue *s, const char *how)
+static void
+upper_run (GString *out, const char *s, gsize len, gpointer data)
 {
-  if (strcmp (how, "upper") == 0)
-    return jj_string_own ((g_utf8_strup (s->str.s, s->str.len)));
-  if (strcmp (how, "lower") == 0)
-    return jj_string_own ((g_utf8_strdown (s->str.s, s->str.len)));
-  GString *out = g_string_new (NULL);
-  gboolean start = TRUE;
-  for (const char *p = s->str.s; p < s->str.s + s->str.len; p = g_utf8_next_char (p))
+  g_autofree char *up = g_utf8_strup (s, (gssize) len);
+  (void) data;
+  g_string_append (out, up);
+}
+
+static void
+lower_run (GString *out, const char *s, gsize len, gpointer data)
+{
+  g_autofree char *down = g_utf8_strdown (s, (gssize) len);
+  (void) data;
+  g_string_append (out, down);
+}
+
+/* upper() and lower() as GLib converts whole strings (a final sigma looks at what follows);
+ * the marks from converting each run alone, which gives the same lengths in all but
+ * pathological cases, and where it does not, the whole result is client's if any of s is. */
+static JjValue *
+str_up_down (const JjValue *s, gboolean up)
+{
+  JjValue *out = jj_string_own (up ? g_utf8_strup (s->str.s, s->str.len)
+                                   : g_utf8_strdown (s->str.s, s->str.len));
+  JjText runs;
+
+  if (!jj_is_client (s))
+    return out;
+  jj_text_init (&runs);
+  jj_text_put_runs (&runs, s, up ? upper_run : lower_run, NULL);
+  if (runs.s->len == out->str.len)
+    out->str.marks = g_steal_pointer (&runs.marks);
+  else
+    {
+      out->str.marks = g_array_new (FALSE, FALSE, sizeof (JjSpan));
+      g_array_append_val (out->str.marks, ((JjSpan) { 0, out->str.len }));
+    }
+  jj_text_clear (&runs);
+  return out;
+}
+
+typedef struct {
+  gboolean title;     /* title(), else capitalize() */
+  gboolean start;     /* the next letter starts a word (title) or the string */
+} CaseState;
+
+static void
+title_run (GString *out, const char *s, gsize len, gpointer data)
+{
+  CaseState *st = data;
+
+  for (const char *p = s; p < s + len; p = g_utf8_next_char (p))
     {
       gunichar c = g_utf8_get_char (p);
       gboolean alpha = g_unichar_isalpha (c);
-      if (strcmp (how, "title") == 0)
+      if (st->title)
         {
-          g_string_append_unichar (out, alpha ? (start ? g_unichar_totitle (c) : g_unichar_tolower (c)) : c);
-          start = !alpha;
+          g_string_append_unichar (out, alpha ? (st->start ? g_unichar_totitle (c)
+                                                           : g_unichar_tolower (c)) : c);
+          st->start = !alpha;
         }
       else
         {
-          g_string_append_unichar (out, start ? g_unichar_totitle (c) : g_unichar_tolower (c));
-          start = FALSE;
+          g_string_append_unichar (out, st->start ? g_unichar_totitle (c) : g_unichar_tolower (c));
+          st->start = FALSE;
         }
     }
-  return jj_string_take (out);
+}
+
+static JjValue *
+str_case (const JjValue *s, const char *how)
+{
+  CaseState st = { strcmp (how, "title") == 0, TRUE };
+  JjText out;
+
+  if (strcmp (how, "upper") == 0 || strcmp (how, "lower") == 0)
+    return str_up_down (s, how[0] == 'u');
+  jj_text_init (&out);
+  jj_text_put_runs (&out, s, title_run, &st);
+  return jj_text_take (&out);
 }
 
 static JjValue *
@@ -306,33 +365,33 @@ static JjValue *
 str_join (JjRender *r, const JjNode *at, const JjValue *sep, JjValue *seq)
 {
   g_autoptr (JjValue) items = seq ? jj_iterate (seq) : NULL;
-  GString *out;
+  JjText out;
 
   if (items == NULL)
     return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "join expects an iterable");
-  out = g_string_new (NULL);
+  jj_text_init (&out);
   for (guint i = 0; i < items->list->len; i++)
     {
       JjValue *item = JJ_ITEM (items, i);
       if (item->kind != JJ_STRING)
         {
-          g_string_free (out, TRUE);
+          jj_text_clear (&out);
           return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME,
                           "sequence item %u: expected str instance, %s found", i,
                           jj_kind_name (item));
         }
       if (i > 0)
-        g_string_append_len (out, sep->str.s, sep->str.len);
-      g_string_append_len (out, item->str.s, item->str.len);
-      if (out->len > r->limits.max_output)
+        jj_text_put_sub (&out, sep, 0, sep->str.len);
+      jj_text_put_sub (&out, item, 0, item->str.len);
+      if (out.s->len > r->limits.max_output)
         break;
     }
-  if (!jj_check_size (r, at, out->len))
+  if (!jj_check_size (r, at, out.s->len))
     {
-      g_string_free (out, TRUE);
+      jj_text_clear (&out);
       return NULL;
     }
-  return jj_string_take (out);
+  return jj_text_take (&out);
 }
 
 static JjValue *
@@ -383,13 +442,13 @@ str_method (JjRender *r, const JjNode *at, JjValue *s, const char *name, GPtrArr
       for (gsize i = 0; i < s->str.len; i++)
         if (s->str.s[i] == '\n' || s->str.s[i] == '\r')
           {
-            jj_list_append (out, jj_string (s->str.s + from, i - from));
+            jj_list_append (out, jj_string_sub (s, from, i));
             if (s->str.s[i] == '\r' && i + 1 < s->str.len && s->str.s[i + 1] == '\n')
               i++;
             from = i + 1;
           }
       if (from < s->str.len)
-        jj_list_append (out, jj_string (s->str.s + from, s->str.len - from));
+        jj_list_append (out, jj_string_sub (s, from, s->str.len));
       return out;
     }
   /* find, rfind, index, count: byte offsets turned into character offsets. */
@@ -650,7 +709,11 @@ builtin_strftime (JjRender *r, const JjNode *at, JjValue *fmt)
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
   n = strftime (buf, sizeof buf, fmt->str.s, &tm);
 #pragma GCC diagnostic pop
-  return jj_string (buf, n);
+  /* A format from client data copies its text into the result. */
+  JjText out = { g_string_new_len (buf, (gssize) n), NULL };
+  if (jj_is_client (fmt))
+    jj_text_mark_from (&out, 0);
+  return jj_text_take (&out);
 }
 
 JjValue *
@@ -683,11 +746,12 @@ jj_call_builtin (JjRender *r, const JjNode *at, JjValue *fn, GPtrArray *args,
     }
   if (strcmp (name, "raise_exception") == 0)
     {
-      GString *msg = g_string_new (NULL);
+      JjText msg;
+      jj_text_init (&msg);
       if (a0)
-        jj_str (msg, a0);
-      jj_fail (r, at, BW_JINJA_ERROR_RAISED, "%s", msg->str);
-      g_string_free (msg, TRUE);
+        jj_str (&msg, a0);
+      jj_fail (r, at, BW_JINJA_ERROR_RAISED, "%s", msg.s->str);
+      jj_text_clear (&msg);
       return NULL;
     }
   if (strcmp (name, "strftime_now") == 0)
@@ -701,44 +765,49 @@ jj_call_builtin (JjRender *r, const JjNode *at, JjValue *fn, GPtrArray *args,
   return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' is not supported", name);
 }
 
-/* "fmt" % args: %s, %r, %d, %i, %f and %%, which is what templates use. */
+/* "fmt" % args: %s, %r, %d, %i, %f and %%, which is what templates use. The format's own
+ * bytes keep their marks (a format may come from client data too). */
 JjValue *
 jj_format_percent (JjRender *r, const JjNode *at, const JjValue *fmt, const JjValue *args)
 {
-  GString *out = g_string_new (NULL);
+  JjText out;
   guint next = 0;
   gboolean tuple = args->kind == JJ_LIST && args->tuple;
+  gsize copied = 0;
 
+  jj_text_init (&out);
   for (gsize i = 0; i < fmt->str.len; i++)
     {
-      char c = fmt->str.s[i];
-      if (c != '%' || i + 1 >= fmt->str.len)
-        {
-          g_string_append_c (out, c);
-          continue;
-        }
-      c = fmt->str.s[++i];
+      if (fmt->str.s[i] != '%' || i + 1 >= fmt->str.len)
+        continue;
+      jj_text_put_sub (&out, fmt, copied, i);
+      char c = fmt->str.s[++i];
+      copied = i + 1;
       if (c == '%')
         {
-          g_string_append_c (out, '%');
+          jj_text_put_sub (&out, fmt, i, i + 1);
           continue;
         }
       const JjValue *v = tuple ? (next < args->list->len ? JJ_ITEM (args, next) : NULL)
                                : (next == 0 ? args : NULL);
+      gsize before = out.s->len;
       next++;
       if (v == NULL || strchr ("srdif", c) == NULL)
         {
-          g_string_free (out, TRUE);
+          jj_text_clear (&out);
           return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "bad %% format or too few arguments");
         }
       if (c == 'r')
-        jj_repr (out, v);
+        jj_repr (&out, v);
       else if ((c == 'd' || c == 'i') && v->kind == JJ_FLOAT)
-        g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64) v->f);
+        g_string_append_printf (out.s, "%" G_GINT64_FORMAT, (gint64) v->f);
       else if (c == 'f' && (v->kind == JJ_FLOAT || v->kind == JJ_INT))
-        g_string_append_printf (out, "%f", v->kind == JJ_FLOAT ? v->f : (double) v->i);
+        g_string_append_printf (out.s, "%f", v->kind == JJ_FLOAT ? v->f : (double) v->i);
       else
-        jj_str (out, v);
+        jj_str (&out, v);
+      if (v->kind != JJ_STRING && v->client)
+        jj_text_mark_from (&out, before);
     }
-  return jj_string_take (out);
+  jj_text_put_sub (&out, fmt, copied, fmt->str.len);
+  return jj_text_take (&out);
 }

@@ -47,6 +47,8 @@ struct JjValue {
   int ref;
   JjKind kind;
   gboolean tuple;         /* lists written as tuples print as (a, b) */
+  gboolean client;        /* numbers, booleans and None from client data: their text is
+                           * client bytes (strings say it byte by byte in str.marks) */
   guint nest;             /* containers: how deep they nest (0 for scalars) */
   union {
     gboolean b;
@@ -55,6 +57,7 @@ struct JjValue {
     struct {
       char *s;
       gsize len;
+      GArray *marks;      /* JjSpan: the bytes that came from client data; NULL: none */
     } str;
     GPtrArray *list;      /* JjValue *; dicts: keys and values interleaved */
     JjFn fn;
@@ -106,14 +109,52 @@ gboolean jj_equal (const JjValue *a, const JjValue *b);
 gboolean jj_compare (const JjValue *a, const JjValue *b, int *order);
 const char *jj_kind_name (const JjValue *v);
 
-/* Python's str() and repr(). */
-void jj_str (GString *out, const JjValue *v);
-void jj_repr (GString *out, const JjValue *v);
-void jj_float_repr (GString *out, double f);
-void jj_string_repr (GString *out, const char *s, gsize len);
+/* ---- client marks ----
+ *
+ * Every byte a template outputs either came from client data (messages, tools, the client's
+ * template kwargs), or from the template's own text and the engine's values. Strings carry
+ * the first kind as marks, and every operation that builds a string from others carries
+ * them to the bytes it derives from marked bytes (copied, cut, case-changed, escaped), so
+ * that only unmarked bytes are ever read as special tokens. */
 
-/* JSON in, and Python's json.dumps out. */
-JjValue *jj_from_json (JsonNode *node);
+typedef struct {
+  gsize start, end;       /* [start, end): sorted, disjoint and never touching */
+} JjSpan;
+
+/* A string being built, with its marks. */
+typedef struct {
+  GString *s;
+  GArray *marks;          /* JjSpan, NULL while none */
+} JjText;
+
+void jj_text_init (JjText *t);
+void jj_text_clear (JjText *t);
+/* The string built, as a value; t is left cleared. */
+JjValue *jj_text_take (JjText *t);
+void jj_text_put (JjText *t, const char *s, gsize len, gboolean client);
+/* Bytes [from, to) of the string v, with their marks. */
+void jj_text_put_sub (JjText *t, const JjValue *v, gsize from, gsize to);
+/* Marks the bytes from offset from to the end. */
+void jj_text_mark_from (JjText *t, gsize from);
+/* Appends fn's transform of each run of v that is all client or all not, in order, and
+ * marks what it wrote for the client runs; fn may keep state in data across runs. */
+typedef void (*JjRunFunc) (GString *out, const char *s, gsize len, gpointer data);
+void jj_text_put_runs (JjText *t, const JjValue *v, JjRunFunc fn, gpointer data);
+/* Bytes [from, to) of the string v as a new string with their marks. */
+JjValue *jj_string_sub (const JjValue *v, gsize from, gsize to);
+/* Whether any byte of v came from client data (strings) or v itself did (scalars). */
+gboolean jj_is_client (const JjValue *v);
+/* Marks a freshly made scalar as client data when from is; returns out. */
+JjValue *jj_client_from (JjValue *out, const JjValue *from);
+
+/* Python's str() and repr(). */
+void jj_str (JjText *out, const JjValue *v);
+void jj_repr (JjText *out, const JjValue *v);
+void jj_float_repr (GString *out, double f);
+
+/* JSON in (client: every string, key and scalar marked as client data), and Python's
+ * json.dumps out. */
+JjValue *jj_from_json (JsonNode *node, gboolean client);
 typedef struct {
   gboolean ensure_ascii;
   const char *indent;       /* NULL: one line */
@@ -121,7 +162,7 @@ typedef struct {
   const char *key_sep;
   gboolean sort_keys;
 } JjJsonStyle;
-gboolean jj_to_json (GString *out, const JjValue *v, const JjJsonStyle *style, guint depth,
+gboolean jj_to_json (JjText *out, const JjValue *v, const JjJsonStyle *style, guint depth,
                      GError **error);
 
 /* ---- tokens ---- */
@@ -204,7 +245,7 @@ struct JjFrame {
 struct JjRender {
   const BwJinjaTemplate *tpl;
   BwJinjaLimits limits;
-  GString *out;
+  JjText out;
   JjFrame *frame;
   JjFrame *root;
   GDateTime *now;

@@ -146,6 +146,8 @@ jj_unref (JjValue *v)
     {
     case JJ_STRING:
       g_free (v->str.s);
+      if (v->str.marks)
+        g_array_unref (v->str.marks);
       break;
     case JJ_LIST:
     case JJ_DICT:
@@ -471,14 +473,12 @@ jj_float_repr (GString *out, double f)
   g_string_append_printf (out, "e%c%02d", exp10 < 0 ? '-' : '+', ABS (exp10));
 }
 
-void
-jj_string_repr (GString *out, const char *s, gsize len)
+/* The escapes of repr() inside its quotes, one run of bytes at a time. */
+static void
+repr_run (GString *out, const char *s, gsize len, gpointer data)
 {
-  gboolean has_single = memchr (s, '\'', len) != NULL;
-  gboolean has_double = memchr (s, '"', len) != NULL;
-  char quote = has_single && !has_double ? '"' : '\'';
+  char quote = *(const char *) data;
 
-  g_string_append_c (out, quote);
   for (gsize i = 0; i < len; i++)
     {
       unsigned char c = (unsigned char) s[i];
@@ -498,52 +498,63 @@ jj_string_repr (GString *out, const char *s, gsize len)
       else
         g_string_append_c (out, c);
     }
-  g_string_append_c (out, quote);
 }
 
 static void
-sequence_repr (GString *out, const JjValue *v)
+string_repr (JjText *out, const JjValue *v)
+{
+  gboolean has_single = memchr (v->str.s, '\'', v->str.len) != NULL;
+  gboolean has_double = memchr (v->str.s, '"', v->str.len) != NULL;
+  char quote = has_single && !has_double ? '"' : '\'';
+
+  g_string_append_c (out->s, quote);
+  jj_text_put_runs (out, v, repr_run, &quote);
+  g_string_append_c (out->s, quote);
+}
+
+static void
+sequence_repr (JjText *t, const JjValue *v)
 {
   if (v->kind == JJ_LIST)
     {
-      g_string_append_c (out, v->tuple ? '(' : '[');
+      g_string_append_c (t->s, v->tuple ? '(' : '[');
       for (guint i = 0; i < v->list->len; i++)
         {
           if (i > 0)
-            g_string_append (out, ", ");
-          jj_repr (out, JJ_ITEM (v, i));
+            g_string_append (t->s, ", ");
+          jj_repr (t, JJ_ITEM (v, i));
         }
       if (v->tuple && v->list->len == 1)
-        g_string_append_c (out, ',');
-      g_string_append_c (out, v->tuple ? ')' : ']');
+        g_string_append_c (t->s, ',');
+      g_string_append_c (t->s, v->tuple ? ')' : ']');
       return;
     }
   if (v->kind == JJ_NAMESPACE)
-    g_string_append (out, "<Namespace ");
-  g_string_append_c (out, '{');
+    g_string_append (t->s, "<Namespace ");
+  g_string_append_c (t->s, '{');
   for (guint i = 0; i < jj_dict_size (v); i++)
     {
       if (i > 0)
-        g_string_append (out, ", ");
-      jj_repr (out, JJ_KEY (v, i));
-      g_string_append (out, ": ");
-      jj_repr (out, JJ_VAL (v, i));
+        g_string_append (t->s, ", ");
+      jj_repr (t, JJ_KEY (v, i));
+      g_string_append (t->s, ": ");
+      jj_repr (t, JJ_VAL (v, i));
     }
-  g_string_append_c (out, '}');
+  g_string_append_c (t->s, '}');
   if (v->kind == JJ_NAMESPACE)
-    g_string_append_c (out, '>');
+    g_string_append_c (t->s, '>');
 }
 
 void
-jj_repr (GString *out, const JjValue *v)
+jj_repr (JjText *out, const JjValue *v)
 {
   switch (v->kind)
     {
     case JJ_STRING:
-      jj_string_repr (out, v->str.s, v->str.len);
+      string_repr (out, v);
       break;
     case JJ_UNDEFINED:
-      g_string_append (out, "Undefined");
+      g_string_append (out->s, "Undefined");
       break;
     case JJ_LIST:
     case JJ_DICT:
@@ -557,34 +568,38 @@ jj_repr (GString *out, const JjValue *v)
 }
 
 void
-jj_str (GString *out, const JjValue *v)
+jj_str (JjText *out, const JjValue *v)
 {
+  gsize before = out->s->len;
+
   switch (v->kind)
     {
     case JJ_UNDEFINED:
       break;
     case JJ_NONE:
-      g_string_append (out, "None");
+      g_string_append (out->s, "None");
       break;
     case JJ_BOOL:
-      g_string_append (out, v->b ? "True" : "False");
+      g_string_append (out->s, v->b ? "True" : "False");
       break;
     case JJ_INT:
-      g_string_append_printf (out, "%" G_GINT64_FORMAT, v->i);
+      g_string_append_printf (out->s, "%" G_GINT64_FORMAT, v->i);
       break;
     case JJ_FLOAT:
-      jj_float_repr (out, v->f);
+      jj_float_repr (out->s, v->f);
       break;
     case JJ_STRING:
-      g_string_append_len (out, v->str.s, v->str.len);
-      break;
+      jj_text_put_sub (out, v, 0, v->str.len);
+      return;
     case JJ_CALLABLE:
-      g_string_append_printf (out, "<function %s>", v->fn.name);
-      break;
+      g_string_append_printf (out->s, "<function %s>", v->fn.name);
+      return;
     default:
       sequence_repr (out, v);
-      break;
+      return;
     }
+  if (v->client)
+    jj_text_mark_from (out, before);
 }
 
 static JjValue *

@@ -11,6 +11,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "burrow-engine.h"
+
 G_BEGIN_DECLS
 
 #define BW_JINJA_ERROR (bw_jinja_error_quark ())
@@ -45,5 +47,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwJinjaTemplate, bw_jinja_free)
  * NULL means the defaults. Returns the text, or NULL with error set. */
 char *bw_jinja_render (const BwJinjaTemplate *tpl, JsonObject *vars, GDateTime *now,
                        const BwJinjaLimits *limits, GError **error);
+
+/* Renders with client data: the members of client (may be NULL) are variables as well, and
+ * every byte of the text that came from them, however the template changed it (cut,
+ * stripped, case-changed, escaped, joined, formatted), is in client_spans (BurrowTextSpan,
+ * appended in order, disjoint, within the text up to its first NUL byte; may be NULL).
+ * Only the other bytes, the template's text and the values of vars, may be read as special
+ * tokens. A client member that vars or the interpreter defines (bos_token, range, ...) is
+ * refused. */
+char *bw_jinja_render_marked (const BwJinjaTemplate *tpl, JsonObject *vars, JsonObject *client,
+                              GDateTime *now, const BwJinjaLimits *limits, GArray *client_spans,
+                              GError **error);
+
+/* TRUE for the global functions the interpreter defines (range, namespace, dict, ...). */
+gboolean bw_jinja_is_global (const char *name);
 
 G_END_DECLS

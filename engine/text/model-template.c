@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "core/gguf-value.h"
 #include "core/json-load.h"
 #include "text/chat-template.h"
 #include "text/text-error.h"
@@ -182,17 +183,74 @@ bw_model_template_load_file (const char *path, const char *dir, GError **error)
   return g_steal_pointer (&mt);
 }
 
+/* What the engine supplies, whoever sends the request. */
+static const char *const engine_names[] = {
+  "messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
+};
+
+gboolean
+bw_chat_template_engine_name (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (engine_names); i++)
+    if (strcmp (name, engine_names[i]) == 0)
+      return TRUE;
+  return bw_jinja_is_global (name);
+}
+
+/* The text of the token a GGUF id key names, NULL when absent or out of range. */
+static char *
+gguf_token_text (const BwGguf *g, const char *key)
+{
+  const BwGgufValue *id = bw_gguf_lookup (g, key);
+  const BwGgufValue *tokens = bw_gguf_lookup (g, "tokenizer.ggml.tokens");
+  gint64 i;
+  gsize len;
+  const char *text;
+
+  if (id == NULL || tokens == NULL || tokens->type != BW_GGUF_ARRAY ||
+      tokens->elem_type != BW_GGUF_STRING ||
+      !bw_gguf_value_int (id, g->path, key, 0, G_MAXINT64, &i, NULL) ||
+      (guint64) i >= tokens->count)
+    return NULL;
+  text = bw_gguf_array_string (tokens, (guint64) i, &len);
+  return g_utf8_validate (text, (gssize) len, NULL) ? g_strndup (text, len) : NULL;
+}
+
+BwModelTemplate *
+bw_model_template_from_gguf (const BwGguf *g, gboolean with_tools, GError **error)
+{
+  const char *key = "tokenizer.chat_template";
+  g_autoptr (BwModelTemplate) mt = NULL;
+  const BwGgufValue *v;
+  const char *text;
+
+  if (with_tools && bw_gguf_lookup (g, "tokenizer.chat_template.tool_use") != NULL)
+    key = "tokenizer.chat_template.tool_use";
+  if ((v = bw_gguf_lookup (g, key)) == NULL)
+    return NULL;
+  if ((text = bw_gguf_value_string (v, g->path, key, error)) == NULL)
+    return NULL;
+  if (strlen (text) != v->str_len || !g_utf8_validate (text, -1, NULL))
+    {
+      g_set_error (error, BW_TEXT_ERROR, BW_TEXT_ERROR_FORMAT,
+                   "%s: %s is not UTF-8 text", g->path, key);
+      return NULL;
+    }
+  mt = g_new0 (BwModelTemplate, 1);
+  mt->source = g_strdup (text);
+  mt->origin = g_strdup_printf ("%s (%s)", g->path, key);
+  mt->bos_token = gguf_token_text (g, "tokenizer.ggml.bos_token_id");
+  mt->eos_token = gguf_token_text (g, "tokenizer.ggml.eos_token_id");
+  return g_steal_pointer (&mt);
+}
+
 JsonObject *
-bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray *tools,
-                       gboolean add_generation_prompt, JsonObject *kwargs)
+bw_chat_template_engine_vars (const BwModelTemplate *mt, gboolean add_generation_prompt,
+                              gboolean with_tools)
 {
   JsonObject *vars = json_object_new ();
 
-  json_object_set_array_member (vars, "messages",
-                                messages ? json_array_ref (messages) : json_array_new ());
-  if (tools != NULL)
-    json_object_set_array_member (vars, "tools", json_array_ref (tools));
-  else
+  if (!with_tools)
     json_object_set_null_member (vars, "tools");
   json_object_set_null_member (vars, "documents");
   json_object_set_boolean_member (vars, "add_generation_prompt", add_generation_prompt);
@@ -200,14 +258,43 @@ bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray
     json_object_set_string_member (vars, "bos_token", mt->bos_token);
   if (mt != NULL && mt->eos_token != NULL)
     json_object_set_string_member (vars, "eos_token", mt->eos_token);
-  if (kwargs != NULL)
-    {
-      GList *members = json_object_get_members (kwargs);
-      for (GList *m = members; m; m = m->next)
-        json_object_set_member (vars, m->data,
-                                json_node_copy (json_object_get_member (kwargs, m->data)));
-      g_list_free (members);
-    }
+  return vars;
+}
+
+/* Copies every member of from into to, replacing those of the same name. */
+static void
+set_members (JsonObject *to, JsonObject *from)
+{
+  g_autoptr (GList) members = from ? json_object_get_members (from) : NULL;
+
+  for (GList *m = members; m; m = m->next)
+    json_object_set_member (to, m->data, json_node_copy (json_object_get_member (from, m->data)));
+}
+
+JsonObject *
+bw_chat_template_client_vars (JsonArray *messages, JsonArray *tools, JsonObject *kwargs)
+{
+  JsonObject *vars = json_object_new ();
+
+  json_object_set_array_member (vars, "messages",
+                                messages ? json_array_ref (messages) : json_array_new ());
+  if (tools != NULL)
+    json_object_set_array_member (vars, "tools", json_array_ref (tools));
+  set_members (vars, kwargs);
+  return vars;
+}
+
+JsonObject *
+bw_chat_template_vars (const BwModelTemplate *mt, JsonArray *messages, JsonArray *tools,
+                       gboolean add_generation_prompt, JsonObject *kwargs)
+{
+  JsonObject *vars = bw_chat_template_engine_vars (mt, add_generation_prompt, tools != NULL);
+
+  json_object_set_array_member (vars, "messages",
+                                messages ? json_array_ref (messages) : json_array_new ());
+  if (tools != NULL)
+    json_object_set_array_member (vars, "tools", json_array_ref (tools));
+  set_members (vars, kwargs);
   return vars;
 }
 
@@ -215,11 +302,19 @@ char *
 bw_model_template_render (const BwModelTemplate *mt, JsonObject *vars, GDateTime *now,
                           GError **error)
 {
+  return bw_model_template_render_marked (mt, vars, NULL, now, NULL, error);
+}
+
+char *
+bw_model_template_render_marked (const BwModelTemplate *mt, JsonObject *vars,
+                                 JsonObject *client, GDateTime *now, GArray *client_spans,
+                                 GError **error)
+{
   g_autoptr (BwJinjaTemplate) tpl = bw_jinja_parse (mt->origin, mt->source, -1, error);
 
   if (tpl == NULL)
     return NULL;
-  return bw_jinja_render (tpl, vars, now, NULL, error);
+  return bw_jinja_render_marked (tpl, vars, client, now, NULL, client_spans, error);
 }
 
 static void
@@ -239,25 +334,22 @@ add_segment (GArray *segments, gsize offset, gsize len, gboolean structure)
   g_array_append_val (segments, ((BwChatSegment) { offset, len, structure }));
 }
 
-void
-bw_model_template_segments (const char *text, const char *const *contents, gsize n,
-                            GArray *segments)
+gboolean
+bw_model_template_segments (gsize len, const BurrowTextSpan *client, gsize n, GArray *segments)
 {
-  gsize pos = 0, len = strlen (text);
+  gsize pos = 0;
 
   for (gsize i = 0; i < n; i++)
     {
-      const char *c = contents[i], *hit;
-      if (c == NULL || *c == '\0')
-        continue;
-      hit = strstr (text + pos, c);
-      if (hit == NULL)
-        continue;
-      add_segment (segments, pos, hit - (text + pos), TRUE);
-      add_segment (segments, hit - text, strlen (c), FALSE);
-      pos = (hit - text) + strlen (c);
+      if (client[i].offset < pos || client[i].len > len
+          || client[i].offset > len - client[i].len)
+        return FALSE;
+      add_segment (segments, pos, client[i].offset - pos, TRUE);
+      add_segment (segments, client[i].offset, client[i].len, FALSE);
+      pos = client[i].offset + client[i].len;
     }
   add_segment (segments, pos, len - pos, TRUE);
+  return TRUE;
 }
 
 char *

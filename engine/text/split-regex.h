@@ -14,7 +14,10 @@ typedef struct {
 } BwSpan;
 
 /* Patterns by name: "kimi" (Kimi Linear and K3), "o200k", "cl100k" (tiktoken's
- * encodings), "gpt2" (HF ByteLevel with use_regex). NULL for an unknown name. */
+ * encodings), "gpt2" (HF ByteLevel with use_regex), and the pieces of llama.cpp's
+ * pre-tokenizers that GGUF vocabularies name ("llama3", "qwen2", "gpt-4o", "deepseek-v3",
+ * ...; tokenizer-gguf.c says which run for which tokenizer.ggml.pre). NULL for an unknown
+ * name. */
 const char *bw_split_regex_named (const char *name);
 
 /* Rewrites a pattern in Rust/Oniguruma syntax into PCRE2 syntax with the same meaning:

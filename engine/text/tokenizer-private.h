@@ -32,6 +32,7 @@ typedef struct {
 } BwTokenizerModel;
 
 BwTokenizer *bw_tokenizer_new (BwTokenizerKind kind, const char *path);
+void bw_tokenizer_set_specials (BwTokenizer *tok, const BwTokenizerSpecials *specials);
 void bw_tokenizer_set_model (BwTokenizer *tok, const BwTokenizerModel *model, gpointer impl);
 /* Sets the bytes of an ordinary token. */
 gboolean bw_tokenizer_set_token (BwTokenizer *tok, gint32 id, const void *bytes, gsize len,

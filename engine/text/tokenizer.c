@@ -32,6 +32,7 @@ struct _BwTokenizer {
   guint8 added_first[256];    /* first bytes of added texts */
   const BwTokenizerModel *model;
   gpointer impl;
+  BwTokenizerSpecials specials;
 };
 
 BwTokenizer *
@@ -46,7 +47,14 @@ bw_tokenizer_new (BwTokenizerKind kind, const char *path)
   tok->added = g_array_new (FALSE, FALSE, sizeof (AddedToken));
   tok->added_by_text = bw_byte_map_new (64);
   tok->added_lengths = g_array_new (FALSE, FALSE, sizeof (gsize));
+  tok->specials = (BwTokenizerSpecials) { -1, -1, -1, -1, -1, -1, FALSE, FALSE };
   return tok;
+}
+
+void
+bw_tokenizer_set_specials (BwTokenizer *tok, const BwTokenizerSpecials *specials)
+{
+  tok->specials = *specials;
 }
 
 void
@@ -199,6 +207,12 @@ const char *
 bw_tokenizer_path (const BwTokenizer *tok)
 {
   return tok->path;
+}
+
+const BwTokenizerSpecials *
+bw_tokenizer_specials (const BwTokenizer *tok)
+{
+  return &tok->specials;
 }
 
 gint32

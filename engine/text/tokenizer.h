@@ -19,7 +19,16 @@ typedef struct _BwTokenizer BwTokenizer;
 typedef enum {
   BW_TOKENIZER_TIKTOKEN,
   BW_TOKENIZER_HF_BPE,
+  BW_TOKENIZER_GGUF,      /* byte-level BPE from a GGUF file's metadata (tokenizer-gguf.h) */
 } BwTokenizerKind;
+
+/* The ids a model's own metadata names (-1: none) and whether a prompt starts with BOS or
+ * ends with EOS. Filled for GGUF vocabularies; tokenizer files leave every id -1 and both
+ * flags FALSE (their checkpoints name them in config files read elsewhere). */
+typedef struct {
+  gint32 bos, eos, eot, eom, pad, unk;
+  gboolean add_bos, add_eos;
+} BwTokenizerSpecials;
 
 typedef struct {
   /* tiktoken.model only: the pre-tokenizer pattern, a name from bw_split_regex_named
@@ -48,6 +57,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwTokenizer, bw_tokenizer_free)
 
 BwTokenizerKind bw_tokenizer_kind (const BwTokenizer *tok);
 const char *bw_tokenizer_path (const BwTokenizer *tok);
+const BwTokenizerSpecials *bw_tokenizer_specials (const BwTokenizer *tok);
 /* One past the highest token id, specials included. */
 gint32 bw_tokenizer_vocab_size (const BwTokenizer *tok);
 

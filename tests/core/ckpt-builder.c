@@ -12,6 +12,7 @@ const char *const ckb_config_kimi_linear =
   " \"qk_nope_head_dim\": 4, \"qk_rope_head_dim\": 2, \"v_head_dim\": 4, \"q_lora_rank\": null,"
   " \"num_experts\": 4, \"num_experts_per_token\": 2, \"num_shared_experts\": 1,"
   " \"first_k_dense_replace\": 1, \"moe_layer_freq\": 1, \"rms_norm_eps\": 1e-5,"
+  " \"intermediate_size\": 32, \"moe_intermediate_size\": 8, \"mla_use_nope\": true,"
   " \"linear_attn_config\": {\"head_dim\": 4, \"num_heads\": 2, \"short_conv_kernel_size\": 4,"
   " \"kda_layers\": [1], \"full_attn_layers\": [2]}}";
 
@@ -20,6 +21,9 @@ const char *const ckb_config_kimi_k3 =
   " \"model_type\": \"kimi_linear\", \"hidden_size\": 16, \"num_hidden_layers\": 2,"
   " \"num_attention_heads\": 2, \"vocab_size\": 64, \"kv_lora_rank\": 8, \"q_lora_rank\": 8,"
   " \"num_experts\": 4, \"num_experts_per_token\": 2, \"first_k_dense_replace\": 1,"
+  " \"qk_nope_head_dim\": 4, \"qk_rope_head_dim\": 2, \"v_head_dim\": 4,"
+  " \"intermediate_size\": 32, \"moe_intermediate_size\": 8, \"mla_use_nope\": true,"
+  " \"attn_res_block_size\": 1,"
   " \"linear_attn_config\": {\"head_dim\": 4, \"num_heads\": 2, \"short_conv_kernel_size\": 4,"
   " \"kda_layers\": [1], \"full_attn_layers\": [2]}}}";
 
@@ -28,7 +32,10 @@ const char *const ckb_config_glm =
   " \"num_attention_heads\": 2, \"vocab_size\": 64, \"kv_lora_rank\": 8, \"q_lora_rank\": 8,"
   " \"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"n_shared_experts\": 1,"
   " \"first_k_dense_replace\": 1, \"mlp_layer_types\": [\"dense\", \"sparse\"],"
-  " \"indexer_types\": [\"full\", \"shared\"], \"index_topk\": 8}";
+  " \"indexer_types\": [\"full\", \"shared\"], \"index_topk\": 8, \"index_head_dim\": 4,"
+  " \"index_n_heads\": 2, \"qk_nope_head_dim\": 4, \"qk_rope_head_dim\": 2,"
+  " \"v_head_dim\": 4, \"intermediate_size\": 32, \"moe_intermediate_size\": 8,"
+  " \"rope_theta\": 10000.0}";
 
 char *
 ckb_make_dir (void)

@@ -308,6 +308,27 @@ static const Hostile cases[] = {
     .file = "config.json", .problem = "indexer_types entry 1" },
   { "glm-groups-uneven", .config_field = "n_group", .config_value = "3",
     .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json", .problem = "n_group" },
+  /* Read once into typed fields when the checkpoint opens, the family's own ones too. */
+  { "eos-not-an-id", .config_field = "eos_token_id", .config_value = "[2, \"</s>\"]",
+    .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json", .problem = "eos_token_id" },
+  { "tied-embeddings-string", .config_field = "tie_word_embeddings", .config_value = "\"no\"",
+    .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json",
+    .problem = "tie_word_embeddings is not a boolean" },
+  { "hidden-act-gelu", .config_field = "hidden_act", .config_value = "\"gelu\"",
+    .code = BW_CHECKPOINT_ERROR_UNSUPPORTED, .file = "config.json", .problem = "hidden_act" },
+  { "kda-lower-bound-positive", .config_field = "linear_attn_config.gate_lower_bound",
+    .config_value = "1.5", .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json",
+    .problem = "linear_attn_config.gate_lower_bound" },
+  { "mla-with-rope", .config_field = "mla_use_nope", .config_value = "false",
+    .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json", .problem = "mla_use_nope" },
+  { "k3-no-attn-res", .config_field = "text_config.attn_res_block_size",
+    .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json",
+    .problem = "text_config.attn_res_block_size is missing" },
+  { "glm-index-head-dim-narrow", .config_field = "index_head_dim", .config_value = "1",
+    .code = BW_CHECKPOINT_ERROR_CONFIG, .file = "config.json", .problem = "index_head_dim" },
+  { "glm-quant-unknown", .config_field = "quantization_config",
+    .config_value = "{\"quant_method\": \"gptq\"}", .code = BW_CHECKPOINT_ERROR_UNSUPPORTED,
+    .file = "config.json", .problem = "quantization_config.quant_method \"gptq\"" },
 };
 
 /* The base config is Kimi Linear's unless the case's name starts with k3- or glm-. */

@@ -7,6 +7,7 @@
 #include "core/checkpoint.h"
 #include "core/model-config.h"
 #include "families/family.h"
+#include "families/kimi-layers.h"
 
 static char *
 oracle_path (const char *sub)
@@ -130,6 +131,23 @@ test_kimi_linear (void)
   g_assert_false (cfg->layer_is_moe[0]);
   g_assert_true (cfg->layer_is_moe[1] && cfg->layer_is_moe[2]);
   g_assert_true (cfg->layer_kind[0] == 1 && cfg->layer_kind[1] == 1 && cfg->layer_kind[2] == 2);
+  /* The typed fields a load reads, the family's own among them. */
+  const BwKimiConfig *kc = cfg->family_config;
+  g_assert_cmpfloat (cfg->rms_norm_eps, ==, 1e-5);
+  g_assert_cmpfloat (cfg->routed_scaling_factor, ==, 2.446);
+  g_assert_true (cfg->norm_topk_prob);          /* moe_renormalize */
+  g_assert_cmpint (cfg->n_kv_heads, ==, 2);
+  g_assert_cmpint (cfg->head_dim, ==, 8);
+  g_assert_cmpint (cfg->max_position_embeddings, ==, 0);
+  g_assert_cmpint (cfg->n_eos, ==, 1);
+  g_assert_cmpint (cfg->eos_ids[0], ==, 2);
+  g_assert_cmpint (cfg->quant, ==, BW_QUANT_NONE);
+  g_assert_null (cfg->ct);
+  g_assert_nonnull (kc);
+  g_assert_false (kc->k3);
+  g_assert_true (kc->d == 4 && kc->Hk == 2 && kc->Kc == 4);
+  g_assert_false (kc->bounded || kc->full_rank_gate);
+  g_assert_cmpint (kc->attn_res_block, ==, 0);
 
   assert_tensor (ckpt, "model.layers.0.self_attn.A_log", BW_DTYPE_F32, 4,
                  (int64_t[]) { 1, 1, 2, 1 }, BW_ROLE_DENSE, 0, -1);
@@ -166,6 +184,14 @@ test_kimi_k3 (void)
   g_assert_cmpint (cfg->n_moe_layers, ==, 3);
   g_assert_cmpint (cfg->n_experts, ==, 8);
   g_assert_cmpint (cfg->q_lora_rank, ==, 16);
+  g_assert_cmpint (cfg->hidden_act, ==, BW_HIDDEN_SITU);
+  g_assert_cmpint (cfg->max_position_embeddings, ==, 4096);
+  const BwKimiConfig *kc = cfg->family_config;
+  g_assert_true (kc->k3 && kc->full_rank_gate && kc->bounded);
+  g_assert_cmpfloat (kc->lower_bound, ==, -5.0f);
+  g_assert_cmpint (kc->attn_res_block, ==, 2);
+  g_assert_cmpint (kc->latent, ==, 32);
+  g_assert_cmpint (kc->act.kind, ==, BW_ACT_SITU);
   g_assert_cmpint (ckpt->n_tensors, ==, 178);
   count_roles (ckpt, roles);
   g_assert_cmpint (roles[BW_ROLE_EXPERT], ==, 3 * 8 * 3);

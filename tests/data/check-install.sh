@@ -25,6 +25,8 @@ fi
 
 for f in \
   bin/burrow \
+  bin/burrow-cli \
+  share/man/man1/burrow-cli.1 \
   "share/applications/$id.desktop" \
   "share/metainfo/$id.metainfo.xml" \
   "share/glib-2.0/schemas/$id.gschema.xml" \

@@ -45,7 +45,7 @@ check_config (const BwModelConfig *cfg)
 
   if (cfg->n_layers < 1 || cfg->n_layers > BW_CONFIG_MAX_LAYERS || cfg->n_experts < 1
       || cfg->n_experts_per_token < 1 || cfg->n_experts_per_token > cfg->n_experts
-      || cfg->hidden_size < 1 || cfg->text == NULL)
+      || cfg->hidden_size < 1 || cfg->head_dim < 1)
     abort ();
   for (int i = 0; i < cfg->n_layers; i++)
     moe += cfg->layer_is_moe[i] != 0;
@@ -58,7 +58,7 @@ gboolean
 bw_fuzz_parse (const uint8_t *data, size_t size, GError **error)
 {
   BwModelConfig *cfg = bw_model_config_parse (bw_fuzz_label, (const char *) data, size,
-                                              bw_families (), error);
+                                              bw_families (), NULL, error);
 
   if (cfg == NULL)
     return FALSE;

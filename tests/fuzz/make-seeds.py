@@ -325,9 +325,107 @@ def template_config_seeds():
     seeds["bad-deep-nesting.json"] = b'{"a": ' + b"[" * 100 + b"]" * 100 + b"}"
     return seeds
 
+GGUF_TYPE_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
+                   8: (32, 34), 9: (32, 36), 10: (256, 84), 11: (256, 110), 12: (256, 144),
+                   13: (256, 176), 14: (256, 210), 15: (256, 292), 16: (256, 66),
+                   17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110),
+                   22: (256, 82), 23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4),
+                   27: (1, 8), 28: (1, 8), 29: (256, 56), 30: (1, 2), 34: (256, 54),
+                   35: (256, 66), 39: (32, 17)}
+
+
+def gg_str(s):
+    b = s if isinstance(s, bytes) else s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gg_kv(key, vtype, payload):
+    return gg_str(key) + struct.pack("<I", vtype) + payload
+
+
+def gg_file(kvs, tensors, version=3, align=32, data_len=None, n_tensors=None, n_kv=None):
+    """tensors: (name, dims, type, offset); data_len defaults to what they need."""
+    out = b"GGUF" + struct.pack("<IQQ", version,
+                                len(tensors) if n_tensors is None else n_tensors,
+                                len(kvs) if n_kv is None else n_kv)
+    out += b"".join(kvs)
+    need = 0
+    for name, dims, gtype, offset in tensors:
+        out += gg_str(name) + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", gtype, offset)
+        n = 1
+        for d in dims:
+            n *= d
+        blk, size = GGUF_TYPE_SIZES.get(gtype, (1, 1))
+        need = max(need, offset + n // blk * size)
+    out += b"\0" * (-len(out) % align)
+    return out + bytes(i * 7 & 0xFF for i in range(need if data_len is None else data_len))
+
+
+def gguf_seeds():
+    arch = gg_kv("general.architecture", 8, gg_str("deepseek2"))
+    every_value = [
+        arch,
+        gg_kv("general.alignment", 4, struct.pack("<I", 32)),
+        gg_kv("t.u8", 0, b"\x07"), gg_kv("t.i8", 1, b"\xf9"), gg_kv("t.u16", 2, b"\x01\x02"),
+        gg_kv("t.i16", 3, b"\xff\xff"), gg_kv("t.i32", 5, struct.pack("<i", -5)),
+        gg_kv("t.f32", 6, struct.pack("<f", 0.5)), gg_kv("t.bool", 7, b"\x01"),
+        gg_kv("t.u64", 10, struct.pack("<Q", 1 << 40)), gg_kv("t.i64", 11, struct.pack("<q", -1)),
+        gg_kv("t.f64", 12, struct.pack("<d", 1e-6)),
+        gg_kv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 3) + gg_str("a") + gg_str("bc")
+              + gg_str("")),
+        gg_kv("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, 2) + struct.pack("<ff", 1, -2)),
+        gg_kv("t.nested", 9, struct.pack("<IQ", 9, 2) + struct.pack("<IQ", 5, 1)
+              + struct.pack("<i", 3) + struct.pack("<IQ", 8, 1) + gg_str("x")),
+    ]
+    three = [("token_embd.weight", [4, 2], 0, 0), ("blk.0.ffn_up_exps.weight", [32, 2, 2], 8, 32),
+             ("blk.0.attn_norm.weight", [8], 0, 192)]
+    all_types, off = [], 0
+    for gtype, (blk, size) in sorted(GGUF_TYPE_SIZES.items()):
+        all_types.append(("t%d" % gtype, [blk], gtype, off))
+        off += (size + 31) // 32 * 32
+    split = [gg_kv("split.no", 2, struct.pack("<H", 1)), gg_kv("split.count", 2, struct.pack("<H", 3)),
+             gg_kv("split.tensors.count", 5, struct.pack("<i", 9))]
+    seeds = {
+        "ok-empty.gguf": gg_file([], []),
+        "ok-v2.gguf": gg_file([arch], three[:1], version=2),
+        "ok-every-value.gguf": gg_file(every_value, three),
+        "ok-every-type.gguf": gg_file([arch], all_types),
+        "ok-split-part.gguf": gg_file([arch] + split, three),
+        "ok-align-64.gguf": gg_file([gg_kv("general.alignment", 4, struct.pack("<I", 64))],
+                                    [("a", [16], 0, 0), ("b", [16], 0, 64)], align=64),
+        "bad-magic.gguf": b"GGUX" + gg_file([], [])[4:],
+        "bad-version-1.gguf": gg_file([], [], version=1),
+        "bad-big-endian.gguf": b"GGUF" + struct.pack(">IQQ", 3, 0, 0),
+        "bad-truncated-header.gguf": gg_file(every_value, three)[:200],
+        "bad-truncated-data.gguf": gg_file(every_value, three)[:-1],
+        "bad-huge-tensor-count.gguf": gg_file([], [], n_tensors=1 << 62),
+        "bad-huge-kv-count.gguf": gg_file([], [], n_kv=1 << 62),
+        "bad-huge-string.gguf": gg_file([gg_kv("k", 8, struct.pack("<Q", 1 << 62))], []),
+        "bad-huge-array.gguf": gg_file([gg_kv("k", 9, struct.pack("<IQ", 8, 1 << 60))], []),
+        "bad-offset-past-end.gguf": gg_file([], [("a", [8], 0, 4096)], data_len=32),
+        "bad-overlap.gguf": gg_file([], [("a", [16], 0, 0), ("b", [16], 0, 32)]),
+        "bad-misaligned.gguf": gg_file([], [("a", [4], 0, 4)]),
+        "bad-alignment-3.gguf": gg_file([gg_kv("general.alignment", 4, struct.pack("<I", 3))], []),
+        "bad-unknown-type.gguf": gg_file([], [("a", [4], 41, 0)], data_len=64),
+        "bad-five-dims.gguf": gg_file([], [("a", [1, 1, 1, 1, 1], 0, 0)]),
+        "bad-partial-block.gguf": gg_file([], [("a", [48], 8, 0)], data_len=64),
+        "bad-duplicate-name.gguf": gg_file([], [("a", [4], 0, 0), ("a", [4], 0, 32)]),
+        "bad-duplicate-key.gguf": gg_file([arch, arch], []),
+        "bad-bool-2.gguf": gg_file([gg_kv("k", 7, b"\x02")], []),
+        "bad-value-type.gguf": gg_file([gg_kv("k", 13, b"")], []),
+    }
+    # a real llama.cpp header (the data cut off): the metadata and names files really have
+    real = os.path.join(TESTS, "fixtures", "gguf", "deepseek2-UD-IQ2_XXS-mix",
+                        "deepseek2-UD-IQ2_XXS-mix.gguf")
+    seeds["real-deepseek2-cut.gguf"] = read(real)[:65536]
+    return seeds
+
 
 def main():
-    for sub, seeds in [("safetensors-header", safetensors_seeds()), ("config", config_seeds()),
+    for sub, seeds in [("safetensors-header", safetensors_seeds()), ("gguf", gguf_seeds()),
+                       ("config", config_seeds()),
                        ("index", index_seeds()), ("tiktoken", tiktoken_seeds()),
                        ("tokenizer-json", tokenizer_json_seeds()),
                        ("tokenizer-config", tokenizer_config_seeds()),

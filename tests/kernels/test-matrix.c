@@ -77,7 +77,7 @@ test_all_formats (void)
 {
   GRand *rand = g_rand_new_with_seed (42);
 
-  for (int f = 0; f < BW_FMT_COUNT; f++)
+  for (int f = 0; f < BW_FMT_GGML_FIRST; f++)
     for (gsize g = 0; g < (has_groups (f) ? G_N_ELEMENTS (groups) : 1); g++)
       check_format ((BwFormat) f, groups[g], rand);
   g_rand_free (rand);
@@ -90,7 +90,7 @@ test_matmul_tokens (void)
 {
   GRand *rand = g_rand_new_with_seed (9);
 
-  for (int f = 0; f < BW_FMT_COUNT; f++)
+  for (int f = 0; f < BW_FMT_GGML_FIRST; f++)
     {
       const int64_t rows = 37, cols = 300;
       TestMatrix t;
@@ -130,7 +130,7 @@ test_pool_split (void)
   for (gsize p = 0; p < G_N_ELEMENTS (threads); p++)
     {
       BwPool *pool = bw_pool_new (threads[p]);
-      for (int f = 0; f < BW_FMT_COUNT; f++)
+      for (int f = 0; f < BW_FMT_GGML_FIRST; f++)
         {
           const int64_t rows = 1000, cols = 384;
           const int n = 4;

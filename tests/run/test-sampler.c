@@ -181,6 +181,46 @@ test_penalty (void)
   g_assert_cmpfloat (l3[1], ==, -2.0f);
 }
 
+/* OpenAI's rule: logit -= count * frequency + (count > 0) * presence, counts over the
+ * accepted (generated) tokens only; the bias is added first. */
+static void
+test_bias_and_openai_penalties (void)
+{
+  BwSamplerOptions o;
+  bw_sampler_options_init (&o);
+  const BwLogitBias bias[] = { { 1, 5.0f }, { 4, -100.0f }, { 99, 1.0f }, { -1, 1.0f } };
+  o.bias = bias;
+  o.n_bias = G_N_ELEMENTS (bias);
+  o.frequency_penalty = 0.5f;
+  o.presence_penalty = 0.25f;
+  g_autoptr (BwSampler) s = bw_sampler_new (5, &o);
+  bw_sampler_accept (s, 2);
+  bw_sampler_accept (s, 2);
+  bw_sampler_accept (s, 3);
+  bw_sampler_accept (s, 77);   /* outside the vocabulary: ignored */
+  float logits[5] = { 2.0f, -2.0f, 1.0f, 0.5f, 3.0f };
+  const int32_t recent[] = { 0, 1 };   /* the repetition penalty is off: no effect */
+  bw_sampler_adjust (s, logits, recent, G_N_ELEMENTS (recent));
+  g_assert_cmpfloat (logits[0], ==, 2.0f);
+  g_assert_cmpfloat (logits[1], ==, 3.0f);
+  g_assert_cmpfloat (logits[2], ==, 1.0f - 2 * 0.5f - 0.25f);
+  g_assert_cmpfloat (logits[3], ==, 0.5f - 0.5f - 0.25f);
+  g_assert_cmpfloat (logits[4], ==, -97.0f);
+  /* Greedy: the bias moved the argmax from 4 to 1. */
+  float l2[5] = { 2.0f, -2.0f, 1.0f, 0.5f, 3.0f };
+  g_assert_cmpint (bw_sampler_sample (s, l2, NULL, 0), ==, 1);
+  /* The caller's bias array may go away: the sampler keeps its own copy. */
+  BwLogitBias *temp = g_new (BwLogitBias, 1);
+  temp[0] = (BwLogitBias) { 0, 10.0f };
+  o.bias = temp;
+  o.n_bias = 1;
+  o.frequency_penalty = o.presence_penalty = 0.0f;
+  g_autoptr (BwSampler) own = bw_sampler_new (5, &o);
+  g_free (temp);
+  float l3[5] = { 2.0f, -2.0f, 1.0f, 0.5f, 3.0f };
+  g_assert_cmpint (bw_sampler_sample (own, l3, NULL, 0), ==, 0);
+}
+
 static void
 test_greedy_ties (void)
 {
@@ -262,6 +302,7 @@ main (int argc, char **argv)
   g_test_add_func ("/sampler/temperature", test_temperature);
   g_test_add_func ("/sampler/topk-large", test_topk_large);
   g_test_add_func ("/sampler/penalty", test_penalty);
+  g_test_add_func ("/sampler/bias-and-openai-penalties", test_bias_and_openai_penalties);
   g_test_add_func ("/sampler/greedy-ties", test_greedy_ties);
   g_test_add_func ("/sampler/seeded", test_seeded);
   g_test_add_func ("/sampler/distribution", test_distribution);

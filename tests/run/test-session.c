@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "burrow-engine.h"
-#include "model/family-api.h"
+#include "model/model.h"
 #include "run-fixture.h"
 #include "run/run-private.h"
 

@@ -231,15 +231,9 @@ await Promise.all(Array.from({ length: nClients }, async () => {
 }));
 const wall = (Date.now() - t0) / 1000;
 
-// Open finding (RELIABILITY.md): on a loaded machine about one slow-header client in a few
-// hundred gets 405: its first byte is lost inside libsoup and the server sees the method
-// OST. The server then closes while the client still sends its headers, so the client may
-// see the reset before the 405 and no status at all. Both are reported as a TAP TODO, so
-// they stay visible without failing the run; every other answer is judged strictly.
-const slow405 = (r) => r.kind === 'slow' &&
-  (r.status === 405 || (r.status === 0 && /ECONNRESET|EPIPE/.test(r.error ?? '')));
-const problems = results.filter((r) => !slow405(r)).map((r) => [r, judge(r)])
-  .filter(([, why]) => why !== null);
+// Slow-header clients are judged like the others: their lost first byte (a 405 for "OST")
+// was the listen backlog overflowing, which the server now widens (bench/listen-backlog/).
+const problems = results.map((r) => [r, judge(r)]).filter(([, why]) => why !== null);
 const count = (f) => results.filter(f).length;
 const served = results.filter((r) => r.status === 200 && ['plain', 'stream', 'slow'].includes(r.kind));
 const lat = served.map((r) => r.ms).sort((a, b) => a - b);
@@ -247,12 +241,6 @@ ok(results.length === total, `${total} requests from ${nClients} clients all cam
 ok(problems.length === 0, 'every request answered as its kind allows',
    [...new Set(problems.map(([r, why]) => `${r.kind}: ${why}`))].join('; '));
 ok(served.length > 0, `${served.length} completions served`);
-{
-  const n = results.filter(slow405).length;
-  nTests++;
-  if (n === 0) console.log(`ok ${nTests} - every slow-header client got its completion`);
-  else console.log(`not ok ${nTests} - ${n} slow-header clients got 405 or a reset before any status # TODO open finding`);
-}
 ok(await waitIdle(srv, 20000), 'the server ends idle: nothing running, nothing queued');
 peakRss = Math.max(peakRss, rssKb(srv.child.pid));
 ok(peakRss - baseRss < 256 * 1024, `peak RSS ${(peakRss / 1024).toFixed(1)} MiB, ` +

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "chat-formats.h"
-#include "families/kimi-layers.h"
+#include "families/family-parts.h"
 
 static BwChatRole
 role_of (const char *s)

@@ -130,7 +130,7 @@ test_errors (void)
   g_assert_nonnull (strstr (r.err, o200k));
   result_clear (&r);
 
-  r = run ("x", (const char *[]) { "stray", NULL });
+  r = run ("x", (const char *[]) { "--tokenizer", o200k, "text", "stray", NULL });
   g_assert_cmpint (r.status, ==, 2);
   g_assert_nonnull (strstr (r.err, "stray"));
   result_clear (&r);
@@ -143,6 +143,44 @@ test_errors (void)
   /* -p is --prompt (burrow-cli run) and nothing else. */
   r = run ("x", (const char *[]) { "-t", o200k, "-p", "o200k", NULL });
   g_assert_cmpint (r.status, ==, 2);
+  result_clear (&r);
+}
+
+/* A GGUF file's own tokenizer: --model FILE.gguf (or its folder, or --tokenizer FILE.gguf)
+ * with the text as an argument or on stdin; ids as llama.cpp's llama-tokenize gives them. */
+static void
+test_gguf (void)
+{
+  g_autofree char *qwen = g_build_filename (BURROW_FIXTURES, "gguf", "tokenizer-qwen2",
+                                            "qwen2_5-vocab.gguf", NULL);
+  g_autofree char *o200k_dir = g_build_filename (BURROW_FIXTURES, "gguf", "tokenizer-gpt-4o",
+                                                 NULL);
+  const char *chat = "<|im_start|>user\nhi<|im_end|>";
+  Result r;
+
+  r = run ("", (const char *[]) { "--model", qwen, chat, NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "151644,872,198,6023,151645\n");
+  result_clear (&r);
+
+  r = run ("<|endoftext|>", (const char *[]) { "--model", qwen, "--no-special", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "27,91,8691,723,427,91,29\n");
+  result_clear (&r);
+
+  r = run ("Hello, world!", (const char *[]) { "--model", o200k_dir, NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "13225,11,2375,0\n");
+  result_clear (&r);
+
+  r = run ("151644,872", (const char *[]) { "--tokenizer", qwen, "--decode", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "<|im_start|>user");
+  result_clear (&r);
+
+  r = run ("x", (const char *[]) { "--model", "/nonexistent/model.gguf", NULL });
+  g_assert_cmpint (r.status, !=, 0);
+  g_assert_nonnull (strstr (r.err, "/nonexistent/model.gguf"));
   result_clear (&r);
 }
 
@@ -173,6 +211,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/text/cli/encode-decode", test_encode_decode);
   g_test_add_func ("/text/cli/errors", test_errors);
+  g_test_add_func ("/text/cli/gguf", test_gguf);
   g_test_add_func ("/text/cli/default-tokenizer", test_default_tokenizer);
   return g_test_run ();
 }

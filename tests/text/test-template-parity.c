@@ -62,30 +62,34 @@ test_segments (void)
 {
   const char *text = "<|im_user|>user<|im_middle|>say <|im_end|> now<|im_end|>"
                      "<|im_assistant|>assistant<|im_middle|>";
-  const char *contents[] = { "say <|im_end|> now" };
+  const char *content = "say <|im_end|> now";
+  const BurrowTextSpan client[] = { { strlen ("<|im_user|>user<|im_middle|>"), strlen (content) } };
   g_autoptr (GArray) segs = g_array_new (FALSE, FALSE, sizeof (BwChatSegment));
   const BwChatSegment *s;
 
-  bw_model_template_segments (text, contents, 1, segs);
+  g_assert_true (bw_model_template_segments (strlen (text), client, 1, segs));
   g_assert_cmpuint (segs->len, ==, 3);
   s = &g_array_index (segs, BwChatSegment, 0);
   g_assert_true (s->structure);
   g_assert_cmpuint (s->offset, ==, 0);
-  g_assert_cmpuint (s->len, ==, strlen ("<|im_user|>user<|im_middle|>"));
+  g_assert_cmpuint (s->len, ==, client[0].offset);
   s = &g_array_index (segs, BwChatSegment, 1);
   g_assert_false (s->structure);
-  g_assert_cmpmem (text + s->offset, s->len, contents[0], strlen (contents[0]));
+  g_assert_cmpmem (text + s->offset, s->len, content, strlen (content));
   s = &g_array_index (segs, BwChatSegment, 2);
   g_assert_true (s->structure);
   g_assert_cmpuint (s->offset + s->len, ==, strlen (text));
 
-  /* Content the template changed is not found and stays structure; order is kept. */
-  const char *two[] = { "missing", "now" };
+  /* Spans touching merge; spans out of order or past the end are refused. */
+  const BurrowTextSpan touching[] = { { 4, 2 }, { 6, 3 } };
+  const BurrowTextSpan backwards[] = { { 6, 3 }, { 4, 2 } };
+  const BurrowTextSpan past[] = { { 4, strlen (text) } };
   g_array_set_size (segs, 0);
-  bw_model_template_segments (text, two, 2, segs);
+  g_assert_true (bw_model_template_segments (strlen (text), touching, 2, segs));
   g_assert_cmpuint (segs->len, ==, 3);
-  g_assert_false (g_array_index (segs, BwChatSegment, 1).structure);
-  g_assert_cmpmem (text + g_array_index (segs, BwChatSegment, 1).offset, 3, "now", 3);
+  g_assert_cmpuint (g_array_index (segs, BwChatSegment, 1).len, ==, 5);
+  g_assert_false (bw_model_template_segments (strlen (text), backwards, 2, segs));
+  g_assert_false (bw_model_template_segments (strlen (text), past, 1, segs));
 }
 
 /* ---- built-in formats against their publishers' templates ---- */

@@ -1,0 +1,211 @@
+/* FP8 E4M3 rows with 128x128 block scales at the AVX2 level (AVX2 + FMA + F16C), for one
+ * token or many.
+ *
+ * Every E4M3 value times 2^-8 is exactly an f16 (same mantissa width, exponent range
+ * inside f16's, subnormals included): a code's sign-extended byte shifted left by 7 and
+ * masked is that f16, and vcvtph2ps widens it exactly. The products of those weights with
+ * f32 activations are therefore formed exactly by the FMA, as the reference forms
+ * seg[c] * x[c], except that the reference first rounds value * scale per weight. Here the
+ * block's scale (times 2^8) multiplies each lane's sum over the block's 128 columns once,
+ * which removes that per-weight rounding: the products are exact and only sums round.
+ *
+ * An integer path (codes as small integers times a power of two, integer dot products)
+ * costs more on AVX2 than this one: E4M3 magnitudes span 18 bits (2^-9 .. 448), so without
+ * AVX-512 VNNI they need two 16-bit planes split by exponent and four vpmaddwd per 16
+ * columns against 24-bit activations, about 45 instructions per 32 columns against this
+ * path's 23 (load, widen, shift, mask, two F16C conversions per 16 columns, the FMAs, and
+ * a NaN check per 32 bytes).
+ *
+ * NaN codes (S.1111.111) are found on the bytes (one compare per 16 columns) and make the
+ * row's result NaN, as they make the reference's. Scales whose product with 448 could
+ * overflow (|s| >= 2^119), or that are not finite, are declined: the f32 kernel (which
+ * sends them to the reference) does those matrices.
+ *
+ * Rows go RB at a time with NT tokens (RB * NT <= 4 lane sums per block, plus their
+ * totals, stay in registers), so one load of a row's weights serves every token of the
+ * group; tokens go in tiles whose activations stay in L2 while every row passes. */
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels/kernel-table.h"
+#include "quant/fp8.h"
+
+#define AI static inline __attribute__((always_inline))
+#define STEP 16
+#define PREFETCH 2048
+/* Activation bytes of one token tile. */
+#define X_TILE_BYTES (256 * 1024)
+
+/* Columns [c, c + 16) of a row: lanes 0..7 in lo, 8..15 in hi, each value times 2^-8;
+ * *nan gets 0xFF bytes where a code is NaN (one register for all rows of a tile: which row
+ * is found again on the rare tile that has one). */
+AI void
+decode16 (const uint8_t *p, __m256 *lo, __m256 *hi, __m128i *nan)
+{
+  const __m128i v = _mm_loadu_si128 ((const __m128i *) p);
+  *nan = _mm_or_si128 (*nan, _mm_cmpeq_epi8 (_mm_or_si128 (v, _mm_set1_epi8 ((char) 0x80)),
+                                             _mm_set1_epi8 ((char) 0xFF)));
+  const __m256i h = _mm256_and_si256 (_mm256_slli_epi16 (_mm256_cvtepi8_epi16 (v), 7),
+                                      _mm256_set1_epi16 ((short) 0xBF80));
+  *lo = _mm256_cvtph_ps (_mm256_castsi256_si128 (h));
+  *hi = _mm256_cvtph_ps (_mm256_extracti128_si256 (h, 1));
+}
+
+AI float
+reduce8 (__m256 v)
+{
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+
+static gboolean
+has_nan (const uint8_t *row, int64_t n)
+{
+  for (int64_t c = 0; c < n; c++)
+    if ((row[c] & 0x7F) == 0x7F)
+      return TRUE;
+  return FALSE;
+}
+
+/* Y[t][r + i] for i < RB, t < NT (x rows ldx apart), over the whole 16-column steps of the
+ * rows; the rows lie in one 128-row scale block. */
+AI void
+fp8_tile (const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t r,
+          const int RB, const int NT)
+{
+  const int64_t cols = w->cols, c16 = cols & ~(int64_t) (STEP - 1);
+  const int64_t cb = bw_fp8_blocks (cols);
+  const uint8_t *sc = (const uint8_t *) w->scales + (r / BW_FP8_BLOCK) * cb * 4;
+  const uint8_t *rows[4];
+  __m256 tot[4][4];
+  __m128i nan = _mm_setzero_si128 ();
+
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+    {
+      rows[i] = (const uint8_t *) w->data + (r + i) * cols;
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        tot[i][t] = _mm256_setzero_ps ();
+    }
+  for (int64_t c0 = 0, b = 0; c0 < c16; c0 += BW_FP8_BLOCK, b++)
+    {
+      const int64_t c1 = MIN (c0 + BW_FP8_BLOCK, c16);
+      __m256 acc[4][4];
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; t++)
+          acc[i][t] = _mm256_setzero_ps ();
+      for (int64_t c = c0; c < c1; c += STEP)
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++)
+          {
+            __m256 lo, hi;
+            if ((c & 63) == 0)
+              _mm_prefetch ((const char *) rows[i] + c + PREFETCH, _MM_HINT_T0);
+            decode16 (rows[i] + c, &lo, &hi, &nan);
+#pragma GCC unroll 4
+            for (int t = 0; t < NT; t++)
+              {
+                acc[i][t] = _mm256_fmadd_ps (lo, _mm256_loadu_ps (x + t * ldx + c), acc[i][t]);
+                acc[i][t] = _mm256_fmadd_ps (hi, _mm256_loadu_ps (x + t * ldx + c + 8), acc[i][t]);
+              }
+          }
+      /* |scale| < 2^119 (checked by the caller): times 2^8 is exact */
+      const __m256 s = _mm256_set1_ps (bw_load_f32 (sc + 4 * b) * 0x1p8f);
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; t++)
+          tot[i][t] = _mm256_fmadd_ps (acc[i][t], s, tot[i][t]);
+    }
+  const gboolean any_nan = _mm_movemask_epi8 (nan) != 0;
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+    {
+      const gboolean bad = any_nan && has_nan (rows[i], c16);
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        y[t * ldy + r + i] = bad ? NAN : reduce8 (tot[i][t]);
+    }
+}
+
+/* Rows [r, r1) (inside one scale block) for n tokens, in groups of RB rows by NT tokens. */
+static void
+fp8_rows_block (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r,
+                int64_t r1)
+{
+  const int64_t cols = w->cols;
+
+  for (int t0 = 0; t0 < n; t0 += 4)
+    {
+      const float *xt = x + (int64_t) t0 * cols;
+      float *yt = y + (int64_t) t0 * ldy;
+      int64_t i = r;
+      switch (MIN (4, n - t0))
+        {
+        case 1:
+          for (; i + 4 <= r1; i += 4)
+            fp8_tile (w, xt, cols, yt, ldy, i, 4, 1);
+          for (; i < r1; i++)
+            fp8_tile (w, xt, cols, yt, ldy, i, 1, 1);
+          break;
+        case 2:
+          for (; i + 2 <= r1; i += 2)
+            fp8_tile (w, xt, cols, yt, ldy, i, 2, 2);
+          for (; i < r1; i++)
+            fp8_tile (w, xt, cols, yt, ldy, i, 1, 2);
+          break;
+        case 3:
+          for (; i < r1; i++)
+            fp8_tile (w, xt, cols, yt, ldy, i, 1, 3);
+          break;
+        default:
+          for (; i < r1; i++)
+            fp8_tile (w, xt, cols, yt, ldy, i, 1, 4);
+          break;
+        }
+    }
+}
+
+/* Whether every scale of the rows' blocks is finite and below 2^119 in magnitude. */
+static gboolean
+scales_ok (const BwMatrix *w, int64_t r0, int64_t r1)
+{
+  const int64_t cb = bw_fp8_blocks (w->cols);
+
+  for (int64_t i = (r0 / BW_FP8_BLOCK) * cb; i < bw_fp8_blocks (r1) * cb; i++)
+    if (!(fabsf (bw_load_scale (w, i)) < 0x1p119f))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+                  int64_t r1)
+{
+  const int64_t cols = w->cols, c16 = cols & ~(int64_t) (STEP - 1);
+  const int tile = (int) MAX (4, X_TILE_BYTES / (4 * MAX (cols, 1)) / 4 * 4);
+
+  if (w->fmt != BW_FMT_FP8_E4M3_B128 || !scales_ok (w, r0, r1))
+    return FALSE;
+  for (int t0 = 0; t0 < n; t0 += tile)
+    {
+      const int nt = MIN (tile, n - t0);
+      const float *xt = x + (int64_t) t0 * cols;
+      float *yt = y + (int64_t) t0 * ldy;
+      for (int64_t r = r0; r < r1;)
+        {
+          const int64_t end = MIN (r1, (r / BW_FP8_BLOCK + 1) * BW_FP8_BLOCK);
+          fp8_rows_block (w, xt, nt, yt, ldy, r, end);
+          r = end;
+        }
+    }
+  if (c16 < cols)
+    for (int t = 0; t < n; t++)
+      bw_rows_tail (w, x + (int64_t) t * cols, y + (int64_t) t * ldy, r0, r1, c16, TRUE);
+  return TRUE;
+}

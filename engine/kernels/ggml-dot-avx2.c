@@ -1,0 +1,682 @@
+/* AVX2 integer products of GGML rows (kernels/ggml-dot.h). Each block's integer sums are
+ * formed with vpmaddubsw (unsigned weight codes, or |w| against x with w's sign) and
+ * vpmaddwd (pairs, or pairs times a sub-block scale), summed across lanes per block, and
+ * handed to the shared bw_ggml_acc32 / bw_ggml_acc_k: the scalar level's bits exactly.
+ * vpmaddubsw cannot saturate here: activation codes are at most 127 in magnitude and
+ * weight codes at most 128, so a pair is at most 2 * 128 * 127 < 2^15. */
+#include "kernels/ggml-dot-simd.h"
+#include "quant/ggml-blocks.h"
+
+/* 32 nibbles of 16 bytes: the low ones (elements 0..15), then the high ones (16..31). */
+static inline __m256i
+nibbles32 (const uint8_t *p)
+{
+  const __m128i b = _mm_loadu_si128 ((const __m128i *) p);
+  const __m128i m = _mm_set1_epi8 (0xF);
+  return _mm256_set_m128i (_mm_and_si128 (_mm_srli_epi16 (b, 4), m), _mm_and_si128 (b, m));
+}
+
+/* Pair sums (16 x i16) of signed weights w and activations x: |w| times x with w's sign. */
+static inline __m256i
+pairs_signed (__m256i w, __m256i x)
+{
+  return _mm256_maddubs_epi16 (_mm256_sign_epi8 (w, w), _mm256_sign_epi8 (x, w));
+}
+
+static inline __m256i
+widen (__m256i pairs16)
+{
+  return _mm256_madd_epi16 (pairs16, _mm256_set1_epi16 (1));
+}
+
+/* Pair sums times a scale per 16 elements (lo: elements 0..15, hi: 16..31), as i32. */
+static inline __m256i
+scaled (__m256i pairs16, int lo, int hi)
+{
+  return _mm256_madd_epi16 (pairs16, _mm256_set_m128i (_mm_set1_epi16 ((short) hi),
+                                                       _mm_set1_epi16 ((short) lo)));
+}
+
+static inline __m256i
+table16 (const int8_t values[16])
+{
+  return _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) values));
+}
+
+/* 32 bytes: 0xFF where bit i (byte i / 8, bit i % 8) of `bits` is set, else 0. */
+static inline __m256i
+bit_mask32 (uint32_t bits)
+{
+  const __m256i spread = _mm256_shuffle_epi8 (_mm256_set1_epi32 ((int) bits),
+                                              _mm256_set_epi64x (0x0303030303030303LL, 0x0202020202020202LL,
+                                                                 0x0101010101010101LL, 0));
+  const __m256i m = _mm256_set1_epi64x ((long long) 0x8040201008040201ULL);
+  return _mm256_cmpeq_epi8 (_mm256_and_si256 (spread, m), m);
+}
+
+/* The same as -1 (set) or +1 (clear), for vpsignb. */
+static inline __m256i
+signs32 (uint32_t bits)
+{
+  return _mm256_or_si256 (bit_mask32 (bits), _mm256_set1_epi8 (1));
+}
+
+/* --- 32-element blocks ---------------------------------------------------------------- */
+
+static inline __m256i
+q8_0_lanes (const uint8_t *b, const int8_t *xq)
+{
+  return widen (pairs_signed (loadu (b + 2), loadu (xq)));
+}
+
+static float
+dot_q8_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4)
+    {
+      const uint8_t *b = row + 34 * i;
+      const __m256i v[4] = { q8_0_lanes (b, x[i].q), q8_0_lanes (b + 34, x[i + 1].q),
+                             q8_0_lanes (b + 68, x[i + 2].q), q8_0_lanes (b + 102, x[i + 3].q) };
+      const __m128 d = _mm_set_ps (bw_ggml_f16 (b + 102), bw_ggml_f16 (b + 68), bw_ggml_f16 (b + 34),
+                                   bw_ggml_f16 (b));
+      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+    }
+  for (; i < nb; i++)
+    {
+      const uint8_t *b = row + 34 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (q8_0_lanes (b, x[i].q)), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_q4_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 18 * i;
+      /* (nibble - 8) * x = nibble * x - 8 x */
+      const int32_t s = hsum_i32 (widen (_mm256_maddubs_epi16 (nibbles32 (b + 2), loadu (x[i].q))))
+                        - 8 * x[i].sum;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+    }
+  return acc;
+}
+
+/* Q4_1, Q5_0, Q5_1: unsigned codes (nibble, plus Q5's fifth bit); Q5_0 subtracts 16. */
+static inline int32_t
+unsigned_sum (const uint8_t *qs, const uint8_t *qh, const int8_t *xq)
+{
+  __m256i q = nibbles32 (qs);
+  if (qh)
+    q = _mm256_or_si256 (q, _mm256_and_si256 (bit_mask32 (bw_ggml_u32 (qh)), _mm256_set1_epi8 (16)));
+  return hsum_i32 (widen (_mm256_maddubs_epi16 (q, loadu (xq))));
+}
+
+static float
+dot_q4_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 20 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 4, NULL, x[i].q),
+                           bw_ggml_f16 (b + 2), x[i].sum);
+    }
+  return acc;
+}
+
+static float
+dot_q5_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 22 * i;
+      const int32_t s = unsigned_sum (b + 6, b + 2, x[i].q) - 16 * x[i].sum;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlAct32 *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 24 * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 8, b + 4, x[i].q),
+                           bw_ggml_f16 (b + 2), x[i].sum);
+    }
+  return acc;
+}
+
+/* IQ4_NL and MXFP4: nibbles index a table of 16 signed values; `bytes` per block, the
+ * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0. */
+static inline __m256i
+table_lanes (const uint8_t *qs, __m256i table, const int8_t *xq)
+{
+  const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (qs));
+  return widen (pairs_signed (w, loadu (xq)));
+}
+
+static inline float
+dot_table (const uint8_t *row, const BwGgmlAct32 *x, int64_t nb, float acc, int bytes, int qs,
+           const int8_t values[16], float (*scale) (const uint8_t *))
+{
+  const __m256i table = table16 (values);
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4)
+    {
+      const uint8_t *b = row + bytes * i;
+      __m256i v[4];
+      for (int k = 0; k < 4; k++)
+        v[k] = table_lanes (b + bytes * k + qs, table, x[i + k].q);
+      const __m128 d = _mm_set_ps (scale (b + 3 * bytes), scale (b + 2 * bytes), scale (b + bytes), scale (b));
+      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+    }
+  for (; i < nb; i++)
+    {
+      const uint8_t *b = row + bytes * i;
+      acc = bw_ggml_acc32 (acc, x[i].d, scale (b), hsum_i32 (table_lanes (b + qs, table, x[i].q)), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+f16_scale (const uint8_t *b)
+{
+  return bw_ggml_f16 (b);
+}
+
+static float
+e8m0_scale (const uint8_t *b)
+{
+  return bw_ggml_e8m0_half (b[0]);
+}
+
+static float
+dot_iq4_nl (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  return dot_table (row, act, nb, acc, 18, 2, bw_iq4nl_values, f16_scale);
+}
+
+static float
+dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
+}
+
+/* --- K super-blocks ------------------------------------------------------------------- */
+
+/* Elements 32 s .. 32 s + 31 of 2-bit fields: byte h * 32 + l >> 2 (s % 4) for s = 4 h + .. */
+static inline __m256i
+crumbs32 (const uint8_t *qs, int s)
+{
+  const __m256i v = loadu (qs + 32 * (s / 4));
+  return _mm256_and_si256 (_mm256_srlv_epi32 (v, _mm256_set1_epi32 (2 * (s % 4))), _mm256_set1_epi8 (3));
+}
+
+/* Bytes with bit `bit` set in v become `value`, the others 0. */
+static inline __m256i
+bit_to (__m256i v, int bit, int value)
+{
+  const __m256i m = _mm256_set1_epi8 ((char) (1 << bit));
+  return _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (v, m), m), _mm256_set1_epi8 ((char) value));
+}
+
+static float
+dot_q2_k (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 84 * i, *sc = b;
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t s2 = 0;
+      for (int s = 0; s < 8; s++)
+        {
+          const __m256i p = _mm256_maddubs_epi16 (crumbs32 (b + 16, s), loadu (x[i].q + 32 * s));
+          v = _mm256_add_epi32 (v, scaled (p, sc[2 * s] & 0xF, sc[2 * s + 1] & 0xF));
+        }
+      for (int j = 0; j < 16; j++)
+        s2 += (sc[j] >> 4) * x[i].bsums[j];
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 80), hsum_i32 (v), bw_ggml_f16 (b + 82), s2);
+    }
+  return acc;
+}
+
+static float
+dot_q3_k (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 110 * i;
+      const __m256i hm = loadu (b);
+      int sc[16];
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t off = 0;
+      for (int j = 0; j < 16; j++)
+        {
+          sc[j] = bw_ggml_q3_k_scale (b + 96, j);
+          off += sc[j] * x[i].bsums[j];
+        }
+      /* code + 4 = crumb | (hmask bit << 2), in 0..7 */
+      for (int s = 0; s < 8; s++)
+        {
+          const __m256i q = _mm256_or_si256 (crumbs32 (b + 32, s), bit_to (hm, s, 4));
+          const __m256i p = _mm256_maddubs_epi16 (q, loadu (x[i].q + 32 * s));
+          v = _mm256_add_epi32 (v, scaled (p, sc[2 * s], sc[2 * s + 1]));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 108), hsum_i32 (v) - 4 * off, 0.0f, 0);
+    }
+  return acc;
+}
+
+/* Q4_K and Q5_K: 32-element sub-blocks of nibbles (Q5_K: plus a fifth bit), 6-bit scales
+ * and mins. */
+static inline float
+dot_q45_k (const uint8_t *row, const void *act, int64_t nb, float acc, gboolean five)
+{
+  const BwGgmlActK *x = act;
+  const int bytes = five ? 176 : 144;
+  const __m256i m4 = _mm256_set1_epi8 (0xF);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + bytes * i, *qs = b + (five ? 48 : 16);
+      const __m256i qh = five ? loadu (b + 16) : _mm256_setzero_si256 ();
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t s2 = 0;
+      for (int j = 0; j < 4; j++)
+        {
+          const __m256i raw = loadu (qs + 32 * j);
+          __m256i lo = _mm256_and_si256 (raw, m4), hi = _mm256_and_si256 (_mm256_srli_epi16 (raw, 4), m4);
+          int sc0, m0, sc1, m1;
+          if (five)
+            {
+              lo = _mm256_or_si256 (lo, bit_to (qh, 2 * j, 16));
+              hi = _mm256_or_si256 (hi, bit_to (qh, 2 * j + 1, 16));
+            }
+          bw_ggml_k_scale_min (b + 4, 2 * j, &sc0, &m0);
+          bw_ggml_k_scale_min (b + 4, 2 * j + 1, &sc1, &m1);
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (lo, loadu (x[i].q + 64 * j)), sc0, sc0));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (hi, loadu (x[i].q + 64 * j + 32)), sc1, sc1));
+          s2 += m0 * (x[i].bsums[4 * j] + x[i].bsums[4 * j + 1])
+                + m1 * (x[i].bsums[4 * j + 2] + x[i].bsums[4 * j + 3]);
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), bw_ggml_f16 (b + 2), s2);
+    }
+  return acc;
+}
+
+static float
+dot_q4_k (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  return dot_q45_k (row, act, nb, acc, FALSE);
+}
+
+static float
+dot_q5_k (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  return dot_q45_k (row, act, nb, acc, TRUE);
+}
+
+static float
+dot_q6_k (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  const __m256i m4 = _mm256_set1_epi8 (0xF), m3 = _mm256_set1_epi8 (3);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 210 * i;
+      const int8_t *sc = (const int8_t *) (b + 192);
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t off = 0;
+      for (int j = 0; j < 16; j++)
+        off += sc[j] * x[i].bsums[j];
+      for (int h = 0; h < 2; h++)
+        {
+          const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
+          const __m256i qh = loadu (b + 128 + 32 * h);
+          const __m256i low[4] = { _mm256_and_si256 (l0, m4), _mm256_and_si256 (l1, m4),
+                                   _mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
+                                   _mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4) };
+          for (int k = 0; k < 4; k++)
+            {
+              const __m256i high = _mm256_and_si256 (_mm256_srlv_epi32 (qh, _mm256_set1_epi32 (2 * k)), m3);
+              const __m256i q = _mm256_or_si256 (low[k], _mm256_slli_epi16 (high, 4));
+              const int j = 8 * h + 2 * k;
+              const __m256i p = _mm256_maddubs_epi16 (q, loadu (x[i].q + 128 * h + 32 * k));
+              v = _mm256_add_epi32 (v, scaled (p, sc[j], sc[j + 1]));
+            }
+        }
+      /* codes are q - 32 */
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 208), hsum_i32 (v) - 32 * off, 0.0f, 0);
+    }
+  return acc;
+}
+
+/* TQ2_0: 2-bit codes, value code - 1. */
+static float
+dot_tq2_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 66 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t xs = 0;
+      for (int s = 0; s < 8; s++)
+        v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (crumbs32 (b, s), loadu (x[i].q + 32 * s))));
+      for (int j = 0; j < 16; j++)
+        xs += x[i].bsums[j];
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 64), hsum_i32 (v) - xs, 0.0f, 0);
+    }
+  return acc;
+}
+
+/* TQ1_0: five trits per byte as a fraction of 3^5; byte * 3^n (mod 256) brings trit n to
+ * the top and (byte * 3) >> 8 reads it, giving codes 0..2 (value code - 1). pm holds each
+ * 16-bit lane's power, for both of its bytes. */
+static inline __m256i
+trits (__m256i v, __m256i pm)
+{
+  const __m256i ff = _mm256_set1_epi16 (0xFF), three = _mm256_set1_epi16 (3);
+  __m256i lo = _mm256_and_si256 (_mm256_mullo_epi16 (_mm256_and_si256 (v, ff), pm), ff);
+  __m256i hi = _mm256_and_si256 (_mm256_mullo_epi16 (_mm256_srli_epi16 (v, 8), pm), ff);
+  lo = _mm256_srli_epi16 (_mm256_mullo_epi16 (lo, three), 8);
+  hi = _mm256_srli_epi16 (_mm256_mullo_epi16 (hi, three), 8);
+  return _mm256_or_si256 (lo, _mm256_slli_epi16 (hi, 8));
+}
+
+static float
+dot_tq1_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  static const short pow3[5] = { 1, 3, 9, 27, 81 };
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 54 * i;
+      const __m128i q16 = _mm_loadu_si128 ((const __m128i *) (b + 32));
+      /* elements 240..255: qh[m] with power 3^n for element 240 + 4 n + m */
+      const __m128i qh = _mm_set1_epi32 ((int) bw_ggml_u32 (b + 48));
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t xs = 0;
+      for (int n = 0; n < 5; n++)
+        {
+          const __m256i t = trits (loadu (b), _mm256_set1_epi16 (pow3[n]));
+          v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 32 * n))));
+        }
+      for (int n = 0; n < 4; n += 2)
+        {
+          const __m256i pm = _mm256_set_m128i (_mm_set1_epi16 (pow3[n + 1]), _mm_set1_epi16 (pow3[n]));
+          const __m256i t = trits (_mm256_set_m128i (q16, q16), pm);
+          v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 160 + 16 * n))));
+        }
+      const __m256i pm = _mm256_set_epi16 (27, 27, 9, 9, 3, 3, 1, 1, 81, 81, 81, 81, 81, 81, 81, 81);
+      const __m256i t = trits (_mm256_set_m128i (qh, q16), pm);
+      v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (t, loadu (x[i].q + 224))));
+      for (int j = 0; j < 16; j++)
+        xs += x[i].bsums[j];
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 52), hsum_i32 (v) - xs, 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq4_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  const __m256i table = table16 (bw_iq4nl_values);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 136 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + 8 + 16 * ib));
+          const int ls = bw_ggml_iq4_xs_scale (b, ib);
+          v = _mm256_add_epi32 (v, scaled (pairs_signed (w, loadu (x[i].q + 32 * ib)), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+/* --- IQ2 grids ------------------------------------------------------------------------ */
+
+static inline __m256i
+grid4 (const uint8_t (*grid)[8], unsigned a, unsigned b, unsigned c, unsigned d)
+{
+  uint64_t g[4];
+  memcpy (&g[0], grid[a], 8);
+  memcpy (&g[1], grid[b], 8);
+  memcpy (&g[2], grid[c], 8);
+  memcpy (&g[3], grid[d], 8);
+  return _mm256_set_epi64x ((long long) g[3], (long long) g[2], (long long) g[1], (long long) g[0]);
+}
+
+static float
+dot_iq2_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 66 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const uint8_t *idx = b + 2 + 8 * ib;
+          const uint32_t aux = bw_ggml_u32 (idx + 4);
+          const uint32_t sg = bw_ggml_ksigns[aux & 127] | (uint32_t) bw_ggml_ksigns[(aux >> 7) & 127] << 8
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 14) & 127] << 16
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 21) & 127] << 24;
+          const __m256i w = grid4 (bw_iq2xxs_grid, idx[0], idx[1], idx[2], idx[3]);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
+          const int ls = 2 * (int) (aux >> 28) + 1;
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq2_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 74 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned q[4];
+          uint32_t sg = 0;
+          for (int k = 0; k < 4; k++)
+            {
+              q[k] = bw_ggml_u16 (b + 2 + 8 * ib + 2 * k);
+              sg |= (uint32_t) bw_ggml_ksigns[q[k] >> 9] << (8 * k);
+            }
+          const __m256i w = grid4 (bw_iq2xs_grid, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
+          const int s = b[66 + ib];
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), 2 * (s & 0xF) + 1, 2 * (s >> 4) + 1));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq2_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 82 * i, *qs = b + 2, *qh = b + 66;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[4];
+          for (int k = 0; k < 4; k++)
+            idx[k] = qs[4 * ib + k] | ((qh[ib] >> (2 * k)) & 3u) << 8;
+          const __m256i w = grid4 (bw_iq2s_grid, idx[0], idx[1], idx[2], idx[3]);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 34 + 4 * ib)));
+          const int s = b[74 + ib];
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), 2 * (s & 0xF) + 1, 2 * (s >> 4) + 1));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+/* Eight 4-byte grid entries. */
+static inline __m256i
+grid8x4 (const uint8_t (*grid)[4], const unsigned *idx)
+{
+  uint32_t g[8];
+  for (int k = 0; k < 8; k++)
+    memcpy (&g[k], grid[idx[k]], 4);
+  return _mm256_set_epi32 ((int) g[7], (int) g[6], (int) g[5], (int) g[4], (int) g[3], (int) g[2],
+                           (int) g[1], (int) g[0]);
+}
+
+static float
+dot_iq3_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 98 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const uint32_t aux = bw_ggml_u32 (b + 66 + 4 * ib);
+          unsigned idx[8];
+          for (int k = 0; k < 8; k++)
+            idx[k] = b[2 + 8 * ib + k];
+          const uint32_t sg = bw_ggml_ksigns[aux & 127] | (uint32_t) bw_ggml_ksigns[(aux >> 7) & 127] << 8
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 14) & 127] << 16
+                              | (uint32_t) bw_ggml_ksigns[(aux >> 21) & 127] << 24;
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
+          const int ls = 2 * (int) (aux >> 28) + 1;
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3xxs_grid, idx), xs), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.25f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq3_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 110 * i, *qs = b + 2, *qh = b + 66;
+      __m256i v = _mm256_setzero_si256 ();
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[8];
+          for (int k = 0; k < 8; k++)
+            idx[k] = qs[8 * ib + k] | ((qh[ib] >> k) & 1u) << 8;
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 74 + 4 * ib)));
+          const int ls = 2 * ((b[106 + ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3s_grid, idx), xs), ls, ls));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+/* IQ1: grid values -1, 0, 1 (four 8-element groups per 32), and per group
+ * 8 * dot + delta sign * (sum of the activation codes). */
+static inline __m256i
+iq1_grid (const unsigned *idx)
+{
+  uint64_t g[4];
+  for (int k = 0; k < 4; k++)
+    memcpy (&g[k], bw_iq1s_grid[idx[k]], 8);
+  return _mm256_set_epi64x ((long long) g[3], (long long) g[2], (long long) g[1], (long long) g[0]);
+}
+
+static float
+dot_iq1_s (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 50 * i;
+      __m256i v = _mm256_setzero_si256 ();
+      int32_t delta = 0;
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const unsigned qh = bw_ggml_u16 (b + 34 + 2 * ib);
+          unsigned idx[4];
+          for (int k = 0; k < 4; k++)
+            idx[k] = b[2 + 4 * ib + k] | ((qh >> (3 * k)) & 7u) << 8;
+          const int ls = 2 * (int) ((qh >> 12) & 7) + 1;
+          const __m256i p = pairs_signed (iq1_grid (idx), loadu (x[i].q + 32 * ib));
+          v = _mm256_add_epi32 (v, scaled (p, 8 * ls, 8 * ls));
+          delta += ls * ((qh & 0x8000u) ? -1 : 1) * (x[i].bsums[2 * ib] + x[i].bsums[2 * ib + 1]);
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v) + delta, 0.0f, 0);
+    }
+  return acc;
+}
+
+static float
+dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlActK *x = act;
+  const __m256i ones = _mm256_set1_epi8 (1);
+  for (int64_t i = 0; i < nb; i++)
+    {
+      const uint8_t *b = row + 56 * i, *qs = b, *qh = b + 32;
+      int16_t sc[16];
+      __m256i v = _mm256_setzero_si256 ();
+      const float d = bw_ggml_iq1_m_scales (b, sc);
+      for (int ib = 0; ib < 8; ib++)
+        {
+          unsigned idx[4];
+          short f[4];
+          const int lo = 2 * sc[2 * ib] + 1, hi = 2 * sc[2 * ib + 1] + 1;
+          for (int k = 0; k < 4; k++)
+            {
+              const int g = 4 * ib + k;
+              const unsigned nib = (qh[g / 2] >> (4 * (g % 2))) & 0xFu;
+              idx[k] = qs[g] | (nib & 7u) << 8;
+              f[k] = (short) ((k < 2 ? lo : hi) * ((nib & 8u) ? -1 : 1));
+            }
+          const __m256i xq = loadu (x[i].q + 32 * ib);
+          const __m256i p = pairs_signed (iq1_grid (idx), xq);
+          /* the activation sums per group of 8 (four pairs each) times scale * sign */
+          const __m256i fd = _mm256_set_epi16 (f[3], f[3], f[3], f[3], f[2], f[2], f[2], f[2],
+                                               f[1], f[1], f[1], f[1], f[0], f[0], f[0], f[0]);
+          v = _mm256_add_epi32 (v, scaled (p, 8 * lo, 8 * hi));
+          v = _mm256_add_epi32 (v, _mm256_madd_epi16 (_mm256_maddubs_epi16 (ones, xq), fd));
+        }
+      acc = bw_ggml_acc_k (acc, x[i].d, d * 0.125f, hsum_i32 (v), 0.0f, 0);
+    }
+  return acc;
+}
+
+const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT] = {
+  [BW_FMT_GGML_Q8_0] = dot_q8_0,     [BW_FMT_GGML_Q4_0] = dot_q4_0,
+  [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl, [BW_FMT_GGML_MXFP4] = dot_mxfp4,
+  [BW_FMT_GGML_Q2_K] = dot_q2_k,     [BW_FMT_GGML_Q3_K] = dot_q3_k,
+  [BW_FMT_GGML_Q4_K] = dot_q4_k,     [BW_FMT_GGML_Q5_K] = dot_q5_k,
+  [BW_FMT_GGML_Q6_K] = dot_q6_k,     [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,
+  [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs,
+  [BW_FMT_GGML_Q4_1] = dot_q4_1,     [BW_FMT_GGML_Q5_0] = dot_q5_0,
+  [BW_FMT_GGML_Q5_1] = dot_q5_1,     [BW_FMT_GGML_TQ2_0] = dot_tq2_0,
+  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,   [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
+  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,   [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
+  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0,
+};

@@ -1,0 +1,143 @@
+/* The reference integer products of GGML rows (kernels/ggml-dot.h): each weight block
+ * unpacked to its codes (quant/ggml-blocks.h, the unpacking the dequantization is tested
+ * with), its integer sums formed from the codes, and the block's scales applied by the
+ * shared bw_ggml_acc32 / bw_ggml_acc_k. */
+#include "kernels/ggml-dot.h"
+#include "quant/ggml-blocks.h"
+
+static int32_t
+dot_codes (const int8_t *a, const int8_t *b, int n)
+{
+  int32_t s = 0;
+  for (int i = 0; i < n; i++)
+    s += a[i] * b[i];
+  return s;
+}
+
+static int32_t
+sum_codes (const int8_t *q, int n)
+{
+  int32_t s = 0;
+  for (int i = 0; i < n; i++)
+    s += q[i];
+  return s;
+}
+
+static float
+dot32 (int type, gboolean with_min, const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlUnpack unpack = bw_ggml_unpacker (type);
+  const int bytes = bw_ggml_codec (type)->info->block_bytes;
+  const BwGgmlAct32 *x = act;
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      BwGgmlCodes c;
+      unpack (row + i * bytes, &c);
+      const int32_t s = dot_codes (c.q, x[i].q, 32);
+      acc = bw_ggml_acc32 (acc, x[i].d, c.d, s, with_min ? c.dmin : 0.0f, with_min ? x[i].sum : 0);
+    }
+  return acc;
+}
+
+/* How a super-block type's integer sums are formed: the sub-block size, how a stored scale
+ * field s multiplies its sub-block (s, 2 s + 1, or 1), the factor on d, whether there are
+ * mins, and (IQ1) the group size of the delta signs, whose groups count 8 * dot + sign *
+ * (sum of the activation codes). */
+typedef enum { SCALE_AS_IS, SCALE_ODD, SCALE_ONE } ScaleKind;
+
+typedef struct {
+  int type;
+  int sub;
+  ScaleKind scale;
+  float a_mul;
+  gboolean mins;
+  int delta_sub;
+} KShape;
+
+static float
+dot_k (const KShape *k, const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlUnpack unpack = bw_ggml_unpacker (k->type);
+  const int bytes = bw_ggml_codec (k->type)->info->block_bytes;
+  const BwGgmlActK *x = act;
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      BwGgmlCodes c;
+      int32_t s1 = 0, s2 = 0;
+      unpack (row + i * bytes, &c);
+      for (int j = 0; j < 256 / k->sub; j++)
+        {
+          const int8_t *wq = c.q + j * k->sub, *xq = x[i].q + j * k->sub;
+          int32_t inner = 0;
+          if (k->delta_sub)
+            for (int g = 0; g < k->sub / k->delta_sub; g++)
+              {
+                const int o = g * k->delta_sub;
+                inner += 8 * dot_codes (wq + o, xq + o, k->delta_sub)
+                         + c.m[(j * k->sub + o) / k->delta_sub] * sum_codes (xq + o, k->delta_sub);
+              }
+          else
+            inner = dot_codes (wq, xq, k->sub);
+          const int32_t scale = k->scale == SCALE_ONE ? 1 : k->scale == SCALE_ODD ? 2 * c.sc[j] + 1 : c.sc[j];
+          s1 += scale * inner;
+          if (k->mins)
+            s2 += c.m[j] * sum_codes (xq, k->sub);
+        }
+      const float a = c.d * k->a_mul;
+      acc = bw_ggml_acc_k (acc, x[i].d, a, s1, k->mins ? c.dmin : 0.0f, s2);
+    }
+  return acc;
+}
+
+#define DOT32(name, type, with_min)                                                  \
+  static float name (const uint8_t *row, const void *act, int64_t nb, float acc)     \
+  {                                                                                  \
+    return dot32 (type, with_min, row, act, nb, acc);                                \
+  }
+
+DOT32 (dot_q4_0, BW_GGML_Q4_0, FALSE)
+DOT32 (dot_q4_1, BW_GGML_Q4_1, TRUE)
+DOT32 (dot_q5_0, BW_GGML_Q5_0, FALSE)
+DOT32 (dot_q5_1, BW_GGML_Q5_1, TRUE)
+DOT32 (dot_q8_0, BW_GGML_Q8_0, FALSE)
+DOT32 (dot_iq4_nl, BW_GGML_IQ4_NL, FALSE)
+DOT32 (dot_mxfp4, BW_GGML_MXFP4, FALSE)
+
+#define DOTK(name, ...)                                                              \
+  static float name (const uint8_t *row, const void *act, int64_t nb, float acc)     \
+  {                                                                                  \
+    static const KShape shape = { __VA_ARGS__ };                                     \
+    return dot_k (&shape, row, act, nb, acc);                                        \
+  }
+
+DOTK (dot_q2_k, BW_GGML_Q2_K, 16, SCALE_AS_IS, 1.0f, TRUE, 0)
+DOTK (dot_q3_k, BW_GGML_Q3_K, 16, SCALE_AS_IS, 1.0f, FALSE, 0)
+DOTK (dot_q4_k, BW_GGML_Q4_K, 32, SCALE_AS_IS, 1.0f, TRUE, 0)
+DOTK (dot_q5_k, BW_GGML_Q5_K, 32, SCALE_AS_IS, 1.0f, TRUE, 0)
+DOTK (dot_q6_k, BW_GGML_Q6_K, 16, SCALE_AS_IS, 1.0f, FALSE, 0)
+DOTK (dot_iq4_xs, BW_GGML_IQ4_XS, 32, SCALE_AS_IS, 1.0f, FALSE, 0)
+DOTK (dot_tq1_0, BW_GGML_TQ1_0, 256, SCALE_ONE, 1.0f, FALSE, 0)
+DOTK (dot_tq2_0, BW_GGML_TQ2_0, 256, SCALE_ONE, 1.0f, FALSE, 0)
+DOTK (dot_iq2_xxs, BW_GGML_IQ2_XXS, 32, SCALE_ODD, 0.125f, FALSE, 0)
+DOTK (dot_iq2_xs, BW_GGML_IQ2_XS, 16, SCALE_ODD, 0.125f, FALSE, 0)
+DOTK (dot_iq2_s, BW_GGML_IQ2_S, 16, SCALE_ODD, 0.125f, FALSE, 0)
+DOTK (dot_iq3_xxs, BW_GGML_IQ3_XXS, 32, SCALE_ODD, 0.25f, FALSE, 0)
+DOTK (dot_iq3_s, BW_GGML_IQ3_S, 32, SCALE_ODD, 1.0f, FALSE, 0)
+DOTK (dot_iq1_s, BW_GGML_IQ1_S, 32, SCALE_ODD, 0.125f, FALSE, 32)
+DOTK (dot_iq1_m, BW_GGML_IQ1_M, 16, SCALE_ODD, 0.125f, FALSE, 8)
+
+const BwGgmlDot bw_ggml_dots_scalar[BW_FMT_COUNT] = {
+  [BW_FMT_GGML_Q4_0] = dot_q4_0,       [BW_FMT_GGML_Q4_1] = dot_q4_1,
+  [BW_FMT_GGML_Q5_0] = dot_q5_0,       [BW_FMT_GGML_Q5_1] = dot_q5_1,
+  [BW_FMT_GGML_Q8_0] = dot_q8_0,       [BW_FMT_GGML_Q2_K] = dot_q2_k,
+  [BW_FMT_GGML_Q3_K] = dot_q3_k,       [BW_FMT_GGML_Q4_K] = dot_q4_k,
+  [BW_FMT_GGML_Q5_K] = dot_q5_k,       [BW_FMT_GGML_Q6_K] = dot_q6_k,
+  [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs,
+  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,     [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
+  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,     [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
+  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,     [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl,
+  [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0,
+  [BW_FMT_GGML_TQ2_0] = dot_tq2_0,     [BW_FMT_GGML_MXFP4] = dot_mxfp4,
+};

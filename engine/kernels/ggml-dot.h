@@ -1,0 +1,114 @@
+/* Products of GGML block rows (BW_FMT_GGML_*) with activations quantized per block, summed
+ * in integers, as llama.cpp pairs them: the 32-element types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ * IQ4_NL, MXFP4) with 32-element int8 blocks, the 256-element ones (K, IQ, TQ) with
+ * 256-element int8 blocks carrying sums per 16.
+ *
+ * Activations: per block, d = amax / 127 and q = round (x * 127 / amax) in [-127, 127] (an
+ * all-zero block has d = 0). NaN or Inf in a token's activations sends that token to the
+ * reference f32 product (bw_decode_segment) instead.
+ *
+ * Exactness contract: each block's integer sums are exact at every level, and the block's
+ * scales are applied to them by the shared functions below, in one order, one rounding per
+ * operation; so every level's product is bit for bit the scalar level's
+ * (tests/kernels/test-ggml-dot.c). The products differ from the f32 reference product only
+ * by the activations' rounding to int8. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "kernels/kernel-table.h"
+#include "quant/ggml-quants.h"
+
+typedef struct {
+  float d;
+  int32_t sum;       /* of q */
+  int8_t q[32];
+} BwGgmlAct32;
+
+typedef struct {
+  float d;
+  int16_t bsums[16]; /* of q, per 16 */
+  int8_t q[256];
+} BwGgmlActK;
+
+/* The ggml type id of a BW_FMT_GGML_* format (-1 for any other), and the format of a ggml
+ * type id that has one (BW_FMT_COUNT for none: F32, F16 and BF16 are BW_FMT_F32/F16/BF16). */
+int bw_ggml_format_type (BwFormat fmt);
+BwFormat bw_ggml_type_format (int type);
+
+static inline gboolean
+bw_ggml_format (BwFormat fmt)
+{
+  return fmt >= BW_FMT_GGML_FIRST && fmt < BW_FMT_COUNT;
+}
+
+/* Whether the format pairs with BwGgmlActK (256-element) activations, else BwGgmlAct32. */
+gboolean bw_ggml_act_k (BwFormat fmt);
+
+/* Quantizes x[0, n) (n a multiple of the activation block) into act; FALSE where x holds
+ * NaN or Inf. */
+gboolean bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act);
+
+/* The levels' products per format (NULL: the level has none; bw_kernels_ggml_dot fills
+ * the gaps from the level's base, then the scalar level). */
+extern const BwGgmlDot bw_ggml_dots_scalar[BW_FMT_COUNT];
+extern const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT];
+extern const BwGgmlDot bw_ggml_dots_avx512vnni[BW_FMT_COUNT];
+
+/* The rows kernel of every GGML format at every level (kernel-table.h's BwRowsKernel): it
+ * quantizes each token's activations and takes the products from the table of w->isa. */
+void bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                   int64_t r0, int64_t r1);
+
+/* Table entries giving every GGML format the same rows kernel. */
+#define BW_GGML_ROWS_ENTRIES(fn) \
+  [BW_FMT_GGML_Q4_0] = fn, \
+  [BW_FMT_GGML_Q4_1] = fn, \
+  [BW_FMT_GGML_Q5_0] = fn, \
+  [BW_FMT_GGML_Q5_1] = fn, \
+  [BW_FMT_GGML_Q8_0] = fn, \
+  [BW_FMT_GGML_Q2_K] = fn, \
+  [BW_FMT_GGML_Q3_K] = fn, \
+  [BW_FMT_GGML_Q4_K] = fn, \
+  [BW_FMT_GGML_Q5_K] = fn, \
+  [BW_FMT_GGML_Q6_K] = fn, \
+  [BW_FMT_GGML_IQ2_XXS] = fn, \
+  [BW_FMT_GGML_IQ2_XS] = fn, \
+  [BW_FMT_GGML_IQ2_S] = fn, \
+  [BW_FMT_GGML_IQ3_XXS] = fn, \
+  [BW_FMT_GGML_IQ3_S] = fn, \
+  [BW_FMT_GGML_IQ1_S] = fn, \
+  [BW_FMT_GGML_IQ1_M] = fn, \
+  [BW_FMT_GGML_IQ4_NL] = fn, \
+  [BW_FMT_GGML_IQ4_XS] = fn, \
+  [BW_FMT_GGML_TQ1_0] = fn, \
+  [BW_FMT_GGML_TQ2_0] = fn, \
+  [BW_FMT_GGML_MXFP4] = fn,
+
+/* How a block's integer sums become f32, shared by every level. One operation per
+ * statement: C11 compilers do not contract across statements (GCC in ISO mode contracts
+ * nothing), so a level built with FMA rounds exactly as the scalar one. */
+
+/* 32-element blocks: acc + dx * (d * s + m * xsum), s the sum of weight codes times
+ * activation codes (m: Q4_1/Q5_1's minimum, else 0). */
+static inline float
+bw_ggml_acc32 (float acc, float dx, float d, int32_t s, float m, int32_t xsum)
+{
+  const float p = d * (float) s;
+  const float pm = m * (float) xsum;
+  const float t = p + pm;
+  const float u = dx * t;
+  return acc + u;
+}
+
+/* Super-blocks: acc + dx * (a * s1 - b * s2). */
+static inline float
+bw_ggml_acc_k (float acc, float dx, float a, int32_t s1, float b, int32_t s2)
+{
+  const float p = a * (float) s1;
+  const float pm = b * (float) s2;
+  const float t = p - pm;
+  const float u = dx * t;
+  return acc + u;
+}

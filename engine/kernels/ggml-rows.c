@@ -1,0 +1,182 @@
+/* GGML formats in the kernel table: which ggml type each BW_FMT_GGML_* is, the activations'
+ * quantization, and the rows kernel every level shares (kernels/ggml-dot.h). */
+#include <math.h>
+
+#include "kernels/dispatch.h"
+#include "kernels/ggml-dot.h"
+
+static const struct {
+  BwFormat fmt;
+  int type;
+} format_types[] = {
+  { BW_FMT_GGML_Q4_0, BW_GGML_Q4_0 },       { BW_FMT_GGML_Q4_1, BW_GGML_Q4_1 },
+  { BW_FMT_GGML_Q5_0, BW_GGML_Q5_0 },       { BW_FMT_GGML_Q5_1, BW_GGML_Q5_1 },
+  { BW_FMT_GGML_Q8_0, BW_GGML_Q8_0 },       { BW_FMT_GGML_Q2_K, BW_GGML_Q2_K },
+  { BW_FMT_GGML_Q3_K, BW_GGML_Q3_K },       { BW_FMT_GGML_Q4_K, BW_GGML_Q4_K },
+  { BW_FMT_GGML_Q5_K, BW_GGML_Q5_K },       { BW_FMT_GGML_Q6_K, BW_GGML_Q6_K },
+  { BW_FMT_GGML_IQ2_XXS, BW_GGML_IQ2_XXS }, { BW_FMT_GGML_IQ2_XS, BW_GGML_IQ2_XS },
+  { BW_FMT_GGML_IQ2_S, BW_GGML_IQ2_S },     { BW_FMT_GGML_IQ3_XXS, BW_GGML_IQ3_XXS },
+  { BW_FMT_GGML_IQ3_S, BW_GGML_IQ3_S },     { BW_FMT_GGML_IQ1_S, BW_GGML_IQ1_S },
+  { BW_FMT_GGML_IQ1_M, BW_GGML_IQ1_M },     { BW_FMT_GGML_IQ4_NL, BW_GGML_IQ4_NL },
+  { BW_FMT_GGML_IQ4_XS, BW_GGML_IQ4_XS },   { BW_FMT_GGML_TQ1_0, BW_GGML_TQ1_0 },
+  { BW_FMT_GGML_TQ2_0, BW_GGML_TQ2_0 },     { BW_FMT_GGML_MXFP4, BW_GGML_MXFP4 },
+};
+
+int
+bw_ggml_format_type (BwFormat fmt)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (format_types); i++)
+    if (format_types[i].fmt == fmt)
+      return format_types[i].type;
+  return -1;
+}
+
+BwFormat
+bw_ggml_type_format (int type)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (format_types); i++)
+    if (format_types[i].type == type)
+      return format_types[i].fmt;
+  return BW_FMT_COUNT;
+}
+
+gboolean
+bw_ggml_act_k (BwFormat fmt)
+{
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
+  return t != NULL && t->info->block_elements == 256;
+}
+
+/* One block: d = amax / 127, q = round (x * 127 / amax) (the factor in double, so that no
+ * finite amax overflows it). */
+static gboolean
+quantize_block (const float *x, int len, float *d, int8_t *q)
+{
+  float amax = 0;
+
+  for (int i = 0; i < len; i++)
+    {
+      if (!isfinite (x[i]))
+        return FALSE;
+      amax = MAX (amax, fabsf (x[i]));
+    }
+  if (amax == 0)
+    {
+      *d = 0;
+      memset (q, 0, (size_t) len);
+      return TRUE;
+    }
+  const double id = 127.0 / amax;
+  for (int i = 0; i < len; i++)
+    q[i] = (int8_t) CLAMP (lrint (x[i] * id), -127, 127);
+  *d = amax / 127.0f;
+  return TRUE;
+}
+
+gboolean
+bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
+{
+  if (k)
+    {
+      BwGgmlActK *a = act;
+      for (int64_t b = 0; b < n / 256; b++)
+        {
+          if (!quantize_block (x + 256 * b, 256, &a[b].d, a[b].q))
+            return FALSE;
+          for (int j = 0; j < 16; j++)
+            {
+              int s = 0;
+              for (int l = 0; l < 16; l++)
+                s += a[b].q[16 * j + l];
+              a[b].bsums[j] = (int16_t) s;
+            }
+        }
+      return TRUE;
+    }
+  BwGgmlAct32 *a = act;
+  for (int64_t b = 0; b < n / 32; b++)
+    {
+      if (!quantize_block (x + 32 * b, 32, &a[b].d, a[b].q))
+        return FALSE;
+      a[b].sum = 0;
+      for (int l = 0; l < 32; l++)
+        a[b].sum += a[b].q[l];
+    }
+  return TRUE;
+}
+
+/* Activations are quantized a pass of at most PASS_BYTES per token at a time (wider rows
+ * take several passes, each continuing the previous one's sums), for a batch of up to
+ * MAX_BATCH tokens within ACT_BYTES (on the stack): each weight row is then read from
+ * memory once per batch and from L1 for the batch's other tokens. */
+#define PASS_BYTES (32 * 1024)
+#define ACT_BYTES (128 * 1024)
+#define MAX_BATCH 32
+
+typedef struct {
+  const BwMatrix *w;
+  const BwGgmlCodec *ti;
+  gboolean k;
+  int64_t act_size;    /* bytes of one activation block */
+  gsize row_bytes;
+  BwGgmlDot dot;
+} Rows;
+
+/* Tokens [t0, t0 + nt) of rows [r0, r1); a token whose activations hold NaN or Inf gets
+ * the reference product instead. */
+static void
+rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy, int64_t r0,
+            int64_t r1, uint8_t *act)
+{
+  const int64_t blk = g->ti->info->block_elements, nb = g->w->cols / blk;
+  const int64_t per_pass = PASS_BYTES / g->act_size;
+  gboolean bad[MAX_BATCH] = { FALSE };
+
+  for (int64_t b0 = 0; b0 < nb; b0 += per_pass)
+    {
+      const int64_t nbp = MIN (per_pass, nb - b0), pass_bytes = nbp * g->act_size;
+      for (int t = 0; t < nt; t++)
+        bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
+                                                  nbp * blk, act + t * pass_bytes);
+      for (int64_t r = r0; r < r1; r++)
+        {
+          const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->info->block_bytes;
+          for (int t = 0; t < nt; t++)
+            if (!bad[t])
+              {
+                float *yt = y + (int64_t) (t0 + t) * ldy;
+                yt[r] = g->dot (row, act + t * pass_bytes, nbp, b0 > 0 ? yt[r] : 0.0f);
+              }
+        }
+    }
+  for (int t = 0; t < nt; t++)
+    if (nb == 0)
+      for (int64_t r = r0; r < r1; r++)
+        y[(int64_t) (t0 + t) * ldy + r] = 0;
+    else if (bad[t])
+      bw_rows_reference (g->w, x + (int64_t) (t0 + t) * g->w->cols, 1, y + (int64_t) (t0 + t) * ldy,
+                         ldy, r0, r1);
+}
+
+void
+bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+              int64_t r1)
+{
+  const BwGgmlCodec *ti = bw_ggml_codec (bw_ggml_format_type (w->fmt));
+  uint8_t act[ACT_BYTES] __attribute__((aligned (64)));
+
+  g_return_if_fail (ti != NULL && w->cols % ti->info->block_elements == 0);
+  const gboolean k = bw_ggml_act_k (w->fmt);
+  const Rows g = {
+    .w = w, .ti = ti, .k = k,
+    .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
+    .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
+    .dot = bw_kernels_ggml_dot (bw_kernels_table (w->isa), w->fmt),
+  };
+  const int64_t nb = w->cols / ti->info->block_elements;
+  const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;
+  const int per_batch = (int) MIN (MAX_BATCH, ACT_BYTES / pass_bytes);
+
+  for (int t0 = 0; t0 < n; t0 += per_batch)
+    rows_batch (&g, x, t0, MIN (per_batch, n - t0), y, ldy, r0, r1, act);
+}

@@ -1,0 +1,296 @@
+/* Integer products of GGML rows (kernels/ggml-dot.h): every level the CPU runs gives the
+ * scalar level's bits; the scalar level is within the activations' int8 rounding of the
+ * f32 product of the dequantized rows; the levels promise kernels of their own for the
+ * formats listed here (a level the CPU runs without them fails); activations with NaN take
+ * the reference product. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/dispatch.h"
+#include "kernels/ggml-dot.h"
+#include "kernels/kernel-features.h"
+
+/* The formats with an AVX2 kernel of their own: all of them. */
+static const BwFormat avx2_formats[] = {
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K, BW_FMT_GGML_IQ4_NL, BW_FMT_GGML_IQ4_XS,
+  BW_FMT_GGML_MXFP4, BW_FMT_GGML_IQ2_XXS, BW_FMT_GGML_IQ2_XS, BW_FMT_GGML_Q4_1,
+  BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1, BW_FMT_GGML_TQ2_0, BW_FMT_GGML_IQ2_S,
+  BW_FMT_GGML_IQ3_XXS, BW_FMT_GGML_IQ3_S, BW_FMT_GGML_IQ1_S, BW_FMT_GGML_IQ1_M,
+  BW_FMT_GGML_TQ1_0,
+};
+
+typedef struct {
+  BwMatrix m;
+  guint8 *alloc;
+} GgmlMatrix;
+
+/* Random blocks whose values are finite and at most 1e6 in magnitude (blocks drawn again
+ * until they are), data starting `misalign` bytes past a 64-byte boundary. */
+static void
+ggml_matrix_init (GgmlMatrix *g, BwFormat fmt, int64_t rows, int64_t cols, int misalign,
+                  GRand *rand)
+{
+  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
+  const gsize row_bytes = bw_matrix_row_bytes (fmt, cols);
+  float vals[256];
+
+  g_assert_nonnull (t);
+  g_assert_cmpint (cols % t->info->block_elements, ==, 0);
+  g->alloc = g_malloc (rows * row_bytes + 64 + misalign);
+  guint8 *data = (guint8 *) (((guintptr) g->alloc + 63) & ~(guintptr) 63) + misalign;
+  for (int64_t b = 0; b < rows * (cols / t->info->block_elements); b++)
+    {
+      guint8 *blk = data + b * t->info->block_bytes;
+      gboolean ok;
+      do
+        {
+          for (guint32 i = 0; i < t->info->block_bytes; i++)
+            blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
+          t->dequant (blk, vals);
+          ok = TRUE;
+          for (guint32 i = 0; i < t->info->block_elements; i++)
+            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 1e6f;
+        }
+      while (!ok);
+    }
+  g->m = (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .data = data };
+}
+
+static const char *
+test_name (BwFormat fmt)
+{
+  return bw_ggml_codec (bw_ggml_format_type (fmt))->info->name;
+}
+
+static void
+fill_x (float *x, int64_t n, GRand *rand)
+{
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float) g_rand_double_range (rand, -1, 1) * (i % 97 == 0 ? 30.0f : 1.0f);
+}
+
+static void
+product (const BwMatrix *m, BwIsa isa, const float *x, int n, float *y)
+{
+  BwMatrix w = *m;
+  w.isa = isa;
+  bw_matmul (&w, x, n, y, NULL);
+}
+
+/* |y - W x| within what rounding each activation to its block's int8 step costs (half a
+ * step, amax / 254, per element), plus f32 rounding of the sums. */
+static void
+check_accuracy (const GgmlMatrix *g, const float *x, const float *y, const char *what)
+{
+  const int64_t cols = g->m.cols;
+  const gboolean k = bw_ggml_act_k (g->m.fmt);
+  const int blk = k ? 256 : 32;
+  g_autofree float *w = g_new (float, cols);
+
+  for (int64_t r = 0; r < g->m.rows; r++)
+    {
+      double exact = 0, mag = 0, bound = 0;
+      bw_matrix_dequant_row (&g->m, r, w);
+      for (int64_t b = 0; b < cols / blk; b++)
+        {
+          double amax = 0, wsum = 0;
+          for (int i = 0; i < blk; i++)
+            {
+              const int64_t c = b * blk + i;
+              exact += (double) w[c] * x[c];
+              mag += fabs ((double) w[c] * x[c]);
+              amax = MAX (amax, fabs (x[c]));
+              wsum += fabs (w[c]);
+            }
+          bound += amax / 254 * 1.0001 * wsum;
+        }
+      bound += 1e-5 * mag + 1e-30;
+      if (!(fabs (y[r] - exact) <= bound))
+        g_error ("%s row %" G_GINT64_FORMAT ": %.9g, exact %.9g, bound %.3g", what, r, y[r],
+                 exact, bound);
+    }
+}
+
+typedef struct {
+  int64_t rows, blocks;
+  int n;
+} Shape;
+
+static const Shape shapes[] = {
+  { 1, 1, 1 }, { 7, 2, 3 }, { 33, 5, 1 }, { 3, 9, 2 },
+};
+
+static void
+test_levels (void)
+{
+  GRand *rand = g_rand_new_with_seed (4646);
+
+  for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
+    {
+      const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (f));
+      /* the shapes, and one row wider than a pass of quantized activations */
+      for (gsize s = 0; s <= G_N_ELEMENTS (shapes); s++)
+        {
+          const gboolean wide = s == G_N_ELEMENTS (shapes);
+          const int64_t rows = wide ? 2 : shapes[s].rows;
+          const int64_t cols = (wide ? (t->info->block_elements == 256 ? 130 : 900) : shapes[s].blocks) * t->info->block_elements;
+          const int n = wide ? 1 : shapes[s].n;
+          GgmlMatrix g;
+          g_autofree float *x = g_new (float, n * cols);
+          g_autofree float *want = g_new (float, n * rows);
+          g_autofree float *got = g_new (float, n * rows);
+          g_autofree char *what = g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " n%d",
+                                                   t->info->name, rows, cols, n);
+
+          ggml_matrix_init (&g, (BwFormat) f, rows, cols, (int) s % 5, rand);
+          fill_x (x, n * cols, rand);
+          product (&g.m, BW_ISA_SCALAR, x, n, want);
+          for (int k = 0; k < n; k++)
+            check_accuracy (&g, x + k * cols, want + k * rows, what);
+          for (int isa = BW_ISA_AVX2; isa < BW_ISA_COUNT; isa++)
+            if (bw_isa_supported ((BwIsa) isa))
+              {
+                product (&g.m, (BwIsa) isa, x, n, got);
+                if (memcmp (got, want, n * rows * sizeof (float)) != 0)
+                  g_error ("%s at %s differs from the scalar level", what, bw_isa_name ((BwIsa) isa));
+              }
+          g_free (g.alloc);
+        }
+    }
+  g_rand_free (rand);
+}
+
+/* The formats with an AVX-512 VNNI kernel of their own. */
+static const BwFormat vnni_formats[] = {
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+};
+
+/* A level's kernels for the formats it promises are its own (not a lower level's). */
+static void
+check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDot *below)
+{
+  for (gsize i = 0; i < n; i++)
+    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]])
+      g_error ("%s has no kernel of its own for %s", bw_isa_name (isa), test_name (fmts[i]));
+}
+
+/* A level the CPU runs has its own kernel for each format it promises. */
+static void
+test_level_kernels (void)
+{
+  int ran = 0;
+
+  if (bw_isa_supported (BW_ISA_AVX512_VNNI))
+    check_own (BW_ISA_AVX512_VNNI, vnni_formats, G_N_ELEMENTS (vnni_formats), bw_ggml_dots_avx2);
+
+  for (int isa = BW_ISA_AVX2; isa < BW_ISA_COUNT; isa++)
+    {
+      if (!bw_isa_supported ((BwIsa) isa))
+        {
+          g_test_message ("%s: not on this CPU", bw_isa_name ((BwIsa) isa));
+          continue;
+        }
+      for (gsize i = 0; i < G_N_ELEMENTS (avx2_formats); i++)
+        if (bw_kernels_ggml_dot (bw_kernels_table ((BwIsa) isa), avx2_formats[i])
+            == bw_ggml_dots_scalar[avx2_formats[i]])
+          g_error ("%s has no kernel of its own for %s", bw_isa_name ((BwIsa) isa),
+                   bw_ggml_codec (bw_ggml_format_type (avx2_formats[i]))->info->name);
+      ran++;
+    }
+  if (BW_KERNELS_X86 && ran == 0)
+    g_test_message ("this CPU runs none of the SIMD levels: the scalar one only");
+}
+
+/* NaN in one token's activations: that token is the reference f32 product, the others
+ * still integer. */
+static void
+test_nan_activations (void)
+{
+  GRand *rand = g_rand_new_with_seed (7);
+  GgmlMatrix g;
+  float x[2 * 512], y[2 * 4], one[4], ref[4];
+
+  ggml_matrix_init (&g, BW_FMT_GGML_Q4_K, 4, 512, 0, rand);
+  fill_x (x, 1024, rand);
+  x[512 + 300] = NAN;
+  product (&g.m, BW_ISA_AUTO, x, 2, y);
+  product (&g.m, BW_ISA_SCALAR, x, 1, one);
+  bw_rows_reference (&g.m, x + 512, 1, ref, 4, 0, 4);
+  g_assert_cmpmem (y, sizeof one, one, sizeof one);
+  for (int r = 0; r < 4; r++)
+    g_assert_true (isnan (y[4 + r]) && isnan (ref[r]));
+  g_free (g.alloc);
+  g_rand_free (rand);
+}
+
+/* n tokens at once give each token's one-token bits (batches of tokens share the weight
+ * reads, not the arithmetic), across batches and with a NaN token among them. */
+static void
+test_prefill_equals_decode (void)
+{
+  GRand *rand = g_rand_new_with_seed (11);
+  static const BwFormat fmts[] = { BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q8_0, BW_FMT_GGML_IQ2_XXS };
+
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    {
+      const int64_t rows = 19, cols = 1024;
+      const int n = 37;
+      GgmlMatrix g;
+      g_autofree float *x = g_new (float, n * cols);
+      g_autofree float *all = g_new (float, n * rows);
+      float one[19];
+      ggml_matrix_init (&g, fmts[f], rows, cols, 1, rand);
+      fill_x (x, n * cols, rand);
+      x[20 * cols + 7] = INFINITY;
+      bw_matmul (&g.m, x, n, all, NULL);
+      for (int t = 0; t < n; t++)
+        {
+          bw_matmul (&g.m, x + t * cols, 1, one, NULL);
+          if (memcmp (one, all + t * rows, sizeof one) != 0)
+            g_error ("%s token %d of %d differs from its one-token product",
+                     test_name (fmts[f]), t, n);
+        }
+      g_free (g.alloc);
+    }
+  g_rand_free (rand);
+}
+
+static void
+test_formats_map (void)
+{
+  for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
+    {
+      const int type = bw_ggml_format_type ((BwFormat) f);
+      g_assert_nonnull (bw_ggml_codec (type));
+      g_assert_cmpint (bw_ggml_type_format (type), ==, f);
+      g_assert_nonnull (bw_ggml_dots_scalar[f]);
+    }
+  g_assert_cmpint (bw_ggml_format_type (BW_FMT_Q4), ==, -1);
+  g_assert_cmpint (bw_ggml_type_format (BW_GGML_F16), ==, BW_FMT_COUNT);
+  g_assert_cmpuint (bw_matrix_row_bytes (BW_FMT_GGML_Q6_K, 512), ==, 420);
+  g_assert_cmpuint (bw_matrix_row_bytes (BW_FMT_GGML_Q6_K, 500), ==, 0);
+
+  /* a segment that starts and ends inside blocks decodes as the whole row does */
+  GRand *rand = g_rand_new_with_seed (3);
+  GgmlMatrix g;
+  float row[768], seg[300];
+  ggml_matrix_init (&g, BW_FMT_GGML_IQ3_S, 2, 768, 0, rand);
+  bw_matrix_dequant_row (&g.m, 1, row);
+  bw_decode_segment (&g.m, 1, 37, 300, seg);
+  g_assert_cmpmem (seg, sizeof seg, row + 37, sizeof seg);
+  g_free (g.alloc);
+  g_rand_free (rand);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/ggml-dot/formats", test_formats_map);
+  g_test_add_func ("/ggml-dot/levels", test_levels);
+  g_test_add_func ("/ggml-dot/level-kernels", test_level_kernels);
+  g_test_add_func ("/ggml-dot/nan-activations", test_nan_activations);
+  g_test_add_func ("/ggml-dot/prefill-equals-decode", test_prefill_equals_decode);
+  return g_test_run ();
+}
