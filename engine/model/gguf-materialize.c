@@ -8,7 +8,7 @@
 
 #include "core/gguf.h"
 #include "core/safetensors-writer.h"
-#include "model/gguf-config.h"
+#include "families/gguf-archs.h"
 #include "quant/ggml-quants.h"
 
 typedef enum {
