@@ -78,6 +78,11 @@ typedef struct {
   const BwFamily *(*lookup) (const char *model_type, const char *architecture);
   /* "a, b and c": the canonical names, for error messages; the caller frees it. */
   char *(*names) (void);
+  /* A GGUF model (a file, any split part, or its folder) written out as a checkpoint folder
+   * of one of these families: a new temporary folder, which gguf_remove deletes; NULL
+   * (leaving nothing) with an error naming the file. NULL: GGUF is not read. */
+  char *(*gguf_materialize) (const char *gguf_path, GError **error);
+  void (*gguf_remove) (const char *dir);
 } BwFamilyLookup;
 
 /* The number that identifies the family in saved files: file_id, else a hash of its name

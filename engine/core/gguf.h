@@ -56,7 +56,8 @@ gboolean bw_gguf_read_range (const BwGguf *g, const BwGgufTensor *t, guint64 fro
 const BwGgufValue *bw_gguf_lookup (const BwGguf *g, const char *key);
 /* The value of "ARCH.suffix" for the file's general.architecture ARCH. */
 const BwGgufValue *bw_gguf_lookup_arch (const BwGguf *g, const char *suffix);
-/* general.architecture ("deepseek2", "qwen3moe"...); NULL when absent or not a string. */
+/* general.architecture (llama.cpp's name for the model's architecture); NULL when absent
+ * or not a string. */
 const char *bw_gguf_architecture (const BwGguf *g);
 
 /* Typed getters: a missing key or a value of another type or out of range is an error

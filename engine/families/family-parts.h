@@ -18,7 +18,7 @@ extern const BwChatFormat bw_kimi_linear_chat;
  * values only. attrs: name, value pairs ending with NULL. */
 void bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *attrs);
 
-/* Synthetic checkpoints at the releases' widths (stream/synth-checkpoint.h). */
+/* Synthetic checkpoints at the releases' widths (synth/synth-checkpoint.h). */
 gboolean bw_deepseek_v3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
 gboolean bw_glm4_moe_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
 gboolean bw_glm52_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);

@@ -51,7 +51,7 @@ void bw_kimi_attention (BwModel *model, BwKimiModel *km, BwState *state, int l, 
 /* Layer kinds in the checkpoint config's layer_kind. */
 enum { BW_KIMI_LAYER_KDA = 1, BW_KIMI_LAYER_MLA = 2 };
 
-/* The checkpoint config hooks of the two descriptors (families/family.h). */
+/* The checkpoint config hooks of the two descriptors (core/family-desc.h). */
 gboolean bw_kimi_linear_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own,
                                       GError **error);
 gboolean bw_kimi_k3_parse_config (const BwConfigFields *f, BwModelConfig *cfg, gpointer own,

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "families/gguf-materialize.h"
+
 #define FAMILIES(X) \
   X (kimi_linear) \
   X (kimi_k3) \
@@ -85,7 +87,9 @@ bw_family_names (void)
 const BwFamilyLookup *
 bw_families (void)
 {
-  static const BwFamilyLookup lookup = { bw_family_lookup, bw_family_names };
+  static const BwFamilyLookup lookup = {
+    bw_family_lookup, bw_family_names, bw_gguf_materialize_tmp, bw_gguf_materialized_remove,
+  };
   return &lookup;
 }
 

@@ -12,7 +12,9 @@ struct BwModel {
   const BwFamilyOps *ops;
   const BwModelConfig *cfg;     /* the checkpoint's */
   BwCheckpoint *ckpt;
-  char *gguf_dir;                /* a GGUF model's F32 folder (gguf-materialize.h), or NULL */
+  char *gguf_dir;                /* a GGUF model's F32 folder (BwFamilyLookup's
+                                  * gguf_materialize), or NULL */
+  void (*gguf_remove) (const char *dir);  /* deletes gguf_dir */
   BwModelOptions opts;          /* max_batch resolved */
   BwPool *pool;
   BwExpertStore *store;         /* NULL when the family has no routed experts */

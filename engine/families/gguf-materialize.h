@@ -1,5 +1,5 @@
 /* A stepping stone for running GGUF models: the file written out as an F32 safetensors
- * checkpoint folder (config.json from gguf-config.h, model.safetensors with every tensor
+ * checkpoint folder (config.json from gguf-archs.h, model.safetensors with every tensor
  * dequantized exactly as llama.cpp does and named as the family binds it). Routed experts
  * are cut from the 3-D *_exps tensors, one tensor per expert. Four bytes per weight on
  * disk: right for small models and tests; the end state streams experts from the GGUF

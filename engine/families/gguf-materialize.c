@@ -1,5 +1,5 @@
 /* GGUF -> F32 safetensors checkpoint folder (see gguf-materialize.h). */
-#include "model/gguf-materialize.h"
+#include "families/gguf-materialize.h"
 
 #include <glib/gstdio.h>
 #include <sys/statvfs.h>
@@ -8,7 +8,7 @@
 
 #include "core/gguf.h"
 #include "core/safetensors-writer.h"
-#include "model/gguf-config.h"
+#include "families/gguf-archs.h"
 #include "quant/ggml-quants.h"
 
 typedef enum {

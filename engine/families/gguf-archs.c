@@ -1,6 +1,6 @@
 /* GGUF metadata -> config.json fields (see gguf-config.h). Dimensions that the metadata
  * leaves out come from the tensors, as llama.cpp's loader takes them. */
-#include "model/gguf-config.h"
+#include "families/gguf-archs.h"
 
 #include "core/checkpoint.h"
 #include "core/model-config.h"

@@ -1,6 +1,6 @@
-/* A GGUF model's hyperparameters as the config.json its family parses: llama.cpp's
- * metadata keys ({arch}.block_count, .expert_count, .attention.*, .rope.*) mapped onto the
- * Hugging Face fields, so GGUF and safetensors models share one config parser. */
+/* How each GGUF architecture (llama.cpp's name for it) maps onto a family Burrow runs: a
+ * GGUF model's metadata ({arch}.block_count, .expert_count, .attention.*, .rope.*) written
+ * as the config.json its family parses, so GGUF and safetensors models share one parser. */
 #pragma once
 
 #include <glib.h>
