@@ -10,39 +10,6 @@
 /* range() is bounded as in Jinja's sandbox. */
 #define MAX_RANGE 100000
 
-static const char *const str_methods[] = {
-  "strip", "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "replace", "upper",
-  "lower", "title", "capitalize", "find", "rfind", "index", "count", "join", "splitlines",
-  "isdigit", "isalpha", "isspace", "isalnum", "isupper", "islower", NULL,
-};
-static const char *const list_methods[] = {
-  "append", "pop", "index", "count", "insert", "extend", "remove", "reverse", "copy", NULL,
-};
-static const char *const dict_methods[] = {
-  "get", "items", "keys", "values", "pop", "update", "setdefault", "copy", NULL,
-};
-
-static gboolean
-in_names (const char *const *names, const char *name)
-{
-  for (gsize k = 0; names[k]; k++)
-    if (strcmp (names[k], name) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-gboolean
-jj_has_method (const JjValue *self, const char *name)
-{
-  switch (self->kind)
-    {
-    case JJ_STRING: return in_names (str_methods, name);
-    case JJ_LIST: return in_names (list_methods, name);
-    case JJ_DICT: return in_names (dict_methods, name);
-    default: return FALSE;
-    }
-}
-
 gssize
 jj_find (const char *hay, gsize len, gsize from, const char *needle, gsize nlen)
 {
@@ -121,23 +88,35 @@ str_split (const JjValue *s, const JjValue *sep, gint64 maxsplit, gboolean from_
 
   if (sep == NULL)
     {
-      g_autoptr (GPtrArray) words = g_ptr_array_new_with_free_func ((GDestroyNotify) jj_unref);
+      /* Python's whitespace split: words by byte span; with maxsplit, the part not split
+       * keeps its inner and outer whitespace (from the first word kept whole to the end,
+       * or from the start to the last word kept whole, for rsplit). */
+      g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (gsize) * 2);
+      guint n, first, last;
+      gboolean limited;
       while (p < end)
         {
           while (p < end && is_py_space (g_utf8_get_char (p)))
             p = g_utf8_next_char (p);
           if (p >= end)
             break;
-          const char *w = p;
+          gsize span[2] = { (gsize) (p - s->str.s), 0 };
           while (p < end && !is_py_space (g_utf8_get_char (p)))
             p = g_utf8_next_char (p);
-          g_ptr_array_add (words, jj_string_sub (s, w - s->str.s, p - s->str.s));
+          span[1] = (gsize) (p - s->str.s);
+          g_array_append_val (spans, span);
         }
-      /* maxsplit with whitespace: rejoin the tail as Python keeps it (rarely used). */
-      for (guint i = 0; i < words->len; i++)
-        jj_list_append (out, jj_ref (words->pdata[i]));
-      (void) maxsplit;
-      (void) from_right;
+      n = spans->len;
+      limited = maxsplit >= 0 && (guint64) n > (guint64) maxsplit;
+      first = limited && from_right ? n - (guint) maxsplit - 1 : 0;
+      last = limited && !from_right ? (guint) maxsplit + 1 : n;
+      for (guint i = first; i < last; i++)
+        {
+          const gsize *w = &g_array_index (spans, gsize, 2 * i);
+          gsize from = limited && from_right && i == first ? 0 : w[0];
+          gsize to = limited && !from_right && i + 1 == last ? s->str.len : w[1];
+          jj_list_append (out, jj_string_sub (s, from, to));
+        }
       return out;
     }
   if (from_right && maxsplit >= 0)
@@ -309,48 +288,40 @@ title_run (GString *out, const char *s, gsize len, gpointer data)
 }
 
 static JjValue *
-str_case (const JjValue *s, const char *how)
+str_title (const JjValue *s, gboolean every_word)
 {
-  CaseState st = { strcmp (how, "title") == 0, TRUE };
+  CaseState st = { every_word, TRUE };
   JjText out;
 
-  if (strcmp (how, "upper") == 0 || strcmp (how, "lower") == 0)
-    return str_up_down (s, how[0] == 'u');
   jj_text_init (&out);
   jj_text_put_runs (&out, s, title_run, &st);
   return jj_text_take (&out);
 }
 
+/* isdigit, isalpha, isspace, isalnum: at least one character, and every one passes. */
 static JjValue *
-str_class (const JjValue *s, const char *how)
+str_all (const JjValue *s, gboolean (*pass) (gunichar c))
 {
-  gboolean any = FALSE, cased = FALSE;
+  for (const char *p = s->str.s; p < s->str.s + s->str.len; p = g_utf8_next_char (p))
+    if (!pass (g_utf8_get_char (p)))
+      return jj_bool (FALSE);
+  return jj_bool (s->str.len > 0);
+}
+
+/* isupper, islower: at least one cased character and none of the other case. */
+static JjValue *
+str_cased (const JjValue *s, gboolean upper)
+{
+  gboolean cased = FALSE;
 
   for (const char *p = s->str.s; p < s->str.s + s->str.len; p = g_utf8_next_char (p))
     {
       gunichar c = g_utf8_get_char (p);
-      gboolean ok;
-      any = TRUE;
-      if (strcmp (how, "isdigit") == 0)
-        ok = g_unichar_isdigit (c);
-      else if (strcmp (how, "isalpha") == 0)
-        ok = g_unichar_isalpha (c);
-      else if (strcmp (how, "isspace") == 0)
-        ok = is_py_space (c);
-      else if (strcmp (how, "isalnum") == 0)
-        ok = g_unichar_isalnum (c);
-      else
-        {
-          gboolean upper = strcmp (how, "isupper") == 0;
-          cased |= g_unichar_isupper (c) || g_unichar_islower (c);
-          ok = upper ? !g_unichar_islower (c) : !g_unichar_isupper (c);
-        }
-      if (!ok)
+      cased |= g_unichar_isupper (c) || g_unichar_islower (c);
+      if (upper ? g_unichar_islower (c) : g_unichar_isupper (c))
         return jj_bool (FALSE);
     }
-  if (strcmp (how, "isupper") == 0 || strcmp (how, "islower") == 0)
-    return jj_bool (cased);
-  return jj_bool (any);
+  return jj_bool (cased);
 }
 
 static gint64
@@ -394,82 +365,157 @@ str_join (JjRender *r, const JjNode *at, const JjValue *sep, JjValue *seq)
   return jj_text_take (&out);
 }
 
-static JjValue *
-str_method (JjRender *r, const JjNode *at, JjValue *s, const char *name, GPtrArray *args,
-            GPtrArray *kwnames, GPtrArray *kwvals)
-{
-  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
-  JjValue *a1 = jj_arg (args, 1, NULL, NULL, NULL);
+/* Every method has one signature, so the tables below map a name straight to its handler;
+ * handlers shared by related names (strip/lstrip/rstrip) tell them apart by `name`. */
+#define METHOD(fn)                                                                        \
+  static JjValue *fn (JjRender *r, const JjNode *at, JjValue *self, const char *name,     \
+                      GPtrArray *args, GPtrArray *kwnames, GPtrArray *kwvals)
 
-  if (g_str_has_suffix (name, "strip"))
-    {
-      if (a0 != NULL && a0->kind != JJ_NONE && !want_string (r, at, a0, name))
-        return NULL;
-      return str_strip (s, a0 && a0->kind == JJ_STRING ? a0 : NULL,
-                        name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3);
-    }
-  if (strcmp (name, "split") == 0 || strcmp (name, "rsplit") == 0)
-    {
-      JjValue *sep = jj_arg (args, 0, kwnames, kwvals, "sep");
-      JjValue *max = jj_arg (args, 1, kwnames, kwvals, "maxsplit");
-      if (sep != NULL && sep->kind == JJ_NONE)
-        sep = NULL;
-      if (sep != NULL && !want_string (r, at, sep, name))
-        return NULL;
-      if (sep != NULL && sep->str.len == 0)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "empty separator");
-      return str_split (s, sep, int_arg (max, -1), name[0] == 'r');
-    }
-  if (strcmp (name, "startswith") == 0 || strcmp (name, "endswith") == 0)
-    return str_affix (r, at, s, a0, name[0] == 'e');
-  if (strcmp (name, "replace") == 0)
-    {
-      if (!want_string (r, at, a0, name) || !want_string (r, at, a1, name))
-        return NULL;
-      return str_replace (r, at, s, a0, a1, int_arg (jj_arg (args, 2, NULL, NULL, NULL), -1));
-    }
-  if (strcmp (name, "upper") == 0 || strcmp (name, "lower") == 0 || strcmp (name, "title") == 0
-      || strcmp (name, "capitalize") == 0)
-    return str_case (s, name);
-  if (g_str_has_prefix (name, "is"))
-    return str_class (s, name);
-  if (strcmp (name, "join") == 0)
-    return str_join (r, at, s, a0);
-  if (strcmp (name, "splitlines") == 0)
-    {
-      JjValue *out = jj_list_new ();
-      gsize from = 0;
-      for (gsize i = 0; i < s->str.len; i++)
-        if (s->str.s[i] == '\n' || s->str.s[i] == '\r')
-          {
-            jj_list_append (out, jj_string_sub (s, from, i));
-            if (s->str.s[i] == '\r' && i + 1 < s->str.len && s->str.s[i + 1] == '\n')
-              i++;
-            from = i + 1;
-          }
-      if (from < s->str.len)
-        jj_list_append (out, jj_string_sub (s, from, s->str.len));
-      return out;
-    }
-  /* find, rfind, index, count: byte offsets turned into character offsets. */
-  if (!want_string (r, at, a0, name))
+typedef JjValue *(*JjMethodFn) (JjRender *r, const JjNode *at, JjValue *self, const char *name,
+                                GPtrArray *args, GPtrArray *kwnames, GPtrArray *kwvals);
+
+typedef struct {
+  const char *name;
+  JjMethodFn fn;
+} JjMethod;
+
+/* ---- str ---- */
+
+METHOD (m_strip)
+{
+  JjValue *chars = jj_arg (args, 0, NULL, NULL, NULL);
+
+  (void) kwnames, (void) kwvals;
+  if (chars != NULL && chars->kind != JJ_NONE && !want_string (r, at, chars, name))
+    return NULL;
+  return str_strip (self, chars && chars->kind == JJ_STRING ? chars : NULL,
+                    name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3);
+}
+
+METHOD (m_split)
+{
+  JjValue *sep = jj_arg (args, 0, kwnames, kwvals, "sep");
+  JjValue *max = jj_arg (args, 1, kwnames, kwvals, "maxsplit");
+
+  if (sep != NULL && sep->kind == JJ_NONE)
+    sep = NULL;
+  if (sep != NULL && !want_string (r, at, sep, name))
+    return NULL;
+  if (sep != NULL && sep->str.len == 0)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "empty separator");
+  return str_split (self, sep, int_arg (max, -1), name[0] == 'r');
+}
+
+METHOD (m_affix)
+{
+  (void) kwnames, (void) kwvals;
+  return str_affix (r, at, self, jj_arg (args, 0, NULL, NULL, NULL), name[0] == 'e');
+}
+
+METHOD (m_replace)
+{
+  JjValue *old = jj_arg (args, 0, NULL, NULL, NULL), *new = jj_arg (args, 1, NULL, NULL, NULL);
+
+  (void) kwnames, (void) kwvals;
+  if (!want_string (r, at, old, name) || !want_string (r, at, new, name))
+    return NULL;
+  return str_replace (r, at, self, old, new, int_arg (jj_arg (args, 2, NULL, NULL, NULL), -1));
+}
+
+/* upper(), lower() */
+METHOD (m_up_down)
+{
+  (void) r, (void) at, (void) args, (void) kwnames, (void) kwvals;
+  return str_up_down (self, name[0] == 'u');
+}
+
+/* title(), capitalize() */
+METHOD (m_title)
+{
+  (void) r, (void) at, (void) args, (void) kwnames, (void) kwvals;
+  return str_title (self, name[0] == 't');
+}
+
+#define CLASS_METHOD(fn, pass)                                  \
+  METHOD (fn)                                                   \
+  {                                                             \
+    (void) r, (void) at, (void) name, (void) args;              \
+    (void) kwnames, (void) kwvals;                              \
+    return pass;                                                \
+  }
+
+CLASS_METHOD (m_isdigit, str_all (self, g_unichar_isdigit))
+CLASS_METHOD (m_isalpha, str_all (self, g_unichar_isalpha))
+CLASS_METHOD (m_isspace, str_all (self, is_py_space))
+CLASS_METHOD (m_isalnum, str_all (self, g_unichar_isalnum))
+CLASS_METHOD (m_isupper, str_cased (self, TRUE))
+CLASS_METHOD (m_islower, str_cased (self, FALSE))
+
+METHOD (m_join)
+{
+  (void) name, (void) kwnames, (void) kwvals;
+  return str_join (r, at, self, jj_arg (args, 0, NULL, NULL, NULL));
+}
+
+METHOD (m_splitlines)
+{
+  JjValue *out = jj_list_new ();
+  gsize from = 0;
+
+  (void) r, (void) at, (void) name, (void) args, (void) kwnames, (void) kwvals;
+  for (gsize i = 0; i < self->str.len; i++)
+    if (self->str.s[i] == '\n' || self->str.s[i] == '\r')
+      {
+        jj_list_append (out, jj_string_sub (self, from, i));
+        if (self->str.s[i] == '\r' && i + 1 < self->str.len && self->str.s[i + 1] == '\n')
+          i++;
+        from = i + 1;
+      }
+  if (from < self->str.len)
+    jj_list_append (out, jj_string_sub (self, from, self->str.len));
+  return out;
+}
+
+/* find, rfind, index, count: byte offsets turned into character offsets. */
+METHOD (m_find)
+{
+  JjValue *sub = jj_arg (args, 0, NULL, NULL, NULL);
+  gssize hit;
+
+  (void) kwnames, (void) kwvals;
+  if (!want_string (r, at, sub, name))
     return NULL;
   if (strcmp (name, "count") == 0)
     {
       gint64 n = 0;
-      if (a0->str.len == 0)
-        return jj_int (jj_len (s) + 1);
-      for (gssize at2 = 0; (at2 = jj_find (s->str.s, s->str.len, at2, a0->str.s, a0->str.len)) >= 0;
-           at2 += a0->str.len)
+      if (sub->str.len == 0)
+        return jj_int (jj_len (self) + 1);
+      for (gssize from = 0;
+           (from = jj_find (self->str.s, self->str.len, from, sub->str.s, sub->str.len)) >= 0;
+           from += sub->str.len)
         n++;
       return jj_int (n);
     }
-  gssize hit = name[0] == 'r' ? rfind (s->str.s, s->str.len, a0->str.s, a0->str.len)
-                              : jj_find (s->str.s, s->str.len, 0, a0->str.s, a0->str.len);
+  hit = name[0] == 'r' ? rfind (self->str.s, self->str.len, sub->str.s, sub->str.len)
+                       : jj_find (self->str.s, self->str.len, 0, sub->str.s, sub->str.len);
   if (hit < 0 && strcmp (name, "index") == 0)
     return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "substring not found");
-  return jj_int (hit < 0 ? -1 : (gint64) g_utf8_strlen (s->str.s, hit));
+  return jj_int (hit < 0 ? -1 : (gint64) g_utf8_strlen (self->str.s, hit));
 }
+
+static const JjMethod str_methods[] = {
+  { "strip", m_strip }, { "lstrip", m_strip }, { "rstrip", m_strip },
+  { "split", m_split }, { "rsplit", m_split },
+  { "startswith", m_affix }, { "endswith", m_affix }, { "replace", m_replace },
+  { "upper", m_up_down }, { "lower", m_up_down }, { "title", m_title }, { "capitalize", m_title },
+  { "find", m_find }, { "rfind", m_find }, { "index", m_find }, { "count", m_find },
+  { "join", m_join }, { "splitlines", m_splitlines },
+  { "isdigit", m_isdigit }, { "isalpha", m_isalpha }, { "isspace", m_isspace },
+  { "isalnum", m_isalnum }, { "isupper", m_isupper }, { "islower", m_islower },
+  { NULL, NULL },
+};
+
+/* ---- list ---- */
 
 /* Values put into a container are copies, so no container can come to hold itself. */
 static JjValue *
@@ -485,161 +531,216 @@ stored (JjRender *r, const JjNode *at, JjValue *v)
   return copy;
 }
 
-static JjValue *
-list_method (JjRender *r, const JjNode *at, JjValue *l, const char *name, GPtrArray *args)
+METHOD (m_copy)
 {
-  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *v;
-  guint idx;
-
-  if (strcmp (name, "append") == 0 || strcmp (name, "insert") == 0)
-    {
-      gboolean ins = name[0] == 'i';
-      gint64 pos = ins ? int_arg (a0, 0) : l->list->len;
-      if ((v = stored (r, at, ins ? jj_arg (args, 1, NULL, NULL, NULL) : a0)) == NULL)
-        return NULL;
-      if (!jj_check_size (r, at, l->list->len + 1))
-        return jj_unref (v), NULL;
-      pos = pos < 0 ? MAX (pos + (gint64) l->list->len, 0) : MIN (pos, (gint64) l->list->len);
-      g_ptr_array_insert (l->list, (gint) pos, v);
-      l->nest = MAX (l->nest, v->nest + 1);
-      return jj_none ();
-    }
-  if (strcmp (name, "extend") == 0)
-    {
-      g_autoptr (JjValue) items = a0 ? jj_iterate (a0) : NULL;
-      for (guint i = 0; items != NULL && i < items->list->len; i++)
-        {
-          if ((v = stored (r, at, JJ_ITEM (items, i))) == NULL)
-            return NULL;
-          jj_list_append (l, v);
-        }
-      return items ? jj_none () : jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "extend expects an iterable");
-    }
-  if (strcmp (name, "pop") == 0)
-    {
-      gint64 i = int_arg (a0, -1);
-      if (i < 0)
-        i += l->list->len;
-      if (i < 0 || i >= (gint64) l->list->len)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "pop index out of range");
-      idx = (guint) i;
-      return g_ptr_array_steal_index (l->list, idx);
-    }
-  if (strcmp (name, "index") == 0 || strcmp (name, "count") == 0 || strcmp (name, "remove") == 0)
-    {
-      gint64 n = 0;
-      for (guint i = 0; a0 != NULL && i < l->list->len; i++)
-        if (jj_equal (JJ_ITEM (l, i), a0))
-          {
-            if (name[0] == 'i')
-              return jj_int (i);
-            if (name[0] == 'r')
-              {
-                g_ptr_array_remove_index (l->list, i);
-                return jj_none ();
-              }
-            n++;
-          }
-      if (name[0] != 'c')
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "value is not in list");
-      return jj_int (n);
-    }
-  if (strcmp (name, "reverse") == 0)
-    {
-      for (guint i = 0, j = l->list->len; i + 1 < j; i++, j--)
-        {
-          gpointer t = l->list->pdata[i];
-          l->list->pdata[i] = l->list->pdata[j - 1];
-          l->list->pdata[j - 1] = t;
-        }
-      return jj_none ();
-    }
-  return stored (r, at, l);   /* copy */
+  (void) name, (void) args, (void) kwnames, (void) kwvals;
+  return stored (r, at, self);
 }
 
-static JjValue *
-dict_method (JjRender *r, const JjNode *at, JjValue *d, const char *name, GPtrArray *args,
-             GPtrArray *kwnames, GPtrArray *kwvals)
+/* append(v), insert(i, v) */
+METHOD (m_list_insert)
 {
-  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *a1 = jj_arg (args, 1, NULL, NULL, NULL);
-  JjValue *out, *v;
+  gboolean ins = name[0] == 'i';
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *v;
+  gint64 pos = ins ? int_arg (a0, 0) : self->list->len;
 
-  if (strcmp (name, "get") == 0 || strcmp (name, "pop") == 0 || strcmp (name, "setdefault") == 0)
+  (void) kwnames, (void) kwvals;
+  if ((v = stored (r, at, ins ? jj_arg (args, 1, NULL, NULL, NULL) : a0)) == NULL)
+    return NULL;
+  if (!jj_check_size (r, at, self->list->len + 1))
+    return jj_unref (v), NULL;
+  pos = pos < 0 ? MAX (pos + (gint64) self->list->len, 0) : MIN (pos, (gint64) self->list->len);
+  g_ptr_array_insert (self->list, (gint) pos, v);
+  self->nest = MAX (self->nest, v->nest + 1);
+  return jj_none ();
+}
+
+METHOD (m_list_extend)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *v;
+  g_autoptr (JjValue) items = a0 ? jj_iterate (a0) : NULL;
+
+  (void) name, (void) kwnames, (void) kwvals;
+  for (guint i = 0; items != NULL && i < items->list->len; i++)
     {
-      if (a0 == NULL)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "%s expects a key", name);
-      v = jj_dict_get (d, a0);
-      if (v != NULL)
-        {
-          v = jj_ref (v);
-          if (name[0] == 'p')
-            jj_dict_remove (d, a0);
-          return v;
-        }
-      if (name[0] == 'p' && a1 == NULL)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "key not in dict");
-      if (name[0] == 's')
-        {
-          if ((v = stored (r, at, a1 ? a1 : jj_none ())) == NULL)
-            return NULL;
-          jj_dict_set (d, jj_ref (a0), jj_ref (v));
-          return v;
-        }
-      return a1 ? jj_ref (a1) : jj_none ();
+      if ((v = stored (r, at, JJ_ITEM (items, i))) == NULL)
+        return NULL;
+      jj_list_append (self, v);
     }
-  if (strcmp (name, "update") == 0)
+  return items ? jj_none () : jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "extend expects an iterable");
+}
+
+METHOD (m_list_pop)
+{
+  gint64 i = int_arg (jj_arg (args, 0, NULL, NULL, NULL), -1);
+
+  (void) name, (void) kwnames, (void) kwvals;
+  if (i < 0)
+    i += self->list->len;
+  if (i < 0 || i >= (gint64) self->list->len)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "pop index out of range");
+  return g_ptr_array_steal_index (self->list, (guint) i);
+}
+
+/* index(v), count(v), remove(v) */
+METHOD (m_list_search)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
+  gint64 n = 0;
+
+  (void) kwnames, (void) kwvals;
+  for (guint i = 0; a0 != NULL && i < self->list->len; i++)
+    if (jj_equal (JJ_ITEM (self, i), a0))
+      {
+        if (name[0] == 'i')
+          return jj_int (i);
+        if (name[0] == 'r')
+          {
+            g_ptr_array_remove_index (self->list, i);
+            return jj_none ();
+          }
+        n++;
+      }
+  if (name[0] != 'c')
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "value is not in list");
+  return jj_int (n);
+}
+
+METHOD (m_list_reverse)
+{
+  (void) r, (void) at, (void) name, (void) args, (void) kwnames, (void) kwvals;
+  for (guint i = 0, j = self->list->len; i + 1 < j; i++, j--)
     {
-      for (guint i = 0; a0 != NULL && a0->kind == JJ_DICT && i < jj_dict_size (a0); i++)
-        {
-          if ((v = stored (r, at, JJ_VAL (a0, i))) == NULL)
-            return NULL;
-          jj_dict_set (d, jj_ref (JJ_KEY (a0, i)), v);
-        }
-      for (guint i = 0; kwnames != NULL && i < kwnames->len; i++)
-        {
-          if ((v = stored (r, at, kwvals->pdata[i])) == NULL)
-            return NULL;
-          jj_dict_set_str (d, kwnames->pdata[i], v);
-        }
-      return jj_none ();
+      gpointer t = self->list->pdata[i];
+      self->list->pdata[i] = self->list->pdata[j - 1];
+      self->list->pdata[j - 1] = t;
     }
-  if (strcmp (name, "copy") == 0)
-    return stored (r, at, d);
-  out = jj_list_new ();
-  for (guint i = 0; i < jj_dict_size (d); i++)
+  return jj_none ();
+}
+
+static const JjMethod list_methods[] = {
+  { "append", m_list_insert }, { "insert", m_list_insert }, { "extend", m_list_extend },
+  { "pop", m_list_pop }, { "index", m_list_search }, { "count", m_list_search },
+  { "remove", m_list_search }, { "reverse", m_list_reverse }, { "copy", m_copy },
+  { NULL, NULL },
+};
+
+/* ---- dict ---- */
+
+/* get(k[, d]), pop(k[, d]), setdefault(k[, d]) */
+METHOD (m_dict_get)
+{
+  JjValue *key = jj_arg (args, 0, NULL, NULL, NULL), *dflt = jj_arg (args, 1, NULL, NULL, NULL);
+  JjValue *v;
+
+  (void) kwnames, (void) kwvals;
+  if (key == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "%s expects a key", name);
+  v = jj_dict_get (self, key);
+  if (v != NULL)
+    {
+      v = jj_ref (v);
+      if (name[0] == 'p')
+        jj_dict_remove (self, key);
+      return v;
+    }
+  if (name[0] == 'p' && dflt == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "key not in dict");
+  if (name[0] == 's')
+    {
+      if ((v = stored (r, at, dflt ? dflt : jj_none ())) == NULL)
+        return NULL;
+      jj_dict_set (self, jj_ref (key), jj_ref (v));
+      return v;
+    }
+  return dflt ? jj_ref (dflt) : jj_none ();
+}
+
+METHOD (m_dict_update)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL), *v;
+
+  (void) name;
+  for (guint i = 0; a0 != NULL && a0->kind == JJ_DICT && i < jj_dict_size (a0); i++)
+    {
+      if ((v = stored (r, at, JJ_VAL (a0, i))) == NULL)
+        return NULL;
+      jj_dict_set (self, jj_ref (JJ_KEY (a0, i)), v);
+    }
+  for (guint i = 0; kwnames != NULL && i < kwnames->len; i++)
+    {
+      if ((v = stored (r, at, kwvals->pdata[i])) == NULL)
+        return NULL;
+      jj_dict_set_str (self, kwnames->pdata[i], v);
+    }
+  return jj_none ();
+}
+
+/* keys(), values(), items() */
+METHOD (m_dict_view)
+{
+  JjValue *out = jj_list_new ();
+
+  (void) r, (void) at, (void) args, (void) kwnames, (void) kwvals;
+  for (guint i = 0; i < jj_dict_size (self); i++)
     {
       if (name[0] == 'k')
-        jj_list_append (out, jj_ref (JJ_KEY (d, i)));
+        jj_list_append (out, jj_ref (JJ_KEY (self, i)));
       else if (name[0] == 'v')
-        jj_list_append (out, jj_ref (JJ_VAL (d, i)));
+        jj_list_append (out, jj_ref (JJ_VAL (self, i)));
       else
         {
           JjValue *pair = jj_list_new ();
           pair->tuple = TRUE;
-          jj_list_append (pair, jj_ref (JJ_KEY (d, i)));
-          jj_list_append (pair, jj_ref (JJ_VAL (d, i)));
+          jj_list_append (pair, jj_ref (JJ_KEY (self, i)));
+          jj_list_append (pair, jj_ref (JJ_VAL (self, i)));
           jj_list_append (out, pair);
         }
     }
   return out;
 }
 
+static const JjMethod dict_methods[] = {
+  { "get", m_dict_get }, { "pop", m_dict_get }, { "setdefault", m_dict_get },
+  { "update", m_dict_update }, { "copy", m_copy },
+  { "keys", m_dict_view }, { "values", m_dict_view }, { "items", m_dict_view },
+  { NULL, NULL },
+};
+
+static JjMethodFn
+method_of (const JjValue *self, const char *name)
+{
+  const JjMethod *table;
+
+  switch (self->kind)
+    {
+    case JJ_STRING: table = str_methods; break;
+    case JJ_LIST: table = list_methods; break;
+    case JJ_DICT: table = dict_methods; break;
+    default: return NULL;
+    }
+  for (; table->name != NULL; table++)
+    if (strcmp (table->name, name) == 0)
+      return table->fn;
+  return NULL;
+}
+
+gboolean
+jj_has_method (const JjValue *self, const char *name)
+{
+  return method_of (self, name) != NULL;
+}
+
 JjValue *
 jj_call_method (JjRender *r, const JjNode *at, JjValue *self, const char *name, GPtrArray *args,
                 GPtrArray *kwnames, GPtrArray *kwvals)
 {
-  switch (self->kind)
-    {
-    case JJ_STRING:
-      return str_method (r, at, self, name, args, kwnames, kwvals);
-    case JJ_LIST:
-      return list_method (r, at, self, name, args);
-    case JJ_DICT:
-      return dict_method (r, at, self, name, args, kwnames, kwvals);
-    default:
-      return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' has no method '%s'",
-                      jj_kind_name (self), name);
-    }
+  JjMethodFn fn = method_of (self, name);
+
+  if (fn == NULL)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' has no method '%s'",
+                    jj_kind_name (self), name);
+  return fn (r, at, self, name, args, kwnames, kwvals);
 }
 
 /* ---- global functions ---- */
@@ -716,53 +817,85 @@ builtin_strftime (JjRender *r, const JjNode *at, JjValue *fmt)
   return jj_text_take (&out);
 }
 
+#define BUILTIN(fn)                                                                        \
+  static JjValue *fn (JjRender *r, const JjNode *at, JjValue *fn_value, GPtrArray *args,   \
+                      GPtrArray *kwnames, GPtrArray *kwvals)
+
+BUILTIN (b_range)
+{
+  (void) fn_value, (void) kwnames, (void) kwvals;
+  return builtin_range (r, at, args);
+}
+
+/* namespace(...) and dict(...): from a dict argument and keyword arguments */
+BUILTIN (b_namespace)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
+  JjValue *out = fn_value->fn.name[0] == 'n' ? jj_namespace_new () : jj_dict_new ();
+  guint n_pos = a0 != NULL && a0->kind == JJ_DICT ? jj_dict_size (a0) : 0;
+
+  for (guint i = 0; i < n_pos + kwnames->len; i++)
+    {
+      JjValue *v = stored (r, at, i < n_pos ? JJ_VAL (a0, i) : kwvals->pdata[i - n_pos]);
+      if (v == NULL)
+        {
+          jj_unref (out);
+          return NULL;
+        }
+      if (i < n_pos)
+        jj_dict_set (out, jj_ref (JJ_KEY (a0, i)), v);
+      else
+        jj_dict_set_str (out, kwnames->pdata[i - n_pos], v);
+    }
+  return out;
+}
+
+BUILTIN (b_raise_exception)
+{
+  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
+  JjText msg;
+
+  (void) fn_value, (void) kwnames, (void) kwvals;
+  jj_text_init (&msg);
+  if (a0)
+    jj_str (&msg, a0);
+  jj_fail (r, at, BW_JINJA_ERROR_RAISED, "%s", msg.s->str);
+  jj_text_clear (&msg);
+  return NULL;
+}
+
+BUILTIN (b_strftime_now)
+{
+  (void) fn_value, (void) kwnames, (void) kwvals;
+  return builtin_strftime (r, at, jj_arg (args, 0, NULL, NULL, NULL));
+}
+
+BUILTIN (b_loop_cycle)
+{
+  (void) kwnames, (void) kwvals;
+  if (args->len == 0)
+    return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "no items for cycling given");
+  return jj_ref (args->pdata[fn_value->fn.self->i % args->len]);
+}
+
+static const struct {
+  const char *name;
+  JjValue *(*fn) (JjRender *r, const JjNode *at, JjValue *fn_value, GPtrArray *args,
+                  GPtrArray *kwnames, GPtrArray *kwvals);
+} builtins[] = {
+  { "range", b_range }, { "namespace", b_namespace }, { "dict", b_namespace },
+  { "raise_exception", b_raise_exception }, { "strftime_now", b_strftime_now },
+  { "loop.cycle", b_loop_cycle },
+};
+
 JjValue *
 jj_call_builtin (JjRender *r, const JjNode *at, JjValue *fn, GPtrArray *args,
                  GPtrArray *kwnames, GPtrArray *kwvals)
 {
-  const char *name = fn->fn.name;
-  JjValue *a0 = jj_arg (args, 0, NULL, NULL, NULL);
-
-  if (strcmp (name, "range") == 0)
-    return builtin_range (r, at, args);
-  if (strcmp (name, "namespace") == 0 || strcmp (name, "dict") == 0)
-    {
-      JjValue *out = name[0] == 'n' ? jj_namespace_new () : jj_dict_new ();
-      guint n_pos = a0 != NULL && a0->kind == JJ_DICT ? jj_dict_size (a0) : 0;
-      for (guint i = 0; i < n_pos + kwnames->len; i++)
-        {
-          JjValue *v = stored (r, at, i < n_pos ? JJ_VAL (a0, i) : kwvals->pdata[i - n_pos]);
-          if (v == NULL)
-            {
-              jj_unref (out);
-              return NULL;
-            }
-          if (i < n_pos)
-            jj_dict_set (out, jj_ref (JJ_KEY (a0, i)), v);
-          else
-            jj_dict_set_str (out, kwnames->pdata[i - n_pos], v);
-        }
-      return out;
-    }
-  if (strcmp (name, "raise_exception") == 0)
-    {
-      JjText msg;
-      jj_text_init (&msg);
-      if (a0)
-        jj_str (&msg, a0);
-      jj_fail (r, at, BW_JINJA_ERROR_RAISED, "%s", msg.s->str);
-      jj_text_clear (&msg);
-      return NULL;
-    }
-  if (strcmp (name, "strftime_now") == 0)
-    return builtin_strftime (r, at, a0);
-  if (strcmp (name, "loop.cycle") == 0)
-    {
-      if (args->len == 0)
-        return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "no items for cycling given");
-      return jj_ref (args->pdata[fn->fn.self->i % args->len]);
-    }
-  return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' is not supported", name);
+  for (gsize i = 0; i < G_N_ELEMENTS (builtins); i++)
+    if (strcmp (fn->fn.name, builtins[i].name) == 0)
+      return builtins[i].fn (r, at, fn, args, kwnames, kwvals);
+  return jj_fail (r, at, BW_JINJA_ERROR_RUNTIME, "'%s' is not supported", fn->fn.name);
 }
 
 /* "fmt" % args: %s, %r, %d, %i, %f and %%, which is what templates use. The format's own
