@@ -123,8 +123,10 @@ bw_cli_generate_options (const BwCliSamplingArgs *a, BurrowGenerateOptions *o, G
     return bad_value (error, "--temperature must be between 0 and 100");
   if (!(a->top_p >= 0 && a->top_p <= 1) || !(a->min_p >= 0 && a->min_p <= 1))
     return bad_value (error, "--top-p and --min-p must be between 0 and 1");
-  if (a->top_k < 0 || a->max_tokens <= 0 || a->repeat_window < 0)
-    return bad_value (error, "--top-k and --repeat-window must be >= 0, --max-tokens > 0");
+  if (a->max_tokens <= 0)
+    return bad_value (error, "--max-tokens must be at least 1");
+  if (a->top_k < 0 || a->repeat_window < 0)
+    return bad_value (error, "--top-k and --repeat-window must be >= 0");
   if (!(a->repeat_penalty > 0 && a->repeat_penalty <= 10))
     return bad_value (error, "--repeat-penalty must be in (0, 10]");
   if (!(a->frequency_penalty >= -2 && a->frequency_penalty <= 2)

@@ -124,6 +124,18 @@ format_bytes (char *out, gsize size, guint64 bytes)
   g_snprintf (out, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+/* A phase's time per token: small models spend microseconds, which "0.000 s" would hide. */
+static void
+format_seconds (char *out, gsize size, double s)
+{
+  if (s >= 0.1)
+    g_snprintf (out, size, "%.2f s", s);
+  else if (s >= 1e-4)
+    g_snprintf (out, size, "%.2f ms", s * 1e3);
+  else
+    g_snprintf (out, size, "%.1f us", s * 1e6);
+}
+
 static void
 print_footer (const BurrowTurnStats *st)
 {
@@ -142,8 +154,11 @@ print_footer (const BurrowTurnStats *st)
   int n = MAX (st->prefill_tokens + st->generated_tokens, 1);
   fputs ("[per token:", stderr);
   for (int p = 0; p < BURROW_N_PHASES; p++)
-    fprintf (stderr, "%s %s %.3f s", p ? "," : "", burrow_phase_name (p),
-             st->phase_seconds[p] / n);
+    {
+      char t[32];
+      format_seconds (t, sizeof t, st->phase_seconds[p] / n);
+      fprintf (stderr, "%s %s %s", p ? "," : "", burrow_phase_name (p), t);
+    }
   fputs ("]\n", stderr);
 }
 

@@ -39,9 +39,13 @@ on_progress (guint64 done, guint64 total, const char *what, gpointer data)
     return FALSE;
   if (!bw_cli_meter_due (&ui->meter, done, total, &rate, &eta))
     return TRUE;
-  fprintf (stderr, "%s%5.1f%%  %.2f of %.2f GB  %.0f MB/s  ETA %s  %s%s",
+  /* No rate until one is known: "0 MB/s" at the start reads as a stalled disk. */
+  char speed[32] = "";
+  if (rate >= 1e6)
+    g_snprintf (speed, sizeof speed, "  %.0f MB/s", rate / 1e6);
+  fprintf (stderr, "%s%5.1f%%  %.2f of %.2f GB%s  ETA %s  %s%s",
            bw_cli_meter_start (&ui->meter), 100.0 * (double) done / (double) MAX (total, 1),
-           (double) done / 1e9, (double) total / 1e9, rate / 1e6, bw_cli_meter_eta (eta, buf),
+           (double) done / 1e9, (double) total / 1e9, speed, bw_cli_meter_eta (eta, buf),
            what, bw_cli_meter_end (&ui->meter));
   fflush (stderr);
   return TRUE;
@@ -84,8 +88,9 @@ static int
 report (const Ui *ui, const BwConvertOptions *o, double secs)
 {
   const BwConvertReport *r = ui->report;
-  printf ("converted %s -> %s in %.1f s: %d shards (%d resumed), %.3f GB of tensors read, "
-          "%.3f GB written\n", o->model_dir, o->out_dir, secs, r->shards, r->shards_resumed,
+  printf ("converted %s -> %s in %.1f s: %d shard%s (%d resumed), %.3f GB of tensors read, "
+          "%.3f GB written\n", o->model_dir, o->out_dir, secs, r->shards,
+          r->shards == 1 ? "" : "s", r->shards_resumed,
           (double) r->in_bytes / 1e9, (double) r->out_bytes / 1e9);
   if (r->expert_bytes_in > 0)
     printf ("one routed expert: %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT " bytes\n",

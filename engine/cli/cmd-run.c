@@ -333,14 +333,14 @@ run_with_args (RunArgs *a, GError **error)
                            "need exactly one of --teacher-force, --ids, --prompt");
       return 2;
     }
-  if (a->sampling.max_tokens < 0)
+  if (a->sampling.max_tokens == 0 || a->sampling.max_tokens < -1)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                           "--max-tokens must be > 0");
+                           "--max-tokens must be at least 1");
       return 2;
     }
-  /* A whole reply for a prompt; a short continuation for ids. */
-  if (a->sampling.max_tokens == 0)
+  /* Not given: a whole reply for a prompt; a short continuation for ids. */
+  if (a->sampling.max_tokens == -1)
     a->sampling.max_tokens = a->prompt ? 1024 : 16;
   if (a->greedy)
     a->sampling.temperature = 0;
@@ -384,7 +384,7 @@ bw_cli_run_main (int argc, char **argv)
   RunArgs a = { 0 };
   bw_cli_sampling_args_init (&a.sampling);
   a.sampling.temperature = 0;   /* reproducible unless asked otherwise */
-  a.sampling.max_tokens = 0;    /* by mode, below */
+  a.sampling.max_tokens = -1;   /* not given: by mode, below */
   GOptionEntry entries[] = {
     { "teacher-force", 0, 0, G_OPTION_ARG_STRING, &a.teacher_force,
       "One forward over these ids; print the argmax at every position", "IDS" },

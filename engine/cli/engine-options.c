@@ -186,6 +186,12 @@ bw_cli_engine_options (const BwCliModelArgs *a, BurrowEngineOptions *o, GError *
                    a->isa);
       return FALSE;
     }
+  if (a->threads < 0 || a->threads > 4096)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--threads must be between 1 and 4096 (or 0: every CPU), not %d", a->threads);
+      return FALSE;
+    }
   if (a->max_batch < 0 || a->prefetch_top < 0)
     {
       g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

@@ -13,7 +13,7 @@
 static const BwCliCommand commands[] = {
   { "inspect", "Describe a checkpoint folder without loading it", bw_cli_inspect_main },
   { "run", "Run a model over token ids (teacher forcing or greedy decode)", bw_cli_run_main },
-  { "bench", "Measure the engine (bench kernels: matrix kernels vs memory bandwidth)", bw_cli_bench_main },
+  { "bench", "Measure the engine: bench kernels (matrix kernels vs memory bandwidth), bench decode (time per token vs the disk and memory roofline)", bw_cli_bench_main },
   { "tokenize", "Text on stdin to token ids, or ids back to text (--decode)", bw_cli_tokenize_main },
   { "synth", "Write a synthetic checkpoint in a family's real format", bw_cli_synth_main },
   { "chat", "Chat with a model in the terminal (multi-turn, --session to keep it)", bw_cli_chat_main },

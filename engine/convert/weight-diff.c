@@ -97,6 +97,14 @@ diff_plans (const BwCheckpoint *ca, const BwCheckpoint *cb, const BwConvertPlan 
   for (int j = 0; j < pa->n_jobs; j++)
     if (counterpart (by_module, &pa->jobs[j]) != NULL)
       w->total += (guint64) pa->jobs[j].n_experts * (guint64) pa->jobs[j].rows;
+  /* Zero matrices compared would read as "error 0.0": two unrelated models are refused. */
+  if (w->total == 0)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s and %s have no weight matrix of the same name and shape: they are not "
+                   "two copies of one model", ca->dir, cb->dir);
+      return FALSE;
+    }
   if (w->progress != NULL)
     w->progress (0, w->total, w->progress_data);
   for (int j = 0; j < pa->n_jobs; j++)
@@ -133,6 +141,14 @@ bw_compare_weights (const char *dir_a, const char *dir_b, BwCompareProgress prog
   gboolean ok;
 
   memset (out, 0, sizeof *out);
+  if (cb != NULL && ca->family != cb->family)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s is a %s model and %s a %s model: compare needs two copies of one "
+                   "model", ca->dir, ca->family->display_name, cb->dir,
+                   cb->family->display_name);
+      return FALSE;
+    }
   ok = cb != NULL && plan_as_stored (ca, &pa, error) && plan_as_stored (cb, &pb, error)
        && diff_plans (ca, cb, &pa, &pb, &w, out, error);
   bw_convert_plan_clear (&pa);

@@ -281,6 +281,16 @@ bw_checkpoint_open (const char *dir, const BwFamilyLookup *families, GError **er
 
   bw_return_error_if_fail (dir != NULL && families != NULL, error, NULL);
 
+  /* Say what the path is before naming a config.json inside something that is no folder. */
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      gboolean exists = g_file_test (dir, G_FILE_TEST_EXISTS);
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_IO,
+                   exists ? "%s: not a model: a model is a folder holding config.json and "
+                            ".safetensors files, or a .gguf file"
+                          : "%s: no such file or folder", dir);
+      return NULL;
+    }
   ck = g_new0 (Checkpoint, 1);
   ck->pub.dir = g_canonicalize_filename (dir, NULL);
   if (!load_config (ck, families, error) || !load_shards (ck, error))

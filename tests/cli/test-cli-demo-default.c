@@ -159,6 +159,45 @@ test_chat (void)
   run_clear (&r);
 }
 
+/* Values that make no sense are refused with the flag named, not run anyway. */
+static void
+test_bad_values (void)
+{
+  static const struct { const char *args[8]; const char *says; } cases[] = {
+    { { "run", "--ids", "1,2", "-n", "0", NULL }, "--max-tokens must be at least 1" },
+    { { "run", "--ids", "1,2", "-n", "-3", NULL }, "--max-tokens must be at least 1" },
+    { { "run", "--ids", "1,2", "--threads", "-2", NULL }, "--threads must be between 1" },
+    { { "chat", "-n", "0", NULL }, "--max-tokens must be at least 1" },
+    { { "inspect", BURROW_CLI, NULL }, "not a model: a model is a folder" },
+    { { "inspect", "/nonexistent/burrow-model", NULL }, "no such file or folder" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run r = { 0 };
+      run_cli (&r, "hello\n", cases[i].args);
+      g_assert_false (r.ok);
+      g_assert_nonnull (strstr (r.err, cases[i].says));
+      g_assert_null (strstr (r.err, "/config.json"));
+      run_clear (&r);
+    }
+}
+
+/* The per-token phase line shows the demo's sub-millisecond phases, not "0.000 s". */
+static void
+test_chat_phases (void)
+{
+  const char *const args[] = { "chat", "--threads", "2", "--temperature", "0", "-n", "4", NULL };
+  Run r = { 0 };
+
+  run_cli (&r, "hello\n", args);
+  g_assert_true (r.ok);
+  const char *line = strstr (r.err, "[per token: attention ");
+  g_assert_nonnull (line);
+  g_assert_null (strstr (line, " 0.000 s"));
+  g_assert_true (strstr (line, " ms") != NULL || strstr (line, " us") != NULL);
+  run_clear (&r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -166,5 +205,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-demo-default/run-ids", test_run_ids);
   g_test_add_func ("/cli-demo-default/run-reference", test_run_reference);
   g_test_add_func ("/cli-demo-default/chat", test_chat);
+  g_test_add_func ("/cli-demo-default/bad-values", test_bad_values);
+  g_test_add_func ("/cli-demo-default/chat-phases", test_chat_phases);
   return g_test_run ();
 }

@@ -145,7 +145,7 @@ test_missing_folder (void)
 
   run_cli (&r, "inspect", "/nonexistent/burrow-model", NULL);
   g_assert_cmpint (r.status, ==, 1);
-  assert_one_line_error (&r, "/nonexistent/burrow-model/config.json");
+  assert_one_line_error (&r, "/nonexistent/burrow-model: no such file or folder");
   run_clear (&r);
 }
 

@@ -596,6 +596,23 @@ test_cancel_weights (void)
     }
 }
 
+/* Two unrelated models are refused, naming both, instead of "0 matrices, error 0.0". */
+static void
+test_compare_unrelated (void)
+{
+  g_autofree char *a = fixture ("qwen3_moe"), *b = fixture ("glm4_moe");
+  g_autoptr (GError) error = NULL;
+  BwConvertReport r;
+
+  if (a == NULL || b == NULL)
+    return;
+  g_assert_false (bw_compare_weights (a, b, NULL, NULL, NULL, &r, &error));
+  g_assert_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED);
+  g_assert_nonnull (strstr (error->message, "Qwen3-MoE"));
+  g_assert_nonnull (strstr (error->message, "GLM-4.5"));
+  g_assert_nonnull (strstr (error->message, "two copies of one model"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -611,5 +628,6 @@ main (int argc, char **argv)
   g_test_add_func ("/convert/cancel-comparing", test_cancel_comparing);
   g_test_add_func ("/convert/weights-progress", test_weights_progress);
   g_test_add_func ("/convert/cancel-weights", test_cancel_weights);
+  g_test_add_func ("/convert/compare-unrelated", test_compare_unrelated);
   return g_test_run ();
 }
