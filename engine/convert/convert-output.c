@@ -318,10 +318,68 @@ bw_convert_copy_side_files (const char *src_dir, const char *dir, GError **error
       g_autofree char *dst = g_build_filename (dir, name, NULL);
       if (!is_side_file (name) || !g_file_test (src, G_FILE_TEST_IS_REGULAR))
         continue;
+      /* the original's card describes the original: it is kept, under a name that says so,
+       * for its licence and terms; the copy gets its own README */
+      if (g_ascii_strcasecmp (name, BW_CONVERT_README) == 0)
+        {
+          g_free (dst);
+          dst = g_build_filename (dir, BW_CONVERT_ORIGINAL_README, NULL);
+        }
       g_autoptr (GFile) from = g_file_new_for_path (src);
       g_autoptr (GFile) to = g_file_new_for_path (dst);
       if (!g_file_copy (from, to, G_FILE_COPY_OVERWRITE, NULL, NULL, NULL, error))
         return FALSE;
     }
   return TRUE;
+}
+
+static const char *
+format_words (BwConvertFormat f)
+{
+  switch (f)
+    {
+    case BW_CONVERT_INT4: return "INT4 (compressed-tensors pack-quantized, symmetric)";
+    case BW_CONVERT_INT8: return "INT8 (compressed-tensors pack-quantized, symmetric)";
+    case BW_CONVERT_MXFP4: return "MXFP4 (E2M1 with an E8M0 scale per 32 columns)";
+    case BW_CONVERT_KEEP:
+    default: return "as in the original";
+    }
+}
+
+gboolean
+bw_convert_write_readme (const char *src_dir, const BwConvertPlan *plan, guint64 in_bytes,
+                         const char *dir, GError **error)
+{
+  g_autofree char *name = g_path_get_basename (src_dir);
+  g_autofree char *path = g_build_filename (dir, BW_CONVERT_README, NULL);
+  g_autofree char *in = g_format_size (in_bytes);
+  g_autofree char *out = g_format_size (plan->total_file_bytes);
+  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *day = g_date_time_format (now, "%Y-%m-%d");
+  g_autofree char *original = g_build_filename (dir, BW_CONVERT_ORIGINAL_README, NULL);
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "# %s, compact copy\n\n", name);
+  g_string_append_printf (s, "A smaller copy of `%s`, written by Burrow's converter on %s "
+                          "(`burrow-cli convert`), in the compressed-tensors format.\n\n", name, day);
+  g_string_append (s, "| | |\n|---|---|\n");
+  g_string_append_printf (s, "| routed experts | %s |\n", format_words (plan->experts));
+  g_string_append_printf (s, "| attention, dense and shared layers | %s |\n",
+                          format_words (plan->dense));
+  if (plan->experts == BW_CONVERT_INT4 || plan->experts == BW_CONVERT_INT8
+      || plan->dense == BW_CONVERT_INT8)
+    g_string_append_printf (s, "| columns per scale | %d |\n", plan->group);
+  g_string_append_printf (s, "| size | %s (the original: %s) |\n", out, in);
+  g_string_append_printf (s, "| files | %d shard%s |\n\n", plan->n_shards,
+                          plan->n_shards == 1 ? "" : "s");
+  g_string_append (s, "`quality.json` says how far the copy's weights (and, where measured, "
+                   "its next-token predictions over a sample text) are from the original's.\n");
+  if (g_file_test (original, G_FILE_TEST_EXISTS))
+    g_string_append_printf (s, "\nThe original's model card is kept as `%s`: what it says of "
+                            "the model, its licence and its terms applies to this copy too; its "
+                            "figures on formats and files describe the original.\n",
+                            BW_CONVERT_ORIGINAL_README);
+  gboolean ok = g_file_set_contents (path, s->str, (gssize) s->len, error);
+  g_string_free (s, TRUE);
+  return ok;
 }

@@ -18,4 +18,14 @@ gboolean bw_convert_write_index (const BwConvertPlan *plan, const char *dir, GEr
 
 /* Every other regular file at the top of the source folder (tokenizer, chat template,
  * generation_config.json, ...), except shards, the index, config.json and quality.json. */
+/* The copy's own card, and the name the original's is kept under. */
+#define BW_CONVERT_README "README.md"
+#define BW_CONVERT_ORIGINAL_README "ORIGINAL-README.md"
+
+/* Copies the original's other files (its README.md as ORIGINAL-README.md). */
 gboolean bw_convert_copy_side_files (const char *src_dir, const char *dir, GError **error);
+
+/* Writes the copy's README.md: where it came from, its formats and size (after the side
+ * files, so that it can point at the original's card). */
+gboolean bw_convert_write_readme (const char *src_dir, const BwConvertPlan *plan,
+                                  guint64 in_bytes, const char *dir, GError **error);

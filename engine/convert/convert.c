@@ -443,6 +443,16 @@ write_shards (Run *run, GError **error)
   return ok;
 }
 
+static guint64
+checkpoint_bytes (const BwCheckpoint *ck)
+{
+  guint64 n = 0;
+
+  for (int i = 0; i < ck->n_tensors; i++)
+    n += ck->tensors[i].nbytes;
+  return n;
+}
+
 static gboolean
 finish_folder (Run *run, BwConvertFinish finish, GError **error)
 {
@@ -450,6 +460,8 @@ finish_folder (Run *run, BwConvertFinish finish, GError **error)
 
   if (!bw_convert_write_index (&run->plan, run->partial, error)
       || !bw_convert_copy_side_files (run->ck->dir, run->partial, error)
+      || !bw_convert_write_readme (run->ck->dir, &run->plan, checkpoint_bytes (run->ck),
+                                   run->partial, error)
       || !bw_convert_write_config (run->ck, &run->plan, run->partial, error))
     return FALSE;
   if (finish != NULL && !finish (run->partial, run->user_data, error))

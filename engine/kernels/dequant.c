@@ -32,11 +32,14 @@ decode_intq (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, float *out)
   int64_t ns = bw_intq_row_scales (w->cols, w->group);
   const uint8_t *sc = (const uint8_t *) w->scales + r * ns * 4;
 
-  for (int64_t i = 0; i < len; i++)
+  const int64_t gsz = w->group > 0 ? w->group : c0 + len;
+
+  for (int64_t c = c0; c < c0 + len;)
     {
-      int64_t c = c0 + i;
-      float s = bw_load_f32 (sc + 4 * (w->group > 0 ? c / w->group : 0));
-      out[i] = (float) bw_intq_get (bits, row, c) * s;
+      const int64_t g = c / gsz, end = MIN (c0 + len, (g + 1) * gsz);
+      const float s = bw_load_f32 (sc + 4 * (w->group > 0 ? g : 0));
+      for (; c < end; c++)
+        out[c - c0] = (float) bw_intq_get (bits, row, c) * s;
     }
 }
 
@@ -134,10 +137,19 @@ bw_rows_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r
   g_return_if_fail (w->cols - c0 <= 128);
   for (int64_t r = r0; r < r1; r++)
     {
-      float s = 0;
-      bw_decode_segment (w, r, c0, w->cols - c0, seg);
-      for (int64_t c = c0; c < w->cols; c++)
-        s += seg[c - c0] * x[c];
+      const int64_t n = w->cols - c0;
+      float acc[8] = { 0 }, s;
+      int64_t i = 0;
+
+      bw_decode_segment (w, r, c0, n, seg);
+      /* eight independent sums, as the SIMD kernels keep lanes: a single running sum is a
+       * chain of dependent adds, and these columns are all of a small matrix */
+      for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++)
+          acc[l] += seg[i + l] * x[c0 + i + l];
+      for (; i < n; i++)
+        acc[i & 7] += seg[i] * x[c0 + i];
+      s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
       y[r] = add ? y[r] + s : s;
     }
 }

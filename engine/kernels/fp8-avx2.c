@@ -206,6 +206,6 @@ bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ld
     }
   if (c16 < cols)
     for (int t = 0; t < n; t++)
-      bw_rows_tail (w, x + (int64_t) t * cols, y + (int64_t) t * ldy, r0, r1, c16, TRUE);
+      bw_rows_tail_avx2 (w, x + (int64_t) t * cols, y + (int64_t) t * ldy, r0, r1, c16, TRUE);
   return TRUE;
 }

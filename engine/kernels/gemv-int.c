@@ -33,7 +33,7 @@ bw_gemv_int_rows (const BwGemvInt *k, const BwMatrix *w, const float *x, const v
   if (!k->applies (w) || !k->blocks (w, prepared, 0, nfull, y, r0, r1, FALSE))
     return FALSE;
   if (nfull * BLOCK < w->cols)
-    bw_rows_tail (w, x, y, r0, r1, nfull * BLOCK, nfull > 0);
+    k->tail (w, x, y, r0, r1, nfull * BLOCK, nfull > 0);
   return TRUE;
 }
 
@@ -55,7 +55,7 @@ bw_gemv_int_matvec (const BwGemvInt *k, const BwMatrix *w, const float *x, float
         return FALSE;
     }
   if (nfull * BLOCK < w->cols)
-    bw_rows_tail (w, x, y, r0, r1, nfull * BLOCK, nfull > 0);
+    k->tail (w, x, y, r0, r1, nfull * BLOCK, nfull > 0);
   return TRUE;
 }
 
@@ -100,7 +100,7 @@ bw_gemv_int_matmul (const BwGemvInt *k, const BwMatrix *w, const float *x, int n
             if (!k->blocks (w, blk + t * tok_bytes, 0, nfull, yt, r, re, FALSE))
               return FALSE;
             if (nfull * BLOCK < w->cols)
-              bw_rows_tail (w, xt, yt, r, re, nfull * BLOCK, nfull > 0);
+              k->tail (w, xt, yt, r, re, nfull * BLOCK, nfull > 0);
           }
     }
   return TRUE;

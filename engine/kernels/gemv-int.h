@@ -80,6 +80,9 @@ typedef struct {
    * rule the kernel out (an MXFP4 scale of 253 or more): rows may have been written. */
   gboolean (*blocks) (const BwMatrix *w, const void *blk, int64_t b0, int64_t nb, float *y,
                       int64_t r0, int64_t r1, gboolean add);
+  /* The columns after the last whole block: bw_rows_tail or its equal at this level. */
+  void (*tail) (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
+                int64_t c0, gboolean add);
   /* The level's f32 kernels, for products the integer kernel leaves (indexed by format). */
   const BwGemvIntFallback *fallback;
 } BwGemvInt;

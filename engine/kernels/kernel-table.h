@@ -88,3 +88,6 @@ void bw_decode_segment (const BwMatrix *w, int64_t r, int64_t c0, int64_t len, f
  * over (at most 128). */
 void bw_rows_tail (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
                    int64_t c0, gboolean add);
+/* The same, bit for bit, at the AVX2 level. */
+void bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
+                        int64_t c0, gboolean add);

@@ -9,11 +9,36 @@ void
 bw_ct_int_unpack (int bits, const uint8_t *row, const void *row_scales, int group,
                   int64_t c0, int64_t len, float *out)
 {
-  for (int64_t i = 0; i < len; i++)
+  const int64_t gsz = group > 0 ? group : c0 + len;
+
+  /* a scale per group, not a division per column: this is the decode of every product's
+   * leftover columns, and all of a small matrix's */
+  for (int64_t c = c0; c < c0 + len;)
     {
-      int64_t c = c0 + i;
-      float s = bw_ct_int_scale (row_scales, group > 0 ? c / group : 0);
-      out[i] = (float) bw_ct_int_get (bits, row, c) * s;
+      const int64_t g = c / gsz, end = MIN (c0 + len, (g + 1) * gsz);
+      const float s = bw_ct_int_scale (row_scales, group > 0 ? g : 0);
+      if (bits == 8)
+        for (; c < end; c++)
+          out[c - c0] = (float) ((int) row[c] - 128) * s;
+      else
+        {
+          if ((c & 1) && c < end)
+            {
+              out[c - c0] = (float) ((row[c >> 1] >> 4) - 8) * s;
+              c++;
+            }
+          for (; c + 1 < end; c += 2)
+            {
+              const uint8_t b = row[c >> 1];
+              out[c - c0] = (float) ((b & 0xF) - 8) * s;
+              out[c + 1 - c0] = (float) ((b >> 4) - 8) * s;
+            }
+          if (c < end)
+            {
+              out[c - c0] = (float) ((row[c >> 1] & 0xF) - 8) * s;
+              c++;
+            }
+        }
     }
 }
 

@@ -18,6 +18,8 @@
 #include <gio/gio.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "tmp-dir.h"
 #include "burrow-engine.h"
 #include "convert/convert.h"
@@ -613,6 +615,50 @@ test_compare_unrelated (void)
   g_assert_nonnull (strstr (error->message, "two copies of one model"));
 }
 
+/* The copy's README is its own (formats, size, the original's name); the original's card
+ * is kept beside it under a name that says whose it is. */
+static void
+test_readme (void)
+{
+  g_autofree char *in = fixture ("deepseek_v3");
+  g_autoptr (GError) error = NULL;
+  BwConvertReport rep;
+  Tmp t;
+  if (in == NULL)
+    return;
+  tmp_init (&t);
+  g_autofree char *src = g_build_filename (t.tmp, "DeepSeek-Tiny", NULL);
+  g_assert_cmpint (g_mkdir (src, 0700), ==, 0);
+  g_autoptr (GDir) d = g_dir_open (in, 0, &error);
+  g_assert_no_error (error);
+  for (const char *name; (name = g_dir_read_name (d)) != NULL;)
+    {
+      g_autofree char *from = g_build_filename (in, name, NULL);
+      g_autofree char *to = g_build_filename (src, name, NULL);
+      if (g_file_test (from, G_FILE_TEST_IS_REGULAR))
+        g_assert_cmpint (symlink (from, to), ==, 0);
+    }
+  const char *card = "# DeepSeek Tiny\n\nBF16 weights in two shards. License: MIT.\n";
+  g_autofree char *card_path = g_build_filename (src, "README.md", NULL);
+  g_assert_true (g_file_set_contents (card_path, card, -1, NULL));
+
+  g_assert_true (convert (src, t.out, BW_CONVERT_INT4, BW_CONVERT_INT8, 0, NULL, NULL, &rep, &error));
+  g_assert_no_error (error);
+  g_autofree char *readme = NULL, *kept = NULL;
+  g_autofree char *readme_path = g_build_filename (t.out, "README.md", NULL);
+  g_autofree char *kept_path = g_build_filename (t.out, "ORIGINAL-README.md", NULL);
+  g_assert_true (g_file_get_contents (readme_path, &readme, NULL, NULL));
+  g_assert_true (g_file_get_contents (kept_path, &kept, NULL, NULL));
+  g_assert_cmpstr (kept, ==, card);
+  g_assert_null (strstr (readme, "BF16 weights"));
+  g_assert_nonnull (strstr (readme, "# DeepSeek-Tiny, compact copy"));
+  g_assert_nonnull (strstr (readme, "| routed experts | INT4"));
+  g_assert_nonnull (strstr (readme, "| attention, dense and shared layers | INT8"));
+  g_assert_nonnull (strstr (readme, "| files | 1 shard |"));
+  g_assert_nonnull (strstr (readme, "ORIGINAL-README.md"));
+  tmp_clear (&t);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -620,6 +666,7 @@ main (int argc, char **argv)
   g_test_add_func ("/convert/int4-matches-library", test_int4_matches_library);
   g_test_add_func ("/convert/mxfp4-matches-library", test_mxfp4_matches_library);
   g_test_add_func ("/convert/resume", test_resume);
+  g_test_add_func ("/convert/readme", test_readme);
   g_test_add_func ("/convert/no-space", test_no_space);
   g_test_add_func ("/convert/unreadable-tensor", test_unreadable_tensor);
   g_test_add_func ("/convert/free-space", test_free_space);

@@ -9,6 +9,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/gemv-int.h"
+#include "kernels/kernel-table.h"
 #include "quant/mxfp4.h"
 #include "random-matrix.h"
 
@@ -396,6 +397,43 @@ static void test_fallback (void) { each_level (fallbacks_at); }
 static void test_large_scales (void) { each_level (large_scales_at); }
 static void test_rounding (void) { each_level (roundings_at); }
 
+/* Each level's leftover-column product equals bw_rows_tail bit for bit, for every format,
+ * from any starting column (a CT INT4/INT8 row's SIMD decode included), adding or not. */
+static void
+test_tail (void)
+{
+  static const struct { BwFormat fmt; int group; } mats[] = {
+    { BW_FMT_CT_INT4, 32 }, { BW_FMT_CT_INT4, 0 }, { BW_FMT_CT_INT8, 64 }, { BW_FMT_CT_INT8, 0 },
+    { BW_FMT_BF16, 0 }, { BW_FMT_F32, 0 }, { BW_FMT_Q4, 32 }, { BW_FMT_MXFP4, 0 },
+  };
+  static const int64_t widths[][2] = { { 48, 0 }, { 96, 0 }, { 192, 128 }, { 131, 128 }, { 12, 0 }, { 77, 5 } };
+  const BwGemvInt *k[2];
+  BwIsa isa[2];
+  const int nk = levels (k, isa);
+  GRand *rand = g_rand_new_with_seed (4242);
+
+  for (int l = 0; l < nk; l++)
+    for (gsize m = 0; m < G_N_ELEMENTS (mats); m++)
+      for (gsize wi = 0; wi < G_N_ELEMENTS (widths); wi++)
+        {
+          const int64_t rows = 9, cols = widths[wi][0], c0 = widths[wi][1];
+          TestMatrix t;
+          float x[256], ya[9], yb[9];
+          test_matrix_init (&t, mats[m].fmt, rows, cols, mats[m].group, (int) wi, rand);
+          test_fill_random (x, cols, rand);
+          for (int add = 0; add < 2; add++)
+            {
+              for (int64_t r = 0; r < rows; r++)
+                ya[r] = yb[r] = (float) r - 3.5f;
+              bw_rows_tail (&t.m, x, ya, 0, rows, c0, add);
+              k[l]->tail (&t.m, x, yb, 0, rows, c0, add);
+              g_assert_cmpmem (ya, sizeof ya, yb, sizeof yb);
+            }
+          test_matrix_clear (&t);
+        }
+  g_rand_free (rand);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -405,5 +443,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/gemv-int/fallback", test_fallback);
   g_test_add_func ("/kernels/gemv-int/large-scales", test_large_scales);
   g_test_add_func ("/kernels/gemv-int/rounding", test_rounding);
+  g_test_add_func ("/kernels/gemv-int/tail", test_tail);
   return g_test_run ();
 }

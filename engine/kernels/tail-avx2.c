@@ -1,0 +1,93 @@
+/* The leftover columns of a product (fewer than a SIMD kernel's block, and all of a matrix
+ * narrower than one) at the AVX2 level: the same eight lane sums, in the same order, as
+ * the reference's bw_rows_tail, so the results are bit for bit the reference's; only the
+ * decoding of compressed-tensors codes and the products go eight at a time. */
+#include <immintrin.h>
+
+#include "kernels/kernel-table.h"
+#include "quant/ct-int.h"
+
+/* Eight columns of a CT INT4/INT8 row from column c (a multiple of 8), as f32 codes. */
+static inline __m256
+ct_codes8 (int bits, const uint8_t *row, int64_t c)
+{
+  __m256i q;
+
+  if (bits == 8)
+    {
+      const __m128i b = _mm_loadl_epi64 ((const __m128i *) (const void *) (row + c));
+      q = _mm256_sub_epi32 (_mm256_cvtepu8_epi32 (b), _mm256_set1_epi32 (128));
+    }
+  else
+    {
+      int32_t four;
+      memcpy (&four, row + c / 2, sizeof four);
+      const __m256i b = _mm256_cvtepu8_epi32 (_mm_cvtsi32_si128 (four));
+      const __m256i pairs = _mm256_permutevar8x32_epi32 (b, _mm256_setr_epi32 (0, 0, 1, 1, 2, 2, 3, 3));
+      const __m256i nib = _mm256_srlv_epi32 (pairs, _mm256_setr_epi32 (0, 4, 0, 4, 0, 4, 0, 4));
+      q = _mm256_sub_epi32 (_mm256_and_si256 (nib, _mm256_set1_epi32 (0xF)), _mm256_set1_epi32 (8));
+    }
+  return _mm256_cvtepi32_ps (q);
+}
+
+static gboolean
+ct_simd (const BwMatrix *w, int64_t c0)
+{
+  return (w->fmt == BW_FMT_CT_INT4 || w->fmt == BW_FMT_CT_INT8) && c0 % 8 == 0
+         && (w->group <= 0 || w->group % 8 == 0);
+}
+
+void
+bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
+                   int64_t c0, gboolean add)
+{
+  const int64_t n = w->cols - c0;
+  const gboolean ct = ct_simd (w, c0);
+  const int bits = w->fmt == BW_FMT_CT_INT4 ? 4 : 8;
+  float seg[128];
+
+  g_return_if_fail (n <= 128);
+  for (int64_t r = r0; r < r1; r++)
+    {
+      __m256 acc = _mm256_setzero_ps ();
+      float lanes[8], s;
+      int64_t i = 0;
+
+      if (ct)
+        {
+          const uint8_t *row = (const uint8_t *) w->data + r * bw_ct_int_row_bytes (bits, w->cols);
+          const uint8_t *sc = (const uint8_t *) w->scales + r * bw_ct_int_row_scales (w->cols, w->group) * 2;
+          const int64_t gsz = w->group > 0 ? w->group : n + c0;
+          while (i + 8 <= n)
+            {
+              const int64_t g = (c0 + i) / gsz, gend = MIN (n & ~(int64_t) 7, (g + 1) * gsz - c0);
+              const __m256 scale = _mm256_set1_ps (bw_ct_int_scale (sc, w->group > 0 ? g : 0));
+              for (; i < gend; i += 8)
+                {
+                  const __m256 wv = _mm256_mul_ps (ct_codes8 (bits, row, c0 + i), scale);
+                  acc = _mm256_add_ps (acc, _mm256_mul_ps (wv, _mm256_loadu_ps (x + c0 + i)));
+                }
+            }
+          if (i < n)
+            bw_decode_segment (w, r, c0 + i, n - i, seg + i);
+        }
+      else
+        {
+          bw_decode_segment (w, r, c0, n, seg);
+          for (; i + 8 <= n; i += 8)
+            acc = _mm256_add_ps (acc, _mm256_mul_ps (_mm256_loadu_ps (seg + i), _mm256_loadu_ps (x + c0 + i)));
+        }
+      if (i < n)
+        {
+          _mm256_storeu_ps (lanes, acc);
+          for (; i < n; i++)
+            lanes[i & 7] += seg[i] * x[c0 + i];
+          acc = _mm256_loadu_ps (lanes);
+        }
+      /* ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), as the reference adds them */
+      const __m128 p = _mm_add_ps (_mm256_castps256_ps128 (acc), _mm256_extractf128_ps (acc, 1));
+      const __m128 q = _mm_hadd_ps (p, p);
+      s = _mm_cvtss_f32 (_mm_add_ss (q, _mm_movehdup_ps (q)));
+      y[r] = add ? y[r] + s : s;
+    }
+}
