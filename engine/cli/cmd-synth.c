@@ -5,6 +5,7 @@
  *         [--dense-inter I] [--dense-layers N] [--heads H] [--head-dim d] [--index-freq F]
  *         [--experts-per-token K] [--shard-gb G] */
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -44,9 +45,10 @@ bw_cli_synth_main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = NULL;
   Progress progress = { 0 };
   guint64 bytes = 0;
+  g_autofree char *names = bw_family_names ();
+  g_autofree char *family_help = g_strdup_printf ("Model family: %s", names);
   GOptionEntry entries[] = {
-    { "family", 0, 0, G_OPTION_ARG_STRING, &family,
-      "Model family: its model_type or short name", "NAME" },
+    { "family", 0, 0, G_OPTION_ARG_STRING, &family, family_help, "NAME" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write", "DIR" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &o.layers, "Decoder layers (4; GLM 6)", "L" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
@@ -89,7 +91,6 @@ bw_cli_synth_main (int argc, char **argv)
   o.family = bw_family_by_name (family);
   if (o.family == NULL || o.family->synth == NULL)
     {
-      g_autofree char *names = bw_family_names ();
       fprintf (stderr, "burrow-cli synth: unsupported family '%s' (%s are)\n", family, names);
       return 2;
     }
@@ -110,6 +111,20 @@ bw_cli_synth_main (int argc, char **argv)
       g_strdelimit (error->message, "\r\n", ' ');
       fprintf (stderr, "burrow-cli synth: %s\n", error->message);
       return 1;
+    }
+  /* the size picks the expert count, within [top-k, the most a layer may have]: say so
+   * when the rest of the shape puts the result far from what was asked */
+  if (o.size_gb > 0 && o.experts <= 0 && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
+    {
+      g_autofree char *got = g_format_size (bytes);
+      g_autofree char *asked = g_format_size ((guint64) (o.size_gb * 1e9));
+      fprintf (stderr, "burrow-cli synth: note: wrote %s where --size-gb asked for %s: %s\n", got,
+               asked, (double) bytes / 1e9 > o.size_gb
+                        ? "the layers, the vocabulary and the fewest experts a layer can have "
+                          "(its top-k) already take that much; use fewer --layers or a smaller "
+                          "--hidden or --vocab"
+                        : "every layer has as many experts as it may; use more --layers or a "
+                          "larger --moe-inter");
     }
   printf ("%s: %" G_GUINT64_FORMAT " bytes of tensors in %.1f s\n", out, bytes,
           (double) (g_get_monotonic_time () - progress.start_us) / 1e6);

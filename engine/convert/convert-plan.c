@@ -496,3 +496,27 @@ bw_convert_plan_clear (BwConvertPlan *plan)
   g_free (plan->shard_bytes);
   memset (plan, 0, sizeof *plan);
 }
+
+void
+bw_convert_plan_expert_bytes (const BwConvertPlan *plan, guint64 *in, guint64 *out)
+{
+  int layer = -1, expert = -2;
+
+  *in = *out = 0;
+  for (int j = 0; j < plan->n_jobs; j++)
+    {
+      const BwJob *job = &plan->jobs[j];
+      const BwTensorInfo *t = job->src[0];
+      if (!job->routed || job->module == NULL)
+        continue;
+      if (layer < 0)
+        {
+          layer = t->layer;
+          expert = t->expert;
+        }
+      if (t->layer != layer || t->expert != expert)
+        continue;
+      *in += bw_job_in_bytes (job) / (guint64) job->n_experts;
+      *out += bw_job_out_bytes (job) / (guint64) job->n_experts;
+    }
+}

@@ -71,4 +71,8 @@ gboolean bw_convert_plan_build (const BwCheckpoint *ckpt, const BwConvertOptions
 void bw_convert_plan_clear (BwConvertPlan *plan);
 
 guint64 bw_job_out_bytes (const BwJob *job);
+
+/* One routed expert's bytes before and after the plan: the jobs of the first routed expert
+ * seen (fused tensors count one expert's share); 0 and 0 without routed experts. */
+void bw_convert_plan_expert_bytes (const BwConvertPlan *plan, guint64 *in, guint64 *out);
 guint64 bw_job_in_bytes (const BwJob *job);

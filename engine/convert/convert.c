@@ -341,30 +341,6 @@ check_space (Run *run, guint64 need, GError **error)
   return TRUE;
 }
 
-/* One routed expert's bytes before and after: the jobs of the first routed expert seen
- * (fused tensors count one expert's share). */
-static void
-expert_bytes (const BwConvertPlan *plan, BwConvertReport *r)
-{
-  int layer = -1, expert = -2;
-  for (int j = 0; j < plan->n_jobs; j++)
-    {
-      const BwJob *job = &plan->jobs[j];
-      const BwTensorInfo *t = job->src[0];
-      if (!job->routed || job->module == NULL)
-        continue;
-      if (layer < 0)
-        {
-          layer = t->layer;
-          expert = t->expert;
-        }
-      if (t->layer != layer || t->expert != expert)
-        continue;
-      r->expert_bytes_in += bw_job_in_bytes (job) / (guint64) job->n_experts;
-      r->expert_bytes_out += bw_job_out_bytes (job) / (guint64) job->n_experts;
-    }
-}
-
 static gboolean
 check_options (const BwConvertOptions *o, GError **error)
 {
@@ -443,16 +419,6 @@ write_shards (Run *run, GError **error)
   return ok;
 }
 
-static guint64
-checkpoint_bytes (const BwCheckpoint *ck)
-{
-  guint64 n = 0;
-
-  for (int i = 0; i < ck->n_tensors; i++)
-    n += ck->tensors[i].nbytes;
-  return n;
-}
-
 static gboolean
 finish_folder (Run *run, BwConvertFinish finish, GError **error)
 {
@@ -460,7 +426,7 @@ finish_folder (Run *run, BwConvertFinish finish, GError **error)
 
   if (!bw_convert_write_index (&run->plan, run->partial, error)
       || !bw_convert_copy_side_files (run->ck->dir, run->partial, error)
-      || !bw_convert_write_readme (run->ck->dir, &run->plan, checkpoint_bytes (run->ck),
+      || !bw_convert_write_readme (run->ck->dir, &run->plan, bw_checkpoint_tensor_bytes (run->ck),
                                    run->partial, error)
       || !bw_convert_write_config (run->ck, &run->plan, run->partial, error))
     return FALSE;
@@ -502,7 +468,8 @@ bw_convert (const BwConvertOptions *opts, BwConvertProgress progress, BwConvertF
     goto out;
   run.report->out_bytes = run.plan.total_file_bytes;
   run.report->shards = run.plan.n_shards;
-  expert_bytes (&run.plan, run.report);
+  bw_convert_plan_expert_bytes (&run.plan, &run.report->expert_bytes_in,
+                                &run.report->expert_bytes_out);
   run.report->seconds = (double) (g_get_monotonic_time () - t0) / 1e6;
   if (progress != NULL)
     progress (run.plan.total_tensor_bytes, run.plan.total_tensor_bytes, "index", user_data);

@@ -151,6 +151,15 @@ bw_compare_weights (const char *dir_a, const char *dir_b, BwCompareProgress prog
     }
   ok = cb != NULL && plan_as_stored (ca, &pa, error) && plan_as_stored (cb, &pb, error)
        && diff_plans (ca, cb, &pa, &pb, &w, out, error);
+  if (ok)
+    {
+      /* as stored on both sides: the reference's bytes are "in", the other's "out" */
+      guint64 unused;
+      out->in_bytes = bw_checkpoint_tensor_bytes (ca);
+      out->out_bytes = bw_checkpoint_tensor_bytes (cb);
+      bw_convert_plan_expert_bytes (&pa, &out->expert_bytes_in, &unused);
+      bw_convert_plan_expert_bytes (&pb, &out->expert_bytes_out, &unused);
+    }
   bw_convert_plan_clear (&pa);
   bw_convert_plan_clear (&pb);
   return ok;

@@ -402,3 +402,13 @@ bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
   bw_return_error_if_fail (ckpt != NULL && t != NULL, error, FALSE);
   return bw_checkpoint_read_range (ckpt, t, 0, t->nbytes, dst, error);
 }
+
+guint64
+bw_checkpoint_tensor_bytes (const BwCheckpoint *ck)
+{
+  guint64 n = 0;
+
+  for (int i = 0; i < ck->n_tensors; i++)
+    n += ck->tensors[i].nbytes;
+  return n;
+}

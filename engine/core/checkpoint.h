@@ -76,6 +76,9 @@ const BwTensorInfo *bw_checkpoint_find (const BwCheckpoint *ckpt, const char *na
 const BwTensorInfo *bw_checkpoint_findf (const BwCheckpoint *ckpt, const char *fmt, ...)
   G_GNUC_PRINTF (2, 3);
 
+/* The bytes of all its tensors' data. */
+guint64 bw_checkpoint_tensor_bytes (const BwCheckpoint *ck);
+
 /* Reads a tensor's bytes into dst (nbytes long). Errors name shard and tensor. */
 gboolean bw_checkpoint_read (const BwCheckpoint *ckpt, const BwTensorInfo *t, void *dst,
                              GError **error);

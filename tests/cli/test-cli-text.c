@@ -180,6 +180,31 @@ test_usage_lines (void)
     }
 }
 
+/* synth names its families in --help, and says when --size-gb could not be met. */
+static void
+test_synth_words (void)
+{
+  const char *const help[] = { "synth", "--help", NULL };
+  g_autofree char *tmp = g_dir_make_tmp ("burrow-synth-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (tmp, "m", NULL);
+  const char *const small[] = { "synth", "--family", "qwen3_moe", "--out", out, "--layers", "1",
+                                "--hidden", "64", "--vocab", "256", "--moe-inter", "32",
+                                "--heads", "2", "--head-dim", "32", "--size-gb", "0.00001", NULL };
+  Run h = run_cli (NULL, help);
+  g_assert_cmpint (h.status, ==, 0);
+  g_assert_nonnull (strstr (h.out, "qwen3_moe"));
+  g_assert_nonnull (strstr (h.out, "kimi_k3"));
+  run_clear (&h);
+  Run r = run_cli (NULL, small);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.err, "note: wrote 190.0"));
+  g_assert_nonnull (strstr (r.err, "where --size-gb asked for 10.0"));
+  g_assert_nonnull (strstr (r.err, "use fewer --layers"));
+  run_clear (&r);
+  g_autofree char *argv_rm = g_strdup_printf ("rm -rf '%s'", tmp);
+  g_assert_true (g_spawn_command_line_sync (argv_rm, NULL, NULL, NULL, NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -190,5 +215,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-text/chat-help", test_chat_help);
   g_test_add_func ("/cli-text/p-means-prompt", test_p_means_prompt);
   g_test_add_func ("/cli-text/usage-lines", test_usage_lines);
+  g_test_add_func ("/cli-text/synth-words", test_synth_words);
   return g_test_run ();
 }

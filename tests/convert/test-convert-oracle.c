@@ -112,6 +112,19 @@ check_compare (const char *a, const char *b, gboolean same)
   double werr = json_object_get_double_member (routed, "relative_rms_error");
   g_assert_cmpint (json_object_get_int_member (t, "positions"), ==, 47);
   g_assert_cmpint (json_object_get_int_member (routed, "matrices"), >, 0);
+  /* each side's bytes as stored, all of them and one routed expert's */
+  JsonObject *bytes = json_object_get_object_member (root, "bytes");
+  g_assert_cmpint (json_object_get_int_member (bytes, "tensors_in"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (bytes, "files_out"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (bytes, "expert_in"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (bytes, "expert_out"), >, 0);
+  if (same)
+    {
+      g_assert_cmpint (json_object_get_int_member (bytes, "tensors_in"), ==,
+                       json_object_get_int_member (bytes, "files_out"));
+      g_assert_cmpint (json_object_get_int_member (bytes, "expert_in"), ==,
+                       json_object_get_int_member (bytes, "expert_out"));
+    }
   if (same || strcmp (experts, "keep") == 0 || g_str_has_suffix (fixture, experts))
     g_assert_cmpfloat (werr, ==, 0.0);
   else
