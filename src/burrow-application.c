@@ -197,8 +197,6 @@ about_action (GSimpleAction *action,
                 "comments", _("Chat with huge mixture-of-experts language models on your own computer, no graphics card needed."),
                 "developer-name", _("The Burrow Developers"),
                 "version", BURROW_VERSION,
-                "website", "https://github.com/burrow/Burrow",
-                "issue-url", "https://github.com/burrow/Burrow/issues",
                 "license-type", GTK_LICENSE_GPL_3_0,
                 /* Translators: your name(s) and email(s), one per line */
                 "translator-credits", _("translator-credits"),
