@@ -344,6 +344,14 @@ burrow_application_init (BurrowApplication *self)
 /* Without a GPU, GTK's OpenGL renderer runs on llvmpipe: in the chat window that cost 27 ms
  * of main-thread time per frame on average and up to 70-80 ms, against 2.4 and 4 ms with
  * the cairo renderer, and it takes the cores from decoding (PERFORMANCE.md). */
+void
+burrow_application_bind_translations (const char *localedir)
+{
+  bindtextdomain (GETTEXT_PACKAGE, localedir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
 const char *
 burrow_application_pick_renderer (const char *dri_dir)
 {
