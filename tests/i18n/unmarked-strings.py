@@ -63,7 +63,8 @@ PROP_CALLS = {"g_object_set", "g_object_new", "gtk_widget_class_install_action"}
 # Calls that translate their string arguments.
 MARKS = {"_", "N_", "C_", "NC_", "ngettext", "g_dngettext", "g_dpgettext2", "gettext",
          "dgettext", "Q_"}
-# Literals with letters that are not words for users, with why.
+# Literals with letters that are not words for users, each with why. Empty: icon names,
+# action names and the like go to calls and properties this scan does not look at.
 ALLOWED = {
 }
 
@@ -135,8 +136,7 @@ def unmarked_in(arg):
             else:
                 found.append((text[1:-1], line))
         pending, previous = None, kind
-    merged = found
-    return [(t, l) for t, l in merged if is_words(t) and t not in ALLOWED]
+    return [(t, l) for t, l in found if is_words(t) and t not in ALLOWED]
 
 
 def check_c(path, rel):
