@@ -197,8 +197,6 @@ about_action (GSimpleAction *action,
                 "comments", _("Chat with huge mixture-of-experts language models on your own computer, no graphics card needed."),
                 "developer-name", _("The Burrow Developers"),
                 "version", BURROW_VERSION,
-                "website", "https://github.com/burrow/Burrow",
-                "issue-url", "https://github.com/burrow/Burrow/issues",
                 "license-type", GTK_LICENSE_GPL_3_0,
                 /* Translators: your name(s) and email(s), one per line */
                 "translator-credits", _("translator-credits"),
@@ -346,6 +344,14 @@ burrow_application_init (BurrowApplication *self)
 /* Without a GPU, GTK's OpenGL renderer runs on llvmpipe: in the chat window that cost 27 ms
  * of main-thread time per frame on average and up to 70-80 ms, against 2.4 and 4 ms with
  * the cairo renderer, and it takes the cores from decoding (PERFORMANCE.md). */
+void
+burrow_application_bind_translations (const char *localedir)
+{
+  bindtextdomain (GETTEXT_PACKAGE, localedir);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+}
+
 const char *
 burrow_application_pick_renderer (const char *dri_dir)
 {

@@ -18,6 +18,9 @@ G_DECLARE_FINAL_TYPE (BurrowApplication, burrow_application, BURROW, APPLICATION
 
 BurrowApplication *burrow_application_new (GApplicationFlags extra_flags);
 
+/* Makes _() read Burrow's translations from localedir (LOCALEDIR/LANG/LC_MESSAGES/). */
+void burrow_application_bind_translations (const char *localedir);
+
 /* The GSK renderer to ask for when the user has not: "cairo" when dri_dir (normally
  * /dev/dri) has no render node, i.e. OpenGL would be Mesa's software rasterizer on the
  * CPU; NULL to leave GTK's choice. */

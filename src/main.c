@@ -1,7 +1,5 @@
 #include "burrow-config.h"
 
-#include <glib/gi18n.h>
-
 #include "burrow-application.h"
 
 int
@@ -10,9 +8,7 @@ main (int   argc,
 {
   g_autoptr(BurrowApplication) app = NULL;
 
-  bindtextdomain (GETTEXT_PACKAGE, BURROW_LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  burrow_application_bind_translations (BURROW_LOCALEDIR);
 
   if (g_getenv ("GSK_RENDERER") == NULL)
     {

@@ -2,6 +2,7 @@
  * damaged file stays as it was kept), into a working store. */
 #include "burrow-config.h"
 
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
@@ -294,7 +295,8 @@ burrow_chat_store_recover (BurrowChatStore  *self,
   if (list->len == 0)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT,
-                   "%s: no conversation could be read", damaged_path);
+                   /* Translators: %s is the path of the damaged chat database */
+                   _("%s: no conversation could be read"), damaged_path);
       return FALSE;
     }
   return add_all (self, list, n_chats, n_messages, error);

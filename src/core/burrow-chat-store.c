@@ -6,6 +6,7 @@
 #include "burrow-config.h"
 
 #include <errno.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
@@ -334,7 +335,8 @@ check_integrity (BurrowChatStore  *self,
   if (!ok)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_CORRUPT,
-                   "%s: the database is damaged", self->path);
+                   /* Translators: %s is the path of the chat database */
+                   _("%s: the database is damaged"), self->path);
       return FALSE;
     }
   return TRUE;
@@ -363,7 +365,9 @@ setup_schema (BurrowChatStore  *self,
   if (version > SCHEMA_VERSION)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_VERSION,
-                   "%s: written by a newer version of Burrow (format %d)", self->path, version);
+                   /* Translators: %s is the path of the chat database, %d its format number */
+                   _("%s: written by a newer version of Burrow (format %d)"), self->path,
+                   version);
       return FALSE;
     }
 
@@ -469,7 +473,9 @@ burrow_chat_store_open_or_renew (const char  *path,
           int saved = errno;
 
           g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
-                       "%s is damaged and cannot be moved aside: %s", db_path,
+                       /* Translators: the first %s is the path of the chat database,
+                        * the second the system's reason */
+                       _("%s is damaged and cannot be moved aside: %s"), db_path,
                        g_strerror (saved));
           return NULL;
         }

@@ -4,6 +4,7 @@
  * reopened later comes back warm from its session file. */
 #include "burrow-config.h"
 
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <time.h>
@@ -202,13 +203,13 @@ generate_run (BurrowWorkerJob  *job,
   if (model == NULL)
     {
       g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                           "No model is loaded");
+                           _("No model is loaded"));
       return NULL;
     }
   if (n_messages == 0 || messages[n_messages - 1].role == BURROW_ROLE_ASSISTANT)
     {
       g_set_error_literal (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                           "The conversation does not end with a message to answer");
+                           _("The conversation does not end with a message to answer"));
       return NULL;
     }
 

@@ -117,7 +117,8 @@ load_run (BurrowWorkerJob  *job,
   if (info.tokenizer == NULL && payload->options.tokenizer == NULL)
     {
       g_set_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INVALID_INPUT,
-                   "%s: no tokenizer.json or tiktoken.model in this folder", payload->dir);
+                   /* Translators: %s is the model folder; keep the file names as they are */
+                   _("%s: no tokenizer.json or tiktoken.model in this folder"), payload->dir);
       burrow_model_info_clear (&info);
       return NULL;
     }

@@ -148,9 +148,10 @@ client_with_key (BurrowRemoteBackend  *self,
       (server == NULL || !server->allow_plain_http))
     {
       g_set_error (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_URL,
-                   "Burrow did not send the API key to %s: the address is plain http:// to "
-                   "another computer, and sending it there was not allowed. Use https://, or "
-                   "add the server again.", url);
+                   /* Translators: %s is the server's address */
+                   _("Burrow did not send the API key to %s: the address is plain http:// to "
+                     "another computer, and sending it there was not allowed. Use https://, or "
+                     "add the server again."), url);
       return NULL;
     }
   client = burrow_remote_client_new (url, key, error);
@@ -315,7 +316,7 @@ load_finish (Load             *l,
              BurrowLoadResult *loaded)
 {
   if (error == NULL && g_cancellable_is_cancelled (l->cancellable))
-    error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+    error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Cancelled"));
   if (error == NULL)
     {
       g_set_object (&l->self->current, l->client);
@@ -384,9 +385,12 @@ on_load_models (GObject      *source,
       g_autofree char *listed = g_strjoinv (", ", ids);
 
       load_finish (l, g_error_new (BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_NOT_FOUND,
-                                   "%s has no model named “%s” (it serves: %s).",
+                                   /* Translators: the server's host, the model asked for,
+                                    * then the models it serves (or "none") */
+                                   _("%s has no model named “%s” (it serves: %s)."),
                                    burrow_remote_client_get_host (l->client), l->model,
-                                   listed[0] ? listed : "none"), NULL);
+                                   /* Translators: a server that serves no model */
+                                   listed[0] ? listed : _("none")), NULL);
       return;
     }
   progress (l, 0.7, _("Reading the server’s profile"));
@@ -437,7 +441,8 @@ remote_load (BurrowBackend             *backend,
       guint64 id = l->id;
 
       load_finish (l, g_error_new (BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_URL,
-                                   "“%s” does not name a model on a server", model), NULL);
+                                   /* Translators: %s is what was given as a model's name */
+                                   _("“%s” does not name a model on a server"), model), NULL);
       return id;
     }
   get_client (self, l->url, l->cancellable, load_with_client, l);
@@ -451,7 +456,7 @@ fail_unconnected (gpointer data)
 {
   Load *l = data;
   g_autoptr(GError) error = g_error_new_literal (BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_URL,
-                                                 "No remote model is connected");
+                                                 _("No remote model is connected"));
 
   load_deliver (l, TRUE, NULL, NULL, error);
   load_free (l);

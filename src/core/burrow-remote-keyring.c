@@ -1,7 +1,10 @@
 /* Server keys in the Secret Service. One schema, one attribute: the server's address as
  * Burrow uses it, so that the same server added twice shares one key. */
+#include "burrow-config.h"
+
 #include "burrow-remote-keyring.h"
 
+#include <glib/gi18n.h>
 #include <libsecret/secret.h>
 
 static const SecretSchema *
@@ -25,7 +28,9 @@ burrow_remote_keyring_store_async (const char          *url,
                                    GAsyncReadyCallback  callback,
                                    gpointer             user_data)
 {
-  g_autofree char *label = g_strdup_printf ("Burrow: API key for %s", name && *name ? name : url);
+  /* Translators: the name the keyring manager shows for a key; %s is the server's name */
+  g_autofree char *label = g_strdup_printf (_("Burrow: API key for %s"),
+                                            name && *name ? name : url);
 
   secret_password_store (key_schema (), SECRET_COLLECTION_DEFAULT, label, key, cancellable,
                          callback, user_data, "url", url, NULL);

@@ -548,13 +548,13 @@ turn_list (BurrowSession  *self,
   if (self->generate_cancellable != NULL)
     {
       g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_BUSY,
-                           "A reply is being written");
+                           _("A reply is being written"));
       return NULL;
     }
   if (!burrow_session_is_ready_for (self, burrow_chat_get_model_dir (chat)))
     {
       g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_NOT_READY,
-                           "The chat's model is not loaded");
+                           _("The chat’s model is not loaded"));
       return NULL;
     }
   return G_LIST_STORE (burrow_session_dup_messages (self, chat, error));
@@ -577,7 +577,7 @@ send_at (BurrowSession  *self,
   if (text == NULL || text[0] == '\0')
     {
       g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_NOTHING,
-                           "There is nothing to send");
+                           _("There is nothing to send"));
       return FALSE;
     }
   if ((list = turn_list (self, chat, error)) == NULL)
@@ -592,7 +592,7 @@ send_at (BurrowSession  *self,
       if (old == NULL || burrow_chat_message_get_role (old) != BURROW_ROLE_USER)
         {
           g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_NOTHING,
-                               "There is no message of the user's there");
+                               _("There is no message of the user’s there"));
           return FALSE;
         }
       if (!burrow_chat_store_truncate (self->store, chat, (guint) replace_from, error))
@@ -658,7 +658,7 @@ burrow_session_regenerate (BurrowSession  *self,
   if (last == NULL || burrow_chat_message_get_role (last) != BURROW_ROLE_ASSISTANT)
     {
       g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_NOTHING,
-                           "The chat does not end with a reply");
+                           _("The chat does not end with a reply"));
       return FALSE;
     }
   if (!burrow_chat_store_truncate (self->store, chat, n - 1, error))

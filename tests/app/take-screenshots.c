@@ -1,7 +1,8 @@
 /* Screenshots of the real app for the metainfo and for looking at the result as a user
  * would: runs the window through a first run on the demo model, a streamed reply, the
  * performance page, and a narrow width, saving PNGs. Not a test; run by hand under Xvfb:
- *   take-screenshots OUT_DIR [WIDTH HEIGHT] */
+ *   take-screenshots OUT_DIR [WIDTH HEIGHT]
+ * in another language with the build's translations: LC_ALL=C.UTF-8 LANGUAGE=de ... */
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
@@ -336,6 +337,7 @@ main (int   argc,
       return 2;
     }
   g_mkdir_with_parents (argv[1], 0755);
+  burrow_application_bind_translations (BURROW_BUILD_LOCALEDIR);
 
   app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
   if (!g_application_register (G_APPLICATION (app), NULL, &error))
