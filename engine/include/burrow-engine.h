@@ -320,7 +320,10 @@ void burrow_engine_unref (BurrowEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
 const char *burrow_engine_get_family (BurrowEngine *engine);  /* canonical model_type */
-const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
+const char *burrow_engine_get_name (BurrowEngine *engine);    /* burrow_model_name's */
+/* The name a model goes by: a GGUF model's file name without ".gguf" and a split set's
+ * "-0000K-of-0000N" (from any part or its folder), else the folder's base name. */
+char *burrow_model_name (const char *path);
 /* Where prompts come from: the template file's path, or NULL for the built-in format. */
 const char *burrow_engine_get_chat_template (BurrowEngine *engine);
 /* The file holding a checkpoint folder's own chat template (chat_template.jinja, or

@@ -302,10 +302,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   g_atomic_ref_count_init (&engine->ref);
   g_mutex_init (&engine->stats_lock);
   engine->dir = g_strdup (dir);
-  /* a GGUF model is known by its file's name, whichever part or folder was given */
-  engine->name = bw_gguf_is_gguf_path (dir) ? bw_gguf_path_name (dir, NULL) : NULL;
-  if (engine->name == NULL)
-    engine->name = g_path_get_basename (dir);
+  engine->name = burrow_model_name (dir);
   engine->max_batch = mo.max_batch;
   engine->model = bw_model_load (dir, bw_families (), &mo, progress, user_data, cancellable, error);
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
@@ -348,6 +345,14 @@ const char *
 burrow_engine_get_family (BurrowEngine *engine)
 {
   return bw_model_family (engine->model)->name;
+}
+
+char *
+burrow_model_name (const char *path)
+{
+  /* a GGUF model is known by its file's name, whichever part or folder was given */
+  char *name = bw_gguf_is_gguf_path (path) ? bw_gguf_path_name (path, NULL) : NULL;
+  return name != NULL ? name : g_path_get_basename (path);
 }
 
 const char *
