@@ -168,9 +168,11 @@ burrow_application_open (GApplication  *app,
 {
   BurrowWindow *window = get_or_create_window (BURROW_APPLICATION (app));
 
-  /* One model per window: the last folder named wins, as if opened one after another. */
+  /* `burrow PATH` and Files' Open With: a chat with the model (a .gguf file, a part of a
+   * split set, a checkpoint folder); the last one named wins, as if opened one after
+   * another. */
   if (n_files > 0)
-    burrow_window_open_model (window, files[n_files - 1]);
+    burrow_window_chat_with (window, files[n_files - 1]);
   gtk_window_present (GTK_WINDOW (window));
 }
 

@@ -23,24 +23,32 @@ on_chooser_response (BurrowWindow         *self,
     g_clear_object (&self->chooser);
 }
 
+/* The chooser for a model folder, or for a GGUF file (a split set opens from any part). */
 static void
-open_model_action (GtkWidget  *widget,
-                   const char *action_name,
-                   GVariant   *param)
+show_model_chooser (BurrowWindow *self,
+                    gboolean      gguf)
 {
-  BurrowWindow *self = BURROW_WINDOW (widget);
   g_auto(GStrv) recent = burrow_settings_dup_recent_models (self->settings);
 
   if (self->chooser != NULL)
-    {
-      gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
-      return;
-    }
+    gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->chooser));
+  g_clear_object (&self->chooser);
 
-  self->chooser = gtk_file_chooser_native_new (_("Open Model Folder"), GTK_WINDOW (self),
-                                               GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+  self->chooser = gtk_file_chooser_native_new (gguf ? _("Open GGUF Model") : _("Open Model Folder"),
+                                               GTK_WINDOW (self),
+                                               gguf ? GTK_FILE_CHOOSER_ACTION_OPEN
+                                                    : GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
                                                _("_Open"), _("_Cancel"));
   gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->chooser), TRUE);
+  if (gguf)
+    {
+      g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+
+      gtk_file_filter_set_name (filter, _("GGUF Models"));
+      gtk_file_filter_add_pattern (filter, "*.gguf");
+      gtk_file_filter_add_mime_type (filter, "application/x-gguf");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->chooser), filter);
+    }
 
   /* Start next to the last model: checkpoints usually sit side by side. */
   if (recent[0] != NULL)
@@ -55,6 +63,22 @@ open_model_action (GtkWidget  *widget,
   g_signal_connect_object (self->chooser, "response",
                            G_CALLBACK (on_chooser_response), self, G_CONNECT_SWAPPED);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->chooser));
+}
+
+static void
+open_model_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *param)
+{
+  show_model_chooser (BURROW_WINDOW (widget), FALSE);
+}
+
+static void
+open_gguf_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *param)
+{
+  show_model_chooser (BURROW_WINDOW (widget), TRUE);
 }
 
 static void
@@ -389,6 +413,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     GtkWidgetActionActivateFunc activate;
   } actions[] = {
     { "win.open-model", NULL, open_model_action },
+    { "win.open-gguf", NULL, open_gguf_action },
     { "win.open-recent", "s", open_recent_action },
     { "win.remove-recent", "s", remove_recent_action },
     { "win.open-demo", NULL, open_demo_action },

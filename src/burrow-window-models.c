@@ -48,6 +48,23 @@ on_inspected (GObject            *owner,
   _burrow_window_show_page (self, "model");
 }
 
+/* The file's local path; NULL, with the error page saying why, for a file elsewhere. */
+static char *
+local_path (BurrowWindow *self,
+            GFile        *file)
+{
+  char *path = g_file_get_path (file);
+
+  if (path == NULL)
+    {
+      adw_status_page_set_description (self->error_page,
+                                       _("Burrow can only read models stored on this computer."));
+      gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), FALSE);
+      _burrow_window_show_page (self, "error");
+    }
+  return path;
+}
+
 void
 burrow_window_open_model (BurrowWindow *self,
                           GFile        *folder)
@@ -58,15 +75,9 @@ burrow_window_open_model (BurrowWindow *self,
   g_return_if_fail (BURROW_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (folder));
 
-  path = g_file_get_path (folder);
+  path = local_path (self, folder);
   if (path == NULL)
-    {
-      adw_status_page_set_description (self->error_page,
-                                       _("Burrow can only read model folders stored on this computer."));
-      gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), FALSE);
-      _burrow_window_show_page (self, "error");
-      return;
-    }
+    return;
 
   g_cancellable_cancel (self->inspect_cancellable);
   g_clear_object (&self->inspect_cancellable);
@@ -89,6 +100,20 @@ _burrow_window_start_chat (BurrowWindow *self,
 {
   if (_burrow_window_new_chat (self, dir) != NULL)
     burrow_settings_add_recent_model (self->settings, dir);
+}
+
+void
+burrow_window_chat_with (BurrowWindow *self,
+                         GFile        *model)
+{
+  g_autofree char *path = NULL;
+
+  g_return_if_fail (BURROW_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (model));
+
+  path = local_path (self, model);
+  if (path != NULL)
+    _burrow_window_start_chat (self, path);
 }
 
 void

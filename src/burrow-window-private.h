@@ -1,7 +1,8 @@
 /* BurrowWindow's instance struct and the functions its files share: burrow-window.c
  * (construction, pages, header), burrow-window-actions.c (what actions and shortcuts do),
- * burrow-window-models.c (open, inspect, the session's model) and burrow-window-chats.c
- * (conversations, and showing the session's turn). */
+ * burrow-window-models.c (open, inspect, the session's model), burrow-window-local.c (the
+ * models other tools keep here) and burrow-window-chats.c (conversations, and showing the
+ * session's turn). */
 #pragma once
 
 #include "burrow-chat-store.h"
@@ -67,6 +68,9 @@ struct _BurrowWindow {
   GtkListBox *servers_list;
   AdwPreferencesGroup *recent_group;
   GtkListBox *recent_list;
+  AdwPreferencesGroup *local_group;
+  GtkListBox *local_list;
+  GCancellable *local_cancellable;  /* looking for the models already on this computer */
   AdwStatusPage *loading_page;
   GtkSpinner *loading_spinner;
   BurrowModelView *model_view;
@@ -95,6 +99,11 @@ void _burrow_window_toast_error (BurrowWindow *self,
                                  const char   *fallback);
 /* Action states and the header from the window's state. */
 void _burrow_window_update_state (BurrowWindow *self);
+
+/* burrow-window-local.c */
+/* Lists the models Ollama, LM Studio and the Hugging Face cache keep, once found. */
+void _burrow_window_find_local_models (BurrowWindow *self);
+void _burrow_window_local_dispose (BurrowWindow *self);
 
 /* burrow-window-models.c */
 /* Starts loading the open chat's model unless it is loaded, loading, or failed. */

@@ -124,7 +124,7 @@ _burrow_window_update_state (BurrowWindow *self)
            self->inspect_dir != NULL)
     {
       title = _("Burrow");
-      model_name = g_path_get_basename (self->inspect_dir);
+      model_name = burrow_model_display_name (self->inspect_dir);
     }
   adw_view_switcher_title_set_title (self->switcher_title, title ? title : _("Burrow"));
   adw_view_switcher_title_set_subtitle (self->switcher_title, model_name ? model_name : "");
@@ -141,6 +141,7 @@ create_recent_row (const char *dir)
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), dir);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);   /* not by default */
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row), target);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.open-recent");
 
@@ -270,6 +271,7 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->settings, "notify::recent-models",
                            G_CALLBACK (update_recent_models), self, G_CONNECT_SWAPPED);
   update_recent_models (self);
+  _burrow_window_find_local_models (self);
 
   {
     g_autofree char *demo = burrow_demo_model_dir ();
@@ -306,6 +308,7 @@ burrow_window_dispose (GObject *object)
 
   _burrow_window_chats_dispose (self);
   _burrow_window_models_dispose (self);
+  _burrow_window_local_dispose (self);
   _burrow_window_servers_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->session);
@@ -428,6 +431,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, demo_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_group);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, recent_list);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, local_group);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, local_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_group);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, servers_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, loading_page);

@@ -19,6 +19,10 @@ gboolean burrow_window_get_generating (BurrowWindow *self);
 /* Inspects @folder on the engine worker, then shows the model or the error. */
 void burrow_window_open_model (BurrowWindow *self,
                                GFile        *folder);
+/* Starts a chat with the model at @model (a .gguf file, a part of a split set, a
+ * checkpoint folder), read where it is. */
+void burrow_window_chat_with (BurrowWindow *self,
+                              GFile        *model);
 /* Starts a chat with the bundled demo model; FALSE if it is not installed. */
 gboolean burrow_window_open_demo (BurrowWindow *self);
 /* Sends @text in the open chat as soon as its model has loaded (--prompt). */

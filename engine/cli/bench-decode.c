@@ -16,6 +16,7 @@
 #include "bench-decode.h"
 #include "burrow-engine.h"
 #include "cli-common.h"
+#include "core/gguf.h"
 #include "model/model.h"
 #include "stream/store-probe.h"
 #include "families/family.h"
@@ -56,17 +57,40 @@ fail (const char *message)
 }
 
 static void
+drop_file_cache (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  fdatasync (fd);
+  posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
+  close (fd);
+}
+
+static void
 drop_page_cache (const BwCheckpoint *ck)
 {
   for (int i = 0; i < ck->n_shards; i++)
+    drop_file_cache (ck->shards[i].path);
+}
+
+/* Before the load: the files the model path names (a checkpoint's shards, a GGUF model's
+ * parts) opened, so that a bad path fails here with the file named, and dropped from the
+ * page cache when `drop`. */
+static gboolean
+open_model_files (const char *path, gboolean drop, GError **error)
+{
+  if (bw_gguf_is_gguf_path (path))
     {
-      int fd = open (ck->shards[i].path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0)
-        continue;
-      fdatasync (fd);
-      posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
-      close (fd);
+      g_autoptr (BwGguf) g = bw_gguf_open (path, error);
+      for (int i = 0; g != NULL && drop && i < g->n_parts; i++)
+        drop_file_cache (g->parts[i].path);
+      return g != NULL;
     }
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (path, bw_families (), error);
+  if (ck != NULL && drop)
+    drop_page_cache (ck);
+  return ck != NULL;
 }
 
 static void
@@ -316,7 +340,7 @@ bw_cli_bench_decode_main (int argc, char **argv)
   DecodeResult r = { 0 };
   BwModelOptions opts;
   g_autoptr (GError) error = NULL;
-  g_autoptr (BwCheckpoint) ck = NULL;
+  const BwCheckpoint *ck;   /* the model's, as the store reads it */
   g_autoptr (BwModel) model = NULL;
   BwExpertStore *store;
   int topk = 16;
@@ -326,11 +350,8 @@ bw_cli_bench_decode_main (int argc, char **argv)
       bw_cli_model_args_clear (&a.model);
       return bw_cli_fail (2, "burrow-cli bench decode", error->message);
     }
-  ck = bw_checkpoint_open (a.model.model_dir, bw_families (), &error);
-  if (ck == NULL)
+  if (!open_model_files (a.model.model_dir, !a.warm, &error))
     return fail (error->message);
-  if (!a.warm)
-    drop_page_cache (ck);
   gint64 t_load = g_get_monotonic_time ();
   model = bw_model_load (a.model.model_dir, bw_families (), &opts, NULL, NULL, NULL, &error);
   if (model == NULL)
@@ -339,6 +360,7 @@ bw_cli_bench_decode_main (int argc, char **argv)
   store = bw_model_expert_store (model);
   if (store == NULL)
     return fail ("the model has no routed experts to stream");
+  ck = bw_model_checkpoint (model);
   if (json_object_has_member (ck->text_config, "num_experts_per_token"))
     topk = (int) json_object_get_int_member (ck->text_config, "num_experts_per_token");
   if (!a.warm)

@@ -4,8 +4,8 @@
  *         [--served-model-name NAME]... [--max-context N] [--template FILE]
  *
  * The API key comes from --api-key, else --api-key-file, else $BURROW_API_KEY (the last
- * two keep it out of the process list). Requests must name the model by its folder's name
- * or an alias.
+ * two keep it out of the process list). Requests must name the model by its name (the
+ * folder's, or a GGUF model's file name: burrow_model_name) or an alias.
  *
  * Prompts come from the checkpoint's own chat template when it has one (tools, tool calls
  * and reasoning then follow its syntax), else from the family's built-in format.
@@ -173,7 +173,7 @@ resolve_api_key (ServeArgs *a, GError **error)
   return TRUE;
 }
 
-/* The folder's name, then the aliases. */
+/* The model's name (burrow_model_name), then the aliases. */
 static char **
 served_names (BurrowEngine *engine, char **aliases)
 {

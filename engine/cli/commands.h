@@ -19,3 +19,4 @@ int bw_cli_serve_main (int argc, char **argv);
 int bw_cli_template_main (int argc, char **argv);
 int bw_cli_convert_main (int argc, char **argv);
 int bw_cli_compare_main (int argc, char **argv);
+int bw_cli_models_main (int argc, char **argv);

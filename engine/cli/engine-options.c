@@ -62,9 +62,11 @@ bw_cli_add_model_entries (GOptionContext *ctx, BwCliModelArgs *a, BwCliModelFlag
     GOptionEntry entry;
   } all[] = {
     { 0, { "model", 'm', 0, G_OPTION_ARG_FILENAME, &a->model_dir,
-           "Checkpoint folder (default: the bundled demo model)", "DIR" } },
+           "Checkpoint folder, or a GGUF model: a .gguf file, any part of a split set, or "
+           "their folder (default: the bundled demo model)", "DIR|FILE.gguf" } },
     { BW_CLI_MODEL_TOKENIZER, { "tokenizer", 0, 0, G_OPTION_ARG_FILENAME, &a->tokenizer,
-      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder)",
+      "Tokenizer file (default: tokenizer.json or tiktoken.model in the model folder; a GGUF "
+      "model's own)",
       "FILE" } },
     { BW_CLI_MODEL_THREADS, { "threads", 't', 0, G_OPTION_ARG_INT, &a->threads,
       "Compute threads (all CPUs)", "N" } },

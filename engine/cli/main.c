@@ -20,6 +20,7 @@ static const BwCliCommand commands[] = {
   { "serve", "Serve a model over an OpenAI-compatible HTTP API", bw_cli_serve_main },
   { "template", "Render a chat template (a reference case, or a checkpoint's own)", bw_cli_template_main },
   { "convert", "Write a compact copy of a checkpoint (compressed-tensors INT4/INT8/MXFP4)", bw_cli_convert_main },
+  { "models", "List the models Ollama, LM Studio and the Hugging Face cache keep here, and whether Burrow runs them", bw_cli_models_main },
   { "compare", "Compare two checkpoints of one model over a text (perplexity, KL, top-1)", bw_cli_compare_main },
 };
 

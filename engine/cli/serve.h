@@ -36,8 +36,8 @@ typedef struct {
   guint max_queue;             /* requests waiting behind the running one */
   int max_tokens;              /* default reply limit */
   int max_context;             /* prompt plus reply, in tokens */
-  const char *const *names;    /* the model's names requests may use: the folder's, then
-                                * the --served-model-name aliases (NULL-terminated) */
+  const char *const *names;    /* the model's names requests may use: burrow_model_name's,
+                                * then the --served-model-name aliases (NULL-terminated) */
   gint64 created;
   GMainContext *main_context;
   SoupServer *soup;

@@ -319,21 +319,49 @@ pick_in_folder (const char *dir, GError **error)
   return NULL;
 }
 
+/* The file to open for path: itself, or the one model its folder holds. */
+static char *
+resolve_file (const char *path, GError **error)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    return pick_in_folder (path, error);
+  return g_strdup (path);
+}
+
+/* A file's model name: its name without ".gguf" and a split set's "-0000K-of-0000N". */
+static char *
+name_of_file (const char *base)
+{
+  char *prefix = NULL;
+  int no, count;
+
+  if (parse_split_name (base, &prefix, &no, &count))
+    return prefix;
+  return g_str_has_suffix (base, ".gguf") ? g_strndup (base, strlen (base) - 5)
+                                          : g_strdup (base);
+}
+
+char *
+bw_gguf_path_name (const char *path, GError **error)
+{
+  g_autofree char *file = resolve_file (path, error);
+  g_autofree char *base = NULL;
+
+  if (file == NULL)
+    return NULL;
+  base = g_path_get_basename (file);
+  return name_of_file (base);
+}
+
 static gboolean
 open_path (Gguf *g, const char *path, GError **error)
 {
-  g_autofree char *file = NULL;
+  g_autofree char *file = resolve_file (path, error);
   g_autofree char *dir = NULL, *base = NULL, *prefix = NULL;
   int no, count;
 
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
-    {
-      file = pick_in_folder (path, error);
-      if (file == NULL)
-        return FALSE;
-    }
-  else
-    file = g_strdup (path);
+  if (file == NULL)
+    return FALSE;
   dir = g_path_get_dirname (file);
   base = g_path_get_basename (file);
   if (parse_split_name (base, &prefix, &no, &count))
@@ -348,8 +376,7 @@ open_path (Gguf *g, const char *path, GError **error)
       g->pub.name = g_strdup (prefix);
       return open_parts (g, dir, prefix, count, file, error);
     }
-  g->pub.name = g_str_has_suffix (base, ".gguf") ? g_strndup (base, strlen (base) - 5)
-                                                 : g_strdup (base);
+  g->pub.name = name_of_file (base);
   return open_parts (g, dir, NULL, 1, file, error);
 }
 
@@ -395,6 +422,23 @@ bw_gguf_free (BwGguf *pub)
   g_free (g);
 }
 
+/* Whether a file starts with "GGUF": Ollama's blobs hold GGUF files under names without
+ * the extension. */
+static gboolean
+has_gguf_magic (const char *path)
+{
+  char magic[4];
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gboolean yes;
+
+  if (fd < 0)
+    return FALSE;
+  yes = read (fd, magic, sizeof magic) == (ssize_t) sizeof magic
+        && memcmp (magic, "GGUF", sizeof magic) == 0;
+  close (fd);
+  return yes;
+}
+
 gboolean
 bw_gguf_is_gguf_path (const char *path)
 {
@@ -403,7 +447,7 @@ bw_gguf_is_gguf_path (const char *path)
   const char *base;
 
   if (!g_file_test (path, G_FILE_TEST_IS_DIR))
-    return g_str_has_suffix (path, ".gguf");
+    return g_str_has_suffix (path, ".gguf") || has_gguf_magic (path);
   config = g_build_filename (path, "config.json", NULL);
   if (g_file_test (config, G_FILE_TEST_EXISTS))
     return FALSE;

@@ -34,9 +34,15 @@ BwGguf *bw_gguf_open (const char *path, GError **error);
 void bw_gguf_free (BwGguf *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwGguf, bw_gguf_free)
 
-/* Whether path names a .gguf file (by its name) or a folder with a .gguf file and no
- * config.json: what the CLI and the app use to pick this reader over a checkpoint's. */
+/* Whether path names a .gguf file (by its name, or by its first bytes "GGUF" as Ollama's
+ * blobs are named) or a folder with a .gguf file and no config.json: what the CLI and the
+ * app use to pick this reader over a checkpoint's. */
 gboolean bw_gguf_is_gguf_path (const char *path);
+
+/* The model's name bw_gguf_open would give path (a file, a part, or a folder holding one
+ * model), without reading the files; NULL with an error when a folder holds none or
+ * several. */
+char *bw_gguf_path_name (const char *path, GError **error);
 
 /* ---- Tensors ---- */
 

@@ -61,6 +61,38 @@ void burrow_model_info_clear (BurrowModelInfo *info);
 char *burrow_demo_model_dir (void);
 const char *burrow_dtype_name (int index);   /* NULL past the end of bytes_by_dtype */
 
+/* ---- Models already on this computer: Ollama's store, LM Studio's folders, the Hugging
+ * Face cache, opened read-only where they are ---- */
+
+typedef enum {
+  BURROW_LOCAL_OLLAMA,        /* $OLLAMA_MODELS or ~/.ollama/models */
+  BURROW_LOCAL_LM_STUDIO,     /* ~/.lmstudio/models, ~/.cache/lm-studio/models */
+  BURROW_LOCAL_HUGGING_FACE,  /* $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub */
+} BurrowLocalSource;
+
+typedef struct {
+  BurrowLocalSource source;
+  char *name;                /* as its tool names it: "qwen3:30b", "publisher/repo/file",
+                              * "org/name" */
+  char *path;                /* what to open: a .gguf file (a split set's part), Ollama's
+                              * blob, a snapshot folder */
+  char *format;              /* "gguf" or "safetensors" */
+  char *architecture;        /* as the model names it: GGUF general.architecture or
+                              * config.json's architectures[0]; NULL when unreadable */
+  char *family;              /* the Burrow family that runs it; NULL when none does */
+  guint64 size;              /* bytes on disk, every part */
+  gboolean runnable;
+  char *why_not;             /* why Burrow cannot run it, in words; NULL when it can */
+} BurrowLocalModel;
+
+/* Every model found, by source (in the enum's order), each source's by name. Reads folder
+ * listings, manifests, GGUF headers and config.json only; writes nothing. An array of
+ * BurrowLocalModel* that frees them. */
+GPtrArray *burrow_find_local_models (void);
+/* "Ollama", "LM Studio", "Hugging Face". */
+const char *burrow_local_source_name (BurrowLocalSource source);
+void burrow_local_model_free (BurrowLocalModel *model);
+
 /* ---- Compact copies: a checkpoint converted to the compressed-tensors layout ----
  *
  * The same conversion as burrow-cli convert: the routed experts (and optionally the dense
@@ -288,7 +320,10 @@ void burrow_engine_unref (BurrowEngine *engine);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowEngine, burrow_engine_unref)
 
 const char *burrow_engine_get_family (BurrowEngine *engine);  /* canonical model_type */
-const char *burrow_engine_get_name (BurrowEngine *engine);    /* the folder's base name */
+const char *burrow_engine_get_name (BurrowEngine *engine);    /* burrow_model_name's */
+/* The name a model goes by: a GGUF model's file name without ".gguf" and a split set's
+ * "-0000K-of-0000N" (from any part or its folder), else the folder's base name. */
+char *burrow_model_name (const char *path);
 /* Where prompts come from: the template file's path, or NULL for the built-in format. */
 const char *burrow_engine_get_chat_template (BurrowEngine *engine);
 /* The file holding a checkpoint folder's own chat template (chat_template.jinja, or

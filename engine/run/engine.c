@@ -7,9 +7,11 @@
 
 #include "core/model-config.h"
 #include "core/checksum.h"
+#include "core/gguf.h"
 #include "kernels/dispatch.h"
 #include "run/engine-load.h"
 #include "run/stop-config.h"
+#include "text/tokenizer-gguf.h"
 #include "families/family.h"
 
 void
@@ -193,8 +195,13 @@ engine_setup_template (BurrowEngine *engine, const BurrowEngineOptions *options,
 static gboolean
 engine_setup_text (BurrowEngine *engine, const BurrowEngineOptions *options, GError **error)
 {
-  engine->tok = options->tokenizer ? bw_tokenizer_open (options->tokenizer, NULL, error)
-                                   : bw_tokenizer_open_dir (engine->dir, NULL, error);
+  /* a GGUF file carries its tokenizer in its metadata */
+  if (options->tokenizer != NULL)
+    engine->tok = bw_tokenizer_open (options->tokenizer, NULL, error);
+  else if (bw_gguf_is_gguf_path (engine->dir))
+    engine->tok = bw_tokenizer_open_gguf_path (engine->dir, error);
+  else
+    engine->tok = bw_tokenizer_open_dir (engine->dir, NULL, error);
   if (engine->tok == NULL)
     return FALSE;
   const BwFamily *family = bw_model_family (engine->model);
@@ -295,7 +302,7 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   g_atomic_ref_count_init (&engine->ref);
   g_mutex_init (&engine->stats_lock);
   engine->dir = g_strdup (dir);
-  engine->name = g_path_get_basename (dir);
+  engine->name = burrow_model_name (dir);
   engine->max_batch = mo.max_batch;
   engine->model = bw_model_load (dir, bw_families (), &mo, progress, user_data, cancellable, error);
   if (engine->model == NULL || !engine_setup_text (engine, options, error))
@@ -338,6 +345,14 @@ const char *
 burrow_engine_get_family (BurrowEngine *engine)
 {
   return bw_model_family (engine->model)->name;
+}
+
+char *
+burrow_model_name (const char *path)
+{
+  /* a GGUF model is known by its file's name, whichever part or folder was given */
+  char *name = bw_gguf_is_gguf_path (path) ? bw_gguf_path_name (path, NULL) : NULL;
+  return name != NULL ? name : g_path_get_basename (path);
 }
 
 const char *

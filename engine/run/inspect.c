@@ -6,11 +6,13 @@
 #include "core/check.h"
 #include "core/checkpoint.h"
 #include "core/ct-config.h"
+#include "core/gguf.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
 #include "model/checkpoint-tally.h"
 #include "text/tokenizer.h"
 #include "families/family.h"
+#include "run/run-private.h"
 
 G_STATIC_ASSERT (BW_DTYPE_COUNT <= G_N_ELEMENTS (((BurrowModelInfo *) 0)->bytes_by_dtype));
 
@@ -65,6 +67,8 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   bw_return_error_if_fail (dir != NULL && info != NULL, error, FALSE);
 
   memset (info, 0, sizeof *info);
+  if (bw_gguf_is_gguf_path (dir))
+    return bw_inspect_gguf (dir, info, error);
   ckpt = bw_checkpoint_open (dir, bw_families (), &local);
   if (ckpt == NULL)
     {

@@ -10,6 +10,9 @@
 #include "text/model-template.h"
 #include "text/tokenizer.h"
 
+/* burrow_inspect of a GGUF model (inspect-gguf.c). */
+gboolean bw_inspect_gguf (const char *path, BurrowModelInfo *info, GError **error);
+
 G_BEGIN_DECLS
 
 struct _BurrowEngine {

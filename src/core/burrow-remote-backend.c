@@ -67,7 +67,7 @@ burrow_model_display_name (const char *model_dir)
   if (model_dir == NULL || model_dir[0] == '\0')
     return g_strdup ("");
   if (!burrow_remote_model_id_parse (model_dir, &url, &model))
-    return g_path_get_basename (model_dir);
+    return burrow_model_name (model_dir);
   uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
   /* Translators: a model on a server: its name there, then the server's host name */
   return g_strdup_printf (_("%s (%s)"), model, uri ? g_uri_get_host (uri) : url);

@@ -41,7 +41,8 @@ char *burrow_remote_model_id (const char *url,
 gboolean burrow_remote_model_id_parse (const char  *id,
                                        char       **url,
                                        char       **model);
-/* What to call a model in the window: a folder's name, or "MODEL (host)". */
+/* What to call a model in the window: burrow_model_name's (a folder's or a GGUF file's
+ * name), or "MODEL (host)". */
 char *burrow_model_display_name (const char *model_dir);
 
 G_END_DECLS

@@ -2,6 +2,7 @@
  * Python from the fixtures' headers (total = the index's metadata.total_size). */
 #include <glib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "burrow-config.h"
 #include "burrow-engine.h"
@@ -147,6 +148,56 @@ test_errors (void)
   ckb_remove_dir (dir);
 }
 
+static char *
+gguf_fixture (const char *file)
+{
+  const char *root = g_getenv ("BURROW_FIXTURES");
+  return g_build_filename (root != NULL ? root : BURROW_FIXTURES, "gguf",
+                           "deepseek2-Q4_K_M-split", file, NULL);
+}
+
+/* A GGUF split set, from any part: the figures burrow-cli inspect prints for it
+ * (tests/cli/test-cli-inspect-gguf.c), with the file as its tokenizer. */
+static void
+test_gguf (void)
+{
+  g_autofree char *folder = gguf_fixture (NULL);
+  g_autofree char *part = gguf_fixture ("deepseek2-Q4_K_M-00002-of-00003.gguf");
+  g_autofree char *first = gguf_fixture ("deepseek2-Q4_K_M-00001-of-00003.gguf");
+  g_autofree char *dir = ckb_make_dir ();
+  g_autofree char *lone = g_build_filename (dir, "deepseek2-Q4_K_M-00001-of-00003.gguf", NULL);
+  g_autoptr (GError) error = NULL;
+  BurrowModelInfo info;
+
+  for (const char *const *p = (const char *const[]) { folder, part, NULL }; *p; p++)
+    {
+      g_assert_true (burrow_inspect (*p, &info, &error));
+      g_assert_no_error (error);
+      g_assert_cmpstr (info.family, ==, "deepseek_v3");
+      g_assert_cmpint (info.n_layers, ==, 2);
+      g_assert_cmpint (info.n_moe_layers, ==, 1);
+      g_assert_cmpint (info.n_experts, ==, 16);
+      g_assert_cmpint (info.n_experts_per_token, ==, 4);
+      g_assert_cmpint (info.n_tensors, ==, 34);
+      g_assert_cmpint (info.n_shards, ==, 3);
+      g_assert_cmpuint (info.expert_bytes, ==, 2039808);
+      g_assert_cmpuint (info.resident_bytes, ==, 1069632);
+      g_assert_cmpuint (info.read_per_token, ==, 509952);
+      g_assert_cmpuint (info.total_bytes, ==, info.expert_bytes + info.resident_bytes);
+      g_assert_cmpstr (info.tokenizer, ==, first);
+      g_assert_cmpstr (info.quantization, ==, "GGUF: F32 11, Q5_0 2, Q4_K 18, Q6_K 3");
+      burrow_model_info_clear (&info);
+    }
+
+  /* a set with a part missing: the part is named */
+  g_assert_cmpint (symlink (first, lone), ==, 0);
+  g_assert_false (burrow_inspect (lone, &info, &error));
+  g_assert_nonnull (strstr (error->message, "deepseek2-Q4_K_M-00002-of-00003.gguf"));
+  g_assert_null (info.family);
+  unlink (lone);
+  ckb_remove_dir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -159,5 +210,6 @@ main (int argc, char **argv)
   g_test_add_func ("/inspect/ignored-bytes", test_ignored_bytes);
   g_test_add_func ("/inspect/tokenizer", test_tokenizer);
   g_test_add_func ("/inspect/errors", test_errors);
+  g_test_add_func ("/inspect/gguf", test_gguf);
   return g_test_run ();
 }

@@ -29,6 +29,7 @@ for f in \
   share/man/man1/burrow-cli.1 \
   "share/applications/$id.desktop" \
   "share/metainfo/$id.metainfo.xml" \
+  "share/mime/packages/$id.xml" \
   "share/glib-2.0/schemas/$id.gschema.xml" \
   "share/icons/hicolor/scalable/apps/$id.svg" \
   "share/icons/hicolor/symbolic/apps/$id-symbolic.svg" \
