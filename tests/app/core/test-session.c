@@ -350,6 +350,15 @@ test_stop_and_regenerate (Fixture       *f,
   g_assert_cmpint (stats.finish, !=, BURROW_FINISH_CANCELLED);
   g_assert_cmpint (burrow_chat_message_get_id (saved->pdata[0]), ==,
                    burrow_chat_message_get_id (after->pdata[0]));
+
+  /* The stopped reply is kept as the turn's first alternative, the new one shown second. */
+  g_assert_cmpuint (burrow_chat_message_get_n_alternatives (after->pdata[1]), ==, 2);
+  g_assert_cmpuint (burrow_chat_message_get_alternative (after->pdata[1]), ==, 1);
+  g_assert_true (burrow_session_show_alternative (f->session, after->pdata[1], 0, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (saved_text (after, 1), ==, saved_text (saved, 1));
+  burrow_chat_message_get_stats (after->pdata[1], &stats);
+  g_assert_cmpint (stats.finish, ==, BURROW_FINISH_CANCELLED);
 }
 
 static void
