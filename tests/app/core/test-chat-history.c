@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "burrow-chat-export.h"
 #include "burrow-chat-store.h"
 
 static const BurrowSampling sampling = { 0.7, 0.95, 40 };
@@ -335,6 +336,149 @@ test_search (void)
     }
 }
 
+/* A chat with every kind of field filled, as export and import must carry it. */
+static BurrowChat *
+rich_chat (BurrowChatStore *store)
+{
+  g_autoptr(GError) error = NULL;
+  BurrowSampling s = { 0.3, 0.9, 12 };
+  BurrowReplyStats stats = { 42, 17.25, 0.375, BURROW_FINISH_LENGTH };
+  BurrowChat *chat = burrow_chat_store_create_chat (store, "/models/Kimi K3", "Answer \"briefly\".\n",
+                                                    &s, &error);
+  g_autoptr(BurrowChatMessage) reply = burrow_chat_message_new (BURROW_ROLE_ASSISTANT,
+                                                               "A **bold** answer,\n\n```c\nint x;\n```");
+
+  g_assert_no_error (error);
+  burrow_chat_set_title (chat, "Q&A <b>ünïcode</b> 🦊");
+  g_assert_true (burrow_chat_store_save_chat (store, chat, &error));
+  g_object_unref (add (store, chat, BURROW_ROLE_USER, "Tab\there, \"quotes\" and \\ slashes"));
+  burrow_chat_message_set_reasoning (reply, "They asked for brevity.");
+  burrow_chat_message_set_stats (reply, &stats);
+  g_assert_true (burrow_chat_store_add_message (store, chat, reply, &error));
+  g_assert_no_error (error);
+  return chat;
+}
+
+static void
+test_export_markdown (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  BurrowChat *chat = rich_chat (store);
+  g_autoptr(GPtrArray) messages = load (store, chat);
+  g_autofree char *md = burrow_chat_export_markdown (chat, messages);
+
+  g_assert_cmpstr (md, ==,
+                   "# Q&A <b>ünïcode</b> 🦊\n"
+                   "\n## System Prompt\n\nAnswer \"briefly\".\n\n"
+                   "\n## You\n\nTab\there, \"quotes\" and \\ slashes\n"
+                   "\n## Assistant\n\n"
+                   "<details>\n<summary>Thoughts</summary>\n\nThey asked for brevity.\n\n</details>\n\n"
+                   "A **bold** answer,\n\n```c\nint x;\n```\n");
+}
+
+static void
+assert_same_chat (BurrowChatStore *store,
+                  BurrowChat      *a,
+                  BurrowChat      *b)
+{
+  g_autoptr(GPtrArray) ma = load (store, a);
+  g_autoptr(GPtrArray) mb = load (store, b);
+  BurrowSampling sa, sb;
+
+  g_assert_true (a != b);
+  g_assert_cmpstr (burrow_chat_get_title (a), ==, burrow_chat_get_title (b));
+  g_assert_cmpstr (burrow_chat_get_model_dir (a), ==, burrow_chat_get_model_dir (b));
+  g_assert_cmpstr (burrow_chat_get_system_prompt (a), ==, burrow_chat_get_system_prompt (b));
+  burrow_chat_get_sampling (a, &sa);
+  burrow_chat_get_sampling (b, &sb);
+  g_assert_cmpfloat (sa.temperature, ==, sb.temperature);
+  g_assert_cmpfloat (sa.top_p, ==, sb.top_p);
+  g_assert_cmpuint (sa.top_k, ==, sb.top_k);
+  g_assert_cmpuint (ma->len, ==, mb->len);
+  for (guint i = 0; i < ma->len; i++)
+    {
+      BurrowReplyStats x, y;
+
+      g_assert_cmpint (burrow_chat_message_get_role (ma->pdata[i]), ==,
+                       burrow_chat_message_get_role (mb->pdata[i]));
+      g_assert_cmpstr (burrow_chat_message_get_content (ma->pdata[i]), ==,
+                       burrow_chat_message_get_content (mb->pdata[i]));
+      g_assert_cmpstr (burrow_chat_message_get_reasoning (ma->pdata[i]), ==,
+                       burrow_chat_message_get_reasoning (mb->pdata[i]));
+      burrow_chat_message_get_stats (ma->pdata[i], &x);
+      burrow_chat_message_get_stats (mb->pdata[i], &y);
+      g_assert_cmpint (x.n_tokens, ==, y.n_tokens);
+      g_assert_cmpfloat (x.tokens_per_second, ==, y.tokens_per_second);
+      g_assert_cmpfloat (x.ttft_seconds, ==, y.ttft_seconds);
+      g_assert_cmpint (x.finish, ==, y.finish);
+    }
+}
+
+static void
+test_export_import_json (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  BurrowChat *chat = rich_chat (store), *copy;
+  g_autoptr(GPtrArray) messages = load (store, chat);
+  g_autofree char *json = burrow_chat_export_json (chat, messages);
+  g_autofree char *again = NULL;
+  g_autoptr(GPtrArray) copied = NULL;
+
+  /* Export, import: a new chat at the top with the same messages, byte for byte. */
+  copy = burrow_chat_import_json (store, "chat.json", json, strlen (json), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (copy);
+  g_assert_true (g_list_model_get_item (G_LIST_MODEL (store), 0) == (gpointer) copy);
+  g_object_unref (copy);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 2);
+  assert_same_chat (store, chat, copy);
+  copied = load (store, copy);
+  again = burrow_chat_export_json (copy, copied);
+  g_assert_cmpstr (again, ==, json);
+}
+
+static void
+test_import_refused (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  static const struct { const char *json, *says; } cases[] = {
+    { "", "not a chat exported by Burrow: the file is empty" },
+    { "[1, 2]", "\"format\"" },
+    { "{\"format\": \"burrow-chat\", \"version\": 2}", "version" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"sampling\": {}}", "\"messages\"" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"messages\": []}", "\"sampling\"" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"sampling\": {\"top_p\": 7},"
+      " \"messages\": []}", "\"sampling\"" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"sampling\": {}, \"messages\":"
+      " [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"robot\"}]}", "message 2" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"sampling\": {}, \"messages\":"
+      " [{\"role\": \"user\", \"content\": 5}]}", "message 1" },
+    { "{\"format\": \"burrow-chat\", \"version\": 1, \"title\": [], \"sampling\": {},"
+      " \"messages\": []}", "title" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      BurrowChat *chat = burrow_chat_import_json (store, "/home/me/notes.json", cases[i].json,
+                                                  strlen (cases[i].json), &error);
+
+      g_test_message ("%s -> %s", cases[i].json, error != NULL ? error->message : "(imported)");
+      g_assert_null (chat);
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+      g_assert_true (g_str_has_prefix (error->message, "/home/me/notes.json: "));
+      g_assert_nonnull (strstr (error->message, cases[i].says));
+      g_clear_error (&error);
+    }
+  /* Nothing was added. */
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -344,5 +488,8 @@ main (int   argc,
   g_test_add_func ("/chat-history/migrate-v1", test_migrate_v1);
   g_test_add_func ("/chat-history/alternatives", test_alternatives);
   g_test_add_func ("/chat-history/search", test_search);
+  g_test_add_func ("/chat-history/export-markdown", test_export_markdown);
+  g_test_add_func ("/chat-history/export-import-json", test_export_import_json);
+  g_test_add_func ("/chat-history/import-refused", test_import_refused);
   return g_test_run ();
 }
