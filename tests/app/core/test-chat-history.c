@@ -272,6 +272,61 @@ test_alternatives (void)
   check_reply (messages->pdata[1], "Fresh answer", 0, 0);
 }
 
+/* Recovery reads the turns' alternatives too (format 2), and a format-1 file whole. */
+static void
+test_recover (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autofree char *fresh_path = temp_db ();
+  g_autofree char *v1_path = temp_db ();
+  g_autofree char *sql_path = g_build_filename (BURROW_FIXTURES, "chat-store", "chats-v1.sql", NULL);
+  g_autofree char *sql = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) fresh = NULL;
+  g_autoptr(GPtrArray) messages = NULL;
+  guint n_chats = 0, n_messages = 0;
+  sqlite3 *db;
+
+  {
+    g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+    g_autoptr(BurrowChatMessage) first = NULL;
+    g_autoptr(BurrowChatMessage) second = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "Second");
+    g_autoptr(BurrowChatMessage) third = burrow_chat_message_new (BURROW_ROLE_ASSISTANT, "Third");
+    BurrowChat *chat = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+
+    g_object_unref (add (store, chat, BURROW_ROLE_USER, "Question"));
+    first = add (store, chat, BURROW_ROLE_ASSISTANT, "First");
+    g_assert_true (burrow_chat_store_add_alternative (store, chat, first, second, &error));
+    g_assert_true (burrow_chat_store_add_alternative (store, chat, second, third, &error));
+    g_assert_true (burrow_chat_store_show_alternative (store, third, 1, &error));
+    g_assert_no_error (error);
+  }
+
+  fresh = burrow_chat_store_new (fresh_path, &error);
+  g_assert_true (burrow_chat_store_recover (fresh, path, &n_chats, &n_messages, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_chats, ==, 1);
+  g_assert_cmpuint (n_messages, ==, 2);
+  messages = load (fresh, g_list_model_get_item (G_LIST_MODEL (fresh), 0));
+  g_object_unref (g_list_model_get_item (G_LIST_MODEL (fresh), 0));
+  /* The one shown stays shown; it comes first, the others after it in their order. */
+  check_reply (messages->pdata[1], "Second", 0, 3);
+  g_assert_true (burrow_chat_store_show_alternative (fresh, messages->pdata[1], 1, &error));
+  check_reply (messages->pdata[1], "First", 1, 3);
+  g_assert_true (burrow_chat_store_show_alternative (fresh, messages->pdata[1], 2, &error));
+  check_reply (messages->pdata[1], "Third", 2, 3);
+
+  /* A format-1 file has no alternatives to read: its messages all come back. */
+  g_assert_true (g_file_get_contents (sql_path, &sql, NULL, &error));
+  g_assert_cmpint (sqlite3_open (v1_path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_true (burrow_chat_store_recover (fresh, v1_path, &n_chats, &n_messages, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_chats, ==, 3);
+  g_assert_cmpuint (n_messages, ==, 7);
+}
+
 static void
 test_search (void)
 {
@@ -487,6 +542,7 @@ main (int   argc,
 
   g_test_add_func ("/chat-history/migrate-v1", test_migrate_v1);
   g_test_add_func ("/chat-history/alternatives", test_alternatives);
+  g_test_add_func ("/chat-history/recover", test_recover);
   g_test_add_func ("/chat-history/search", test_search);
   g_test_add_func ("/chat-history/export-markdown", test_export_markdown);
   g_test_add_func ("/chat-history/export-import-json", test_export_import_json);
