@@ -328,35 +328,10 @@ test_recover (void)
 }
 
 static void
-test_search (void)
+check_searches (BurrowChatStore *store)
 {
-  g_autofree char *path = temp_db ();
-  g_autoptr(GError) error = NULL;
-  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
-  g_autoptr(GString) long_text = g_string_new (NULL);
   g_autofree char *titles = NULL;
   g_autofree char *snippet = NULL;
-  BurrowChat *rust, *cats, *gone;
-
-  g_assert_no_error (error);
-  rust = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
-  burrow_chat_set_title (rust, "Rust lifetimes");
-  burrow_chat_store_save_chat (store, rust, &error);
-  g_object_unref (add (store, rust, BURROW_ROLE_USER, "What does the borrow checker do?"));
-  cats = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
-  burrow_chat_set_title (cats, "Cats");
-  burrow_chat_store_save_chat (store, cats, &error);
-  for (int i = 0; i < 20; i++)
-    g_string_append (long_text, "Cats sleep a lot. ");
-  g_string_append (long_text, "The borrowed\nblanket is theirs now. ");
-  for (int i = 0; i < 20; i++)
-    g_string_append (long_text, "They purr. ");
-  g_object_unref (add (store, cats, BURROW_ROLE_ASSISTANT, long_text->str));
-  gone = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
-  burrow_chat_set_title (gone, "Borrowed trash");
-  burrow_chat_store_save_chat (store, gone, &error);
-  g_assert_true (burrow_chat_store_trash_chat (store, gone, &error));
-  g_assert_no_error (error);
 
   /* A word matches at its start, in any case; the list's order; trash is not searched. */
   titles = found (store, "BORROW", &snippet);
@@ -389,6 +364,51 @@ test_search (void)
       titles = found (store, odd[i], NULL);
       g_assert_cmpstr (titles, ==, i == 1 ? "Cats" : "");
     }
+}
+
+static void
+test_search (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = burrow_chat_store_new (path, &error);
+  g_autoptr(GString) long_text = g_string_new (NULL);
+  BurrowChat *rust, *cats, *gone;
+  sqlite3 *db;
+
+  g_assert_no_error (error);
+  rust = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  burrow_chat_set_title (rust, "Rust lifetimes");
+  burrow_chat_store_save_chat (store, rust, &error);
+  g_object_unref (add (store, rust, BURROW_ROLE_USER, "What does the borrow checker do?"));
+  cats = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  burrow_chat_set_title (cats, "Cats");
+  burrow_chat_store_save_chat (store, cats, &error);
+  for (int i = 0; i < 20; i++)
+    g_string_append (long_text, "Cats sleep a lot. ");
+  g_string_append (long_text, "The borrowed\nblanket is theirs now. ");
+  for (int i = 0; i < 20; i++)
+    g_string_append (long_text, "They purr. ");
+  g_object_unref (add (store, cats, BURROW_ROLE_ASSISTANT, long_text->str));
+  gone = burrow_chat_store_create_chat (store, "/m", "", &sampling, &error);
+  burrow_chat_set_title (gone, "Borrowed trash");
+  burrow_chat_store_save_chat (store, gone, &error);
+  g_assert_true (burrow_chat_store_trash_chat (store, gone, &error));
+  g_assert_no_error (error);
+
+  check_searches (store);
+
+  /* Where SQLite lacks FTS5 the database has no index: the messages are read instead, with
+   * the same results. */
+  g_clear_object (&store);
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_delete;"
+                                     " DROP TRIGGER messages_fts_update; DROP TABLE messages_fts;",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  check_searches (store);
 }
 
 /* A chat with every kind of field filled, as export and import must carry it. */
