@@ -673,8 +673,8 @@ burrow_session_regenerate (BurrowSession  *self,
     }
   /* The old reply stays saved until the new one joins it as an alternative. */
   g_list_store_remove (list, n - 1);
-  start_reply (self, chat, list);
   self->replaced = g_steal_pointer (&last);
+  start_reply (self, chat, list);
   return TRUE;
 }
 

@@ -106,8 +106,9 @@ gboolean burrow_session_edit (BurrowSession  *self,
 gboolean burrow_session_regenerate (BurrowSession  *self,
                                     BurrowChat     *chat,
                                     GError        **error);
-/* Shows another of @message's alternatives (burrow_chat_store_show_alternative); refused
- * (BUSY) while a reply is being written. */
+/* Shows another of @message's alternatives (burrow_chat_store_show_alternative); @message
+ * is one of burrow_session_dup_messages' list, which so shows it. Refused (BUSY) while a
+ * reply is being written. */
 gboolean burrow_session_show_alternative (BurrowSession      *self,
                                           BurrowChatMessage  *message,
                                           guint               alternative,
