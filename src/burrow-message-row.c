@@ -23,6 +23,10 @@ struct _BurrowMessageRow {
   GtkWidget *typing;
   GtkSpinner *typing_spinner;
   GtkLabel *stats_label;
+  GtkWidget *alternatives_box;
+  GtkWidget *previous_button;
+  GtkLabel *alternatives_label;
+  GtkWidget *next_button;
   GtkWidget *copy_button;
   GtkWidget *edit_button;
   GtkWidget *regenerate_button;
@@ -148,6 +152,48 @@ show_tool_calls (BurrowMessageRow *self,
   gtk_widget_set_visible (box, calls->len > 0);
 }
 
+/* "2 of 3" under a reply with alternatives; only the last reply browses them, since what
+ * follows an earlier one was written after the reply shown. */
+static void
+render_alternatives (BurrowMessageRow *self,
+                     gboolean          streaming)
+{
+  guint shown = burrow_chat_message_get_alternative (self->message);
+  guint n = burrow_chat_message_get_n_alternatives (self->message);
+  g_autofree char *text = NULL;
+
+  gtk_widget_set_visible (self->alternatives_box, n > 1);
+  if (n <= 1)
+    return;
+  /* Translators: which of a turn's replies is shown, e.g. "2 of 3" */
+  text = g_strdup_printf (_("%u of %u"), shown + 1, n);
+  gtk_label_set_text (self->alternatives_label, text);
+  gtk_widget_set_sensitive (self->previous_button, self->is_last && !streaming && shown > 0);
+  gtk_widget_set_sensitive (self->next_button, self->is_last && !streaming && shown + 1 < n);
+}
+
+static void
+show_alternative (BurrowMessageRow *self,
+                  int               step)
+{
+  guint shown = burrow_chat_message_get_alternative (self->message);
+
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.show-alternative", "(uu)", self->index,
+                              (guint) ((int) shown + step));
+}
+
+static void
+on_previous (BurrowMessageRow *self)
+{
+  show_alternative (self, -1);
+}
+
+static void
+on_next (BurrowMessageRow *self)
+{
+  show_alternative (self, 1);
+}
+
 static void
 render (BurrowMessageRow *self)
 {
@@ -181,6 +227,8 @@ render (BurrowMessageRow *self)
   burrow_chat_message_get_stats (m, &stats);
   stats_text = burrow_message_row_format_stats (&stats);
   gtk_label_set_text (self->stats_label, stats_text);
+
+  render_alternatives (self, streaming);
 
   gtk_actionable_set_action_target (GTK_ACTIONABLE (self->copy_button), "s", content);
   gtk_widget_set_visible (self->copy_button, !streaming && content[0] != '\0');
@@ -280,7 +328,13 @@ burrow_message_row_class_init (BurrowMessageRowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, typing_spinner);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, stats_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, alternatives_box);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, previous_button);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, alternatives_label);
+  gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, next_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, copy_button);
+  gtk_widget_class_bind_template_callback (widget_class, on_previous);
+  gtk_widget_class_bind_template_callback (widget_class, on_next);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, edit_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowMessageRow, regenerate_button);
   gtk_widget_class_set_css_name (widget_class, "message");

@@ -16,7 +16,7 @@ GtkWidget *burrow_message_row_new (BurrowChatMessage *message);
 /* The message's position in the chat, the target of its Edit button. */
 void burrow_message_row_set_index (BurrowMessageRow *self,
                                    guint             index);
-/* Only the last reply offers Regenerate. */
+/* Only the last reply offers Regenerate and browses its alternatives. */
 void burrow_message_row_set_is_last (BurrowMessageRow *self,
                                      gboolean          is_last);
 

@@ -272,6 +272,26 @@ delete_chat_action (GtkWidget  *widget,
 }
 
 static void
+export_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  BurrowChat *chat = chat_for_param (self, param);
+
+  if (chat != NULL)
+    _burrow_window_export_chat (self, chat, g_str_equal (action_name, "win.export-json"));
+}
+
+static void
+import_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *param)
+{
+  _burrow_window_import_chat (BURROW_WINDOW (widget));
+}
+
+static void
 undo_delete_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *param)
@@ -404,6 +424,25 @@ focus_composer_action (GtkWidget  *widget,
   burrow_chat_view_focus_composer (self->chat_view);
 }
 
+static void
+show_alternative_action (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *parameter)
+{
+  guint index, alternative;
+
+  g_variant_get (parameter, "(uu)", &index, &alternative);
+  _burrow_window_show_alternative (BURROW_WINDOW (widget), index, alternative);
+}
+
+static void
+search_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  _burrow_window_search (BURROW_WINDOW (widget));
+}
+
 void
 _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
 {
@@ -426,6 +465,9 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.select-chat", "x", select_chat_action },
     { "win.rename-chat", "x", rename_chat_action },
     { "win.delete-chat", "x", delete_chat_action },
+    { "win.export-markdown", "x", export_action },
+    { "win.export-json", "x", export_action },
+    { "win.import-chat", NULL, import_action },
     { "win.rename-current", NULL, rename_chat_action },
     { "win.chat-settings", "x", chat_settings_action },
     { "win.current-chat-settings", NULL, chat_settings_action },
@@ -443,6 +485,8 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.toggle-panel", NULL, toggle_panel_action },
     { "win.show-sidebar", NULL, show_sidebar_action },
     { "win.focus-composer", NULL, focus_composer_action },
+    { "win.search", NULL, search_action },
+    { "win.show-alternative", "(uu)", show_alternative_action },
   };
   /* Ctrl+O and Ctrl+N are the application's accelerators (burrow-application.c), which
    * menus show; they are not bound here a second time. */
@@ -460,6 +504,8 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { GDK_KEY_F9, 0, "win.toggle-panel" },
     { GDK_KEY_p, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.show-performance" },
     { GDK_KEY_l, GDK_CONTROL_MASK, "win.focus-composer" },
+    { GDK_KEY_k, GDK_CONTROL_MASK, "win.search" },
+    { GDK_KEY_f, GDK_CONTROL_MASK, "win.search" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (actions); i++)

@@ -63,10 +63,13 @@ create_chat_row (gpointer item,
   GtkWidget *labels = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *title = gtk_label_new (NULL);
   GtkWidget *subtitle = gtk_label_new (NULL);
+  GtkWidget *snippet = gtk_label_new (NULL);
   GtkWidget *menu_button = gtk_menu_button_new ();
   g_autoptr(GMenu) menu = g_menu_new ();
   g_autoptr(GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
   g_autoptr(GMenuItem) settings = g_menu_item_new (_("Chat _Settings…"), NULL);
+  g_autoptr(GMenuItem) export_md = g_menu_item_new (_("Export as _Markdown…"), NULL);
+  g_autoptr(GMenuItem) export_json = g_menu_item_new (_("Export as _JSON…"), NULL);
   g_autoptr(GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
   gint64 id = burrow_chat_get_id (chat);
 
@@ -77,8 +80,16 @@ create_chat_row (gpointer item,
   gtk_widget_add_css_class (subtitle, "caption");
   gtk_widget_add_css_class (subtitle, "dim-label");
   gtk_widget_set_hexpand (labels, TRUE);
+  /* What a search found in the chat's messages. */
+  gtk_label_set_xalign (GTK_LABEL (snippet), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (snippet), PANGO_ELLIPSIZE_END);
+  gtk_label_set_lines (GTK_LABEL (snippet), 2);
+  gtk_label_set_wrap (GTK_LABEL (snippet), TRUE);
+  gtk_widget_add_css_class (snippet, "caption");
+  gtk_widget_set_visible (snippet, FALSE);
   gtk_box_append (GTK_BOX (labels), title);
   gtk_box_append (GTK_BOX (labels), subtitle);
+  gtk_box_append (GTK_BOX (labels), snippet);
   g_object_bind_property_full (chat, "title", title, "label", G_BINDING_SYNC_CREATE,
                                title_or_default, NULL, NULL, NULL);
   g_object_bind_property_full (chat, "updated", subtitle, "label", G_BINDING_SYNC_CREATE,
@@ -87,8 +98,12 @@ create_chat_row (gpointer item,
   g_menu_item_set_action_and_target (rename, "win.rename-chat", "x", id);
   g_menu_item_set_action_and_target (delete, "win.delete-chat", "x", id);
   g_menu_item_set_action_and_target (settings, "win.chat-settings", "x", id);
+  g_menu_item_set_action_and_target (export_md, "win.export-markdown", "x", id);
+  g_menu_item_set_action_and_target (export_json, "win.export-json", "x", id);
   g_menu_append_item (menu, rename);
   g_menu_append_item (menu, settings);
+  g_menu_append_item (menu, export_md);
+  g_menu_append_item (menu, export_json);
   g_menu_append_item (menu, delete);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
@@ -102,6 +117,8 @@ create_chat_row (gpointer item,
   gtk_box_append (GTK_BOX (box), menu_button);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
   g_object_set_data_full (G_OBJECT (row), "chat", g_object_ref (chat), g_object_unref);
+  g_object_set_data (G_OBJECT (row), "snippet", snippet);
+  _burrow_window_search_update_row (user_data, GTK_LIST_BOX_ROW (row));
   return row;
 }
 
@@ -109,19 +126,15 @@ create_chat_row (gpointer item,
 static void
 sync_selection (BurrowWindow *self)
 {
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->store));
+  GtkListBoxRow *row;
 
-  gtk_stack_set_visible_child_name (self->sidebar_stack, n > 0 ? "chats" : "no-chats");
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(BurrowChat) chat = g_list_model_get_item (G_LIST_MODEL (self->store), i);
-
-      if (chat == self->chat)
-        {
-          gtk_list_box_select_row (self->chat_list, gtk_list_box_get_row_at_index (self->chat_list, (int) i));
-          return;
-        }
-    }
+  _burrow_window_search_sync_page (self);
+  for (int i = 0; (row = gtk_list_box_get_row_at_index (self->chat_list, i)) != NULL; i++)
+    if (g_object_get_data (G_OBJECT (row), "chat") == (gpointer) self->chat)
+      {
+        gtk_list_box_select_row (self->chat_list, row);
+        return;
+      }
   gtk_list_box_unselect_all (self->chat_list);
 }
 
@@ -142,8 +155,10 @@ _burrow_window_chats_init (BurrowWindow *self)
 {
   g_autoptr(BurrowChat) latest = NULL;
 
-  gtk_list_box_bind_model (self->chat_list, G_LIST_MODEL (self->store), create_chat_row, NULL, NULL);
-  g_signal_connect_object (self->store, "items-changed", G_CALLBACK (sync_selection), self,
+  /* The list shows the store through the search's filter. */
+  gtk_list_box_bind_model (self->chat_list, G_LIST_MODEL (self->listed_chats), create_chat_row,
+                           self, NULL);
+  g_signal_connect_object (self->listed_chats, "items-changed", G_CALLBACK (sync_selection), self,
                            G_CONNECT_SWAPPED | G_CONNECT_AFTER);
   g_signal_connect_object (self->chat_list, "row-activated", G_CALLBACK (on_row_activated), self,
                            G_CONNECT_SWAPPED);
@@ -499,6 +514,20 @@ _burrow_window_regenerate (BurrowWindow *self)
     return;
   _burrow_window_cancel_edit (self);
   if (!burrow_session_regenerate (self->session, self->chat, &error))
+    turn_failed (self, error);
+}
+
+void
+_burrow_window_show_alternative (BurrowWindow *self,
+                                 guint         index,
+                                 guint         alternative)
+{
+  g_autoptr(BurrowChatMessage) message = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (self->messages == NULL || (message = g_list_model_get_item (self->messages, index)) == NULL)
+    return;
+  if (!burrow_session_show_alternative (self->session, message, alternative, &error))
     turn_failed (self, error);
 }
 

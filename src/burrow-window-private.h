@@ -34,6 +34,7 @@ struct _BurrowWindow {
   gboolean inspect_has_tokenizer;  /* its own, or one chosen for it */
   GtkFileChooserNative *chooser;
   GtkFileChooserNative *tokenizer_chooser;
+  GtkFileChooserNative *chat_file_chooser;   /* export or import a chat */
   GtkWindow *compact_dialog;    /* Make a Compact Copy of the open folder (weak) */
 
   /* The open conversation. */
@@ -44,6 +45,12 @@ struct _BurrowWindow {
    * before, given back on Cancel. Nothing is deleted until the edit is sent. */
   char *draft_before_edit;
 
+  /* Searching the chats: chat id -> markup of the snippet that matched ("" for the
+   * title), or NULL while the sidebar lists every chat. */
+  GHashTable *search_hits;
+  GtkFilter *search_filter;
+  GtkFilterListModel *listed_chats;   /* the store as the sidebar lists it */
+
   /* Delete with undo. */
   BurrowChat *trashed;
   AdwToast *undo_toast;
@@ -52,6 +59,8 @@ struct _BurrowWindow {
   GtkWidget *sidebar;
   GtkWidget *content;
   GtkStack *sidebar_stack;
+  GtkSearchBar *search_bar;
+  GtkSearchEntry *search_entry;
   GtkListBox *chat_list;
   AdwViewSwitcherTitle *switcher_title;
   AdwViewSwitcherBar *switcher_bar;
@@ -129,6 +138,25 @@ void _burrow_window_servers_init (BurrowWindow *self);
 void _burrow_window_servers_dispose (BurrowWindow *self);
 void _burrow_window_class_servers_init (GtkWidgetClass *widget_class);
 
+/* burrow-window-search.c: the sidebar's search across chats (Ctrl+K, Ctrl+F). Init
+ * makes listed_chats, before the chats' init binds the sidebar to it. */
+void _burrow_window_search_init (BurrowWindow *self);
+void _burrow_window_search_dispose (BurrowWindow *self);
+/* Opens the search bar, the entry focused. */
+void _burrow_window_search (BurrowWindow *self);
+/* The row's snippet line, as the search shows it (rows are rebuilt as the list changes). */
+void _burrow_window_search_update_row (BurrowWindow  *self,
+                                       GtkListBoxRow *row);
+/* Which page the sidebar shows: the list, no chats, or no results. */
+void _burrow_window_search_sync_page (BurrowWindow *self);
+
+/* burrow-window-export.c: a chat to Markdown or JSON, and a JSON export imported. */
+void _burrow_window_export_chat (BurrowWindow *self,
+                                 BurrowChat   *chat,
+                                 gboolean      json);
+void _burrow_window_import_chat (BurrowWindow *self);
+void _burrow_window_export_dispose (BurrowWindow *self);
+
 /* burrow-window-chats.c */
 void _burrow_window_chats_init (BurrowWindow *self);
 void _burrow_window_chats_dispose (BurrowWindow *self);
@@ -140,6 +168,10 @@ void _burrow_window_send (BurrowWindow *self);
 /* Stops the session's reply if it is for this window's chat. */
 void _burrow_window_stop_own (BurrowWindow *self);
 void _burrow_window_regenerate (BurrowWindow *self);
+/* Shows alternative @alternative of the reply at @index. */
+void _burrow_window_show_alternative (BurrowWindow *self,
+                                      guint         index,
+                                      guint         alternative);
 void _burrow_window_edit_message (BurrowWindow *self,
                                   guint         index);
 void _burrow_window_cancel_edit (BurrowWindow *self);

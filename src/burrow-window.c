@@ -298,6 +298,7 @@ burrow_window_constructed (GObject *object)
 
   /* Back where the last session left off, if there was one: its chat, and its model. */
   _burrow_window_show_page (self, "empty");
+  _burrow_window_search_init (self);
   _burrow_window_chats_init (self);
 }
 
@@ -307,6 +308,8 @@ burrow_window_dispose (GObject *object)
   BurrowWindow *self = BURROW_WINDOW (object);
 
   _burrow_window_chats_dispose (self);
+  _burrow_window_search_dispose (self);
+  _burrow_window_export_dispose (self);
   _burrow_window_models_dispose (self);
   _burrow_window_local_dispose (self);
   _burrow_window_servers_dispose (self);
@@ -417,6 +420,8 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, sidebar);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, content);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, sidebar_stack);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, search_bar);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, search_entry);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_list);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, switcher_bar);

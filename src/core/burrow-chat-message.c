@@ -11,6 +11,8 @@ struct _BurrowChatMessage {
   GString *reasoning;
   BurrowReplyStats stats;
   gboolean streaming;
+  guint alternative;
+  guint n_alternatives;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowChatMessage, burrow_chat_message, G_TYPE_OBJECT)
@@ -21,6 +23,7 @@ enum {
   PROP_REASONING,
   PROP_STATS,
   PROP_STREAMING,
+  PROP_ALTERNATIVE,
   N_PROPS
 };
 
@@ -59,6 +62,9 @@ burrow_chat_message_get_property (GObject    *object,
     case PROP_STREAMING:
       g_value_set_boolean (value, self->streaming);
       break;
+    case PROP_ALTERNATIVE:
+      g_value_set_uint (value, self->alternative);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -78,6 +84,9 @@ burrow_chat_message_class_init (BurrowChatMessageClass *klass)
   /* Notifies when the stats change; reads as the token count. */
   properties[PROP_STATS] = g_param_spec_int ("stats", NULL, NULL, 0, G_MAXINT, 0, flags);
   properties[PROP_STREAMING] = g_param_spec_boolean ("streaming", NULL, NULL, FALSE, flags);
+  /* Notifies when the shown alternative or their number changes. */
+  properties[PROP_ALTERNATIVE] = g_param_spec_uint ("alternative", NULL, NULL, 0, G_MAXUINT, 0,
+                                                    flags);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -212,4 +221,30 @@ burrow_chat_message_set_streaming (BurrowChatMessage *self,
     return;
   self->streaming = !!streaming;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STREAMING]);
+}
+
+guint
+burrow_chat_message_get_alternative (BurrowChatMessage *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (self), 0);
+  return self->alternative;
+}
+
+guint
+burrow_chat_message_get_n_alternatives (BurrowChatMessage *self)
+{
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (self), 0);
+  return self->n_alternatives;
+}
+
+void
+_burrow_chat_message_set_alternatives (BurrowChatMessage *self,
+                                       guint              alternative,
+                                       guint              n_alternatives)
+{
+  if (self->alternative == alternative && self->n_alternatives == n_alternatives)
+    return;
+  self->alternative = alternative;
+  self->n_alternatives = n_alternatives;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALTERNATIVE]);
 }

@@ -44,8 +44,17 @@ gboolean burrow_chat_message_get_streaming (BurrowChatMessage *self);
 void burrow_chat_message_set_streaming (BurrowChatMessage *self,
                                         gboolean           streaming);
 
+/* A reply regenerated is kept with the replies it replaced: the alternatives of its turn,
+ * oldest first. Which one is shown (0-based) and how many there are; 0 of 0 for a reply
+ * never regenerated. */
+guint burrow_chat_message_get_alternative (BurrowChatMessage *self);
+guint burrow_chat_message_get_n_alternatives (BurrowChatMessage *self);
+
 /* For BurrowChatStore. */
 void _burrow_chat_message_set_id (BurrowChatMessage *self,
                                   gint64             id);
+void _burrow_chat_message_set_alternatives (BurrowChatMessage *self,
+                                            guint              alternative,
+                                            guint              n_alternatives);
 
 G_END_DECLS

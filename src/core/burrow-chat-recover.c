@@ -13,11 +13,13 @@ typedef struct {
   char *title, *model_dir, *system_prompt;
   gint64 updated;
   BurrowSampling sampling;
-  GPtrArray *messages;   /* Salvaged, by position */
+  GPtrArray *messages;       /* Salvaged, by position */
+  GPtrArray *alternatives;   /* Salvaged: the replies a turn had (format 2 on) */
 } Chat;
 
 typedef struct {
   gint64 position;
+  gint64 rank;     /* which alternative: the one shown for a message, its own for one */
   BurrowChatMessage *message;
 } Salvaged;
 
@@ -30,6 +32,7 @@ chat_free (gpointer data)
   g_free (c->model_dir);
   g_free (c->system_prompt);
   g_ptr_array_unref (c->messages);
+  g_ptr_array_unref (c->alternatives);
   g_free (c);
 }
 
@@ -63,6 +66,7 @@ chat_new (gint64 id)
   c->system_prompt = g_strdup ("");
   c->sampling = (BurrowSampling) { 0.0, 1.0, 0 };
   c->messages = g_ptr_array_new_with_free_func (salvaged_free);
+  c->alternatives = g_ptr_array_new_with_free_func (salvaged_free);
   return c;
 }
 
@@ -102,54 +106,101 @@ read_chats (sqlite3    *db,
   sqlite3_finalize (stmt);
 }
 
+/* A row of messages or alternatives, which share their layout: chat_id, position, role or
+ * rank, content, reasoning, n_tokens, tokens_per_second, ttft, finish; NULL for a damaged
+ * one. The columns are NOT NULL and typed: anything else is damage. */
+static Salvaged *
+salvage_row (sqlite3_stmt *stmt,
+             gboolean      has_role)
+{
+  gint64 role = has_role ? sqlite3_column_int64 (stmt, 2) : BURROW_ROLE_ASSISTANT;
+  gint64 finish = sqlite3_column_int64 (stmt, 8);
+  g_autofree char *content = NULL;
+  g_autofree char *reasoning = NULL;
+  BurrowReplyStats stats;
+  Salvaged *s;
+
+  if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
+      || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER
+      || sqlite3_column_type (stmt, 2) != SQLITE_INTEGER
+      || sqlite3_column_type (stmt, 3) != SQLITE_TEXT
+      || role < BURROW_ROLE_SYSTEM || role > BURROW_ROLE_ASSISTANT)
+    return NULL;
+  content = text_at (stmt, 3);
+  reasoning = text_at (stmt, 4);
+  s = g_new0 (Salvaged, 1);
+  s->position = sqlite3_column_int64 (stmt, 1);
+  s->rank = has_role ? 0 : sqlite3_column_int64 (stmt, 2);
+  s->message = burrow_chat_message_new ((BurrowRole) role, content);
+  burrow_chat_message_set_reasoning (s->message, reasoning);
+  stats = (BurrowReplyStats) {
+    .n_tokens = (int) CLAMP (sqlite3_column_int64 (stmt, 5), 0, G_MAXINT),
+    .tokens_per_second = sqlite3_column_double (stmt, 6),
+    .ttft_seconds = sqlite3_column_double (stmt, 7),
+    .finish = finish >= BURROW_FINISH_NONE && finish <= BURROW_FINISH_ERROR
+                ? (BurrowFinishReason) finish : BURROW_FINISH_NONE,
+  };
+  burrow_chat_message_set_stats (s->message, &stats);
+  return s;
+}
+
 static void
 read_messages (sqlite3    *db,
                GHashTable *chats)
 {
+  static const char *const queries[] = {
+    /* format 2 on: which alternative is shown */
+    "SELECT chat_id, position, role, content, reasoning, n_tokens, tokens_per_second, ttft,"
+    " finish, alternative FROM messages NOT INDEXED",
+    "SELECT chat_id, position, role, content, reasoning, n_tokens, tokens_per_second, ttft,"
+    " finish, 0 FROM messages NOT INDEXED",
+  };
   sqlite3_stmt *stmt = NULL;
 
-  if (sqlite3_prepare_v2 (db,
-                          "SELECT chat_id, position, role, content, reasoning, n_tokens,"
-                          " tokens_per_second, ttft, finish FROM messages NOT INDEXED",
-                          -1, &stmt, NULL) != SQLITE_OK)
+  for (guint i = 0; i < G_N_ELEMENTS (queries) && stmt == NULL; i++)
+    sqlite3_prepare_v2 (db, queries[i], -1, &stmt, NULL);
+  if (stmt == NULL)
     return;
   while (sqlite3_step (stmt) == SQLITE_ROW)
     {
       gint64 chat_id = sqlite3_column_int64 (stmt, 0);
-      gint64 role = sqlite3_column_int64 (stmt, 2);
-      gint64 finish = sqlite3_column_int64 (stmt, 8);
-      g_autofree char *content = text_at (stmt, 3);
-      g_autofree char *reasoning = text_at (stmt, 4);
       Chat *c = g_hash_table_lookup (chats, &chat_id);
-      Salvaged *s;
-      BurrowReplyStats stats;
+      Salvaged *s = salvage_row (stmt, TRUE);
 
-      /* The columns are NOT NULL and typed: anything else is a damaged row. */
-      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
-          || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER
-          || sqlite3_column_type (stmt, 2) != SQLITE_INTEGER
-          || sqlite3_column_type (stmt, 3) != SQLITE_TEXT
-          || role < BURROW_ROLE_SYSTEM || role > BURROW_ROLE_ASSISTANT)
+      if (s == NULL)
         continue;
+      s->rank = sqlite3_column_int64 (stmt, 9);
       if (c == NULL)
         {
           /* Its conversation's row is lost: the messages still make one. */
           c = chat_new (chat_id);
           g_hash_table_replace (chats, &c->id, c);
         }
-      s = g_new0 (Salvaged, 1);
-      s->position = sqlite3_column_int64 (stmt, 1);
-      s->message = burrow_chat_message_new ((BurrowRole) role, content);
-      burrow_chat_message_set_reasoning (s->message, reasoning);
-      stats = (BurrowReplyStats) {
-        .n_tokens = (int) CLAMP (sqlite3_column_int64 (stmt, 5), 0, G_MAXINT),
-        .tokens_per_second = sqlite3_column_double (stmt, 6),
-        .ttft_seconds = sqlite3_column_double (stmt, 7),
-        .finish = finish >= BURROW_FINISH_NONE && finish <= BURROW_FINISH_ERROR
-                    ? (BurrowFinishReason) finish : BURROW_FINISH_NONE,
-      };
-      burrow_chat_message_set_stats (s->message, &stats);
       g_ptr_array_add (c->messages, s);
+    }
+  sqlite3_finalize (stmt);
+}
+
+/* The earlier replies of regenerated turns, for the conversations read. */
+static void
+read_alternatives (sqlite3    *db,
+                   GHashTable *chats)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT chat_id, position, rank, content, reasoning, n_tokens,"
+                          " tokens_per_second, ttft, finish FROM alternatives NOT INDEXED",
+                          -1, &stmt, NULL) != SQLITE_OK)
+    return;
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      gint64 chat_id = sqlite3_column_int64 (stmt, 0);
+      Chat *c = g_hash_table_lookup (chats, &chat_id);
+      Salvaged *s = c != NULL ? salvage_row (stmt, FALSE) : NULL;
+
+      if (s != NULL)
+        g_ptr_array_add (c->alternatives, s);
     }
   sqlite3_finalize (stmt);
 }
@@ -158,9 +209,11 @@ static int
 by_position (gconstpointer a,
              gconstpointer b)
 {
-  gint64 pa = (*(Salvaged *const *) a)->position, pb = (*(Salvaged *const *) b)->position;
+  const Salvaged *sa = *(Salvaged *const *) a, *sb = *(Salvaged *const *) b;
 
-  return pa < pb ? -1 : pa > pb;
+  if (sa->position != sb->position)
+    return sa->position < sb->position ? -1 : 1;
+  return sa->rank < sb->rank ? -1 : sa->rank > sb->rank;
 }
 
 static int
@@ -210,6 +263,31 @@ remove_copy (const char *dir)
   g_rmdir (dir);
 }
 
+/* Gives the saved message @shown the other replies its turn had: the shown one first,
+ * then the others in their order. */
+static gboolean
+add_alternatives (BurrowChatStore  *self,
+                  BurrowChat       *chat,
+                  Salvaged         *shown,
+                  GPtrArray        *alternatives,
+                  GError          **error)
+{
+  BurrowChatMessage *last = shown->message;
+
+  for (guint i = 0; i < alternatives->len; i++)
+    {
+      Salvaged *a = alternatives->pdata[i];
+
+      if (a->position != shown->position || a->rank == shown->rank)
+        continue;
+      if (!burrow_chat_store_add_alternative (self, chat, last, a->message, error))
+        return FALSE;
+      last = a->message;
+    }
+  return last == shown->message ||
+         burrow_chat_store_show_alternative (self, shown->message, 0, error);
+}
+
 /* Adds the salvaged conversations, least recently used first so that the list keeps their
  * order. */
 static gboolean
@@ -233,11 +311,13 @@ add_all (BurrowChatStore  *self,
       burrow_chat_set_title (chat, c->title);
       if (!burrow_chat_store_save_chat (self, chat, error))
         return FALSE;
+      g_ptr_array_sort (c->alternatives, by_position);
       for (guint m = 0; m < c->messages->len; m++)
         {
           Salvaged *s = c->messages->pdata[m];
 
-          if (!burrow_chat_store_add_message (self, chat, s->message, error))
+          if (!burrow_chat_store_add_message (self, chat, s->message, error) ||
+              !add_alternatives (self, chat, s, c->alternatives, error))
             return FALSE;
           (*n_messages)++;
         }
@@ -276,6 +356,7 @@ burrow_chat_store_recover (BurrowChatStore  *self,
     {
       read_chats (db, chats);
       read_messages (db, chats);
+      read_alternatives (db, chats);
     }
   sqlite3_close (db);
   remove_copy (dir);

@@ -10,9 +10,9 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
-#include "burrow-chat-store.h"
+#include "burrow-chat-store-private.h"
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 /* Pages in the WAL before a background checkpoint starts. */
 #define CHECKPOINT_PAGES 256
 
@@ -26,6 +26,7 @@ struct _BurrowChatStore {
   gint64 last_time;
   gboolean checkpointing;
   gboolean checkpoint_again;
+  gboolean has_fts;          /* messages_fts exists (SQLite built with FTS5) */
 };
 
 static void list_model_iface_init (GListModelInterface *iface);
@@ -35,6 +36,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowChatStore, burrow_chat_store, G_TYPE_OBJECT
 
 G_DEFINE_QUARK (burrow-chat-store-error-quark, burrow_chat_store_error)
 
+/* Format 1, as every database starts; later formats are steps from it, so a new database
+ * and an old one take the same path. */
 static const char schema_sql[] =
   "CREATE TABLE IF NOT EXISTS chats ("
   "  id INTEGER PRIMARY KEY,"
@@ -60,6 +63,38 @@ static const char schema_sql[] =
   "  ttft REAL NOT NULL DEFAULT 0,"
   "  finish INTEGER NOT NULL DEFAULT 0,"
   "  UNIQUE (chat_id, position));";
+
+/* Format 2: the replies a turn had before it was regenerated (all of them, the shown one
+ * included; messages.alternative says which is shown). */
+static const char schema_2_sql[] =
+  "ALTER TABLE messages ADD COLUMN alternative INTEGER NOT NULL DEFAULT 0;"
+  "CREATE TABLE alternatives ("
+  "  chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+  "  position INTEGER NOT NULL,"
+  "  rank INTEGER NOT NULL,"
+  "  content TEXT NOT NULL,"
+  "  reasoning TEXT NOT NULL DEFAULT '',"
+  "  n_tokens INTEGER NOT NULL DEFAULT 0,"
+  "  tokens_per_second REAL NOT NULL DEFAULT 0,"
+  "  ttft REAL NOT NULL DEFAULT 0,"
+  "  finish INTEGER NOT NULL DEFAULT 0,"
+  "  PRIMARY KEY (chat_id, position, rank));";
+
+/* Also format 2, where SQLite has FTS5: a full-text index of the messages shown, kept by
+ * triggers and filled from the messages already there. */
+static const char schema_2_fts_sql[] =
+  "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages',"
+  "  content_rowid='id');"
+  "CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN"
+  "  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END;"
+  "CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN"
+  "  INSERT INTO messages_fts (messages_fts, rowid, content)"
+  "    VALUES ('delete', old.id, old.content); END;"
+  "CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN"
+  "  INSERT INTO messages_fts (messages_fts, rowid, content)"
+  "    VALUES ('delete', old.id, old.content);"
+  "  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END;"
+  "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');";
 
 static gboolean
 fail (BurrowChatStore  *self,
@@ -371,10 +406,25 @@ setup_schema (BurrowChatStore  *self,
       return FALSE;
     }
 
-  return exec (self, "BEGIN IMMEDIATE", error) &&
-         (exec (self, schema_sql, error) &&
-          exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
-          exec (self, "COMMIT", error));
+  if (!exec (self, "BEGIN IMMEDIATE", error) || !exec (self, schema_sql, error))
+    return FALSE;
+  if (version < 2)
+    {
+      if (!exec (self, schema_2_sql, error))
+        return FALSE;
+      if (sqlite3_compileoption_used ("ENABLE_FTS5") && !exec (self, schema_2_fts_sql, error))
+        return FALSE;
+    }
+  if (!exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) ||
+      !exec (self, "COMMIT", error))
+    return FALSE;
+
+  stmt = prepare (self, "SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'", error);
+  if (stmt == NULL)
+    return FALSE;
+  self->has_fts = sqlite3_step (stmt) == SQLITE_ROW;
+  sqlite3_finalize (stmt);
+  return TRUE;
 }
 
 char *
@@ -716,8 +766,10 @@ burrow_chat_store_load_messages (BurrowChatStore  *self,
   g_return_val_if_fail (BURROW_IS_CHAT (chat), NULL);
 
   stmt = prepare (self,
-                  "SELECT id, role, content, reasoning, n_tokens, tokens_per_second, ttft, finish"
-                  " FROM messages WHERE chat_id = ? ORDER BY position", error);
+                  "SELECT id, role, content, reasoning, n_tokens, tokens_per_second, ttft, finish,"
+                  " alternative, (SELECT COUNT(*) FROM alternatives a"
+                  "   WHERE a.chat_id = m.chat_id AND a.position = m.position)"
+                  " FROM messages m WHERE chat_id = ? ORDER BY position", error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
@@ -731,10 +783,16 @@ burrow_chat_store_load_messages (BurrowChatStore  *self,
         sqlite3_column_double (stmt, 6),
         sqlite3_column_int (stmt, 7),
       };
+      int n_alternatives = sqlite3_column_int (stmt, 9);
 
       _burrow_chat_message_set_id (message, sqlite3_column_int64 (stmt, 0));
       burrow_chat_message_set_reasoning (message, column_text (stmt, 3));
       burrow_chat_message_set_stats (message, &stats);
+      if (n_alternatives > 0)
+        _burrow_chat_message_set_alternatives (message,
+                                               (guint) CLAMP (sqlite3_column_int (stmt, 8), 0,
+                                                              n_alternatives - 1),
+                                               (guint) n_alternatives);
       g_ptr_array_add (messages, message);
     }
   sqlite3_finalize (stmt);
@@ -835,15 +893,236 @@ burrow_chat_store_truncate (BurrowChatStore  *self,
                             guint             n_keep,
                             GError          **error)
 {
-  sqlite3_stmt *stmt;
+  static const char *const sql[] = {
+    "DELETE FROM messages WHERE chat_id = ? AND position >= ?",
+    "DELETE FROM alternatives WHERE chat_id = ? AND position >= ?",
+  };
 
   g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
   g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
 
-  stmt = prepare (self, "DELETE FROM messages WHERE chat_id = ? AND position >= ?", error);
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (sql); i++)
+    {
+      sqlite3_stmt *stmt = prepare (self, sql[i], error);
+
+      if (stmt == NULL)
+        goto rollback;
+      sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
+      sqlite3_bind_int64 (stmt, 2, n_keep);
+      if (!run (self, stmt, error))
+        goto rollback;
+    }
+  if (exec (self, "COMMIT", error))
+    return TRUE;
+
+rollback:
+  exec (self, "ROLLBACK", NULL);
+  return FALSE;
+}
+
+/* ---- alternatives ---- */
+
+/* The position of the saved message @id and how many alternatives its turn has. */
+static gboolean
+turn_of (BurrowChatStore  *self,
+         gint64            id,
+         gint64           *position,
+         guint            *n_alternatives,
+         GError          **error)
+{
+  sqlite3_stmt *stmt = prepare (self,
+                                "SELECT position, (SELECT COUNT(*) FROM alternatives a"
+                                "   WHERE a.chat_id = m.chat_id AND a.position = m.position)"
+                                " FROM messages m WHERE id = ?", error);
+  int rc;
+
   if (stmt == NULL)
     return FALSE;
+  sqlite3_bind_int64 (stmt, 1, id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      *position = sqlite3_column_int64 (stmt, 0);
+      *n_alternatives = (guint) sqlite3_column_int (stmt, 1);
+    }
+  sqlite3_finalize (stmt);
+  if (rc == SQLITE_ROW)
+    return TRUE;
+  if (rc == SQLITE_DONE)
+    {
+      g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
+                   "%s: message %" G_GINT64_FORMAT " is not in the database", self->path, id);
+      return FALSE;
+    }
+  return fail (self, "reading a message", error);
+}
+
+gboolean
+burrow_chat_store_add_alternative (BurrowChatStore    *self,
+                                   BurrowChat         *chat,
+                                   BurrowChatMessage  *shown,
+                                   BurrowChatMessage  *reply,
+                                   GError            **error)
+{
+  gint64 id = burrow_chat_message_get_id (shown);
+  gint64 position = 0;
+  guint n = 0;
+  sqlite3_stmt *stmt;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (shown), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (reply), FALSE);
+
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+  if (!turn_of (self, id, &position, &n, error))
+    goto rollback;
+
+  /* A turn's first regeneration: the reply shown so far becomes its first alternative. */
+  if (n == 0)
+    {
+      stmt = prepare (self,
+                      "INSERT INTO alternatives (chat_id, position, rank, content, reasoning,"
+                      " n_tokens, tokens_per_second, ttft, finish) SELECT chat_id, position, 0,"
+                      " content, reasoning, n_tokens, tokens_per_second, ttft, finish"
+                      " FROM messages WHERE id = ?", error);
+      if (stmt == NULL)
+        goto rollback;
+      sqlite3_bind_int64 (stmt, 1, id);
+      if (!run (self, stmt, error))
+        goto rollback;
+      n = 1;
+    }
+
+  stmt = prepare (self,
+                  "INSERT INTO alternatives (chat_id, position, rank, content, reasoning,"
+                  " n_tokens, tokens_per_second, ttft, finish) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  error);
+  if (stmt == NULL)
+    goto rollback;
   sqlite3_bind_int64 (stmt, 1, burrow_chat_get_id (chat));
-  sqlite3_bind_int64 (stmt, 2, n_keep);
-  return run (self, stmt, error);
+  sqlite3_bind_int64 (stmt, 2, position);
+  sqlite3_bind_int (stmt, 3, (int) n);
+  bind_message (stmt, 4, reply);
+  if (!run (self, stmt, error))
+    goto rollback;
+
+  /* The turn's row now shows the new reply; it keeps its id. */
+  stmt = prepare (self,
+                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
+                  " tokens_per_second = ?, ttft = ?, finish = ?, alternative = ? WHERE id = ?",
+                  error);
+  if (stmt == NULL)
+    goto rollback;
+  bind_message (stmt, 1, reply);
+  sqlite3_bind_int (stmt, 7, (int) n);
+  sqlite3_bind_int64 (stmt, 8, id);
+  if (!run (self, stmt, error) || !touch_chat (self, chat, error) || !exec (self, "COMMIT", error))
+    goto rollback;
+
+  _burrow_chat_message_set_id (reply, id);
+  _burrow_chat_message_set_alternatives (reply, n, n + 1);
+  return TRUE;
+
+rollback:
+  exec (self, "ROLLBACK", NULL);
+  return FALSE;
+}
+
+gboolean
+burrow_chat_store_show_alternative (BurrowChatStore    *self,
+                                    BurrowChatMessage  *message,
+                                    guint               alternative,
+                                    GError            **error)
+{
+  gint64 id = burrow_chat_message_get_id (message);
+  g_autofree char *content = NULL;
+  g_autofree char *reasoning = NULL;
+  BurrowReplyStats stats = { 0 };
+  gint64 position = 0;
+  guint n = 0;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
+
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+  if (!turn_of (self, id, &position, &n, error))
+    goto rollback;
+  if (alternative >= n)
+    {
+      g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
+                   "%s: the reply has no alternative %u", self->path, alternative + 1);
+      goto rollback;
+    }
+
+  stmt = prepare (self,
+                  "SELECT content, reasoning, n_tokens, tokens_per_second, ttft, finish"
+                  " FROM alternatives WHERE position = ? AND rank = ?"
+                  " AND chat_id = (SELECT chat_id FROM messages WHERE id = ?)", error);
+  if (stmt == NULL)
+    goto rollback;
+  sqlite3_bind_int64 (stmt, 1, position);
+  sqlite3_bind_int (stmt, 2, (int) alternative);
+  sqlite3_bind_int64 (stmt, 3, id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    {
+      content = g_strdup (column_text (stmt, 0));
+      reasoning = g_strdup (column_text (stmt, 1));
+      stats = (BurrowReplyStats) { sqlite3_column_int (stmt, 2), sqlite3_column_double (stmt, 3),
+                                   sqlite3_column_double (stmt, 4), sqlite3_column_int (stmt, 5) };
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      fail (self, "reading an alternative", error);
+      goto rollback;
+    }
+
+  stmt = prepare (self,
+                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
+                  " tokens_per_second = ?, ttft = ?, finish = ?, alternative = ? WHERE id = ?",
+                  error);
+  if (stmt == NULL)
+    goto rollback;
+  sqlite3_bind_text (stmt, 1, content, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, 2, reasoning, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int (stmt, 3, stats.n_tokens);
+  sqlite3_bind_double (stmt, 4, stats.tokens_per_second);
+  sqlite3_bind_double (stmt, 5, stats.ttft_seconds);
+  sqlite3_bind_int (stmt, 6, (int) stats.finish);
+  sqlite3_bind_int (stmt, 7, (int) alternative);
+  sqlite3_bind_int64 (stmt, 8, id);
+  if (!run (self, stmt, error) || !exec (self, "COMMIT", error))
+    goto rollback;
+
+  burrow_chat_message_set_content (message, content);
+  burrow_chat_message_set_reasoning (message, reasoning);
+  burrow_chat_message_set_stats (message, &stats);
+  _burrow_chat_message_set_alternatives (message, alternative, n);
+  return TRUE;
+
+rollback:
+  exec (self, "ROLLBACK", NULL);
+  return FALSE;
+}
+
+/* ---- for burrow-chat-search.c ---- */
+
+sqlite3 *
+_burrow_chat_store_get_db (BurrowChatStore *self)
+{
+  return self->db;
+}
+
+gboolean
+_burrow_chat_store_has_fts (BurrowChatStore *self)
+{
+  return self->has_fts;
 }

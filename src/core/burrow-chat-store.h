@@ -84,10 +84,44 @@ gboolean burrow_chat_store_add_message (BurrowChatStore    *self,
                                         BurrowChat         *chat,
                                         BurrowChatMessage  *message,
                                         GError            **error);
-/* Keeps the first @n_keep messages and deletes the rest (regenerate, edit and resend). */
+/* Keeps the first @n_keep messages and deletes the rest, their alternatives with them
+ * (edit and resend). */
 gboolean burrow_chat_store_truncate (BurrowChatStore  *self,
                                      BurrowChat       *chat,
                                      guint             n_keep,
+                                     GError          **error);
+
+/* Regenerate: @reply, a new answer to the turn whose saved reply is @shown, joins the
+ * turn's alternatives (@shown becomes the first of them if there were none) and is shown
+ * from now on; it takes @shown's id, and both its place and what follows it in the chat. */
+gboolean burrow_chat_store_add_alternative (BurrowChatStore    *self,
+                                            BurrowChat         *chat,
+                                            BurrowChatMessage  *shown,
+                                            BurrowChatMessage  *reply,
+                                            GError            **error);
+/* Shows alternative @alternative (0-based) of @message's turn: @message takes its text,
+ * reasoning and stats, in the store and in memory. */
+gboolean burrow_chat_store_show_alternative (BurrowChatStore    *self,
+                                             BurrowChatMessage  *message,
+                                             guint               alternative,
+                                             GError            **error);
+
+/* One conversation that matches a search, with a piece of the text that matched. */
+typedef struct {
+  BurrowChat *chat;
+  /* A few words around the first match, the matched words between U+0002 and U+0003; ""
+   * when only the title matched. */
+  char *snippet;
+} BurrowChatSearchHit;
+
+void burrow_chat_search_hit_free (BurrowChatSearchHit *hit);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (BurrowChatSearchHit, burrow_chat_search_hit_free)
+
+/* The listed conversations whose title or messages hold every word of @query (words match
+ * at their start, case and accents aside), in the list's order, as BurrowChatSearchHit.
+ * An empty query matches nothing. */
+GPtrArray *burrow_chat_store_search (BurrowChatStore  *self,
+                                     const char       *query,
                                      GError          **error);
 
 G_END_DECLS

@@ -40,6 +40,7 @@ struct _BurrowSession {
   BurrowChat *reply_chat;
   GListStore *reply_list;
   BurrowChatMessage *reply;
+  BurrowChatMessage *replaced;  /* the reply being regenerated, or NULL */
   int reply_tokens;
 
   BurrowChat *pending_chat;
@@ -409,6 +410,7 @@ finish_reply (BurrowSession          *self,
               const GError           *error)
 {
   g_autoptr(BurrowChatMessage) reply = g_steal_pointer (&self->reply);
+  g_autoptr(BurrowChatMessage) replaced = g_steal_pointer (&self->replaced);
   g_autoptr(BurrowChat) chat = g_steal_pointer (&self->reply_chat);
   g_autoptr(GListStore) list = g_steal_pointer (&self->reply_list);
   g_autoptr(GError) save_error = NULL;
@@ -427,10 +429,18 @@ finish_reply (BurrowSession          *self,
   if (burrow_chat_message_get_content (reply)[0] == '\0' &&
       burrow_chat_message_get_reasoning (reply)[0] == '\0')
     {
+      /* Nothing came: a regenerated turn keeps the reply it had. */
       if (g_list_store_find (list, reply, &pos))
-        g_list_store_remove (list, pos);
+        {
+          if (replaced != NULL)
+            g_list_store_splice (list, pos, 1, (gpointer *) &replaced, 1);
+          else
+            g_list_store_remove (list, pos);
+        }
     }
-  else if (burrow_chat_store_add_message (self->store, chat, reply, &save_error))
+  else if (replaced != NULL
+           ? burrow_chat_store_add_alternative (self->store, chat, replaced, reply, &save_error)
+           : burrow_chat_store_add_message (self->store, chat, reply, &save_error))
     saved = TRUE;
   else
     emit_error (self, chat, save_error, _("Your chats could not be saved or read."));
@@ -661,11 +671,29 @@ burrow_session_regenerate (BurrowSession  *self,
                            _("The chat does not end with a reply"));
       return FALSE;
     }
-  if (!burrow_chat_store_truncate (self->store, chat, n - 1, error))
-    return FALSE;
+  /* The old reply stays saved until the new one joins it as an alternative. */
   g_list_store_remove (list, n - 1);
+  self->replaced = g_steal_pointer (&last);
   start_reply (self, chat, list);
   return TRUE;
+}
+
+gboolean
+burrow_session_show_alternative (BurrowSession      *self,
+                                 BurrowChatMessage  *message,
+                                 guint               alternative,
+                                 GError            **error)
+{
+  g_return_val_if_fail (BURROW_IS_SESSION (self), FALSE);
+  g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
+
+  if (self->generate_cancellable != NULL)
+    {
+      g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_BUSY,
+                           "A reply is being written");
+      return FALSE;
+    }
+  return burrow_chat_store_show_alternative (self->store, message, alternative, error);
 }
 
 void

@@ -101,10 +101,18 @@ gboolean burrow_session_edit (BurrowSession  *self,
                               guint           index,
                               const char     *text,
                               GError        **error);
-/* Replaces the last reply with a new one. */
+/* Answers the last turn again; the new reply is shown and the earlier ones are kept as
+ * its alternatives. */
 gboolean burrow_session_regenerate (BurrowSession  *self,
                                     BurrowChat     *chat,
                                     GError        **error);
+/* Shows another of @message's alternatives (burrow_chat_store_show_alternative); @message
+ * is one of burrow_session_dup_messages' list, which so shows it. Refused (BUSY) while a
+ * reply is being written. */
+gboolean burrow_session_show_alternative (BurrowSession      *self,
+                                          BurrowChatMessage  *message,
+                                          guint               alternative,
+                                          GError            **error);
 /* Ends the reply now; what came so far is kept (and saved) as a stopped reply. */
 void burrow_session_stop (BurrowSession *self);
 

@@ -41,7 +41,7 @@ xdisplay (GtkWidget *widget)
 }
 
 void
-x_input_click (GtkWidget *widget)
+x_input_hover (GtkWidget *widget)
 {
   GtkNative *native = gtk_widget_get_native (widget);
   Display *dpy = xdisplay (widget);
@@ -50,10 +50,9 @@ x_input_click (GtkWidget *widget)
   int rx, ry;
   Window unused;
 
-  g_assert_nonnull (fake_button);
+  g_assert_nonnull (fake_motion);
   settle (GTK_WIDGET (native));
   g_assert_true (gtk_widget_get_mapped (widget));
-  g_assert_true (gtk_widget_is_sensitive (widget));
   g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
                                            &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
                                                                  gtk_widget_get_height (widget) / 2.0f),
@@ -65,10 +64,20 @@ x_input_click (GtkWidget *widget)
   fake_motion (dpy, -1, rx, ry, 0);
   XSync (dpy, False);
   settle (GTK_WIDGET (native));
+}
+
+void
+x_input_click (GtkWidget *widget)
+{
+  Display *dpy = xdisplay (widget);
+
+  g_assert_nonnull (fake_button);
+  x_input_hover (widget);
+  g_assert_true (gtk_widget_is_sensitive (widget));
   fake_button (dpy, 1, True, 0);
   fake_button (dpy, 1, False, 0);
   XSync (dpy, False);
-  settle (GTK_WIDGET (native));
+  settle (GTK_WIDGET (gtk_widget_get_native (widget)));
 }
 
 void
@@ -83,22 +92,47 @@ x_input_take_focus (GtkWindow *window)
 }
 
 void
+x_input_press_with (GtkWidget       *widget,
+                    guint            keysym,
+                    GdkModifierType  mods)
+{
+  static const struct { GdkModifierType mask; guint keysym; } modifiers[] = {
+    { GDK_SHIFT_MASK, XK_Shift_L },
+    { GDK_CONTROL_MASK, XK_Control_L },
+  };
+  Display *dpy = xdisplay (widget);
+  KeyCode code = XKeysymToKeycode (dpy, keysym);
+
+  g_assert_nonnull (fake_key);
+  g_assert_cmpuint (code, !=, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (modifiers); i++)
+    if (mods & modifiers[i].mask)
+      fake_key (dpy, XKeysymToKeycode (dpy, modifiers[i].keysym), True, 0);
+  fake_key (dpy, code, True, 0);
+  fake_key (dpy, code, False, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (modifiers); i++)
+    if (mods & modifiers[i].mask)
+      fake_key (dpy, XKeysymToKeycode (dpy, modifiers[i].keysym), False, 0);
+  XSync (dpy, False);
+  settle (GTK_WIDGET (gtk_widget_get_native (widget)));
+}
+
+void
 x_input_press (GtkWidget *widget,
                guint      keysym,
                gboolean   shift)
 {
-  Display *dpy = xdisplay (widget);
-  KeyCode code = XKeysymToKeycode (dpy, keysym);
-  KeyCode shift_code = XKeysymToKeycode (dpy, XK_Shift_L);
+  x_input_press_with (widget, keysym, shift ? GDK_SHIFT_MASK : 0);
+}
 
-  g_assert_nonnull (fake_key);
-  g_assert_cmpuint (code, !=, 0);
-  if (shift)
-    fake_key (dpy, shift_code, True, 0);
-  fake_key (dpy, code, True, 0);
-  fake_key (dpy, code, False, 0);
-  if (shift)
-    fake_key (dpy, shift_code, False, 0);
-  XSync (dpy, False);
-  settle (GTK_WIDGET (gtk_widget_get_native (widget)));
+void
+x_input_type (GtkWidget  *widget,
+              const char *text)
+{
+  /* Printable ASCII keysyms are the characters' codes. */
+  for (const char *c = text; *c != '\0'; c++)
+    {
+      g_assert_true (g_ascii_isprint (*c));
+      x_input_press_with (widget, g_ascii_tolower (*c), g_ascii_isupper (*c) ? GDK_SHIFT_MASK : 0);
+    }
 }

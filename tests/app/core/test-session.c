@@ -350,6 +350,39 @@ test_stop_and_regenerate (Fixture       *f,
   g_assert_cmpint (stats.finish, !=, BURROW_FINISH_CANCELLED);
   g_assert_cmpint (burrow_chat_message_get_id (saved->pdata[0]), ==,
                    burrow_chat_message_get_id (after->pdata[0]));
+
+  /* The stopped reply is kept as the turn's first alternative, the new one shown second. */
+  g_assert_cmpuint (burrow_chat_message_get_n_alternatives (after->pdata[1]), ==, 2);
+  g_assert_cmpuint (burrow_chat_message_get_alternative (after->pdata[1]), ==, 1);
+  {
+    g_autoptr(BurrowChatMessage) shown = g_list_model_get_item (messages, 1);
+    g_autoptr(GPtrArray) browsed = NULL;
+
+    g_assert_true (burrow_session_show_alternative (f->session, shown, 0, &error));
+    g_assert_no_error (error);
+    g_assert_cmpstr (burrow_chat_message_get_content (shown), ==, saved_text (saved, 1));
+    burrow_chat_message_get_stats (shown, &stats);
+    g_assert_cmpint (stats.finish, ==, BURROW_FINISH_CANCELLED);
+    browsed = saved_messages (f, chat);
+    g_assert_cmpstr (saved_text (browsed, 1), ==, saved_text (saved, 1));
+  }
+
+  /* Stopped before a word came: the turn keeps the reply it showed, and no new alternative. */
+  {
+    g_autoptr(BurrowChatMessage) shown = g_list_model_get_item (messages, 1);
+    g_autoptr(BurrowChatMessage) back = NULL;
+    g_autoptr(GPtrArray) kept = NULL;
+
+    g_assert_true (burrow_session_regenerate (f->session, chat, &error));
+    burrow_session_stop (f->session);
+    g_assert_cmpuint (g_list_model_get_n_items (messages), ==, 2);
+    back = g_list_model_get_item (messages, 1);
+    g_assert_true (back == shown);
+    kept = saved_messages (f, chat);
+    g_assert_cmpuint (kept->len, ==, 2);
+    g_assert_cmpuint (burrow_chat_message_get_n_alternatives (kept->pdata[1]), ==, 2);
+    g_assert_cmpstr (saved_text (kept, 1), ==, burrow_chat_message_get_content (shown));
+  }
 }
 
 static void
