@@ -41,6 +41,7 @@ struct _BurrowDashboard {
   GtkWidget *layer_box;
   BurrowChart *charts[6];
   GtkBox *token_box;
+  GtkWidget *map_zoom_in, *map_zoom_out, *map_zoom_reset;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowDashboard, burrow_dashboard, ADW_TYPE_BIN)
@@ -299,6 +300,39 @@ burrow_dashboard_dispose (GObject *object)
   G_OBJECT_CLASS (burrow_dashboard_parent_class)->dispose (object);
 }
 
+static BurrowExpertMap *
+expert_map (BurrowDashboard *self)
+{
+  return BURROW_EXPERT_MAP (self->charts[5]);
+}
+
+static void
+on_map_zoom_in (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), 1);
+}
+
+static void
+on_map_zoom_out (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), -1);
+}
+
+static void
+on_map_zoom_reset (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), 0);
+}
+
+/* The zoom buttons are there only while they can do something. */
+static void
+update_map_zoom (BurrowDashboard *self)
+{
+  gtk_widget_set_sensitive (self->map_zoom_in, burrow_expert_map_can_zoom (expert_map (self), 1));
+  gtk_widget_set_sensitive (self->map_zoom_out, burrow_expert_map_can_zoom (expert_map (self), -1));
+  gtk_widget_set_sensitive (self->map_zoom_reset, burrow_expert_map_can_zoom (expert_map (self), 0));
+}
+
 static void
 burrow_dashboard_class_init (BurrowDashboardClass *klass)
 {
@@ -347,6 +381,12 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   gtk_widget_class_bind_template_child_full (widget_class, "expert_map", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, charts[5]));
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, token_box);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_in);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_out);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_reset);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_in);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_out);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_reset);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_swatch);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, pin_note);
@@ -369,6 +409,9 @@ burrow_dashboard_init (BurrowDashboard *self)
   gtk_box_append (self->token_box, burrow_palette_phase_legend_new ());
   build_tier_legend (self);
   burrow_dashboard_set_compact (self, FALSE);
+  g_signal_connect_object (expert_map (self), "notify::cell-size", G_CALLBACK (update_map_zoom),
+                           self, G_CONNECT_SWAPPED);
+  update_map_zoom (self);
 }
 
 GtkWidget *

@@ -17,6 +17,10 @@ void x_input_init (XInputSettle settle);
  * sensitive first. */
 void x_input_click (GtkWidget *widget);
 
+/* Turns the mouse wheel one step up or down with the pointer over (x, y) of widget, with
+ * the modifiers in mods (Shift, Control) held. */
+void x_input_wheel (GtkWidget *widget, double x, double y, gboolean up, GdkModifierType mods);
+
 /* No window manager under Xvfb: the window takes the keyboard itself; returns once it
  * is active. */
 void x_input_take_focus (GtkWindow *window);
@@ -24,3 +28,5 @@ void x_input_take_focus (GtkWindow *window);
 /* Presses and releases keysym (with Shift held if asked) on the display of widget,
  * whichever window has the focus. */
 void x_input_press (GtkWidget *widget, guint keysym, gboolean shift);
+/* The same with the modifiers in mods (Shift, Control) held. */
+void x_input_press_with (GtkWidget *widget, guint keysym, GdkModifierType mods);
