@@ -178,6 +178,13 @@ _burrow_window_update_memory_banner (BurrowWindow *self)
 void
 _burrow_window_on_model_state (BurrowWindow *self)
 {
+  if (self->fresh_chat != NULL && self->fresh_chat == self->chat &&
+      burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED &&
+      g_strcmp0 (burrow_session_get_model_dir (self->session),
+                 burrow_chat_get_model_dir (self->chat)) == 0 &&
+      g_list_model_get_n_items (self->messages) == 0)
+    _burrow_window_drop_failed_chat (self);
+
   update_source_note (self);
   _burrow_window_update_memory_banner (self);
   _burrow_window_update_model_bar (self);

@@ -1,0 +1,355 @@
+/* The real window on the demo model, driven by real key presses and clicks (XTest) where
+ * a user would use them: Ctrl+Delete from the composer deletes the chat; a chat cannot be
+ * renamed to nothing; editing the first message renames a chat named after it; a model
+ * that fails to load leaves no empty chat behind; the sidebar highlights a chat only
+ * while it is the page shown. */
+#include "tmp-dir.h"
+#include "burrow-config.h"
+
+#include <glib/gstdio.h>
+#include <X11/keysym.h>
+
+#include "burrow-chat-view.h"
+#include "burrow-demo.h"
+#include "burrow-window.h"
+#include "burrow-window-private.h"
+#include "app-finalize.h"
+#include "user-dirs.h"
+#include "x-input.h"
+
+#define WAIT_USEC (60 * G_USEC_PER_SEC)
+
+#include "iterate.h"
+
+static BurrowApplication *app;
+static BurrowWindow *window;
+
+static GObject *
+child (const char *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return object;
+}
+
+static BurrowChatView *
+chat_view (void)
+{
+  return BURROW_CHAT_VIEW (child ("chat_view"));
+}
+
+static BurrowChatStore *
+store (void)
+{
+  return burrow_application_get_chat_store (app);
+}
+
+static guint
+n_chats (void)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (store ()));
+}
+
+static const char *
+visible_page (void)
+{
+  return gtk_stack_get_visible_child_name (GTK_STACK (child ("stack")));
+}
+
+static gboolean
+model_ready (void)
+{
+  return burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN;
+}
+
+static void
+settle (GtkWidget *native)
+{
+  gint64 end = g_get_monotonic_time () + 150 * 1000;
+
+  gtk_widget_queue_draw (native);
+  while (g_get_monotonic_time () < end)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+}
+
+/* The toplevel of @type that is showing, or NULL. */
+static GtkWindow *
+find_toplevel (GType type)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return w;
+    }
+  return NULL;
+}
+
+/* A new chat with the demo model, loaded, the composer focused. */
+static BurrowChat *
+demo_chat (void)
+{
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-demo", NULL));
+  ITERATE_UNTIL (model_ready () && g_strcmp0 (visible_page (), "chat") == 0);
+  x_input_take_focus (GTK_WINDOW (window));
+  burrow_chat_view_focus_composer (chat_view ());
+  settle (GTK_WIDGET (window));
+  g_assert_true (gtk_widget_has_focus (GTK_WIDGET (gtk_widget_get_template_child (
+    GTK_WIDGET (chat_view ()), BURROW_TYPE_CHAT_VIEW, "composer"))));
+  return window->chat;
+}
+
+static void
+type_text (const char *text)
+{
+  for (const char *c = text; *c != '\0'; c++)
+    x_input_press (GTK_WIDGET (window), *c == ' ' ? XK_space : (guint) *c, FALSE);
+}
+
+static void
+test_ctrl_delete_in_composer (void)
+{
+  BurrowChat *chat = demo_chat ();
+  guint before = n_chats ();
+  g_autofree char *draft = NULL;
+
+  g_assert_nonnull (chat);
+  /* A word after the cursor: Ctrl+Delete deletes that word, as in any text field. */
+  type_text ("hello there");
+  for (int i = 0; i < 5; i++)
+    x_input_press (GTK_WIDGET (window), XK_Left, FALSE);
+  x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
+  draft = burrow_chat_view_dup_draft (chat_view ());
+  g_assert_cmpstr (draft, ==, "hello ");
+  g_assert_cmpuint (n_chats (), ==, before);
+
+  /* Nothing after it: the chat goes, with Undo offered. */
+  x_input_press (GTK_WIDGET (window), XK_End, FALSE);
+  x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
+  g_assert_cmpuint (n_chats (), ==, before - 1);
+  g_assert_true (window->chat != chat);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo-delete", "x",
+                                             burrow_chat_get_id (chat)));
+  g_assert_cmpuint (n_chats (), ==, before);
+  burrow_chat_view_set_draft (chat_view (), "");
+}
+
+static GtkWidget *
+window_widget (const char *name)
+{
+  return GTK_WIDGET (child (name));
+}
+
+/* Selects all of the focused field's text and types @text over it. */
+static void
+retype (GtkWidget  *widget,
+        const char *text)
+{
+  x_input_press_with (widget, XK_a, GDK_CONTROL_MASK);
+  x_input_press (widget, XK_BackSpace, FALSE);
+  for (const char *c = text; *c != '\0'; c++)
+    x_input_press (widget, *c == ' ' ? XK_space : (guint) *c, g_ascii_isupper (*c));
+}
+
+static void
+test_rename_to_nothing (void)
+{
+  BurrowChat *chat = demo_chat ();
+  GtkWindow *dialog;
+
+  burrow_chat_set_title (chat, "Kept");
+  x_input_press (GTK_WIDGET (window), XK_F2, FALSE);
+  ITERATE_UNTIL ((dialog = find_toplevel (ADW_TYPE_MESSAGE_DIALOG)) != NULL);
+  x_input_take_focus (dialog);
+  settle (GTK_WIDGET (dialog));
+
+  /* Spaces only: Rename cannot be chosen, Enter does nothing. */
+  retype (GTK_WIDGET (dialog), "   ");
+  g_assert_false (adw_message_dialog_get_response_enabled (ADW_MESSAGE_DIALOG (dialog), "rename"));
+  x_input_press (GTK_WIDGET (dialog), XK_Return, FALSE);
+  g_assert_true (find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == dialog);
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Kept");
+
+  /* A name: Enter renames, without the spaces around it. */
+  retype (GTK_WIDGET (dialog), " Plans ");
+  g_assert_true (adw_message_dialog_get_response_enabled (ADW_MESSAGE_DIALOG (dialog), "rename"));
+  x_input_press (GTK_WIDGET (dialog), XK_Return, FALSE);
+  ITERATE_UNTIL (find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == NULL);
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Plans");
+  x_input_take_focus (GTK_WINDOW (window));
+}
+
+/* Types @text into the composer and presses Enter; returns once the reply is written. */
+static void
+send_typed (const char *text)
+{
+  GListModel *messages = burrow_chat_view_get_messages (chat_view ());
+  g_autoptr(BurrowChatMessage) reply = NULL;
+
+  burrow_chat_view_focus_composer (chat_view ());
+  retype (GTK_WIDGET (window), text);
+  x_input_press (GTK_WIDGET (window), XK_Return, FALSE);
+  ITERATE_UNTIL (g_list_model_get_n_items (messages) >= 2 && !burrow_window_get_generating (window));
+  reply = g_list_model_get_item (messages, g_list_model_get_n_items (messages) - 1);
+  g_assert_cmpint (burrow_chat_message_get_role (reply), ==, BURROW_ROLE_ASSISTANT);
+}
+
+static void
+test_edit_first_message_title (void)
+{
+  BurrowChat *chat;
+
+  chat = demo_chat ();
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "");
+  send_typed ("Where is the fox");
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Where is the fox");
+
+  /* The first message edited: the title named after it follows. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.edit-message", "u", 0));
+  send_typed ("Where is the owl");
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Where is the owl");
+
+  /* A name the user gave stays. */
+  burrow_chat_set_title (chat, "Birds");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.edit-message", "u", 0));
+  send_typed ("Where is the hen");
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Birds");
+}
+
+/* The row the sidebar highlights, or NULL. */
+static BurrowChat *
+highlighted (void)
+{
+  GtkListBoxRow *row = gtk_list_box_get_selected_row (GTK_LIST_BOX (child ("chat_list")));
+
+  return row != NULL ? g_object_get_data (G_OBJECT (row), "chat") : NULL;
+}
+
+static void
+test_sidebar_follows_page (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  BurrowChat *chat = demo_chat ();
+
+  g_assert_true (highlighted () == chat);
+  /* A model folder's page: no chat is shown, none highlighted. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", demo));
+  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  g_assert_null (highlighted ());
+  /* Its row clicked: the chat again, highlighted. */
+  for (GtkWidget *row = gtk_widget_get_first_child (window_widget ("chat_list")); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    if (g_object_get_data (G_OBJECT (row), "chat") == chat)
+      x_input_click (row);
+  ITERATE_UNTIL (g_strcmp0 (visible_page (), "chat") == 0);
+  g_assert_true (window->chat == chat);
+  g_assert_true (highlighted () == chat);
+}
+
+/* The mapped button under @root that activates @action. */
+static GtkWidget *
+find_button (GtkWidget  *root,
+             const char *action)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkWidget *found;
+
+      if (GTK_IS_BUTTON (w) && gtk_widget_get_mapped (w) &&
+          g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), action) == 0)
+        return w;
+      if ((found = find_button (w, action)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Copies every file of @from into a new folder. */
+static char *
+copy_folder (const char *from)
+{
+  g_autofree char *to = bw_test_tmp_dir ("burrow-broken-model-XXXXXX");
+  g_autoptr(GDir) dir = g_dir_open (from, 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *src = g_build_filename (from, name, NULL);
+      g_autofree char *dst = g_build_filename (to, name, NULL);
+      g_autofree char *contents = NULL;
+      gsize length;
+
+      g_assert_true (g_file_get_contents (src, &contents, &length, NULL));
+      g_assert_true (g_file_set_contents (dst, contents, (gssize) length, NULL));
+    }
+  return g_steal_pointer (&to);
+}
+
+static void
+test_failed_load_leaves_no_chat (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autofree char *copy = copy_folder (demo);
+  g_autofree char *shard = g_build_filename (copy, "model-00002-of-00002.safetensors", NULL);
+  g_autoptr(GFile) folder = g_file_new_for_path (copy);
+  guint before = n_chats ();
+
+  burrow_window_open_model (window, folder);
+  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  /* Gone between looking at the folder and starting the chat. */
+  g_assert_cmpint (g_unlink (shard), ==, 0);
+  x_input_click (find_button (GTK_WIDGET (window), "win.start-chat"));
+  ITERATE_UNTIL (burrow_session_get_model_state (window->session) == BURROW_MODEL_FAILED);
+  ITERATE_UNTIL (g_strcmp0 (visible_page (), "error") == 0);
+  g_assert_cmpuint (n_chats (), ==, before);
+  g_assert_null (window->chat);
+  g_assert_null (highlighted ());
+  /* The page says why: the missing shard. */
+  g_assert_cmpstr (adw_status_page_get_description (ADW_STATUS_PAGE (child ("error_page"))), !=, "");
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child ("error_details"))),
+                            "model-00002-of-00002.safetensors"));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-window-details");
+  int ret;
+
+  if (!gtk_init_check ())
+    {
+      g_print ("1..0 # SKIP no display\n");
+      return 0;
+    }
+  g_test_init (&argc, &argv, NULL);
+  x_input_init (settle);
+
+  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
+  g_application_register (G_APPLICATION (app), NULL, &error);
+  g_assert_no_error (error);
+  g_object_set (burrow_application_get_settings (app), "window-width", 1000, "window-height", 700,
+                NULL);
+  window = burrow_window_new (app);
+  gtk_window_present (GTK_WINDOW (window));
+  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+
+  g_test_add_func ("/window-details/ctrl-delete-in-composer", test_ctrl_delete_in_composer);
+  g_test_add_func ("/window-details/edit-first-message-title", test_edit_first_message_title);
+  g_test_add_func ("/window-details/rename-to-nothing", test_rename_to_nothing);
+  g_test_add_func ("/window-details/sidebar-follows-page", test_sidebar_follows_page);
+  g_test_add_func ("/window-details/failed-load-leaves-no-chat", test_failed_load_leaves_no_chat);
+
+  ret = g_test_run ();
+  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
+  app_test_finalize (&app);
+  bw_test_remove_tree (user_dirs);
+  return ret;
+}
