@@ -2,6 +2,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-memory-advice.h"
 #include "burrow-preferences-window.h"
 
 struct _BurrowPreferencesWindow {
@@ -86,6 +87,36 @@ gb_to_bytes (GBinding     *binding,
 {
   g_value_set_uint64 (to, (guint64) (MAX (g_value_get_double (from), 0) * BYTES_PER_GB));
   return TRUE;
+}
+
+/* The memory for experts reads "Automatic" at 0 and names its unit otherwise. */
+static gboolean
+on_budget_output (GtkSpinButton *spin)
+{
+  double gib = gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin));
+  g_autofree char *text = gib <= 0 ? g_strdup (_("Automatic"))
+                                   : burrow_memory_gib_text ((guint64) (gib * BYTES_PER_GB));
+
+  if (g_strcmp0 (text, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
+    gtk_editable_set_text (GTK_EDITABLE (spin), text);
+  return TRUE;
+}
+
+static int
+on_budget_input (GtkSpinButton *spin,
+                 double        *value)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
+  char *end = NULL;
+
+  if (g_str_equal (text, _("Automatic")))
+    {
+      *value = 0;
+      return TRUE;
+    }
+  /* g_strtod reads the point of this locale and the C one alike; the unit may follow. */
+  *value = g_strtod (text, &end);
+  return end != text ? TRUE : GTK_INPUT_ERROR;
 }
 
 static gboolean
@@ -184,6 +215,8 @@ burrow_preferences_window_class_init (BurrowPreferencesWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-preferences-window.ui");
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, ram_budget_spin);
+  gtk_widget_class_bind_template_callback (widget_class, on_budget_output);
+  gtk_widget_class_bind_template_callback (widget_class, on_budget_input);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, threads_spin);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, io_backend_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, direct_io_switch);

@@ -11,6 +11,7 @@
 
 #include "burrow-chat-view.h"
 #include "burrow-demo.h"
+#include "burrow-preferences-window.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 #include "app-finalize.h"
@@ -316,6 +317,42 @@ test_failed_load_leaves_no_chat (void)
                             "model-00002-of-00002.safetensors"));
 }
 
+static void
+test_memory_in_gib (void)
+{
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  GtkWindow *prefs;
+  GtkWidget *spin;
+  guint64 budget;
+
+  g_object_set (settings, "ram-budget", (guint64) 0, NULL);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
+  spin = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (prefs), BURROW_TYPE_PREFERENCES_WINDOW,
+                                                    "ram_budget_spin"));
+  settle (GTK_WIDGET (prefs));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "Automatic");
+
+  /* A tenth of a GiB typed: that many bytes, and it says GiB. */
+  x_input_take_focus (prefs);
+  gtk_widget_grab_focus (spin);
+  retype (spin, "0.1");
+  x_input_press (spin, XK_Tab, FALSE);
+  g_object_get (settings, "ram-budget", &budget, NULL);
+  g_assert_cmpuint (budget, ==, (guint64) (0.1 * (1 << 30)));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "0.1\302\240GiB");
+
+  /* Back to 0: Automatic again. */
+  gtk_widget_grab_focus (spin);
+  retype (spin, "0");
+  x_input_press (spin, XK_Tab, FALSE);
+  g_object_get (settings, "ram-budget", &budget, NULL);
+  g_assert_cmpuint (budget, ==, 0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (spin)), ==, "Automatic");
+  gtk_window_destroy (prefs);
+  x_input_take_focus (GTK_WINDOW (window));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -346,6 +383,7 @@ main (int   argc,
   g_test_add_func ("/window-details/rename-to-nothing", test_rename_to_nothing);
   g_test_add_func ("/window-details/sidebar-follows-page", test_sidebar_follows_page);
   g_test_add_func ("/window-details/failed-load-leaves-no-chat", test_failed_load_leaves_no_chat);
+  g_test_add_func ("/window-details/memory-in-gib", test_memory_in_gib);
 
   ret = g_test_run ();
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
