@@ -10,6 +10,7 @@
 #include "burrow-palette.h"
 #include "burrow-token-chart.h"
 #include "burrow-value-label.h"
+#include "burrow-percent.h"
 
 #define NO_VALUE "—"
 
@@ -127,11 +128,15 @@ update_legend (BurrowDashboard          *self,
 
   share = burrow_perf_monitor_get_cache_cap (self->monitor);
   if (share > 0)
-    cap = g_strdup_printf (/* Translators: %d is a percentage, %% the percent sign */
-                           _("The demo model keeps at most %d%% of its experts in memory, on "
-                             "purpose: experts keep streaming from disk as they would for a "
-                             "model larger than memory, so reads add up to more than the "
-                             "model’s size."), (int) (share * 100 + 0.5));
+    {
+      g_autofree char *percent = burrow_percent_text (share, 0);
+
+      cap = g_strdup_printf (/* Translators: %s is a percentage ("40%") */
+                             _("The demo model keeps at most %s of its experts in memory, on "
+                               "purpose: experts keep streaming from disk as they would for a "
+                               "model larger than memory, so reads add up to more than the "
+                               "model’s size."), percent);
+    }
   set_note (self->cap_note, cap);
 }
 
@@ -168,7 +173,7 @@ update_numbers (BurrowDashboard *self)
                                     : g_strdup (NO_VALUE));
   lookups = s->cache.hits + s->cache.misses;
   set_value (self->hit_rate_value, lookups > 0
-                                     ? g_strdup_printf ("%.0f%%", 100.0 * (double) s->cache.hits / (double) lookups)
+                                     ? burrow_percent_text ((double) s->cache.hits / (double) lookups, 0)
                                      : g_strdup (NO_VALUE));
   set_value (self->read_rate_value, rate_text (burrow_perf_monitor_get_read_rate (self->monitor)));
   set_value (self->bytes_read_value, g_format_size (s->cache.bytes_read));
