@@ -494,6 +494,23 @@ test_inline_code_font (void)
   gtk_window_set_child (GTK_WINDOW (window), saved);
   g_object_unref (saved);
   settle ();
+
+  /* The user's own message: as typed, `code` in monospace too. */
+  {
+    g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER,
+                                                                     "Why does `make check` fail?");
+
+    g_list_store_remove_all (messages);
+    g_list_store_append (messages, question);
+    settle ();
+    label = GTK_LABEL (gtk_widget_get_template_child (gtk_widget_get_last_child (view_child ("message_box")),
+                                                      BURROW_TYPE_MESSAGE_ROW, "user_label"));
+    text = pango_layout_get_text (gtk_label_get_layout (label));
+    g_assert_cmpstr (text, ==, "Why does make check fail?");
+    g_assert_true (monospace_at (label, (int) (strstr (text, "make") - text)));
+    g_assert_false (monospace_at (label, (int) (strstr (text, "fail") - text)));
+    g_list_store_remove_all (messages);
+  }
 }
 
 int
