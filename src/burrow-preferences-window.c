@@ -4,6 +4,7 @@
 
 #include "burrow-memory-advice.h"
 #include "burrow-preferences-window.h"
+#include "burrow-spin-text.h"
 
 struct _BurrowPreferencesWindow {
   AdwPreferencesWindow parent_instance;
@@ -89,34 +90,11 @@ gb_to_bytes (GBinding     *binding,
   return TRUE;
 }
 
-/* The memory for experts reads "Automatic" at 0 and names its unit otherwise. */
-static gboolean
-on_budget_output (GtkSpinButton *spin)
+/* The memory for experts names its unit. */
+static char *
+gib_text (double gib)
 {
-  double gib = gtk_adjustment_get_value (gtk_spin_button_get_adjustment (spin));
-  g_autofree char *text = gib <= 0 ? g_strdup (_("Automatic"))
-                                   : burrow_memory_gib_text ((guint64) (gib * BYTES_PER_GB));
-
-  if (g_strcmp0 (text, gtk_editable_get_text (GTK_EDITABLE (spin))) != 0)
-    gtk_editable_set_text (GTK_EDITABLE (spin), text);
-  return TRUE;
-}
-
-static int
-on_budget_input (GtkSpinButton *spin,
-                 double        *value)
-{
-  const char *text = gtk_editable_get_text (GTK_EDITABLE (spin));
-  char *end = NULL;
-
-  if (g_str_equal (text, _("Automatic")))
-    {
-      *value = 0;
-      return TRUE;
-    }
-  /* g_strtod reads the point of this locale and the C one alike; the unit may follow. */
-  *value = g_strtod (text, &end);
-  return end != text ? TRUE : GTK_INPUT_ERROR;
+  return burrow_memory_gib_text ((guint64) (gib * BYTES_PER_GB));
 }
 
 static gboolean
@@ -215,8 +193,6 @@ burrow_preferences_window_class_init (BurrowPreferencesWindowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/io/github/burrow/Burrow/burrow-preferences-window.ui");
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, ram_budget_spin);
-  gtk_widget_class_bind_template_callback (widget_class, on_budget_output);
-  gtk_widget_class_bind_template_callback (widget_class, on_budget_input);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, threads_spin);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, io_backend_row);
   gtk_widget_class_bind_template_child (widget_class, BurrowPreferencesWindow, direct_io_switch);
@@ -235,6 +211,8 @@ static void
 burrow_preferences_window_init (BurrowPreferencesWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Translators: the memory for experts left to Burrow's choice */
+  burrow_spin_text_init (self->ram_budget_spin, _("Automatic"), gib_text);
 }
 
 GtkWidget *

@@ -236,6 +236,7 @@ _burrow_window_new_chat (BurrowWindow *self,
     }
   else
     {
+      burrow_sampling_init (&sampling);
       g_object_get (self->settings,
                     "temperature", &sampling.temperature,
                     "top-p", &sampling.top_p,

@@ -11,7 +11,7 @@
 
 #include "burrow-chat-store.h"
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 /* Pages in the WAL before a background checkpoint starts. */
 #define CHECKPOINT_PAGES 256
 
@@ -34,6 +34,21 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowChatStore, burrow_chat_store, G_TYPE_OBJECT
 
 G_DEFINE_QUARK (burrow-chat-store-error-quark, burrow_chat_store_error)
 
+/* The sampling settings of format 2; format 1's chats get them as off. */
+#define SAMPLING_COLUMNS                                                     \
+  "  max_tokens INTEGER NOT NULL DEFAULT 0,"                                 \
+  "  min_p REAL NOT NULL DEFAULT 0,"                                         \
+  "  repetition_penalty REAL NOT NULL DEFAULT 1,"                            \
+  "  seed INTEGER NOT NULL DEFAULT 0"
+
+/* What brings a store of format N - 1 to format N, at [N]. */
+static const char *const migrations[SCHEMA_VERSION + 1] = {
+  [2] = "ALTER TABLE chats ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE chats ADD COLUMN min_p REAL NOT NULL DEFAULT 0;"
+        "ALTER TABLE chats ADD COLUMN repetition_penalty REAL NOT NULL DEFAULT 1;"
+        "ALTER TABLE chats ADD COLUMN seed INTEGER NOT NULL DEFAULT 0;",
+};
+
 static const char schema_sql[] =
   "CREATE TABLE IF NOT EXISTS chats ("
   "  id INTEGER PRIMARY KEY,"
@@ -46,7 +61,8 @@ static const char schema_sql[] =
   "  top_p REAL NOT NULL DEFAULT 1,"
   "  top_k INTEGER NOT NULL DEFAULT 0,"
   "  session_path TEXT NOT NULL DEFAULT '',"
-  "  trashed INTEGER NOT NULL DEFAULT 0);"
+  "  trashed INTEGER NOT NULL DEFAULT 0,"
+  SAMPLING_COLUMNS ");"
   "CREATE TABLE IF NOT EXISTS messages ("
   "  id INTEGER PRIMARY KEY,"
   "  chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
@@ -280,6 +296,10 @@ chat_from_row (sqlite3_stmt *stmt)
     sqlite3_column_double (stmt, 6),
     sqlite3_column_double (stmt, 7),
     (guint) MAX (0, sqlite3_column_int (stmt, 8)),
+    (guint) MAX (0, sqlite3_column_int (stmt, 10)),
+    sqlite3_column_double (stmt, 11),
+    sqlite3_column_double (stmt, 12),
+    sqlite3_column_int64 (stmt, 13),
   };
 
   burrow_chat_set_title (chat, column_text (stmt, 1));
@@ -295,7 +315,8 @@ load_chats (BurrowChatStore  *self,
 {
   sqlite3_stmt *stmt = prepare (self,
                                 "SELECT id, title, created, updated, model_dir, system_prompt,"
-                                " temperature, top_p, top_k, session_path FROM chats"
+                                " temperature, top_p, top_k, session_path,"
+                                " max_tokens, min_p, repetition_penalty, seed FROM chats"
                                 " WHERE trashed = 0 ORDER BY updated DESC, id DESC", error);
   int rc;
 
@@ -367,10 +388,15 @@ setup_schema (BurrowChatStore  *self,
       return FALSE;
     }
 
-  return exec (self, "BEGIN IMMEDIATE", error) &&
-         (exec (self, schema_sql, error) &&
-          exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
-          exec (self, "COMMIT", error));
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+  /* A new store is made whole; an older one gains what each format since added. */
+  for (int v = version + 1; version > 0 && v <= SCHEMA_VERSION; v++)
+    if (migrations[v] != NULL && !exec (self, migrations[v], error))
+      return FALSE;
+  return exec (self, schema_sql, error) &&
+         exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
+         exec (self, "COMMIT", error);
 }
 
 char *
@@ -516,6 +542,21 @@ burrow_chat_store_get_path (BurrowChatStore *self)
 
 /* ---- conversations ---- */
 
+/* The seven sampling columns from parameter @first on, in the order of BurrowSampling. */
+static void
+bind_sampling (sqlite3_stmt         *stmt,
+               int                   first,
+               const BurrowSampling *sampling)
+{
+  sqlite3_bind_double (stmt, first, sampling->temperature);
+  sqlite3_bind_double (stmt, first + 1, sampling->top_p);
+  sqlite3_bind_int (stmt, first + 2, (int) sampling->top_k);
+  sqlite3_bind_int (stmt, first + 3, (int) MIN (sampling->max_tokens, G_MAXINT));
+  sqlite3_bind_double (stmt, first + 4, sampling->min_p);
+  sqlite3_bind_double (stmt, first + 5, sampling->repetition_penalty);
+  sqlite3_bind_int64 (stmt, first + 6, sampling->seed);
+}
+
 BurrowChat *
 burrow_chat_store_create_chat (BurrowChatStore      *self,
                                const char           *model_dir,
@@ -537,16 +578,15 @@ burrow_chat_store_create_chat (BurrowChatStore      *self,
     return NULL;
   stmt = prepare (self,
                   "INSERT INTO chats (created, updated, model_dir, system_prompt,"
-                  " temperature, top_p, top_k) VALUES (?, ?, ?, ?, ?, ?, ?)", error);
+                  " temperature, top_p, top_k, max_tokens, min_p, repetition_penalty, seed)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", error);
   if (stmt == NULL)
     goto rollback;
   sqlite3_bind_int64 (stmt, 1, now);
   sqlite3_bind_int64 (stmt, 2, now);
   sqlite3_bind_text (stmt, 3, model_dir != NULL ? model_dir : "", -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 4, system_prompt != NULL ? system_prompt : "", -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double (stmt, 5, sampling->temperature);
-  sqlite3_bind_double (stmt, 6, sampling->top_p);
-  sqlite3_bind_int (stmt, 7, (int) sampling->top_k);
+  bind_sampling (stmt, 5, sampling);
   if (!run (self, stmt, error))
     goto rollback;
   id = sqlite3_last_insert_rowid (self->db);
@@ -601,17 +641,16 @@ burrow_chat_store_save_chat (BurrowChatStore  *self,
 
   stmt = prepare (self,
                   "UPDATE chats SET title = ?, model_dir = ?, system_prompt = ?,"
-                  " temperature = ?, top_p = ?, top_k = ? WHERE id = ?", error);
+                  " temperature = ?, top_p = ?, top_k = ?, max_tokens = ?, min_p = ?,"
+                  " repetition_penalty = ?, seed = ? WHERE id = ?", error);
   if (stmt == NULL)
     return FALSE;
   burrow_chat_get_sampling (chat, &sampling);
   sqlite3_bind_text (stmt, 1, burrow_chat_get_title (chat), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 2, burrow_chat_get_model_dir (chat), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 3, burrow_chat_get_system_prompt (chat), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double (stmt, 4, sampling.temperature);
-  sqlite3_bind_double (stmt, 5, sampling.top_p);
-  sqlite3_bind_int (stmt, 6, (int) sampling.top_k);
-  sqlite3_bind_int64 (stmt, 7, burrow_chat_get_id (chat));
+  bind_sampling (stmt, 4, &sampling);
+  sqlite3_bind_int64 (stmt, 11, burrow_chat_get_id (chat));
   return run (self, stmt, error);
 }
 

@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include <X11/keysym.h>
 
+#include "burrow-chat-settings-window.h"
 #include "burrow-chat-view.h"
 #include "burrow-demo.h"
 #include "burrow-preferences-window.h"
@@ -353,6 +354,95 @@ test_memory_in_gib (void)
   x_input_take_focus (GTK_WINDOW (window));
 }
 
+static GtkSpinButton *
+settings_spin (GtkWindow  *dialog,
+               const char *name)
+{
+  return GTK_SPIN_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (dialog),
+                                                         BURROW_TYPE_CHAT_SETTINGS_WINDOW, name));
+}
+
+/* Focuses @spin in @dialog, types @text over its value and leaves it with Tab. */
+static void
+type_into (GtkWindow     *dialog,
+           GtkSpinButton *spin,
+           const char    *text)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (spin));
+  retype (GTK_WIDGET (spin), text);
+  x_input_press (GTK_WIDGET (dialog), XK_Tab, FALSE);
+}
+
+/* The last message: the reply. */
+static BurrowChatMessage *
+last_reply (void)
+{
+  GListModel *messages = burrow_chat_view_get_messages (chat_view ());
+  g_autoptr(BurrowChatMessage) reply = g_list_model_get_item (messages, g_list_model_get_n_items (messages) - 1);
+
+  g_assert_cmpint (burrow_chat_message_get_role (reply), ==, BURROW_ROLE_ASSISTANT);
+  return reply;   /* the list keeps it */
+}
+
+/* Reply length, min-p, repetition penalty and seed, set in Chat Settings by typing: kept
+ * with the chat, and the engine gets them (the reply stops at its length; a fixed seed
+ * at temperature 1 gives the same reply twice). */
+static void
+test_chat_settings_sampling (void)
+{
+  BurrowChat *chat = demo_chat ();
+  g_autoptr(BurrowChatStore) second = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *first = NULL;
+  BurrowReplyStats stats;
+  BurrowSampling s;
+  GtkWindow *dialog;
+
+  x_input_press_with (GTK_WIDGET (window), XK_i, GDK_CONTROL_MASK);
+  ITERATE_UNTIL ((dialog = find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW)) != NULL);
+  x_input_take_focus (dialog);
+  settle (GTK_WIDGET (dialog));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (settings_spin (dialog, "max_tokens_spin"))), ==,
+                   "Automatic");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (settings_spin (dialog, "seed_spin"))), ==, "Random");
+  g_assert_cmpfloat (gtk_spin_button_get_value (settings_spin (dialog, "repetition_penalty_spin")), ==, 1);
+
+  type_into (dialog, settings_spin (dialog, "max_tokens_spin"), "5");
+  type_into (dialog, settings_spin (dialog, "seed_spin"), "7");
+  type_into (dialog, settings_spin (dialog, "min_p_spin"), "0.05");
+  type_into (dialog, settings_spin (dialog, "repetition_penalty_spin"), "1.1");
+  type_into (dialog, settings_spin (dialog, "temperature_spin"), "1");
+  x_input_press (GTK_WIDGET (dialog), XK_Escape, FALSE);
+  ITERATE_UNTIL (find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW) == NULL);
+  x_input_take_focus (GTK_WINDOW (window));
+
+  /* Kept: the chat has them, and so has the database (read by a second store). */
+  burrow_chat_get_sampling (chat, &s);
+  g_assert_cmpuint (s.max_tokens, ==, 5);
+  g_assert_cmpint (s.seed, ==, 7);
+  g_assert_cmpfloat_with_epsilon (s.min_p, 0.05, 1e-9);
+  g_assert_cmpfloat_with_epsilon (s.repetition_penalty, 1.1, 1e-9);
+  second = burrow_chat_store_new (burrow_chat_store_get_path (store ()), &error);
+  g_assert_no_error (error);
+  burrow_chat_get_sampling (burrow_chat_store_find_chat (second, burrow_chat_get_id (chat)), &s);
+  g_assert_cmpuint (s.max_tokens, ==, 5);
+  g_assert_cmpint (s.seed, ==, 7);
+  g_assert_cmpfloat_with_epsilon (s.min_p, 0.05, 1e-9);
+  g_assert_cmpfloat_with_epsilon (s.repetition_penalty, 1.1, 1e-9);
+  g_clear_object (&second);
+
+  /* Used: five tokens, cut at the length; the same five again with the same seed. */
+  send_typed ("Tell me a story");
+  burrow_chat_message_get_stats (last_reply (), &stats);
+  g_assert_cmpint (stats.n_tokens, ==, 5);
+  g_assert_cmpint (stats.finish, ==, BURROW_FINISH_LENGTH);
+  first = g_strdup (burrow_chat_message_get_content (last_reply ()));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.regenerate", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window) &&
+                 !burrow_chat_message_get_streaming (last_reply ()));
+  g_assert_cmpstr (burrow_chat_message_get_content (last_reply ()), ==, first);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -384,6 +474,7 @@ main (int   argc,
   g_test_add_func ("/window-details/sidebar-follows-page", test_sidebar_follows_page);
   g_test_add_func ("/window-details/failed-load-leaves-no-chat", test_failed_load_leaves_no_chat);
   g_test_add_func ("/window-details/memory-in-gib", test_memory_in_gib);
+  g_test_add_func ("/window-details/chat-settings-sampling", test_chat_settings_sampling);
 
   ret = g_test_run ();
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
