@@ -21,6 +21,8 @@ static const int zoom_steps[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 };
 #define TOP BURROW_EXPERT_MAP_TOP
 /* "expert 0" is about this wide. */
 #define FIRST_LABEL_WIDTH 64
+/* Touchpad pixels of Ctrl+scroll to one zoom step. */
+#define TOUCHPAD_ZOOM_STEP 24
 /* The height of the map before a model is loaded, for its two lines of text. */
 #define EMPTY_HEIGHT 56
 
@@ -38,6 +40,7 @@ struct _BurrowExpertMap {
   gboolean zoomed;             /* by the user, for this shape */
   double pinch_cell;           /* the cell width a pinch started from */
   double pointer_x, pointer_y; /* where the pointer is, for zooming about it */
+  double zoom_scroll;          /* Ctrl+scroll not yet turned into a zoom step */
 
   GtkAdjustment *hadj, *vadj;
   GtkWidget *hbar, *vbar;
@@ -618,10 +621,14 @@ on_scroll (GtkEventControllerScroll *controller,
 
   if (state & GDK_CONTROL_MASK)
     {
-      if (dy == 0)
-        return FALSE;
-      zoom_to (self, self->zoom + (dy < 0 ? 1 : -1), self->pointer_x - self->view.origin.x,
-               self->pointer_y - self->view.origin.y);
+      /* A wheel's click is a step; a touchpad's pixels add up to one. */
+      self->zoom_scroll += wheel ? dy : dy / TOUCHPAD_ZOOM_STEP;
+      if (fabs (self->zoom_scroll) >= 1)
+        {
+          zoom_to (self, self->zoom + (self->zoom_scroll < 0 ? 1 : -1),
+                   self->pointer_x - self->view.origin.x, self->pointer_y - self->view.origin.y);
+          self->zoom_scroll = 0;
+        }
       return TRUE;
     }
   if (state & GDK_SHIFT_MASK)

@@ -384,8 +384,8 @@ test_edit (Fixture       *f,
   g_assert_cmpuint (saved->len, ==, 2);
   g_assert_cmpstr (saved_text (saved, 0), ==, "Edited question");
   g_assert_cmpint (burrow_chat_message_get_role (saved->pdata[1]), ==, BURROW_ROLE_ASSISTANT);
-  /* The title stays the first message's. */
-  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "First question");
+  /* The title, named after the first message, follows it. */
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Edited question");
 }
 
 static void
