@@ -519,15 +519,7 @@ start_reply (BurrowSession *self,
 
   burrow_chat_get_sampling (chat, &sampling);
   options = burrow_generate_request_get_options (request);
-  options->max_tokens = sampling.max_tokens > 0 ? (int) MIN (sampling.max_tokens, G_MAXINT)
-                                                : MAX_REPLY_TOKENS;
-  options->temperature = (float) sampling.temperature;
-  options->top_p = (float) sampling.top_p;
-  options->top_k = (int) sampling.top_k;
-  options->min_p = (float) sampling.min_p;
-  options->repetition_penalty = sampling.repetition_penalty > 0 ? (float) sampling.repetition_penalty : 1;
-  options->seed = sampling.seed > 0 ? (guint64) sampling.seed
-                                    : g_random_int () | (guint64) g_random_int () << 32;
+  burrow_session_sampling_options (&sampling, options);
   /* Families that can reason do; the reasoning shows folded above the answer. */
   options->thinking = self->supports_thinking;
   burrow_generate_request_set_snapshot_interval (request, SNAPSHOT_INTERVAL);
@@ -564,6 +556,22 @@ turn_list (BurrowSession  *self,
       return NULL;
     }
   return G_LIST_STORE (burrow_session_dup_messages (self, chat, error));
+}
+
+void
+burrow_session_sampling_options (const BurrowSampling  *sampling,
+                                 BurrowGenerateOptions *options)
+{
+  options->max_tokens = sampling->max_tokens > 0 ? (int) MIN (sampling->max_tokens, G_MAXINT)
+                                                 : MAX_REPLY_TOKENS;
+  options->temperature = (float) sampling->temperature;
+  options->top_p = (float) sampling->top_p;
+  options->top_k = (int) sampling->top_k;
+  options->min_p = (float) sampling->min_p;
+  options->repetition_penalty = sampling->repetition_penalty > 0
+                                ? (float) sampling->repetition_penalty : 1;
+  options->seed = sampling->seed > 0 ? (guint64) sampling->seed
+                                     : g_random_int () | (guint64) g_random_int () << 32;
 }
 
 static gboolean

@@ -441,6 +441,18 @@ test_chat_settings_sampling (void)
   ITERATE_UNTIL (!burrow_window_get_generating (window) &&
                  !burrow_chat_message_get_streaming (last_reply ()));
   g_assert_cmpstr (burrow_chat_message_get_content (last_reply ()), ==, first);
+
+  /* Which was the seed's doing: a new seed for each reply soon gives another. */
+  burrow_chat_get_sampling (chat, &s);
+  s.seed = 0;
+  burrow_chat_set_sampling (chat, &s);
+  for (int i = 0; i < 8 && g_strcmp0 (burrow_chat_message_get_content (last_reply ()), first) == 0; i++)
+    {
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.regenerate", NULL));
+      ITERATE_UNTIL (!burrow_window_get_generating (window) &&
+                     !burrow_chat_message_get_streaming (last_reply ()));
+    }
+  g_assert_cmpstr (burrow_chat_message_get_content (last_reply ()), !=, first);
 }
 
 int

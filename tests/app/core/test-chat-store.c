@@ -11,7 +11,7 @@
 
 #include "burrow-chat-store.h"
 
-static const BurrowSampling sampling = { 0.7, 0.95, 40 };
+static const BurrowSampling sampling = { 0.7, 0.95, 40, 300, 0.05, 1.1, 9 };
 
 static char *
 temp_db (void)
@@ -798,8 +798,16 @@ test_recover (void)
       g_autoptr(GPtrArray) messages = burrow_chat_store_load_messages (store, chat, &error);
       int chat_number = -1, last = -1;
 
+      BurrowSampling s;
+
       g_assert_no_error (error);
       g_assert_cmpstr (burrow_chat_get_system_prompt (chat), ==, "be brief");
+      /* Its sampling too, format 2's columns included. */
+      burrow_chat_get_sampling (chat, &s);
+      g_assert_cmpuint (s.top_k, ==, 40);
+      g_assert_cmpuint (s.max_tokens, ==, 300);
+      g_assert_cmpfloat (s.repetition_penalty, ==, 1.1);
+      g_assert_cmpint (s.seed, ==, 9);
       for (guint m = 0; m < messages->len; m++)
         {
           const char *content = burrow_chat_message_get_content (messages->pdata[m]);
