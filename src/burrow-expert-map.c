@@ -615,7 +615,8 @@ on_scroll (GtkEventControllerScroll *controller,
            double                    dy,
            BurrowExpertMap          *self)
 {
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  GdkModifierType state =
+    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
   gboolean wheel = gtk_event_controller_scroll_get_unit (controller) == GDK_SCROLL_UNIT_WHEEL;
   gboolean moved = FALSE;
 
@@ -721,6 +722,14 @@ burrow_expert_map_dispose (GObject *object)
 static void
 burrow_expert_map_class_init (BurrowExpertMapClass *klass)
 {
+  /* With Ctrl, as in other GNOME apps' views. */
+  static const struct {
+    guint key;
+    int steps;
+  } zoom_keys[] = {
+    { GDK_KEY_plus, 1 }, { GDK_KEY_equal, 1 }, { GDK_KEY_KP_Add, 1 },
+    { GDK_KEY_minus, -1 }, { GDK_KEY_KP_Subtract, -1 }, { GDK_KEY_0, 0 }, { GDK_KEY_KP_0, 0 },
+  };
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
@@ -739,12 +748,9 @@ burrow_expert_map_class_init (BurrowExpertMapClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_install_action (widget_class, "map.zoom", "i", zoom_action);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK, "map.zoom", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK, "map.zoom", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, GDK_CONTROL_MASK, "map.zoom", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK, "map.zoom", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "map.zoom", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "map.zoom", "i", 0);
+  for (guint i = 0; i < G_N_ELEMENTS (zoom_keys); i++)
+    gtk_widget_class_add_binding_action (widget_class, zoom_keys[i].key, GDK_CONTROL_MASK,
+                                         "map.zoom", "i", zoom_keys[i].steps);
 }
 
 static void

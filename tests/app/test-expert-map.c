@@ -50,7 +50,8 @@ synthetic (const Shape *shape)
 
           s->tiers[i] = l < shape->dense ? 0 : (guint8) ((l * 7 + e * 3) % 3);
           s->uses[i] = l < shape->dense ? 0 : (guint32) ((l * 31 + e * 17) % 50);
-          s->ages[i] = e == l % 7 ? 0 : G_MAXUINT32;
+          /* The latest token's experts, then two that fade. */
+          s->ages[i] = e == l % 7 ? 0 : e == l % 7 + 1 ? 1 : e == l % 7 + 2 ? 2 : G_MAXUINT32;
         }
     }
   return s;
@@ -341,6 +342,13 @@ test_shapes (Fixture       *f,
   again = check_shape (f, &demo, 24, "map-3x16-again.png");
   g_assert_cmpint (again.width, ==, first.width);
   g_assert_cmpint (again.height, ==, first.height);
+
+  /* The narrow panel beside a chat: the same cells, scrolled sideways. */
+  burrow_dashboard_set_compact (f->dashboard, TRUE);
+  gtk_window_set_default_size (f->window, 380, 800);
+  settle (GTK_WIDGET (f->window));
+  check_shape (f, &deepseek, 3, "map-61x256-narrow.png");
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (f->map)), <, 256 * 3);
 }
 
 static GtkAdjustment *
