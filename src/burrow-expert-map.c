@@ -315,7 +315,8 @@ draw_expert_labels (BurrowExpertMap *self,
     }
 }
 
-/* Two lines in the middle: what the map is and when it fills in. */
+/* Two lines in the middle: what the map is and when it fills in, or why it stays empty
+ * (@dense: a model is loaded). */
 static void
 draw_empty (BurrowExpertMap *self,
             GtkSnapshot     *snapshot,
@@ -323,9 +324,9 @@ draw_empty (BurrowExpertMap *self,
             int              width,
             int              height)
 {
-  const char *first = dense ? _("This model has no routed experts")
+  const char *first = dense ? _("No routed experts to show")
                             : _("Every expert of the model will show here");
-  const char *second = dense ? _("All its layers are dense: nothing is streamed from disk")
+  const char *second = dense ? _("The model has none, or its server does not report them")
                              : _("Load a model: one row per layer, one cell per expert");
 
   burrow_chart_draw_label (BURROW_CHART (self), snapshot, first, width / 2.0, height / 2.0 - 1,
@@ -348,7 +349,9 @@ burrow_expert_map_draw (BurrowChart *chart,
   update_shape (self);
   if (s == NULL || self->n_rows == 0)
     {
-      draw_empty (self, snapshot, s != NULL, width, height);
+      /* A snapshot without a grid: a model is loaded, and it has no experts to stream. */
+      draw_empty (self, snapshot, monitor != NULL && burrow_perf_monitor_get_snapshot (monitor) != NULL,
+                  width, height);
       return;
     }
   if (self->view.size.width <= 0 || self->view.size.height <= 0)

@@ -433,7 +433,18 @@ test_empty (Fixture       *f,
   g_assert_false (gtk_widget_is_sensitive (dashboard_child (f, "map_zoom_in")));
   screenshot (f, "map-empty.png");
   show (f, &dense);
-  g_assert_true (has_label (f, "This model has no routed experts"));
+  g_assert_true (has_label (f, "No routed experts to show"));
+  /* A model without a grid at all (0 x 0), as the engine reports a dense one. */
+  {
+    BurrowPerfSnapshot *none = g_new0 (BurrowPerfSnapshot, 1);
+
+    none->cache.backend = "";
+    burrow_perf_monitor_reset (f->monitor, 0);
+    burrow_perf_monitor_add_snapshot (f->monitor, none);
+    burrow_perf_monitor_flush (f->monitor);
+    settle (GTK_WIDGET (f->window));
+    g_assert_true (has_label (f, "No routed experts to show"));
+  }
 }
 
 int
