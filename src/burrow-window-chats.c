@@ -275,6 +275,7 @@ _burrow_window_drop_failed_chat (BurrowWindow *self)
       return;
     }
   _burrow_window_select_chat (self, NULL);
+  adw_status_page_set_title (self->error_page, _("Could Not Load the Model"));
   adw_status_page_set_description (self->error_page, markup);
   gtk_label_set_text (self->error_details, details != NULL ? details : "");
   gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), details != NULL);

@@ -29,6 +29,7 @@ on_inspected (GObject            *owner,
                                                        _("This folder does not hold a model Burrow can read."));
       g_autofree char *markup = g_markup_escape_text (summary, -1);
 
+      adw_status_page_set_title (self->error_page, _("Could Not Read Model Folder"));
       adw_status_page_set_description (self->error_page, markup);
       gtk_label_set_text (self->error_details, result->error->message);
       gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), TRUE);
@@ -61,6 +62,7 @@ burrow_window_open_model (BurrowWindow *self,
   path = g_file_get_path (folder);
   if (path == NULL)
     {
+      adw_status_page_set_title (self->error_page, _("Could Not Read Model Folder"));
       adw_status_page_set_description (self->error_page,
                                        _("Burrow can only read model folders stored on this computer."));
       gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), FALSE);

@@ -313,6 +313,8 @@ test_failed_load_leaves_no_chat (void)
   g_assert_null (window->chat);
   g_assert_null (highlighted ());
   /* The page says why: the missing shard. */
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child ("error_page"))), ==,
+                   "Could Not Load the Model");
   g_assert_cmpstr (adw_status_page_get_description (ADW_STATUS_PAGE (child ("error_page"))), !=, "");
   g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child ("error_details"))),
                             "model-00002-of-00002.safetensors"));
