@@ -113,6 +113,17 @@ type_text (const char *text)
     x_input_press (GTK_WIDGET (window), *c == ' ' ? XK_space : (guint) *c, FALSE);
 }
 
+/* Selects all of the focused field's text and types @text over it. */
+static void
+retype (GtkWidget  *widget,
+        const char *text)
+{
+  x_input_press_with (widget, XK_a, GDK_CONTROL_MASK);
+  x_input_press (widget, XK_BackSpace, FALSE);
+  for (const char *c = text; *c != '\0'; c++)
+    x_input_press (widget, *c == ' ' ? XK_space : (guint) *c, g_ascii_isupper (*c));
+}
+
 static void
 test_ctrl_delete_in_composer (void)
 {
@@ -121,7 +132,7 @@ test_ctrl_delete_in_composer (void)
   g_autofree char *draft = NULL;
 
   g_assert_nonnull (chat);
-  /* A word after the cursor: Ctrl+Delete deletes that word, as in any text field. */
+  /* In a draft, Ctrl+Delete deletes the word after the cursor, as in any text field. */
   type_text ("hello there");
   for (int i = 0; i < 5; i++)
     x_input_press (GTK_WIDGET (window), XK_Left, FALSE);
@@ -130,8 +141,17 @@ test_ctrl_delete_in_composer (void)
   g_assert_cmpstr (draft, ==, "hello ");
   g_assert_cmpuint (n_chats (), ==, before);
 
-  /* Nothing after it: the chat goes, with Undo offered. */
+  /* At the draft's end too the draft is what Ctrl+Delete edits: the chat stays. */
   x_input_press (GTK_WIDGET (window), XK_End, FALSE);
+  x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
+  g_assert_cmpuint (n_chats (), ==, before);
+  g_assert_true (window->chat == chat);
+
+  /* An empty composer: the chat goes, with Undo offered. */
+  retype (GTK_WIDGET (window), "");
+  g_clear_pointer (&draft, g_free);
+  draft = burrow_chat_view_dup_draft (chat_view ());
+  g_assert_cmpstr (draft, ==, "");
   x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
   g_assert_cmpuint (n_chats (), ==, before - 1);
   g_assert_true (window->chat != chat);
@@ -145,17 +165,6 @@ static GtkWidget *
 window_widget (const char *name)
 {
   return GTK_WIDGET (child (name));
-}
-
-/* Selects all of the focused field's text and types @text over it. */
-static void
-retype (GtkWidget  *widget,
-        const char *text)
-{
-  x_input_press_with (widget, XK_a, GDK_CONTROL_MASK);
-  x_input_press (widget, XK_BackSpace, FALSE);
-  for (const char *c = text; *c != '\0'; c++)
-    x_input_press (widget, *c == ' ' ? XK_space : (guint) *c, g_ascii_isupper (*c));
 }
 
 static void
