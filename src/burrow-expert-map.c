@@ -41,6 +41,7 @@ struct _BurrowExpertMap {
   double pinch_cell;           /* the cell width a pinch started from */
   double pointer_x, pointer_y; /* where the pointer is, for zooming about it */
   double zoom_scroll;          /* Ctrl+scroll not yet turned into a zoom step */
+  int focus_row, focus_expert; /* the keyboard's cell (the arrows move it); -1: none yet */
 
   GtkAdjustment *hadj, *vadj;
   GtkWidget *hbar, *vbar;
@@ -112,6 +113,7 @@ update_shape (BurrowExpertMap *self)
   self->n_experts = n_experts;
   self->zoomed = FALSE;
   self->zoom = default_zoom (n_experts);
+  self->focus_row = self->focus_expert = -1;
   cairo_surface_destroy (g_steal_pointer (&self->raster));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CELL_SIZE]);
   return TRUE;
@@ -254,6 +256,32 @@ draw_cells (BurrowExpertMap          *self,
   cairo_destroy (cr);
 }
 
+/* The keyboard's cell, framed while the map has the keyboard. */
+static void
+draw_focus (BurrowExpertMap *self,
+            GtkSnapshot     *snapshot)
+{
+  int cw = cell_width (self), rh = row_height (self), layer, expert;
+  float x, y;
+  GdkRGBA color;
+  graphene_rect_t around;
+
+  if (!gtk_widget_has_focus (GTK_WIDGET (self)) ||
+      !burrow_expert_map_get_focus_cell (self, &layer, &expert))
+    return;
+  x = self->view.origin.x + (float) (expert * cw - round (gtk_adjustment_get_value (self->hadj)));
+  y = self->view.origin.y + (float) (self->focus_row * rh - round (gtk_adjustment_get_value (self->vadj)));
+  burrow_palette_foreground (GTK_WIDGET (self), 0.9, &color);
+  /* The frame goes round the cell, which may be a pixel wide: it may stand out of the view. */
+  graphene_rect_inset_r (&self->view, -2, -2, &around);
+  gtk_snapshot_push_clip (snapshot, &around);
+  gtk_snapshot_append_border (snapshot,
+                              &GSK_ROUNDED_RECT_INIT (x - 2, y - 2, (float) cw + 4, (float) rh + 4),
+                              (const float[4]) { 2, 2, 2, 2 },
+                              (const GdkRGBA[4]) { color, color, color, color });
+  gtk_snapshot_pop (snapshot);
+}
+
 /* Layer numbers at the left, at round intervals a label apart, and always the first and
  * last layer when in view: every layer can be found by counting from one. */
 static void
@@ -366,6 +394,7 @@ burrow_expert_map_draw (BurrowChart *chart,
       self->built_snapshot = s;
     }
   draw_cells (self, snapshot, s);
+  draw_focus (self, snapshot);
   draw_layer_labels (self, snapshot);
   draw_expert_labels (self, snapshot);
 }
@@ -509,20 +538,16 @@ burrow_expert_map_cell_at (BurrowExpertMap *self,
   return *expert < s->layer_experts[*layer];
 }
 
-char *
-burrow_expert_map_describe_at (BurrowExpertMap *self,
-                               double           x,
-                               double           y)
+/* What the tooltip and the accessible description say of a cell. */
+static char *
+describe_cell (const BurrowPerfSnapshot *s,
+               int                       layer,
+               int                       expert)
 {
-  const BurrowPerfSnapshot *s = current (self);
+  gsize i = (gsize) layer * (gsize) s->n_experts + (gsize) expert;
   g_autofree char *text = NULL;
   const char *where;
-  int layer, expert;
-  gsize i;
 
-  if (!burrow_expert_map_cell_at (self, x, y, &layer, &expert))
-    return NULL;
-  i = (gsize) layer * (gsize) s->n_experts + (gsize) expert;
   where = s->tiers[i] == BURROW_EXPERT_PINNED ? _("pinned in memory")
           : s->tiers[i] == BURROW_EXPERT_CACHED ? _("cached in memory") : _("on disk");
   text = g_strdup_printf (/* Translators: layer, expert, where it is, then how often it was used */
@@ -532,6 +557,91 @@ burrow_expert_map_describe_at (BurrowExpertMap *self,
   if (s->ages[i] == 0)
     return g_strconcat (text, "\n", _("Used by the latest token"), NULL);
   return g_steal_pointer (&text);
+}
+
+char *
+burrow_expert_map_describe_at (BurrowExpertMap *self,
+                               double           x,
+                               double           y)
+{
+  int layer, expert;
+
+  if (!burrow_expert_map_cell_at (self, x, y, &layer, &expert))
+    return NULL;
+  return describe_cell (current (self), layer, expert);
+}
+
+gboolean
+burrow_expert_map_get_focus_cell (BurrowExpertMap *self,
+                                  int             *layer,
+                                  int             *expert)
+{
+  const BurrowPerfSnapshot *s;
+
+  g_return_val_if_fail (BURROW_IS_EXPERT_MAP (self), FALSE);
+
+  s = current (self);
+  update_shape (self);
+  if (s == NULL || self->focus_row < 0 || self->focus_row >= self->n_rows ||
+      self->focus_expert < 0 || self->focus_expert >= s->layer_experts[self->rows[self->focus_row]])
+    return FALSE;
+  *layer = self->rows[self->focus_row];
+  *expert = self->focus_expert;
+  return TRUE;
+}
+
+/* Moves the keyboard's cell by (@dr, @de) within the grid, scrolls it into view and names
+ * it to assistive technologies. */
+static void
+move_focus (BurrowExpertMap *self,
+            int              dr,
+            int              de)
+{
+  const BurrowPerfSnapshot *s = current (self);
+  g_autofree char *text = NULL;
+  int cw = cell_width (self), rh = row_height (self), layer, expert;
+
+  if (s == NULL || self->n_rows == 0)
+    return;
+  self->focus_row = CLAMP (MAX (self->focus_row, 0) + dr, 0, self->n_rows - 1);
+  self->focus_expert = CLAMP (MAX (self->focus_expert, 0) + de, 0,
+                              s->layer_experts[self->rows[self->focus_row]] - 1);
+  gtk_adjustment_clamp_page (self->hadj, (double) self->focus_expert * cw,
+                             (double) (self->focus_expert + 1) * cw);
+  gtk_adjustment_clamp_page (self->vadj, (double) self->focus_row * rh,
+                             (double) (self->focus_row + 1) * rh);
+  if (burrow_expert_map_get_focus_cell (self, &layer, &expert))
+    {
+      text = describe_cell (s, layer, expert);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                      text, -1);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static gboolean
+on_key (GtkEventControllerKey *controller,
+        guint                  keyval,
+        guint                  keycode,
+        GdkModifierType        state,
+        BurrowExpertMap       *self)
+{
+  int big = 10;
+
+  if (state & (GDK_CONTROL_MASK | GDK_ALT_MASK))
+    return FALSE;
+  switch (keyval)
+    {
+    case GDK_KEY_Left: case GDK_KEY_KP_Left: move_focus (self, 0, -1); return TRUE;
+    case GDK_KEY_Right: case GDK_KEY_KP_Right: move_focus (self, 0, 1); return TRUE;
+    case GDK_KEY_Up: case GDK_KEY_KP_Up: move_focus (self, -1, 0); return TRUE;
+    case GDK_KEY_Down: case GDK_KEY_KP_Down: move_focus (self, 1, 0); return TRUE;
+    case GDK_KEY_Page_Up: move_focus (self, -big, 0); return TRUE;
+    case GDK_KEY_Page_Down: move_focus (self, big, 0); return TRUE;
+    case GDK_KEY_Home: move_focus (self, 0, -G_MAXINT / 2); return TRUE;
+    case GDK_KEY_End: move_focus (self, 0, G_MAXINT / 2); return TRUE;
+    default: return FALSE;
+    }
 }
 
 static gboolean
@@ -544,7 +654,14 @@ on_query_tooltip (GtkWidget  *widget,
 {
   g_autofree char *text = NULL;
 
-  if (keyboard || (text = burrow_expert_map_describe_at (BURROW_EXPERT_MAP (widget), x, y)) == NULL)
+  BurrowExpertMap *self = BURROW_EXPERT_MAP (widget);
+  int layer, expert;
+
+  if (keyboard && burrow_expert_map_get_focus_cell (self, &layer, &expert))
+    text = describe_cell (current (self), layer, expert);
+  else if (!keyboard)
+    text = burrow_expert_map_describe_at (self, x, y);
+  if (text == NULL)
     return FALSE;
   gtk_tooltip_set_text (tooltip, text);
   return TRUE;
@@ -756,6 +873,15 @@ burrow_expert_map_class_init (BurrowExpertMapClass *klass)
                                          "map.zoom", "i", zoom_keys[i].steps);
 }
 
+/* The keyboard arrives at the first cell, or where it left. */
+static void
+on_focus_changed (BurrowExpertMap *self)
+{
+  if (gtk_widget_has_focus (GTK_WIDGET (self)))
+    move_focus (self, 0, 0);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
 static void
 on_shape_maybe_changed (BurrowExpertMap *self)
 {
@@ -778,7 +904,7 @@ static void
 burrow_expert_map_init (BurrowExpertMap *self)
 {
   GtkWidget *widget = GTK_WIDGET (self);
-  GtkEventController *scroll, *motion;
+  GtkEventController *scroll, *motion, *keys;
   GtkGesture *pinch;
 
   self->hadj = g_object_ref_sink (gtk_adjustment_new (0, 0, 0, 0, 0, 0));
@@ -792,6 +918,11 @@ burrow_expert_map_init (BurrowExpertMap *self)
   gtk_widget_set_overflow (widget, GTK_OVERFLOW_HIDDEN);
   gtk_widget_set_focusable (widget, TRUE);
 
+  self->focus_row = self->focus_expert = -1;
+  keys = gtk_event_controller_key_new ();
+  g_signal_connect (keys, "key-pressed", G_CALLBACK (on_key), self);
+  gtk_widget_add_controller (widget, keys);
+  g_signal_connect_swapped (widget, "notify::has-focus", G_CALLBACK (on_focus_changed), self);
   scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (widget, scroll);

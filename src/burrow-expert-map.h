@@ -8,7 +8,8 @@
  * 3 x 16 one. Cells have a size of their own (from the grid's shape, then the zoom), not
  * the widget's: the map scrolls (its own scrollbars, the wheel, Shift+wheel) once the
  * grid is larger than the view, and zooms with its buttons, Ctrl+wheel, a pinch and
- * Ctrl+plus/minus/0. Layer numbers stay at the left while it scrolls. */
+ * Ctrl+plus/minus/0. Layer numbers stay at the left while it scrolls. The arrow keys walk
+ * its cells, each described as the tooltip describes it. */
 #pragma once
 
 #include "burrow-chart.h"
@@ -37,6 +38,12 @@ gboolean burrow_expert_map_cell_at (BurrowExpertMap *self,
 char *burrow_expert_map_describe_at (BurrowExpertMap *self,
                                      double           x,
                                      double           y);
+
+/* The cell the keyboard is on (arrows, Page Up/Down, Home/End move it; its description
+ * is the map's accessible description and its tooltip), or FALSE before it arrives. */
+gboolean burrow_expert_map_get_focus_cell (BurrowExpertMap *self,
+                                           int             *layer,
+                                           int             *expert);
 
 /* A cell's width in pixels (its height is at least BURROW_EXPERT_MAP_MIN_ROW). */
 #define BURROW_EXPERT_MAP_MIN_ROW 4

@@ -15,6 +15,8 @@
 #include "burrow-expert-map.h"
 #include "x-input.h"
 
+#include <X11/keysym.h>
+
 #define WAIT_USEC (30 * G_USEC_PER_SEC)
 
 #include "iterate.h"
@@ -422,6 +424,48 @@ test_zoom_and_scroll (Fixture       *f,
   g_assert_false (gtk_widget_is_sensitive (dashboard_child (f, "map_zoom_out")));
 }
 
+/* The arrows walk the cells (for the keyboard and assistive technologies); the view
+ * follows to the grid's far end. */
+static void
+test_keyboard (Fixture       *f,
+               gconstpointer  data)
+{
+  GtkWidget *map = GTK_WIDGET (f->map);
+  GtkAdjustment *hadj = find_adjustment (map, GTK_ORIENTATION_HORIZONTAL);
+  int layer = -1, expert = -1;
+
+  x_input_init (settle);
+  show (f, &deepseek);
+  scroll_to_map (f);
+  /* Narrow, so that the grid is wider than the view. */
+  burrow_expert_map_zoom (f->map, 2);
+  settle (GTK_WIDGET (f->window));
+  g_assert_false (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
+  x_input_take_focus (f->window);
+  gtk_widget_grab_focus (map);
+  settle (GTK_WIDGET (f->window));
+  g_assert_true (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
+  g_assert_cmpint (layer, ==, deepseek.dense);
+  g_assert_cmpint (expert, ==, 0);
+
+  for (int i = 0; i < 3; i++)
+    x_input_press (map, XK_Right, FALSE);
+  for (int i = 0; i < 2; i++)
+    x_input_press (map, XK_Down, FALSE);
+  g_assert_true (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
+  g_assert_cmpint (layer, ==, deepseek.dense + 2);
+  g_assert_cmpint (expert, ==, 3);
+
+  g_assert_cmpfloat (gtk_adjustment_get_value (hadj), ==, 0);
+  x_input_press (map, XK_End, FALSE);
+  g_assert_true (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
+  g_assert_cmpint (expert, ==, deepseek.experts - 1);
+  g_assert_cmpfloat (gtk_adjustment_get_value (hadj) + gtk_adjustment_get_page_size (hadj), ==,
+                     gtk_adjustment_get_upper (hadj));
+  g_assert_cmpfloat (gtk_adjustment_get_value (hadj), >, 0);
+  screenshot (f, "map-61x256-keyboard.png");
+}
+
 static void
 test_empty (Fixture       *f,
             gconstpointer  data)
@@ -464,6 +508,8 @@ main (int   argc,
               fixture_tear_down);
   g_test_add ("/expert-map/zoom-and-scroll", Fixture, NULL, fixture_set_up,
               test_zoom_and_scroll, fixture_tear_down);
+  g_test_add ("/expert-map/keyboard", Fixture, NULL, fixture_set_up, test_keyboard,
+              fixture_tear_down);
 
   return g_test_run ();
 }
