@@ -213,6 +213,8 @@ burrow_preferences_window_init (BurrowPreferencesWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   /* Translators: the memory for experts left to Burrow's choice */
   burrow_spin_text_init (self->ram_budget_spin, _("Automatic"), gib_text);
+  /* Translators: as many threads as processor cores */
+  burrow_spin_text_init (self->threads_spin, _("Automatic"), NULL);
 }
 
 GtkWidget *

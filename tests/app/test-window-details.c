@@ -92,6 +92,31 @@ find_toplevel (GType type)
   return NULL;
 }
 
+/* With BURROW_TEST_SCREENSHOTS set to a folder, @widget as drawn now, as @name there. */
+static void
+screenshot (GtkWidget  *widget,
+            const char *name)
+{
+  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
+  g_autoptr(GdkPaintable) paintable = NULL;
+  g_autoptr(GtkSnapshot) snapshot = NULL;
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+
+  if (dir == NULL)
+    return;
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+}
+
 /* A new chat with the demo model, loaded, the composer focused. */
 static BurrowChat *
 demo_chat (void)
@@ -423,6 +448,8 @@ test_chat_settings_sampling (void)
   type_into (dialog, settings_spin (dialog, "min_p_spin"), "0.05");
   type_into (dialog, settings_spin (dialog, "repetition_penalty_spin"), "1.1");
   type_into (dialog, settings_spin (dialog, "temperature_spin"), "1");
+  screenshot (gtk_widget_get_ancestor (GTK_WIDGET (settings_spin (dialog, "seed_spin")),
+                                      ADW_TYPE_PREFERENCES_GROUP), "chat-settings-sampling.png");
   x_input_press (GTK_WIDGET (dialog), XK_Escape, FALSE);
   ITERATE_UNTIL (find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW) == NULL);
   x_input_take_focus (GTK_WINDOW (window));
