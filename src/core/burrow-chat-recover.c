@@ -75,14 +75,14 @@ read_chats (sqlite3    *db,
             GHashTable *chats)
 {
   sqlite3_stmt *stmt = NULL;
-  /* Format 2's sampling columns where the file has them, else format 1's. */
-  gboolean format_2 = sqlite3_prepare_v2 (db,
+  /* The sampling columns added later where the file has them, else the first ones. */
+  gboolean all_sampling = sqlite3_prepare_v2 (db,
                                           "SELECT id, title, updated, model_dir, system_prompt,"
                                           " temperature, top_p, top_k, max_tokens, min_p,"
                                           " repetition_penalty, seed FROM chats NOT INDEXED"
                                           " WHERE trashed = 0", -1, &stmt, NULL) == SQLITE_OK;
 
-  if (!format_2 &&
+  if (!all_sampling &&
       sqlite3_prepare_v2 (db,
                           "SELECT id, title, updated, model_dir, system_prompt, temperature,"
                           " top_p, top_k FROM chats NOT INDEXED WHERE trashed = 0",
@@ -106,7 +106,7 @@ read_chats (sqlite3    *db,
       c->sampling.temperature = sqlite3_column_double (stmt, 5);
       c->sampling.top_p = sqlite3_column_double (stmt, 6);
       c->sampling.top_k = (guint) CLAMP (sqlite3_column_int64 (stmt, 7), 0, 1000);
-      if (format_2)
+      if (all_sampling)
         {
           c->sampling.max_tokens = (guint) CLAMP (sqlite3_column_int64 (stmt, 8), 0, G_MAXINT);
           c->sampling.min_p = sqlite3_column_double (stmt, 9);

@@ -11,7 +11,7 @@
 
 #include "burrow-chat-store.h"
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 1
 /* Pages in the WAL before a background checkpoint starts. */
 #define CHECKPOINT_PAGES 256
 
@@ -34,19 +34,17 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowChatStore, burrow_chat_store, G_TYPE_OBJECT
 
 G_DEFINE_QUARK (burrow-chat-store-error-quark, burrow_chat_store_error)
 
-/* The sampling settings of format 2; format 1's chats get them as off. */
-#define SAMPLING_COLUMNS                                                     \
-  "  max_tokens INTEGER NOT NULL DEFAULT 0,"                                 \
-  "  min_p REAL NOT NULL DEFAULT 0,"                                         \
-  "  repetition_penalty REAL NOT NULL DEFAULT 1,"                            \
-  "  seed INTEGER NOT NULL DEFAULT 0"
-
-/* What brings a store of format N - 1 to format N, at [N]. */
-static const char *const migrations[SCHEMA_VERSION + 1] = {
-  [2] = "ALTER TABLE chats ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 0;"
-        "ALTER TABLE chats ADD COLUMN min_p REAL NOT NULL DEFAULT 0;"
-        "ALTER TABLE chats ADD COLUMN repetition_penalty REAL NOT NULL DEFAULT 1;"
-        "ALTER TABLE chats ADD COLUMN seed INTEGER NOT NULL DEFAULT 0;",
+/* Chats' columns added after the table was first made, each added where a file lacks it.
+ * Their defaults are what a chat from before had (off), and a Burrow that does not know
+ * them reads and writes the file as before, so they need no new format number. */
+static const struct {
+  const char *name;
+  const char *declaration;
+} added_chat_columns[] = {
+  { "max_tokens", "INTEGER NOT NULL DEFAULT 0" },
+  { "min_p", "REAL NOT NULL DEFAULT 0" },
+  { "repetition_penalty", "REAL NOT NULL DEFAULT 1" },
+  { "seed", "INTEGER NOT NULL DEFAULT 0" },
 };
 
 static const char schema_sql[] =
@@ -61,8 +59,7 @@ static const char schema_sql[] =
   "  top_p REAL NOT NULL DEFAULT 1,"
   "  top_k INTEGER NOT NULL DEFAULT 0,"
   "  session_path TEXT NOT NULL DEFAULT '',"
-  "  trashed INTEGER NOT NULL DEFAULT 0,"
-  SAMPLING_COLUMNS ");"
+  "  trashed INTEGER NOT NULL DEFAULT 0);"
   "CREATE TABLE IF NOT EXISTS messages ("
   "  id INTEGER PRIMARY KEY,"
   "  chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
@@ -362,6 +359,31 @@ check_integrity (BurrowChatStore  *self,
 }
 
 static gboolean
+add_chat_columns (BurrowChatStore  *self,
+                  GError          **error)
+{
+  g_autoptr(GHashTable) have = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  sqlite3_stmt *stmt = prepare (self, "PRAGMA table_info(chats)", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    g_hash_table_add (have, g_strdup (column_text (stmt, 1)));
+  sqlite3_finalize (stmt);
+  for (guint i = 0; i < G_N_ELEMENTS (added_chat_columns); i++)
+    if (!g_hash_table_contains (have, added_chat_columns[i].name))
+      {
+        g_autofree char *sql = g_strdup_printf ("ALTER TABLE chats ADD COLUMN %s %s",
+                                                added_chat_columns[i].name,
+                                                added_chat_columns[i].declaration);
+
+        if (!exec (self, sql, error))
+          return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
 setup_schema (BurrowChatStore  *self,
               GError          **error)
 {
@@ -388,15 +410,11 @@ setup_schema (BurrowChatStore  *self,
       return FALSE;
     }
 
-  if (!exec (self, "BEGIN IMMEDIATE", error))
-    return FALSE;
-  /* A new store is made whole; an older one gains what each format since added. */
-  for (int v = version + 1; version > 0 && v <= SCHEMA_VERSION; v++)
-    if (migrations[v] != NULL && !exec (self, migrations[v], error))
-      return FALSE;
-  return exec (self, schema_sql, error) &&
-         exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
-         exec (self, "COMMIT", error);
+  return exec (self, "BEGIN IMMEDIATE", error) &&
+         (exec (self, schema_sql, error) &&
+          add_chat_columns (self, error) &&
+          exec (self, "PRAGMA user_version=" G_STRINGIFY (SCHEMA_VERSION), error) &&
+          exec (self, "COMMIT", error));
 }
 
 char *

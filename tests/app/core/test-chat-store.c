@@ -248,10 +248,10 @@ test_newer_version (void)
   remove_db (path);
 }
 
-/* A store of format 1 (before the reply length, min-p, repetition penalty and seed): its
- * chats open with those off, and keep them once set. */
+/* A store from before the reply length, min-p, repetition penalty and seed: its chats
+ * open with those off, and keep them once set. */
 static void
-test_format_1 (void)
+test_before_sampling_columns (void)
 {
   g_autofree char *path = temp_db ();
   g_autoptr(GError) error = NULL;
@@ -802,7 +802,7 @@ test_recover (void)
 
       g_assert_no_error (error);
       g_assert_cmpstr (burrow_chat_get_system_prompt (chat), ==, "be brief");
-      /* Its sampling too, format 2's columns included. */
+      /* Its sampling too, the columns added later included. */
       burrow_chat_get_sampling (chat, &s);
       g_assert_cmpuint (s.top_k, ==, 40);
       g_assert_cmpuint (s.max_tokens, ==, 300);
@@ -855,7 +855,7 @@ main (int   argc,
   g_test_add_func ("/chat-store/order-and-reopen", test_order_and_reopen);
   g_test_add_func ("/chat-store/trash-and-truncate", test_trash_and_truncate);
   g_test_add_func ("/chat-store/newer-version", test_newer_version);
-  g_test_add_func ("/chat-store/format-1", test_format_1);
+  g_test_add_func ("/chat-store/before-sampling-columns", test_before_sampling_columns);
   g_test_add_func ("/chat-store/title-from-text", test_title_from_text);
   g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
   g_test_add_func ("/chat-store/damaged-file", test_damaged_file);
