@@ -6,6 +6,7 @@
 
 #include "burrow-chart.h"
 #include "burrow-palette.h"
+#include "burrow-percent.h"
 
 /* Laid-out labels kept at most; beyond, the cache starts afresh. */
 #define MAX_LAYOUTS 64
@@ -179,6 +180,12 @@ burrow_chart_get_labels (BurrowChart *self)
 
   g_return_val_if_fail (BURROW_IS_CHART (self), NULL);
   return (const char * const *) priv->labels->pdata;
+}
+
+char *
+burrow_chart_format_percent (double share)
+{
+  return burrow_percent_text (share, 0);
 }
 
 double

@@ -36,6 +36,9 @@ void burrow_chart_set_monitor (BurrowChart       *self,
  * the accessible description. NULL-terminated. */
 const char * const *burrow_chart_get_labels (BurrowChart *self);
 
+/* A share as a whole percentage, for axes (a BurrowChartFormat). */
+char *burrow_chart_format_percent (double share);
+
 /* A round number (1, 2, 3, 4, 5, 6 or 8 times a power of ten) at or above @value (> 0). */
 double burrow_chart_nice (double value);
 /* The top of a chart of @values (NAN ones skipped): the largest rounded up with

@@ -5,6 +5,7 @@
 #include "burrow-chat-settings-window.h"
 #include "burrow-engine.h"
 #include "burrow-remote-backend.h"
+#include "burrow-spin-text.h"
 
 struct _BurrowChatSettingsWindow {
   AdwPreferencesWindow parent_instance;
@@ -24,6 +25,10 @@ struct _BurrowChatSettingsWindow {
   GtkSpinButton *temperature_spin;
   GtkSpinButton *top_p_spin;
   GtkSpinButton *top_k_spin;
+  GtkSpinButton *min_p_spin;
+  GtkSpinButton *repetition_penalty_spin;
+  GtkSpinButton *max_tokens_spin;
+  GtkSpinButton *seed_spin;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowChatSettingsWindow, burrow_chat_settings_window,
@@ -150,6 +155,11 @@ fill_from_chat (BurrowChatSettingsWindow *self)
   gtk_spin_button_set_value (self->temperature_spin, sampling.temperature);
   gtk_spin_button_set_value (self->top_p_spin, sampling.top_p);
   gtk_spin_button_set_value (self->top_k_spin, sampling.top_k);
+  gtk_spin_button_set_value (self->min_p_spin, sampling.min_p);
+  gtk_spin_button_set_value (self->repetition_penalty_spin,
+                             sampling.repetition_penalty > 0 ? sampling.repetition_penalty : 1);
+  gtk_spin_button_set_value (self->max_tokens_spin, sampling.max_tokens);
+  gtk_spin_button_set_value (self->seed_spin, (double) MAX (sampling.seed, 0));
   show_template (self);
   self->syncing = FALSE;
 }
@@ -161,9 +171,14 @@ on_sampling_changed (BurrowChatSettingsWindow *self)
 
   if (self->syncing)
     return;
+  burrow_sampling_init (&sampling);
   sampling.temperature = gtk_spin_button_get_value (self->temperature_spin);
   sampling.top_p = gtk_spin_button_get_value (self->top_p_spin);
   sampling.top_k = (guint) MAX (gtk_spin_button_get_value_as_int (self->top_k_spin), 0);
+  sampling.min_p = gtk_spin_button_get_value (self->min_p_spin);
+  sampling.repetition_penalty = gtk_spin_button_get_value (self->repetition_penalty_spin);
+  sampling.max_tokens = (guint) MAX (gtk_spin_button_get_value_as_int (self->max_tokens_spin), 0);
+  sampling.seed = (gint64) MAX (gtk_spin_button_get_value (self->seed_spin), 0);
   burrow_chat_set_sampling (self->chat, &sampling);
 }
 
@@ -187,6 +202,7 @@ on_use_defaults (BurrowChatSettingsWindow *self)
   g_autofree char *prompt = NULL;
   BurrowSampling sampling;
 
+  burrow_sampling_init (&sampling);
   g_object_get (self->defaults,
                 "temperature", &sampling.temperature,
                 "top-p", &sampling.top_p,
@@ -230,12 +246,20 @@ burrow_chat_settings_window_class_init (BurrowChatSettingsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, temperature_spin);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, top_p_spin);
   gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, top_k_spin);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, min_p_spin);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, repetition_penalty_spin);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, max_tokens_spin);
+  gtk_widget_class_bind_template_child (widget_class, BurrowChatSettingsWindow, seed_spin);
 }
 
 static void
 burrow_chat_settings_window_init (BurrowChatSettingsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Translators: a reply's length left to Burrow (2,048 tokens) */
+  burrow_spin_text_init (self->max_tokens_spin, _("Automatic"), NULL);
+  /* Translators: a new sampling seed for every reply */
+  burrow_spin_text_init (self->seed_spin, _("Random"), NULL);
 }
 
 GtkWidget *
@@ -258,8 +282,14 @@ burrow_chat_settings_window_new (BurrowChat     *chat,
                            G_CALLBACK (on_sampling_changed), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->top_p_spin, "value-changed",
                            G_CALLBACK (on_sampling_changed), self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->top_k_spin, "value-changed",
-                           G_CALLBACK (on_sampling_changed), self, G_CONNECT_SWAPPED);
+  {
+    GtkSpinButton *spins[] = { self->top_k_spin, self->min_p_spin, self->repetition_penalty_spin,
+                               self->max_tokens_spin, self->seed_spin };
+
+    for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
+      g_signal_connect_object (spins[i], "value-changed", G_CALLBACK (on_sampling_changed), self,
+                               G_CONNECT_SWAPPED);
+  }
   g_signal_connect_object (self->defaults_button, "clicked",
                            G_CALLBACK (on_use_defaults), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->choose_template_button, "clicked",

@@ -365,6 +365,12 @@ on_composer_key (BurrowChatView        *self,
       gtk_widget_activate_action (GTK_WIDGET (self), "win.send", NULL);
       return TRUE;
     }
+  /* Ctrl+Delete deletes the chat (the window's shortcut) from an empty composer, which has
+   * the focus nearly always; in a draft it deletes a word, as in any text. */
+  if ((keyval == GDK_KEY_Delete || keyval == GDK_KEY_KP_Delete) &&
+      (state & (GDK_SHIFT_MASK | GDK_CONTROL_MASK | GDK_ALT_MASK)) == GDK_CONTROL_MASK &&
+      gtk_text_buffer_get_char_count (gtk_text_view_get_buffer (self->composer)) == 0)
+    return gtk_widget_activate_action (GTK_WIDGET (self), "win.delete-current", NULL);
   return FALSE;
 }
 

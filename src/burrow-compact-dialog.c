@@ -9,6 +9,7 @@
 #include "burrow-convert-job.h"
 #include "burrow-error-text.h"
 #include "burrow-model-view.h"
+#include "burrow-percent.h"
 
 /* The expert formats offered, in this order, where the model's tensors can take them. */
 static const BurrowConvertFormat expert_candidates[] = {
@@ -277,13 +278,19 @@ on_job_progress (BurrowCompactDialog *self)
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   if (state == BURROW_CONVERT_JOB_COMPARING)
     {
-      /* Translators: both models read a sample text; %d is a percentage */
-      text = g_strdup_printf (_("Measuring the quality… %d %%"), (int) (fraction * 100));
+      g_autofree char *percent = burrow_percent_text (fraction, 0);
+
+      /* Translators: both models read a sample text; %s is a percentage ("40%") */
+      text = g_strdup_printf (_("Measuring the quality… %s"), percent);
       gtk_progress_bar_set_text (self->progress_bar, text);
       return;
     }
-  /* Translators: how much of the copy is written; %d is a percentage */
-  text = g_strdup_printf (_("%d %% written"), (int) (fraction * 100));
+  {
+    g_autofree char *percent = burrow_percent_text (fraction, 0);
+
+    /* Translators: how much of the copy is written; %s is a percentage ("40%") */
+    text = g_strdup_printf (_("%s written"), percent);
+  }
   gtk_progress_bar_set_text (self->progress_bar, text);
   eta_text = eta >= 0 ? burrow_convert_eta_text (eta) : g_strdup (_("Working out the time left…"));
   if (gtk_widget_get_sensitive (GTK_WIDGET (self->cancel_button)))

@@ -10,6 +10,7 @@
 #include "burrow-palette.h"
 #include "burrow-token-chart.h"
 #include "burrow-value-label.h"
+#include "burrow-percent.h"
 
 #define NO_VALUE "—"
 
@@ -41,6 +42,7 @@ struct _BurrowDashboard {
   GtkWidget *layer_box;
   BurrowChart *charts[6];
   GtkBox *token_box;
+  GtkWidget *map_zoom_in, *map_zoom_out, *map_zoom_reset;
 };
 
 G_DEFINE_FINAL_TYPE (BurrowDashboard, burrow_dashboard, ADW_TYPE_BIN)
@@ -126,11 +128,15 @@ update_legend (BurrowDashboard          *self,
 
   share = burrow_perf_monitor_get_cache_cap (self->monitor);
   if (share > 0)
-    cap = g_strdup_printf (/* Translators: %d is a percentage, %% the percent sign */
-                           _("The demo model keeps at most %d%% of its experts in memory, on "
-                             "purpose: experts keep streaming from disk as they would for a "
-                             "model larger than memory, so reads add up to more than the "
-                             "model’s size."), (int) (share * 100 + 0.5));
+    {
+      g_autofree char *percent = burrow_percent_text (share, 0);
+
+      cap = g_strdup_printf (/* Translators: %s is a percentage ("40%") */
+                             _("The demo model keeps at most %s of its experts in memory, on "
+                               "purpose: experts keep streaming from disk as they would for a "
+                               "model larger than memory, so reads add up to more than the "
+                               "model’s size."), percent);
+    }
   set_note (self->cap_note, cap);
 }
 
@@ -167,7 +173,7 @@ update_numbers (BurrowDashboard *self)
                                     : g_strdup (NO_VALUE));
   lookups = s->cache.hits + s->cache.misses;
   set_value (self->hit_rate_value, lookups > 0
-                                     ? g_strdup_printf ("%.0f%%", 100.0 * (double) s->cache.hits / (double) lookups)
+                                     ? burrow_percent_text ((double) s->cache.hits / (double) lookups, 0)
                                      : g_strdup (NO_VALUE));
   set_value (self->read_rate_value, rate_text (burrow_perf_monitor_get_read_rate (self->monitor)));
   set_value (self->bytes_read_value, g_format_size (s->cache.bytes_read));
@@ -299,6 +305,39 @@ burrow_dashboard_dispose (GObject *object)
   G_OBJECT_CLASS (burrow_dashboard_parent_class)->dispose (object);
 }
 
+static BurrowExpertMap *
+expert_map (BurrowDashboard *self)
+{
+  return BURROW_EXPERT_MAP (self->charts[5]);
+}
+
+static void
+on_map_zoom_in (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), 1);
+}
+
+static void
+on_map_zoom_out (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), -1);
+}
+
+static void
+on_map_zoom_reset (BurrowDashboard *self)
+{
+  burrow_expert_map_zoom (expert_map (self), 0);
+}
+
+/* The zoom buttons are there only while they can do something. */
+static void
+update_map_zoom (BurrowDashboard *self)
+{
+  gtk_widget_set_sensitive (self->map_zoom_in, burrow_expert_map_can_zoom (expert_map (self), 1));
+  gtk_widget_set_sensitive (self->map_zoom_out, burrow_expert_map_can_zoom (expert_map (self), -1));
+  gtk_widget_set_sensitive (self->map_zoom_reset, burrow_expert_map_can_zoom (expert_map (self), 0));
+}
+
 static void
 burrow_dashboard_class_init (BurrowDashboardClass *klass)
 {
@@ -347,6 +386,12 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   gtk_widget_class_bind_template_child_full (widget_class, "expert_map", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, charts[5]));
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, token_box);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_in);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_out);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, map_zoom_reset);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_in);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_out);
+  gtk_widget_class_bind_template_callback (widget_class, on_map_zoom_reset);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_label);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, latest_swatch);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, pin_note);
@@ -369,6 +414,9 @@ burrow_dashboard_init (BurrowDashboard *self)
   gtk_box_append (self->token_box, burrow_palette_phase_legend_new ());
   build_tier_legend (self);
   burrow_dashboard_set_compact (self, FALSE);
+  g_signal_connect_object (expert_map (self), "notify::cell-size", G_CALLBACK (update_map_zoom),
+                           self, G_CONNECT_SWAPPED);
+  update_map_zoom (self);
 }
 
 GtkWidget *

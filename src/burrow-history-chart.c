@@ -22,11 +22,6 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static char *
-format_percent (double share)
-{
-  return g_strdup_printf ("%.0f%%", share * 100);
-}
 
 static char *
 format_read_rate (double bytes_per_second)
@@ -111,7 +106,7 @@ burrow_history_chart_draw (BurrowChart *chart,
     }
 
   burrow_chart_draw_y_axis (chart, snapshot, &plot, top,
-                            self->series == BURROW_PERF_HIT_RATE ? format_percent
+                            self->series == BURROW_PERF_HIT_RATE ? burrow_chart_format_percent
                             : self->series == BURROW_PERF_READ_RATE ? format_read_rate
                             : format_speed);
   burrow_chart_draw_token_axis (chart, snapshot, &plot, monitor);

@@ -12,11 +12,6 @@ struct _BurrowLayerChart {
 
 G_DEFINE_FINAL_TYPE (BurrowLayerChart, burrow_layer_chart, BURROW_TYPE_CHART)
 
-static char *
-format_percent (double share)
-{
-  return g_strdup_printf ("%.0f%%", share * 100);
-}
 
 static void
 burrow_layer_chart_draw (BurrowChart *chart,
@@ -71,7 +66,7 @@ burrow_layer_chart_draw (BurrowChart *chart,
       cairo_destroy (cr);
     }
 
-  burrow_chart_draw_y_axis (chart, snapshot, &plot, 1.0, format_percent);
+  burrow_chart_draw_y_axis (chart, snapshot, &plot, 1.0, burrow_chart_format_percent);
   /* Each column's layer number, or every few where they would not fit. */
   every = bar > 0 ? (int) ceil (24 / bar) : 1;
   k = 0;

@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "burrow-markdown-view.h"
+#include "burrow-markdown.h"
 #include "burrow-message-row.h"
 
 struct _BurrowMessageRow {
@@ -206,7 +207,11 @@ render (BurrowMessageRow *self)
   BurrowReplyStats stats;
 
   if (user)
-    gtk_label_set_text (self->user_label, content);
+    {
+      g_autofree char *markup = burrow_markdown_inline_code (content);
+
+      gtk_label_set_markup (self->user_label, markup);
+    }
   else
     {
       g_autoptr(GPtrArray) calls = g_ptr_array_new_with_free_func ((GDestroyNotify) burrow_tool_call_free);

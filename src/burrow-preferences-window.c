@@ -2,7 +2,9 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-memory-advice.h"
 #include "burrow-preferences-window.h"
+#include "burrow-spin-text.h"
 
 struct _BurrowPreferencesWindow {
   AdwPreferencesWindow parent_instance;
@@ -86,6 +88,13 @@ gb_to_bytes (GBinding     *binding,
 {
   g_value_set_uint64 (to, (guint64) (MAX (g_value_get_double (from), 0) * BYTES_PER_GB));
   return TRUE;
+}
+
+/* The memory for experts names its unit. */
+static char *
+gib_text (double gib)
+{
+  return burrow_memory_gib_text ((guint64) (gib * BYTES_PER_GB));
 }
 
 static gboolean
@@ -202,6 +211,10 @@ static void
 burrow_preferences_window_init (BurrowPreferencesWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Translators: the memory for experts left to Burrow's choice */
+  burrow_spin_text_init (self->ram_budget_spin, _("Automatic"), gib_text);
+  /* Translators: as many threads as processor cores */
+  burrow_spin_text_init (self->threads_spin, _("Automatic"), NULL);
 }
 
 GtkWidget *

@@ -122,14 +122,15 @@ create_chat_row (gpointer item,
   return row;
 }
 
-/* Highlights the open chat's row (rows are rebuilt when the list reorders). */
-static void
-sync_selection (BurrowWindow *self)
+/* Rows are rebuilt when the list reorders: the highlight is set again each time. */
+void
+_burrow_window_sync_selection (BurrowWindow *self)
 {
   GtkListBoxRow *row;
+  gboolean shown = g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "chat") == 0;
 
   _burrow_window_search_sync_page (self);
-  for (int i = 0; (row = gtk_list_box_get_row_at_index (self->chat_list, i)) != NULL; i++)
+  for (int i = 0; shown && (row = gtk_list_box_get_row_at_index (self->chat_list, i)) != NULL; i++)
     if (g_object_get_data (G_OBJECT (row), "chat") == (gpointer) self->chat)
       {
         gtk_list_box_select_row (self->chat_list, row);
@@ -158,7 +159,7 @@ _burrow_window_chats_init (BurrowWindow *self)
   /* The list shows the store through the search's filter. */
   gtk_list_box_bind_model (self->chat_list, G_LIST_MODEL (self->listed_chats), create_chat_row,
                            self, NULL);
-  g_signal_connect_object (self->listed_chats, "items-changed", G_CALLBACK (sync_selection), self,
+  g_signal_connect_object (self->listed_chats, "items-changed", G_CALLBACK (_burrow_window_sync_selection), self,
                            G_CONNECT_SWAPPED | G_CONNECT_AFTER);
   g_signal_connect_object (self->chat_list, "row-activated", G_CALLBACK (on_row_activated), self,
                            G_CONNECT_SWAPPED);
@@ -175,7 +176,7 @@ _burrow_window_chats_init (BurrowWindow *self)
       _burrow_window_select_chat (self, latest);
       _burrow_window_ensure_chat_model (self);
     }
-  sync_selection (self);
+  _burrow_window_sync_selection (self);
 }
 
 /* ---- switching and creating ---- */
@@ -196,6 +197,8 @@ _burrow_window_select_chat (BurrowWindow *self,
   _burrow_window_stop_own (self);
   _burrow_window_cancel_edit (self);
   g_set_object (&self->chat, chat);
+  if (chat != self->fresh_chat)
+    g_clear_object (&self->fresh_chat);
 
   if (chat != NULL)
     {
@@ -208,7 +211,7 @@ _burrow_window_select_chat (BurrowWindow *self,
   g_set_object (&self->messages, messages);
   burrow_chat_view_set_messages (self->chat_view, self->messages);
 
-  sync_selection (self);
+  _burrow_window_sync_selection (self);
   _burrow_window_update_model_bar (self);
   _burrow_window_show_page (self, chat != NULL ? "chat" : "empty");
 }
@@ -248,6 +251,7 @@ _burrow_window_new_chat (BurrowWindow *self,
     }
   else
     {
+      burrow_sampling_init (&sampling);
       g_object_get (self->settings,
                     "temperature", &sampling.temperature,
                     "top-p", &sampling.top_p,
@@ -262,12 +266,36 @@ _burrow_window_new_chat (BurrowWindow *self,
         }
     }
 
+  g_set_object (&self->fresh_chat, chat);
   _burrow_window_select_chat (self, chat);
   _burrow_window_ensure_chat_model (self);
   adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
   adw_view_stack_set_visible_child_name (self->view_stack, "chat");
   burrow_chat_view_focus_composer (self->chat_view);
   return chat;
+}
+
+void
+_burrow_window_drop_failed_chat (BurrowWindow *self)
+{
+  g_autoptr(BurrowChat) chat = g_steal_pointer (&self->fresh_chat);
+  g_autofree char *markup = g_markup_escape_text (burrow_session_get_load_error (self->session), -1);
+  const char *details = burrow_session_get_load_error_details (self->session);
+  g_autoptr(GError) error = NULL;
+
+  /* Into the trash, which is emptied later: this window's Undo stays with its own chat. */
+  if (!burrow_chat_store_trash_chat (self->store, chat, &error))
+    {
+      _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
+      return;
+    }
+  _burrow_window_select_chat (self, NULL);
+  adw_status_page_set_title (self->error_page, _("Could Not Load the Model"));
+  adw_status_page_set_description (self->error_page, markup);
+  gtk_label_set_text (self->error_details, details != NULL ? details : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), details != NULL);
+  gtk_expander_set_expanded (self->error_details_expander, FALSE);
+  _burrow_window_show_page (self, "error");
 }
 
 /* ---- rename ---- */
@@ -280,13 +308,24 @@ on_rename_response (AdwMessageDialog *dialog,
   BurrowChat *chat = g_object_get_data (G_OBJECT (dialog), "chat");
   GtkEditable *entry = g_object_get_data (G_OBJECT (dialog), "entry");
   g_autoptr(GError) error = NULL;
+  g_autofree char *title = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
 
-  if (!g_str_equal (response, "rename"))
+  if (!g_str_equal (response, "rename") || title[0] == '\0')
     return;
-  burrow_chat_set_title (chat, gtk_editable_get_text (entry));
+  burrow_chat_set_title (chat, title);
   if (!burrow_chat_store_save_chat (self->store, chat, &error))
     _burrow_window_toast_error (self, error, _("Your chats could not be saved or read."));
   _burrow_window_update_state (self);
+}
+
+/* A name of only spaces is no name: Rename waits for one. */
+static void
+on_rename_changed (GtkEditable      *entry,
+                   AdwMessageDialog *dialog)
+{
+  g_autofree char *title = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
+
+  adw_message_dialog_set_response_enabled (dialog, "rename", title[0] != '\0');
 }
 
 void
@@ -312,6 +351,8 @@ _burrow_window_rename_chat (BurrowWindow *self,
   g_object_set_data_full (G_OBJECT (dialog), "chat", g_object_ref (chat), g_object_unref);
   g_object_set_data (G_OBJECT (dialog), "entry", entry);
   g_signal_connect_object (dialog, "response", G_CALLBACK (on_rename_response), self, 0);
+  g_signal_connect (entry, "changed", G_CALLBACK (on_rename_changed), dialog);
+  on_rename_changed (GTK_EDITABLE (entry), ADW_MESSAGE_DIALOG (dialog));
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
@@ -570,6 +611,7 @@ _burrow_window_chats_dispose (BurrowWindow *self)
 {
   g_clear_pointer (&self->draft_before_edit, g_free);
   empty_trash (self);
+  g_clear_object (&self->fresh_chat);
   g_clear_object (&self->chat);
   g_clear_object (&self->messages);
 }

@@ -29,6 +29,7 @@ on_inspected (GObject            *owner,
                                                        _("This folder does not hold a model Burrow can read."));
       g_autofree char *markup = g_markup_escape_text (summary, -1);
 
+      adw_status_page_set_title (self->error_page, _("Could Not Read Model Folder"));
       adw_status_page_set_description (self->error_page, markup);
       gtk_label_set_text (self->error_details, result->error->message);
       gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), TRUE);
@@ -57,6 +58,7 @@ local_path (BurrowWindow *self,
 
   if (path == NULL)
     {
+      adw_status_page_set_title (self->error_page, _("Could Not Read the Model"));
       adw_status_page_set_description (self->error_page,
                                        _("Burrow can only read models stored on this computer."));
       gtk_widget_set_visible (GTK_WIDGET (self->error_details_expander), FALSE);
@@ -203,6 +205,13 @@ _burrow_window_update_memory_banner (BurrowWindow *self)
 void
 _burrow_window_on_model_state (BurrowWindow *self)
 {
+  if (self->fresh_chat != NULL && self->fresh_chat == self->chat &&
+      burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED &&
+      g_strcmp0 (burrow_session_get_model_dir (self->session),
+                 burrow_chat_get_model_dir (self->chat)) == 0 &&
+      g_list_model_get_n_items (self->messages) == 0)
+    _burrow_window_drop_failed_chat (self);
+
   update_source_note (self);
   _burrow_window_update_memory_banner (self);
   _burrow_window_update_model_bar (self);

@@ -39,6 +39,8 @@ struct _BurrowWindow {
 
   /* The open conversation. */
   BurrowChat *chat;
+  BurrowChat *fresh_chat;       /* made by New Chat: should its model fail to load before
+                                 * anything is sent in it, it goes again */
   GListModel *messages;         /* BurrowChatMessage: the session's list for chat */
 
   /* An edit in progress (the chat view knows which message): the composer's text from
@@ -131,6 +133,13 @@ void _burrow_window_set_tokenizer (BurrowWindow *self,
  * models, and opening it shows its page. */
 void _burrow_window_compact_copy (BurrowWindow *self);
 void _burrow_window_models_dispose (BurrowWindow *self);
+
+/* burrow-window-chats.c */
+/* Highlights the open chat's row while the chat page shows, none otherwise. */
+void _burrow_window_sync_selection (BurrowWindow *self);
+/* The fresh chat's model failed to load: the chat goes (nothing was said in it) and the
+ * error page says why. */
+void _burrow_window_drop_failed_chat (BurrowWindow *self);
 
 /* burrow-window-servers.c: add a server (its key into the keyring), list its models, start
  * a chat with one. */

@@ -26,6 +26,7 @@ _burrow_window_show_page (BurrowWindow *self,
 {
   gtk_spinner_set_spinning (self->loading_spinner, g_str_equal (name, "loading"));
   gtk_stack_set_visible_child_name (self->stack, name);
+  _burrow_window_sync_selection (self);
   _burrow_window_update_state (self);
 }
 

@@ -64,7 +64,10 @@ chat_new (gint64 id)
   c->title = g_strdup ("");
   c->model_dir = g_strdup ("");
   c->system_prompt = g_strdup ("");
-  c->sampling = (BurrowSampling) { 0.0, 1.0, 0 };
+  /* A chat known only from its messages answers greedily. */
+  burrow_sampling_init (&c->sampling);
+  c->sampling.temperature = 0;
+  c->sampling.top_p = 1;
   c->messages = g_ptr_array_new_with_free_func (salvaged_free);
   c->alternatives = g_ptr_array_new_with_free_func (salvaged_free);
   return c;
@@ -77,8 +80,15 @@ read_chats (sqlite3    *db,
             GHashTable *chats)
 {
   sqlite3_stmt *stmt = NULL;
+  /* The sampling columns added later where the file has them, else the first ones. */
+  gboolean all_sampling = sqlite3_prepare_v2 (db,
+                                          "SELECT id, title, updated, model_dir, system_prompt,"
+                                          " temperature, top_p, top_k, max_tokens, min_p,"
+                                          " repetition_penalty, seed FROM chats NOT INDEXED"
+                                          " WHERE trashed = 0", -1, &stmt, NULL) == SQLITE_OK;
 
-  if (sqlite3_prepare_v2 (db,
+  if (!all_sampling &&
+      sqlite3_prepare_v2 (db,
                           "SELECT id, title, updated, model_dir, system_prompt, temperature,"
                           " top_p, top_k FROM chats NOT INDEXED WHERE trashed = 0",
                           -1, &stmt, NULL) != SQLITE_OK)
@@ -98,9 +108,16 @@ read_chats (sqlite3    *db,
       c->model_dir = text_at (stmt, 3);
       g_free (c->system_prompt);
       c->system_prompt = text_at (stmt, 4);
-      c->sampling = (BurrowSampling) { sqlite3_column_double (stmt, 5),
-                                       sqlite3_column_double (stmt, 6),
-                                       (guint) CLAMP (sqlite3_column_int64 (stmt, 7), 0, 1000) };
+      c->sampling.temperature = sqlite3_column_double (stmt, 5);
+      c->sampling.top_p = sqlite3_column_double (stmt, 6);
+      c->sampling.top_k = (guint) CLAMP (sqlite3_column_int64 (stmt, 7), 0, 1000);
+      if (all_sampling)
+        {
+          c->sampling.max_tokens = (guint) CLAMP (sqlite3_column_int64 (stmt, 8), 0, G_MAXINT);
+          c->sampling.min_p = sqlite3_column_double (stmt, 9);
+          c->sampling.repetition_penalty = sqlite3_column_double (stmt, 10);
+          c->sampling.seed = sqlite3_column_int64 (stmt, 11);
+        }
       g_hash_table_replace (chats, &c->id, c);
     }
   sqlite3_finalize (stmt);

@@ -36,6 +36,19 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (BurrowChatStore, burrow_chat_store, G_TYPE_OBJECT
 
 G_DEFINE_QUARK (burrow-chat-store-error-quark, burrow_chat_store_error)
 
+/* Chats' columns added after the table was first made, each added where a file lacks it.
+ * Their defaults are what a chat from before had (off), and a Burrow that does not know
+ * them reads and writes the file as before, so they need no new format number. */
+static const struct {
+  const char *name;
+  const char *declaration;
+} added_chat_columns[] = {
+  { "max_tokens", "INTEGER NOT NULL DEFAULT 0" },
+  { "min_p", "REAL NOT NULL DEFAULT 0" },
+  { "repetition_penalty", "REAL NOT NULL DEFAULT 1" },
+  { "seed", "INTEGER NOT NULL DEFAULT 0" },
+};
+
 /* Format 1, as every database starts; later formats are steps from it, so a new database
  * and an old one take the same path. */
 static const char schema_sql[] =
@@ -316,6 +329,10 @@ chat_from_row (sqlite3_stmt *stmt)
     sqlite3_column_double (stmt, 6),
     sqlite3_column_double (stmt, 7),
     (guint) MAX (0, sqlite3_column_int (stmt, 8)),
+    (guint) MAX (0, sqlite3_column_int (stmt, 10)),
+    sqlite3_column_double (stmt, 11),
+    sqlite3_column_double (stmt, 12),
+    sqlite3_column_int64 (stmt, 13),
   };
 
   burrow_chat_set_title (chat, column_text (stmt, 1));
@@ -331,7 +348,8 @@ load_chats (BurrowChatStore  *self,
 {
   sqlite3_stmt *stmt = prepare (self,
                                 "SELECT id, title, created, updated, model_dir, system_prompt,"
-                                " temperature, top_p, top_k, session_path FROM chats"
+                                " temperature, top_p, top_k, session_path,"
+                                " max_tokens, min_p, repetition_penalty, seed FROM chats"
                                 " WHERE trashed = 0 ORDER BY updated DESC, id DESC", error);
   int rc;
 
@@ -378,6 +396,31 @@ check_integrity (BurrowChatStore  *self,
 }
 
 static gboolean
+add_chat_columns (BurrowChatStore  *self,
+                  GError          **error)
+{
+  g_autoptr(GHashTable) have = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  sqlite3_stmt *stmt = prepare (self, "PRAGMA table_info(chats)", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    g_hash_table_add (have, g_strdup (column_text (stmt, 1)));
+  sqlite3_finalize (stmt);
+  for (guint i = 0; i < G_N_ELEMENTS (added_chat_columns); i++)
+    if (!g_hash_table_contains (have, added_chat_columns[i].name))
+      {
+        g_autofree char *sql = g_strdup_printf ("ALTER TABLE chats ADD COLUMN %s %s",
+                                                added_chat_columns[i].name,
+                                                added_chat_columns[i].declaration);
+
+        if (!exec (self, sql, error))
+          return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
 setup_schema (BurrowChatStore  *self,
               GError          **error)
 {
@@ -406,7 +449,8 @@ setup_schema (BurrowChatStore  *self,
       return FALSE;
     }
 
-  if (!exec (self, "BEGIN IMMEDIATE", error) || !exec (self, schema_sql, error))
+  if (!exec (self, "BEGIN IMMEDIATE", error) || !exec (self, schema_sql, error)
+      || !add_chat_columns (self, error))
     return FALSE;
   if (version < 2)
     {
@@ -572,6 +616,21 @@ burrow_chat_store_get_path (BurrowChatStore *self)
 
 /* ---- conversations ---- */
 
+/* The seven sampling columns from parameter @first on, in the order of BurrowSampling. */
+static void
+bind_sampling (sqlite3_stmt         *stmt,
+               int                   first,
+               const BurrowSampling *sampling)
+{
+  sqlite3_bind_double (stmt, first, sampling->temperature);
+  sqlite3_bind_double (stmt, first + 1, sampling->top_p);
+  sqlite3_bind_int (stmt, first + 2, (int) sampling->top_k);
+  sqlite3_bind_int (stmt, first + 3, (int) MIN (sampling->max_tokens, G_MAXINT));
+  sqlite3_bind_double (stmt, first + 4, sampling->min_p);
+  sqlite3_bind_double (stmt, first + 5, sampling->repetition_penalty);
+  sqlite3_bind_int64 (stmt, first + 6, sampling->seed);
+}
+
 BurrowChat *
 burrow_chat_store_create_chat (BurrowChatStore      *self,
                                const char           *model_dir,
@@ -593,16 +652,15 @@ burrow_chat_store_create_chat (BurrowChatStore      *self,
     return NULL;
   stmt = prepare (self,
                   "INSERT INTO chats (created, updated, model_dir, system_prompt,"
-                  " temperature, top_p, top_k) VALUES (?, ?, ?, ?, ?, ?, ?)", error);
+                  " temperature, top_p, top_k, max_tokens, min_p, repetition_penalty, seed)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", error);
   if (stmt == NULL)
     goto rollback;
   sqlite3_bind_int64 (stmt, 1, now);
   sqlite3_bind_int64 (stmt, 2, now);
   sqlite3_bind_text (stmt, 3, model_dir != NULL ? model_dir : "", -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 4, system_prompt != NULL ? system_prompt : "", -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double (stmt, 5, sampling->temperature);
-  sqlite3_bind_double (stmt, 6, sampling->top_p);
-  sqlite3_bind_int (stmt, 7, (int) sampling->top_k);
+  bind_sampling (stmt, 5, sampling);
   if (!run (self, stmt, error))
     goto rollback;
   id = sqlite3_last_insert_rowid (self->db);
@@ -657,17 +715,16 @@ burrow_chat_store_save_chat (BurrowChatStore  *self,
 
   stmt = prepare (self,
                   "UPDATE chats SET title = ?, model_dir = ?, system_prompt = ?,"
-                  " temperature = ?, top_p = ?, top_k = ? WHERE id = ?", error);
+                  " temperature = ?, top_p = ?, top_k = ?, max_tokens = ?, min_p = ?,"
+                  " repetition_penalty = ?, seed = ? WHERE id = ?", error);
   if (stmt == NULL)
     return FALSE;
   burrow_chat_get_sampling (chat, &sampling);
   sqlite3_bind_text (stmt, 1, burrow_chat_get_title (chat), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 2, burrow_chat_get_model_dir (chat), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text (stmt, 3, burrow_chat_get_system_prompt (chat), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double (stmt, 4, sampling.temperature);
-  sqlite3_bind_double (stmt, 5, sampling.top_p);
-  sqlite3_bind_int (stmt, 6, (int) sampling.top_k);
-  sqlite3_bind_int64 (stmt, 7, burrow_chat_get_id (chat));
+  bind_sampling (stmt, 4, &sampling);
+  sqlite3_bind_int64 (stmt, 11, burrow_chat_get_id (chat));
   return run (self, stmt, error);
 }
 

@@ -207,6 +207,12 @@ burrow_chat_set_system_prompt (BurrowChat *self,
 }
 
 void
+burrow_sampling_init (BurrowSampling *sampling)
+{
+  *sampling = (BurrowSampling) { .temperature = 0.7, .top_p = 0.95, .repetition_penalty = 1 };
+}
+
+void
 burrow_chat_get_sampling (BurrowChat     *self,
                           BurrowSampling *out)
 {

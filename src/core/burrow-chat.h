@@ -10,12 +10,19 @@ G_BEGIN_DECLS
 #define BURROW_TYPE_CHAT (burrow_chat_get_type ())
 G_DECLARE_FINAL_TYPE (BurrowChat, burrow_chat, BURROW, CHAT, GObject)
 
-/* Sampling settings a conversation remembers. */
+/* Sampling settings a conversation remembers; the engine's options of the same names. */
 typedef struct {
   double temperature;
   double top_p;
   guint top_k;
+  guint max_tokens;            /* the reply's length limit; 0: the app's */
+  double min_p;                /* 0: off */
+  double repetition_penalty;   /* 1 (or 0): off */
+  gint64 seed;                 /* > 0: this seed; otherwise a new one for every reply */
 } BurrowSampling;
+
+/* Every setting off, the reply length the app's; temperature 0.7, top-p 0.95, no top-k. */
+void burrow_sampling_init (BurrowSampling *sampling);
 
 gint64 burrow_chat_get_id (BurrowChat *self);
 /* "" until the first message names it; the sidebar then shows a translated default. */

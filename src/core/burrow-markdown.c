@@ -712,6 +712,64 @@ burrow_markdown_parse_plain (const char *text)
   return ctx.blocks;
 }
 
+/* The length of the run of backticks at @p. */
+static gsize
+backtick_run (const char *p)
+{
+  gsize n = 0;
+
+  while (p[n] == '`')
+    n++;
+  return n;
+}
+
+char *
+burrow_markdown_inline_code (const char *text)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = text;
+
+  g_return_val_if_fail (text != NULL, NULL);
+
+  while (*p != '\0')
+    {
+      const char *tick = strchr (p, '`'), *close = NULL;
+      gsize n;
+
+      if (tick == NULL)
+        tick = p + strlen (p);
+      append_escaped (out, p, (gsize) (tick - p));
+      if (*tick == '\0')
+        break;
+      /* A span closes at the next run of as many backticks, as in CommonMark. */
+      n = backtick_run (tick);
+      for (const char *q = tick + n; (q = strchr (q, '`')) != NULL; q += backtick_run (q))
+        if (backtick_run (q) == n)
+          {
+            close = q;
+            break;
+          }
+      if (close == NULL || close == tick + n)
+        {
+          append_escaped (out, tick, close == NULL ? n : 2 * n);
+          p = close == NULL ? tick + n : close + n;
+          continue;
+        }
+      {
+        const char *start = tick + n, *end = close;
+
+        /* One space inside each end is padding, so a span can start with a backtick. */
+        if (end - start >= 2 && start[0] == ' ' && end[-1] == ' ')
+          start++, end--;
+        g_string_append (out, "<tt>");
+        append_escaped (out, start, (gsize) (end - start));
+        g_string_append (out, "</tt>");
+      }
+      p = close + n;
+    }
+  return g_string_free (out, FALSE);
+}
+
 gboolean
 burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
                              const BurrowMarkdownBlock *b)

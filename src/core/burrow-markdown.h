@@ -39,6 +39,10 @@ GPtrArray *burrow_markdown_parse (const char *text);
 /* @text shown as written, in TEXT pieces as above. */
 GPtrArray *burrow_markdown_parse_plain (const char *text);
 
+/* One label's markup for a message as its writer typed it (the user's own): the text as
+ * written, except `code` spans, drawn in monospace without their backticks. */
+char *burrow_markdown_inline_code (const char *text);
+
 gboolean burrow_markdown_block_equal (const BurrowMarkdownBlock *a,
                                       const BurrowMarkdownBlock *b);
 

@@ -6,6 +6,16 @@
 #include "burrow-memory-advice.h"
 
 char *
+burrow_memory_gib_text (guint64 bytes)
+{
+  double gib = (double) bytes / (1024.0 * 1024.0 * 1024.0);
+
+  /* Translators: an amount of memory in gibibytes (1 GiB is 1,024 MiB), with the digits
+   * after the point given first; keep the no-break space before the unit */
+  return g_strdup_printf (_("%.*f\302\240GiB"), gib > 0 && gib < 0.095 ? 2 : 1, gib);
+}
+
+char *
 burrow_memory_advice (const BurrowCacheStats *cache,
                       gboolean                budget_set,
                       const char            **setting)
@@ -15,7 +25,8 @@ burrow_memory_advice (const BurrowCacheStats *cache,
   *setting = NULL;
   if (!cache->budget_too_small)
     return NULL;
-  budget = g_format_size (cache->ram_budget);
+  /* A budget from Preferences in the unit it was set in there. */
+  budget = budget_set ? burrow_memory_gib_text (cache->ram_budget) : g_format_size (cache->ram_budget);
   token = g_format_size (cache->token_expert_bytes);
   dense = g_format_size (cache->resident_bytes);
   if (budget_set)

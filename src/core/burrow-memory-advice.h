@@ -15,4 +15,7 @@ char *burrow_memory_advice (const BurrowCacheStats *cache,
                             gboolean                budget_set,
                             const char            **setting);
 
+/* @bytes in GiB, the unit Preferences sets the memory for experts in: "0.1 GiB". */
+char *burrow_memory_gib_text (guint64 bytes);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-quality-summary.h"
+#include "burrow-percent.h"
 
 static void
 add_row (GPtrArray  *rows,
@@ -90,6 +91,6 @@ burrow_quality_summary_new (const BurrowQualityReport *r)
            g_strdup_printf (_("%.4f nats"), r->kl_mean));
   add_row (rows, _("Top-1 agreement"),
            g_strdup (_("How often both predict the same next token")),
-           g_strdup_printf ("%.1f %%", 100.0 * r->top1_agreement));
+           burrow_percent_text (r->top1_agreement, 1));
   return rows;
 }

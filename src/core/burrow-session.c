@@ -12,6 +12,8 @@
 #define MAX_REPLY_TOKENS 2048
 /* Seconds between dashboard snapshots while a reply streams in. */
 #define SNAPSHOT_INTERVAL 0.2
+/* The most characters of a first message a chat's automatic title keeps. */
+#define CHAT_TITLE_CHARS 40
 
 struct _BurrowSession {
   GObject parent_instance;
@@ -527,11 +529,7 @@ start_reply (BurrowSession *self,
 
   burrow_chat_get_sampling (chat, &sampling);
   options = burrow_generate_request_get_options (request);
-  options->max_tokens = MAX_REPLY_TOKENS;
-  options->temperature = (float) sampling.temperature;
-  options->top_p = (float) sampling.top_p;
-  options->top_k = (int) sampling.top_k;
-  options->seed = g_random_int ();
+  burrow_session_sampling_options (&sampling, options);
   /* Families that can reason do; the reasoning shows folded above the answer. */
   options->thinking = self->supports_thinking;
   burrow_generate_request_set_snapshot_interval (request, SNAPSHOT_INTERVAL);
@@ -570,6 +568,22 @@ turn_list (BurrowSession  *self,
   return G_LIST_STORE (burrow_session_dup_messages (self, chat, error));
 }
 
+void
+burrow_session_sampling_options (const BurrowSampling  *sampling,
+                                 BurrowGenerateOptions *options)
+{
+  options->max_tokens = sampling->max_tokens > 0 ? (int) MIN (sampling->max_tokens, G_MAXINT)
+                                                 : MAX_REPLY_TOKENS;
+  options->temperature = (float) sampling->temperature;
+  options->top_p = (float) sampling->top_p;
+  options->top_k = (int) sampling->top_k;
+  options->min_p = (float) sampling->min_p;
+  options->repetition_penalty = sampling->repetition_penalty > 0
+                                ? (float) sampling->repetition_penalty : 1;
+  options->seed = sampling->seed > 0 ? (guint64) sampling->seed
+                                     : g_random_int () | (guint64) g_random_int () << 32;
+}
+
 static gboolean
 send_at (BurrowSession  *self,
          BurrowChat     *chat,
@@ -580,6 +594,7 @@ send_at (BurrowSession  *self,
   g_autoptr(GListStore) list = NULL;
   g_autoptr(BurrowChatMessage) message = NULL;
   g_autoptr(GError) title_error = NULL;
+  gboolean automatic_title;
 
   g_return_val_if_fail (BURROW_IS_SESSION (self), FALSE);
   g_return_val_if_fail (BURROW_IS_CHAT (chat), FALSE);
@@ -593,6 +608,7 @@ send_at (BurrowSession  *self,
   if ((list = turn_list (self, chat, error)) == NULL)
     return FALSE;
 
+  automatic_title = burrow_chat_get_title (chat)[0] == '\0';
   if (replace_from >= 0)
     {
       guint n = g_list_model_get_n_items (G_LIST_MODEL (list));
@@ -605,6 +621,14 @@ send_at (BurrowSession  *self,
                                _("There is no message of the user’s there"));
           return FALSE;
         }
+      if (replace_from == 0)
+        {
+          g_autofree char *from_old =
+            burrow_chat_title_from_text (burrow_chat_message_get_content (old), CHAT_TITLE_CHARS);
+
+          /* Named after the first message by the app, not by the user: follows it. */
+          automatic_title = automatic_title || g_str_equal (burrow_chat_get_title (chat), from_old);
+        }
       if (!burrow_chat_store_truncate (self->store, chat, (guint) replace_from, error))
         return FALSE;
       g_list_store_splice (list, (guint) replace_from, n - (guint) replace_from, NULL, 0);
@@ -615,9 +639,9 @@ send_at (BurrowSession  *self,
     return FALSE;
   g_list_store_append (list, message);
 
-  if (burrow_chat_get_title (chat)[0] == '\0')
+  if (automatic_title)
     {
-      g_autofree char *title = burrow_chat_title_from_text (text, 40);
+      g_autofree char *title = burrow_chat_title_from_text (text, CHAT_TITLE_CHARS);
 
       burrow_chat_set_title (chat, title);
       if (!burrow_chat_store_save_chat (self->store, chat, &title_error))

@@ -124,4 +124,9 @@ void burrow_session_send_when_ready (BurrowSession *self,
 /* The prompt still waiting, or NULL. */
 const char *burrow_session_get_pending_prompt (BurrowSession *self);
 
+/* A reply's length and sampling in a chat with @sampling, onto @options: its own values,
+ * the app's reply length where it sets none, and a new random seed unless it fixes one. */
+void burrow_session_sampling_options (const BurrowSampling  *sampling,
+                                      BurrowGenerateOptions *options);
+
 G_END_DECLS

@@ -432,6 +432,87 @@ on_send (GSimpleAction *action,
   n_sends++;
 }
 
+/* The first label under @root. */
+static GtkLabel *
+first_label (GtkWidget *root)
+{
+  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
+    {
+      GtkLabel *found;
+
+      if (GTK_IS_LABEL (w))
+        return GTK_LABEL (w);
+      if ((found = first_label (w)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Whether the text at byte @index of @label is drawn in a monospace font. */
+static gboolean
+monospace_at (GtkLabel *label,
+              int       index)
+{
+  PangoLayoutIter *iter = pango_layout_get_iter (gtk_label_get_layout (label));
+  gboolean mono = FALSE;
+
+  do
+    {
+      PangoLayoutRun *run = pango_layout_iter_get_run_readonly (iter);
+
+      if (run != NULL && index >= run->item->offset && index < run->item->offset + run->item->length)
+        {
+          PangoFontFace *face = pango_font_get_face (run->item->analysis.font);
+
+          mono = pango_font_family_is_monospace (pango_font_face_get_family (face));
+          break;
+        }
+    }
+  while (pango_layout_iter_next_run (iter));
+  pango_layout_iter_free (iter);
+  return mono;
+}
+
+/* Inline code in a monospace font, the prose around it not. */
+static void
+test_inline_code_font (void)
+{
+  GtkWidget *markdown = burrow_markdown_view_new ();
+  GtkWidget *saved = gtk_window_get_child (GTK_WINDOW (window));
+  GtkLabel *label;
+  const char *text;
+
+  g_object_ref (saved);
+  gtk_window_set_child (GTK_WINDOW (window), markdown);
+  burrow_markdown_view_set_text (BURROW_MARKDOWN_VIEW (markdown), "Call `open_file()` twice.");
+  settle ();
+  label = first_label (markdown);
+  g_assert_nonnull (label);
+  text = pango_layout_get_text (gtk_label_get_layout (label));
+  g_assert_true (monospace_at (label, (int) (strstr (text, "open_file") - text)));
+  g_assert_false (monospace_at (label, (int) (strstr (text, "twice") - text)));
+  gtk_window_set_child (GTK_WINDOW (window), saved);
+  g_object_unref (saved);
+  settle ();
+
+  /* The user's own message: as typed, `code` in monospace too. */
+  {
+    g_autoptr(BurrowChatMessage) question = burrow_chat_message_new (BURROW_ROLE_USER,
+                                                                     "Why does `make check` fail?");
+
+    g_list_store_remove_all (messages);
+    g_list_store_append (messages, question);
+    settle ();
+    label = GTK_LABEL (gtk_widget_get_template_child (gtk_widget_get_last_child (view_child ("message_box")),
+                                                      BURROW_TYPE_MESSAGE_ROW, "user_label"));
+    text = pango_layout_get_text (gtk_label_get_layout (label));
+    g_assert_cmpstr (text, ==, "Why does make check fail?");
+    g_assert_true (monospace_at (label, (int) (strstr (text, "make") - text)));
+    g_assert_false (monospace_at (label, (int) (strstr (text, "fail") - text)));
+    g_list_store_remove_all (messages);
+  }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -471,6 +552,7 @@ main (int   argc,
   g_test_add_func ("/chat-view/long-reply-pieces", test_long_reply_pieces);
   g_test_add_func ("/chat-view/click-regenerate", test_click_regenerate);
   g_test_add_func ("/chat-view/tool-call-expands", test_tool_call_expands);
+  g_test_add_func ("/chat-view/inline-code-font", test_inline_code_font);
 
   return g_test_run ();
 }

@@ -180,7 +180,7 @@ assert_quality_shown (GtkWidget  *root,
   ppl = g_strdup_printf ("%.3f → %.3f", json_object_get_double_member (text, "perplexity_original"),
                          json_object_get_double_member (text, "perplexity_converted"));
   kl = g_strdup_printf ("%.4f nats", json_object_get_double_member (text, "kl_mean"));
-  top1 = g_strdup_printf ("%.1f %%", 100.0 * json_object_get_double_member (text, "top1_agreement"));
+  top1 = g_strdup_printf ("%.1f%%", 100.0 * json_object_get_double_member (text, "top1_agreement"));
   assert_row_value (root, "Perplexity", ppl);
   assert_row_value (root, "Mean KL divergence", kl);
   assert_row_value (root, "Top-1 agreement", top1);

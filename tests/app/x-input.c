@@ -40,8 +40,11 @@ xdisplay (GtkWidget *widget)
   return gdk_x11_display_get_xdisplay (gtk_widget_get_display (widget));
 }
 
-void
-x_input_hover (GtkWidget *widget)
+/* Moves the pointer over (x, y) of widget. */
+static void
+move_to (GtkWidget *widget,
+         double     x,
+         double     y)
 {
   GtkNative *native = gtk_widget_get_native (widget);
   Display *dpy = xdisplay (widget);
@@ -50,13 +53,10 @@ x_input_hover (GtkWidget *widget)
   int rx, ry;
   Window unused;
 
-  g_assert_nonnull (fake_motion);
   settle (GTK_WIDGET (native));
   g_assert_true (gtk_widget_get_mapped (widget));
   g_assert_true (gtk_widget_compute_point (widget, GTK_WIDGET (native),
-                                           &GRAPHENE_POINT_INIT (gtk_widget_get_width (widget) / 2.0f,
-                                                                 gtk_widget_get_height (widget) / 2.0f),
-                                           &p));
+                                           &GRAPHENE_POINT_INIT ((float) x, (float) y), &p));
   gtk_native_get_surface_transform (native, &sx, &sy);
   XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
                          DefaultRootWindow (dpy), (int) (p.x + sx), (int) (p.y + sy), &rx, &ry,
@@ -66,18 +66,59 @@ x_input_hover (GtkWidget *widget)
   settle (GTK_WIDGET (native));
 }
 
-void
-x_input_click (GtkWidget *widget)
+/* Holds (or releases) the modifiers in mods: Shift and Control. */
+static void
+hold (Display         *dpy,
+      GdkModifierType  mods,
+      gboolean         down)
+{
+  if (mods & GDK_SHIFT_MASK)
+    fake_key (dpy, XKeysymToKeycode (dpy, XK_Shift_L), down, 0);
+  if (mods & GDK_CONTROL_MASK)
+    fake_key (dpy, XKeysymToKeycode (dpy, XK_Control_L), down, 0);
+}
+
+static void
+press_button (GtkWidget       *widget,
+              unsigned int     button,
+              GdkModifierType  mods)
 {
   Display *dpy = xdisplay (widget);
 
-  g_assert_nonnull (fake_button);
-  x_input_hover (widget);
-  g_assert_true (gtk_widget_is_sensitive (widget));
-  fake_button (dpy, 1, True, 0);
-  fake_button (dpy, 1, False, 0);
+  hold (dpy, mods, TRUE);
+  fake_button (dpy, button, True, 0);
+  fake_button (dpy, button, False, 0);
+  hold (dpy, mods, FALSE);
   XSync (dpy, False);
   settle (GTK_WIDGET (gtk_widget_get_native (widget)));
+}
+
+void
+x_input_hover (GtkWidget *widget)
+{
+  move_to (widget, gtk_widget_get_width (widget) / 2.0, gtk_widget_get_height (widget) / 2.0);
+}
+
+void
+x_input_click (GtkWidget *widget)
+{
+  g_assert_nonnull (fake_button);
+  g_assert_true (gtk_widget_is_sensitive (widget));
+  x_input_hover (widget);
+  press_button (widget, 1, 0);
+}
+
+void
+x_input_wheel (GtkWidget       *widget,
+               double           x,
+               double           y,
+               gboolean         up,
+               GdkModifierType  mods)
+{
+  g_assert_nonnull (fake_button);
+  move_to (widget, x, y);
+  /* X11's wheel: button 4 up, 5 down. */
+  press_button (widget, up ? 4 : 5, mods);
 }
 
 void
@@ -96,23 +137,15 @@ x_input_press_with (GtkWidget       *widget,
                     guint            keysym,
                     GdkModifierType  mods)
 {
-  static const struct { GdkModifierType mask; guint keysym; } modifiers[] = {
-    { GDK_SHIFT_MASK, XK_Shift_L },
-    { GDK_CONTROL_MASK, XK_Control_L },
-  };
   Display *dpy = xdisplay (widget);
   KeyCode code = XKeysymToKeycode (dpy, keysym);
 
   g_assert_nonnull (fake_key);
   g_assert_cmpuint (code, !=, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (modifiers); i++)
-    if (mods & modifiers[i].mask)
-      fake_key (dpy, XKeysymToKeycode (dpy, modifiers[i].keysym), True, 0);
+  hold (dpy, mods, TRUE);
   fake_key (dpy, code, True, 0);
   fake_key (dpy, code, False, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (modifiers); i++)
-    if (mods & modifiers[i].mask)
-      fake_key (dpy, XKeysymToKeycode (dpy, modifiers[i].keysym), False, 0);
+  hold (dpy, mods, FALSE);
   XSync (dpy, False);
   settle (GTK_WIDGET (gtk_widget_get_native (widget)));
 }

@@ -13,12 +13,16 @@ typedef void (*XInputSettle) (GtkWidget *native);
  * event sent. */
 void x_input_init (XInputSettle settle);
 
-/* Moves the pointer over the middle of widget, asserting it mapped. */
-void x_input_hover (GtkWidget *widget);
-
 /* Clicks the middle of widget with the first mouse button, asserting it mapped and
  * sensitive first. */
 void x_input_click (GtkWidget *widget);
+
+/* Moves the pointer over the middle of widget, asserting it mapped. */
+void x_input_hover (GtkWidget *widget);
+
+/* Turns the mouse wheel one step up or down with the pointer over (x, y) of widget, with
+ * the modifiers in mods (Shift, Control) held. */
+void x_input_wheel (GtkWidget *widget, double x, double y, gboolean up, GdkModifierType mods);
 
 /* No window manager under Xvfb: the window takes the keyboard itself; returns once it
  * is active. */
@@ -27,7 +31,7 @@ void x_input_take_focus (GtkWindow *window);
 /* Presses and releases keysym (with Shift held if asked) on the display of widget,
  * whichever window has the focus. */
 void x_input_press (GtkWidget *widget, guint keysym, gboolean shift);
-/* The same with modifiers held: Shift and Control. */
+/* The same with the modifiers in mods (Shift, Control) held. */
 void x_input_press_with (GtkWidget *widget, guint keysym, GdkModifierType mods);
 /* Types printable ASCII @text, key by key. */
 void x_input_type (GtkWidget *widget, const char *text);

@@ -11,7 +11,7 @@
 
 #include "burrow-chat-store.h"
 
-static const BurrowSampling sampling = { 0.7, 0.95, 40 };
+static const BurrowSampling sampling = { 0.7, 0.95, 40, 300, 0.05, 1.1, 9 };
 
 static char *
 temp_db (void)
@@ -245,6 +245,75 @@ test_newer_version (void)
   g_assert_null (store);
   g_assert_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_VERSION);
   g_assert_nonnull (strstr (error->message, path));
+  remove_db (path);
+}
+
+/* A store from before the reply length, min-p, repetition penalty and seed: its chats
+ * open with those off, and keep them once set. */
+static void
+test_before_sampling_columns (void)
+{
+  g_autofree char *path = temp_db ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(BurrowChatStore) store = NULL;
+  g_autoptr(BurrowChat) chat = NULL;
+  BurrowSampling s, set = { 0.5, 0.9, 20, 300, 0.05, 1.15, 42 };
+  g_autofree char *dir = g_path_get_dirname (path);
+  sqlite3 *db;
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db,
+    "CREATE TABLE chats (id INTEGER PRIMARY KEY, title TEXT NOT NULL DEFAULT '',"
+    " created INTEGER NOT NULL, updated INTEGER NOT NULL, model_dir TEXT NOT NULL DEFAULT '',"
+    " system_prompt TEXT NOT NULL DEFAULT '', temperature REAL NOT NULL DEFAULT 0,"
+    " top_p REAL NOT NULL DEFAULT 1, top_k INTEGER NOT NULL DEFAULT 0,"
+    " session_path TEXT NOT NULL DEFAULT '', trashed INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY,"
+    " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+    " position INTEGER NOT NULL, role INTEGER NOT NULL, content TEXT NOT NULL,"
+    " reasoning TEXT NOT NULL DEFAULT '', n_tokens INTEGER NOT NULL DEFAULT 0,"
+    " tokens_per_second REAL NOT NULL DEFAULT 0, ttft REAL NOT NULL DEFAULT 0,"
+    " finish INTEGER NOT NULL DEFAULT 0, UNIQUE (chat_id, position));"
+    "INSERT INTO chats (title, created, updated, model_dir, temperature, top_p, top_k)"
+    " VALUES ('Old', 1, 1, '/m', 0.3, 0.8, 7);"
+    "INSERT INTO messages (chat_id, position, role, content) VALUES (1, 0, 0, 'hello');"
+    "PRAGMA user_version=1;", NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, 1);
+  chat = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Old");
+  burrow_chat_get_sampling (chat, &s);
+  g_assert_cmpfloat (s.temperature, ==, 0.3);
+  g_assert_cmpuint (s.top_k, ==, 7);
+  g_assert_cmpuint (s.max_tokens, ==, 0);
+  g_assert_cmpfloat (s.min_p, ==, 0);
+  g_assert_cmpfloat (s.repetition_penalty, ==, 1);
+  g_assert_cmpint (s.seed, ==, 0);
+  {
+    g_autoptr(GPtrArray) messages = burrow_chat_store_load_messages (store, chat, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (messages->len, ==, 1);
+  }
+
+  burrow_chat_set_sampling (chat, &set);
+  g_assert_true (burrow_chat_store_save_chat (store, chat, &error));
+  g_clear_object (&chat);
+  g_clear_object (&store);
+  store = burrow_chat_store_new (path, &error);
+  g_assert_no_error (error);
+  chat = g_list_model_get_item (G_LIST_MODEL (store), 0);
+  burrow_chat_get_sampling (chat, &s);
+  g_assert_cmpuint (s.max_tokens, ==, 300);
+  g_assert_cmpfloat (s.min_p, ==, 0.05);
+  g_assert_cmpfloat (s.repetition_penalty, ==, 1.15);
+  g_assert_cmpint (s.seed, ==, 42);
+  g_clear_object (&chat);
+  g_clear_object (&store);
   remove_db (path);
 }
 
@@ -729,8 +798,16 @@ test_recover (void)
       g_autoptr(GPtrArray) messages = burrow_chat_store_load_messages (store, chat, &error);
       int chat_number = -1, last = -1;
 
+      BurrowSampling s;
+
       g_assert_no_error (error);
       g_assert_cmpstr (burrow_chat_get_system_prompt (chat), ==, "be brief");
+      /* Its sampling too, the columns added later included. */
+      burrow_chat_get_sampling (chat, &s);
+      g_assert_cmpuint (s.top_k, ==, 40);
+      g_assert_cmpuint (s.max_tokens, ==, 300);
+      g_assert_cmpfloat (s.repetition_penalty, ==, 1.1);
+      g_assert_cmpint (s.seed, ==, 9);
       for (guint m = 0; m < messages->len; m++)
         {
           const char *content = burrow_chat_message_get_content (messages->pdata[m]);
@@ -778,6 +855,7 @@ main (int   argc,
   g_test_add_func ("/chat-store/order-and-reopen", test_order_and_reopen);
   g_test_add_func ("/chat-store/trash-and-truncate", test_trash_and_truncate);
   g_test_add_func ("/chat-store/newer-version", test_newer_version);
+  g_test_add_func ("/chat-store/before-sampling-columns", test_before_sampling_columns);
   g_test_add_func ("/chat-store/title-from-text", test_title_from_text);
   g_test_add_func ("/chat-store/killed-mid-write", test_killed_mid_write);
   g_test_add_func ("/chat-store/damaged-file", test_damaged_file);

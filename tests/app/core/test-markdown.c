@@ -214,6 +214,30 @@ test_bad_markup_fails (void)
     }
 }
 
+/* A user's message: as typed, but `code` in monospace. */
+static void
+test_user_inline_code (void)
+{
+  const struct {
+    const char *text, *markup;
+  } cases[] = {
+    { "run `ls -l` <now>", "run <tt>ls -l</tt> &lt;now&gt;" },
+    { "``a ` b`` and `c`", "<tt>a ` b</tt> and <tt>c</tt>" },
+    { "`` ` ``", "<tt>`</tt>" },
+    { "no close `here", "no close `here" },
+    { "empty `` pair", "empty `` pair" },
+    { "* not *markdown*", "* not *markdown*" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *markup = burrow_markdown_inline_code (cases[i].text);
+
+      g_assert_cmpstr (markup, ==, cases[i].markup);
+      g_assert_true (pango_parse_markup (markup, -1, 0, NULL, NULL, NULL, NULL));
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -221,6 +245,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/markdown/inline", test_inline);
+  g_test_add_func ("/markdown/user-inline-code", test_user_inline_code);
   g_test_add_func ("/markdown/prose", test_blocks_of_prose);
   g_test_add_func ("/markdown/code-blocks", test_code_blocks);
   g_test_add_func ("/markdown/table-and-rule", test_table_and_rule);

@@ -31,7 +31,8 @@ test_words (void)
 
   g_autofree char *set = advice (TRUE, TRUE, 0, &setting);
   g_assert_cmpstr (setting, ==, "ram-budget");
-  g_assert_nonnull (strstr (set, "set in Preferences (300.0\302\240MB)"));
+  /* In GiB, as Preferences sets it. */
+  g_assert_nonnull (strstr (set, "set in Preferences (0.3\302\240GiB)"));
   g_assert_nonnull (strstr (set, "(200.0\302\240MB each)"));
 
   g_autofree char *stored = advice (TRUE, FALSE, 0, &setting);
@@ -46,10 +47,23 @@ test_words (void)
   g_assert_null (strstr (int8, "8 bits leave"));
 }
 
+static void
+test_gib (void)
+{
+  g_autofree char *tenth = burrow_memory_gib_text ((guint64) (0.1 * (1 << 30)));
+  g_autofree char *eight = burrow_memory_gib_text ((guint64) 8 << 30);
+  g_autofree char *small = burrow_memory_gib_text (50 * MB);
+
+  g_assert_cmpstr (tenth, ==, "0.1\302\240GiB");
+  g_assert_cmpstr (eight, ==, "8.0\302\240GiB");
+  g_assert_cmpstr (small, ==, "0.05\302\240GiB");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/memory-advice/words", test_words);
+  g_test_add_func ("/memory-advice/gib", test_gib);
   return g_test_run ();
 }

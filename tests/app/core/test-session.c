@@ -417,8 +417,8 @@ test_edit (Fixture       *f,
   g_assert_cmpuint (saved->len, ==, 2);
   g_assert_cmpstr (saved_text (saved, 0), ==, "Edited question");
   g_assert_cmpint (burrow_chat_message_get_role (saved->pdata[1]), ==, BURROW_ROLE_ASSISTANT);
-  /* The title stays the first message's. */
-  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "First question");
+  /* The title, named after the first message, follows it. */
+  g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Edited question");
 }
 
 static void
@@ -648,6 +648,39 @@ test_other_backend (void)
   remove_tree (tmp);
 }
 
+/* A chat's sampling reaches the engine's options: every field, the app's length where the
+ * chat sets none, a fresh seed unless it fixes one. */
+static void
+test_sampling_options (void)
+{
+  BurrowSampling set = { 0.4, 0.9, 12, 300, 0.05, 1.2, 77 }, unset;
+  BurrowGenerateOptions a, b;
+
+  burrow_generate_options_init (&a);
+  burrow_session_sampling_options (&set, &a);
+  g_assert_cmpint (a.max_tokens, ==, 300);
+  g_assert_cmpfloat_with_epsilon (a.temperature, 0.4, 1e-6);
+  g_assert_cmpfloat_with_epsilon (a.top_p, 0.9, 1e-6);
+  g_assert_cmpint (a.top_k, ==, 12);
+  g_assert_cmpfloat_with_epsilon (a.min_p, 0.05, 1e-6);
+  g_assert_cmpfloat_with_epsilon (a.repetition_penalty, 1.2, 1e-6);
+  g_assert_cmpuint (a.seed, ==, 77);
+
+  burrow_sampling_init (&unset);
+  burrow_generate_options_init (&a);
+  burrow_generate_options_init (&b);
+  burrow_session_sampling_options (&unset, &a);
+  burrow_session_sampling_options (&unset, &b);
+  g_assert_cmpint (a.max_tokens, ==, 2048);
+  g_assert_cmpfloat (a.min_p, ==, 0);
+  g_assert_cmpfloat (a.repetition_penalty, ==, 1);
+  g_assert_cmpuint (a.seed, !=, b.seed);
+  /* A chat from before these settings (all zero) has the penalty off, not at 0. */
+  unset.repetition_penalty = 0;
+  burrow_session_sampling_options (&unset, &a);
+  g_assert_cmpfloat (a.repetition_penalty, ==, 1);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -664,6 +697,7 @@ main (int   argc,
   ADD ("load-stops-reply", test_load_stops_reply);
 #undef ADD
   g_test_add_func ("/session/other-backend", test_other_backend);
+  g_test_add_func ("/session/sampling-options", test_sampling_options);
 
   return g_test_run ();
 }
