@@ -45,8 +45,8 @@ shape_matches (const BwTensorInfo *t, int64_t rows, int64_t cols)
                         : t->n_elements == rows * cols;
 }
 
-/* <base>.weight as stored: F32, BF16, F16, or F8_E4M3 with its F32 <base>.weight_scale_inv
- * grid of 128 x 128 block scales. */
+/* <base>.weight as stored: F32, BF16, F16, a GGML block type, or F8_E4M3 with its F32
+ * <base>.weight_scale_inv grid of 128 x 128 block scales. */
 static gboolean
 plain_or_fp8 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertTensor *out,
               GError **error)
@@ -74,6 +74,13 @@ plain_or_fp8 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
       return TRUE;
     case BW_DTYPE_F8_E4M3:
       break;
+    case BW_DTYPE_GGML:
+      out->fmt = bw_format_of_tensor (t);
+      if (out->fmt != BW_FMT_COUNT)
+        return TRUE;
+      what = g_strdup_printf (".weight has GGML type %d, which is not read",
+                              t->ggml_type);
+      return expert_error (model, error, base, what);
     default:
       what = g_strdup_printf (".weight has unsupported dtype %s", bw_dtype_name (t->dtype));
       return expert_error (model, error, base, what);
@@ -288,6 +295,27 @@ fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
   return TRUE;
 }
 
+/* The names of a fused family's experts stored one tensor per matrix and expert, as a GGUF
+ * file's expert slices are (families/gguf-checkpoint.c). */
+static const char *const split_names[3] = { "gate_proj", "up_proj", "down_proj" };
+
+/* Whether a fused family's experts are stored that way: then gate and up are separate
+ * products, and the gate_up bias still holds them interleaved. */
+static void
+find_split_experts (BwModel *model, BwDecoder *dec)
+{
+  const BwFamily *family = model->ckpt->family;
+  for (int l = 0; l < dec->n_layers && family->fused_experts; l++)
+    if (dec->is_moe[l])
+      {
+        dec->ffn.split_experts = bw_checkpoint_findf (model->ckpt, L "%s0.%s.weight", l,
+                                                      family->experts_prefix,
+                                                      split_names[0]) != NULL;
+        dec->ffn.fused_gate_up &= !dec->ffn.split_experts;
+        return;
+      }
+}
+
 /* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
  * Per-expert tensors are named by the family's descriptor; fused ones are sliced per expert
  * (slots: two descriptions' room). */
@@ -297,9 +325,9 @@ expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, in
                GError **error)
 {
   const BwFamily *family = model->ckpt->family;
-  const char *name = family->expert_names[which];
+  const char *name = dec->ffn.split_experts ? split_names[which] : family->expert_names[which];
 
-  if (family->fused_experts)
+  if (family->fused_experts && !dec->ffn.split_experts)
     {
       memset (out, 0, sizeof *out);
       out->rows = rows;
@@ -326,7 +354,7 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
   const BwCtConfig *ct = model->cfg->ct;
   gboolean ok = TRUE;
-  if (model->ckpt->family->fused_experts)
+  if (model->ckpt->family->fused_experts && !f->split_experts)
     slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
   for (int l = 0; l < dec->n_layers && ok; l++)
     for (int e = 0; e < E && dec->is_moe[l] && ok; e++)
@@ -366,13 +394,14 @@ bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GErro
   return TRUE;
 }
 
-/* "<experts_prefix><gate name>_bias" [E][gate rows] and "<down name>_bias" [E][hidden]. */
+/* "<experts_prefix><gate name>_bias" [E][2 moe_inter] (gate and up interleaved) and
+ * "<down name>_bias" [E][hidden]. */
 static gboolean
 bind_expert_biases (BwModel *model, const BwDecoder *dec, int l, BwMoe *m, GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const BwDecoderFfn *f = &dec->ffn;
-  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * 2;
   float *gb, *db;
 
   if (!bw_model_bind_vector (model, &gb, E * gate_rows, FALSE, error, L "%s%s_bias", l,
@@ -563,6 +592,7 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
 {
   bw_model_set_shape (model, dec->vocab, dec->n_layers, dec->hidden);
   dec->layers = bw_model_alloc (model, dec->n_layers * sizeof (BwDecoderLayer));
+  find_split_experts (model, dec);
 
   if (!bind_globals (model, dec, error))
     return FALSE;
