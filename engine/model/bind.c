@@ -192,12 +192,15 @@ bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows, int64_t
                             const char *name)
 {
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
-  /* rows widen in place as they land (decoder.c), which plain floats alone can */
-  if (t == NULL || t->mem != NULL || bw_format_of_dtype (t->dtype) == BW_FMT_COUNT
+  const BwGgmlCodec *codec = t != NULL && t->dtype == BW_DTYPE_GGML
+                               ? bw_ggml_codec (t->ggml_type) : NULL;
+  /* rows widen in place as they land (decoder.c), a GGML block through a bounce buffer */
+  if (t == NULL || t->mem != NULL || bw_format_of_tensor (t) == BW_FMT_COUNT
+      || (codec != NULL && codec->info->block_bytes > BW_ROW_BLOCK_MAX)
       || t->n_dims != 2 || t->shape[0] != rows || t->shape[1] != cols)
     return NULL;
   memset (out, 0, sizeof *out);
-  out->fmt = bw_format_of_dtype (t->dtype);
+  out->fmt = bw_format_of_tensor (t);
   out->rows = rows;
   out->cols = cols;
   out->isa = model->opts.isa;

@@ -9,6 +9,7 @@
 #include "blocks/norm.h"
 #include "core/ct-config.h"
 #include "core/json-load.h"
+#include "kernels/ggml-dot.h"
 #include "quant/bf16.h"
 #include "quant/ct-int.h"
 #include "quant/f16.h"
@@ -614,18 +615,42 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
 
 /* Running */
 
-/* Row `id` of the embedding table from the checkpoint into out ([hidden] floats): the
- * stored bytes land at its start and widen in place, from the last value down, so that
- * each value is read before a wider one covers it. */
+/* A GGML row of cols values at the end of out, widened from its first block: each block's
+ * floats end before the next block's bytes begin, and a block is copied aside before its
+ * own floats cover it. */
+static void
+widen_ggml_row (int type, int64_t cols, float *out)
+{
+  const BwGgmlCodec *c = bw_ggml_codec (type);
+  gsize bytes = c->info->block_bytes, n = c->info->block_elements;
+  const guint8 *src = (const guint8 *) (out + cols) - (gsize) cols / n * bytes;
+  guint8 block[BW_ROW_BLOCK_MAX];
+  for (int64_t at = 0; at < cols; at += (int64_t) n, src += bytes)
+    {
+      memcpy (block, src, bytes);
+      c->dequant (block, out + at);
+    }
+}
+
+/* Row `id` of the embedding table from the checkpoint into out ([hidden] floats): plain
+ * floats land at its start and widen in place, from the last value down, so that each
+ * value is read before a wider one covers it; a GGML row lands at its end. */
 static gboolean
 embed_row_from_file (BwModel *model, const BwDecoder *dec, int32_t id, float *out,
                      GError **error)
 {
   const BwMatrix *e = &dec->embed;
   gsize row = bw_matrix_row_bytes (e->fmt, e->cols);
-  if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, out,
+  int type = bw_ggml_format_type (e->fmt);
+  guint8 *dst = (guint8 *) out + (type >= 0 ? (gsize) e->cols * sizeof (float) - row : 0);
+  if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, dst,
                                  error))
     return FALSE;
+  if (type >= 0)
+    {
+      widen_ggml_row (type, e->cols, out);
+      return TRUE;
+    }
   const uint16_t *half = (const uint16_t *) out;
   for (int64_t c = e->cols - 1; e->fmt != BW_FMT_F32 && c >= 0; c--)
     {

@@ -50,6 +50,8 @@ struct BwState {
 /* The format a checkpoint tensor is stored in when the kernels can multiply by it as
  * stored: a plain float dtype or a GGML block type; BW_FMT_COUNT for any other. */
 BwFormat bw_format_of_tensor (const BwTensorInfo *t);
+/* The largest GGML block a row read from the file widens through (decoder.c). */
+#define BW_ROW_BLOCK_MAX 512
 
 /* Makes room for positions cached positions (amortised doubling); called once per forward
  * call, before any layer runs. */
