@@ -9,6 +9,8 @@
  *     tensors, planned for O_DIRECT (aligned reads around slices that start anywhere), and
  *     the same ids come back with direct I/O under a budget of a few experts, each miss
  *     reading one expert's three slices
+ *   - the model with its expert count changed in the metadata (its expert tensors then hold
+ *     more or fewer experts) fails to load with an error naming the file, no crash
  * A missing fixture fails. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -22,6 +24,7 @@
 #include "families/family.h"
 #include "model/model.h"
 #include "stream/expert-plan.h"
+#include "tmp-dir.h"
 
 #define MAX_IDS 32
 #define N_STEPS 16
@@ -348,6 +351,70 @@ test_stream (void)
   ref_clear (&ref);
 }
 
+/* ref's model copied into dir, part by part, with "<arch>.expert_count" (the first part's)
+ * set to `count`; returns the first part's path. */
+static char *
+with_expert_count (const BwGguf *g, const char *dir, guint32 count)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *key = g_strdup_printf ("%s.expert_count", bw_gguf_architecture (g));
+  g_autofree char *first = NULL;
+  gboolean patched = FALSE;
+  gsize klen = strlen (key);
+  for (int p = 0; p < g->n_parts; p++)
+    {
+      g_autofree char *data = NULL, *base = g_path_get_basename (g->parts[p].path);
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (g->parts[p].path, &data, &len, &error));
+      /* the key's u64 length and bytes, its u32 value type, the value */
+      for (gsize at = 8; p == 0 && !patched && at + klen + 8 <= len; at++)
+        if (data[at - 8] == (char) klen && memcmp (data + at, key, klen) == 0)
+          {
+            guint32 type = 0, le = GUINT32_TO_LE (count);
+            memcpy (&type, data + at + klen, 4);
+            g_assert_cmpuint (GUINT32_FROM_LE (type), ==, 4);
+            memcpy (data + at + klen + 4, &le, 4);
+            patched = TRUE;
+          }
+      g_autofree char *path = g_build_filename (dir, base, NULL);
+      g_assert_true (g_file_set_contents (path, data, (gssize) len, &error));
+      if (p == 0)
+        first = g_steal_pointer (&path);
+    }
+  g_assert_true (patched);
+  return g_steal_pointer (&first);
+}
+
+static void
+test_expert_count (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwGguf) g = bw_gguf_open (ref.file, &error);
+  g_assert_no_error (error);
+  gint64 E = 0;
+  g_autofree char *key = g_strdup_printf ("%s.expert_count", bw_gguf_architecture (g));
+  g_assert_true (bw_gguf_get_int (g, key, 1, 1 << 16, &E, &error));
+  const guint32 counts[] = { (guint32) E / 2, (guint32) E * 2 };
+  for (gsize i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      g_autofree char *dir = bw_test_tmp_dir ("gguf-count-XXXXXX");
+      g_autofree char *path = with_expert_count (g, dir, counts[i]);
+      BwModel *model = bw_model_load (path, bw_families (), NULL, NULL, NULL, NULL, &error);
+      g_assert_null (model);
+      g_assert_nonnull (error);
+      g_test_message ("%u experts: %s", counts[i], error->message);
+      /* the file, then what is wrong with the experts or the router sized by them */
+      const char *what = strstr (error->message, ".gguf: ");
+      g_assert_true (g_str_has_prefix (error->message, dir) && what != NULL);
+      g_assert_true (strstr (what, "expert") != NULL || strstr (what, "shape") != NULL);
+      g_clear_error (&error);
+    }
+  ref_clear (&ref);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -357,5 +424,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gguf/oracle/cli", test_cli);
   g_test_add_func ("/gguf/oracle/library", test_library);
   g_test_add_func ("/gguf/oracle/stream", test_stream);
+  g_test_add_func ("/gguf/oracle/expert-count", test_expert_count);
   return g_test_run ();
 }
