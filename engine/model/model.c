@@ -56,6 +56,9 @@ compute_config_hash (const BwModel *model)
       h = hash_bytes (h, t->name, strlen (t->name));
       h = hash_bytes (h, &t->nbytes, sizeof t->nbytes);
       h = hash_bytes (h, &t->dtype, sizeof t->dtype);
+      /* only for GGML tensors, so that safetensors fingerprints stay what they were */
+      if (t->dtype == BW_DTYPE_GGML)
+        h = hash_bytes (h, &t->ggml_type, sizeof t->ggml_type);
     }
   int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
   h = hash_bytes (h, bits, sizeof bits);
