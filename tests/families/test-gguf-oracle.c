@@ -11,6 +11,7 @@
  *     reading one expert's three slices
  *   - the model with its expert count changed in the metadata (its expert tensors then hold
  *     more or fewer experts) fails to load with an error naming the file, no crash
+ *   - burrow-cli convert refuses the model in words, writing nothing
  * A missing fixture fails. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -415,6 +416,29 @@ test_expert_count (void)
   ref_clear (&ref);
 }
 
+static void
+test_convert_refused (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autofree char *dir = bw_test_tmp_dir ("gguf-convert-XXXXXX");
+  g_autofree char *out_dir = g_build_filename (dir, "out", NULL);
+  const char *argv[] = { BURROW_CLI, "convert", "--model", ref.file, "--out", out_dir,
+                         "--no-text", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (err, "a GGUF model cannot be converted yet"));
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_assert_null (g_dir_read_name (d));
+  ref_clear (&ref);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -425,5 +449,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gguf/oracle/library", test_library);
   g_test_add_func ("/gguf/oracle/stream", test_stream);
   g_test_add_func ("/gguf/oracle/expert-count", test_expert_count);
+  g_test_add_func ("/gguf/oracle/convert-refused", test_convert_refused);
   return g_test_run ();
 }
