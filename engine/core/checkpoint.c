@@ -218,15 +218,17 @@ index_tensors (Checkpoint *ck, GError **error)
     {
       BwTensorInfo *t = &c->tensors[i];
       const BwTensorInfo *other = g_hash_table_lookup (c->by_name, t->name);
+      /* a tensor made in memory has no shard: the checkpoint's name stands for its file */
+      const char *file = t->mem != NULL ? c->dir : c->shards[t->shard].path;
       if (other != NULL)
         {
           g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                       "%s: tensor '%s' is stored twice (also in %s)",
-                       c->shards[t->shard].path, t->name, c->shards[other->shard].file_name);
+                       "%s: tensor '%s' is stored twice (also in %s)", file, t->name,
+                       other->mem != NULL ? c->dir : c->shards[other->shard].file_name);
           return FALSE;
         }
       g_hash_table_insert (c->by_name, t->name, t);
-      if (!bw_tensor_classify (ck->config, c->shards[t->shard].path, t, error))
+      if (!bw_tensor_classify (ck->config, file, t, error))
         return FALSE;
     }
   return TRUE;
@@ -354,7 +356,10 @@ bw_checkpoint_new_mapped (const char *name, const char *config_name, const char 
   alloc_shards (ck, n_files);
   ok = parse_config (ck, config_name, config_json, strlen (config_json), families, error);
   for (int i = 0; i < n_files && ok; i++)
-    ok = open_file (ck, i, g_strdup (files[i]), files[i], error);
+    {
+      g_autofree char *base = g_path_get_basename (files[i]);
+      ok = open_file (ck, i, g_strdup (files[i]), base, error);
+    }
   if (!ok)
     {
       for (guint j = 0; j < tensors->len; j++)
