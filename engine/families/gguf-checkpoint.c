@@ -152,8 +152,9 @@ dequant_whole (const BwGguf *g, const BwGgufTensor *t, GError **error)
   return g_steal_pointer (&out);
 }
 
-/* MLA's kv_b_proj [heads (nope + v), rank] joined from attn_k_b ([heads][rank][nope] in
- * ggml's reversed order: each head's keys transposed) and attn_v_b ([heads][v][rank]). */
+/* MLA's W_UK and W_UV as stored: attn_k_b ([heads][rank][nope] in ggml's reversed order,
+ * each head's keys transposed) as k_b_proj [heads rank, nope], attn_v_b ([heads][v][rank])
+ * as v_b_proj [heads v, rank]; the family multiplies by them in the absorbed form. */
 static gboolean
 plan_kv_b (Plan *p, int layer, const BwGgufTensor *kb, GError **error)
 {
@@ -163,26 +164,14 @@ plan_kv_b (Plan *p, int layer, const BwGgufTensor *kb, GError **error)
       || kb->ne[1] != vb->ne[0])
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: blk.%d.attn_k_b and attn_v_b do not make one kv_b_proj", g->path,
-                   layer);
+                   "%s: blk.%d.attn_k_b and attn_v_b do not make MLA's key and value "
+                   "projections", g->path, layer);
       return FALSE;
     }
-  int64_t nope = kb->ne[0], rank = kb->ne[1], heads = kb->ne[2], v = vb->ne[1];
-  g_autofree float *k = dequant_whole (g, kb, error);
-  g_autofree float *vv = k != NULL ? dequant_whole (g, vb, error) : NULL;
-  if (vv == NULL)
-    return FALSE;
-  float *out = g_new (float, heads * (nope + v) * rank);
-  for (int64_t h = 0; h < heads; h++)
-    {
-      float *head = out + h * (nope + v) * rank;
-      for (int64_t i = 0; i < nope; i++)
-        for (int64_t c = 0; c < rank; c++)
-          head[i * rank + c] = k[(h * rank + c) * nope + i];
-      memcpy (head + nope * rank, vv + h * v * rank, sizeof (float) * v * rank);
-    }
-  add_made (p, g_strdup_printf ("model.layers.%d.self_attn.kv_b_proj.weight", layer), out,
-            heads * (nope + v), rank);
+  add_stored (p, g_strdup_printf ("model.layers.%d.self_attn.k_b_proj.weight", layer), kb, 0,
+              kb->nbytes, kb->ne[2] * kb->ne[1], kb->ne[0]);
+  add_stored (p, g_strdup_printf ("model.layers.%d.self_attn.v_b_proj.weight", layer), vb, 0,
+              vb->nbytes, vb->ne[2] * vb->ne[1], vb->ne[0]);
   return TRUE;
 }
 
@@ -277,7 +266,7 @@ plan_layer_tensor (Plan *p, const BwGgufTensor *t, int layer, const char *rest,
   if (strcmp (rest, "attn_k_b.weight") == 0)
     return plan_kv_b (p, layer, t, error);
   if (strcmp (rest, "attn_v_b.weight") == 0)
-    return TRUE;   /* joined with attn_k_b */
+    return TRUE;   /* planned with attn_k_b */
   g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                "%s: tensor %s (%d dimensions) has no place in a %s model", p->g->path,
                t->name, t->n_dims, arch->arch);

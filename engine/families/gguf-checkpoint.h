@@ -1,9 +1,9 @@
 /* A GGUF model run as stored: its tensors named as the family binds them (config.json from
  * gguf-archs.h) and read from the file's bytes in their stored types. Routed experts are
  * slices of the 3-D *_exps tensors, one contiguous byte range per expert and matrix, which
- * the expert store reads like any per-expert tensor. Where the GGUF layout is not the one
- * the family binds (MLA's kv_b_proj split into attn_k_b and attn_v_b, gpt-oss's expert
- * biases), the joined tensor is made in memory at open, in F32. */
+ * the expert store reads like any per-expert tensor. MLA's attn_k_b and attn_v_b keep their
+ * own names (the family binds them in place of kv_b_proj); gpt-oss's gate and up expert
+ * biases, small vectors, are interleaved into the one tensor the family binds, in memory. */
 #pragma once
 
 #include <glib.h>
