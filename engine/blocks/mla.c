@@ -128,8 +128,16 @@ carve_out (const BwMla *m, int n, BwScratch *cur, float **o, float **g)
   *g = bw_scratch_take (cur, hv);
 }
 
-/* The absorbed path: the absorbed queries, each (row, key range) job's running states, a
- * row per thread, the rows before o_proj's value product, each thread's key block and
+/* Each thread's rows in the absorbed path: a weight row or the merged state, and with
+ * v_b apart a decoded v_b row beside it. */
+static gsize
+row_floats (const BwMla *m)
+{
+  return (gsize) MAX (m->kv_rank, m->nope) * (m->v_b.data != NULL ? 2 : 1);
+}
+
+/* The absorbed path: the absorbed queries, each (row, key range) job's running states,
+ * rows per thread, the rows before o_proj's value product, each thread's key block and
  * scores. */
 static void
 carve_absorbed (const BwMla *m, int n, int threads, BwScratch *cur, AttnCtx *c)
@@ -139,7 +147,7 @@ carve_absorbed (const BwMla *m, int n, int threads, BwScratch *cur, AttnCtx *c)
   c->splits = MAX ((int) nt / MAX (n, 1), 1);
   c->qt = bw_scratch_take (cur, n * H * w * f);
   c->part = bw_scratch_take (cur, (gsize) n * c->splits * H * (R + 2) * f);
-  c->rowbuf = bw_scratch_take (cur, nt * R * f);
+  c->rowbuf = bw_scratch_take (cur, nt * row_floats (m) * f);
   c->ybuf = bw_scratch_take (cur, n * hw * f);
   c->blk = bw_scratch_take (cur, nt * KEY_BLOCK * w * f);
   c->sc = bw_scratch_take (cur, nt * KEY_BLOCK * H * f);
@@ -188,7 +196,15 @@ absorb_queries (const AttnCtx *c, int h, float *row)
       for (int j = 0; j < dr; j++)
         qt[R + j] = q[dn + j] * m->scale;
     }
-  for (int j = 0; j < dn; j++)
+  for (int r = 0; r < R && m->k_b.data != NULL; r++)
+    {
+      /* k_b's row h R + r is W_UK,h's column r */
+      bw_matrix_dequant_row (&m->k_b, (int64_t) h * R + r, row);
+      for (int i = 0; i < c->n; i++)
+        c->qt[((gsize) i * H + h) * w + r]
+          = bw_vec_dot (row, c->w->q + ((gsize) i * H + h) * dq, dn) * m->scale;
+    }
+  for (int j = 0; j < dn && m->k_b.data == NULL; j++)
     {
       bw_matrix_dequant_row (&m->kv_b, (int64_t) h * (dn + m->v_dim) + j, row);
       for (int i = 0; i < c->n; i++)
@@ -201,7 +217,7 @@ static void
 absorb_head (void *ctx, int h, int tid)
 {
   const AttnCtx *c = ctx;
-  absorb_queries (c, h, c->rowbuf + (gsize) tid * c->m->kv_rank);
+  absorb_queries (c, h, c->rowbuf + (gsize) tid * row_floats (c->m));
 }
 
 /* Folds a block of nb keys (rows of blk, scores sc[h][0..nb)) into every head's state. */
@@ -279,7 +295,7 @@ absorbed_merge (void *ctx, int job, int tid)
   const BwMla *m = c->m;
   int H = m->n_heads, dn = m->nope, dv = m->v_dim, R = m->kv_rank, hw = H * (dn + dv);
   int i = job / H, h = job % H;
-  float *acc = c->rowbuf + (gsize) tid * R;
+  float *acc = c->rowbuf + (gsize) tid * row_floats (m);
   float mx = -INFINITY, l = 0.0f;
 
   for (int sp = 0; sp < c->splits; sp++)
@@ -297,10 +313,21 @@ absorbed_merge (void *ctx, int job, int tid)
   float inv = l > 0.0f ? 1.0f / l : 0.0f;
   for (int r = 0; r < R; r++)
     acc[r] *= inv;
+  float *o = c->o + ((gsize) i * H + h) * dv;
+  if (m->v_b.data != NULL)
+    {
+      float *row = acc + MAX (R, dn);
+      for (int v = 0; v < dv; v++)
+        {
+          bw_matrix_dequant_row (&m->v_b, (int64_t) h * dv + v, row);
+          o[v] = bw_vec_dot (row, acc, R);
+        }
+      return;
+    }
   float *y = c->ybuf + (gsize) i * hw;
   int64_t r0 = (int64_t) h * (dn + dv) + dn;
   bw_matvec_rows (&m->kv_b, acc, y, r0, r0 + dv);
-  memcpy (c->o + ((gsize) i * H + h) * dv, y + r0, dv * sizeof (float));
+  memcpy (o, y + r0, dv * sizeof (float));
 }
 
 /* One tile of reconstructed keys/values [t0, t0+nt) against every query row of head h. */
@@ -380,8 +407,10 @@ bw_mla_attend (const BwMla *m, const BwMlaWork *work, const float *x, int n, int
   float *o, *g;
   carve_out (m, n, &cur, &o, &g);
   AttnCtx c = { .m = m, .w = work, .n = n, .pos0 = pos0, .cache = cache, .stride = stride,
-                .sel = select, .o = o, .isa = m->kv_b.isa };
-  gboolean absorbed = force_path == 1 || (force_path == 0 && n <= m->absorb_max_tokens);
+                .sel = select, .o = o,
+                .isa = m->k_b.data != NULL ? m->k_b.isa : m->kv_b.isa };
+  gboolean absorbed = force_path == 1 || m->k_b.data != NULL
+                      || (force_path == 0 && n <= m->absorb_max_tokens);
 
   if (absorbed)
     {

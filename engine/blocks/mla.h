@@ -38,6 +38,10 @@ typedef struct {
   BwMatrix kv_a;           /* kv_a_proj_with_mqa [kv_rank + rope, D] */
   const float *kv_a_norm;  /* [kv_rank] */
   BwMatrix kv_b;           /* [H (nope+v), kv_rank] */
+  /* Or W_UK and W_UV apart, as GGUF stores them (data set): k_b [H kv_rank, nope], each
+   * head's keys transposed, and v_b [H v, kv_rank]. Every call then takes the absorbed
+   * path, which multiplies by their rows decoded to f32, as by kv_b's. */
+  BwMatrix k_b, v_b;
   BwMatrix o_proj;         /* [D, H v] */
   gboolean has_gate;       /* K3: o *= sigmoid(g_proj x) */
   BwMatrix g_proj;         /* [H v, D] */

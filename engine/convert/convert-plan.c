@@ -452,10 +452,18 @@ gboolean
 bw_convert_plan_build (const BwCheckpoint *ck, const BwConvertOptions *opts,
                        BwConvertPlan *plan, GError **error)
 {
-  g_autoptr (GHashTable) companions = find_companions (ck);
+  g_autoptr (GHashTable) companions = NULL;
   int n = 0;
 
   memset (plan, 0, sizeof *plan);
+  for (int i = 0; i < ck->n_tensors; i++)
+    if (ck->tensors[i].dtype == BW_DTYPE_GGML || ck->tensors[i].mem != NULL)
+      {
+        g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                     "%s: a GGUF model cannot be converted yet; it runs as it is", ck->dir);
+        return FALSE;
+      }
+  companions = find_companions (ck);
   plan->group = opts->group;
   plan->experts = opts->experts;
   plan->dense = opts->dense;

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/file-io.h"
+#include "core/gguf.h"
 #include "core/model-config.h"
 #include "core/safetensors.h"
 #include "core/tensor-role.h"
@@ -25,6 +26,7 @@ typedef struct {
   BwCheckpoint pub;
   BwModelConfig *config;
   int *fds;
+  GPtrArray *owned;        /* what the mem tensors point into */
 } Checkpoint;
 
 G_DEFINE_QUARK (bw-checkpoint-error-quark, bw_checkpoint_error)
@@ -44,6 +46,20 @@ propagate_io (GError **error, GError *local)
 }
 
 static gboolean
+parse_config (Checkpoint *ck, const char *path, const char *data, gsize len,
+              const BwFamilyLookup *families, GError **error)
+{
+  ck->config = bw_model_config_parse (path, data, len, families, &ck->pub.config_root,
+                                      error);
+  if (ck->config == NULL)
+    return FALSE;
+  ck->pub.family = ck->config->family;
+  ck->pub.text_config = bw_model_config_text (ck->config, ck->pub.config_root);
+  ck->pub.tensor_prefix = bw_family_tensor_prefix (ck->config->family);
+  return TRUE;
+}
+
+static gboolean
 load_config (Checkpoint *ck, const BwFamilyLookup *families, GError **error)
 {
   g_autofree char *path = g_build_filename (ck->pub.dir, CONFIG_FILE, NULL);
@@ -53,14 +69,7 @@ load_config (Checkpoint *ck, const BwFamilyLookup *families, GError **error)
 
   if (!bw_file_read_capped (path, MAX_CONFIG_BYTES, &data, &len, &local))
     return propagate_io (error, local);
-  ck->config = bw_model_config_parse (path, data, len, families, &ck->pub.config_root,
-                                      error);
-  if (ck->config == NULL)
-    return FALSE;
-  ck->pub.family = ck->config->family;
-  ck->pub.text_config = bw_model_config_text (ck->config, ck->pub.config_root);
-  ck->pub.tensor_prefix = bw_family_tensor_prefix (ck->config->family);
-  return TRUE;
+  return parse_config (ck, path, data, len, families, error);
 }
 
 /* The shard file names: from the index when there is one, else the single file. The
@@ -108,20 +117,15 @@ list_shards (const char *dir, GHashTable **weight_map, GError **error)
   return NULL;
 }
 
-/* Opens shard i, validates its header and appends its tensors to `table`. */
+/* Opens the file of shard i (taking path), which must be a regular file. */
 static gboolean
-open_shard (Checkpoint *ck, int i, const char *file_name, GArray *table, GError **error)
+open_file (Checkpoint *ck, int i, char *path, const char *file_name, GError **error)
 {
   BwShard *shard = &ck->pub.shards[i];
-  g_autofree guint8 *head = NULL;
-  g_autoptr (GArray) entries = NULL;
-  guint8 prefix[8];
-  GError *local = NULL;
-  guint64 header_len;
   struct stat st;
 
   shard->file_name = g_strdup (file_name);
-  shard->path = g_build_filename (ck->pub.dir, file_name, NULL);
+  shard->path = path;
   ck->fds[i] = open (shard->path, O_RDONLY | O_CLOEXEC);
   if (ck->fds[i] < 0)
     {
@@ -137,6 +141,22 @@ open_shard (Checkpoint *ck, int i, const char *file_name, GArray *table, GError 
       return FALSE;
     }
   shard->file_size = (guint64) st.st_size;
+  return TRUE;
+}
+
+/* Opens shard i, validates its header and appends its tensors to `table`. */
+static gboolean
+open_shard (Checkpoint *ck, int i, const char *file_name, GArray *table, GError **error)
+{
+  BwShard *shard = &ck->pub.shards[i];
+  g_autofree guint8 *head = NULL;
+  g_autoptr (GArray) entries = NULL;
+  guint8 prefix[8];
+  GError *local = NULL;
+  guint64 header_len;
+
+  if (!open_file (ck, i, g_build_filename (ck->pub.dir, file_name, NULL), file_name, error))
+    return FALSE;
 
   memset (prefix, 0, sizeof prefix);
   if (shard->file_size >= 8
@@ -198,15 +218,17 @@ index_tensors (Checkpoint *ck, GError **error)
     {
       BwTensorInfo *t = &c->tensors[i];
       const BwTensorInfo *other = g_hash_table_lookup (c->by_name, t->name);
+      /* a tensor made in memory has no shard: the checkpoint's name stands for its file */
+      const char *file = t->mem != NULL ? c->dir : c->shards[t->shard].path;
       if (other != NULL)
         {
           g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                       "%s: tensor '%s' is stored twice (also in %s)",
-                       c->shards[t->shard].path, t->name, c->shards[other->shard].file_name);
+                       "%s: tensor '%s' is stored twice (also in %s)", file, t->name,
+                       other->mem != NULL ? c->dir : c->shards[other->shard].file_name);
           return FALSE;
         }
       g_hash_table_insert (c->by_name, t->name, t);
-      if (!bw_tensor_classify (ck->config, c->shards[t->shard].path, t, error))
+      if (!bw_tensor_classify (ck->config, file, t, error))
         return FALSE;
     }
   return TRUE;
@@ -234,6 +256,26 @@ check_index (Checkpoint *ck, GHashTable *weight_map, GError **error)
   return TRUE;
 }
 
+static void
+alloc_shards (Checkpoint *ck, int n)
+{
+  ck->pub.n_shards = n;
+  ck->pub.shards = g_new0 (BwShard, n);
+  ck->fds = g_new (int, n);
+  for (int i = 0; i < n; i++)
+    ck->fds[i] = -1;
+}
+
+/* Takes the table over: sorted, indexed and classified. */
+static gboolean
+take_table (Checkpoint *ck, GArray *table, GError **error)
+{
+  g_array_sort (table, compare_by_location);
+  ck->pub.n_tensors = (int) table->len;
+  ck->pub.tensors = (BwTensorInfo *) (void *) g_array_free (table, FALSE);
+  return index_tensors (ck, error);
+}
+
 static gboolean
 load_shards (Checkpoint *ck, GError **error)
 {
@@ -245,11 +287,7 @@ load_shards (Checkpoint *ck, GError **error)
   names = list_shards (c->dir, &weight_map, error);
   if (names == NULL)
     return FALSE;
-  c->n_shards = (int) names->len;
-  c->shards = g_new0 (BwShard, names->len);
-  ck->fds = g_new (int, names->len);
-  for (guint i = 0; i < names->len; i++)
-    ck->fds[i] = -1;
+  alloc_shards (ck, (int) names->len);
 
   table = g_array_new (FALSE, TRUE, sizeof (BwTensorInfo));
   for (guint i = 0; i < names->len; i++)
@@ -266,11 +304,7 @@ load_shards (Checkpoint *ck, GError **error)
                    "%s: the checkpoint holds no tensors", c->dir);
       return FALSE;
     }
-  g_array_sort (table, compare_by_location);
-  c->n_tensors = (int) table->len;
-  c->tensors = (BwTensorInfo *) (void *) g_array_free (g_steal_pointer (&table), FALSE);
-
-  return index_tensors (ck, error)
+  return take_table (ck, g_steal_pointer (&table), error)
          && (weight_map == NULL || check_index (ck, weight_map, error));
 }
 
@@ -281,6 +315,14 @@ bw_checkpoint_open (const char *dir, const BwFamilyLookup *families, GError **er
 
   bw_return_error_if_fail (dir != NULL && families != NULL, error, NULL);
 
+  if (bw_gguf_is_gguf_path (dir))
+    {
+      if (families->gguf_open != NULL)
+        return families->gguf_open (dir, families, error);
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: GGUF models are not read here", dir);
+      return NULL;
+    }
   /* Say what the path is before naming a config.json inside something that is no folder. */
   if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     {
@@ -294,6 +336,37 @@ bw_checkpoint_open (const char *dir, const BwFamilyLookup *families, GError **er
   ck = g_new0 (Checkpoint, 1);
   ck->pub.dir = g_canonicalize_filename (dir, NULL);
   if (!load_config (ck, families, error) || !load_shards (ck, error))
+    {
+      bw_checkpoint_free (&ck->pub);
+      return NULL;
+    }
+  return &ck->pub;
+}
+
+BwCheckpoint *
+bw_checkpoint_new_mapped (const char *name, const char *config_name, const char *config_json,
+                          char **files, int n_files, GArray *tensors, GPtrArray *owned,
+                          const BwFamilyLookup *families, GError **error)
+{
+  Checkpoint *ck = g_new0 (Checkpoint, 1);
+  gboolean ok;
+
+  ck->pub.dir = g_canonicalize_filename (name, NULL);
+  ck->owned = owned;
+  alloc_shards (ck, n_files);
+  ok = parse_config (ck, config_name, config_json, strlen (config_json), families, error);
+  for (int i = 0; i < n_files && ok; i++)
+    {
+      g_autofree char *base = g_path_get_basename (files[i]);
+      ok = open_file (ck, i, g_strdup (files[i]), base, error);
+    }
+  if (!ok)
+    {
+      for (guint j = 0; j < tensors->len; j++)
+        g_free (g_array_index (tensors, BwTensorInfo, j).name);
+      g_array_unref (tensors);
+    }
+  if (!ok || !take_table (ck, tensors, error))
     {
       bw_checkpoint_free (&ck->pub);
       return NULL;
@@ -321,6 +394,8 @@ bw_checkpoint_free (BwCheckpoint *ckpt)
   g_free (ckpt->tensors);
   g_free (ckpt->shards);
   g_free (ck->fds);
+  if (ck->owned != NULL)
+    g_ptr_array_unref (ck->owned);
   bw_model_config_free (ck->config);
   g_clear_pointer (&ckpt->config_root, json_node_unref);
   g_free (ckpt->dir);
@@ -359,7 +434,7 @@ bw_checkpoint_advise_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, gui
                             gsize len)
 {
   const Checkpoint *ck = (const Checkpoint *) ckpt;
-  if (ckpt == NULL || t == NULL || t->shard < 0 || t->shard >= ckpt->n_shards
+  if (ckpt == NULL || t == NULL || t->mem != NULL || t->shard < 0 || t->shard >= ckpt->n_shards
       || from > t->nbytes || len > t->nbytes - from)
     return;
   (void) posix_fadvise (ck->fds[t->shard], (off_t) (t->offset + from), (off_t) len,
@@ -375,6 +450,11 @@ bw_checkpoint_read_range (const BwCheckpoint *ckpt, const BwTensorInfo *t, guint
   GError *local = NULL;
 
   bw_return_error_if_fail (ckpt != NULL && t != NULL, error, FALSE);
+  if (t->mem != NULL && from <= t->nbytes && len <= t->nbytes - from)
+    {
+      memcpy (dst, (const guint8 *) t->mem + from, len);
+      return TRUE;
+    }
   if (t->shard < 0 || t->shard >= ckpt->n_shards)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_IO,

@@ -27,6 +27,7 @@ typedef struct {
 typedef struct {
   char *name;              /* full name as stored, e.g. "language_model.model.layers.1..." */
   BwDType dtype;
+  int ggml_type;           /* dtype BW_DTYPE_GGML: the block type (core/gguf-types.h) */
   int n_dims;
   int64_t shape[BW_MAX_DIMS];
   int64_t n_elements;
@@ -36,9 +37,11 @@ typedef struct {
   BwTensorRole role;
   int layer;               /* -1 when the tensor is not inside model.layers.N */
   int expert;              /* routed expert id, or -1 */
+  const void *mem;         /* a tensor made when the checkpoint was opened (from tensors the
+                            * file stores in another layout), held in memory: no shard */
 } BwTensorInfo;
 
-typedef struct {
+struct BwCheckpoint {
   char *dir;
   const BwFamily *family;  /* what the caller's BwFamilyLookup matched */
   JsonNode *config_root;   /* the whole config.json */
@@ -50,7 +53,7 @@ typedef struct {
   BwTensorInfo *tensors;   /* sorted by (shard, offset) */
   int n_tensors;
   GHashTable *by_name;     /* name -> BwTensorInfo* (borrowed) */
-} BwCheckpoint;
+};
 
 #define BW_CHECKPOINT_ERROR (bw_checkpoint_error_quark ())
 GQuark bw_checkpoint_error_quark (void);
@@ -63,10 +66,21 @@ typedef enum {
 } BwCheckpointError;
 
 /* Opens and validates a checkpoint folder whose config.json names one of `families`
- * (families/registry.c: bw_families ()). Every failure is a GError naming the file. */
+ * (families/registry.c: bw_families ()), or a GGUF model through families->gguf_open.
+ * Every failure is a GError naming the file. */
 BwCheckpoint *bw_checkpoint_open (const char *dir, const BwFamilyLookup *families,
                                   GError **error);
 void bw_checkpoint_free (BwCheckpoint *ckpt);
+
+/* A checkpoint whose tensors lie in files of another format (a GGUF model's parts), as its
+ * family names and binds them: config_json is the config.json text the family parses
+ * (config_name in its errors), files[i] the file of shard i, tensors a GArray of
+ * BwTensorInfo (names and the array taken over; offsets absolute, or mem set) and owned the
+ * memory the mem tensors point into (taken over, may be NULL). name becomes ckpt->dir. */
+BwCheckpoint *bw_checkpoint_new_mapped (const char *name, const char *config_name,
+                                        const char *config_json, char **files, int n_files,
+                                        GArray *tensors, GPtrArray *owned,
+                                        const BwFamilyLookup *families, GError **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (BwCheckpoint, bw_checkpoint_free)
 
 /* Looks a tensor up by its full stored name; NULL when absent. */

@@ -21,6 +21,7 @@ static const DTypeInfo dtype_table[BW_DTYPE_COUNT] = {
   [BW_DTYPE_I32] = { "I32", 4 },
   [BW_DTYPE_I64] = { "I64", 8 },
   [BW_DTYPE_BOOL] = { "BOOL", 1 },
+  [BW_DTYPE_GGML] = { "GGML", 0 },   /* bytes per element vary with the block type */
 };
 
 /* Spellings other writers use for the same types (torch names, rabbit's fp8 alias). */
@@ -48,7 +49,7 @@ bw_dtype_from_string (const char *s)
   if (s == NULL)
     return BW_DTYPE_INVALID;
   for (int t = BW_DTYPE_INVALID + 1; t < BW_DTYPE_COUNT; t++)
-    if (strcmp (s, dtype_table[t].name) == 0)
+    if (t != BW_DTYPE_GGML && strcmp (s, dtype_table[t].name) == 0)
       return (BwDType) t;
   for (gsize i = 0; i < G_N_ELEMENTS (dtype_aliases); i++)
     if (strcmp (s, dtype_aliases[i].alias) == 0)

@@ -1,4 +1,4 @@
-/* On-disk element types of safetensors tensors. */
+/* On-disk element types of checkpoint tensors (safetensors', and GGUF's block types). */
 #pragma once
 
 #include <glib.h>
@@ -17,6 +17,8 @@ typedef enum {
   BW_DTYPE_I32,
   BW_DTYPE_I64,
   BW_DTYPE_BOOL,
+  BW_DTYPE_GGML,          /* a GGUF tensor in one of ggml's block types (BwTensorInfo.ggml_type);
+                           * never parsed from a safetensors header */
   BW_DTYPE_COUNT
 } BwDType;
 

@@ -16,6 +16,7 @@ typedef struct BwFamilyOps BwFamilyOps;
 typedef struct BwChatFormat BwChatFormat;
 typedef struct BwSynthOptions BwSynthOptions;
 typedef struct BwSynthPlan BwSynthPlan;
+typedef struct BwCheckpoint BwCheckpoint;
 
 /* Another config.json spelling read as this family (a fine-tune's own model_type). */
 typedef struct {
@@ -72,17 +73,18 @@ bw_family_tensor_prefix (const BwFamily *family)
 }
 
 /* The families a checkpoint may belong to. */
-typedef struct {
+typedef struct BwFamilyLookup {
   /* The family whose name or alias is model_type (architecture: the config's first
    * architectures entry, or NULL); NULL when none is. */
   const BwFamily *(*lookup) (const char *model_type, const char *architecture);
   /* "a, b and c": the canonical names, for error messages; the caller frees it. */
   char *(*names) (void);
-  /* A GGUF model (a file, any split part, or its folder) written out as a checkpoint folder
-   * of one of these families: a new temporary folder, which gguf_remove deletes; NULL
-   * (leaving nothing) with an error naming the file. NULL: GGUF is not read. */
-  char *(*gguf_materialize) (const char *gguf_path, GError **error);
-  void (*gguf_remove) (const char *dir);
+  /* A GGUF model (a file, any split part, or its folder) opened as a checkpoint of one of
+   * these families, its tensors named as the family binds them and read from the file as
+   * stored (core/checkpoint.h: bw_checkpoint_new_mapped); NULL with an error naming the
+   * file. NULL: GGUF is not read. */
+  BwCheckpoint *(*gguf_open) (const char *gguf_path, const struct BwFamilyLookup *families,
+                              GError **error);
 } BwFamilyLookup;
 
 /* The number that identifies the family in saved files: file_id, else a hash of its name

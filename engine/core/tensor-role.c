@@ -54,10 +54,12 @@ bw_tensor_classify (const BwModelConfig *cfg, const char *file, BwTensorInfo *t,
   if (experts == NULL || !g_str_has_prefix (in_layer, experts))
     return TRUE;
 
-  if (cfg->family->fused_experts)
+  t->expert = parse_index (in_layer + strlen (experts), &rest);
+  /* a fused family's tensors hold every expert of the layer, unless its experts are stored
+   * one tensor each (a GGUF file's slices) */
+  if (cfg->family->fused_experts && t->expert < 0)
     t->expert = -1;
-  else if ((t->expert = parse_index (in_layer + strlen (experts), &rest)) < 0
-           || t->expert >= cfg->n_experts)
+  else if (t->expert < 0 || t->expert >= cfg->n_experts)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
                    "%s: tensor '%s' names an expert outside the %d routed experts in "

@@ -50,6 +50,22 @@ typedef struct {
   BwMla *mla;              /* [n_layers] */
 } DsModel;
 
+/* kv_b_proj, or its two halves as a GGUF file stores them (families/gguf-checkpoint.c):
+ * k_b_proj [H kv_rank, nope] (each head's keys transposed) and v_b_proj [H v, kv_rank],
+ * held as stored (the MLA block decodes their rows; requantising would only lose). */
+static gboolean
+bind_kv_b (BwModel *model, BwMla *m, int l, GError **error)
+{
+  int64_t H = m->n_heads, R = m->kv_rank;
+  if (bw_checkpoint_findf (bw_model_checkpoint (model), ATT "k_b_proj.weight", l) == NULL)
+    return bw_model_bind_matrix (model, &m->kv_b, H * (m->nope + m->v_dim), R, error,
+                                 ATT "kv_b_proj.weight", l);
+  return bw_model_bind_matrix_exact (model, &m->k_b, H * R, m->nope, error,
+                                     ATT "k_b_proj.weight", l)
+         && bw_model_bind_matrix_exact (model, &m->v_b, H * m->v_dim, R, error,
+                                        ATT "v_b_proj.weight", l);
+}
+
 static gboolean
 ds_bind (BwModel *model, gpointer self, int l, GError **error)
 {
@@ -79,8 +95,7 @@ ds_bind (BwModel *model, gpointer self, int l, GError **error)
   if (!bw_model_bind_matrix (model, &m->kv_a, R + dr, D, error,
                              ATT "kv_a_proj_with_mqa.weight", l)
       || !bw_model_bind_vector (model, &kvn, R, FALSE, error, ATT "kv_a_layernorm.weight", l)
-      || !bw_model_bind_matrix (model, &m->kv_b, (int64_t) H * (dn + dv), R, error,
-                                ATT "kv_b_proj.weight", l)
+      || !bind_kv_b (model, m, l, error)
       || !bw_model_bind_matrix (model, &m->o_proj, D, (int64_t) H * dv, error,
                                 ATT "o_proj.weight", l))
     return FALSE;

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "families/gguf-materialize.h"
+#include "families/gguf-checkpoint.h"
 
 #define FAMILIES(X) \
   X (kimi_linear) \
@@ -88,7 +88,7 @@ const BwFamilyLookup *
 bw_families (void)
 {
   static const BwFamilyLookup lookup = {
-    bw_family_lookup, bw_family_names, bw_gguf_materialize_tmp, bw_gguf_materialized_remove,
+    bw_family_lookup, bw_family_names, bw_gguf_checkpoint_open,
   };
   return &lookup;
 }

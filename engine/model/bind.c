@@ -8,6 +8,7 @@
 
 #include "core/huge-alloc.h"
 #include "quant/ct-int.h"
+#include "kernels/ggml-dot.h"
 #include "quant/format.h"
 
 #define ALIGN 64
@@ -40,6 +41,21 @@ tensor_error (BwModel *model, GError **error, const char *name, const char *fmt,
   g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT, "%s: tensor %s%s %s",
                model->ckpt->dir, model->ckpt->tensor_prefix, name, what);
   return FALSE;
+}
+
+BwFormat
+bw_format_of_tensor (const BwTensorInfo *t)
+{
+  return t->dtype == BW_DTYPE_GGML ? bw_ggml_type_format (t->ggml_type)
+                                   : bw_format_of_dtype (t->dtype);
+}
+
+/* The stored type's name: the dtype's, or the GGML block type's. */
+static const char *
+type_name (const BwTensorInfo *t)
+{
+  const char *ggml = t->dtype == BW_DTYPE_GGML ? bw_ggml_type_name (t->ggml_type) : NULL;
+  return ggml != NULL ? ggml : bw_dtype_name (t->dtype);
 }
 
 static gboolean
@@ -138,10 +154,10 @@ bind_matrix (BwModel *model, BwMatrix *out, int64_t rows, int64_t cols, gboolean
     }
   if (t->dtype == BW_DTYPE_F8_E4M3)
     return bind_fp8 (model, out, name, t, error);
-  out->fmt = bw_format_of_dtype (t->dtype);
+  out->fmt = bw_format_of_tensor (t);
   if (out->fmt == BW_FMT_COUNT)
-    return tensor_error (model, error, name, "has unsupported dtype %s for a dense weight",
-                         bw_dtype_name (t->dtype));
+    return tensor_error (model, error, name, "has unsupported type %s for a dense weight",
+                         type_name (t));
   void *data;
   if (!read_tensor (model, t, &data, error))
     return FALSE;
@@ -176,11 +192,15 @@ bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows, int64_t
                             const char *name)
 {
   const BwTensorInfo *t = bw_checkpoint_findf (model->ckpt, "%s", name);
-  if (t == NULL || bw_format_of_dtype (t->dtype) == BW_FMT_COUNT || t->n_dims != 2
-      || t->shape[0] != rows || t->shape[1] != cols)
+  const BwGgmlCodec *codec = t != NULL && t->dtype == BW_DTYPE_GGML
+                               ? bw_ggml_codec (t->ggml_type) : NULL;
+  /* rows widen in place as they land (decoder.c), a GGML block through a bounce buffer */
+  if (t == NULL || t->mem != NULL || bw_format_of_tensor (t) == BW_FMT_COUNT
+      || (codec != NULL && codec->info->block_bytes > BW_ROW_BLOCK_MAX)
+      || t->n_dims != 2 || t->shape[0] != rows || t->shape[1] != cols)
     return NULL;
   memset (out, 0, sizeof *out);
-  out->fmt = bw_format_of_dtype (t->dtype);
+  out->fmt = bw_format_of_tensor (t);
   out->rows = rows;
   out->cols = cols;
   out->isa = model->opts.isa;
@@ -203,10 +223,10 @@ bw_model_bind_vector (BwModel *model, float **out, int64_t n, gboolean allow_lon
     return tensor_error (model, error, name,
                          "has %" G_GINT64_FORMAT " elements, expected %" G_GINT64_FORMAT,
                          t->n_elements, n);
-  BwMatrix m = { .fmt = bw_format_of_dtype (t->dtype), .rows = 1, .cols = t->n_elements };
+  BwMatrix m = { .fmt = bw_format_of_tensor (t), .rows = 1, .cols = t->n_elements };
   if (m.fmt == BW_FMT_COUNT)
-    return tensor_error (model, error, name, "has unsupported dtype %s for a vector",
-                         bw_dtype_name (t->dtype));
+    return tensor_error (model, error, name, "has unsupported type %s for a vector",
+                         type_name (t));
   g_autofree void *raw = g_malloc (t->nbytes);
   if (!bw_checkpoint_read (model->ckpt, t, raw, error))
     return FALSE;

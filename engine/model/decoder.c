@@ -9,6 +9,7 @@
 #include "blocks/norm.h"
 #include "core/ct-config.h"
 #include "core/json-load.h"
+#include "kernels/ggml-dot.h"
 #include "quant/bf16.h"
 #include "quant/ct-int.h"
 #include "quant/f16.h"
@@ -45,8 +46,8 @@ shape_matches (const BwTensorInfo *t, int64_t rows, int64_t cols)
                         : t->n_elements == rows * cols;
 }
 
-/* <base>.weight as stored: F32, BF16, F16, or F8_E4M3 with its F32 <base>.weight_scale_inv
- * grid of 128 x 128 block scales. */
+/* <base>.weight as stored: F32, BF16, F16, a GGML block type, or F8_E4M3 with its F32
+ * <base>.weight_scale_inv grid of 128 x 128 block scales. */
 static gboolean
 plain_or_fp8 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertTensor *out,
               GError **error)
@@ -74,6 +75,13 @@ plain_or_fp8 (BwModel *model, const char *base, const BwTensorInfo *t, BwExpertT
       return TRUE;
     case BW_DTYPE_F8_E4M3:
       break;
+    case BW_DTYPE_GGML:
+      out->fmt = bw_format_of_tensor (t);
+      if (out->fmt != BW_FMT_COUNT)
+        return TRUE;
+      what = g_strdup_printf (".weight has GGML type %d, which is not read",
+                              t->ggml_type);
+      return expert_error (model, error, base, what);
     default:
       what = g_strdup_printf (".weight has unsupported dtype %s", bw_dtype_name (t->dtype));
       return expert_error (model, error, base, what);
@@ -288,6 +296,27 @@ fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
   return TRUE;
 }
 
+/* The names of a fused family's experts stored one tensor per matrix and expert, as a GGUF
+ * file's expert slices are (families/gguf-checkpoint.c). */
+static const char *const split_names[3] = { "gate_proj", "up_proj", "down_proj" };
+
+/* Whether a fused family's experts are stored that way: then gate and up are separate
+ * products, and the gate_up bias still holds them interleaved. */
+static void
+find_split_experts (BwModel *model, BwDecoder *dec)
+{
+  const BwFamily *family = model->ckpt->family;
+  for (int l = 0; l < dec->n_layers && family->fused_experts; l++)
+    if (dec->is_moe[l])
+      {
+        dec->ffn.split_experts = bw_checkpoint_findf (model->ckpt, L "%s0.%s.weight", l,
+                                                      family->experts_prefix,
+                                                      split_names[0]) != NULL;
+        dec->ffn.fused_gate_up &= !dec->ffn.split_experts;
+        return;
+      }
+}
+
 /* Matrix `which` (0 gate, 1 up, 2 down) of expert e in layer l, described for the store.
  * Per-expert tensors are named by the family's descriptor; fused ones are sliced per expert
  * (slots: two descriptions' room). */
@@ -297,9 +326,9 @@ expert_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which, in
                GError **error)
 {
   const BwFamily *family = model->ckpt->family;
-  const char *name = family->expert_names[which];
+  const char *name = dec->ffn.split_experts ? split_names[which] : family->expert_names[which];
 
-  if (family->fused_experts)
+  if (family->fused_experts && !dec->ffn.split_experts)
     {
       memset (out, 0, sizeof *out);
       out->rows = rows;
@@ -326,7 +355,7 @@ bind_experts (BwModel *model, const BwDecoder *dec, GError **error)
   int64_t gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
   const BwCtConfig *ct = model->cfg->ct;
   gboolean ok = TRUE;
-  if (model->ckpt->family->fused_experts)
+  if (model->ckpt->family->fused_experts && !f->split_experts)
     slots = bw_model_alloc (model, (gsize) dec->n_layers * E * 6 * sizeof (BwTensorInfo));
   for (int l = 0; l < dec->n_layers && ok; l++)
     for (int e = 0; e < E && dec->is_moe[l] && ok; e++)
@@ -366,13 +395,14 @@ bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GErro
   return TRUE;
 }
 
-/* "<experts_prefix><gate name>_bias" [E][gate rows] and "<down name>_bias" [E][hidden]. */
+/* "<experts_prefix><gate name>_bias" [E][2 moe_inter] (gate and up interleaved) and
+ * "<down name>_bias" [E][hidden]. */
 static gboolean
 bind_expert_biases (BwModel *model, const BwDecoder *dec, int l, BwMoe *m, GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const BwDecoderFfn *f = &dec->ffn;
-  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * (f->fused_gate_up ? 2 : 1);
+  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * 2;
   float *gb, *db;
 
   if (!bw_model_bind_vector (model, &gb, E * gate_rows, FALSE, error, L "%s%s_bias", l,
@@ -563,6 +593,7 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
 {
   bw_model_set_shape (model, dec->vocab, dec->n_layers, dec->hidden);
   dec->layers = bw_model_alloc (model, dec->n_layers * sizeof (BwDecoderLayer));
+  find_split_experts (model, dec);
 
   if (!bind_globals (model, dec, error))
     return FALSE;
@@ -584,18 +615,42 @@ bw_decoder_load (BwModel *model, BwDecoder *dec, const BwDecoderAttention *attn,
 
 /* Running */
 
-/* Row `id` of the embedding table from the checkpoint into out ([hidden] floats): the
- * stored bytes land at its start and widen in place, from the last value down, so that
- * each value is read before a wider one covers it. */
+/* A GGML row of cols values at the end of out, widened from its first block: each block's
+ * floats end before the next block's bytes begin, and a block is copied aside before its
+ * own floats cover it. */
+static void
+widen_ggml_row (int type, int64_t cols, float *out)
+{
+  const BwGgmlCodec *c = bw_ggml_codec (type);
+  gsize bytes = c->info->block_bytes, n = c->info->block_elements;
+  const guint8 *src = (const guint8 *) (out + cols) - (gsize) cols / n * bytes;
+  guint8 block[BW_ROW_BLOCK_MAX];
+  for (int64_t at = 0; at < cols; at += (int64_t) n, src += bytes)
+    {
+      memcpy (block, src, bytes);
+      c->dequant (block, out + at);
+    }
+}
+
+/* Row `id` of the embedding table from the checkpoint into out ([hidden] floats): plain
+ * floats land at its start and widen in place, from the last value down, so that each
+ * value is read before a wider one covers it; a GGML row lands at its end. */
 static gboolean
 embed_row_from_file (BwModel *model, const BwDecoder *dec, int32_t id, float *out,
                      GError **error)
 {
   const BwMatrix *e = &dec->embed;
   gsize row = bw_matrix_row_bytes (e->fmt, e->cols);
-  if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, out,
+  int type = bw_ggml_format_type (e->fmt);
+  guint8 *dst = (guint8 *) out + (type >= 0 ? (gsize) e->cols * sizeof (float) - row : 0);
+  if (!bw_checkpoint_read_range (model->ckpt, dec->embed_file, (guint64) id * row, row, dst,
                                  error))
     return FALSE;
+  if (type >= 0)
+    {
+      widen_ggml_row (type, e->cols, out);
+      return TRUE;
+    }
   const uint16_t *half = (const uint16_t *) out;
   for (int64_t c = e->cols - 1; e->fmt != BW_FMT_F32 && c >= 0; c--)
     {

@@ -38,6 +38,9 @@ typedef struct {
    * name NULL), and "<experts_prefix><name>_bias" tensors ([experts][rows]) are added to the
    * gate_up and down products. */
   gboolean fused_gate_up;
+  gboolean split_experts;    /* set at load: the fused family's experts are stored one tensor
+                              * per matrix and expert (a GGUF file's slices), gate and up
+                              * apart; fused_gate_up is then cleared */
   gboolean expert_bias;
   const char *mlp_prefix;    /* dense MLP inside a layer, e.g. "mlp." */
   const char *moe_prefix;    /* MoE block inside a layer, e.g. "mlp." */

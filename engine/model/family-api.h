@@ -92,8 +92,8 @@ gboolean bw_model_bind_matrix_exact (BwModel *model, BwMatrix *out, int64_t rows
                                      GError **error, const char *fmt, ...) G_GNUC_PRINTF (6, 7);
 /* A matrix [rows, cols] that stays in the checkpoint, to be read a row at a time with
  * bw_checkpoint_read_range: its tensor, and *out describes it (data NULL). NULL, and *out
- * untouched, unless the tensor is F32, BF16 or F16 of that shape; the caller then binds it
- * whole, which reports what is wrong. */
+ * untouched, unless the tensor is F32, BF16, F16 or a GGML block type of that shape; the
+ * caller then binds it whole, which reports what is wrong. */
 const BwTensorInfo *bw_model_bind_rows_in_file (BwModel *model, BwMatrix *out, int64_t rows,
                                                 int64_t cols, const char *name);
 /* The requantised matrix name [m->rows, m->cols] from the dense cache on disk, into *m;

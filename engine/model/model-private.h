@@ -12,9 +12,6 @@ struct BwModel {
   const BwFamilyOps *ops;
   const BwModelConfig *cfg;     /* the checkpoint's */
   BwCheckpoint *ckpt;
-  char *gguf_dir;                /* a GGUF model's F32 folder (BwFamilyLookup's
-                                  * gguf_materialize), or NULL */
-  void (*gguf_remove) (const char *dir);  /* deletes gguf_dir */
   BwModelOptions opts;          /* max_batch resolved */
   BwPool *pool;
   BwExpertStore *store;         /* NULL when the family has no routed experts */
@@ -49,6 +46,12 @@ struct BwState {
   float *mark;                  /* every layer's fixed floats at mark_pos, or NULL */
   int mark_pos;                 /* -1: no mark */
 };
+
+/* The format a checkpoint tensor is stored in when the kernels can multiply by it as
+ * stored: a plain float dtype or a GGML block type; BW_FMT_COUNT for any other. */
+BwFormat bw_format_of_tensor (const BwTensorInfo *t);
+/* The largest GGML block a row read from the file widens through (decoder.c). */
+#define BW_ROW_BLOCK_MAX 512
 
 /* Makes room for positions cached positions (amortised doubling); called once per forward
  * call, before any layer runs. */

@@ -8,7 +8,6 @@
 #include "kernels/dispatch.h"
 #include "model/dense-auto.h"
 #include "model/dense-cache.h"
-#include "core/gguf.h"
 #include "quant/intq.h"
 #include "stream/mem-limits.h"
 
@@ -57,6 +56,9 @@ compute_config_hash (const BwModel *model)
       h = hash_bytes (h, t->name, strlen (t->name));
       h = hash_bytes (h, &t->nbytes, sizeof t->nbytes);
       h = hash_bytes (h, &t->dtype, sizeof t->dtype);
+      /* only for GGML tensors, so that safetensors fingerprints stay what they were */
+      if (t->dtype == BW_DTYPE_GGML)
+        h = hash_bytes (h, &t->ggml_type, sizeof t->ggml_type);
     }
   int bits[2] = { model->opts.dense_bits, model->opts.expert_bits };
   h = hash_bytes (h, bits, sizeof bits);
@@ -126,20 +128,6 @@ bw_model_load (const char *dir, const BwFamilyLookup *families, const BwModelOpt
   model->progress_data = progress_data;
 
   bw_model_progress (model, 0.0, BW_LOAD_PHASE_INDEX);
-  if (bw_gguf_is_gguf_path (dir))
-    {
-      if (families->gguf_materialize == NULL)
-        {
-          g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                       "%s: GGUF models are not read here", dir);
-          return NULL;
-        }
-      model->gguf_dir = families->gguf_materialize (dir, error);
-      if (model->gguf_dir == NULL)
-        return NULL;
-      model->gguf_remove = families->gguf_remove;
-      dir = model->gguf_dir;
-    }
   model->ckpt = bw_checkpoint_open (dir, families, error);
   if (model->ckpt == NULL)
     return NULL;
@@ -209,9 +197,6 @@ bw_model_free (BwModel *model)
     g_ptr_array_unref (model->allocations);
   g_clear_pointer (&model->ckpt, bw_checkpoint_free);
   g_clear_pointer (&model->dense_cache, bw_dense_cache_free);
-  if (model->gguf_dir != NULL && model->gguf_remove != NULL)
-    model->gguf_remove (model->gguf_dir);
-  g_free (model->gguf_dir);
   g_free (model->requant_tmp);
   g_free (model->dense_cache_status);
   g_free (model);

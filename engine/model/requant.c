@@ -47,7 +47,8 @@ bw_model_requantize_dense (BwModel *model, BwMatrix *m, const char *name, GError
 {
   int bits = model->opts.dense_bits, group = bw_intq_dense_group (bits);
   m->act_bits = model->opts.act_bits;
-  if (bits == 0)
+  /* a GGUF block type stays as its file quantised it: re-encoding would only lose */
+  if (bits == 0 || m->fmt >= BW_FMT_GGML_FIRST)
     return TRUE;
   gsize old_bytes = bw_matrix_bytes (m);
   void *data = bw_model_alloc (model, bw_requant_data_bytes (m->rows, m->cols, bits));

@@ -177,6 +177,25 @@ run_mla (const BwMla *m, int chunk, int path, gboolean select, BwPool *pool, flo
     }
 }
 
+/* m's kv_b as GGUF stores it: k_b [H R, DN] (each head's keys transposed) and v_b
+ * [H DV, R], into kb and vb; kv_b then left out. */
+static void
+split_kv_b (BwMla *m, float *kb, float *vb)
+{
+  for (int h = 0; h < MLA_H; h++)
+    {
+      const float *head = mla_kv_b + (gsize) h * (MLA_DN + MLA_DV) * MLA_R;
+      for (int c = 0; c < MLA_R; c++)
+        for (int i = 0; i < MLA_DN; i++)
+          kb[((gsize) h * MLA_R + c) * MLA_DN + i] = head[(gsize) i * MLA_R + c];
+      memcpy (vb + (gsize) h * MLA_DV * MLA_R, head + (gsize) MLA_DN * MLA_R,
+              sizeof (float) * MLA_DV * MLA_R);
+    }
+  m->k_b = f32 (kb, MLA_H * MLA_R, MLA_DN);
+  m->v_b = f32 (vb, MLA_H * MLA_DV, MLA_R);
+  memset (&m->kv_b, 0, sizeof m->kv_b);
+}
+
 static void
 check_mla_case (gboolean qlora, gboolean gate, gboolean rope, gboolean select,
                 const float *want)
@@ -190,6 +209,17 @@ check_mla_case (gboolean qlora, gboolean gate, gboolean rope, gboolean select,
       {
         memset (out, 0, sizeof out);
         run_mla (&m, chunks[c], path, select, pool, out);
+        assert_close (out, want, MLA_T * MLA_D, 2e-5);
+      }
+  /* W_UK and W_UV apart, as GGUF stores them: the absorbed path whatever is asked */
+  static float kb[MLA_H * MLA_R * MLA_DN], vb[MLA_H * MLA_DV * MLA_R];
+  BwMla apart = m;
+  split_kv_b (&apart, kb, vb);
+  for (gsize c = 0; c < G_N_ELEMENTS (chunks); c++)
+    for (int path = 0; path <= 2; path++)
+      {
+        memset (out, 0, sizeof out);
+        run_mla (&apart, chunks[c], path, select, pool, out);
         assert_close (out, want, MLA_T * MLA_D, 2e-5);
       }
   /* bw_mla_forward picks the path by absorb_max_tokens. */

@@ -5,15 +5,27 @@
  *     its logprob > -8) within |dlogprob| <= 0.8 and |dprob| <= 0.12, top-1 equal (the
  *     fixtures' README: tolerances for an engine that computes in f32)
  *   - the folder and the first part of a split set open the same model
+ *   - run as stored: every routed expert is its three slices of the file's 3-D *_exps
+ *     tensors, planned for O_DIRECT (aligned reads around slices that start anywhere), and
+ *     the same ids come back with direct I/O under a budget of a few experts, each miss
+ *     reading one expert's three slices
+ *   - the model with its expert count changed in the metadata (its expert tensors then hold
+ *     more or fewer experts) fails to load with an error naming the file, no crash
+ *   - burrow-cli convert refuses the model in words, writing nothing
  * A missing fixture fails. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "burrow-engine.h"
+#include "core/gguf.h"
+#include "core/model-config.h"
 #include "families/family.h"
 #include "model/model.h"
+#include "stream/expert-plan.h"
+#include "tmp-dir.h"
 
 #define MAX_IDS 32
 #define N_STEPS 16
@@ -180,6 +192,27 @@ check_step (const Ref *ref, int s, const double *lp, int V)
     }
 }
 
+/* Greedy decoding of ref's prompt by model, every step checked against llama.cpp's. */
+static void
+decode_checked (BwModel *model, const Ref *ref)
+{
+  g_autoptr (GError) error = NULL;
+  int V = bw_model_vocab_size (model);
+  g_autofree float *logits = g_new (float, V);
+  g_autofree double *lp = g_new (double, V);
+  g_autoptr (BwState) state = bw_state_new (model);
+  g_assert_true (bw_model_forward (model, state, ref->prompt, ref->n_prompt, logits, FALSE,
+                                   NULL, &error));
+  for (int s = 0; s < N_STEPS; s++)
+    {
+      log_softmax (logits, V, lp);
+      check_step (ref, s, lp, V);
+      int32_t id = ref->greedy[s];
+      if (s + 1 < N_STEPS)
+        g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
+    }
+}
+
 static void
 test_library (void)
 {
@@ -194,21 +227,215 @@ test_library (void)
   g_autoptr (BwModel) model = bw_model_load (ref.file, bw_families (), &opts, NULL, NULL, NULL,
                                              &error);
   g_assert_no_error (error);
-  int V = bw_model_vocab_size (model);
-  g_autofree float *logits = g_new (float, V);
-  g_autofree double *lp = g_new (double, V);
-  g_autoptr (BwState) state = bw_state_new (model);
-  g_assert_true (bw_model_forward (model, state, ref.prompt, ref.n_prompt, logits, FALSE, NULL,
-                                   &error));
-  for (int s = 0; s < N_STEPS; s++)
-    {
-      log_softmax (logits, V, lp);
-      check_step (&ref, s, lp, V);
-      int32_t id = ref.greedy[s];
-      if (s + 1 < N_STEPS)
-        g_assert_true (bw_model_forward (model, state, &id, 1, logits, FALSE, NULL, &error));
-    }
+  decode_checked (model, &ref);
   g_test_message ("%s: largest |dlogprob| against llama.cpp %.3f", fixture, worst_logprob);
+  ref_clear (&ref);
+}
+
+/* The GGUF tensor that routed expert tensor t (model.layers.L.mlp.experts.E.NAME) slices. */
+static const BwGgufTensor *
+expert_source (const BwGguf *g, const BwTensorInfo *t)
+{
+  static const char *const names[][2] = {
+    { "gate_proj", "gate" }, { "up_proj", "up" }, { "down_proj", "down" },
+  };
+  int layer = -1, expert = -1, used = 0;
+  g_assert_cmpint (sscanf (t->name, "model.layers.%d.mlp.experts.%d.%n", &layer, &expert,
+                           &used), ==, 2);
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_str_has_prefix (t->name + used, names[i][0]))
+      return bw_gguf_findf (g, "blk.%d.ffn_%s_exps.weight", layer, names[i][1]);
+  g_error ("%s is no routed expert matrix", t->name);
+}
+
+/* Every routed expert matrix is its slice of the 3-D tensor (expert index slowest), and
+ * one expert's three slices plan into aligned reads that hold each at its place. Returns
+ * the largest expert's bytes as stored and puts the smallest's in *smallest;
+ * *unaligned counts slices off a 4096 boundary. */
+static guint64
+check_slices (const BwCheckpoint *ck, const BwGguf *g, guint64 *smallest, int *unaligned)
+{
+  guint64 largest = 0;
+  *smallest = G_MAXUINT64;
+  *unaligned = 0;
+  for (int i = 0; i < ck->n_tensors; i++)
+    {
+      const BwTensorInfo *t = &ck->tensors[i];
+      if (t->role != BW_ROLE_EXPERT || t->expert < 0)
+        continue;
+      const BwGgufTensor *src = expert_source (g, t);
+      g_assert_nonnull (src);
+      g_assert_null (t->mem);
+      g_assert_cmpint (t->shard, ==, src->part);
+      g_assert_cmpuint (t->nbytes * (guint64) src->ne[2], ==, src->nbytes);
+      g_assert_cmpuint (t->offset, ==, src->offset + (guint64) t->expert * t->nbytes);
+      *unaligned += t->offset % 4096 != 0;
+      BwExpertLayout l = { 0 };
+      const char *rest = strrchr (t->name, '.') - strlen ("gate_proj");
+      if (!g_str_has_prefix (rest, "gate_proj"))
+        continue;
+      g_autofree char *base = g_strndup (t->name, (gsize) (rest - t->name));
+      l.gate.data = t;
+      l.up.data = bw_checkpoint_findf (ck, "%sup_proj.weight", base);
+      l.down.data = bw_checkpoint_findf (ck, "%sdown_proj.weight", base);
+      g_assert_nonnull (l.up.data);
+      g_assert_nonnull (l.down.data);
+      BwExpertPlan plan;
+      g_assert_true (bw_expert_plan_build (&l, 4096, &plan));
+      for (int k = 0; k < BW_EXPERT_TENSORS; k += 2)
+        {
+          const BwTensorInfo *part = bw_expert_layout_tensor (&l, k);
+          gboolean held = FALSE;
+          for (int r = 0; r < plan.n_runs; r++)
+            {
+              const BwReadRun *run = &plan.runs[r];
+              g_assert_cmpuint (run->file_off % 4096, ==, 0);
+              g_assert_cmpuint (run->len % 4096, ==, 0);
+              held |= run->shard == part->shard && run->file_off <= part->offset
+                      && part->offset + part->nbytes <= run->file_off + run->len
+                      && plan.tensor_off[k] == run->buf_off + (part->offset - run->file_off);
+            }
+          g_assert_true (held);
+        }
+      largest = MAX (largest, bw_expert_layout_bytes (&l));
+      *smallest = MIN (*smallest, bw_expert_layout_bytes (&l));
+    }
+  return largest;
+}
+
+/* Direct I/O, no lookahead or pins, a budget of one layer's experts and one more: every
+ * expert the decode misses is read from the file as stored, its three slices together. */
+static void
+test_stream (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwGguf) g = bw_gguf_open (ref.file, &error);
+  g_assert_no_error (error);
+  BwModelOptions opts;
+  bw_model_options_init (&opts);
+  opts.threads = 2;
+  opts.dense_cache_dir = "";
+  opts.store.direct_io = TRUE;
+  opts.store.prefetch = FALSE;
+  opts.store.pinning = FALSE;
+  opts.store.no_prefault = TRUE;
+  g_autoptr (BwModel) probe = bw_model_load (ref.file, bw_families (), &opts, NULL, NULL, NULL,
+                                             &error);
+  g_assert_no_error (error);
+  int unaligned = 0;
+  guint64 smallest = 0;
+  guint64 expert = check_slices (bw_model_checkpoint (probe), g, &smallest, &unaligned);
+  g_assert_cmpuint (expert, >, 0);
+  g_assert_cmpint (unaligned, >, 0);
+  guint64 k = (guint64) bw_checkpoint_get_config (bw_model_checkpoint (probe))
+                ->n_experts_per_token;
+  /* a buffer holds an expert's slices plus the O_DIRECT rounding of three reads */
+  guint64 slack = 3 * 2 * 4096;
+  opts.store.ram_budget = (k + 1) * (expert + slack);
+  g_clear_pointer (&probe, bw_model_free);
+  g_autoptr (BwModel) model = bw_model_load (ref.file, bw_families (), &opts, NULL, NULL, NULL,
+                                             &error);
+  g_assert_no_error (error);
+  decode_checked (model, &ref);
+  BwStoreStats st;
+  bw_expert_store_stats (bw_model_expert_store (model), &st);
+  g_test_message ("%s: %s, %" G_GUINT64_FORMAT " misses, %" G_GUINT64_FORMAT " hits, %"
+                  G_GUINT64_FORMAT " bytes read", fixture, st.backend, st.misses, st.hits,
+                  st.bytes_read);
+  g_assert_cmpuint (st.misses, >, k);
+  g_assert_cmpuint (st.prefetch_issued + st.warm_issued, ==, 0);
+  g_assert_cmpuint (st.bytes_read, >=, st.misses * smallest);
+  g_assert_cmpuint (st.bytes_read, <=, st.misses * (expert + slack));
+  ref_clear (&ref);
+}
+
+/* ref's model copied into dir, part by part, with "<arch>.expert_count" (the first part's)
+ * set to `count`; returns the first part's path. */
+static char *
+with_expert_count (const BwGguf *g, const char *dir, guint32 count)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *key = g_strdup_printf ("%s.expert_count", bw_gguf_architecture (g));
+  g_autofree char *first = NULL;
+  gboolean patched = FALSE;
+  gsize klen = strlen (key);
+  for (int p = 0; p < g->n_parts; p++)
+    {
+      g_autofree char *data = NULL, *base = g_path_get_basename (g->parts[p].path);
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (g->parts[p].path, &data, &len, &error));
+      /* the key's u64 length and bytes, its u32 value type, the value */
+      for (gsize at = 8; p == 0 && !patched && at + klen + 8 <= len; at++)
+        if (data[at - 8] == (char) klen && memcmp (data + at, key, klen) == 0)
+          {
+            guint32 type = 0, le = GUINT32_TO_LE (count);
+            memcpy (&type, data + at + klen, 4);
+            g_assert_cmpuint (GUINT32_FROM_LE (type), ==, 4);
+            memcpy (data + at + klen + 4, &le, 4);
+            patched = TRUE;
+          }
+      g_autofree char *path = g_build_filename (dir, base, NULL);
+      g_assert_true (g_file_set_contents (path, data, (gssize) len, &error));
+      if (p == 0)
+        first = g_steal_pointer (&path);
+    }
+  g_assert_true (patched);
+  return g_steal_pointer (&first);
+}
+
+static void
+test_expert_count (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwGguf) g = bw_gguf_open (ref.file, &error);
+  g_assert_no_error (error);
+  gint64 E = 0;
+  g_autofree char *key = g_strdup_printf ("%s.expert_count", bw_gguf_architecture (g));
+  g_assert_true (bw_gguf_get_int (g, key, 1, 1 << 16, &E, &error));
+  const guint32 counts[] = { (guint32) E / 2, (guint32) E * 2 };
+  for (gsize i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      g_autofree char *dir = bw_test_tmp_dir ("gguf-count-XXXXXX");
+      g_autofree char *path = with_expert_count (g, dir, counts[i]);
+      BwModel *model = bw_model_load (path, bw_families (), NULL, NULL, NULL, NULL, &error);
+      g_assert_null (model);
+      g_assert_nonnull (error);
+      g_test_message ("%u experts: %s", counts[i], error->message);
+      /* the file, then what is wrong with the experts or the router sized by them */
+      const char *what = strstr (error->message, ".gguf: ");
+      g_assert_true (g_str_has_prefix (error->message, dir) && what != NULL);
+      g_assert_true (strstr (what, "expert") != NULL || strstr (what, "shape") != NULL);
+      g_clear_error (&error);
+    }
+  ref_clear (&ref);
+}
+
+static void
+test_convert_refused (void)
+{
+  Ref ref;
+  if (!load_ref (&ref))
+    return;
+  g_autofree char *dir = bw_test_tmp_dir ("gguf-convert-XXXXXX");
+  g_autofree char *out_dir = g_build_filename (dir, "out", NULL);
+  const char *argv[] = { BURROW_CLI, "convert", "--model", ref.file, "--out", out_dir,
+                         "--no-text", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status,
+                &error);
+  g_assert_no_error (error);
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (err, "a GGUF model cannot be converted yet"));
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_assert_null (g_dir_read_name (d));
   ref_clear (&ref);
 }
 
@@ -220,5 +447,8 @@ main (int argc, char **argv)
   fixture = argv[1];
   g_test_add_func ("/gguf/oracle/cli", test_cli);
   g_test_add_func ("/gguf/oracle/library", test_library);
+  g_test_add_func ("/gguf/oracle/stream", test_stream);
+  g_test_add_func ("/gguf/oracle/expert-count", test_expert_count);
+  g_test_add_func ("/gguf/oracle/convert-refused", test_convert_refused);
   return g_test_run ();
 }
