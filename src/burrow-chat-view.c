@@ -198,9 +198,11 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
 
 void
 burrow_chat_view_set_model_name (BurrowChatView *self,
-                                 const char     *name)
+                                 const char     *name,
+                                 const char     *host)
 {
   g_autofree char *escaped = NULL;
+  g_autofree char *escaped_host = NULL;
   g_autofree char *description = NULL;
 
   g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
@@ -212,9 +214,17 @@ burrow_chat_view_set_model_name (BurrowChatView *self,
       return;
     }
   escaped = g_markup_escape_text (name, -1);
-  /* Translators: the model's folder name */
-  description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
-                                 escaped);
+  if (host != NULL)
+    {
+      escaped_host = g_markup_escape_text (host, -1);
+      /* Translators: the model's name, then the host name of the server it runs on */
+      description = g_strdup_printf (_("With %s. Everything you write is sent to the server "
+                                       "at %s"), escaped, escaped_host);
+    }
+  else
+    /* Translators: the model's folder name */
+    description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
+                                   escaped);
   adw_status_page_set_description (self->empty_status, description);
 }
 

@@ -35,9 +35,11 @@ void burrow_chat_view_set_model_bar (BurrowChatView      *self,
 void burrow_chat_view_set_model_bar_details (BurrowChatView *self,
                                              const char     *technical);
 BurrowModelBarState burrow_chat_view_get_model_bar (BurrowChatView *self);
-/* Named in the empty chat's greeting. */
+/* Named in the empty chat's greeting, with where the text goes: this computer, or the
+ * server at @host (NULL for a local model). */
 void burrow_chat_view_set_model_name (BurrowChatView *self,
-                                      const char     *name);
+                                      const char     *name,
+                                      const char     *host);
 
 /* The composer's text. */
 char *burrow_chat_view_dup_draft (BurrowChatView *self);

@@ -110,8 +110,13 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   g_autofree char *title = NULL;
   BurrowModelState state = burrow_session_get_model_state (self->session);
   gboolean ours = g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0;
+  g_autofree char *host = burrow_remote_model_host (dir);
+  g_autofree char *remote_name = NULL;
 
-  burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? name : NULL);
+  /* A server's model is named once, its host said where the text goes. */
+  burrow_remote_model_id_parse (dir, NULL, &remote_name);
+  burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? (remote_name ? remote_name : name) : NULL,
+                                   host);
   if (dir[0] == '\0' || (ours && state == BURROW_MODEL_LOADED))
     {
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_HIDDEN, NULL, NULL, 0);

@@ -42,6 +42,9 @@ struct _BurrowWindow {
   /* An edit in progress (the chat view knows which message): the composer's text from
    * before, given back on Cancel. Nothing is deleted until the edit is sent. */
   char *draft_before_edit;
+  /* What each chat's composer held when another chat was opened (chat id -> text): a
+   * draft belongs to its chat, never sent in another. */
+  GHashTable *drafts;
 
   /* Delete with undo. */
   BurrowChat *trashed;
@@ -86,6 +89,8 @@ void _burrow_window_class_actions_init (GtkWidgetClass *widget_class);
 /* burrow-window.c */
 void _burrow_window_show_page (BurrowWindow *self,
                                const char   *name);
+/* A toast showing @text as written (its title is markup otherwise). */
+AdwToast *_burrow_window_toast_new (const char *text);
 void _burrow_window_toast (BurrowWindow *self,
                            const char   *text);
 /* A toast with the human summary of @error (or @fallback) and a Details button for the

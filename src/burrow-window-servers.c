@@ -8,6 +8,7 @@
 
 #include "burrow-application.h"
 #include "burrow-remote-client.h"
+#include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
 #include "burrow-remote-server-add.h"
 #include "burrow-remote-servers.h"
@@ -165,12 +166,43 @@ on_server_added (GObject      *source,
   adding_free (a);
 }
 
-/* The core's transaction: keyring, then settings, then the backend. */
+static void
+on_key_checked (GObject      *source,
+                GAsyncResult *result,
+                gpointer      data)
+{
+  Adding *a = data;
+  g_autoptr(GError) error = NULL;
+
+  burrow_remote_server_check_key_finish (result, &error);
+  if (g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_UNAUTHORIZED) ||
+      g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_FORBIDDEN))
+    {
+      /* Translators: %s is the server's name, or its address */
+      g_autofree char *text = g_strdup_printf (_("%s refused the API key, so the server was "
+                                                 "not added"),
+                                               a->name[0] ? a->name : a->url);
+
+      _burrow_window_toast (a->self, text);
+      adding_free (a);
+      return;
+    }
+  if (error != NULL)
+    {
+      _burrow_window_toast_error (a->self, error, NULL);
+      adding_free (a);
+      return;
+    }
+  /* The core's transaction: keyring, then settings, then the backend. */
+  burrow_remote_server_add_async (a->self->remote, a->self->remote_settings, a->url, a->name,
+                                  a->key, a->allow_plain_http, NULL, on_server_added, a);
+}
+
+/* The key is tried first: one the server refuses is not kept. */
 static void
 store_server (Adding *a)
 {
-  burrow_remote_server_add_async (a->self->remote, a->self->remote_settings, a->url, a->name,
-                                  a->key, a->allow_plain_http, NULL, on_server_added, a);
+  burrow_remote_server_check_key_async (a->url, a->key, NULL, on_key_checked, a);
 }
 
 static void

@@ -29,11 +29,20 @@ _burrow_window_show_page (BurrowWindow *self,
   _burrow_window_update_state (self);
 }
 
+AdwToast *
+_burrow_window_toast_new (const char *text)
+{
+  /* A toast's title is Pango markup: a chat called "Q&A" must not be parsed as such. */
+  g_autofree char *escaped = g_markup_escape_text (text, -1);
+
+  return adw_toast_new (escaped);
+}
+
 void
 _burrow_window_toast (BurrowWindow *self,
                       const char   *text)
 {
-  AdwToast *toast = adw_toast_new (text);
+  AdwToast *toast = _burrow_window_toast_new (text);
 
   adw_toast_set_timeout (toast, 3);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
@@ -45,7 +54,7 @@ _burrow_window_toast_error (BurrowWindow *self,
                             const char   *fallback)
 {
   g_autofree char *summary = burrow_error_summary (error, fallback);
-  AdwToast *toast = adw_toast_new (summary);
+  AdwToast *toast = _burrow_window_toast_new (summary);
 
   adw_toast_set_timeout (toast, 5);
   if (error != NULL)

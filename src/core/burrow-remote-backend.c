@@ -59,18 +59,30 @@ burrow_remote_model_id_parse (const char  *id,
 }
 
 char *
+burrow_remote_model_host (const char *id)
+{
+  g_autofree char *url = NULL;
+  g_autoptr(GUri) uri = NULL;
+
+  if (!burrow_remote_model_id_parse (id, &url, NULL))
+    return NULL;
+  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  return g_strdup (uri != NULL && g_uri_get_host (uri) != NULL ? g_uri_get_host (uri) : url);
+}
+
+char *
 burrow_model_display_name (const char *model_dir)
 {
-  g_autofree char *url = NULL, *model = NULL;
-  g_autoptr(GUri) uri = NULL;
+  g_autofree char *model = NULL;
+  g_autofree char *host = NULL;
 
   if (model_dir == NULL || model_dir[0] == '\0')
     return g_strdup ("");
-  if (!burrow_remote_model_id_parse (model_dir, &url, &model))
+  if (!burrow_remote_model_id_parse (model_dir, NULL, &model))
     return g_path_get_basename (model_dir);
-  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  host = burrow_remote_model_host (model_dir);
   /* Translators: a model on a server: its name there, then the server's host name */
-  return g_strdup_printf (_("%s (%s)"), model, uri ? g_uri_get_host (uri) : url);
+  return g_strdup_printf (_("%s (%s)"), model, host);
 }
 
 /* ---- the object ---- */

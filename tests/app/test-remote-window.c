@@ -1,6 +1,6 @@
 /* The real window against a real burrow-cli serve on loopback (the testing build, pacing
  * its tokens so that a reply lasts), with a real Secret Service (run through
- * tests/with-keyring.sh): add the server with a wrong key (401 shown in the list) and
+ * tests/with-keyring.sh): add the server with a wrong key (refused, nothing kept) and
  * again with the right one (its models listed), the key only in the keyring; chat with a
  * remote model, the reply streaming and the dashboard showing the server's profile
  * (expert grid, per-layer hits, per-token numbers); Stop mid-reply; the server killed
@@ -21,6 +21,7 @@
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 #include "remote-server.h"
+#include "screenshot.h"
 #include "user-dirs.h"
 #include "iterate.h"
 
@@ -221,18 +222,39 @@ assert_key_nowhere (const char *key)
   g_clear_pointer (&dir, g_dir_close);
 }
 
+/* The toast's words as drawn: a label inside the toast overlay. */
+static gboolean
+toast_shows (GtkWidget  *root,
+             const char *text)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    if ((GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0) ||
+        toast_shows (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* A key the server refuses is found out when adding: nothing is added, the key is not
+ * kept, and the toast says so, the server's name (markup characters and all) as typed. */
 static void
 test_wrong_key (void)
 {
   g_autofree char *url = g_strndup (server->url, strlen (server->url) - 1);
   g_autofree char *kept = NULL;
+  g_autoptr(GSettings) settings = g_settings_new (BURROW_APP_ID);
+  g_autoptr(GVariant) before = g_settings_get_value (settings, "remote-servers");
+  g_autoptr(GVariant) after = NULL;
 
-  add_server (server->url, wrong_key, "Test server");
-  ITERATE_UNTIL (row_says ("Test server", "(401)"));
-  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (server_list_row ("Test server")), "error"));
+  add_server (server->url, wrong_key, "<b>Test</b> & co");
+  ITERATE_UNTIL (toast_shows (GTK_WIDGET (child ("toast_overlay")),
+                              "<b>Test</b> & co refused the API key, so the server was not added"));
+  app_test_save_screenshot (GTK_WIDGET (window), "server-key-refused.png");
+  after = g_settings_get_value (settings, "remote-servers");
+  g_assert_true (g_variant_equal (before, after));
+  g_assert_null (server_list_row ("<b>Test</b> & co"));
   g_assert_null (server_list_row ("demo-model"));
   kept = keyring_key (url);
-  g_assert_cmpstr (kept, ==, wrong_key);
+  g_assert_cmpstr (kept, ==, "");
 }
 
 static void
@@ -254,33 +276,6 @@ static gboolean
 reply_has_text (guint i)
 {
   return n_messages () > i && burrow_chat_message_get_content (message (i))[0] != '\0';
-}
-
-static void
-save_screenshot (const char *name)
-{
-  const char *dir = g_getenv ("BURROW_SCREENSHOT_DIR");
-  GtkWidget *widget = GTK_WIDGET (window);
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-
-  if (dir == NULL)
-    return;
-  paintable = gtk_widget_paintable_new (widget);
-  /* The paintable draws what the widget drew last: let it draw once. */
-  iterate_for (0.5);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_print ("# saved %s\n", path);
 }
 
 static void
@@ -330,7 +325,7 @@ test_chat_and_stop (void)
   }
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
   iterate_for (0.8);
-  save_screenshot ("remote-performance.png");
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-performance.png");
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
 
   /* Stop: the reply so far stays, as a stopped reply. */
