@@ -20,6 +20,9 @@ typedef enum {
   BURROW_ENGINE_ERROR_CANCELLED,
   BURROW_ENGINE_ERROR_INVALID_INPUT,
   BURROW_ENGINE_ERROR_CONTEXT_LENGTH,   /* the prompt fills the context window */
+  BURROW_ENGINE_ERROR_NOT_FOUND,        /* the model's folder or file is not there */
+  BURROW_ENGINE_ERROR_INCOMPLETE,       /* a model file shorter than its header says: cut
+                                         * short, or still downloading */
 } BurrowEngineError;
 
 /* ---- Inspection: what a checkpoint folder holds, without loading it ---- */

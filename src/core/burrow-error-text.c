@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "burrow-chat-store.h"
+#include "burrow-engine.h"
 #include "burrow-error-text.h"
 #include "burrow-remote-error.h"
 
@@ -97,6 +98,12 @@ burrow_error_summary (const GError *error,
         return g_strdup (_("Your chats were saved by a newer version of Burrow."));
       return g_strdup (_("Your chats could not be saved or read. The disk may be full or read-only."));
     }
+  /* The engine's codes say these apart from a folder that holds no model. */
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_NOT_FOUND))
+    return g_strdup (_("The model’s folder is no longer there: it was moved, renamed or deleted."));
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INCOMPLETE))
+    return g_strdup (_("A file of this model is shorter than it says it is: it may still be "
+                       "downloading, or the copy was cut short."));
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE) ||
       g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC))
     return g_strdup (_("The disk is full."));
