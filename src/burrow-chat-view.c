@@ -187,6 +187,8 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
   if (button != NULL)
     {
       gtk_button_set_label (self->model_bar_button, button);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), NULL);
+      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (self->model_bar_button), NULL);
       gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
     }
   if (state != BURROW_MODEL_BAR_FAILED)
@@ -226,6 +228,23 @@ burrow_chat_view_set_model_name (BurrowChatView *self,
     description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
                                    escaped);
   adw_status_page_set_description (self->empty_status, description);
+}
+
+void
+burrow_chat_view_set_model_bar_fix (BurrowChatView *self,
+                                    const char     *label,
+                                    const char     *action,
+                                    GVariant       *target)
+{
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+  g_return_if_fail (label != NULL && action != NULL);
+
+  gtk_button_set_label (self->model_bar_button, label);
+  /* No action while the target changes: the old action with the new target (or the other
+   * way round) would not match. */
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), NULL);
+  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (self->model_bar_button), target);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
 }
 
 void

@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-chat-settings-window.h"
+#include "burrow-toast.h"
 #include "burrow-window-private.h"
 
 static void on_reply_started (BurrowWindow      *self,
@@ -431,7 +432,7 @@ _burrow_window_trash_chat (BurrowWindow *self,
 
   /* Translators: a chat's name */
   text = g_strdup_printf (_("“%s” deleted"), title[0] != '\0' ? title : _("New Chat"));
-  self->undo_toast = _burrow_window_toast_new (text);
+  self->undo_toast = burrow_toast_new (text);
   adw_toast_set_button_label (self->undo_toast, _("_Undo"));
   adw_toast_set_action_target_value (self->undo_toast,
                                      g_variant_new_int64 (burrow_chat_get_id (chat)));

@@ -91,15 +91,71 @@ _burrow_window_start_chat (BurrowWindow *self,
     burrow_settings_add_recent_model (self->settings, dir);
 }
 
+gboolean
+_burrow_window_set_model_tokenizer (BurrowWindow *self,
+                                    const char   *dir,
+                                    const char   *file)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (dir == NULL)
+    return FALSE;
+  if (file != NULL && !burrow_check_tokenizer (file, &error))
+    {
+      /* Translators: the engine's own words on why a chosen file is not a tokenizer */
+      g_autofree char *text = g_strdup_printf (_("Not a tokenizer Burrow can read: %s"),
+                                               error->message);
+
+      _burrow_window_toast (self, text);
+      return FALSE;
+    }
+  burrow_settings_set_model_tokenizer (self->settings, dir, file);
+  if (g_strcmp0 (dir, self->inspect_dir) == 0)
+    self->inspect_has_tokenizer = file != NULL;
+  if (g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0 &&
+      burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED)
+    burrow_session_load_model (self->session, dir);
+  _burrow_window_update_state (self);
+  return TRUE;
+}
+
 void
 _burrow_window_set_tokenizer (BurrowWindow *self,
                               const char   *file)
 {
-  if (self->inspect_dir == NULL)
-    return;
-  burrow_settings_set_model_tokenizer (self->settings, self->inspect_dir, file);
-  self->inspect_has_tokenizer = file != NULL;
-  _burrow_window_update_state (self);
+  _burrow_window_set_model_tokenizer (self, self->inspect_dir, file);
+}
+
+/* The failed bar's one button, for what went wrong. */
+static void
+set_load_fix (BurrowWindow *self,
+              const char   *dir)
+{
+  g_autofree char *url = NULL;
+
+  switch (burrow_session_get_load_fix (self->session))
+    {
+    case BURROW_ERROR_FIX_SERVER_KEY:
+      burrow_remote_model_id_parse (dir, &url, NULL);
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Edit Server…"), "win.edit-server",
+                                          g_variant_new_string (url));
+      break;
+    case BURROW_ERROR_FIX_RETRY:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Try Again"), "win.reload-chat-model",
+                                          NULL);
+      break;
+    case BURROW_ERROR_FIX_TEMPLATE:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Use the Model’s Template"),
+                                          "win.reset-chat-template", NULL);
+      break;
+    case BURROW_ERROR_FIX_TOKENIZER:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("Choose Another _Tokenizer…"),
+                                          "win.choose-chat-tokenizer", NULL);
+      break;
+    case BURROW_ERROR_FIX_FOLDER:
+    default:
+      break;
+    }
 }
 
 void
@@ -139,6 +195,7 @@ _burrow_window_update_model_bar (BurrowWindow *self)
                                       burrow_session_get_load_error (self->session), 0);
       burrow_chat_view_set_model_bar_details (self->chat_view,
                                               burrow_session_get_load_error_details (self->session));
+      set_load_fix (self, dir);
       return;
     }
   /* Translators: the model's folder name */

@@ -89,8 +89,6 @@ void _burrow_window_class_actions_init (GtkWidgetClass *widget_class);
 /* burrow-window.c */
 void _burrow_window_show_page (BurrowWindow *self,
                                const char   *name);
-/* A toast showing @text as written (its title is markup otherwise). */
-AdwToast *_burrow_window_toast_new (const char *text);
 void _burrow_window_toast (BurrowWindow *self,
                            const char   *text);
 /* A toast with the human summary of @error (or @fallback) and a Details button for the
@@ -114,6 +112,11 @@ void _burrow_window_start_chat (BurrowWindow *self,
 /* The tokenizer file for the inspected folder, which has none of its own. */
 void _burrow_window_set_tokenizer (BurrowWindow *self,
                                    const char   *file);
+/* @file as the tokenizer of the model folder @dir, once it opens as one (else a toast says
+ * why and nothing changes); a failed load of @dir is tried again with it. */
+gboolean _burrow_window_set_model_tokenizer (BurrowWindow *self,
+                                             const char   *dir,
+                                             const char   *file);
 /* Make a Compact Copy of the open folder: the dialog; a finished copy joins the recent
  * models, and opening it shows its page. */
 void _burrow_window_compact_copy (BurrowWindow *self);

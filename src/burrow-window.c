@@ -4,6 +4,7 @@
 
 #include "burrow-demo.h"
 #include "burrow-error-text.h"
+#include "burrow-toast.h"
 #include "burrow-window-private.h"
 
 G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -29,20 +30,11 @@ _burrow_window_show_page (BurrowWindow *self,
   _burrow_window_update_state (self);
 }
 
-AdwToast *
-_burrow_window_toast_new (const char *text)
-{
-  /* A toast's title is Pango markup: a chat called "Q&A" must not be parsed as such. */
-  g_autofree char *escaped = g_markup_escape_text (text, -1);
-
-  return adw_toast_new (escaped);
-}
-
 void
 _burrow_window_toast (BurrowWindow *self,
                       const char   *text)
 {
-  AdwToast *toast = _burrow_window_toast_new (text);
+  AdwToast *toast = burrow_toast_new (text);
 
   adw_toast_set_timeout (toast, 3);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
@@ -54,7 +46,7 @@ _burrow_window_toast_error (BurrowWindow *self,
                             const char   *fallback)
 {
   g_autofree char *summary = burrow_error_summary (error, fallback);
-  AdwToast *toast = _burrow_window_toast_new (summary);
+  AdwToast *toast = burrow_toast_new (summary);
 
   adw_toast_set_timeout (toast, 5);
   if (error != NULL)

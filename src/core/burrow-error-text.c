@@ -113,3 +113,22 @@ burrow_error_summary (const GError *error,
       return g_strdup (_(rules[i].summary));
   return g_strdup (fallback);
 }
+
+BurrowErrorFix
+burrow_error_fix (const GError *error,
+                  const char   *template_file,
+                  const char   *tokenizer_file)
+{
+  if (error == NULL)
+    return BURROW_ERROR_FIX_FOLDER;
+  if (g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_UNAUTHORIZED) ||
+      g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_FORBIDDEN))
+    return BURROW_ERROR_FIX_SERVER_KEY;
+  if (error->domain == BURROW_REMOTE_ERROR)
+    return BURROW_ERROR_FIX_RETRY;
+  if (template_file != NULL && strstr (error->message, template_file) != NULL)
+    return BURROW_ERROR_FIX_TEMPLATE;
+  if (tokenizer_file != NULL && strstr (error->message, tokenizer_file) != NULL)
+    return BURROW_ERROR_FIX_TOKENIZER;
+  return BURROW_ERROR_FIX_FOLDER;
+}

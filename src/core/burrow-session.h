@@ -8,6 +8,7 @@
 
 #include "burrow-backend.h"
 #include "burrow-chat-store.h"
+#include "burrow-error-text.h"
 #include "burrow-perf-monitor.h"
 #include "burrow-settings.h"
 
@@ -56,6 +57,8 @@ const char *burrow_session_get_load_phase (BurrowSession *self);
 /* Why the last load failed, in words, and as the backend said it. */
 const char *burrow_session_get_load_error (BurrowSession *self);
 const char *burrow_session_get_load_error_details (BurrowSession *self);
+/* What the person can do about it. */
+BurrowErrorFix burrow_session_get_load_fix (BurrowSession *self);
 gboolean burrow_session_get_supports_thinking (BurrowSession *self);
 /* Plain words when the loaded model's expert cache holds less than two tokens' experts
  * (not for the demo, whose cache is small on purpose), else NULL; @setting (may be NULL)

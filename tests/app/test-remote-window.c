@@ -272,6 +272,71 @@ test_right_key (void)
   assert_key_nowhere (wrong_key);
 }
 
+static void
+on_stored (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  gboolean *done = data;
+
+  g_assert_true (burrow_remote_keyring_store_finish (result, NULL));
+  *done = TRUE;
+}
+
+/* The key changed on the server since it was added (here: the keyring's key replaced): the
+ * chat's failed load offers to edit the server, whose dialog holds its address, name and
+ * key; the right key saved, the model loads. A server's row opens the same dialog. */
+static void
+test_edit_key (void)
+{
+  g_autofree char *url = g_strndup (server->url, strlen (server->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+                                                                 BURROW_TYPE_CHAT_VIEW,
+                                                                 "model_bar_button"));
+  AdwMessageDialog *dialog;
+  GtkEditable *key;
+  gboolean stored = FALSE;
+  g_autofree char *kept = NULL;
+
+  burrow_remote_keyring_store_async (url, "Test server", wrong_key, NULL, on_stored, &stored);
+  ITERATE_UNTIL (stored);
+  burrow_remote_backend_forget (burrow_application_get_remote (app), url);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  g_assert_nonnull (strstr (burrow_session_get_load_error (burrow_application_get_session (app)),
+                            "401"));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "_Edit Server…");
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-key-refused-bar.png");
+
+  g_assert_true (gtk_widget_activate (GTK_WIDGET (button)));
+  ITERATE_UNTIL (top_dialog () != NULL);
+  dialog = top_dialog ();
+  g_assert_cmpstr (adw_message_dialog_get_heading (dialog), ==, "Edit Server");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url"))),
+                   ==, url);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-name"))),
+                   ==, "Test server");
+  key = GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-key"));
+  ITERATE_UNTIL (g_strcmp0 (gtk_editable_get_text (key), wrong_key) == 0);
+  app_test_save_screenshot (GTK_WIDGET (dialog), "edit-server.png");
+  gtk_editable_set_text (key, right_key);
+  respond (dialog, "add");
+  ITERATE_UNTIL (top_dialog () == NULL);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  kept = keyring_key (url);
+  g_assert_cmpstr (kept, ==, right_key);
+
+  /* The server's row on the start page opens the same dialog. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.edit-server", "s", url));
+  ITERATE_UNTIL (top_dialog () != NULL);
+  g_assert_cmpstr (gtk_actionable_get_action_name (GTK_ACTIONABLE (server_list_row ("Test server"))),
+                   ==, "win.edit-server");
+  respond (top_dialog (), "cancel");
+  ITERATE_UNTIL (top_dialog () == NULL);
+}
+
 static gboolean
 reply_has_text (guint i)
 {
@@ -473,6 +538,7 @@ main (int   argc,
   /* In order, each starting where the last one left the window. */
   g_test_add_func ("/remote-window/wrong-key", test_wrong_key);
   g_test_add_func ("/remote-window/right-key", test_right_key);
+  g_test_add_func ("/remote-window/edit-key", test_edit_key);
   g_test_add_func ("/remote-window/chat-and-stop", test_chat_and_stop);
   g_test_add_func ("/remote-window/server-killed", test_server_killed);
   g_test_add_func ("/remote-window/plain-http-asks", test_plain_http_asks);
