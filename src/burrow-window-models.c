@@ -203,19 +203,34 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_UNLOADED, title, dir, 0);
 }
 
-/* A model on a server other than Burrow: the dashboard has its speed only, and says so. */
+/* A model on a server: the dashboard says its figures are the server's, and a server
+ * other than Burrow has its speed only. */
 static void
 update_source_note (BurrowWindow *self)
 {
   const char *dir = burrow_session_get_model_dir (self->session);
   BurrowBackendFlags flags = burrow_backend_get_flags (burrow_session_get_backend (self->session));
-  const char *note = NULL;
+  g_autofree char *host = NULL;
+  g_autofree char *note = NULL;
+  gboolean on_server = FALSE;
 
   if (burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED &&
-      burrow_remote_model_id_parse (dir, NULL, NULL) && !(flags & BURROW_BACKEND_PERF_NUMBERS))
-    note = _("This server reports its speed only: tokens per second and the time to the "
-             "first token. Its expert cache, disk reads and time per token are not "
-             "available.");
+      (host = burrow_remote_model_host (dir)) != NULL)
+    {
+      on_server = TRUE;
+      if (flags & BURROW_BACKEND_PERF_NUMBERS)
+        /* Translators: %s is the server's host name */
+        note = g_strdup_printf (_("Figures reported by the server at %s: its speed, its expert "
+                                  "cache and its disk. The time to the first token is as it "
+                                  "reached this computer."), host);
+      else
+        /* Translators: %s is the server's host name */
+        note = g_strdup_printf (_("The server at %s reports its speed only: tokens per second "
+                                  "and the time to the first token. Its expert cache, disk "
+                                  "reads and time per token are not available."), host);
+    }
+  burrow_dashboard_set_on_server (self->panel, on_server);
+  burrow_dashboard_set_on_server (self->performance, on_server);
   burrow_dashboard_set_source_note (self->panel, note);
   burrow_dashboard_set_source_note (self->performance, note);
 }

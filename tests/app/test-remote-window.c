@@ -15,6 +15,7 @@
 
 #include "burrow-chat-view.h"
 #include "burrow-dashboard.h"
+#include "burrow-message-row.h"
 #include "burrow-remote-backend.h"
 #include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
@@ -156,7 +157,7 @@ row_says (const char *title,
   return subtitle != NULL && strstr (subtitle, words) != NULL;
 }
 
-/* Clicks "Add a Server…", fills the dialog and clicks Add. */
+/* Clicks "Add a Server…" (or its menu item), fills the dialog and clicks Add. */
 static void
 add_server (const char *url,
             const char *key,
@@ -165,7 +166,11 @@ add_server (const char *url,
   AdwMessageDialog *dialog;
 
   g_assert_null (top_dialog ());
-  g_assert_true (gtk_widget_activate (add_button ()));
+  /* From the start page's button, or the main menu where a chat shows. */
+  if (window->chat == NULL)
+    g_assert_true (gtk_widget_activate (add_button ()));
+  else
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.add-server", NULL));
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
   gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url")), url);
@@ -500,6 +505,63 @@ test_other_server (void)
   remote_server_stop (other);
 }
 
+/* A Burrow server at full speed: its tokens reach this computer in bursts. The dashboard
+ * shows the server's own speed and the first-token time the reply's line shows, says they
+ * are the server's, and hides what timing pieces here would make up (speed per token,
+ * time per token by phase, disk reads per second) and the expert tiers it has no sizes
+ * for. */
+static void
+test_server_figures (void)
+{
+  RemoteServer *fast = remote_server_start (BURROW_CLI_TESTING, NULL, NULL);
+  g_autofree char *url = g_strndup (fast->url, strlen (fast->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  BurrowDashboard *page = BURROW_DASHBOARD (child ("performance"));
+  BurrowReplyStats stats;
+  g_autofree char *decode = NULL;
+  g_autofree char *ttft = NULL;
+  guint n;
+
+  add_server (fast->url, "", "Fast server");
+  ITERATE_UNTIL (server_list_row ("Fast server") != NULL &&
+                 g_strcmp0 (adw_action_row_get_subtitle (server_list_row ("Fast server")), url) == 0);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
+  ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+
+  n = n_messages ();
+  burrow_chat_view_set_draft (chat_view (), "Once upon a time");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  g_assert_true (reply_has_text (n + 1));
+  burrow_chat_message_get_stats (message (n + 1), &stats);
+  g_assert_cmpfloat (stats.tokens_per_second, >, 0);
+  g_assert_cmpfloat (stats.ttft_seconds, >, 0);
+  iterate_for (0.5);
+
+  decode = g_strdup_printf ("%.1f", stats.tokens_per_second);
+  ttft = burrow_format_seconds (stats.ttft_seconds);
+  g_assert_cmpstr (burrow_dashboard_get_value (page, "decode"), ==, decode);
+  g_assert_cmpstr (burrow_dashboard_get_value (page, "ttft"), ==, ttft);
+  g_assert_nonnull (strstr (burrow_dashboard_get_value (page, "source-note"),
+                            "reported by the server at 127.0.0.1"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL));
+  iterate_for (0.5);
+  {
+    const char *hidden[] = { "speed_section", "token_section", "read_section", "read_rate_tile",
+                             "tier_legend" };
+    const char *shown[] = { "hit_rate_chart", "layer_chart", "expert_map" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (hidden); i++)
+      g_assert_false (gtk_widget_is_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), BURROW_TYPE_DASHBOARD, hidden[i]))));
+    for (guint i = 0; i < G_N_ELEMENTS (shown); i++)
+      g_assert_true (gtk_widget_is_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), BURROW_TYPE_DASHBOARD, shown[i]))));
+  }
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-figures.png");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL));
+  remote_server_stop (fast);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -543,6 +605,7 @@ main (int   argc,
   g_test_add_func ("/remote-window/server-killed", test_server_killed);
   g_test_add_func ("/remote-window/plain-http-asks", test_plain_http_asks);
   g_test_add_func ("/remote-window/other-server", test_other_server);
+  g_test_add_func ("/remote-window/server-figures", test_server_figures);
 
   ret = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
