@@ -2,6 +2,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-actionable.h"
 #include "burrow-chat-view.h"
 #include "burrow-message-row.h"
 
@@ -187,9 +188,7 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
   if (button != NULL)
     {
       gtk_button_set_label (self->model_bar_button, button);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), NULL);
-      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (self->model_bar_button), NULL);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
+      burrow_actionable_set (GTK_ACTIONABLE (self->model_bar_button), action, NULL);
     }
   if (state != BURROW_MODEL_BAR_FAILED)
     gtk_widget_set_visible (GTK_WIDGET (self->model_bar_details), FALSE);
@@ -240,11 +239,7 @@ burrow_chat_view_set_model_bar_fix (BurrowChatView *self,
   g_return_if_fail (label != NULL && action != NULL);
 
   gtk_button_set_label (self->model_bar_button, label);
-  /* No action while the target changes: the old action with the new target (or the other
-   * way round) would not match. */
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), NULL);
-  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (self->model_bar_button), target);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
+  burrow_actionable_set (GTK_ACTIONABLE (self->model_bar_button), action, target);
 }
 
 void

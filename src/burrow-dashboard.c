@@ -142,7 +142,7 @@ update_legend (BurrowDashboard          *self,
 static void
 update_numbers (BurrowDashboard *self)
 {
-  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (self->monitor);
+  const BurrowPerfSnapshot *s = self->monitor ? burrow_perf_monitor_get_snapshot (self->monitor) : NULL;
   guint64 lookups;
 
   if (s == NULL)
@@ -233,17 +233,18 @@ burrow_dashboard_set_monitor (BurrowDashboard   *self,
 {
   g_return_if_fail (BURROW_IS_DASHBOARD (self));
 
+  if (monitor == self->monitor)
+    return;
   if (self->monitor != NULL)
     g_signal_handlers_disconnect_by_data (self->monitor, self);
   g_set_object (&self->monitor, monitor);
   for (guint i = 0; i < G_N_ELEMENTS (self->charts); i++)
     burrow_chart_set_monitor (self->charts[i], monitor);
   if (monitor != NULL)
-    {
-      g_signal_connect_object (monitor, "updated", G_CALLBACK (update_numbers), self,
-                               G_CONNECT_SWAPPED);
-      update_numbers (self);
-    }
+    g_signal_connect_object (monitor, "updated", G_CALLBACK (update_numbers), self,
+                             G_CONNECT_SWAPPED);
+  /* Without one, every figure shows as none. */
+  update_numbers (self);
 }
 
 /* A section in a flow box shows with the child the flow box wraps it in. */
@@ -413,6 +414,7 @@ burrow_dashboard_init (BurrowDashboard *self)
   gtk_box_append (self->token_box, burrow_palette_phase_legend_new ());
   build_tier_legend (self);
   burrow_dashboard_set_compact (self, FALSE);
+  update_numbers (self);
 }
 
 GtkWidget *

@@ -239,6 +239,7 @@ _burrow_window_select_chat (BurrowWindow *self,
 
   sync_selection (self);
   _burrow_window_update_model_bar (self);
+  _burrow_window_update_figures (self);
   _burrow_window_show_page (self, chat != NULL ? "chat" : "empty");
 }
 

@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-actionable.h"
 #include "burrow-compact-dialog.h"
 #include "burrow-error-text.h"
 #include "burrow-window-private.h"
@@ -235,28 +236,54 @@ update_source_note (BurrowWindow *self)
   burrow_dashboard_set_source_note (self->performance, note);
 }
 
+/* Whether the open chat's model is the one the session has loaded: the dashboards and the
+ * memory banner speak of that model only. */
+static gboolean
+chat_model_loaded (BurrowWindow *self)
+{
+  return self->chat != NULL &&
+         burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED &&
+         g_strcmp0 (burrow_chat_get_model_dir (self->chat),
+                    burrow_session_get_model_dir (self->session)) == 0;
+}
+
 void
 _burrow_window_update_memory_banner (BurrowWindow *self)
 {
   const char *setting = NULL;
   const char *warning = burrow_session_get_memory_warning (self->session, &setting);
-  gboolean show = warning != NULL
-                  && burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED;
+  gboolean show = warning != NULL && chat_model_loaded (self);
 
   if (show)
     {
       gtk_label_set_text (self->memory_banner_label, warning);
-      gtk_actionable_set_action_target (GTK_ACTIONABLE (self->memory_banner_button), "s",
-                                        setting != NULL ? setting : "ram-budget");
+      /* No setting: the new one waits for the model to load again. */
+      gtk_button_set_label (GTK_BUTTON (self->memory_banner_button),
+                            setting != NULL ? _("Memory Settings") : _("Load Again"));
+      burrow_actionable_set (GTK_ACTIONABLE (self->memory_banner_button),
+                             setting != NULL ? "app.preferences-at" : "win.reload-chat-model",
+                             setting != NULL ? g_variant_new_string (setting) : NULL);
     }
   gtk_revealer_set_reveal_child (self->memory_banner, show);
 }
 
 void
-_burrow_window_on_model_state (BurrowWindow *self)
+_burrow_window_update_figures (BurrowWindow *self)
 {
+  BurrowPerfMonitor *monitor = chat_model_loaded (self) ? burrow_session_get_monitor (self->session)
+                                                        : NULL;
+
+  /* Another model's chat shows no figures rather than the loaded model's. */
+  burrow_dashboard_set_monitor (self->panel, monitor);
+  burrow_dashboard_set_monitor (self->performance, monitor);
   update_source_note (self);
   _burrow_window_update_memory_banner (self);
+}
+
+void
+_burrow_window_on_model_state (BurrowWindow *self)
+{
+  _burrow_window_update_figures (self);
   _burrow_window_update_model_bar (self);
   _burrow_window_update_state (self);
   if (self->chat != NULL &&

@@ -107,6 +107,9 @@ void _burrow_window_update_model_bar (BurrowWindow *self);
 void _burrow_window_on_model_state (BurrowWindow *self);
 /* Shows the session's memory advice above the page, or hides it. */
 void _burrow_window_update_memory_banner (BurrowWindow *self);
+/* The dashboards, their note and the memory banner for the open chat's model: its figures
+ * when it is the loaded model, none otherwise. */
+void _burrow_window_update_figures (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
 /* The tokenizer file for the inspected folder, which has none of its own. */

@@ -278,9 +278,7 @@ burrow_window_constructed (GObject *object)
     gtk_widget_set_visible (self->demo_button, demo != NULL);
   }
 
-  burrow_dashboard_set_monitor (self->panel, burrow_session_get_monitor (self->session));
   burrow_dashboard_set_compact (self->panel, TRUE);
-  burrow_dashboard_set_monitor (self->performance, burrow_session_get_monitor (self->session));
 
   /* The model and the turn are the application's: every window follows them. */
   g_signal_connect_object (self->session, "notify::model-state",
@@ -290,7 +288,7 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->session, "notify::model-dir",
                            G_CALLBACK (_burrow_window_on_model_state), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::memory-warning",
-                           G_CALLBACK (_burrow_window_update_memory_banner), self,
+                           G_CALLBACK (_burrow_window_update_figures), self,
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::generating",
                            G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);

@@ -131,6 +131,18 @@ set_memory_warning (BurrowSession *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MEMORY_WARNING]);
 }
 
+/* The memory for experts changed while a warning about it shows: the warning's figures
+ * are the old setting's, and the new one takes effect only when the model loads again. */
+static void
+on_memory_setting (BurrowSession *self)
+{
+  if (self->state != BURROW_MODEL_LOADED || self->memory_warning == NULL ||
+      self->memory_setting == NULL)
+    return;
+  set_memory_warning (self, g_strdup (_("The memory for experts has changed. It takes effect "
+                                        "when the model loads again.")), NULL);
+}
+
 static void
 set_progress (BurrowSession *self,
               double         fraction,
@@ -985,6 +997,8 @@ burrow_session_set_property (GObject      *object,
       break;
     case PROP_SETTINGS:
       self->settings = g_value_dup_object (value);
+      g_signal_connect_object (self->settings, "notify::ram-budget",
+                               G_CALLBACK (on_memory_setting), self, G_CONNECT_SWAPPED);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -62,7 +62,8 @@ BurrowErrorFix burrow_session_get_load_fix (BurrowSession *self);
 gboolean burrow_session_get_supports_thinking (BurrowSession *self);
 /* Plain words when the loaded model's expert cache holds less than two tokens' experts
  * (not for the demo, whose cache is small on purpose), else NULL; @setting (may be NULL)
- * gets the preference that would help: "ram-budget" or "dense-format". */
+ * gets the preference that would help: "ram-budget" or "dense-format", or NULL when the
+ * setting has changed since and loading the model again is what helps. */
 const char *burrow_session_get_memory_warning (BurrowSession *self,
                                                const char   **setting);
 /* @model_dir is loaded (not loading), so a chat with it can be answered. */

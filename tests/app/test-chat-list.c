@@ -2,7 +2,8 @@
  * (XTest): each chat keeps its own draft (typed in one, never sent in another, also after
  * the first is deleted); a chat's name is shown as written in the toasts about it (a
  * "Q&A" or a "<b>" is not markup); and a chat with a server's model is marked as such in
- * the list and says in its greeting where the text goes. */
+ * the list and says in its greeting where the text goes. The dashboards and the memory
+ * banner follow the open chat's model. */
 #include "burrow-config.h"
 
 #include <X11/keysym.h>
@@ -11,6 +12,7 @@
 
 #include "burrow-chat-store.h"
 #include "burrow-chat-view.h"
+#include "burrow-dashboard.h"
 #include "burrow-demo.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
@@ -243,6 +245,74 @@ test_remote_marked (void)
   app_test_save_screenshot (GTK_WIDGET (window), "remote-chat-greeting.png");
 }
 
+static void
+count_state (guint *n)
+{
+  (*n)++;
+}
+
+/* The dashboards and the memory banner speak of the open chat's model: with another
+ * model's chat open (not loaded) they show nothing of the loaded one; the banner, once its
+ * setting changes, says the change waits for the model to load again, and its button does
+ * that. */
+static void
+test_figures_follow_chat (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autofree char *other_dir = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
+  BurrowSettings *settings = burrow_application_get_settings (app);
+  BurrowDashboard *panel = BURROW_DASHBOARD (child ("panel"));
+  GtkRevealer *banner = GTK_REVEALER (child ("memory_banner"));
+  GtkButton *button = GTK_BUTTON (child ("memory_banner_button"));
+  BurrowModelInfo info;
+  g_autoptr(GError) error = NULL;
+  BurrowChat *here, *other;
+  guint n_states = 0;
+
+  g_assert_true (burrow_inspect (demo, &info, &error));
+  g_assert_no_error (error);
+  g_object_set (settings, "ram-budget", info.read_per_token, NULL);
+  burrow_model_info_clear (&info);
+  here = new_chat (demo, "Demo");
+  other = new_chat (other_dir, "Other");
+
+  /* The demo loads again with the small budget: banner and figures. */
+  click_chat (here);
+  burrow_session_load_model (burrow_application_get_session (app), demo);
+  ITERATE_UNTIL (model_ready () && gtk_revealer_get_reveal_child (banner));
+  ITERATE_UNTIL (g_strcmp0 (burrow_dashboard_get_value (panel, "bytes-read"), "—") != 0);
+
+  /* Another model's chat, opened as deleting one opens the next (no load). */
+  _burrow_window_select_chat (window, other);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (chat_view ()), ==, BURROW_MODEL_BAR_UNLOADED);
+  g_assert_false (gtk_revealer_get_reveal_child (banner));
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "bytes-read"), ==, "—");
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "hit-rate"), ==, "—");
+
+  /* Back: the demo's again. */
+  click_chat (here);
+  g_assert_true (gtk_revealer_get_reveal_child (banner));
+  g_assert_cmpstr (burrow_dashboard_get_value (panel, "bytes-read"), !=, "—");
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "Memory Settings");
+
+  /* The setting back to automatic: the banner says it waits for a load, and loads. */
+  g_object_set (settings, "ram-budget", (guint64) 0, NULL);
+  settle (GTK_WIDGET (window));
+  g_assert_true (gtk_revealer_get_reveal_child (banner));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child ("memory_banner_label"))),
+                            "takes effect when the model loads again"));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "Load Again");
+  app_test_save_screenshot (GTK_WIDGET (window), "memory-banner-changed.png");
+  g_signal_connect_swapped (burrow_application_get_session (app), "notify::model-state",
+                            G_CALLBACK (count_state), &n_states);
+  x_input_click (GTK_WIDGET (button));
+  /* Loading, then loaded: with the automatic budget, no banner. */
+  ITERATE_UNTIL (n_states >= 2 && model_ready ());
+  g_signal_handlers_disconnect_by_data (burrow_application_get_session (app), &n_states);
+  settle (GTK_WIDGET (window));
+  g_assert_false (gtk_revealer_get_reveal_child (banner));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -271,6 +341,7 @@ main (int   argc,
   g_test_add_func ("/chat-list/drafts", test_drafts);
   g_test_add_func ("/chat-list/toast-names", test_toast_names);
   g_test_add_func ("/chat-list/remote-marked", test_remote_marked);
+  g_test_add_func ("/chat-list/figures-follow-chat", test_figures_follow_chat);
 
   ret = g_test_run ();
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
