@@ -224,6 +224,15 @@ load_chat_model_action (GtkWidget  *widget,
   _burrow_window_ensure_chat_model (BURROW_WINDOW (widget));
 }
 
+/* A chat with the model chosen in the menu beside New Chat: a folder, or a server's. */
+static void
+new_chat_with_action (GtkWidget  *widget,
+                      const char *action_name,
+                      GVariant   *param)
+{
+  _burrow_window_start_chat (BURROW_WINDOW (widget), g_variant_get_string (param, NULL));
+}
+
 static void
 cancel_load_action (GtkWidget  *widget,
                     const char *action_name,
@@ -453,6 +462,7 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.choose-chat-tokenizer", NULL, choose_chat_tokenizer_action },
     { "win.cancel-load", NULL, cancel_load_action },
     { "win.new-chat", NULL, new_chat_action },
+    { "win.new-chat-with", "s", new_chat_with_action },
     { "win.select-chat", "x", select_chat_action },
     { "win.rename-chat", "x", rename_chat_action },
     { "win.delete-chat", "x", delete_chat_action },

@@ -26,6 +26,8 @@ struct _BurrowWindow {
   BurrowRemoteBackend *remote;  /* models on servers (NULL without an application) */
   GSettings *remote_settings;   /* the servers list */
   GCancellable *servers_cancellable;
+  GMenu *model_menu;            /* beside New Chat: every model a chat can start with */
+  GHashTable *server_models;    /* server url -> GStrv: its models as it last listed them */
 
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
@@ -53,6 +55,7 @@ struct _BurrowWindow {
   AdwLeaflet *leaflet;
   GtkWidget *sidebar;
   GtkWidget *content;
+  AdwSplitButton *new_chat_button;
   GtkStack *sidebar_stack;
   GtkListBox *chat_list;
   AdwViewSwitcherTitle *switcher_title;
@@ -130,6 +133,15 @@ void _burrow_window_models_dispose (BurrowWindow *self);
 void _burrow_window_servers_init (BurrowWindow *self);
 void _burrow_window_servers_dispose (BurrowWindow *self);
 void _burrow_window_class_servers_init (GtkWidgetClass *widget_class);
+
+/* burrow-window-model-menu.c: the menu beside New Chat. */
+void _burrow_window_model_menu_init (BurrowWindow *self);
+void _burrow_window_model_menu_dispose (BurrowWindow *self);
+void _burrow_window_update_model_menu (BurrowWindow *self);
+/* The models the server at @url listed, for the menu. */
+void _burrow_window_set_server_models (BurrowWindow       *self,
+                                       const char         *url,
+                                       const char * const *ids);
 
 /* burrow-window-chats.c */
 void _burrow_window_chats_init (BurrowWindow *self);

@@ -88,6 +88,7 @@ on_models (GObject      *source,
           adw_action_row_set_subtitle (ADW_ACTION_ROW (l->row), l->url);
           for (guint i = 0; ids[i] != NULL; i++)
             gtk_list_box_insert (l->self->servers_list, model_row (l->url, ids[i]), at + 1 + (int) i);
+          _burrow_window_set_server_models (l->self, l->url, (const char * const *) ids);
         }
     }
   g_object_unref (l->self);
@@ -120,6 +121,7 @@ refresh_servers (BurrowWindow *self)
                                                self->servers_cancellable, on_models, l);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->servers_list), servers->len > 0);
+  _burrow_window_update_model_menu (self);
 }
 
 /* ---- adding one ---- */

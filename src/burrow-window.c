@@ -271,6 +271,7 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->settings, "notify::recent-models",
                            G_CALLBACK (update_recent_models), self, G_CONNECT_SWAPPED);
   update_recent_models (self);
+  _burrow_window_model_menu_init (self);
 
   {
     g_autofree char *demo = burrow_demo_model_dir ();
@@ -306,6 +307,7 @@ burrow_window_dispose (GObject *object)
   _burrow_window_chats_dispose (self);
   _burrow_window_models_dispose (self);
   _burrow_window_servers_dispose (self);
+  _burrow_window_model_menu_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->session);
   g_clear_object (&self->worker);
@@ -438,6 +440,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, paned);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, new_chat_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);

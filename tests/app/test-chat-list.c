@@ -3,7 +3,8 @@
  * the first is deleted); a chat's name is shown as written in the toasts about it (a
  * "Q&A" or a "<b>" is not markup); and a chat with a server's model is marked as such in
  * the list and says in its greeting where the text goes. The dashboards and the memory
- * banner follow the open chat's model. */
+ * banner follow the open chat's model. The menu beside New Chat starts a chat with any
+ * model listed there. */
 #include "burrow-config.h"
 
 #include <X11/keysym.h>
@@ -313,6 +314,57 @@ test_figures_follow_chat (void)
   g_assert_false (gtk_revealer_get_reveal_child (banner));
 }
 
+static GtkWidget *
+find_label (GtkWidget  *root,
+            const char *text)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found;
+
+      if (GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0 &&
+          gtk_widget_get_mapped (c))
+        return c;
+      if ((found = find_label (c, text)) != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The menu beside New Chat lists the models a chat can start with; a click on one starts
+ * a chat with it, from a chat with another model. */
+static void
+test_model_menu (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autofree char *other_dir = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
+  AdwSplitButton *split = ADW_SPLIT_BUTTON (child ("new_chat_button"));
+  guint n_chats = g_list_model_get_n_items (G_LIST_MODEL (store ()));
+  GtkWidget *popover, *item = NULL;
+  BurrowChat *other = new_chat (other_dir, "Elsewhere");
+
+  _burrow_window_select_chat (window, other);
+  adw_split_button_popup (split);
+  popover = GTK_WIDGET (adw_split_button_get_popover (split));
+  g_assert_nonnull (popover);
+  ITERATE_UNTIL (gtk_widget_get_mapped (popover) &&
+                 (item = find_label (popover, "demo-model")) != NULL);
+  g_assert_nonnull (find_label (popover, "On This Computer"));
+  settle (popover);
+  if (g_getenv ("BURROW_SCREENSHOT_DIR") != NULL)
+    {
+      g_autofree char *path = g_build_filename (g_getenv ("BURROW_SCREENSHOT_DIR"),
+                                                "new-chat-menu.png", NULL);
+      const char *argv[] = { "import", "-window", "root", path, NULL };
+
+      g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL,
+                    NULL, NULL);
+    }
+  x_input_click (item);
+  ITERATE_UNTIL (g_strcmp0 (burrow_chat_get_model_dir (window->chat), demo) == 0);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, n_chats + 2);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -342,6 +394,7 @@ main (int   argc,
   g_test_add_func ("/chat-list/toast-names", test_toast_names);
   g_test_add_func ("/chat-list/remote-marked", test_remote_marked);
   g_test_add_func ("/chat-list/figures-follow-chat", test_figures_follow_chat);
+  g_test_add_func ("/chat-list/model-menu", test_model_menu);
 
   ret = g_test_run ();
   app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));

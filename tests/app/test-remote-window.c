@@ -262,6 +262,38 @@ test_wrong_key (void)
   g_assert_cmpstr (kept, ==, "");
 }
 
+/* Whether the menu beside New Chat has, in the section labelled @section, an item @label
+ * that starts a chat with @id. */
+static gboolean
+model_menu_has (const char *section,
+                const char *label,
+                const char *id)
+{
+  GMenuModel *menu = adw_split_button_get_menu_model (ADW_SPLIT_BUTTON (child ("new_chat_button")));
+
+  for (int s = 0; s < g_menu_model_get_n_items (menu); s++)
+    {
+      g_autofree char *heading = NULL;
+      g_autoptr(GMenuModel) items = g_menu_model_get_item_link (menu, s, G_MENU_LINK_SECTION);
+
+      if (!g_menu_model_get_item_attribute (menu, s, G_MENU_ATTRIBUTE_LABEL, "s", &heading) ||
+          g_strcmp0 (heading, section) != 0 || items == NULL)
+        continue;
+      for (int i = 0; i < g_menu_model_get_n_items (items); i++)
+        {
+          g_autofree char *text = NULL, *action = NULL, *target = NULL;
+
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_LABEL, "s", &text);
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_ACTION, "s", &action);
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_TARGET, "s", &target);
+          if (g_strcmp0 (text, label) == 0 && g_strcmp0 (action, "win.new-chat-with") == 0 &&
+              g_strcmp0 (target, id) == 0)
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static void
 test_right_key (void)
 {
@@ -271,6 +303,14 @@ test_right_key (void)
   add_server (server->url, right_key, "Test server");
   ITERATE_UNTIL (server_list_row ("demo-model") != NULL && server_list_row ("alias") != NULL);
   g_assert_true (row_says ("Test server", url));
+  /* Listed where a new chat's model is chosen too. */
+  {
+    g_autofree char *demo_id = burrow_remote_model_id (url, "demo-model");
+    g_autofree char *alias_id = burrow_remote_model_id (url, "alias");
+
+    ITERATE_UNTIL (model_menu_has ("Test server", "demo-model", demo_id));
+    g_assert_true (model_menu_has ("Test server", "alias", alias_id));
+  }
   kept = keyring_key (url);
   g_assert_cmpstr (kept, ==, right_key);
   assert_key_nowhere (right_key);
@@ -525,7 +565,9 @@ test_server_figures (void)
   add_server (fast->url, "", "Fast server");
   ITERATE_UNTIL (server_list_row ("Fast server") != NULL &&
                  g_strcmp0 (adw_action_row_get_subtitle (server_list_row ("Fast server")), url) == 0);
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
+  /* New Chat's menu, with a chat open. */
+  ITERATE_UNTIL (model_menu_has ("Fast server", "demo-model", id));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
   ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
 
