@@ -141,6 +141,11 @@ set_load_fix (BurrowWindow *self,
       burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Edit Server…"), "win.edit-server",
                                           g_variant_new_string (url));
       break;
+    case BURROW_ERROR_FIX_UNLOCK:
+      /* Loading again asks the keyring for the key, which asks to unlock it. */
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Unlock Keyring…"),
+                                          "win.reload-chat-model", NULL);
+      break;
     case BURROW_ERROR_FIX_RETRY:
       burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Try Again"), "win.reload-chat-model",
                                           NULL);

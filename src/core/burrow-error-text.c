@@ -10,6 +10,7 @@
 #include "burrow-engine.h"
 #include "burrow-error-text.h"
 #include "burrow-remote-error.h"
+#include "burrow-remote-keyring.h"
 
 typedef struct {
   const char *const *words;   /* any of these in the message */
@@ -92,6 +93,9 @@ burrow_error_summary (const GError *error,
 
   if (error->domain == BURROW_REMOTE_ERROR)
     return remote_summary (error);
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    return g_strdup (_("The keyring that holds this server’s API key is locked. Unlock it to "
+                       "use the server."));
   if (error->domain == BURROW_CHAT_STORE_ERROR)
     {
       if (error->code == BURROW_CHAT_STORE_ERROR_VERSION)
@@ -126,6 +130,8 @@ burrow_error_fix (const GError *error,
     return BURROW_ERROR_FIX_SERVER_KEY;
   if (error->domain == BURROW_REMOTE_ERROR)
     return BURROW_ERROR_FIX_RETRY;
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    return BURROW_ERROR_FIX_UNLOCK;
   if (template_file != NULL && strstr (error->message, template_file) != NULL)
     return BURROW_ERROR_FIX_TEMPLATE;
   if (tokenizer_file != NULL && strstr (error->message, tokenizer_file) != NULL)

@@ -18,6 +18,7 @@ typedef enum {
   BURROW_ERROR_FIX_FOLDER,      /* choose another model folder */
   BURROW_ERROR_FIX_SERVER_KEY,  /* the server refused the key: edit the server */
   BURROW_ERROR_FIX_RETRY,       /* the server failed or could not be reached: try again */
+  BURROW_ERROR_FIX_UNLOCK,      /* the keyring with the server's key is locked: unlock it */
   BURROW_ERROR_FIX_TEMPLATE,    /* the chosen chat template: go back to the model's own */
   BURROW_ERROR_FIX_TOKENIZER,   /* the chosen tokenizer: choose another */
 } BurrowErrorFix;

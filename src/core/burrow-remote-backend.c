@@ -185,6 +185,15 @@ on_key (GObject      *source,
   GError *made = NULL;
   g_autoptr(BurrowRemoteClient) client = NULL;
 
+  /* A key in a locked keyring: say so, rather than ask without it and report a 401. */
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    {
+      g->func (NULL, error, g->data);
+      g_object_unref (g->self);
+      g_free (g->url);
+      g_free (g);
+      return;
+    }
   /* Without a keyring the server is asked without a key; one that needs it says so (401). */
   if (error != NULL)
     g_debug ("No key from the keyring for %s: %s", g->url, error->message);

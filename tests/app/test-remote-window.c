@@ -10,6 +10,7 @@
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
+#include <libsecret/secret.h>
 #include <signal.h>
 #include <string.h>
 
@@ -604,6 +605,51 @@ test_server_figures (void)
   remote_server_stop (fast);
 }
 
+/* The keyring locked (its unlock prompt dismissed, as a session without one does): the
+ * failed load says the keyring is locked and offers to unlock it, instead of asking the
+ * server without the key and reporting its 401. Last: the keyring stays locked. */
+static void
+test_locked_keyring (void)
+{
+  const char *const args[] = { "--api-key-file", key_file, NULL };
+  RemoteServer *keyed = remote_server_start (BURROW_CLI_TESTING, args, NULL);
+  g_autofree char *url = g_strndup (keyed->url, strlen (keyed->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+                                                                 BURROW_TYPE_CHAT_VIEW,
+                                                                 "model_bar_button"));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SecretService) service = NULL;
+  g_autoptr(SecretCollection) collection = NULL;
+  GList *locked = NULL;
+  const char *said;
+
+  add_server (keyed->url, right_key, "Keyed server");
+  ITERATE_UNTIL (model_menu_has ("Keyed server", "demo-model", id));
+
+  service = secret_service_get_sync (SECRET_SERVICE_LOAD_COLLECTIONS, NULL, &error);
+  g_assert_no_error (error);
+  collection = secret_collection_for_alias_sync (service, SECRET_COLLECTION_DEFAULT,
+                                                 SECRET_COLLECTION_NONE, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (collection);
+  locked = g_list_append (NULL, collection);
+  secret_service_lock_sync (service, locked, NULL, NULL, &error);
+  g_list_free (locked);
+  g_assert_no_error (error);
+  burrow_remote_backend_forget (burrow_application_get_remote (app), url);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  said = burrow_session_get_load_error (burrow_application_get_session (app));
+  g_assert_nonnull (strstr (said, "keyring"));
+  g_assert_nonnull (strstr (said, "locked"));
+  g_assert_null (strstr (said, "401"));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "_Unlock Keyring…");
+  app_test_save_screenshot (GTK_WIDGET (window), "keyring-locked.png");
+  remote_server_stop (keyed);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -648,6 +694,7 @@ main (int   argc,
   g_test_add_func ("/remote-window/plain-http-asks", test_plain_http_asks);
   g_test_add_func ("/remote-window/other-server", test_other_server);
   g_test_add_func ("/remote-window/server-figures", test_server_figures);
+  g_test_add_func ("/remote-window/locked-keyring", test_locked_keyring);
 
   ret = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
