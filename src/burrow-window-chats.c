@@ -386,6 +386,13 @@ empty_trash (BurrowWindow *self)
 
   if (self->trashed == NULL)
     return;
+  /* Gone for good: so is its draft. */
+  if (self->drafts != NULL)
+    {
+      gint64 id = burrow_chat_get_id (self->trashed);
+
+      g_hash_table_remove (self->drafts, &id);
+    }
   g_clear_object (&self->trashed);
   if (!burrow_chat_store_empty_trash (self->store, &error))
     g_warning ("%s", error->message);
