@@ -6,6 +6,7 @@
 #include "burrow-engine.h"
 #include "burrow-remote-backend.h"
 #include "burrow-spin-text.h"
+#include "burrow-toast.h"
 
 struct _BurrowChatSettingsWindow {
   AdwPreferencesWindow parent_instance;
@@ -68,6 +69,7 @@ burrow_chat_settings_window_choose_template_file (BurrowChatSettingsWindow *self
 {
   const char *dir;
   g_autofree char *path = NULL;
+  g_autoptr(GError) error = NULL;
 
   g_return_if_fail (BURROW_IS_CHAT_SETTINGS_WINDOW (self));
 
@@ -75,6 +77,16 @@ burrow_chat_settings_window_choose_template_file (BurrowChatSettingsWindow *self
   if (dir[0] == '\0')
     return;
   path = file ? g_file_get_path (file) : NULL;
+  /* Checked now, not at the next load: a template that does not parse is not kept. */
+  if (path != NULL && !burrow_check_chat_template (path, &error))
+    {
+      /* Translators: the engine's own words on why a chosen file is not a chat template */
+      g_autofree char *text = g_strdup_printf (_("Not a chat template Burrow can use: %s"),
+                                               error->message);
+
+      adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), burrow_toast_new (text));
+      return;
+    }
   burrow_settings_set_model_template (self->defaults, dir, path);
   self->template_changed = TRUE;
   show_template (self);

@@ -2,6 +2,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-actionable.h"
 #include "burrow-chat-view.h"
 #include "burrow-message-row.h"
 
@@ -187,7 +188,7 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
   if (button != NULL)
     {
       gtk_button_set_label (self->model_bar_button, button);
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->model_bar_button), action);
+      burrow_actionable_set (GTK_ACTIONABLE (self->model_bar_button), action, NULL);
     }
   if (state != BURROW_MODEL_BAR_FAILED)
     gtk_widget_set_visible (GTK_WIDGET (self->model_bar_details), FALSE);
@@ -198,9 +199,11 @@ burrow_chat_view_set_model_bar (BurrowChatView      *self,
 
 void
 burrow_chat_view_set_model_name (BurrowChatView *self,
-                                 const char     *name)
+                                 const char     *name,
+                                 const char     *host)
 {
   g_autofree char *escaped = NULL;
+  g_autofree char *escaped_host = NULL;
   g_autofree char *description = NULL;
 
   g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
@@ -212,10 +215,31 @@ burrow_chat_view_set_model_name (BurrowChatView *self,
       return;
     }
   escaped = g_markup_escape_text (name, -1);
-  /* Translators: the model's folder name */
-  description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
-                                 escaped);
+  if (host != NULL)
+    {
+      escaped_host = g_markup_escape_text (host, -1);
+      /* Translators: the model's name, then the host name of the server it runs on */
+      description = g_strdup_printf (_("With %s. Everything you write is sent to the server "
+                                       "at %s"), escaped, escaped_host);
+    }
+  else
+    /* Translators: the model's folder name */
+    description = g_strdup_printf (_("With %s. Everything you write stays on this computer"),
+                                   escaped);
   adw_status_page_set_description (self->empty_status, description);
+}
+
+void
+burrow_chat_view_set_model_bar_fix (BurrowChatView *self,
+                                    const char     *label,
+                                    const char     *action,
+                                    GVariant       *target)
+{
+  g_return_if_fail (BURROW_IS_CHAT_VIEW (self));
+  g_return_if_fail (label != NULL && action != NULL);
+
+  gtk_button_set_label (self->model_bar_button, label);
+  burrow_actionable_set (GTK_ACTIONABLE (self->model_bar_button), action, target);
 }
 
 void

@@ -34,10 +34,17 @@ void burrow_chat_view_set_model_bar (BurrowChatView      *self,
 /* The technical text behind the bar's detail, folded under Details; NULL hides it. */
 void burrow_chat_view_set_model_bar_details (BurrowChatView *self,
                                              const char     *technical);
+/* The failed bar's button: the fix for its error (by default, choosing another folder). */
+void burrow_chat_view_set_model_bar_fix (BurrowChatView *self,
+                                         const char     *label,
+                                         const char     *action,
+                                         GVariant       *target);
 BurrowModelBarState burrow_chat_view_get_model_bar (BurrowChatView *self);
-/* Named in the empty chat's greeting. */
+/* Named in the empty chat's greeting, with where the text goes: this computer, or the
+ * server at @host (NULL for a local model). */
 void burrow_chat_view_set_model_name (BurrowChatView *self,
-                                      const char     *name);
+                                      const char     *name,
+                                      const char     *host);
 
 /* The composer's text. */
 char *burrow_chat_view_dup_draft (BurrowChatView *self);

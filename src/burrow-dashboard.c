@@ -19,6 +19,7 @@ struct _BurrowDashboard {
 
   BurrowPerfMonitor *monitor;
   gboolean compact;
+  gboolean on_server;           /* the figures are a server's: what it cannot fill hides */
 
   AdwClamp *clamp;
   GtkFlowBox *tiles;
@@ -39,6 +40,10 @@ struct _BurrowDashboard {
   GtkLabel *cap_note;
   GtkLabel *source_note;
   GtkWidget *speed_section;
+  GtkWidget *token_section;
+  GtkWidget *read_section;
+  GtkWidget *read_rate_tile;
+  GtkWidget *tier_legend;
   GtkWidget *layer_box;
   BurrowChart *charts[6];
   GtkBox *token_box;
@@ -143,7 +148,7 @@ update_legend (BurrowDashboard          *self,
 static void
 update_numbers (BurrowDashboard *self)
 {
-  const BurrowPerfSnapshot *s = burrow_perf_monitor_get_snapshot (self->monitor);
+  const BurrowPerfSnapshot *s = self->monitor ? burrow_perf_monitor_get_snapshot (self->monitor) : NULL;
   guint64 lookups;
 
   if (s == NULL)
@@ -234,17 +239,55 @@ burrow_dashboard_set_monitor (BurrowDashboard   *self,
 {
   g_return_if_fail (BURROW_IS_DASHBOARD (self));
 
+  if (monitor == self->monitor)
+    return;
   if (self->monitor != NULL)
     g_signal_handlers_disconnect_by_data (self->monitor, self);
   g_set_object (&self->monitor, monitor);
   for (guint i = 0; i < G_N_ELEMENTS (self->charts); i++)
     burrow_chart_set_monitor (self->charts[i], monitor);
   if (monitor != NULL)
-    {
-      g_signal_connect_object (monitor, "updated", G_CALLBACK (update_numbers), self,
-                               G_CONNECT_SWAPPED);
-      update_numbers (self);
-    }
+    g_signal_connect_object (monitor, "updated", G_CALLBACK (update_numbers), self,
+                             G_CONNECT_SWAPPED);
+  /* Without one, every figure shows as none. */
+  update_numbers (self);
+}
+
+/* A section in a flow box shows with the child the flow box wraps it in. */
+static void
+show_section (GtkWidget *section,
+              gboolean   visible)
+{
+  GtkWidget *wrapper = gtk_widget_get_ancestor (section, GTK_TYPE_FLOW_BOX_CHILD);
+
+  gtk_widget_set_visible (wrapper != NULL ? wrapper : section, visible);
+}
+
+/* What each dashboard shows: the panel leaves out the speed and layer charts; a server's
+ * figures leave out what only a local model fills. A server's tokens reach this computer
+ * in bursts, so per-token times and rates measured here are the network's, not the
+ * server's (a chart reached 21,000 tokens/s for a server at 1,093); its per-token phase
+ * clocks are its compute only, and its experts have no tiers or sizes on this disk. */
+static void
+update_sections (BurrowDashboard *self)
+{
+  gtk_widget_set_visible (self->header, self->compact);
+  show_section (self->speed_section, !self->compact && !self->on_server);
+  gtk_widget_set_visible (self->layer_box, !self->compact);
+  show_section (self->token_section, !self->on_server);
+  show_section (self->read_section, !self->on_server);
+  show_section (self->read_rate_tile, !self->on_server);
+  gtk_widget_set_visible (self->tier_legend, !self->on_server);
+}
+
+void
+burrow_dashboard_set_on_server (BurrowDashboard *self,
+                                gboolean         on_server)
+{
+  g_return_if_fail (BURROW_IS_DASHBOARD (self));
+
+  self->on_server = on_server;
+  update_sections (self);
 }
 
 void
@@ -254,9 +297,7 @@ burrow_dashboard_set_compact (BurrowDashboard *self,
   g_return_if_fail (BURROW_IS_DASHBOARD (self));
 
   self->compact = compact;
-  gtk_widget_set_visible (self->header, compact);
-  gtk_widget_set_visible (self->speed_section, !compact);
-  gtk_widget_set_visible (self->layer_box, !compact);
+  update_sections (self);
   gtk_flow_box_set_max_children_per_line (self->sections, compact ? 1 : 2);
   gtk_flow_box_set_max_children_per_line (self->tiles, compact ? 2 : 3);
   /* The panel keeps to a sidebar's width; the page uses what the window has. */
@@ -372,6 +413,10 @@ burrow_dashboard_class_init (BurrowDashboardClass *klass)
   gtk_widget_class_bind_template_child_full (widget_class, "pinned_label", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, tier_labels[2]));
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, speed_section);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, token_section);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, read_section);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, read_rate_tile);
+  gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, tier_legend);
   gtk_widget_class_bind_template_child (widget_class, BurrowDashboard, layer_box);
   gtk_widget_class_bind_template_child_full (widget_class, "token_chart", FALSE,
                                              G_STRUCT_OFFSET (BurrowDashboard, charts[0]));
@@ -417,6 +462,7 @@ burrow_dashboard_init (BurrowDashboard *self)
   g_signal_connect_object (expert_map (self), "notify::cell-size", G_CALLBACK (update_map_zoom),
                            self, G_CONNECT_SWAPPED);
   update_map_zoom (self);
+  update_numbers (self);
 }
 
 GtkWidget *

@@ -19,6 +19,10 @@ void burrow_dashboard_set_monitor (BurrowDashboard   *self,
 void burrow_dashboard_set_compact (BurrowDashboard *self,
                                    gboolean         compact);
 
+/* The figures are a server's: the charts and tiles only a local model fills (time per
+ * token by phase, disk reads, speed per token, the expert tiers) hide. */
+void burrow_dashboard_set_on_server (BurrowDashboard *self,
+                                     gboolean         on_server);
 /* A note under the tiles about where the numbers come from (a server that reports only
  * its speed); NULL hides it. */
 void burrow_dashboard_set_source_note (BurrowDashboard *self,

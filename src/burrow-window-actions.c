@@ -86,18 +86,51 @@ on_tokenizer_chooser_response (BurrowWindow         *self,
                                int                   response,
                                GtkFileChooserNative *chooser)
 {
+  const char *dir = g_object_get_data (G_OBJECT (chooser), "model-dir");
+
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
       g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
 
       if (path != NULL)
-        _burrow_window_set_tokenizer (self, path);
+        _burrow_window_set_model_tokenizer (self, dir, path);
     }
 
   gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (chooser));
   if (self->tokenizer_chooser == chooser)
     g_clear_object (&self->tokenizer_chooser);
+}
+
+/* A file chooser for the tokenizer of the model folder @dir. */
+static void
+choose_tokenizer_for (BurrowWindow *self,
+                      const char   *dir)
+{
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autoptr(GFile) folder = NULL;
+
+  if (self->tokenizer_chooser != NULL)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
+      g_clear_object (&self->tokenizer_chooser);
+    }
+
+  self->tokenizer_chooser = gtk_file_chooser_native_new (_("Choose Tokenizer File"), GTK_WINDOW (self),
+                                                         GTK_FILE_CHOOSER_ACTION_OPEN,
+                                                         _("_Choose"), _("_Cancel"));
+  g_object_set_data_full (G_OBJECT (self->tokenizer_chooser), "model-dir", g_strdup (dir), g_free);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->tokenizer_chooser), TRUE);
+  gtk_file_filter_set_name (filter, _("Tokenizers (tokenizer.json, tiktoken.model)"));
+  gtk_file_filter_add_pattern (filter, "*.json");
+  gtk_file_filter_add_pattern (filter, "*.model");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->tokenizer_chooser), filter);
+  /* The tokenizer usually sits beside the model, in the folder the weights came from. */
+  folder = g_file_new_for_path (dir);
+  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->tokenizer_chooser), folder, NULL);
+  g_signal_connect_object (self->tokenizer_chooser, "response",
+                           G_CALLBACK (on_tokenizer_chooser_response), self, G_CONNECT_SWAPPED);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
 }
 
 static void
@@ -106,31 +139,50 @@ choose_tokenizer_action (GtkWidget  *widget,
                          GVariant   *param)
 {
   BurrowWindow *self = BURROW_WINDOW (widget);
-  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-  g_autoptr(GFile) folder = NULL;
 
-  if (self->inspect_dir == NULL)
+  if (self->inspect_dir != NULL)
+    choose_tokenizer_for (self, self->inspect_dir);
+}
+
+/* The open chat's model failed to load with the tokenizer chosen for it. */
+static void
+choose_chat_tokenizer_action (GtkWidget  *widget,
+                              const char *action_name,
+                              GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  if (self->chat != NULL)
+    choose_tokenizer_for (self, burrow_chat_get_model_dir (self->chat));
+}
+
+/* The open chat's model failed to load with the chat template chosen for it: back to the
+ * model's own, and load again. */
+static void
+reset_chat_template_action (GtkWidget  *widget,
+                            const char *action_name,
+                            GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  const char *dir;
+
+  if (self->chat == NULL)
     return;
-  if (self->tokenizer_chooser != NULL)
-    {
-      gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
-      return;
-    }
+  dir = burrow_chat_get_model_dir (self->chat);
+  burrow_settings_set_model_template (self->settings, dir, NULL);
+  burrow_session_load_model (self->session, dir);
+}
 
-  self->tokenizer_chooser = gtk_file_chooser_native_new (_("Choose Tokenizer File"), GTK_WINDOW (self),
-                                                         GTK_FILE_CHOOSER_ACTION_OPEN,
-                                                         _("_Choose"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (self->tokenizer_chooser), TRUE);
-  gtk_file_filter_set_name (filter, _("Tokenizers (tokenizer.json, tiktoken.model)"));
-  gtk_file_filter_add_pattern (filter, "*.json");
-  gtk_file_filter_add_pattern (filter, "*.model");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (self->tokenizer_chooser), filter);
-  /* The tokenizer usually sits beside the model, in the folder the weights came from. */
-  folder = g_file_new_for_path (self->inspect_dir);
-  gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (self->tokenizer_chooser), folder, NULL);
-  g_signal_connect_object (self->tokenizer_chooser, "response",
-                           G_CALLBACK (on_tokenizer_chooser_response), self, G_CONNECT_SWAPPED);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->tokenizer_chooser));
+/* The open chat's model again, also after a failed load (a server that was down). */
+static void
+reload_chat_model_action (GtkWidget  *widget,
+                          const char *action_name,
+                          GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  if (self->chat != NULL)
+    burrow_session_load_model (self->session, burrow_chat_get_model_dir (self->chat));
 }
 
 static void
@@ -194,6 +246,15 @@ load_chat_model_action (GtkWidget  *widget,
                         GVariant   *param)
 {
   _burrow_window_ensure_chat_model (BURROW_WINDOW (widget));
+}
+
+/* A chat with the model chosen in the menu beside New Chat: a folder, or a server's. */
+static void
+new_chat_with_action (GtkWidget  *widget,
+                      const char *action_name,
+                      GVariant   *param)
+{
+  _burrow_window_start_chat (BURROW_WINDOW (widget), g_variant_get_string (param, NULL));
 }
 
 static void
@@ -460,8 +521,12 @@ _burrow_window_class_actions_init (GtkWidgetClass *widget_class)
     { "win.compact-copy", NULL, compact_copy_action },
     { "win.choose-tokenizer", NULL, choose_tokenizer_action },
     { "win.load-chat-model", NULL, load_chat_model_action },
+    { "win.reload-chat-model", NULL, reload_chat_model_action },
+    { "win.reset-chat-template", NULL, reset_chat_template_action },
+    { "win.choose-chat-tokenizer", NULL, choose_chat_tokenizer_action },
     { "win.cancel-load", NULL, cancel_load_action },
     { "win.new-chat", NULL, new_chat_action },
+    { "win.new-chat-with", "s", new_chat_with_action },
     { "win.select-chat", "x", select_chat_action },
     { "win.rename-chat", "x", rename_chat_action },
     { "win.delete-chat", "x", delete_chat_action },

@@ -6,6 +6,7 @@
 #include <glib/gi18n.h>
 
 #include "burrow-chat-settings-window.h"
+#include "burrow-toast.h"
 #include "burrow-window-private.h"
 
 static void on_reply_started (BurrowWindow      *self,
@@ -113,6 +114,23 @@ create_chat_row (gpointer item,
   gtk_accessible_update_property (GTK_ACCESSIBLE (menu_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("Chat Menu"), -1);
 
+  {
+    g_autofree char *host = burrow_remote_model_host (burrow_chat_get_model_dir (chat));
+
+    /* A chat whose words leave this computer says so in the list. */
+    if (host != NULL)
+      {
+        GtkWidget *mark = gtk_image_new_from_icon_name ("network-server-symbolic");
+        /* Translators: shown on a chat in the list whose model runs on a server; %s is its host */
+        g_autofree char *where = g_strdup_printf (_("On the server at %s"), host);
+
+        gtk_widget_set_name (mark, "remote-mark");
+        gtk_widget_add_css_class (mark, "dim-label");
+        gtk_widget_set_tooltip_text (mark, where);
+        gtk_accessible_update_property (GTK_ACCESSIBLE (mark), GTK_ACCESSIBLE_PROPERTY_LABEL, where, -1);
+        gtk_box_append (GTK_BOX (box), mark);
+      }
+  }
   gtk_box_append (GTK_BOX (box), labels);
   gtk_box_append (GTK_BOX (box), menu_button);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (row), box);
@@ -156,6 +174,7 @@ _burrow_window_chats_init (BurrowWindow *self)
 {
   g_autoptr(BurrowChat) latest = NULL;
 
+  self->drafts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   /* The list shows the store through the search's filter. */
   gtk_list_box_bind_model (self->chat_list, G_LIST_MODEL (self->listed_chats), create_chat_row,
                            self, NULL);
@@ -181,6 +200,23 @@ _burrow_window_chats_init (BurrowWindow *self)
 
 /* ---- switching and creating ---- */
 
+/* The open chat's composer text, kept for when it is opened again. */
+static void
+keep_draft (BurrowWindow *self)
+{
+  g_autofree char *draft = NULL;
+  gint64 id;
+
+  if (self->chat == NULL || self->drafts == NULL)
+    return;
+  id = burrow_chat_get_id (self->chat);
+  draft = burrow_chat_view_dup_draft (self->chat_view);
+  if (draft[0] == '\0')
+    g_hash_table_remove (self->drafts, &id);
+  else
+    g_hash_table_insert (self->drafts, g_memdup2 (&id, sizeof id), g_steal_pointer (&draft));
+}
+
 void
 _burrow_window_select_chat (BurrowWindow *self,
                             BurrowChat   *chat)
@@ -196,9 +232,17 @@ _burrow_window_select_chat (BurrowWindow *self,
 
   _burrow_window_stop_own (self);
   _burrow_window_cancel_edit (self);
+  keep_draft (self);
   g_set_object (&self->chat, chat);
   if (chat != self->fresh_chat)
     g_clear_object (&self->fresh_chat);
+  {
+    gint64 id = chat != NULL ? burrow_chat_get_id (chat) : 0;
+    const char *draft = chat != NULL && self->drafts != NULL
+                        ? g_hash_table_lookup (self->drafts, &id) : NULL;
+
+    burrow_chat_view_set_draft (self->chat_view, draft);
+  }
 
   if (chat != NULL)
     {
@@ -213,6 +257,7 @@ _burrow_window_select_chat (BurrowWindow *self,
 
   _burrow_window_sync_selection (self);
   _burrow_window_update_model_bar (self);
+  _burrow_window_update_figures (self);
   _burrow_window_show_page (self, chat != NULL ? "chat" : "empty");
 }
 
@@ -397,6 +442,13 @@ empty_trash (BurrowWindow *self)
 
   if (self->trashed == NULL)
     return;
+  /* Gone for good: so is its draft. */
+  if (self->drafts != NULL)
+    {
+      gint64 id = burrow_chat_get_id (self->trashed);
+
+      g_hash_table_remove (self->drafts, &id);
+    }
   g_clear_object (&self->trashed);
   if (!burrow_chat_store_empty_trash (self->store, &error))
     g_warning ("%s", error->message);
@@ -444,7 +496,7 @@ _burrow_window_trash_chat (BurrowWindow *self,
 
   /* Translators: a chat's name */
   text = g_strdup_printf (_("“%s” deleted"), title[0] != '\0' ? title : _("New Chat"));
-  self->undo_toast = adw_toast_new (text);
+  self->undo_toast = burrow_toast_new (text);
   adw_toast_set_button_label (self->undo_toast, _("_Undo"));
   adw_toast_set_action_target_value (self->undo_toast,
                                      g_variant_new_int64 (burrow_chat_get_id (chat)));
@@ -610,6 +662,7 @@ void
 _burrow_window_chats_dispose (BurrowWindow *self)
 {
   g_clear_pointer (&self->draft_before_edit, g_free);
+  g_clear_pointer (&self->drafts, g_hash_table_unref);
   empty_trash (self);
   g_clear_object (&self->fresh_chat);
   g_clear_object (&self->chat);

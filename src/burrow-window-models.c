@@ -4,6 +4,7 @@
 
 #include <glib/gi18n.h>
 
+#include "burrow-actionable.h"
 #include "burrow-compact-dialog.h"
 #include "burrow-error-text.h"
 #include "burrow-window-private.h"
@@ -104,6 +105,34 @@ _burrow_window_start_chat (BurrowWindow *self,
     burrow_settings_add_recent_model (self->settings, dir);
 }
 
+gboolean
+_burrow_window_set_model_tokenizer (BurrowWindow *self,
+                                    const char   *dir,
+                                    const char   *file)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (dir == NULL)
+    return FALSE;
+  if (file != NULL && !burrow_check_tokenizer (file, &error))
+    {
+      /* Translators: the engine's own words on why a chosen file is not a tokenizer */
+      g_autofree char *text = g_strdup_printf (_("Not a tokenizer Burrow can read: %s"),
+                                               error->message);
+
+      _burrow_window_toast (self, text);
+      return FALSE;
+    }
+  burrow_settings_set_model_tokenizer (self->settings, dir, file);
+  if (g_strcmp0 (dir, self->inspect_dir) == 0)
+    self->inspect_has_tokenizer = file != NULL;
+  if (g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0 &&
+      burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED)
+    burrow_session_load_model (self->session, dir);
+  _burrow_window_update_state (self);
+  return TRUE;
+}
+
 void
 burrow_window_chat_with (BurrowWindow *self,
                          GFile        *model)
@@ -122,11 +151,44 @@ void
 _burrow_window_set_tokenizer (BurrowWindow *self,
                               const char   *file)
 {
-  if (self->inspect_dir == NULL)
-    return;
-  burrow_settings_set_model_tokenizer (self->settings, self->inspect_dir, file);
-  self->inspect_has_tokenizer = file != NULL;
-  _burrow_window_update_state (self);
+  _burrow_window_set_model_tokenizer (self, self->inspect_dir, file);
+}
+
+/* The failed bar's one button, for what went wrong. */
+static void
+set_load_fix (BurrowWindow *self,
+              const char   *dir)
+{
+  g_autofree char *url = NULL;
+
+  switch (burrow_session_get_load_fix (self->session))
+    {
+    case BURROW_ERROR_FIX_SERVER_KEY:
+      burrow_remote_model_id_parse (dir, &url, NULL);
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Edit Server…"), "win.edit-server",
+                                          g_variant_new_string (url));
+      break;
+    case BURROW_ERROR_FIX_UNLOCK:
+      /* Loading again asks the keyring for the key, which asks to unlock it. */
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Unlock Keyring…"),
+                                          "win.reload-chat-model", NULL);
+      break;
+    case BURROW_ERROR_FIX_RETRY:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Try Again"), "win.reload-chat-model",
+                                          NULL);
+      break;
+    case BURROW_ERROR_FIX_TEMPLATE:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("_Use the Model’s Template"),
+                                          "win.reset-chat-template", NULL);
+      break;
+    case BURROW_ERROR_FIX_TOKENIZER:
+      burrow_chat_view_set_model_bar_fix (self->chat_view, _("Choose Another _Tokenizer…"),
+                                          "win.choose-chat-tokenizer", NULL);
+      break;
+    case BURROW_ERROR_FIX_FOLDER:
+    default:
+      break;
+    }
 }
 
 void
@@ -137,8 +199,13 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   g_autofree char *title = NULL;
   BurrowModelState state = burrow_session_get_model_state (self->session);
   gboolean ours = g_strcmp0 (dir, burrow_session_get_model_dir (self->session)) == 0;
+  g_autofree char *host = burrow_remote_model_host (dir);
+  g_autofree char *remote_name = NULL;
 
-  burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? name : NULL);
+  /* A server's model is named once, its host said where the text goes. */
+  burrow_remote_model_id_parse (dir, NULL, &remote_name);
+  burrow_chat_view_set_model_name (self->chat_view, dir[0] != '\0' ? (remote_name ? remote_name : name) : NULL,
+                                   host);
   if (dir[0] == '\0' || (ours && state == BURROW_MODEL_LOADED))
     {
       burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_HIDDEN, NULL, NULL, 0);
@@ -161,6 +228,7 @@ _burrow_window_update_model_bar (BurrowWindow *self)
                                       burrow_session_get_load_error (self->session), 0);
       burrow_chat_view_set_model_bar_details (self->chat_view,
                                               burrow_session_get_load_error_details (self->session));
+      set_load_fix (self, dir);
       return;
     }
   /* Translators: the model's folder name */
@@ -168,21 +236,47 @@ _burrow_window_update_model_bar (BurrowWindow *self)
   burrow_chat_view_set_model_bar (self->chat_view, BURROW_MODEL_BAR_UNLOADED, title, dir, 0);
 }
 
-/* A model on a server other than Burrow: the dashboard has its speed only, and says so. */
+/* A model on a server: the dashboard says its figures are the server's, and a server
+ * other than Burrow has its speed only. */
 static void
 update_source_note (BurrowWindow *self)
 {
   const char *dir = burrow_session_get_model_dir (self->session);
   BurrowBackendFlags flags = burrow_backend_get_flags (burrow_session_get_backend (self->session));
-  const char *note = NULL;
+  g_autofree char *host = NULL;
+  g_autofree char *note = NULL;
+  gboolean on_server = FALSE;
 
   if (burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED &&
-      burrow_remote_model_id_parse (dir, NULL, NULL) && !(flags & BURROW_BACKEND_PERF_NUMBERS))
-    note = _("This server reports its speed only: tokens per second and the time to the "
-             "first token. Its expert cache, disk reads and time per token are not "
-             "available.");
+      (host = burrow_remote_model_host (dir)) != NULL)
+    {
+      on_server = TRUE;
+      if (flags & BURROW_BACKEND_PERF_NUMBERS)
+        /* Translators: %s is the server's host name */
+        note = g_strdup_printf (_("Figures reported by the server at %s: its speed, its expert "
+                                  "cache and its disk. The time to the first token is as it "
+                                  "reached this computer."), host);
+      else
+        /* Translators: %s is the server's host name */
+        note = g_strdup_printf (_("The server at %s reports its speed only: tokens per second "
+                                  "and the time to the first token. Its expert cache, disk "
+                                  "reads and time per token are not available."), host);
+    }
+  burrow_dashboard_set_on_server (self->panel, on_server);
+  burrow_dashboard_set_on_server (self->performance, on_server);
   burrow_dashboard_set_source_note (self->panel, note);
   burrow_dashboard_set_source_note (self->performance, note);
+}
+
+/* Whether the open chat's model is the one the session has loaded: the dashboards and the
+ * memory banner speak of that model only. */
+static gboolean
+chat_model_loaded (BurrowWindow *self)
+{
+  return self->chat != NULL &&
+         burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED &&
+         g_strcmp0 (burrow_chat_get_model_dir (self->chat),
+                    burrow_session_get_model_dir (self->session)) == 0;
 }
 
 void
@@ -190,16 +284,32 @@ _burrow_window_update_memory_banner (BurrowWindow *self)
 {
   const char *setting = NULL;
   const char *warning = burrow_session_get_memory_warning (self->session, &setting);
-  gboolean show = warning != NULL
-                  && burrow_session_get_model_state (self->session) == BURROW_MODEL_LOADED;
+  gboolean show = warning != NULL && chat_model_loaded (self);
 
   if (show)
     {
       gtk_label_set_text (self->memory_banner_label, warning);
-      gtk_actionable_set_action_target (GTK_ACTIONABLE (self->memory_banner_button), "s",
-                                        setting != NULL ? setting : "ram-budget");
+      /* No setting: the new one waits for the model to load again. */
+      gtk_button_set_label (GTK_BUTTON (self->memory_banner_button),
+                            setting != NULL ? _("Memory Settings") : _("Load Again"));
+      burrow_actionable_set (GTK_ACTIONABLE (self->memory_banner_button),
+                             setting != NULL ? "app.preferences-at" : "win.reload-chat-model",
+                             setting != NULL ? g_variant_new_string (setting) : NULL);
     }
   gtk_revealer_set_reveal_child (self->memory_banner, show);
+}
+
+void
+_burrow_window_update_figures (BurrowWindow *self)
+{
+  BurrowPerfMonitor *monitor = chat_model_loaded (self) ? burrow_session_get_monitor (self->session)
+                                                        : NULL;
+
+  /* Another model's chat shows no figures rather than the loaded model's. */
+  burrow_dashboard_set_monitor (self->panel, monitor);
+  burrow_dashboard_set_monitor (self->performance, monitor);
+  update_source_note (self);
+  _burrow_window_update_memory_banner (self);
 }
 
 void
@@ -212,8 +322,7 @@ _burrow_window_on_model_state (BurrowWindow *self)
       g_list_model_get_n_items (self->messages) == 0)
     _burrow_window_drop_failed_chat (self);
 
-  update_source_note (self);
-  _burrow_window_update_memory_banner (self);
+  _burrow_window_update_figures (self);
   _burrow_window_update_model_bar (self);
   _burrow_window_update_state (self);
   if (self->chat != NULL &&

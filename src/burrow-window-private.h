@@ -27,6 +27,8 @@ struct _BurrowWindow {
   BurrowRemoteBackend *remote;  /* models on servers (NULL without an application) */
   GSettings *remote_settings;   /* the servers list */
   GCancellable *servers_cancellable;
+  GMenu *model_menu;            /* beside New Chat: every model a chat can start with */
+  GHashTable *server_models;    /* server url -> GStrv: its models as it last listed them */
 
   /* Opening a folder: inspect it, show what it holds. */
   GCancellable *inspect_cancellable;
@@ -46,6 +48,9 @@ struct _BurrowWindow {
   /* An edit in progress (the chat view knows which message): the composer's text from
    * before, given back on Cancel. Nothing is deleted until the edit is sent. */
   char *draft_before_edit;
+  /* What each chat's composer held when another chat was opened (chat id -> text): a
+   * draft belongs to its chat, never sent in another. */
+  GHashTable *drafts;
 
   /* Searching the chats: chat id -> markup of the snippet that matched ("" for the
    * title), or NULL while the sidebar lists every chat. */
@@ -60,6 +65,7 @@ struct _BurrowWindow {
   AdwLeaflet *leaflet;
   GtkWidget *sidebar;
   GtkWidget *content;
+  AdwSplitButton *new_chat_button;
   GtkStack *sidebar_stack;
   GtkSearchBar *search_bar;
   GtkSearchEntry *search_entry;
@@ -124,11 +130,19 @@ void _burrow_window_update_model_bar (BurrowWindow *self);
 void _burrow_window_on_model_state (BurrowWindow *self);
 /* Shows the session's memory advice above the page, or hides it. */
 void _burrow_window_update_memory_banner (BurrowWindow *self);
+/* The dashboards, their note and the memory banner for the open chat's model: its figures
+ * when it is the loaded model, none otherwise. */
+void _burrow_window_update_figures (BurrowWindow *self);
 void _burrow_window_start_chat (BurrowWindow *self,
                                 const char   *dir);
 /* The tokenizer file for the inspected folder, which has none of its own. */
 void _burrow_window_set_tokenizer (BurrowWindow *self,
                                    const char   *file);
+/* @file as the tokenizer of the model folder @dir, once it opens as one (else a toast says
+ * why and nothing changes); a failed load of @dir is tried again with it. */
+gboolean _burrow_window_set_model_tokenizer (BurrowWindow *self,
+                                             const char   *dir,
+                                             const char   *file);
 /* Make a Compact Copy of the open folder: the dialog; a finished copy joins the recent
  * models, and opening it shows its page. */
 void _burrow_window_compact_copy (BurrowWindow *self);
@@ -165,6 +179,14 @@ void _burrow_window_export_chat (BurrowWindow *self,
                                  gboolean      json);
 void _burrow_window_import_chat (BurrowWindow *self);
 void _burrow_window_export_dispose (BurrowWindow *self);
+/* burrow-window-model-menu.c: the menu beside New Chat. */
+void _burrow_window_model_menu_init (BurrowWindow *self);
+void _burrow_window_model_menu_dispose (BurrowWindow *self);
+void _burrow_window_update_model_menu (BurrowWindow *self);
+/* The models the server at @url listed, for the menu. */
+void _burrow_window_set_server_models (BurrowWindow       *self,
+                                       const char         *url,
+                                       const char * const *ids);
 
 /* burrow-window-chats.c */
 void _burrow_window_chats_init (BurrowWindow *self);

@@ -8,6 +8,7 @@
 
 #include "burrow-application.h"
 #include "burrow-remote-client.h"
+#include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
 #include "burrow-remote-server-add.h"
 #include "burrow-remote-servers.h"
@@ -33,6 +34,10 @@ server_row (const BurrowRemoteServer *server)
   gtk_actionable_set_action_name (GTK_ACTIONABLE (remove), "win.remove-server");
   gtk_actionable_set_action_target (GTK_ACTIONABLE (remove), "s", server->url);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), remove);
+  /* The row opens the server to edit its name, address and key. */
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.edit-server");
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (row), "s", server->url);
   return row;
 }
 
@@ -83,6 +88,7 @@ on_models (GObject      *source,
           adw_action_row_set_subtitle (ADW_ACTION_ROW (l->row), l->url);
           for (guint i = 0; ids[i] != NULL; i++)
             gtk_list_box_insert (l->self->servers_list, model_row (l->url, ids[i]), at + 1 + (int) i);
+          _burrow_window_set_server_models (l->self, l->url, (const char * const *) ids);
         }
     }
   g_object_unref (l->self);
@@ -115,6 +121,7 @@ refresh_servers (BurrowWindow *self)
                                                self->servers_cancellable, on_models, l);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->servers_list), servers->len > 0);
+  _burrow_window_update_model_menu (self);
 }
 
 /* ---- adding one ---- */
@@ -124,6 +131,7 @@ typedef struct {
   char *url;
   char *name;
   char *key;                    /* NULL for none */
+  char *old_url;                /* the address it had, when a server is edited */
   gboolean allow_plain_http;
 } Adding;
 
@@ -133,9 +141,26 @@ adding_free (Adding *a)
   g_object_unref (a->self);
   g_free (a->url);
   g_free (a->name);
+  g_free (a->old_url);
   if (a->key != NULL)
     burrow_remote_keyring_free_key (g_steal_pointer (&a->key));
   g_free (a);
+}
+
+static void forget_server (BurrowWindow *self,
+                           const char   *url);
+
+/* The open chat's model is on this server and failed to load (its key, say): again. */
+static void
+reload_if_failed (BurrowWindow *self,
+                  const char   *url)
+{
+  const char *dir = burrow_session_get_model_dir (self->session);
+  g_autofree char *on = NULL;
+
+  if (burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED &&
+      burrow_remote_model_id_parse (dir, &on, NULL) && g_strcmp0 (on, url) == 0)
+    burrow_session_load_model (self->session, dir);
 }
 
 static void
@@ -154,23 +179,62 @@ on_server_added (GObject      *source,
       adding_free (a);
       return;
     }
+  /* An edit that moved the server: the old address goes, with its key. */
+  if (a->old_url != NULL && g_strcmp0 (a->old_url, a->url) != 0)
+    forget_server (a->self, a->old_url);
   /* The same server again (a new key) leaves GSettings as it was: no change signal. */
   refresh_servers (a->self);
   {
-    /* Translators: %s is the server's name, or its address */
-    g_autofree char *text = g_strdup_printf (_("Added %s"), a->name[0] ? a->name : a->url);
+    const char *what = a->name[0] ? a->name : a->url;
+    g_autofree char *text = a->old_url != NULL
+      /* Translators: %s is the server's name, or its address */
+      ? g_strdup_printf (_("Saved %s"), what)
+      /* Translators: %s is the server's name, or its address */
+      : g_strdup_printf (_("Added %s"), what);
 
     _burrow_window_toast (a->self, text);
   }
+  reload_if_failed (a->self, a->url);
   adding_free (a);
 }
 
-/* The core's transaction: keyring, then settings, then the backend. */
+static void
+on_key_checked (GObject      *source,
+                GAsyncResult *result,
+                gpointer      data)
+{
+  Adding *a = data;
+  g_autoptr(GError) error = NULL;
+
+  burrow_remote_server_check_key_finish (result, &error);
+  if (g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_UNAUTHORIZED) ||
+      g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_FORBIDDEN))
+    {
+      /* Translators: %s is the server's name, or its address */
+      g_autofree char *text = g_strdup_printf (_("%s refused the API key, so the server was "
+                                                 "not added"),
+                                               a->name[0] ? a->name : a->url);
+
+      _burrow_window_toast (a->self, text);
+      adding_free (a);
+      return;
+    }
+  if (error != NULL)
+    {
+      _burrow_window_toast_error (a->self, error, NULL);
+      adding_free (a);
+      return;
+    }
+  /* The core's transaction: keyring, then settings, then the backend. */
+  burrow_remote_server_add_async (a->self->remote, a->self->remote_settings, a->url, a->name,
+                                  a->key, a->allow_plain_http, NULL, on_server_added, a);
+}
+
+/* The key is tried first: one the server refuses is not kept. */
 static void
 store_server (Adding *a)
 {
-  burrow_remote_server_add_async (a->self->remote, a->self->remote_settings, a->url, a->name,
-                                  a->key, a->allow_plain_http, NULL, on_server_added, a);
+  burrow_remote_server_check_key_async (a->url, a->key, NULL, on_key_checked, a);
 }
 
 static void
@@ -220,7 +284,15 @@ typedef struct {
   GtkEditable *url;
   GtkEditable *name;
   GtkEditable *key;
+  char *old_url;                /* NULL when adding */
 } Form;
+
+static void
+form_free (Form *f)
+{
+  g_free (f->old_url);
+  g_free (f);
+}
 
 static void
 on_add_response (AdwMessageDialog *dialog,
@@ -246,6 +318,7 @@ on_add_response (AdwMessageDialog *dialog,
   a->url = g_strdup (burrow_remote_client_get_url (client));
   a->name = g_strstrip (g_strdup (gtk_editable_get_text (f->name)));
   a->key = key[0] != '\0' ? g_strstrip (g_strdup (key)) : NULL;
+  a->old_url = g_strdup (f->old_url);
   if (a->key != NULL && burrow_remote_url_is_exposed (a->url))
     confirm_plain_http (a);
   else
@@ -276,20 +349,37 @@ entry_row (GtkWidget  *list,
 }
 
 static void
-add_server_action (GtkWidget  *widget,
-                   const char *action_name,
-                   GVariant   *param)
+on_key_for_form (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
 {
-  BurrowWindow *self = BURROW_WINDOW (widget);
+  g_autoptr(GtkEditable) entry = data;
+  char *key = burrow_remote_keyring_lookup_finish (result, NULL);
+
+  if (key != NULL && gtk_editable_get_text (entry)[0] == '\0')
+    gtk_editable_set_text (entry, key);
+  if (key != NULL)
+    burrow_remote_keyring_free_key (key);
+}
+
+/* The server dialog: empty to add one, or filled with @server's address, name and key
+ * (from the keyring) to edit it. */
+static void
+server_dialog (BurrowWindow             *self,
+               const BurrowRemoteServer *server)
+{
   GtkWidget *dialog, *list;
   Form *f;
 
-  if (self->remote == NULL)
-    return;
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), _("Add a Server"),
-                                   _("A server with an OpenAI-compatible API: vLLM, SGLang, "
-                                     "llama.cpp’s server, Ollama, or burrow-cli serve on "
-                                     "another computer. The API key is kept in the keyring."));
+  if (server != NULL)
+    dialog = adw_message_dialog_new (GTK_WINDOW (self), _("Edit Server"),
+                                     _("The API key is kept in the keyring. It is tried before "
+                                       "anything is saved."));
+  else
+    dialog = adw_message_dialog_new (GTK_WINDOW (self), _("Add a Server"),
+                                     _("A server with an OpenAI-compatible API: vLLM, SGLang, "
+                                       "llama.cpp’s server, Ollama, or burrow-cli serve on "
+                                       "another computer. The API key is kept in the keyring."));
   list = gtk_list_box_new ();
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
   gtk_widget_add_css_class (list, "boxed-list");
@@ -301,7 +391,7 @@ add_server_action (GtkWidget  *widget,
   adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), list);
   adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
                                     "cancel", _("_Cancel"),
-                                    "add", _("_Add"),
+                                    "add", server != NULL ? _("_Save") : _("_Add"),
                                     NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "add",
                                               ADW_RESPONSE_SUGGESTED);
@@ -309,9 +399,42 @@ add_server_action (GtkWidget  *widget,
   adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "add");
   adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
   g_signal_connect (f->url, "changed", G_CALLBACK (on_url_changed), dialog);
+  if (server != NULL)
+    {
+      f->old_url = g_strdup (server->url);
+      gtk_editable_set_text (f->url, server->url);
+      gtk_editable_set_text (f->name, server->name);
+      burrow_remote_keyring_lookup_async (server->url, NULL, on_key_for_form, g_object_ref (f->key));
+    }
   g_signal_connect_data (dialog, "response", G_CALLBACK (on_add_response), f,
-                         (GClosureNotify) (void (*) (void)) g_free, 0);
+                         (GClosureNotify) (void (*) (void)) form_free, 0);
   gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+add_server_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+
+  if (self->remote != NULL)
+    server_dialog (self, NULL);
+}
+
+static void
+edit_server_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *param)
+{
+  BurrowWindow *self = BURROW_WINDOW (widget);
+  g_autoptr(BurrowRemoteServer) server = NULL;
+
+  if (self->remote == NULL)
+    return;
+  server = burrow_remote_servers_find (self->remote_settings, g_variant_get_string (param, NULL));
+  if (server != NULL)
+    server_dialog (self, server);
 }
 
 static void
@@ -323,16 +446,20 @@ on_removed_key (GObject      *source,
 }
 
 static void
+forget_server (BurrowWindow *self,
+               const char   *url)
+{
+  burrow_remote_keyring_clear_async (url, NULL, on_removed_key, NULL);
+  burrow_remote_backend_forget (self->remote, url);
+  burrow_remote_servers_remove (self->remote_settings, url);
+}
+
+static void
 remove_server_action (GtkWidget  *widget,
                       const char *action_name,
                       GVariant   *param)
 {
-  BurrowWindow *self = BURROW_WINDOW (widget);
-  const char *url = g_variant_get_string (param, NULL);
-
-  burrow_remote_keyring_clear_async (url, NULL, on_removed_key, NULL);
-  burrow_remote_backend_forget (self->remote, url);
-  burrow_remote_servers_remove (self->remote_settings, url);
+  forget_server (BURROW_WINDOW (widget), g_variant_get_string (param, NULL));
 }
 
 /* ---- the window ---- */
@@ -368,4 +495,5 @@ _burrow_window_class_servers_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.add-server", NULL, add_server_action);
   gtk_widget_class_install_action (widget_class, "win.remove-server", "s", remove_server_action);
+  gtk_widget_class_install_action (widget_class, "win.edit-server", "s", edit_server_action);
 }

@@ -4,6 +4,7 @@
 
 #include "burrow-demo.h"
 #include "burrow-error-text.h"
+#include "burrow-toast.h"
 #include "burrow-window-private.h"
 
 G_DEFINE_FINAL_TYPE (BurrowWindow, burrow_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -34,7 +35,7 @@ void
 _burrow_window_toast (BurrowWindow *self,
                       const char   *text)
 {
-  AdwToast *toast = adw_toast_new (text);
+  AdwToast *toast = burrow_toast_new (text);
 
   adw_toast_set_timeout (toast, 3);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
@@ -46,7 +47,7 @@ _burrow_window_toast_error (BurrowWindow *self,
                             const char   *fallback)
 {
   g_autofree char *summary = burrow_error_summary (error, fallback);
-  AdwToast *toast = adw_toast_new (summary);
+  AdwToast *toast = burrow_toast_new (summary);
 
   adw_toast_set_timeout (toast, 5);
   if (error != NULL)
@@ -273,6 +274,7 @@ burrow_window_constructed (GObject *object)
                            G_CALLBACK (update_recent_models), self, G_CONNECT_SWAPPED);
   update_recent_models (self);
   _burrow_window_find_local_models (self);
+  _burrow_window_model_menu_init (self);
 
   {
     g_autofree char *demo = burrow_demo_model_dir ();
@@ -280,9 +282,7 @@ burrow_window_constructed (GObject *object)
     gtk_widget_set_visible (self->demo_button, demo != NULL);
   }
 
-  burrow_dashboard_set_monitor (self->panel, burrow_session_get_monitor (self->session));
   burrow_dashboard_set_compact (self->panel, TRUE);
-  burrow_dashboard_set_monitor (self->performance, burrow_session_get_monitor (self->session));
 
   /* The model and the turn are the application's: every window follows them. */
   g_signal_connect_object (self->session, "notify::model-state",
@@ -292,7 +292,7 @@ burrow_window_constructed (GObject *object)
   g_signal_connect_object (self->session, "notify::model-dir",
                            G_CALLBACK (_burrow_window_on_model_state), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::memory-warning",
-                           G_CALLBACK (_burrow_window_update_memory_banner), self,
+                           G_CALLBACK (_burrow_window_update_figures), self,
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::generating",
                            G_CALLBACK (on_generating), self, G_CONNECT_SWAPPED);
@@ -314,6 +314,7 @@ burrow_window_dispose (GObject *object)
   _burrow_window_models_dispose (self);
   _burrow_window_local_dispose (self);
   _burrow_window_servers_dispose (self);
+  _burrow_window_model_menu_dispose (self);
   g_clear_object (&self->settings);
   g_clear_object (&self->session);
   g_clear_object (&self->worker);
@@ -450,6 +451,7 @@ burrow_window_class_init (BurrowWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, error_page);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, view_stack);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, paned);
+  gtk_widget_class_bind_template_child (widget_class, BurrowWindow, new_chat_button);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, chat_view);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, panel);
   gtk_widget_class_bind_template_child (widget_class, BurrowWindow, performance);

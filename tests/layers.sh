@@ -19,7 +19,7 @@ text:      core api
 model:     core quant kernels stream blocks
 families:  core quant kernels stream blocks model text synth api
 convert:   core quant kernels model text families api
-run:       core quant kernels stream blocks model text families api
+run:       core quant kernels stream blocks model text families convert api
 cli:       core quant kernels stream blocks synth text model families convert run api remote
 api:
 remote:    api

@@ -6,9 +6,12 @@
 set -eu
 # The bus and the daemons it starts run without the tests' G_DEBUG=fatal-warnings: a
 # warning of gnome-keyring's own must not abort it. The command gets it back.
+# Nor the display: a prompt to unlock the keyring (gcr-prompter, started by the bus) then
+# fails at once, as one the person dismisses, instead of waiting on a window no one sees.
 if [ -z "${BURROW_KEYRING_BUS:-}" ]; then
-  export BURROW_KEYRING_BUS=1 BURROW_KEYRING_G_DEBUG="${G_DEBUG:-}"
-  exec env -u G_DEBUG dbus-run-session -- "$0" "$@"
+  export BURROW_KEYRING_BUS=1 BURROW_KEYRING_G_DEBUG="${G_DEBUG:-}" \
+         BURROW_KEYRING_DISPLAY="${DISPLAY:-}"
+  exec env -u G_DEBUG -u DISPLAY -u WAYLAND_DISPLAY dbus-run-session -- "$0" "$@"
 fi
 command -v gnome-keyring-daemon >/dev/null || {
   echo "Bail out! gnome-keyring-daemon is missing (install gnome-keyring)"; exit 1; }
@@ -30,4 +33,5 @@ until gdbus call --session --dest org.freedesktop.DBus --object-path /org/freede
   sleep 0.1
 done
 [ -z "$BURROW_KEYRING_G_DEBUG" ] || export G_DEBUG="$BURROW_KEYRING_G_DEBUG"
+[ -z "$BURROW_KEYRING_DISPLAY" ] || export DISPLAY="$BURROW_KEYRING_DISPLAY"
 "$@"

@@ -9,6 +9,7 @@
 
 #include "convert/convert-plan.h"
 #include "convert/convert.h"
+#include "convert/public-error.h"
 #include "convert/quality.h"
 #include "core/check.h"
 #include "core/json-load.h"
@@ -41,17 +42,6 @@ to_internal (const char *dir, const char *out_dir, const BurrowConvertOptions *o
   bw->dense = (BwConvertFormat) o->dense;
   bw->group = o->group;
   bw->threads = o->threads;
-}
-
-/* The engine's own error domains become the public ones; GIO and file errors stay. */
-static void
-publish_error (GError **error)
-{
-  if (error == NULL || *error == NULL || (*error)->domain != BW_CHECKPOINT_ERROR)
-    return;
-  (*error)->code = (*error)->code == BW_CHECKPOINT_ERROR_IO ? BURROW_ENGINE_ERROR_IO
-                                                           : BURROW_ENGINE_ERROR_INVALID_INPUT;
-  (*error)->domain = BURROW_ENGINE_ERROR;
 }
 
 static gboolean
@@ -148,14 +138,14 @@ burrow_convert_estimate (const char *dir, const char *out_dir,
   ck = bw_checkpoint_open (dir, bw_families (), error);
   if (ck == NULL)
     {
-      publish_error (error);
+      bw_error_publish (error);
       return FALSE;
     }
   to_internal (dir, out_dir, options, &bw);
   if (!bw_convert_plan_build (ck, &bw, &plan, error))
     {
       bw_convert_plan_clear (&plan);
-      publish_error (error);
+      bw_error_publish (error);
       return FALSE;
     }
   const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
@@ -268,7 +258,7 @@ burrow_convert (const char *dir, const char *out_dir, const BurrowConvertOptions
       g_cancellable_set_error_if_cancelled (cancellable, error);
       return FALSE;
     }
-  publish_error (error);
+  bw_error_publish (error);
   return FALSE;
 }
 
@@ -355,7 +345,7 @@ burrow_quality_report_load (const char *dir, BurrowQualityReport *report, GError
   root = bw_json_parse_object (path, data, len, error);
   if (root == NULL)
     {
-      publish_error (error);
+      bw_error_publish (error);
       return FALSE;
     }
   JsonObject *o = json_node_get_object (root);

@@ -327,7 +327,8 @@ bw_checkpoint_open (const char *dir, const BwFamilyLookup *families, GError **er
   if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     {
       gboolean exists = g_file_test (dir, G_FILE_TEST_EXISTS);
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_IO,
+      g_set_error (error, BW_CHECKPOINT_ERROR,
+                   exists ? BW_CHECKPOINT_ERROR_IO : BW_CHECKPOINT_ERROR_NOT_FOUND,
                    exists ? "%s: not a model: a model is a folder holding config.json and "
                             ".safetensors files, or a .gguf file"
                           : "%s: no such file or folder", dir);

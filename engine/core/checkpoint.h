@@ -63,6 +63,8 @@ typedef enum {
   BW_CHECKPOINT_ERROR_FORMAT,   /* malformed file: JSON, header, offsets */
   BW_CHECKPOINT_ERROR_CONFIG,   /* config.json value missing or out of range */
   BW_CHECKPOINT_ERROR_UNSUPPORTED,
+  BW_CHECKPOINT_ERROR_NOT_FOUND,   /* the folder or file is not there */
+  BW_CHECKPOINT_ERROR_TRUNCATED,   /* a file shorter than its own header says */
 } BwCheckpointError;
 
 /* Opens and validates a checkpoint folder whose config.json names one of `families`

@@ -427,7 +427,7 @@ place_tensors (Cursor *c, BwGgufFile *f, GError **error)
                      G_GUINT64_FORMAT ", not a multiple of the file's alignment %u", t->name,
                      t->offset, f->alignment);
       if (t->offset > data_size || t->nbytes > data_size - t->offset)
-        return fail (c, error, BW_CHECKPOINT_ERROR_FORMAT, "tensor '%s' (%" G_GUINT64_FORMAT
+        return fail (c, error, BW_CHECKPOINT_ERROR_TRUNCATED, "tensor '%s' (%" G_GUINT64_FORMAT
                      " bytes at offset %" G_GUINT64_FORMAT ") runs past the end of the file's "
                      "%" G_GUINT64_FORMAT "-byte data section (the file may be truncated)",
                      t->name, t->nbytes, t->offset, data_size);

@@ -22,7 +22,7 @@ bw_safetensors_header_length (const char *file, const guint8 *prefix, guint64 fi
 
   if (file_size < 8)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_TRUNCATED,
                    "%s: file is %" G_GUINT64_FORMAT " bytes, too short for a safetensors "
                    "header", file, file_size);
       return FALSE;
@@ -38,7 +38,7 @@ bw_safetensors_header_length (const char *file, const guint8 *prefix, guint64 fi
     }
   if (n > file_size - 8)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_TRUNCATED,
                    "%s: header length %" G_GUINT64_FORMAT " runs past the end of the "
                    "%" G_GUINT64_FORMAT "-byte file", file, n, file_size);
       return FALSE;
@@ -110,7 +110,9 @@ parse_offsets (const char *file, const char *name, JsonArray *offsets, guint64 d
     }
   if (begin > end || (guint64) end > data_size)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+      /* Past the end of the data: the file holds less than its header says. */
+      g_set_error (error, BW_CHECKPOINT_ERROR,
+                   begin > end ? BW_CHECKPOINT_ERROR_FORMAT : BW_CHECKPOINT_ERROR_TRUNCATED,
                    "%s: tensor '%s' data_offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
                    "] lie outside the %" G_GUINT64_FORMAT "-byte data section", file, name,
                    begin, end, data_size);
@@ -214,7 +216,7 @@ bw_safetensors_parse (const char *file, const guint8 *head, gsize head_len,
 
   if (head_len < 8 || head_len > file_size)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_TRUNCATED,
                    "%s: file is too short for a safetensors header", file);
       return NULL;
     }
@@ -222,7 +224,7 @@ bw_safetensors_parse (const char *file, const guint8 *head, gsize head_len,
     return NULL;
   if (header_len > head_len - 8)
     {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_TRUNCATED,
                    "%s: header is truncated", file);
       return NULL;
     }

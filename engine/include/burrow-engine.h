@@ -20,6 +20,9 @@ typedef enum {
   BURROW_ENGINE_ERROR_CANCELLED,
   BURROW_ENGINE_ERROR_INVALID_INPUT,
   BURROW_ENGINE_ERROR_CONTEXT_LENGTH,   /* the prompt fills the context window */
+  BURROW_ENGINE_ERROR_NOT_FOUND,        /* the model's folder or file is not there */
+  BURROW_ENGINE_ERROR_INCOMPLETE,       /* a model file shorter than its header says: cut
+                                         * short, or still downloading */
 } BurrowEngineError;
 
 /* ---- Inspection: what a checkpoint folder holds, without loading it ---- */
@@ -330,6 +333,11 @@ const char *burrow_engine_get_chat_template (BurrowEngine *engine);
  * tokenizer_config.json with a chat_template), or NULL when it has none or it is
  * unreadable; without loading the model. */
 char *burrow_chat_template_find (const char *dir);
+/* Whether @file is a chat template the engine can use (it reads and parses), and a
+ * tokenizer file it can open: FALSE with an error naming the file and the problem. For
+ * checking a file when a person chooses it. */
+gboolean burrow_check_chat_template (const char *file, GError **error);
+gboolean burrow_check_tokenizer (const char *file, GError **error);
 /* TRUE when the family's chat format has a thinking mode. */
 gboolean burrow_engine_supports_thinking (BurrowEngine *engine);
 /* Encodes text (no chat template, special-token text as plain text) and returns the

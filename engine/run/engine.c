@@ -8,6 +8,7 @@
 #include "core/model-config.h"
 #include "core/checksum.h"
 #include "core/gguf.h"
+#include "convert/public-error.h"
 #include "kernels/dispatch.h"
 #include "run/engine-load.h"
 #include "run/stop-config.h"
@@ -305,7 +306,12 @@ burrow_engine_load (const char *dir, const BurrowEngineOptions *options,
   engine->name = burrow_model_name (dir);
   engine->max_batch = mo.max_batch;
   engine->model = bw_model_load (dir, bw_families (), &mo, progress, user_data, cancellable, error);
-  if (engine->model == NULL || !engine_setup_text (engine, options, error))
+  if (engine->model == NULL)
+    {
+      bw_error_publish (error);
+      return NULL;
+    }
+  if (!engine_setup_text (engine, options, error))
     return NULL;
   engine->logits = g_new0 (float, bw_model_vocab_size (engine->model));
   engine->max_positions = config_max_positions (engine->model);

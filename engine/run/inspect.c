@@ -9,6 +9,7 @@
 #include "core/gguf.h"
 #include "core/json-load.h"
 #include "core/model-config.h"
+#include "convert/public-error.h"
 #include "model/checkpoint-tally.h"
 #include "text/tokenizer.h"
 #include "families/family.h"
@@ -72,10 +73,8 @@ burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error)
   ckpt = bw_checkpoint_open (dir, bw_families (), &local);
   if (ckpt == NULL)
     {
-      g_set_error_literal (error, BURROW_ENGINE_ERROR,
-                           local->code == BW_CHECKPOINT_ERROR_IO
-                             ? BURROW_ENGINE_ERROR_IO : BURROW_ENGINE_ERROR_INVALID_INPUT,
-                           local->message);
+      bw_error_publish (&local);
+      g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
   cfg = bw_checkpoint_get_config (ckpt);

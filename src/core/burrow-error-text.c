@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "burrow-chat-store.h"
+#include "burrow-engine.h"
 #include "burrow-error-text.h"
 #include "burrow-remote-error.h"
+#include "burrow-remote-keyring.h"
 
 typedef struct {
   const char *const *words;   /* any of these in the message */
@@ -91,12 +93,21 @@ burrow_error_summary (const GError *error,
 
   if (error->domain == BURROW_REMOTE_ERROR)
     return remote_summary (error);
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    return g_strdup (_("The keyring that holds this server’s API key is locked. Unlock it to "
+                       "use the server."));
   if (error->domain == BURROW_CHAT_STORE_ERROR)
     {
       if (error->code == BURROW_CHAT_STORE_ERROR_VERSION)
         return g_strdup (_("Your chats were saved by a newer version of Burrow."));
       return g_strdup (_("Your chats could not be saved or read. The disk may be full or read-only."));
     }
+  /* The engine's codes say these apart from a folder that holds no model. */
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_NOT_FOUND))
+    return g_strdup (_("The model’s folder is no longer there: it was moved, renamed or deleted."));
+  if (g_error_matches (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INCOMPLETE))
+    return g_strdup (_("A file of this model is shorter than it says it is: it may still be "
+                       "downloading, or the copy was cut short."));
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE) ||
       g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC))
     return g_strdup (_("The disk is full."));
@@ -105,4 +116,25 @@ burrow_error_summary (const GError *error,
     if (contains_any (error->message, rules[i].words))
       return g_strdup (_(rules[i].summary));
   return g_strdup (fallback);
+}
+
+BurrowErrorFix
+burrow_error_fix (const GError *error,
+                  const char   *template_file,
+                  const char   *tokenizer_file)
+{
+  if (error == NULL)
+    return BURROW_ERROR_FIX_FOLDER;
+  if (g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_UNAUTHORIZED) ||
+      g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_FORBIDDEN))
+    return BURROW_ERROR_FIX_SERVER_KEY;
+  if (error->domain == BURROW_REMOTE_ERROR)
+    return BURROW_ERROR_FIX_RETRY;
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    return BURROW_ERROR_FIX_UNLOCK;
+  if (template_file != NULL && strstr (error->message, template_file) != NULL)
+    return BURROW_ERROR_FIX_TEMPLATE;
+  if (tokenizer_file != NULL && strstr (error->message, tokenizer_file) != NULL)
+    return BURROW_ERROR_FIX_TOKENIZER;
+  return BURROW_ERROR_FIX_FOLDER;
 }

@@ -59,18 +59,30 @@ burrow_remote_model_id_parse (const char  *id,
 }
 
 char *
+burrow_remote_model_host (const char *id)
+{
+  g_autofree char *url = NULL;
+  g_autoptr(GUri) uri = NULL;
+
+  if (!burrow_remote_model_id_parse (id, &url, NULL))
+    return NULL;
+  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  return g_strdup (uri != NULL && g_uri_get_host (uri) != NULL ? g_uri_get_host (uri) : url);
+}
+
+char *
 burrow_model_display_name (const char *model_dir)
 {
-  g_autofree char *url = NULL, *model = NULL;
-  g_autoptr(GUri) uri = NULL;
+  g_autofree char *model = NULL;
+  g_autofree char *host = NULL;
 
   if (model_dir == NULL || model_dir[0] == '\0')
     return g_strdup ("");
-  if (!burrow_remote_model_id_parse (model_dir, &url, &model))
+  if (!burrow_remote_model_id_parse (model_dir, NULL, &model))
     return burrow_model_name (model_dir);
-  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  host = burrow_remote_model_host (model_dir);
   /* Translators: a model on a server: its name there, then the server's host name */
-  return g_strdup_printf (_("%s (%s)"), model, uri ? g_uri_get_host (uri) : url);
+  return g_strdup_printf (_("%s (%s)"), model, host);
 }
 
 /* ---- the object ---- */
@@ -174,6 +186,15 @@ on_key (GObject      *source,
   GError *made = NULL;
   g_autoptr(BurrowRemoteClient) client = NULL;
 
+  /* A key in a locked keyring: say so, rather than ask without it and report a 401. */
+  if (g_error_matches (error, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED))
+    {
+      g->func (NULL, error, g->data);
+      g_object_unref (g->self);
+      g_free (g->url);
+      g_free (g);
+      return;
+    }
   /* Without a keyring the server is asked without a key; one that needs it says so (401). */
   if (error != NULL)
     g_debug ("No key from the keyring for %s: %s", g->url, error->message);

@@ -41,6 +41,9 @@ char *burrow_remote_model_id (const char *url,
 gboolean burrow_remote_model_id_parse (const char  *id,
                                        char       **url,
                                        char       **model);
+/* The host name of the server a remote model id names (where its chats are sent), or
+ * NULL for a local model. */
+char *burrow_remote_model_host (const char *id);
 /* What to call a model in the window: burrow_model_name's (a folder's or a GGUF file's
  * name), or "MODEL (host)". */
 char *burrow_model_display_name (const char *model_dir);

@@ -25,6 +25,8 @@ typedef struct {
   GCancellable *cancellable;
   GCancellable *poll_cancellable;
   int n_tokens;
+  gint64 start;                    /* when the request went out */
+  double ttft;                     /* seconds to the first piece here; 0 before it */
   gboolean have_phases;
   double phases[BURROW_N_PHASES];  /* the server's clocks at the last piece */
   guint poll_source;
@@ -105,8 +107,20 @@ on_profile (GObject      *source,
   BurrowPerfSnapshot *snapshot = profile ? burrow_remote_profile_to_snapshot (profile) : NULL;
 
   g->polling = FALSE;
+  /* One first-token time on the dashboard and under the reply: as it reached this computer
+   * (the server's own excludes the network). */
+  if (snapshot != NULL && g->ttft > 0)
+    snapshot->turn.ttft_seconds = g->ttft;
   if (g->done)
     {
+      if (g->result != NULL && snapshot != NULL)
+        {
+          /* The server's own speed under the reply too, not one timed from pieces that
+           * arrive in bursts. */
+          if (snapshot->turn.decode_tokens_per_second > 0)
+            g->result->stats.decode_tokens_per_second = snapshot->turn.decode_tokens_per_second;
+          snapshot->turn.ttft_seconds = g->result->stats.ttft_seconds;
+        }
       if (g->result != NULL)
         g->result->snapshot = snapshot;
       else
@@ -165,6 +179,8 @@ on_delta (const char                 *answer,
   update->has_token = TRUE;
   update->n_tokens = ++g->n_tokens;
   update->sample.time = g_get_monotonic_time ();
+  if (g->n_tokens == 1)
+    g->ttft = (double) (update->sample.time - g->start) / G_USEC_PER_SEC;
   update->sample.first = g->n_tokens == 1;
   if (counters != NULL)
     {
@@ -235,6 +251,7 @@ burrow_remote_generate (BurrowRemoteClient   *client,
   g->user_data = user_data;
   g->cancellable = cancellable ? g_object_ref (cancellable) : g_cancellable_new ();
   g->poll_cancellable = g_cancellable_new ();
+  g->start = g_get_monotonic_time ();
   burrow_remote_client_chat (client, chat, g->cancellable, &funcs, g);
   if (burrow_remote_client_get_profile_state (client) != BURROW_REMOTE_PROFILE_NO)
     poll_later (g);

@@ -7,6 +7,13 @@
 
 G_BEGIN_DECLS
 
+#define BURROW_REMOTE_KEYRING_ERROR (burrow_remote_keyring_error_quark ())
+GQuark burrow_remote_keyring_error_quark (void);
+
+typedef enum {
+  BURROW_REMOTE_KEYRING_ERROR_LOCKED,   /* the key is there, in a keyring left locked */
+} BurrowRemoteKeyringError;
+
 /* Stores (or replaces) the key for @url, labelled with the server's @name. */
 void burrow_remote_keyring_store_async (const char          *url,
                                         const char          *name,
@@ -17,7 +24,9 @@ void burrow_remote_keyring_store_async (const char          *url,
 gboolean burrow_remote_keyring_store_finish (GAsyncResult  *result,
                                              GError       **error);
 
-/* The key for @url: NULL without an error when there is none. Free with
+/* The key for @url: NULL without an error when there is none; NULL with
+ * BURROW_REMOTE_KEYRING_ERROR_LOCKED when it is in a keyring that stayed locked (its
+ * unlock prompt dismissed), so that the server is not asked without it. Free with
  * burrow_remote_keyring_free_key (it wipes the memory). */
 void burrow_remote_keyring_lookup_async (const char          *url,
                                          GCancellable        *cancellable,

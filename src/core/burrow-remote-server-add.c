@@ -1,6 +1,8 @@
 /* The add-server transaction: keyring, then settings, then the backend. */
 #include "burrow-remote-server-add.h"
 
+#include "burrow-remote-client.h"
+#include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
 #include "burrow-remote-servers.h"
 
@@ -100,6 +102,58 @@ burrow_remote_server_add_async (BurrowRemoteBackend *remote,
 gboolean
 burrow_remote_server_add_finish (GAsyncResult  *result,
                                  GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ---- the key, checked before anything is kept ---- */
+
+static void
+on_checked (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  g_autoptr(GTask) task = data;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) ids = burrow_remote_client_list_models_finish (BURROW_REMOTE_CLIENT (source),
+                                                               result, &error);
+
+  /* Only the server's own refusal says the key is wrong; a server that cannot be reached
+   * now is still added, its list saying why. */
+  if (g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_UNAUTHORIZED) ||
+      g_error_matches (error, BURROW_REMOTE_ERROR, BURROW_REMOTE_ERROR_FORBIDDEN) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+void
+burrow_remote_server_check_key_async (const char          *url,
+                                      const char          *key,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(BurrowRemoteClient) client = NULL;
+  GError *error = NULL;
+
+  g_task_set_source_tag (task, burrow_remote_server_check_key_async);
+  client = burrow_remote_client_new (url, key, &error);
+  if (client == NULL)
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  burrow_remote_client_list_models_async (client, cancellable, on_checked, task);
+}
+
+gboolean
+burrow_remote_server_check_key_finish (GAsyncResult  *result,
+                                       GError       **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
   return g_task_propagate_boolean (G_TASK (result), error);

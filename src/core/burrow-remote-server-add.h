@@ -26,4 +26,16 @@ void burrow_remote_server_add_async (BurrowRemoteBackend *remote,
 gboolean burrow_remote_server_add_finish (GAsyncResult  *result,
                                           GError       **error);
 
+/* Asks the server at @url for its models (GET /v1/models) with @key (NULL or "" for none),
+ * before anything is kept: FALSE with BURROW_REMOTE_ERROR_UNAUTHORIZED or _FORBIDDEN when
+ * the server refuses the key, or with a bad address; TRUE otherwise, also when the server
+ * cannot be reached now (the list of servers says so later). */
+void burrow_remote_server_check_key_async (const char          *url,
+                                           const char          *key,
+                                           GCancellable        *cancellable,
+                                           GAsyncReadyCallback  callback,
+                                           gpointer             user_data);
+gboolean burrow_remote_server_check_key_finish (GAsyncResult  *result,
+                                                GError       **error);
+
 G_END_DECLS

@@ -32,6 +32,7 @@ struct _BurrowSession {
   char *load_phase;
   char *load_error;
   char *load_error_details;
+  BurrowErrorFix load_fix;
   gboolean supports_thinking;
   char *memory_warning;         /* burrow-memory-advice.h, or NULL */
   const char *memory_setting;   /* the preference that would help */
@@ -133,6 +134,18 @@ set_memory_warning (BurrowSession *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MEMORY_WARNING]);
 }
 
+/* The memory for experts changed while a warning about it shows: the warning's figures
+ * are the old setting's, and the new one takes effect only when the model loads again. */
+static void
+on_memory_setting (BurrowSession *self)
+{
+  if (self->state != BURROW_MODEL_LOADED || self->memory_warning == NULL ||
+      self->memory_setting == NULL)
+    return;
+  set_memory_warning (self, g_strdup (_("The memory for experts has changed. It takes effect "
+                                        "when the model loads again.")), NULL);
+}
+
 static void
 set_progress (BurrowSession *self,
               double         fraction,
@@ -153,6 +166,25 @@ set_load_error (BurrowSession *self,
   g_free (self->load_error_details);
   self->load_error = error ? burrow_error_summary (error, _("This model could not be loaded.")) : NULL;
   self->load_error_details = error ? g_strdup (error->message) : NULL;
+  self->load_fix = BURROW_ERROR_FIX_FOLDER;
+  if (error != NULL && self->model_dir != NULL)
+    {
+      g_autofree char *template_file = burrow_settings_dup_model_template (self->settings, self->model_dir);
+      g_autofree char *tokenizer_file = burrow_settings_dup_model_tokenizer (self->settings, self->model_dir);
+
+      self->load_fix = burrow_error_fix (error, template_file, tokenizer_file);
+      /* The file chosen for the model is what failed, not the model. */
+      if (self->load_fix == BURROW_ERROR_FIX_TEMPLATE)
+        {
+          g_free (self->load_error);
+          self->load_error = g_strdup (_("The chat template chosen for this model cannot be used."));
+        }
+      else if (self->load_fix == BURROW_ERROR_FIX_TOKENIZER)
+        {
+          g_free (self->load_error);
+          self->load_error = g_strdup (_("The tokenizer chosen for this model does not fit it."));
+        }
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOAD_ERROR]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOAD_ERROR_DETAILS]);
 }
@@ -851,6 +883,13 @@ burrow_session_get_load_error (BurrowSession *self)
   return self->load_error;
 }
 
+BurrowErrorFix
+burrow_session_get_load_fix (BurrowSession *self)
+{
+  g_return_val_if_fail (BURROW_IS_SESSION (self), BURROW_ERROR_FIX_FOLDER);
+  return self->load_fix;
+}
+
 const char *
 burrow_session_get_load_error_details (BurrowSession *self)
 {
@@ -1010,6 +1049,8 @@ burrow_session_set_property (GObject      *object,
       break;
     case PROP_SETTINGS:
       self->settings = g_value_dup_object (value);
+      g_signal_connect_object (self->settings, "notify::ram-budget",
+                               G_CALLBACK (on_memory_setting), self, G_CONNECT_SWAPPED);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

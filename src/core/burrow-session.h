@@ -8,6 +8,7 @@
 
 #include "burrow-backend.h"
 #include "burrow-chat-store.h"
+#include "burrow-error-text.h"
 #include "burrow-perf-monitor.h"
 #include "burrow-settings.h"
 
@@ -56,10 +57,13 @@ const char *burrow_session_get_load_phase (BurrowSession *self);
 /* Why the last load failed, in words, and as the backend said it. */
 const char *burrow_session_get_load_error (BurrowSession *self);
 const char *burrow_session_get_load_error_details (BurrowSession *self);
+/* What the person can do about it. */
+BurrowErrorFix burrow_session_get_load_fix (BurrowSession *self);
 gboolean burrow_session_get_supports_thinking (BurrowSession *self);
 /* Plain words when the loaded model's expert cache holds less than two tokens' experts
  * (not for the demo, whose cache is small on purpose), else NULL; @setting (may be NULL)
- * gets the preference that would help: "ram-budget" or "dense-format". */
+ * gets the preference that would help: "ram-budget" or "dense-format", or NULL when the
+ * setting has changed since and loading the model again is what helps. */
 const char *burrow_session_get_memory_warning (BurrowSession *self,
                                                const char   **setting);
 /* @model_dir is loaded (not loading), so a chat with it can be answered. */

@@ -1,6 +1,6 @@
 /* The real window against a real burrow-cli serve on loopback (the testing build, pacing
  * its tokens so that a reply lasts), with a real Secret Service (run through
- * tests/with-keyring.sh): add the server with a wrong key (401 shown in the list) and
+ * tests/with-keyring.sh): add the server with a wrong key (refused, nothing kept) and
  * again with the right one (its models listed), the key only in the keyring; chat with a
  * remote model, the reply streaming and the dashboard showing the server's profile
  * (expert grid, per-layer hits, per-token numbers); Stop mid-reply; the server killed
@@ -10,17 +10,20 @@
 #include "burrow-config.h"
 
 #include <glib/gstdio.h>
+#include <libsecret/secret.h>
 #include <signal.h>
 #include <string.h>
 
 #include "burrow-chat-view.h"
 #include "burrow-dashboard.h"
+#include "burrow-message-row.h"
 #include "burrow-remote-backend.h"
 #include "burrow-remote-error.h"
 #include "burrow-remote-keyring.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 #include "remote-server.h"
+#include "screenshot.h"
 #include "user-dirs.h"
 #include "iterate.h"
 
@@ -155,7 +158,7 @@ row_says (const char *title,
   return subtitle != NULL && strstr (subtitle, words) != NULL;
 }
 
-/* Clicks "Add a Server…", fills the dialog and clicks Add. */
+/* Clicks "Add a Server…" (or its menu item), fills the dialog and clicks Add. */
 static void
 add_server (const char *url,
             const char *key,
@@ -164,7 +167,11 @@ add_server (const char *url,
   AdwMessageDialog *dialog;
 
   g_assert_null (top_dialog ());
-  g_assert_true (gtk_widget_activate (add_button ()));
+  /* From the start page's button, or the main menu where a chat shows. */
+  if (window->chat == NULL)
+    g_assert_true (gtk_widget_activate (add_button ()));
+  else
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.add-server", NULL));
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
   gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url")), url);
@@ -221,18 +228,71 @@ assert_key_nowhere (const char *key)
   g_clear_pointer (&dir, g_dir_close);
 }
 
+/* The toast's words as drawn: a label inside the toast overlay. */
+static gboolean
+toast_shows (GtkWidget  *root,
+             const char *text)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    if ((GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0) ||
+        toast_shows (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* A key the server refuses is found out when adding: nothing is added, the key is not
+ * kept, and the toast says so, the server's name (markup characters and all) as typed. */
 static void
 test_wrong_key (void)
 {
   g_autofree char *url = g_strndup (server->url, strlen (server->url) - 1);
   g_autofree char *kept = NULL;
+  g_autoptr(GSettings) settings = g_settings_new (BURROW_APP_ID);
+  g_autoptr(GVariant) before = g_settings_get_value (settings, "remote-servers");
+  g_autoptr(GVariant) after = NULL;
 
-  add_server (server->url, wrong_key, "Test server");
-  ITERATE_UNTIL (row_says ("Test server", "(401)"));
-  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (server_list_row ("Test server")), "error"));
+  add_server (server->url, wrong_key, "<b>Test</b> & co");
+  ITERATE_UNTIL (toast_shows (GTK_WIDGET (child ("toast_overlay")),
+                              "<b>Test</b> & co refused the API key, so the server was not added"));
+  app_test_save_screenshot (GTK_WIDGET (window), "server-key-refused.png");
+  after = g_settings_get_value (settings, "remote-servers");
+  g_assert_true (g_variant_equal (before, after));
+  g_assert_null (server_list_row ("<b>Test</b> & co"));
   g_assert_null (server_list_row ("demo-model"));
   kept = keyring_key (url);
-  g_assert_cmpstr (kept, ==, wrong_key);
+  g_assert_cmpstr (kept, ==, "");
+}
+
+/* Whether the menu beside New Chat has, in the section labelled @section, an item @label
+ * that starts a chat with @id. */
+static gboolean
+model_menu_has (const char *section,
+                const char *label,
+                const char *id)
+{
+  GMenuModel *menu = adw_split_button_get_menu_model (ADW_SPLIT_BUTTON (child ("new_chat_button")));
+
+  for (int s = 0; s < g_menu_model_get_n_items (menu); s++)
+    {
+      g_autofree char *heading = NULL;
+      g_autoptr(GMenuModel) items = g_menu_model_get_item_link (menu, s, G_MENU_LINK_SECTION);
+
+      if (!g_menu_model_get_item_attribute (menu, s, G_MENU_ATTRIBUTE_LABEL, "s", &heading) ||
+          g_strcmp0 (heading, section) != 0 || items == NULL)
+        continue;
+      for (int i = 0; i < g_menu_model_get_n_items (items); i++)
+        {
+          g_autofree char *text = NULL, *action = NULL, *target = NULL;
+
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_LABEL, "s", &text);
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_ACTION, "s", &action);
+          g_menu_model_get_item_attribute (items, i, G_MENU_ATTRIBUTE_TARGET, "s", &target);
+          if (g_strcmp0 (text, label) == 0 && g_strcmp0 (action, "win.new-chat-with") == 0 &&
+              g_strcmp0 (target, id) == 0)
+            return TRUE;
+        }
+    }
+  return FALSE;
 }
 
 static void
@@ -244,43 +304,89 @@ test_right_key (void)
   add_server (server->url, right_key, "Test server");
   ITERATE_UNTIL (server_list_row ("demo-model") != NULL && server_list_row ("alias") != NULL);
   g_assert_true (row_says ("Test server", url));
+  /* Listed where a new chat's model is chosen too. */
+  {
+    g_autofree char *demo_id = burrow_remote_model_id (url, "demo-model");
+    g_autofree char *alias_id = burrow_remote_model_id (url, "alias");
+
+    ITERATE_UNTIL (model_menu_has ("Test server", "demo-model", demo_id));
+    g_assert_true (model_menu_has ("Test server", "alias", alias_id));
+  }
   kept = keyring_key (url);
   g_assert_cmpstr (kept, ==, right_key);
   assert_key_nowhere (right_key);
   assert_key_nowhere (wrong_key);
 }
 
+static void
+on_stored (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  gboolean *done = data;
+
+  g_assert_true (burrow_remote_keyring_store_finish (result, NULL));
+  *done = TRUE;
+}
+
+/* The key changed on the server since it was added (here: the keyring's key replaced): the
+ * chat's failed load offers to edit the server, whose dialog holds its address, name and
+ * key; the right key saved, the model loads. A server's row opens the same dialog. */
+static void
+test_edit_key (void)
+{
+  g_autofree char *url = g_strndup (server->url, strlen (server->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+                                                                 BURROW_TYPE_CHAT_VIEW,
+                                                                 "model_bar_button"));
+  AdwMessageDialog *dialog;
+  GtkEditable *key;
+  gboolean stored = FALSE;
+  g_autofree char *kept = NULL;
+
+  burrow_remote_keyring_store_async (url, "Test server", wrong_key, NULL, on_stored, &stored);
+  ITERATE_UNTIL (stored);
+  burrow_remote_backend_forget (burrow_application_get_remote (app), url);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  g_assert_nonnull (strstr (burrow_session_get_load_error (burrow_application_get_session (app)),
+                            "401"));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "_Edit Server…");
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-key-refused-bar.png");
+
+  g_assert_true (gtk_widget_activate (GTK_WIDGET (button)));
+  ITERATE_UNTIL (top_dialog () != NULL);
+  dialog = top_dialog ();
+  g_assert_cmpstr (adw_message_dialog_get_heading (dialog), ==, "Edit Server");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url"))),
+                   ==, url);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-name"))),
+                   ==, "Test server");
+  key = GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-key"));
+  ITERATE_UNTIL (g_strcmp0 (gtk_editable_get_text (key), wrong_key) == 0);
+  app_test_save_screenshot (GTK_WIDGET (dialog), "edit-server.png");
+  gtk_editable_set_text (key, right_key);
+  respond (dialog, "add");
+  ITERATE_UNTIL (top_dialog () == NULL);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  kept = keyring_key (url);
+  g_assert_cmpstr (kept, ==, right_key);
+
+  /* The server's row on the start page opens the same dialog. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.edit-server", "s", url));
+  ITERATE_UNTIL (top_dialog () != NULL);
+  g_assert_cmpstr (gtk_actionable_get_action_name (GTK_ACTIONABLE (server_list_row ("Test server"))),
+                   ==, "win.edit-server");
+  respond (top_dialog (), "cancel");
+  ITERATE_UNTIL (top_dialog () == NULL);
+}
+
 static gboolean
 reply_has_text (guint i)
 {
   return n_messages () > i && burrow_chat_message_get_content (message (i))[0] != '\0';
-}
-
-static void
-save_screenshot (const char *name)
-{
-  const char *dir = g_getenv ("BURROW_SCREENSHOT_DIR");
-  GtkWidget *widget = GTK_WIDGET (window);
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-
-  if (dir == NULL)
-    return;
-  paintable = gtk_widget_paintable_new (widget);
-  /* The paintable draws what the widget drew last: let it draw once. */
-  iterate_for (0.5);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_print ("# saved %s\n", path);
 }
 
 static void
@@ -330,7 +436,7 @@ test_chat_and_stop (void)
   }
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
   iterate_for (0.8);
-  save_screenshot ("remote-performance.png");
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-performance.png");
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL);
 
   /* Stop: the reply so far stays, as a stopped reply. */
@@ -440,6 +546,110 @@ test_other_server (void)
   remote_server_stop (other);
 }
 
+/* A Burrow server at full speed: its tokens reach this computer in bursts. The dashboard
+ * shows the server's own speed and the first-token time the reply's line shows, says they
+ * are the server's, and hides what timing pieces here would make up (speed per token,
+ * time per token by phase, disk reads per second) and the expert tiers it has no sizes
+ * for. */
+static void
+test_server_figures (void)
+{
+  RemoteServer *fast = remote_server_start (BURROW_CLI_TESTING, NULL, NULL);
+  g_autofree char *url = g_strndup (fast->url, strlen (fast->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  BurrowDashboard *page = BURROW_DASHBOARD (child ("performance"));
+  BurrowReplyStats stats;
+  g_autofree char *decode = NULL;
+  g_autofree char *ttft = NULL;
+  guint n;
+
+  add_server (fast->url, "", "Fast server");
+  ITERATE_UNTIL (server_list_row ("Fast server") != NULL &&
+                 g_strcmp0 (adw_action_row_get_subtitle (server_list_row ("Fast server")), url) == 0);
+  /* New Chat's menu, with a chat open. */
+  ITERATE_UNTIL (model_menu_has ("Fast server", "demo-model", id));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
+  ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+
+  n = n_messages ();
+  burrow_chat_view_set_draft (chat_view (), "Once upon a time");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+  ITERATE_UNTIL (!burrow_window_get_generating (window));
+  g_assert_true (reply_has_text (n + 1));
+  burrow_chat_message_get_stats (message (n + 1), &stats);
+  g_assert_cmpfloat (stats.tokens_per_second, >, 0);
+  g_assert_cmpfloat (stats.ttft_seconds, >, 0);
+  iterate_for (0.5);
+
+  decode = g_strdup_printf ("%.1f", stats.tokens_per_second);
+  ttft = burrow_format_seconds (stats.ttft_seconds);
+  g_assert_cmpstr (burrow_dashboard_get_value (page, "decode"), ==, decode);
+  g_assert_cmpstr (burrow_dashboard_get_value (page, "ttft"), ==, ttft);
+  g_assert_nonnull (strstr (burrow_dashboard_get_value (page, "source-note"),
+                            "reported by the server at 127.0.0.1"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL));
+  iterate_for (0.5);
+  {
+    const char *hidden[] = { "speed_section", "token_section", "read_section", "read_rate_tile",
+                             "tier_legend" };
+    const char *shown[] = { "hit_rate_chart", "layer_chart", "expert_map" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (hidden); i++)
+      g_assert_false (gtk_widget_is_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), BURROW_TYPE_DASHBOARD, hidden[i]))));
+    for (guint i = 0; i < G_N_ELEMENTS (shown); i++)
+      g_assert_true (gtk_widget_is_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), BURROW_TYPE_DASHBOARD, shown[i]))));
+  }
+  app_test_save_screenshot (GTK_WIDGET (window), "remote-figures.png");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-performance", NULL));
+  remote_server_stop (fast);
+}
+
+/* The keyring locked (its unlock prompt dismissed, as a session without one does): the
+ * failed load says the keyring is locked and offers to unlock it, instead of asking the
+ * server without the key and reporting its 401. Last: the keyring stays locked. */
+static void
+test_locked_keyring (void)
+{
+  const char *const args[] = { "--api-key-file", key_file, NULL };
+  RemoteServer *keyed = remote_server_start (BURROW_CLI_TESTING, args, NULL);
+  g_autofree char *url = g_strndup (keyed->url, strlen (keyed->url) - 1);
+  g_autofree char *id = burrow_remote_model_id (url, "demo-model");
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+                                                                 BURROW_TYPE_CHAT_VIEW,
+                                                                 "model_bar_button"));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SecretService) service = NULL;
+  g_autoptr(SecretCollection) collection = NULL;
+  GList *locked = NULL;
+  const char *said;
+
+  add_server (keyed->url, right_key, "Keyed server");
+  ITERATE_UNTIL (model_menu_has ("Keyed server", "demo-model", id));
+
+  service = secret_service_get_sync (SECRET_SERVICE_LOAD_COLLECTIONS, NULL, &error);
+  g_assert_no_error (error);
+  collection = secret_collection_for_alias_sync (service, SECRET_COLLECTION_DEFAULT,
+                                                 SECRET_COLLECTION_NONE, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (collection);
+  locked = g_list_append (NULL, collection);
+  secret_service_lock_sync (service, locked, NULL, NULL, &error);
+  g_list_free (locked);
+  g_assert_no_error (error);
+  burrow_remote_backend_forget (burrow_application_get_remote (app), url);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  said = burrow_session_get_load_error (burrow_application_get_session (app));
+  g_assert_nonnull (strstr (said, "keyring"));
+  g_assert_nonnull (strstr (said, "locked"));
+  g_assert_null (strstr (said, "401"));
+  g_assert_cmpstr (gtk_button_get_label (button), ==, "_Unlock Keyring…");
+  app_test_save_screenshot (GTK_WIDGET (window), "keyring-locked.png");
+  remote_server_stop (keyed);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -478,10 +688,13 @@ main (int   argc,
   /* In order, each starting where the last one left the window. */
   g_test_add_func ("/remote-window/wrong-key", test_wrong_key);
   g_test_add_func ("/remote-window/right-key", test_right_key);
+  g_test_add_func ("/remote-window/edit-key", test_edit_key);
   g_test_add_func ("/remote-window/chat-and-stop", test_chat_and_stop);
   g_test_add_func ("/remote-window/server-killed", test_server_killed);
   g_test_add_func ("/remote-window/plain-http-asks", test_plain_http_asks);
   g_test_add_func ("/remote-window/other-server", test_other_server);
+  g_test_add_func ("/remote-window/server-figures", test_server_figures);
+  g_test_add_func ("/remote-window/locked-keyring", test_locked_keyring);
 
   ret = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));

@@ -263,11 +263,33 @@ open_expecting_error (BurrowWindow *window,
                    ==, "");
 }
 
+/* A copy of the oracle in @dir, its second shard cut to half its length (a download
+ * stopped midway). */
+static void
+copy_oracle_cut_short (const char *dir)
+{
+  g_autofree char *oracle = oracle_dir ();
+  const char *names[] = { "config.json", "model.safetensors.index.json",
+                          "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *from = g_build_filename (oracle, names[i], NULL);
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+
+      g_assert_true (g_file_get_contents (from, &bytes, &len, NULL));
+      write_file (dir, names[i], bytes, i + 1 == G_N_ELEMENTS (names) ? len / 2 : len);
+    }
+}
+
 static void
 test_open_bad_folders (void)
 {
   g_autofree char *empty = bw_test_tmp_dir ("burrow-empty-XXXXXX");
   g_autofree char *broken = bw_test_tmp_dir ("burrow-broken-XXXXXX");
+  g_autofree char *cut = bw_test_tmp_dir ("burrow-cut-XXXXXX");
+  g_autofree char *gone = bw_test_tmp_dir ("burrow-gone-XXXXXX");
   g_autofree char *oracle = oracle_dir ();
   g_autofree char *config_path = g_build_filename (oracle, "config.json", NULL);
   g_autofree char *config = NULL;
@@ -285,6 +307,12 @@ test_open_bad_folders (void)
   window = show_window ();
   open_expecting_error (window, empty, "config.json", "config.json is missing");
   open_expecting_error (window, broken, "model.safetensors", "may still be downloading");
+  /* A real shard cut short is an incomplete file, not a folder without a model. */
+  copy_oracle_cut_short (cut);
+  open_expecting_error (window, cut, "model-00002-of-00002.safetensors", "shorter than it says");
+  /* A folder deleted since: said to be gone, not to lack a config.json. */
+  bw_test_remove_tree (gone);
+  open_expecting_error (window, gone, gone, "no longer there");
 
   recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
   g_assert_cmpuint (g_strv_length (recent), ==, 0);
@@ -292,6 +320,7 @@ test_open_bad_folders (void)
   close_window (window);
   bw_test_remove_tree (empty);
   bw_test_remove_tree (broken);
+  bw_test_remove_tree (cut);
 }
 
 /* A newer open replaces one still running; only the newer result is shown. */

@@ -132,9 +132,9 @@ setup_header_invalid_utf8 (const char *dir)
 
 static const Hostile cases[] = {
   /* safetensors header */
-  { "truncated-file", .setup = setup_short_file, .code = BW_CHECKPOINT_ERROR_FORMAT,
+  { "truncated-file", .setup = setup_short_file, .code = BW_CHECKPOINT_ERROR_TRUNCATED,
     .file = "model.safetensors", .problem = "too short" },
-  { "header-past-end", .claimed_len = 4096, .code = BW_CHECKPOINT_ERROR_FORMAT,
+  { "header-past-end", .claimed_len = 4096, .code = BW_CHECKPOINT_ERROR_TRUNCATED,
     .file = "model.safetensors", .problem = "runs past the end" },
   { "header-huge", .claimed_len = G_GUINT64_CONSTANT (0x4000000000000000),
     .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "model.safetensors", .problem = "limit" },
@@ -183,7 +183,7 @@ static const Hostile cases[] = {
     .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "model.safetensors", .problem = "span 16 bytes" },
   { "offsets-past-data", .header = "{\"t\": {\"dtype\": \"F32\", \"shape\": [8],"
                                    " \"data_offsets\": [0, 32]}}",
-    .code = BW_CHECKPOINT_ERROR_FORMAT, .file = "model.safetensors",
+    .code = BW_CHECKPOINT_ERROR_TRUNCATED, .file = "model.safetensors",
     .problem = "outside the 16-byte data section" },
   { "offsets-reversed", .header = "{\"t\": {\"dtype\": \"F32\", \"shape\": [0],"
                                   " \"data_offsets\": [16, 0]}}",

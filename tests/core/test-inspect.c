@@ -135,7 +135,7 @@ test_errors (void)
   BurrowModelInfo info;
 
   g_assert_false (burrow_inspect ("/nonexistent/burrow-model", &info, &error));
-  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_IO);
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_NOT_FOUND);
   g_assert_nonnull (strstr (error->message, "/nonexistent/burrow-model: no such file or folder"));
   g_assert_null (info.family);
   g_clear_error (&error);

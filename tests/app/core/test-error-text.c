@@ -4,9 +4,12 @@
 #include "burrow-config.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
+#include "tmp-dir.h"
 #include "burrow-chat-store.h"
+#include "burrow-engine.h"
 #include "burrow-error-text.h"
 
 static GQuark
@@ -63,6 +66,54 @@ test_summaries (void)
   check (engine_domain (), 1, "/m: something nobody expected", "FALLBACK");
 }
 
+/* What the engine itself reports for a folder deleted since it was chosen and for a shard
+ * cut short: each its own summary, neither "no model" nor a missing config.json. */
+static void
+test_engine_errors (void)
+{
+  g_autofree char *demo = burrow_demo_model_dir ();
+  g_autofree char *dir = bw_test_tmp_dir ("burrow-error-text-XXXXXX");
+  g_autofree char *gone = g_build_filename (dir, "gone", NULL);
+  g_autofree char *cut = g_build_filename (dir, "cut", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
+  BurrowModelInfo info;
+  GDir *files;
+  const char *name;
+
+  g_assert_false (burrow_inspect (gone, &info, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_NOT_FOUND);
+  summary = burrow_error_summary (error, "FALLBACK");
+  g_assert_nonnull (strstr (summary, "no longer there"));
+  g_clear_error (&error);
+  g_clear_pointer (&summary, g_free);
+
+  g_assert_nonnull (demo);
+  g_assert_cmpint (g_mkdir (cut, 0700), ==, 0);
+  files = g_dir_open (demo, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (files)) != NULL)
+    {
+      g_autofree char *from = g_build_filename (demo, name, NULL);
+      g_autofree char *to = g_build_filename (cut, name, NULL);
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+
+      g_assert_true (g_file_get_contents (from, &bytes, &len, NULL));
+      /* The last shard stops halfway, as an interrupted download does. */
+      if (g_str_has_suffix (name, "-00002-of-00002.safetensors"))
+        len /= 2;
+      g_assert_true (g_file_set_contents (to, bytes, (gssize) len, NULL));
+    }
+  g_dir_close (files);
+  g_assert_false (burrow_inspect (cut, &info, &error));
+  g_assert_error (error, BURROW_ENGINE_ERROR, BURROW_ENGINE_ERROR_INCOMPLETE);
+  summary = burrow_error_summary (error, "FALLBACK");
+  assert_plain (summary);
+  g_assert_nonnull (strstr (summary, "may still be downloading"));
+  bw_test_remove_tree (dir);
+}
+
 static void
 test_no_error (void)
 {
@@ -78,5 +129,6 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/error-text/summaries", test_summaries);
   g_test_add_func ("/error-text/no-error", test_no_error);
+  g_test_add_func ("/error-text/engine-errors", test_engine_errors);
   return g_test_run ();
 }
