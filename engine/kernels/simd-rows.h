@@ -357,7 +357,7 @@ stream_sum (const void *p, size_t bytes)
   return vec_i_reduce (vec_i_add (vec_i_add (s0, s1), vec_i_add (s2, s3)));
 }
 
-#define SIMD_KERNEL_TABLE(isa_name, int_kernel, dots)                                      \
+#define SIMD_KERNEL_TABLE(isa_name, int_kernel, dots, fma_peak, int_peak)                                   \
   {                                                                                      \
     .name = isa_name,                                                                    \
     .rows = {                                                                            \
@@ -375,4 +375,6 @@ stream_sum (const void *p, size_t bytes)
     .stream_sum = stream_sum,                                                            \
     .gemv_int = int_kernel,                                                              \
     .ggml_dot = dots,                                                                    \
+    .peak_fma = fma_peak,                                                                \
+    .peak_int = int_peak,                                                                \
   }
