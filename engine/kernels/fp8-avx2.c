@@ -4,8 +4,9 @@
  * Every E4M3 code is a small integer times a power of two: its value times 2^9 is
  * M * 2^t, M = m (subnormals, E = 0) or 8 + m, t = max (E - 1, 0), at most 15 * 2^14. Split
  * by exponent into two classes, each is a 16-bit integer W = M * 2^s (s = t for E <= 8,
- * class A; s = t - 8 for E >= 9, class B, whose value is W * 2^8), |W| <= 1920: a table of
- * 2^s by E (vpshufb) and one vpmullw per 16 columns, the sign by vpsignw.
+ * class A; s = t - 8 for E >= 9, class B, whose value is W * 2^8), |W| <= 1920: tables of
+ * 2^s and of the leading bit by E (vpshufb), the sign by vpsignb, and one vpmaddubsw per
+ * 16 columns for the product (decode32).
  *
  * Each token's 128 activations of a scale block become one fixed-point integer each,
  * X = x * 2^(FIX - e) (e the exponent of the block's largest magnitude, FIX = 22, rounded
@@ -30,9 +31,8 @@
  * lies outside [2^-60, 2^60). Columns past the last whole 16-column step go to the
  * reference decoder (bw_rows_tail).
  *
- * Rows go two at a time for one token, one at a time for two tokens (the decode of a
- * row's codes serves both); activations are prepared once per call for a pass of up to
- * PASS_BLOCKS blocks, the pass's lanes summed into y. */
+ * A row's codes are decoded once for up to NT_MAX tokens; activations are prepared once
+ * per call for a pass of up to PASS_BLOCKS blocks, the pass's lanes summed into y. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -45,8 +45,8 @@
 #define FIX 22
 #define PREFETCH 2048
 /* Scale blocks of one pass, and tokens prepared at once. */
-#define PASS_BLOCKS 64
-#define NT_MAX 2
+#define PASS_BLOCKS 32
+#define NT_MAX 4
 
 /* One token's prepared 128 columns of a scale block (zero past the row's whole steps). */
 typedef struct {
@@ -95,14 +95,18 @@ static void
 prepare_block (const float *x, int n, int e, Fp8Act *b)
 {
   const __m256 f = _mm256_set1_ps (bw_gemv_int_pow2f (FIX - e));
+  /* per 32 columns, two vectors of 16 in the order the codes' byte unpacking gives:
+   * columns 0..7 and 16..23, then 8..15 and 24..31 */
   for (int c = 0; c < BW_FP8_BLOCK; c += STEP)
     {
+      const int base = c & ~31, part = (c >> 4) & 1;
       __m256i lo[2], hi[2], hb[2];
       for (int h = 0; h < 2; h++)
         {
-          const __m256i mask = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (n - c - 8 * h),
+          const int at = base + 8 * part + 16 * h;
+          const __m256i mask = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (n - at),
                                                    _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7));
-          const __m256 v = _mm256_maskload_ps (x + c + 8 * h, mask);
+          const __m256 v = _mm256_maskload_ps (x + at, mask);
           const __m256i q = _mm256_cvtps_epi32 (_mm256_mul_ps (v, f));
           const __m256i half = _mm256_set1_epi32 (0x8000);
           lo[h] = _mm256_sub_epi32 (_mm256_and_si256 (_mm256_add_epi32 (q, half),
@@ -126,22 +130,29 @@ block_cols (int64_t b, int64_t c16)
   return (int) CLAMP (c16 - b * BW_FP8_BLOCK, 0, BW_FP8_BLOCK);
 }
 
-/* Columns [c, c + 16) of a row: the signed 16-bit W of each code and its class (all ones
- * for class B); *nan gets 0xFF bytes where a code is NaN. */
+/* Columns [c, c + 32) of a row (only the first 16 where `half`; the rest read as zero):
+ * the signed 16-bit W of each code in w[2] and its class (all ones for class B) in cls[2],
+ * in unpacking order (columns 0..7 and 16..23, then 8..15 and 24..31); *nan gets 0xFF
+ * bytes where a code is NaN. The byte work is done once for 32 columns: exponent field,
+ * 2^s and the leading bit by table, the sign on the 4-bit M; vpmaddubsw of (2^s, 0) by
+ * (M, M) byte pairs widens and multiplies in one instruction. */
 AI void
-decode16 (const uint8_t *p, __m256i *w, __m256i *cls, __m128i *nan)
+decode32 (const uint8_t *p, gboolean half, __m256i w[2], __m256i cls[2], __m256i *nan)
 {
-  const __m128i v = _mm_loadu_si128 ((const __m128i *) p);
-  *nan = _mm_or_si128 (*nan, _mm_cmpeq_epi8 (_mm_or_si128 (v, _mm_set1_epi8 ((char) 0x80)),
-                                             _mm_set1_epi8 ((char) 0xFF)));
-  const __m256i c = _mm256_cvtepi8_epi16 (v);
-  const __m256i e = _mm256_and_si256 (_mm256_srli_epi16 (c, 3), _mm256_set1_epi16 (15));
-  const __m256i idx = _mm256_or_si256 (e, _mm256_set1_epi16 ((short) 0x8000));
-  const __m256i pw = _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) lut_pow)), idx);
-  const __m256i lead = _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) lut_lead)), idx);
-  const __m256i m = _mm256_or_si256 (_mm256_and_si256 (c, _mm256_set1_epi16 (7)), lead);
-  *w = _mm256_sign_epi16 (_mm256_mullo_epi16 (m, pw), c);
-  *cls = _mm256_cmpgt_epi16 (e, _mm256_set1_epi16 (8));
+  const __m256i v = half ? _mm256_zextsi128_si256 (_mm_loadu_si128 ((const __m128i *) p))
+                         : _mm256_loadu_si256 ((const __m256i *) p);
+  *nan = _mm256_or_si256 (*nan, _mm256_cmpeq_epi8 (_mm256_or_si256 (v, _mm256_set1_epi8 ((char) 0x80)),
+                                                   _mm256_set1_epi8 ((char) 0xFF)));
+  const __m256i e = _mm256_and_si256 (_mm256_srli_epi16 (v, 3), _mm256_set1_epi8 (15));
+  const __m256i pw = _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) lut_pow)), e);
+  const __m256i lead = _mm256_shuffle_epi8 (_mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) lut_lead)), e);
+  const __m256i m = _mm256_sign_epi8 (_mm256_or_si256 (_mm256_and_si256 (v, _mm256_set1_epi8 (7)), lead), v);
+  const __m256i k = _mm256_cmpgt_epi8 (e, _mm256_set1_epi8 (8));
+  const __m256i zero = _mm256_setzero_si256 ();
+  w[0] = _mm256_maddubs_epi16 (_mm256_unpacklo_epi8 (pw, zero), _mm256_unpacklo_epi8 (m, m));
+  w[1] = _mm256_maddubs_epi16 (_mm256_unpackhi_epi8 (pw, zero), _mm256_unpackhi_epi8 (m, m));
+  cls[0] = _mm256_unpacklo_epi8 (k, k);
+  cls[1] = _mm256_unpackhi_epi8 (k, k);
 }
 
 /* The exact lane sums L + 2^16 H rounded once to f32. */
@@ -165,98 +176,64 @@ reduce8 (__m256 v)
   return _mm_cvtss_f32 (s);
 }
 
-static gboolean
-has_nan (const uint8_t *row, int64_t n)
-{
-  for (int64_t c = 0; c < n; c++)
-    if ((row[c] & 0x7F) == 0x7F)
-      return TRUE;
-  return FALSE;
-}
-
-/* y[t][r + i] (+)= rows r + i, i < RB, times tokens t < NT over the pass's blocks
- * [b0, b1) and their whole steps (columns below c16); act[t] holds the pass's blocks. */
+/* y[t][r] (+)= row r times tokens t < NT over the pass's blocks [b0, b1) and their whole
+ * steps (columns below c16); act[t] holds the pass's blocks. */
 AI void
 fp8_tile (const BwMatrix *w, Fp8Act (*act)[PASS_BLOCKS], float *y, int64_t ldy, int64_t r,
-          int64_t b0, int64_t b1, int64_t c16, gboolean add, const int RB, const int NT)
+          int64_t b0, int64_t b1, int64_t c16, gboolean add, const int NT)
 {
   const int64_t cols = w->cols, cb = bw_fp8_blocks (cols);
   const uint8_t *sc = (const uint8_t *) w->scales + (r / BW_FP8_BLOCK) * cb * 4;
-  const uint8_t *rows[2];
-  __m256 tot[2][2];
-  __m128i nan = _mm_setzero_si128 ();
+  const uint8_t *row = (const uint8_t *) w->data + r * cols;
+  __m256 tot[NT_MAX];
+  __m256i nan = _mm256_setzero_si256 ();
 
-#pragma GCC unroll 2
-  for (int i = 0; i < RB; i++)
-    {
-      rows[i] = (const uint8_t *) w->data + (r + i) * cols;
-#pragma GCC unroll 2
-      for (int t = 0; t < NT; t++)
-        tot[i][t] = _mm256_setzero_ps ();
-    }
+#pragma GCC unroll 4
+  for (int t = 0; t < NT; t++)
+    tot[t] = _mm256_setzero_ps ();
   for (int64_t b = b0; b < b1; b++)
     {
       const int64_t c0 = b * BW_FP8_BLOCK, c1 = MIN (c0 + BW_FP8_BLOCK, c16);
-      __m256i lsum[2][2], hsum[2][2];
-#pragma GCC unroll 2
-      for (int i = 0; i < RB; i++)
-#pragma GCC unroll 2
-        for (int t = 0; t < NT; t++)
-          lsum[i][t] = hsum[i][t] = _mm256_setzero_si256 ();
-      for (int64_t c = c0; c < c1; c += STEP)
+      __m256i lsum[NT_MAX], hsum[NT_MAX];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        lsum[t] = hsum[t] = _mm256_setzero_si256 ();
+      for (int64_t c = c0; c < c1; c += 2 * STEP)
         {
           const int64_t k = c - c0;
-          __m256i lo[2], lob[2], hi[2], hb[2];
-#pragma GCC unroll 2
+          __m256i wv[2], cls[2];
+          _mm_prefetch ((const char *) row + c + PREFETCH, _MM_HINT_T0);
+          decode32 (row + c, c + 2 * STEP > c1, wv, cls, &nan);
+#pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
             {
               const Fp8Act *a = &act[t][b - b0];
-              lo[t] = _mm256_load_si256 ((const __m256i *) (a->lo + k));
-              lob[t] = _mm256_slli_epi16 (lo[t], 8);
-              hi[t] = _mm256_load_si256 ((const __m256i *) (a->hi + k));
-              hb[t] = _mm256_load_si256 ((const __m256i *) (a->hb + k));
-            }
 #pragma GCC unroll 2
-          for (int i = 0; i < RB; i++)
-            {
-              __m256i wv, cls;
-              if ((c & 63) == 0)
-                _mm_prefetch ((const char *) rows[i] + c + PREFETCH, _MM_HINT_T0);
-              decode16 (rows[i] + c, &wv, &cls, &nan);
-#pragma GCC unroll 2
-              for (int t = 0; t < NT; t++)
+              for (int h = 0; h < 2; h++)
                 {
-                  const __m256i dl = _mm256_blendv_epi8 (lo[t], lob[t], cls);
-                  const __m256i dh = _mm256_blendv_epi8 (hi[t], hb[t], cls);
-                  lsum[i][t] = _mm256_add_epi32 (lsum[i][t], _mm256_madd_epi16 (wv, dl));
-                  hsum[i][t] = _mm256_add_epi32 (hsum[i][t], _mm256_madd_epi16 (wv, dh));
+                  const __m256i lo = _mm256_load_si256 ((const __m256i *) (a->lo + k + STEP * h));
+                  const __m256i hi = _mm256_load_si256 ((const __m256i *) (a->hi + k + STEP * h));
+                  const __m256i hb = _mm256_load_si256 ((const __m256i *) (a->hb + k + STEP * h));
+                  const __m256i dl = _mm256_blendv_epi8 (lo, _mm256_slli_epi16 (lo, 8), cls[h]);
+                  const __m256i dh = _mm256_blendv_epi8 (hi, hb, cls[h]);
+                  lsum[t] = _mm256_add_epi32 (lsum[t], _mm256_madd_epi16 (wv[h], dl));
+                  hsum[t] = _mm256_add_epi32 (hsum[t], _mm256_madd_epi16 (wv[h], dh));
                 }
             }
         }
-      const float s = bw_load_f32 (sc + 4 * b);
-#pragma GCC unroll 2
+      const __m256 s = _mm256_set1_ps (bw_load_f32 (sc + 4 * b));
+#pragma GCC unroll 4
       for (int t = 0; t < NT; t++)
-        {
-          const __m256 xs = _mm256_set1_ps (act[t][b - b0].xs);
-#pragma GCC unroll 2
-          for (int i = 0; i < RB; i++)
-            tot[i][t] = _mm256_fmadd_ps (_mm256_mul_ps (lanes_f32 (lsum[i][t], hsum[i][t]), xs),
-                                         _mm256_set1_ps (s), tot[i][t]);
-        }
+        tot[t] = _mm256_fmadd_ps (_mm256_mul_ps (lanes_f32 (lsum[t], hsum[t]),
+                                                 _mm256_set1_ps (act[t][b - b0].xs)), s, tot[t]);
     }
-  const gboolean any_nan = _mm_movemask_epi8 (nan) != 0;
-#pragma GCC unroll 2
-  for (int i = 0; i < RB; i++)
+  const gboolean bad = !_mm256_testz_si256 (nan, nan);
+#pragma GCC unroll 4
+  for (int t = 0; t < NT; t++)
     {
-      const gboolean bad = any_nan && has_nan (rows[i] + b0 * BW_FP8_BLOCK,
-                                               MIN (b1 * BW_FP8_BLOCK, c16) - b0 * BW_FP8_BLOCK);
-#pragma GCC unroll 2
-      for (int t = 0; t < NT; t++)
-        {
-          float *out = y + t * ldy + r + i;
-          const float v = bad ? NAN : reduce8 (tot[i][t]);
-          *out = add ? *out + v : v;
-        }
+      float *out = y + t * ldy + r;
+      const float v = bad ? NAN : reduce8 (tot[t]);
+      *out = add ? *out + v : v;
     }
 }
 
@@ -302,21 +279,14 @@ fp8_pass (const BwMatrix *w, const float *x, int nt, float *y, int64_t ldy, int6
         block_exponent (xb, block_cols (b, c16), &e); /* checked by activations_ok */
         prepare_block (xb, block_cols (b, c16), e, &thread_act[t][b - b0]);
       }
-  for (int64_t r = r0; r < r1;)
-    {
-      /* tiles stay inside one row block of scales */
-      const int64_t end = MIN (r1, (r / BW_FP8_BLOCK + 1) * BW_FP8_BLOCK);
-      if (nt == 2)
-        for (; r < end; r++)
-          fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 1, 2);
-      else
-        {
-          for (; r + 2 <= end; r += 2)
-            fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 2, 1);
-          for (; r < end; r++)
-            fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 1, 1);
-        }
-    }
+  for (int64_t r = r0; r < r1; r++)
+    switch (nt)
+      {
+      case 1: fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 1); break;
+      case 2: fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 2); break;
+      case 3: fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 3); break;
+      default: fp8_tile (w, thread_act, y, ldy, r, b0, b1, c16, add, 4); break;
+      }
 }
 
 gboolean

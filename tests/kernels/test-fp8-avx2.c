@@ -47,12 +47,13 @@ matmul_at (BwIsa isa, const BwMatrix *m, const float *x, int n, float *y)
 }
 
 #define FIX 22
-#define PASS_BLOCKS 64
+#define PASS_BLOCKS 32
 
 /* The kernel's arithmetic for row r and activations x (one token), written plainly: per
- * pass of PASS_BLOCKS blocks, eight f32 lanes, lane j taking columns 16k + 2j and
- * 16k + 2j + 1 of each block's whole 16-column steps; the columns past them from the
- * reference decoder. */
+ * pass of PASS_BLOCKS blocks, eight f32 lanes; of each 32 columns of a block's whole
+ * 16-column steps, lane j takes columns 2j and 2j + 1 of the first 8 and of the next 8 for
+ * j < 4, and of the third and fourth 8 for j >= 4 (as unpacking the code bytes orders
+ * them); the columns past the steps from the reference decoder. */
 static float
 model_row (const BwMatrix *m, const float *x, int64_t r)
 {
@@ -82,7 +83,8 @@ model_row (const BwMatrix *m, const float *x, int64_t r)
                 continue;
               const gint64 w = (gint64) ldexp (bw_e4m3_to_f32 (code), 9);
               const gint64 q = (gint64) rintf (ldexpf (x[c], FIX - e));
-              lane[((c - c0) % 16) / 2] += w * q;
+              const int o = (int) ((c - c0) % 32);
+              lane[(o % 8) / 2 + 4 * (o / 16)] += w * q;
             }
           const float s = scale_of (m, r, c0);
           for (int j = 0; j < 8; j++)
