@@ -12,8 +12,10 @@
  * X = x * 2^(FIX - e) (e the exponent of the block's largest magnitude, FIX = 22, rounded
  * to nearest even), in two balanced 16-bit digits X = hi * 2^16 + lo. A class-B column's
  * product W * 2^8 * X takes the digits of 2^8 X instead: lo' = lo * 2^8 wrapped to 16 bits
- * and hi' = 2^8 hi + (2^8 lo - lo') / 2^16. Chosen per column (vpblendvb on the class),
- * the digits meet W in vpmaddwd: each 32-bit lane sums its 16 columns of the block exactly
+ * and hi' = 2^8 hi + (2^8 lo - lo') / 2^16. Chosen per column (the prepared differences
+ * lo ^ lo' and hi ^ hi', masked by the class and applied with vpxor: single-uop
+ * instructions where vpblendvb takes two or three on Intel cores), the digits meet W in
+ * vpmaddwd: each 32-bit lane sums its 16 columns of the block exactly
  * (low digits at most 16 * 1920 * 2^15 < 2^31, high digits 16 * 960 * (2^14 + 2^7) <
  * 2^31), and L + 2^16 H, the lane's exact sum of W * X (below 2^47), is formed in f64 and
  * rounded once to f32. Times 2^(e - FIX - 9) (exact) and the block's scale (one FMA into
@@ -31,10 +33,11 @@
  * lies outside [2^-60, 2^60). Columns past the last whole 16-column step go to the
  * reference decoder (bw_rows_tail).
  *
- * The cost: the class select and the second digit make this about 1.6 instructions per
+ * The cost: the class select and the second digit make this about 1.5 instructions per
  * weight byte in the inner loop for one token (two per byte with the per-block rounding),
- * where widening each code to an exact f16 and using FMAs takes about one, and each further
- * token about 0.7 where an f32 FMA tile takes about 0.25 (valgrind counts, 512 x 3584).
+ * where widening each code to an exact f16 and using FMAs takes about one; each further
+ * token adds about one per byte, where an f32 FMA tile adds about 0.25 (valgrind counts,
+ * 512 x 3584).
  * A row's codes are decoded once for up to NT_MAX tokens; activations are prepared once
  * per call for a pass of up to PASS_BLOCKS blocks, the pass's lanes summed into y. */
 #include <immintrin.h>
@@ -56,7 +59,8 @@
 typedef struct {
   int16_t lo[BW_FP8_BLOCK];
   int16_t hi[BW_FP8_BLOCK];
-  int16_t hb[BW_FP8_BLOCK];     /* hi' of class-B columns */
+  int16_t dlo[BW_FP8_BLOCK];    /* lo ^ lo': a class-B column's lo is lo ^ dlo */
+  int16_t dhi[BW_FP8_BLOCK];    /* hi ^ hi' */
   float xs;                     /* 2^(e - FIX - 9) */
   uint8_t pad[60];
 } __attribute__((aligned (64))) Fp8Act;
@@ -104,7 +108,7 @@ prepare_block (const float *x, int n, int e, Fp8Act *b)
   for (int c = 0; c < BW_FP8_BLOCK; c += STEP)
     {
       const int base = c & ~31, part = (c >> 4) & 1;
-      __m256i lo[2], hi[2], hb[2];
+      __m256i lo[2], hi[2], dlo[2], dhi[2];
       for (int h = 0; h < 2; h++)
         {
           const int at = base + 8 * part + 16 * h;
@@ -117,12 +121,15 @@ prepare_block (const float *x, int n, int e, Fp8Act *b)
                                                       _mm256_set1_epi32 (0xFFFF)), half);
           hi[h] = _mm256_srai_epi32 (_mm256_sub_epi32 (q, lo[h]), 16);
           const __m256i lo_b = _mm256_srai_epi32 (_mm256_slli_epi32 (lo[h], 24), 16);
-          hb[h] = _mm256_add_epi32 (_mm256_slli_epi32 (hi[h], 8),
-                                    _mm256_srai_epi32 (_mm256_sub_epi32 (_mm256_slli_epi32 (lo[h], 8), lo_b), 16));
+          const __m256i hi_b = _mm256_add_epi32 (_mm256_slli_epi32 (hi[h], 8),
+                                                 _mm256_srai_epi32 (_mm256_sub_epi32 (_mm256_slli_epi32 (lo[h], 8), lo_b), 16));
+          dlo[h] = _mm256_xor_si256 (lo[h], lo_b);
+          dhi[h] = _mm256_xor_si256 (hi[h], hi_b);
         }
       _mm256_store_si256 ((__m256i *) (b->lo + c), pack16 (lo[0], lo[1]));
       _mm256_store_si256 ((__m256i *) (b->hi + c), pack16 (hi[0], hi[1]));
-      _mm256_store_si256 ((__m256i *) (b->hb + c), pack16 (hb[0], hb[1]));
+      _mm256_store_si256 ((__m256i *) (b->dlo + c), pack16 (dlo[0], dlo[1]));
+      _mm256_store_si256 ((__m256i *) (b->dhi + c), pack16 (dhi[0], dhi[1]));
     }
   b->xs = bw_gemv_int_pow2f (e - FIX - 9);
 }
@@ -217,9 +224,8 @@ fp8_tile (const BwMatrix *w, Fp8Act (*act)[PASS_BLOCKS], float *y, int64_t ldy, 
                 {
                   const __m256i lo = _mm256_load_si256 ((const __m256i *) (a->lo + k + STEP * h));
                   const __m256i hi = _mm256_load_si256 ((const __m256i *) (a->hi + k + STEP * h));
-                  const __m256i hb = _mm256_load_si256 ((const __m256i *) (a->hb + k + STEP * h));
-                  const __m256i dl = _mm256_blendv_epi8 (lo, _mm256_slli_epi16 (lo, 8), cls[h]);
-                  const __m256i dh = _mm256_blendv_epi8 (hi, hb, cls[h]);
+                  const __m256i dl = _mm256_xor_si256 (lo, _mm256_and_si256 (cls[h], _mm256_load_si256 ((const __m256i *) (a->dlo + k + STEP * h))));
+                  const __m256i dh = _mm256_xor_si256 (hi, _mm256_and_si256 (cls[h], _mm256_load_si256 ((const __m256i *) (a->dhi + k + STEP * h))));
                   lsum[t] = _mm256_add_epi32 (lsum[t], _mm256_madd_epi16 (wv[h], dl));
                   hsum[t] = _mm256_add_epi32 (hsum[t], _mm256_madd_epi16 (wv[h], dh));
                 }
