@@ -215,7 +215,8 @@ typedef struct {
                            * matvec-whole; NULL: all */
   int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */
   gint64 rows, cols;      /* matrix shape; <= 0: 3072 x 3584 (a Kimi K3 expert projection) */
-  gboolean no_ceiling;    /* skip the in-cache runs (ceiling_gbps is then 0) */
+  gboolean no_ceiling;    /* skip the in-cache runs and the peak loops (ceiling_gbps and
+                           * peak_gops are then 0) */
   const char *isa;        /* kernel level: NULL or "auto" (the best this CPU runs), "scalar",
                            * "avx2", "avx512" or "avx512-vnni" */
 } BurrowKernelBenchOptions;
@@ -231,9 +232,14 @@ typedef struct {
   guint64 working_set;    /* bytes of weights (codes + scales) cycled through */
   double gbps;            /* weight bytes streamed per second, in 1e9 */
   double mem_gbps;        /* streaming-sum read bandwidth, same threads, same buffer */
-  double ceiling_gbps;    /* the same kernel on a working set that stays in the last-level
-                           * cache (one matrix per thread, 16 MiB in all at most): what its
-                           * arithmetic allows, whatever memory does */
+  double ceiling_gbps;    /* the same kernel with each thread repeating whole products of its
+                           * own matrix of the same width, few enough rows to stay in its L2:
+                           * what its arithmetic allows, whatever memory does */
+  double gops;            /* multiply-adds per second, 2 operations each, in 1e9 */
+  double peak_gops;       /* the machine's peak for the operations the sums are made of
+                           * (sums "f32": f32 FMAs; "int" or int8 activations: 8-bit integer
+                           * dot products, as the level issues them), same threads; 0 with
+                           * no_ceiling */
   const char *activations;/* "f32", or "int8" for the opt-in int8-activation kernel */
   const char *sums;       /* "int": the codes meet the activations in integer dot products
                            * (kernels/gemv-int.h for f32 activations); "f32": f32 FMAs */

@@ -1,7 +1,8 @@
 /* burrow_bench_kernels: weight-streaming rate of bw_matvec/bw_matmul over a working set
  * larger than the last-level cache, next to the machine's read bandwidth measured on the
- * same buffer with the same threads, and next to the kernel's own rate on weights that
- * stay in cache (its arithmetic ceiling). */
+ * same buffer with the same threads, next to the kernel's own rate on a matrix per thread
+ * that stays in L2 (its arithmetic ceiling), and next to the machine's peak for the
+ * instruction mix the kernel sums with (f32 FMAs or 8-bit integer dot products). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,10 @@
 #define LLC_FALLBACK (32u << 20)
 #define INT_GROUP 128
 #define WORKING_SET_CAP ((guint64) 1 << 30)
-/* The ceiling's working set, one matrix per thread: small enough to stay in the L3 of a
- * desktop CPU (32 MiB and up), and the same shape as the measured one where it fits, so
- * each product costs the same fixed overheads. */
-#define HOT_SET_BYTES (16u << 20)
+/* L2 per core where the system does not say: the smallest of the desktop class. */
+#define L2_FALLBACK (256u << 10)
+/* Rounds of a peak loop per call (tens of microseconds). */
+#define PEAK_REPS 4096
 
 static const char *const format_names[BW_FMT_COUNT] = {
   [BW_FMT_F32] = "f32", [BW_FMT_BF16] = "bf16", [BW_FMT_F16] = "f16",
@@ -274,14 +275,95 @@ time_kernel (WorkingSet *ws, const float *x, float *y, int tokens, int act_bits,
   return bytes / ((double) elapsed * 1e3);
 }
 
-/* Rows of the ceiling's matrices: the measured shape's, cut where `threads` of them would
- * not fit HOT_SET_BYTES (to a multiple of 16, at least 16). */
-static gint64
-hot_rows (BwFormat fmt, gint64 rows, gint64 cols, int threads)
+/* Work each thread repeats on its own for a while, with nothing shared: `unit` does one
+ * piece on the thread's slot and returns what it counts (bytes, operations). */
+typedef struct {
+  double (*unit) (void *ctx, int slot);
+  void *ctx;
+  double seconds;
+  double *rates;        /* per slot, counted per nanosecond */
+} PerThread;
+
+static void
+per_thread_item (void *ctx, int index, int thread_id)
 {
-  BwMatrix sixteen = proto_matrix (fmt, 16, cols);
-  gint64 fit = (gint64) (HOT_SET_BYTES / threads / MAX (1, bw_matrix_bytes (&sixteen))) * 16;
-  return MIN (rows, MAX (16, fit));
+  PerThread *run = ctx;
+  double done = 0;
+  gint64 t0 = g_get_monotonic_time (), elapsed;
+
+  do
+    {
+      done += run->unit (run->ctx, index);
+      elapsed = g_get_monotonic_time () - t0;
+    }
+  while (elapsed < (gint64) (run->seconds * 1e6));
+  run->rates[index] = done / ((double) MAX (elapsed, 1) * 1e3);
+}
+
+/* The sum of every thread's rate (1e9 per second) for `unit`, one slot per thread. */
+static double
+per_thread_rate (BwPool *pool, double (*unit) (void *, int), void *ctx, double seconds)
+{
+  const int threads = bw_pool_size (pool);
+  g_autofree double *rates = g_new0 (double, threads);
+  PerThread run = { unit, ctx, seconds, rates };
+  double sum = 0;
+
+  bw_pool_run (pool, per_thread_item, &run, threads);
+  for (int i = 0; i < threads; i++)
+    sum += rates[i];
+  return sum;
+}
+
+typedef struct {
+  WorkingSet *ws;       /* one matrix per slot */
+  const float *x;
+  float *y;             /* tokens rows of outputs per slot */
+  int tokens;
+} HotJob;
+
+static double
+hot_unit (void *ctx, int slot)
+{
+  const HotJob *job = ctx;
+  const BwMatrix *m = &job->ws->mats[slot];
+
+  bw_matmul (m, job->x, job->tokens, job->y + (gsize) slot * job->tokens * m->rows, NULL);
+  return (double) bw_matrix_bytes (m);
+}
+
+/* The arithmetic ceiling, GB/s of weights: each thread repeats whole products of its own
+ * matrix, which stays in its L2, so no product waits on memory. */
+static double
+time_ceiling (WorkingSet *hot, const float *x, float *y, int tokens, int act_bits, BwIsa isa,
+              BwPool *pool, double seconds)
+{
+  HotJob job = { hot, x, y, tokens };
+
+  for (int k = 0; k < hot->count; k++)
+    {
+      hot->mats[k].act_bits = act_bits;
+      hot->mats[k].isa = isa;
+    }
+  return per_thread_rate (pool, hot_unit, &job, seconds);
+}
+
+static double
+peak_unit (void *ctx, int slot)
+{
+  float sink;
+  return (*(BwPeakLoop *) ctx) (PEAK_REPS, &sink);
+}
+
+/* Rows of the ceiling's matrices: the measured shape's, cut to fill half of one core's L2
+ * (the activations and outputs share it), at least 1. */
+static gint64
+hot_rows (BwFormat fmt, gint64 rows, gint64 cols)
+{
+  long l2 = sysconf (_SC_LEVEL2_CACHE_SIZE);
+  BwMatrix one = proto_matrix (fmt, 1, cols);
+  gint64 fit = (gint64) ((l2 > 0 ? (gsize) l2 : L2_FALLBACK) / 2 / MAX (1, bw_matrix_bytes (&one)));
+  return MIN (rows, MAX (1, fit));
 }
 
 static guint64
@@ -334,6 +416,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
   g_autofree float *x = g_new (float, (gsize) o.matmul_tokens * o.cols);
   g_autofree float *y = g_new (float, (gsize) o.matmul_tokens * bw_pool_size (pool) * o.rows);
   gboolean ok = TRUE;
+  /* each level's peak for f32 FMAs [0] and integer dot products [1], measured when first
+   * needed */
+  double peak[BW_ISA_COUNT][2] = { { 0 } };
 
   for (gsize i = 0; i < (gsize) o.matmul_tokens * o.cols; i++)
     x[i] = (float) ((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
@@ -356,7 +441,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
       if (!(ok = working_set_init (&ws, (BwFormat) f, o.rows, o.cols, target, MIN_MATRICES, error)))
         break;
       if (!o.no_ceiling && !(ok = working_set_init (&hot, (BwFormat) f,
-                                   hot_rows ((BwFormat) f, o.rows, o.cols, bw_pool_size (pool)),
+                                   hot_rows ((BwFormat) f, o.rows, o.cols),
                                    o.cols, 0, bw_pool_size (pool), error)))
         {
           working_set_clear (&ws);
@@ -383,19 +468,35 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
               best = MAX (best, time_kernel (&ws, x, y, tokens, act_bits, isa, k == K_WHOLE,
                                              pool, o.seconds));
               if (!o.no_ceiling)
-                best_hot = MAX (best_hot, time_kernel (&hot, x, y, tokens, act_bits, isa,
-                                                       k == K_WHOLE, pool, o.seconds));
+                best_hot = MAX (best_hot, time_ceiling (&hot, x, y, tokens, act_bits, isa,
+                                                        pool, o.seconds));
             }
           const BwKernelTable *at = bw_kernels_table (isa);
+          /* GGML formats, the AVX2 level's FP8 (kernels/fp8-avx2.c) and the integer
+           * kernel's formats up to its tokens sum in integers */
           gboolean int_sums = bw_ggml_format ((BwFormat) f)
+                              || (f == BW_FMT_FP8_E4M3_B128 && isa == BW_ISA_AVX2)
                               || (at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
                                   && tokens <= at->gemv_int->max_tokens);
+          /* the peak of what the products' sums are made of: integer dot products for
+           * integer sums and int8 activations, f32 FMAs otherwise */
+          const int integer = int_sums || act_bits;
+          if (!o.no_ceiling && peak[isa][integer] == 0)
+            for (int rep = 0; rep < o.repeats; rep++)
+              {
+                BwPeakLoop loop = bw_kernels_peak (at, integer);
+                peak[isa][integer] = MAX (peak[isa][integer],
+                                          per_thread_rate (pool, peak_unit, &loop, o.seconds));
+              }
+          const double ops = 2.0 * (double) o.rows * (double) o.cols * tokens;
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
             .isa = bw_isa_name (isa), .rows = o.rows, .cols = o.cols,
             .tokens = tokens, .threads = bw_pool_size (pool), .working_set = ws.weight_bytes,
             .gbps = best, .mem_gbps = best_mem, .ceiling_gbps = best_hot,
             .activations = act_bits ? "int8" : "f32", .sums = int_sums ? "int" : "f32",
+            .gops = best * ops / (double) bw_matrix_bytes (&ws.mats[0]),
+            .peak_gops = peak[isa][integer],
           };
           func (&res, user_data);
         }

@@ -186,6 +186,15 @@ bw_kernels_stream_sum (const BwKernelTable *table)
   return bw_kernels_scalar.stream_sum;
 }
 
+BwPeakLoop
+bw_kernels_peak (const BwKernelTable *table, gboolean integer)
+{
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (integer ? t->peak_int != NULL : t->peak_fma != NULL)
+      return integer ? t->peak_int : t->peak_fma;
+  return integer ? bw_kernels_scalar.peak_int : bw_kernels_scalar.peak_fma;
+}
+
 BwGgmlDot
 bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt)
 {

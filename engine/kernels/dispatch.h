@@ -43,6 +43,10 @@ gboolean bw_kernels_int_sums (BwIsa isa, BwFormat fmt, int group);
 /* A table's streaming sum (for the bandwidth measurement), filled the same way. */
 BwStreamSum bw_kernels_stream_sum (const BwKernelTable *table);
 
+/* A table's machine-peak loop for f32 FMAs, or (integer) for 8-bit integer dot products,
+ * filled the same way. */
+BwPeakLoop bw_kernels_peak (const BwKernelTable *table, gboolean integer);
+
 /* A table's integer product for a GGML format, filled the same way (never NULL for a
  * BW_FMT_GGML_* format). */
 BwGgmlDot bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt);

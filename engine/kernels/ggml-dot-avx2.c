@@ -70,28 +70,6 @@ q8_0_lanes (const uint8_t *b, const int8_t *xq)
 }
 
 static float
-dot_q8_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlAct32 *x = act;
-  int64_t i = 0;
-  for (; i + 4 <= nb; i += 4)
-    {
-      const uint8_t *b = row + 34 * i;
-      const __m256i v[4] = { q8_0_lanes (b, x[i].q), q8_0_lanes (b + 34, x[i + 1].q),
-                             q8_0_lanes (b + 68, x[i + 2].q), q8_0_lanes (b + 102, x[i + 3].q) };
-      const __m128 d = _mm_set_ps (bw_ggml_f16 (b + 102), bw_ggml_f16 (b + 68), bw_ggml_f16 (b + 34),
-                                   bw_ggml_f16 (b));
-      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
-    }
-  for (; i < nb; i++)
-    {
-      const uint8_t *b = row + 34 * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (q8_0_lanes (b, x[i].q)), 0.0f, 0);
-    }
-  return acc;
-}
-
-static float
 dot_q4_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   const BwGgmlAct32 *x = act;
@@ -211,6 +189,16 @@ dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
 }
 
+/* Codes u times activations xq, pair sums times a scale per 16 elements. */
+static inline __m256i
+sub_dot (__m256i u, const int8_t *xq, int lo, int hi)
+{
+  return scaled (_mm256_maddubs_epi16 (u, loadu (xq)), lo, hi);
+}
+
+/* Q8_0, Q4_K, Q5_K and Q6_K */
+#include "kernels/ggml-dot-blocks.h"
+
 /* --- K super-blocks ------------------------------------------------------------------- */
 
 /* Elements 32 s .. 32 s + 31 of 2-bit fields: byte h * 32 + l >> 2 (s % 4) for s = 4 h + .. */
@@ -221,13 +209,6 @@ crumbs32 (const uint8_t *qs, int s)
   return _mm256_and_si256 (_mm256_srlv_epi32 (v, _mm256_set1_epi32 (2 * (s % 4))), _mm256_set1_epi8 (3));
 }
 
-/* Bytes with bit `bit` set in v become `value`, the others 0. */
-static inline __m256i
-bit_to (__m256i v, int bit, int value)
-{
-  const __m256i m = _mm256_set1_epi8 ((char) (1 << bit));
-  return _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (v, m), m), _mm256_set1_epi8 ((char) value));
-}
 
 static float
 dot_q2_k (const uint8_t *row, const void *act, int64_t nb, float acc)
@@ -274,89 +255,6 @@ dot_q3_k (const uint8_t *row, const void *act, int64_t nb, float acc)
           v = _mm256_add_epi32 (v, scaled (p, sc[2 * s], sc[2 * s + 1]));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 108), hsum_i32 (v) - 4 * off, 0.0f, 0);
-    }
-  return acc;
-}
-
-/* Q4_K and Q5_K: 32-element sub-blocks of nibbles (Q5_K: plus a fifth bit), 6-bit scales
- * and mins. */
-static inline float
-dot_q45_k (const uint8_t *row, const void *act, int64_t nb, float acc, gboolean five)
-{
-  const BwGgmlActK *x = act;
-  const int bytes = five ? 176 : 144;
-  const __m256i m4 = _mm256_set1_epi8 (0xF);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + bytes * i, *qs = b + (five ? 48 : 16);
-      const __m256i qh = five ? loadu (b + 16) : _mm256_setzero_si256 ();
-      __m256i v = _mm256_setzero_si256 ();
-      int32_t s2 = 0;
-      for (int j = 0; j < 4; j++)
-        {
-          const __m256i raw = loadu (qs + 32 * j);
-          __m256i lo = _mm256_and_si256 (raw, m4), hi = _mm256_and_si256 (_mm256_srli_epi16 (raw, 4), m4);
-          int sc0, m0, sc1, m1;
-          if (five)
-            {
-              lo = _mm256_or_si256 (lo, bit_to (qh, 2 * j, 16));
-              hi = _mm256_or_si256 (hi, bit_to (qh, 2 * j + 1, 16));
-            }
-          bw_ggml_k_scale_min (b + 4, 2 * j, &sc0, &m0);
-          bw_ggml_k_scale_min (b + 4, 2 * j + 1, &sc1, &m1);
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (lo, loadu (x[i].q + 64 * j)), sc0, sc0));
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (hi, loadu (x[i].q + 64 * j + 32)), sc1, sc1));
-          s2 += m0 * (x[i].bsums[4 * j] + x[i].bsums[4 * j + 1])
-                + m1 * (x[i].bsums[4 * j + 2] + x[i].bsums[4 * j + 3]);
-        }
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), bw_ggml_f16 (b + 2), s2);
-    }
-  return acc;
-}
-
-static float
-dot_q4_k (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  return dot_q45_k (row, act, nb, acc, FALSE);
-}
-
-static float
-dot_q5_k (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  return dot_q45_k (row, act, nb, acc, TRUE);
-}
-
-static float
-dot_q6_k (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlActK *x = act;
-  const __m256i m4 = _mm256_set1_epi8 (0xF), m3 = _mm256_set1_epi8 (3);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 210 * i;
-      const int8_t *sc = (const int8_t *) (b + 192);
-      __m256i v = _mm256_setzero_si256 ();
-      int32_t off = 0;
-      for (int j = 0; j < 16; j++)
-        off += sc[j] * x[i].bsums[j];
-      for (int h = 0; h < 2; h++)
-        {
-          const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
-          const __m256i qh = loadu (b + 128 + 32 * h);
-          const __m256i low[4] = { _mm256_and_si256 (l0, m4), _mm256_and_si256 (l1, m4),
-                                   _mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
-                                   _mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4) };
-          for (int k = 0; k < 4; k++)
-            {
-              const __m256i high = _mm256_and_si256 (_mm256_srlv_epi32 (qh, _mm256_set1_epi32 (2 * k)), m3);
-              const __m256i q = _mm256_or_si256 (low[k], _mm256_slli_epi16 (high, 4));
-              const int j = 8 * h + 2 * k;
-              const __m256i p = _mm256_maddubs_epi16 (q, loadu (x[i].q + 128 * h + 32 * k));
-              v = _mm256_add_epi32 (v, scaled (p, sc[j], sc[j + 1]));
-            }
-        }
-      /* codes are q - 32 */
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 208), hsum_i32 (v) - 32 * off, 0.0f, 0);
     }
   return acc;
 }

@@ -43,3 +43,11 @@ acc32_4 (float acc, const BwGgmlAct32 *x, __m128 d, __m128i s)
     acc = acc + uf[k];
   return acc;
 }
+
+/* Bytes with bit `bit` set in v become `value`, the others 0. */
+static inline __m256i
+bit_to (__m256i v, int bit, int value)
+{
+  const __m256i m = _mm256_set1_epi8 ((char) (1 << bit));
+  return _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (v, m), m), _mm256_set1_epi8 ((char) value));
+}

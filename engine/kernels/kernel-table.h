@@ -45,6 +45,12 @@ typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const voi
  * quantized activations (kernels/ggml-dot.h). */
 typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
 
+/* `reps` rounds of a level's machine-peak loop (bench kernels): independent f32 FMAs, or
+ * 8-bit integer dot products as the level's integer kernels issue them, with no memory
+ * traffic. Returns the operations done (2 per multiply-add); leaves a value in *sink so
+ * the loop is kept. */
+typedef double (*BwPeakLoop) (int64_t reps, float *sink);
+
 /* One kernel level. Every product goes through a level's table; a NULL entry means the
  * level has no such kernel (rows: the base level's, then the scalar one). */
 typedef struct BwKernelTable BwKernelTable;
@@ -63,6 +69,9 @@ struct BwKernelTable {
    * per product; bytes needed: BW_ACT_Q8_PREPARED_BYTES. */
   BwPrepare act_q8_prepare;
   BwPreparedRows act_q8_rows;
+  /* Machine-peak loops (NULL: the base level's, then the scalar one's). */
+  BwPeakLoop peak_fma;
+  BwPeakLoop peak_int;
 };
 
 extern const BwKernelTable bw_kernels_scalar;
@@ -75,6 +84,11 @@ extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
  * FALSE where the matrix's scales rule it out (nothing written). */
 gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
                            int64_t r0, int64_t r1);
+
+double bw_peak_fma_avx2 (int64_t reps, float *sink);
+double bw_peak_int_avx2 (int64_t reps, float *sink);
+double bw_peak_fma_avx512 (int64_t reps, float *sink);
+double bw_peak_int_avx512vnni (int64_t reps, float *sink);
 
 /* The scalar f32 product from the reference decoder (the scalar level's rows kernel). */
 void bw_rows_reference (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,

@@ -240,7 +240,8 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2, bw_ggml_dots_avx2);
+const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2, bw_ggml_dots_avx2,
+                                                     bw_peak_fma_avx2, bw_peak_int_avx2);
 
 const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT] = {
   [BW_FMT_F32] = rows_f32_f32, [BW_FMT_BF16] = rows_bf16_f32, [BW_FMT_F16] = rows_f16_f32,

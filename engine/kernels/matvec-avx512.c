@@ -279,4 +279,5 @@ vec_i_reduce (__m512i v)
 
 #include "kernels/simd-rows.h"
 
-const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512", NULL, bw_ggml_dots_avx2);
+const BwKernelTable bw_kernels_avx512 = SIMD_KERNEL_TABLE ("avx512", NULL, bw_ggml_dots_avx2,
+                                                       bw_peak_fma_avx512, bw_peak_int_avx2);

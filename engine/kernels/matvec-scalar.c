@@ -1,6 +1,8 @@
 /* Scalar kernels: decode a segment of a row to f32, then multiply-accumulate it with up to
  * TOKENS tokens at a time. This is the reference the SIMD kernels are tested
  * against. */
+#include <math.h>
+
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
 
@@ -51,6 +53,35 @@ stream_sum_scalar (const void *p, size_t bytes)
   return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
 }
 
+/* Peak loops in plain C: what the compiler makes of independent multiply-adds. */
+static double
+peak_fma_scalar (int64_t reps, float *sink)
+{
+  float acc[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  volatile float vm = 0.999999f;
+  const float m = vm, b = 1e-7f;
+
+  for (int64_t i = 0; i < reps; i++)
+    for (int k = 0; k < 8; k++)
+      acc[k] = fmaf (acc[k], m, b);
+  *sink = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+  return (double) reps * 8 * 2;
+}
+
+static double
+peak_int_scalar (int64_t reps, float *sink)
+{
+  int32_t acc[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+  volatile int8_t vw = 3;
+  const int8_t w = vw;
+
+  for (int64_t i = 0; i < reps; i++)
+    for (int k = 0; k < 8; k++)
+      acc[k] += w * (int8_t) acc[k];
+  *sink = (float) (acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7]);
+  return (double) reps * 8 * 2;
+}
+
 const BwKernelTable bw_kernels_scalar = {
   .name = "scalar",
   .rows = {
@@ -68,4 +99,6 @@ const BwKernelTable bw_kernels_scalar = {
   },
   .stream_sum = stream_sum_scalar,
   .ggml_dot = bw_ggml_dots_scalar,
+  .peak_fma = peak_fma_scalar,
+  .peak_int = peak_int_scalar,
 };

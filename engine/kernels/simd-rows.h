@@ -62,11 +62,16 @@ col_byte (BwFormat fmt, int64_t c)
  * hardware prefetcher alone left the slower decoders short of bandwidth. */
 #define PREFETCH_BYTES 2048
 
+/* Keeps v in a register: the compiler would otherwise fold each token's activation load
+ * into every row's FMA, one load per FMA, and the loads, not the FMAs, would bound the
+ * f32 tiles. */
+#define KEEP_IN_REGISTER(v) __asm__ ("" : "+v" (v))
+
 /* RB rows from r, NT tokens from x (rows ldx apart), all columns; y is set, or added to
- * when `add`. */
+ * when `add`. `cached`: the rows are a decoded chunk in L1, not worth prefetching. */
 AI void
 block (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
-       int64_t r, const int RB, const int NT, gboolean add)
+       int64_t r, const int RB, const int NT, gboolean add, const gboolean cached)
 {
   const int P = pairs (fmt), STEP = VL * P;
   const int64_t cols = w->cols, gsz = group_cols (fmt, w);
@@ -102,12 +107,17 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, float *y, i
           VEC xv[4][2];
 #pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            load_x (fmt, x + t * ldx + c, xv[t]);
+            {
+              load_x (fmt, x + t * ldx + c, xv[t]);
+              if (pairs (fmt) == 1 && RB > 1)
+                KEEP_IN_REGISTER (xv[t][0]);
+            }
 #pragma GCC unroll 4
           for (int i = 0; i < RB; i++)
             {
               VEC wv[2];
-              __builtin_prefetch (rows[i] + col_byte (fmt, c) + PREFETCH_BYTES, 0, 0);
+              if (!cached)
+                __builtin_prefetch (rows[i] + col_byte (fmt, c) + PREFETCH_BYTES, 0, 0);
               decode (fmt, rows[i] + col_byte (fmt, c), st[i], wv);
 #pragma GCC unroll 4
               for (int t = 0; t < NT; t++)
@@ -162,10 +172,10 @@ rows_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, int n
 
       switch (MIN (4, n - t0))
         {
-        case 1: block (fmt, w, xt, ldx, yt, ldy, r, RB, 1, add); break;
-        case 2: block (fmt, w, xt, ldx, yt, ldy, r, RB, 2, add); break;
-        case 3: block (fmt, w, xt, ldx, yt, ldy, r, RB, 3, add); break;
-        default: block (fmt, w, xt, ldx, yt, ldy, r, RB, 4, add); break;
+        case 1: block (fmt, w, xt, ldx, yt, ldy, r, RB, 1, add, FALSE); break;
+        case 2: block (fmt, w, xt, ldx, yt, ldy, r, RB, 2, add, FALSE); break;
+        case 3: block (fmt, w, xt, ldx, yt, ldy, r, RB, 3, add, FALSE); break;
+        default: block (fmt, w, xt, ldx, yt, ldy, r, RB, 4, add, FALSE); break;
         }
     }
 }
@@ -205,6 +215,16 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
           if (gc != c0 && (g & (VL - 1)) == 0)
             scale_block (fmt, w, r + i, g, sb);
           VEC st = group_state (fmt, w, r + i, g, sb);
+          /* whole steps, unmasked */
+          for (; gc + STEP <= MIN (g1, cols); gc += STEP)
+            {
+              VEC wv[2];
+              decode (fmt, row + col_byte (fmt, gc), st, wv);
+              to_columns (fmt, wv);
+#pragma GCC unroll 2
+              for (int q = 0; q < P; q++)
+                vec_storeu (o + (gc - c0) + q * VL, wv[q]);
+            }
           for (; gc < g1; gc += STEP)
             {
               VEC wv[2];
@@ -226,20 +246,48 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
     }
 }
 
+/* Rows decoded together for many tokens: with a 512-column chunk, 8 rows of f32 (16 KiB)
+ * and 4 tokens' activations (8 KiB) stay in L1 while every 2-row, 4-token register tile
+ * of the group passes over them; a tile per row pair reread the activations from L2. */
+#define GEMM_ROWS 8
+
+/* One register tile of the f32 rows in f (rows i, i + 1 < rb) with nt <= 4 tokens. */
+AI void
+gemm_tile (const BwMatrix *f, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t i,
+           int rb, int nt, gboolean add)
+{
+  switch (rb * 4 + nt)
+    {
+    case 5: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 1, add, TRUE); break;
+    case 6: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 2, add, TRUE); break;
+    case 7: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 3, add, TRUE); break;
+    case 8: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 4, add, TRUE); break;
+    case 9: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 1, add, TRUE); break;
+    case 10: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 2, add, TRUE); break;
+    case 11: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 3, add, TRUE); break;
+    default: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 4, add, TRUE); break;
+    }
+}
+
+/* Rows r .. r + g - 1 (g <= GEMM_ROWS) for nt tokens: each chunk of columns decoded once
+ * to f32, then every token tile over every row pair of it. */
 AI void
 gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, int64_t ldy,
-           int64_t r, const int RB)
+           int64_t r, int g)
 {
   const int64_t kc = chunk_cols (fmt, w);
-  float buf[4 * 2048 + 2 * VL] __attribute__((aligned (64)));
+  float buf[GEMM_ROWS * 2048 + 2 * VL] __attribute__((aligned (64)));
 
   for (int64_t c0 = 0; c0 < w->cols; c0 += kc)
     {
       const int64_t k = MIN (kc, w->cols - c0);
-      BwMatrix f = { .fmt = BW_FMT_F32, .rows = RB, .cols = k, .data = buf };
+      BwMatrix f = { .fmt = BW_FMT_F32, .rows = g, .cols = k, .data = buf };
 
-      decode_chunk (fmt, w, r, RB, c0, k, buf);
-      rows_tokens (BW_FMT_F32, &f, x + c0, w->cols, nt, y + r, ldy, 0, RB, c0 > 0);
+      decode_chunk (fmt, w, r, g, c0, k, buf);
+      for (int t0 = 0; t0 < nt; t0 += 4)
+        for (int i = 0; i < g; i += 2)
+          gemm_tile (&f, x + (int64_t) t0 * w->cols + c0, w->cols, y + (int64_t) t0 * ldy + r,
+                     ldy, i, MIN (2, g - i), MIN (4, nt - t0), c0 > 0);
     }
 }
 
@@ -263,16 +311,13 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
       float *yt = y + t0 * ldy;
       int64_t r = r0;
 
+      if (gemm)
+        for (; r < r1; r += GEMM_ROWS)
+          gemm_rows (fmt, w, xt, nt, yt, ldy, r, (int) MIN (GEMM_ROWS, r1 - r));
       for (; r + RB_MAX <= r1; r += RB_MAX)
-        if (gemm)
-          gemm_rows (fmt, w, xt, nt, yt, ldy, r, RB_MAX);
-        else
-          rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, RB_MAX, FALSE);
+        rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, RB_MAX, FALSE);
       for (; r < r1; r++)
-        if (gemm)
-          gemm_rows (fmt, w, xt, nt, yt, ldy, r, 1);
-        else
-          rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, 1, FALSE);
+        rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, 1, FALSE);
     }
 }
 
@@ -357,7 +402,7 @@ stream_sum (const void *p, size_t bytes)
   return vec_i_reduce (vec_i_add (vec_i_add (s0, s1), vec_i_add (s2, s3)));
 }
 
-#define SIMD_KERNEL_TABLE(isa_name, int_kernel, dots)                                      \
+#define SIMD_KERNEL_TABLE(isa_name, int_kernel, dots, fma_peak, int_peak)                                   \
   {                                                                                      \
     .name = isa_name,                                                                    \
     .rows = {                                                                            \
@@ -375,4 +420,6 @@ stream_sum (const void *p, size_t bytes)
     .stream_sum = stream_sum,                                                            \
     .gemv_int = int_kernel,                                                              \
     .ggml_dot = dots,                                                                    \
+    .peak_fma = fma_peak,                                                                \
+    .peak_int = int_peak,                                                                \
   }

@@ -28,4 +28,5 @@ const BwKernelTable bw_kernels_avx512_vnni = {
   .ggml_dot = bw_ggml_dots_avx512vnni,
   .act_q8_prepare = bw_act_q8_prepare_avx512vnni,
   .act_q8_rows = bw_act_q8_rows_avx512vnni,
+  .peak_int = bw_peak_int_avx512vnni,
 };

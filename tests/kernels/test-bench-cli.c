@@ -1,6 +1,7 @@
 /* `burrow-cli bench kernels --json` prints one object per line per kernel and format with
- * the documented keys, ratio is gbps / mem_gbps and ratio_bound gbps over the lower of
- * mem_gbps and ceiling_gbps; `bench decode --json` on a small synthetic K3-shaped
+ * the documented keys, ratio is gbps / mem_gbps, ratio_bound gbps over the lower of
+ * mem_gbps and ceiling_gbps, gops the products' operations per second and peak_ratio gops
+ * over peak_gops; `bench decode --json` on a small synthetic K3-shaped
  * checkpoint that must stream prints its documented fields, with the roofline and ratio
  * computed from them as documented. */
 #include <glib.h>
@@ -72,10 +73,13 @@ test_json_lines (void)
   };
   static const char *const keys[] = { "kernel", "format", "rows", "cols", "threads",
                                        "gbps", "mem_gbps", "ratio", "ceiling_gbps",
-                                       "ratio_bound", "activations", "sums" };
+                                       "ratio_bound", "activations", "sums", "gops",
+                                       "peak_gops", "peak_ratio" };
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
+
+  g_autoptr (GHashTable) peaks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 
   g_assert_true (g_spawn_check_wait_status (status, NULL));
   g_assert_cmpuint (g_strv_length (lines), ==, 6); /* 3 formats x matvec, matmul */
@@ -108,6 +112,28 @@ test_json_lines (void)
                                       6e-4 + 6e-4 * (1 / g + 1 / m) * g / m);
       g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "ratio_bound"), g / b,
                                       6e-4 + 6e-4 * (1 / g + 1 / b) * g / b);
+      /* BF16 64 x 256: 32768 bytes and 2 * 64 * 256 operations per token, so gops is gbps
+       * times the tokens */
+      double ops = json_object_get_double_member (o, "gops");
+      double peak = json_object_get_double_member (o, "peak_gops");
+      int tokens = (int) json_object_get_int_member (o, "tokens");
+      g_assert_cmpint (tokens, ==, i % 2 ? 3 : 1);
+      if (i < 2)
+        g_assert_cmpfloat_with_epsilon (ops, g * tokens, 1e-3 * (1 + tokens));
+      g_assert_cmpfloat (ops, >, 0);
+      g_assert_cmpfloat (peak, >, 0);
+      g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "peak_ratio"), ops / peak,
+                                      6e-4 + 6e-4 * (1 / ops + 1 / peak) * ops / peak);
+      /* one peak per level and kind of sums, measured once */
+      char *kind = g_strconcat (isa, "/", json_object_get_string_member (o, "sums"), NULL);
+      double *first = g_hash_table_lookup (peaks, kind);
+      if (first)
+        {
+          g_assert_cmpfloat (*first, ==, peak);
+          g_free (kind);
+        }
+      else
+        g_hash_table_insert (peaks, kind, g_memdup2 (&peak, sizeof peak));
     }
 }
 
