@@ -140,7 +140,9 @@ bad (GError    **error,
      const char *what)
 {
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-               "%s: not a chat exported by Burrow: %s", name, what);
+               /* Translators: the first %s is the file's name, the second what is wrong
+                * with it */
+               _("%s: not a chat exported by Burrow: %s"), name, what);
   return FALSE;
 }
 

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <glib/gi18n.h>
+
 #include "burrow-chat-store-private.h"
 
 /* Characters of context kept before and after the first match. */
@@ -228,7 +230,9 @@ search_messages (BurrowChatStore     *self,
 
 failed:
   g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
-               "%s: searching: %s", burrow_chat_store_get_path (self), sqlite3_errmsg (db));
+               /* Translators: the first %s is the path of the chat database, the second
+                * SQLite's message (in English) */
+               _("%s: searching: %s"), burrow_chat_store_get_path (self), sqlite3_errmsg (db));
   return FALSE;
 }
 

@@ -1010,7 +1010,9 @@ turn_of (BurrowChatStore  *self,
   if (rc == SQLITE_DONE)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
-                   "%s: message %" G_GINT64_FORMAT " is not in the database", self->path, id);
+                   /* Translators: %s is the path of the chat database, %lld a message's
+                    * number in it */
+                   _("%s: message %lld is not in the database"), self->path, (long long) id);
       return FALSE;
     }
   return fail (self, "reading a message", error);
@@ -1114,7 +1116,9 @@ burrow_chat_store_show_alternative (BurrowChatStore    *self,
   if (alternative >= n)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
-                   "%s: the reply has no alternative %u", self->path, alternative + 1);
+                   /* Translators: %s is the path of the chat database, %u the number of
+                    * the asked alternative (version) of a reply */
+                   _("%s: the reply has no alternative %u"), self->path, alternative + 1);
       goto rollback;
     }
 

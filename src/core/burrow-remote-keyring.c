@@ -62,7 +62,8 @@ on_search (GObject      *source,
     g_task_return_error (task, error);
   else if (locked)
     g_task_return_new_error (task, BURROW_REMOTE_KEYRING_ERROR, BURROW_REMOTE_KEYRING_ERROR_LOCKED,
-                             "The keyring holding the API key for %s is locked",
+                             /* Translators: %s is the server's name */
+                             _("The keyring holding the API key for %s is locked"),
                              (const char *) g_task_get_task_data (task));
   else
     g_task_return_pointer (task, NULL, NULL);

@@ -746,7 +746,7 @@ burrow_session_show_alternative (BurrowSession      *self,
   if (self->generate_cancellable != NULL)
     {
       g_set_error_literal (error, BURROW_TURN_ERROR, BURROW_TURN_ERROR_BUSY,
-                           "A reply is being written");
+                           _("A reply is being written"));
       return FALSE;
     }
   return burrow_chat_store_show_alternative (self->store, message, alternative, error);
