@@ -9,10 +9,12 @@ import pathlib
 import re
 import sys
 
-# Addresses known to be real: the Flatpak manifest's sources.
+# Addresses known to be real: the Flatpak manifest's sources, and the XML namespace a
+# shared-mime-info file must declare (a name, not a link users follow).
 REAL = (
     "https://github.com/axboe/liburing/",
     "https://github.com/mity/md4c.git",
+    "http://www.freedesktop.org/standards/shared-mime-info",
 )
 # A scheme, then a host with a dot: "http://" alone (a prefix being tested) is not an address.
 URL = re.compile(r"https?://[A-Za-z0-9-]+\.[A-Za-z0-9.-]+[^\s\"'<>)]*")
