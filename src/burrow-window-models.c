@@ -315,8 +315,11 @@ _burrow_window_update_figures (BurrowWindow *self)
 void
 _burrow_window_on_model_state (BurrowWindow *self)
 {
+  /* A new chat whose model could not load is dropped for the error page, unless the chat's
+   * bar offers the fix (a server's key, the keyring, a chosen template or tokenizer). */
   if (self->fresh_chat != NULL && self->fresh_chat == self->chat &&
       burrow_session_get_model_state (self->session) == BURROW_MODEL_FAILED &&
+      burrow_session_get_load_fix (self->session) == BURROW_ERROR_FIX_FOLDER &&
       g_strcmp0 (burrow_session_get_model_dir (self->session),
                  burrow_chat_get_model_dir (self->chat)) == 0 &&
       g_list_model_get_n_items (self->messages) == 0)
