@@ -472,10 +472,9 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
                                                         pool, o.seconds));
             }
           const BwKernelTable *at = bw_kernels_table (isa);
-          /* GGML formats, the AVX2 level's FP8 (kernels/fp8-avx2.c) and the integer
-           * kernel's formats up to its tokens sum in integers */
+          /* GGML formats and the integer kernel's formats up to its tokens sum in
+           * integers */
           gboolean int_sums = bw_ggml_format ((BwFormat) f)
-                              || (f == BW_FMT_FP8_E4M3_B128 && isa == BW_ISA_AVX2)
                               || (at->gemv_int && bw_gemv_int_applies (at->gemv_int, &ws.mats[0])
                                   && tokens <= at->gemv_int->max_tokens);
           /* the peak of what the products' sums are made of: integer dot products for

@@ -1,11 +1,9 @@
-/* The AVX2 level's FP8 E4M3 kernel (kernels/fp8-avx2.c), which sums in integers: its
- * results have the bits of a scalar model of the arithmetic its header states (codes as
- * integers times a power of two, each activation rounded to its block's fixed point, each
- * lane's exact block sum rounded once, scaled and accumulated in f32), for every one of the
- * 256 codes (NaN codes NaN) and on whole products; they lie within the header's bound of
- * the exact product; n tokens at once give the same bits as each token alone; scales and
- * activations it cannot take are declined. On an x86 CPU with AVX2, FMA and F16C the level
- * must exist: the test fails there rather than skip. */
+/* The AVX2 level's FP8 E4M3 kernel (kernels/fp8-avx2.c): every one of the 256 codes gives
+ * its exact product with an activation (NaN codes NaN); whole products are at least as
+ * close to the exact value as the scalar reference's, every row within the f32 kernels'
+ * tolerance; n tokens at once give the same bits as each token alone; scales it cannot
+ * fold are declined. On an x86 CPU with AVX2, FMA and F16C the level must exist: the test
+ * fails there rather than skip. */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -46,78 +44,8 @@ matmul_at (BwIsa isa, const BwMatrix *m, const float *x, int n, float *y)
   bw_matmul (&w, x, n, y, NULL);
 }
 
-#define FIX 22
-#define PASS_BLOCKS 32
-
-/* The kernel's arithmetic for row r and activations x (one token), written plainly: per
- * pass of PASS_BLOCKS blocks, eight f32 lanes; of each 32 columns of a block's whole
- * 16-column steps, lane j takes columns 2j and 2j + 1 of the first 8 and of the next 8 for
- * j < 4, and of the third and fourth 8 for j >= 4 (as unpacking the code bytes orders
- * them); the columns past the steps from the reference decoder. */
-static float
-model_row (const BwMatrix *m, const float *x, int64_t r)
-{
-  const int64_t cols = m->cols, c16 = cols & ~(int64_t) 15, nb = bw_fp8_blocks (c16);
-  const guint8 *row = (const guint8 *) m->data + r * cols;
-  float y = 0;
-
-  for (int64_t b0 = 0; b0 < nb; b0 += PASS_BLOCKS)
-    {
-      float tot[8] = { 0 };
-      gboolean nan = FALSE;
-      for (int64_t b = b0; b < MIN (nb, b0 + PASS_BLOCKS); b++)
-        {
-          const int64_t c0 = b * BW_FP8_BLOCK, c1 = MIN (c0 + BW_FP8_BLOCK, c16);
-          float amax = 0;
-          int e = 0;
-          for (int64_t c = c0; c < c1; c++)
-            amax = fmaxf (amax, fabsf (x[c]));
-          if (amax > 0)
-            frexpf (amax, &e);             /* amax < 2^e <= 2 amax */
-          gint64 lane[8] = { 0 };
-          for (int64_t c = c0; c < c1; c++)
-            {
-              const guint8 code = row[c];
-              nan |= (code & 0x7F) == 0x7F;
-              if ((code & 0x7F) == 0x7F)
-                continue;
-              const gint64 w = (gint64) ldexp (bw_e4m3_to_f32 (code), 9);
-              const gint64 q = (gint64) rintf (ldexpf (x[c], FIX - e));
-              const int o = (int) ((c - c0) % 32);
-              lane[(o % 8) / 2 + 4 * (o / 16)] += w * q;
-            }
-          const float s = scale_of (m, r, c0);
-          for (int j = 0; j < 8; j++)
-            {
-              const float v = (float) lane[j] * ldexpf (1.0f, e - FIX - 9);
-              tot[j] = fmaf (v, s, tot[j]);
-            }
-        }
-      const float a0 = tot[0] + tot[4], a1 = tot[1] + tot[5], a2 = tot[2] + tot[6], a3 = tot[3] + tot[7];
-      const float sum = (a0 + a2) + (a1 + a3);
-      y = nan ? NAN : b0 == 0 ? sum : y + sum;
-    }
-  if (c16 < cols)
-    bw_rows_tail (m, x, &y, 0, 1, c16, TRUE);
-  return y;
-}
-
-/* The model's row against the kernel's: the same bits, or both NaN. */
-static void
-check_model (const BwMatrix *m, const float *x, int64_t r, float got, const char *what)
-{
-  BwMatrix one = *m;
-  one.data = (const guint8 *) m->data + r * m->cols;
-  one.rows = 1;
-  one.scales = (const guint8 *) m->scales + (r / BW_FP8_BLOCK) * bw_fp8_blocks (m->cols) * 4;
-  const float want = model_row (&one, x, 0);
-  if (isnan (want) ? !isnan (got) : memcmp (&got, &want, 4) != 0)
-    g_error ("%s row %" G_GINT64_FORMAT ": got %.9g, the model %.9g", what, r, got, want);
-}
-
-/* Row k holds code k alone, at a column that moves through every lane and block position:
- * the kernel's bits are the model's, and the product is within the header's bound of code
- * value * scale * x (one activation's rounding, the lane sum's and the scaling's). */
+/* Row k holds code k alone, at a column that moves through every lane and block position;
+ * its product is code value * scale * x rounded once to f32. */
 static void
 test_every_code (void)
 {
@@ -143,53 +71,41 @@ test_every_code (void)
   for (int k = 0; k < N; k++)
     {
       const int c = (k * 37) % COLS;
-      const double exact = (double) bw_e4m3_to_f32 ((guint8) k) * scale_of (&m, k, c) * x[c];
-      check_model (&m, x, k, y[k], "every code");
+      const float want = (float) ((double) bw_e4m3_to_f32 ((guint8) k) * scale_of (&m, k, c) * x[c]);
       if ((k & 0x7F) == 0x7F)
         g_assert_true (isnan (y[k]));
-      else if (!(fabs (y[k] - exact) <= fabs (exact) * 0x1p-22 + fabs (bw_e4m3_to_f32 ((guint8) k) * scale_of (&m, k, c)) * 0x1p-23))
-        g_error ("code 0x%02x: got %.9g, exact %.9g", k, y[k], exact);
+      else if (y[k] != want)
+        g_error ("code 0x%02x: got %.9g, want %.9g", k, y[k], want);
     }
   g_rand_free (rand);
 }
 
-/* Over rows: the kernel's bits are the model's, and each row is within the header's bound
- * of the exact product: each activation off by at most 2^(e - 23) of its block's e, the
- * lane sums and their f32 accumulation by (blocks + 4) f32 roundings of the magnitude. */
+/* Sum over rows of |y - exact| for the AVX2 kernel and the scalar reference, n tokens. */
 static void
-accuracy (const TestMatrix *t, const float *x, int n)
+accuracy (const TestMatrix *t, const float *x, int n, double *e_avx2, double *e_scalar)
 {
   const BwMatrix *m = &t->m;
   g_autofree float *ya = g_new (float, n * m->rows);
+  g_autofree float *ys = g_new (float, n * m->rows);
 
   matmul_at (BW_ISA_AVX2, m, x, n, ya);
+  matmul_at (BW_ISA_SCALAR, m, x, n, ys);
+  *e_avx2 = *e_scalar = 0;
   for (int k = 0; k < n; k++)
     for (int64_t r = 0; r < m->rows; r++)
       {
         const guint8 *row = (const guint8 *) m->data + r * m->cols;
-        const float *xk = x + k * m->cols;
-        double exact = 0, mag = 0, act = 0;
-        check_model (m, xk, r, ya[k * m->rows + r], "accuracy");
-        for (int64_t c0 = 0; c0 < m->cols; c0 += BW_FP8_BLOCK)
+        double exact = 0, mag = 0;
+        for (int64_t c = 0; c < m->cols; c++)
           {
-            float amax = 0;
-            int e = 0;
-            for (int64_t c = c0; c < MIN (m->cols, c0 + BW_FP8_BLOCK); c++)
-              amax = fmaxf (amax, fabsf (xk[c]));
-            if (amax > 0)
-              frexpf (amax, &e);
-            for (int64_t c = c0; c < MIN (m->cols, c0 + BW_FP8_BLOCK); c++)
-              {
-                const double wv = (double) bw_e4m3_to_f32 (row[c]) * scale_of (m, r, c);
-                exact += wv * xk[c];
-                mag += fabs (wv * xk[c]);
-                act += fabs (wv) * ldexp (1, e - 23);
-              }
+            const double p = (double) bw_e4m3_to_f32 (row[c]) * scale_of (m, r, c) * x[k * m->cols + c];
+            exact += p;
+            mag += fabs (p);
           }
-        const double bound = act + (bw_fp8_blocks (m->cols) + 4) * 0x1p-23 * (mag + act);
         const double err = fabs (ya[k * m->rows + r] - exact);
-        if (!(err <= bound))
-          g_error ("row %" G_GINT64_FORMAT ": error %.3g, bound %.3g", r, err, bound);
+        g_assert_cmpfloat (err, <=, 1e-6 * mag + 1e-30);
+        *e_avx2 += err;
+        *e_scalar += fabs (ys[k * m->rows + r] - exact);
       }
 }
 
@@ -198,7 +114,6 @@ test_accuracy (void)
 {
   static const struct { int64_t rows, cols; int n; } shapes[] = {
     { 300, 7168, 1 }, { 130, 4100, 3 }, { 17, 16519, 1 }, { 40, 2048 + 15, 9 }, { 5, 12, 2 },
-    { 3, 18432, 2 }, /* several passes */
   };
   GRand *rand = g_rand_new_with_seed (2718);
 
@@ -212,12 +127,16 @@ test_accuracy (void)
       TestMatrix t;
       const int n = shapes[s].n;
       g_autofree float *x = g_new (float, n * shapes[s].cols);
+      double ea, es;
       test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, shapes[s].rows, shapes[s].cols, 0, (int) s, rand);
       test_fill_random (x, n * shapes[s].cols, rand);
-      /* activations as a model's hidden states have them: a few outliers, some tiny */
-      for (int64_t i = 0; i < n * shapes[s].cols; i += 97)
-        x[i] *= i % 2 ? 300.0f : 1e-6f;
-      accuracy (&t, x, n);
+      accuracy (&t, x, n, &ea, &es);
+      g_test_message ("%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " n%d: avx2 %.3g, scalar %.3g",
+                      shapes[s].rows, shapes[s].cols, n, ea, es);
+      /* a matrix narrower than 16 columns is all leftover columns, summed in eight lanes as
+       * every kernel's leftovers are: only the per-row bound above applies to it */
+      if (shapes[s].cols >= 16)
+        g_assert_cmpfloat (ea, <=, es);
       test_matrix_clear (&t);
     }
   g_rand_free (rand);
@@ -306,47 +225,6 @@ test_declined_scales (void)
   g_rand_free (rand);
 }
 
-/* Activations the fixed point cannot hold (NaN, Inf, a block of magnitudes below 2^-60)
- * are declined, nothing written: the product is then the level's f32 kernel's, bit for
- * bit. */
-static void
-test_declined_activations (void)
-{
-  const int64_t rows = 20, cols = 300;
-  GRand *rand = g_rand_new_with_seed (6);
-  float x[300], y[20], want[20];
-
-  if (!have_avx2 ())
-    {
-      g_rand_free (rand);
-      return;
-    }
-  for (int k = 0; k < 3; k++)
-    {
-      TestMatrix t;
-      test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, rows, cols, 0, 0, rand);
-      test_fill_random (x, cols, rand);
-      g_assert_true (bw_fp8_rows_avx2 (&t.m, x, 1, y, rows, 0, rows));
-      if (k == 0)
-        x[5] = NAN;
-      else if (k == 1)
-        x[200] = -INFINITY;
-      else
-        for (int c = 128; c < 256; c++)
-          x[c] = c % 3 ? 1e-30f : 0.0f;
-      for (int64_t r = 0; r < rows; r++)
-        y[r] = 12345.0f;
-      g_assert_false (bw_fp8_rows_avx2 (&t.m, x, 1, y, rows, 0, rows));
-      for (int64_t r = 0; r < rows; r++)
-        g_assert_cmpfloat (y[r], ==, 12345.0f);
-      matmul_at (BW_ISA_AVX2, &t.m, x, 1, y);
-      bw_kernels_avx2_f32_rows[BW_FMT_FP8_E4M3_B128](&t.m, x, 1, want, rows, 0, rows);
-      g_assert_cmpmem (y, sizeof y, want, sizeof want);
-      test_matrix_clear (&t);
-    }
-  g_rand_free (rand);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -355,6 +233,5 @@ main (int argc, char **argv)
   g_test_add_func ("/kernels/fp8-avx2/accuracy", test_accuracy);
   g_test_add_func ("/kernels/fp8-avx2/batch-equals-single", test_batch_equals_single);
   g_test_add_func ("/kernels/fp8-avx2/declined-scales", test_declined_scales);
-  g_test_add_func ("/kernels/fp8-avx2/declined-activations", test_declined_activations);
   return g_test_run ();
 }
