@@ -37,6 +37,59 @@ ct_simd (const BwMatrix *w, int64_t c0)
          && (w->group <= 0 || w->group % 8 == 0);
 }
 
+/* ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), as the reference adds the lanes. */
+static inline float
+lanes_sum (__m256 acc)
+{
+  const __m128 p = _mm_add_ps (_mm256_castps256_ps128 (acc), _mm256_extractf128_ps (acc, 1));
+  const __m128 q = _mm_hadd_ps (p, p);
+  return _mm_cvtss_f32 (_mm_add_ss (q, _mm_movehdup_ps (q)));
+}
+
+/* Rows r .. r + nr - 1 (nr <= 4) of a CT INT4/INT8 matrix whose leftover columns are whole
+ * steps of 8: four rows at once, so that their sums' chains of dependent adds overlap (a
+ * narrow matrix's rows are each only a few steps long). Each row's arithmetic is the
+ * one-row path's; a short group repeats its last row and drops the copies. */
+static void
+ct_rows4 (const BwMatrix *w, int bits, const float *x, float *y, int64_t r, int nr, int64_t c0,
+          gboolean add)
+{
+  const int64_t n = w->cols - c0, gsz = w->group > 0 ? w->group : w->cols;
+  const int64_t row_bytes = bw_ct_int_row_bytes (bits, w->cols);
+  const int64_t scale_bytes = bw_ct_int_row_scales (w->cols, w->group) * 2;
+  const uint8_t *row[4], *sc[4];
+  __m256 acc[4];
+
+  for (int k = 0; k < 4; k++)
+    {
+      const int64_t rk = r + MIN (k, nr - 1);
+      row[k] = (const uint8_t *) w->data + rk * row_bytes;
+      sc[k] = (const uint8_t *) w->scales + rk * scale_bytes;
+      acc[k] = _mm256_setzero_ps ();
+    }
+  for (int64_t i = 0; i < n;)
+    {
+      const int64_t g = (c0 + i) / gsz, gend = MIN (n, (g + 1) * gsz - c0);
+      __m256 scale[4];
+      for (int k = 0; k < 4; k++)
+        scale[k] = _mm256_set1_ps (bw_ct_int_scale (sc[k], w->group > 0 ? g : 0));
+      for (; i < gend; i += 8)
+        {
+          const __m256 xv = _mm256_loadu_ps (x + c0 + i);
+          for (int k = 0; k < 4; k++)
+            {
+              const __m256 wv = _mm256_mul_ps (ct_codes8 (bits, row[k], c0 + i), scale[k]);
+              acc[k] = _mm256_add_ps (acc[k], _mm256_mul_ps (wv, xv));
+            }
+        }
+    }
+  for (int k = 0; k < nr; k++)
+    {
+      const float s = lanes_sum (acc[k]);
+      y[r + k] = add ? y[r + k] + s : s;
+    }
+}
+
 void
 bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
                    int64_t c0, gboolean add)
@@ -47,6 +100,12 @@ bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int6
   float seg[128];
 
   g_return_if_fail (n <= 128);
+  if (ct && n % 8 == 0)
+    {
+      for (int64_t r = r0; r < r1; r += 4)
+        ct_rows4 (w, bits, x, y, r, (int) MIN (4, r1 - r), c0, add);
+      return;
+    }
   for (int64_t r = r0; r < r1; r++)
     {
       __m256 acc = _mm256_setzero_ps ();
@@ -84,10 +143,7 @@ bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int6
             lanes[i & 7] += seg[i] * x[c0 + i];
           acc = _mm256_loadu_ps (lanes);
         }
-      /* ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), as the reference adds them */
-      const __m128 p = _mm_add_ps (_mm256_castps256_ps128 (acc), _mm256_extractf128_ps (acc, 1));
-      const __m128 q = _mm_hadd_ps (p, p);
-      s = _mm_cvtss_f32 (_mm_add_ss (q, _mm_movehdup_ps (q)));
+      s = lanes_sum (acc);
       y[r] = add ? y[r] + s : s;
     }
 }
