@@ -4,6 +4,13 @@
  * decoding of compressed-tensors codes and the products go eight at a time. */
 #include <immintrin.h>
 
+/* The remainder's scalar a * b + c must round twice, as the reference's (built without FMA)
+ * does: clang would otherwise fuse it here, where FMA is enabled (GCC in ISO C mode does
+ * not fuse, and does not know the pragma). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #include "kernels/kernel-table.h"
 #include "quant/ct-int.h"
 
