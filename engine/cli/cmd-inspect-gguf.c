@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "burrow-engine.h"
 #include "cli-common.h"
 #include "commands.h"
 #include "core/gguf-summary.h"
@@ -228,7 +229,8 @@ bw_cli_inspect_gguf (const char *path, gboolean list_tensors)
   bw_gguf_summarize (g, (int) used, &sum);
 
   line ("GGUF", g->parts[0].path);
-  line ("Model", g->name);
+  g_autofree char *name = burrow_model_name (path);
+  line ("Model", name);
   line ("Architecture", bw_gguf_architecture (g) ? bw_gguf_architecture (g) : "(none)");
   version = g_strdup_printf ("%u, alignment %u", g->parts[0].version, g->parts[0].alignment);
   line ("GGUF version", version);

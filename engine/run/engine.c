@@ -11,6 +11,7 @@
 #include "convert/public-error.h"
 #include "kernels/dispatch.h"
 #include "run/engine-load.h"
+#include "run/local-models.h"
 #include "run/stop-config.h"
 #include "text/tokenizer-gguf.h"
 #include "families/family.h"
@@ -356,8 +357,11 @@ burrow_engine_get_family (BurrowEngine *engine)
 char *
 burrow_model_name (const char *path)
 {
-  /* a GGUF model is known by its file's name, whichever part or folder was given */
-  char *name = bw_gguf_is_gguf_path (path) ? bw_gguf_path_name (path, NULL) : NULL;
+  /* a GGUF model is known by its file's name, whichever part or folder was given; a blob
+   * of Ollama's store by the name Ollama lists it under */
+  char *name = bw_ollama_blob_name (path);
+  if (name == NULL && bw_gguf_is_gguf_path (path))
+    name = bw_gguf_path_name (path, NULL);
   return name != NULL ? name : g_path_get_basename (path);
 }
 

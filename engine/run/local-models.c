@@ -1,6 +1,8 @@
 /* burrow_find_local_models: the models other tools already keep on this computer
  * (Ollama's store, LM Studio's folders, the Hugging Face cache), found by reading their
  * folders, manifests, GGUF headers and config.json only, and never written to. */
+#include "run/local-models.h"
+
 #include "burrow-engine.h"
 
 #include <errno.h>
@@ -263,8 +265,12 @@ list_dir (const char *dir, gboolean dirs)
   return names;
 }
 
+/* Calls found (name, blob path, data) for each model manifest of the store at root, in
+ * name order. */
+typedef void (*OllamaFound) (char *name, char *blob, gpointer data);
+
 static void
-find_ollama (const char *root, GPtrArray *out)
+walk_ollama (const char *root, OllamaFound found, gpointer data)
 {
   g_autofree char *manifests = g_build_filename (root, "manifests", NULL);
   g_autoptr (GPtrArray) registries = list_dir (manifests, TRUE);
@@ -285,27 +291,70 @@ find_ollama (const char *root, GPtrArray *out)
                 {
                   g_autofree char *manifest = g_build_filename (mdir, tags->pdata[t], NULL);
                   char *blob = ollama_model_blob (root, manifest);
-                  if (blob == NULL)
-                    continue;   /* not a model: an embedding of another kind, a fragment */
-                  BurrowLocalModel *m = model_new (BURROW_LOCAL_OLLAMA,
-                                                   ollama_name (registries->pdata[r], nss->pdata[n],
-                                                                models->pdata[k], tags->pdata[t]),
-                                                   blob);
-                  if (g_file_test (blob, G_FILE_TEST_EXISTS))
-                    describe_gguf (m);
-                  else
-                    {
-                      g_autofree char *base = g_path_get_basename (blob);
-                      m->format = g_strdup ("gguf");
-                      m->why_not = g_strdup_printf ("its model file %s is not in Ollama's "
-                                                    "store (a download was not finished or "
-                                                    "the blob was removed)", base);
-                    }
-                  g_ptr_array_add (out, m);
+                  if (blob != NULL)   /* else not a model: an embedding of another kind */
+                    found (ollama_name (registries->pdata[r], nss->pdata[n], models->pdata[k],
+                                        tags->pdata[t]),
+                           blob, data);
                 }
             }
         }
     }
+}
+
+static void
+add_ollama_model (char *name, char *blob, gpointer data)
+{
+  BurrowLocalModel *m = model_new (BURROW_LOCAL_OLLAMA, name, blob);
+
+  if (g_file_test (blob, G_FILE_TEST_EXISTS))
+    describe_gguf (m);
+  else
+    {
+      g_autofree char *base = g_path_get_basename (blob);
+      m->format = g_strdup ("gguf");
+      m->why_not = g_strdup_printf ("its model file %s is not in Ollama's store (a download "
+                                    "was not finished or the blob was removed)", base);
+    }
+  g_ptr_array_add (data, m);
+}
+
+static void
+find_ollama (const char *root, GPtrArray *out)
+{
+  walk_ollama (root, add_ollama_model, out);
+}
+
+typedef struct {
+  const char *blob;
+  char *name;
+} BlobName;
+
+static void
+match_blob (char *name, char *blob, gpointer data)
+{
+  BlobName *b = data;
+
+  if (b->name == NULL && strcmp (blob, b->blob) == 0)
+    b->name = g_steal_pointer (&name);
+  g_free (name);
+  g_free (blob);
+}
+
+char *
+bw_ollama_blob_name (const char *path)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *blobs = g_path_get_dirname (path);
+  g_autofree char *blobs_base = g_path_get_basename (blobs);
+  g_autofree char *root = g_path_get_dirname (blobs);
+  BlobName b = { path, NULL };
+
+  /* an Ollama blob is blobs/sha256-<64 hex digits>, beside manifests/ */
+  if (!g_str_has_prefix (base, "sha256-") || strlen (base) != 7 + 64
+      || strspn (base + 7, "0123456789abcdef") != 64 || strcmp (blobs_base, "blobs") != 0)
+    return NULL;
+  walk_ollama (root, match_blob, &b);
+  return b.name;
 }
 
 /* ---- GGUF files in a folder: one model per file, one per split set ---- */

@@ -282,7 +282,8 @@ test_layouts (void)
   g_assert_nonnull (strstr (text, "  runs     no: llama is a dense model"));
 }
 
-/* OLLAMA_MODELS moves the store; the listed blob opens in place under its own name. */
+/* OLLAMA_MODELS moves the store; the listed blob opens in place under the name Ollama
+ * lists it by. */
 static void
 test_ollama_models_env (void)
 {
@@ -308,6 +309,8 @@ test_ollama_models_env (void)
   g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status, NULL);
   g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   g_assert_nonnull (strstr (out, "gpt-oss"));
+  /* named as Ollama lists it, not by its blob's digest */
+  g_assert_nonnull (strstr (out, "\nModel                        gpt-oss:20b\n"));
 }
 
 static void
