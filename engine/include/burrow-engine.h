@@ -50,6 +50,9 @@ typedef struct {
   char *quantization;        /* the quantization_config for people ("compressed-tensors
                               * pack-quantized: INT4 symmetric, groups of 32 columns, ..."),
                               * or NULL when there is none */
+  char **types_by_group;     /* a GGUF model's weight types per tensor group, in pairs:
+                              * "routed experts", "IQ2_XXS, Q2_K", "attention", "Q8_0",
+                              * ... (the group's largest type first); NULL otherwise */
 } BurrowModelInfo;
 
 gboolean burrow_inspect (const char *dir, BurrowModelInfo *info, GError **error);

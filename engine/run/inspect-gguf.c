@@ -35,6 +35,42 @@ describe_types (const BwGgufSummary *sum)
   return g_string_free (s, FALSE);
 }
 
+/* The weight types of each tensor group, most bytes first, in (group, types) pairs; norms
+ * (always F32) are left out. */
+static char **
+types_by_group (const BwGgufSummary *sum)
+{
+  GPtrArray *out = g_ptr_array_new ();
+
+  for (int grp = 0; grp < BW_GGUF_GROUP_COUNT; grp++)
+    {
+      const BwGgufGroupTally *t = &sum->groups[grp];
+      gboolean used[BW_GGML_TYPE_COUNT] = { FALSE };
+      GString *types = g_string_new (NULL);
+      if (grp == BW_GGUF_GROUP_NORMS || t->n_tensors == 0)
+        {
+          g_string_free (types, TRUE);
+          continue;
+        }
+      for (;;)
+        {
+          int best = -1;
+          for (int ty = 0; ty < BW_GGML_TYPE_COUNT; ty++)
+            if (!used[ty] && t->type_tensors[ty] > 0
+                && (best < 0 || t->type_bytes[ty] > t->type_bytes[best]))
+              best = ty;
+          if (best < 0)
+            break;
+          used[best] = TRUE;
+          g_string_append_printf (types, "%s%s", types->len > 0 ? ", " : "", bw_ggml_type_name (best));
+        }
+      g_ptr_array_add (out, g_strdup (bw_gguf_group_name ((BwGgufGroup) grp)));
+      g_ptr_array_add (out, g_string_free (types, FALSE));
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
 gboolean
 bw_inspect_gguf (const char *path, BurrowModelInfo *info, GError **error)
 {
@@ -72,5 +108,6 @@ bw_inspect_gguf (const char *path, BurrowModelInfo *info, GError **error)
   /* the vocabulary is in the file's metadata */
   info->tokenizer = g_strdup (g->parts[0].path);
   info->quantization = describe_types (&sum);
+  info->types_by_group = types_by_group (&sum);
   return TRUE;
 }

@@ -111,5 +111,6 @@ burrow_model_info_clear (BurrowModelInfo *info)
   g_free (info->family);
   g_free (info->tokenizer);
   g_free (info->quantization);
+  g_strfreev (info->types_by_group);
   memset (info, 0, sizeof *info);
 }

@@ -93,6 +93,31 @@ format_dtypes (const BurrowModelInfo *info)
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/* A GGUF model's weight types, a row per tensor group ("Routed experts: IQ2_XXS, Q2_K"). */
+static void
+add_gguf_types (GPtrArray               *rows,
+                const BurrowModelInfo   *info)
+{
+  static const struct {
+    const char *group;
+    const char *title;
+  } titles[] = {
+    { "routed experts", N_("Routed experts stored as") },
+    { "shared experts", N_("Shared experts stored as") },
+    { "attention", N_("Attention stored as") },
+    { "dense FFN", N_("Dense layers stored as") },
+    { "router", N_("Router stored as") },
+    { "embeddings/output", N_("Embeddings stored as") },
+    { "other", N_("Other tensors stored as") },
+  };
+
+  for (guint i = 0; info->types_by_group[i] != NULL && info->types_by_group[i + 1] != NULL; i += 2)
+    for (guint k = 0; k < G_N_ELEMENTS (titles); k++)
+      if (g_strcmp0 (info->types_by_group[i], titles[k].group) == 0)
+        add_row (rows, BURROW_SUMMARY_MODEL, _(titles[k].title), NULL,
+                 g_strdup (info->types_by_group[i + 1]));
+}
+
 GPtrArray *
 burrow_model_summary_new (const BurrowModelInfo *info)
 {
@@ -117,16 +142,23 @@ burrow_model_summary_new (const BurrowModelInfo *info)
            g_strdup_printf (/* Translators: the number of tensors, then of files holding them */
                             ngettext ("%d in %d file", "%d in %d files", (gulong) info->n_shards),
                             info->n_tensors, info->n_shards));
-  add_row (rows, BURROW_SUMMARY_MODEL, _("Stored as"), NULL, format_dtypes (info));
+  if (info->types_by_group != NULL)
+    add_gguf_types (rows, info);
+  else
+    add_row (rows, BURROW_SUMMARY_MODEL, _("Stored as"), NULL, format_dtypes (info));
   add_row (rows, BURROW_SUMMARY_MODEL, _("Size on disk"), NULL,
            g_format_size (info->total_bytes));
 
   add_row (rows, BURROW_SUMMARY_MEMORY, _("As stored"), NULL,
            g_format_size (info->resident_bytes));
-  add_row (rows, BURROW_SUMMARY_MEMORY, _("At 8 bits"), NULL,
-           g_format_size (info->resident_bytes_q8));
-  add_row (rows, BURROW_SUMMARY_MEMORY, _("At 4 bits"), NULL,
-           g_format_size (info->resident_bytes_q4));
+  /* a GGUF model's dense part is held as the file stores it: there is no smaller copy */
+  if (info->types_by_group == NULL)
+    {
+      add_row (rows, BURROW_SUMMARY_MEMORY, _("At 8 bits"), NULL,
+               g_format_size (info->resident_bytes_q8));
+      add_row (rows, BURROW_SUMMARY_MEMORY, _("At 4 bits"), NULL,
+               g_format_size (info->resident_bytes_q4));
+    }
 
   add_row (rows, BURROW_SUMMARY_EXPERTS, _("All experts"), NULL,
            g_format_size (info->expert_bytes));

@@ -128,6 +128,33 @@ test_kimi_linear_oracle (void)
   burrow_model_info_clear (&info);
 }
 
+/* A GGUF model: its weight types a row per tensor group, no 8- or 4-bit rows (its dense
+ * part stays as the file stores it). */
+static void
+test_gguf (void)
+{
+  g_autofree char *file = g_build_filename (BURROW_FIXTURES, "gguf", "deepseek2-UD-IQ2_XXS-mix",
+                                            "deepseek2-UD-IQ2_XXS-mix.gguf", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  BurrowModelInfo info = { 0 };
+
+  g_assert_true (burrow_inspect (file, &info, &error));
+  g_assert_no_error (error);
+  rows = burrow_model_summary_new (&info);
+  assert_row (rows, "Family", "DeepSeek-V3");
+  /* the UD-like mix: experts at IQ2_XXS with down a step higher, the rest Q4_K-Q8_0 */
+  assert_row (rows, "Routed experts stored as", "IQ2_XXS, IQ2_XS");
+  assert_row (rows, "Shared experts stored as", "Q6_K");
+  assert_row (rows, "Attention stored as", "Q8_0");
+  assert_row (rows, "Dense layers stored as", "Q4_K");
+  assert_row (rows, "Embeddings stored as", "Q6_K, Q4_K");
+  g_assert_null (burrow_model_summary_find (rows, "Stored as"));
+  g_assert_null (burrow_model_summary_find (rows, "At 8 bits"));
+  g_assert_null (burrow_model_summary_find (rows, "At 4 bits"));
+  burrow_model_info_clear (&info);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -137,6 +164,7 @@ main (int   argc,
   g_test_add_func ("/model-summary/family-names", test_family_names);
   g_test_add_func ("/model-summary/synthetic", test_synthetic);
   g_test_add_func ("/model-summary/kimi-linear-oracle", test_kimi_linear_oracle);
+  g_test_add_func ("/model-summary/gguf", test_gguf);
 
   return g_test_run ();
 }
