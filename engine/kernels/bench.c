@@ -373,6 +373,37 @@ llc_bytes (void)
   return l3 > 0 ? (guint64) l3 : LLC_FALLBACK;
 }
 
+static void
+options_defaults (BurrowKernelBenchOptions *o)
+{
+  if (o->seconds <= 0)
+    o->seconds = 0.4;
+  if (o->repeats <= 0)
+    o->repeats = 3;
+  if (o->matmul_tokens <= 0)
+    o->matmul_tokens = 8;
+  if (o->rows <= 0)
+    o->rows = 3072;
+  if (o->cols <= 0)
+    o->cols = 3584;
+}
+
+/* The level's peak for f32 FMAs or (integer) 8-bit dot products, per thread summed over
+ * the pool: the best of the repeats. */
+static double
+measure_peak (const BwKernelTable *at, int integer, BwPool *pool,
+              const BurrowKernelBenchOptions *o)
+{
+  double best = 0;
+
+  for (int rep = 0; rep < o->repeats; rep++)
+    {
+      BwPeakLoop loop = bw_kernels_peak (at, integer);
+      best = MAX (best, per_thread_rate (pool, peak_unit, &loop, o->seconds));
+    }
+  return best;
+}
+
 gboolean
 burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBenchFunc func,
                       gpointer user_data, GError **error)
@@ -398,16 +429,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
     }
   level = bw_isa_resolve (level);
   const BwKernelTable *table = bw_kernels_table (level);
-  if (o.seconds <= 0)
-    o.seconds = 0.4;
-  if (o.repeats <= 0)
-    o.repeats = 3;
-  if (o.matmul_tokens <= 0)
-    o.matmul_tokens = 8;
-  if (o.rows <= 0)
-    o.rows = 3072;
-  if (o.cols <= 0)
-    o.cols = 3584;
+  options_defaults (&o);
   /* Twice the reported LLC, which on a VM can be the whole host's; capped so a shared
    * machine keeps its memory. working_set_init adds matrices up to at least 16. */
   guint64 target = o.working_set > 0 ? o.working_set : MIN (2 * llc_bytes (), WORKING_SET_CAP);
@@ -481,12 +503,7 @@ burrow_bench_kernels (const BurrowKernelBenchOptions *options, BurrowKernelBench
            * integer sums and int8 activations, f32 FMAs otherwise */
           const int integer = int_sums || act_bits;
           if (!o.no_ceiling && peak[isa][integer] == 0)
-            for (int rep = 0; rep < o.repeats; rep++)
-              {
-                BwPeakLoop loop = bw_kernels_peak (at, integer);
-                peak[isa][integer] = MAX (peak[isa][integer],
-                                          per_thread_rate (pool, peak_unit, &loop, o.seconds));
-              }
+            peak[isa][integer] = measure_peak (at, integer, pool, &o);
           const double ops = 2.0 * (double) o.rows * (double) o.cols * tokens;
           BurrowKernelBenchResult res = {
             .kernel = kernel_names[k], .format = format_names[f],
