@@ -280,8 +280,13 @@ print_turn_stats (const BurrowTurnStats *st)
            st->decode_seconds, st->decode_tokens_per_second, bw_cli_finish_text (st));
   print_phases (st->phase_seconds);
   fprintf (stderr, "  experts: hit rate %.1f%% (%" G_GUINT64_FORMAT " hits, %" G_GUINT64_FORMAT
-           " misses), %.1f MB read\n", st->hit_rate * 100.0, st->expert_hits, st->expert_misses,
+           " misses), %.1f MB read", st->hit_rate * 100.0, st->expert_hits, st->expert_misses,
            (double) st->bytes_read / 1e6);
+  /* the rate while reads were in flight, and how many the disk was given at once */
+  if (st->read_seconds > 0 && st->bytes_read > 0)
+    fprintf (stderr, " at %.2f GB/s, queue depth %.1f", (double) st->bytes_read / 1e9 / st->read_seconds,
+             st->read_queue_depth);
+  fputc ('\n', stderr);
 }
 
 /* --prompt: one chat turn through the engine, as burrow-cli chat runs it. */

@@ -482,6 +482,8 @@ typedef struct {
   guint64 expert_misses;
   double hit_rate;           /* hits / (hits + misses); 0 without lookups */
   guint64 bytes_read;        /* expert bytes read from disk, this turn */
+  double read_seconds;       /* time with reads in flight, this turn (io_uring; else 0) */
+  double read_queue_depth;   /* reads in flight on average over read_seconds */
   guint64 state_bytes;       /* decode state size at the end */
   double save_seconds;       /* writing the session file */
 } BurrowTurnStats;

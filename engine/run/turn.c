@@ -80,6 +80,11 @@ turn_publish (Turn *t)
       s->expert_hits = st.hits - t->store0.hits;
       s->expert_misses = st.misses - t->store0.misses;
       s->bytes_read = st.bytes_read - t->store0.bytes_read;
+      s->read_seconds = (double) (st.read_busy_us - t->store0.read_busy_us) / 1e6;
+      s->read_queue_depth = st.read_busy_us > t->store0.read_busy_us
+                              ? (double) (st.read_depth_us - t->store0.read_depth_us)
+                                  / (double) (st.read_busy_us - t->store0.read_busy_us)
+                              : 0.0;
       guint64 lookups = s->expert_hits + s->expert_misses;
       s->hit_rate = lookups ? (double) s->expert_hits / (double) lookups : 0.0;
     }

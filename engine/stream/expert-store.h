@@ -71,6 +71,8 @@ typedef struct {
   guint64 warm_used;      /* of which requested since */
   guint64 bytes_read;
   guint64 io_wait_ns;     /* time the decode thread spent blocked in bw_expert_batch_wait */
+  gint64 read_busy_us;    /* time with reads in flight (io_uring) */
+  gint64 read_depth_us;   /* its integral of the reads in flight: / read_busy_us = depth */
   guint64 n_pinned, n_cached, n_on_disk;
   guint64 bytes_pinned, bytes_cached, bytes_on_disk;
   const char *backend;    /* "io_uring", "pread", "pread+O_DIRECT", ... (static string) */

@@ -1,4 +1,5 @@
 /* io_uring and pread-pool read engines behind one submit/reap interface. */
+#include <stdatomic.h>
 #include "stream/store-io.h"
 
 #include <errno.h>
@@ -40,6 +41,10 @@ struct BwIo {
   BwIoOp *queue_head, *queue_tail;
   BwIoOp *idle_head, *idle_tail;
   int in_kernel;                     /* io_uring: reads submitted and not completed */
+  /* io_uring: time with reads in the kernel, and its integral of in_kernel (microseconds),
+   * since the ring was made: the rate achieved and the queue depth held */
+  gint64 depth_since;
+  _Atomic gint64 busy_us, depth_us;
   int busy_in_kernel;                /* those of them that are not idle reads */
   gboolean quiet;                    /* in bw_io_reap_within since the last read not idle */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
@@ -216,11 +221,26 @@ uring_queue (BwIo *io, BwIoOp *op)
   io_uring_sqe_set_flags (sqe, IOSQE_ASYNC);
 }
 
+/* Adds the time since the last change of in_kernel to the depth figures. */
+static void
+depth_tick (BwIo *io)
+{
+  const gint64 now = g_get_monotonic_time (), dt = now - io->depth_since;
+
+  if (io->in_kernel > 0 && io->depth_since > 0)
+    {
+      atomic_fetch_add (&io->busy_us, dt);
+      atomic_fetch_add (&io->depth_us, dt * io->in_kernel);
+    }
+  io->depth_since = now;
+}
+
 /* Tops the ring up from the waiting queue to URING_DEPTH reads and submits. */
 static void
 uring_fill (BwIo *io)
 {
   gboolean any = FALSE;
+  depth_tick (io);
   for (;;)
     {
       gboolean idle_room = io->in_kernel < (io->quiet ? QUIET_DEPTH : IDLE_DEPTH)
@@ -274,6 +294,7 @@ uring_reap (BwIo *io, gboolean block)
       op = io_uring_cqe_get_data (cqe);
       res = cqe->res;
       io_uring_cqe_seen (&io->ring, cqe);
+      depth_tick (io);
       io->in_kernel--;
       io->busy_in_kernel -= op->idle ? 0 : 1;
       if (op_after_read (op, res))
@@ -349,6 +370,13 @@ const char *
 bw_io_backend_name (const BwIo *io)
 {
   return io->kind == BW_IO_URING ? "io_uring" : "pread";
+}
+
+void
+bw_io_depth (BwIo *io, gint64 *busy_us, gint64 *depth_us)
+{
+  *busy_us = atomic_load (&io->busy_us);
+  *depth_us = atomic_load (&io->depth_us);
 }
 
 int

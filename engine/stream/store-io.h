@@ -69,6 +69,9 @@ BwIoOp *bw_io_reap (BwIo *io, gboolean block);
  * so idle reads may go out BW_IO_QUIET_DEPTH at a time until a read of another class. */
 BwIoOp *bw_io_reap_within (BwIo *io, int timeout_ms);
 int bw_io_in_flight (const BwIo *io);
+/* io_uring: microseconds with reads in the kernel, and their integral of the reads there
+ * (their ratio: the queue depth held); 0 for the other backends. Any thread. */
+void bw_io_depth (BwIo *io, gint64 *busy_us, gint64 *depth_us);
 
 /* Test hook: the nth read started from now (1 = the next) fails with err. */
 void bw_io_inject_fault (BwIo *io, int nth, int err);
