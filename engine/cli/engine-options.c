@@ -230,6 +230,13 @@ bw_cli_print_store_report (BwExpertStore *store, const BwStoreStats *s0, const B
                hits + misses > 0 ? 100.0 * (double) hits / (double) (hits + misses) : 0.0,
                hits, misses, (double) (s1->bytes_read - s0->bytes_read) / n / 1e6,
                (double) (s1->io_wait_ns - s0->io_wait_ns) / n / 1e9);
+      if (s1->read_busy_us > s0->read_busy_us)
+        {
+          const double busy = (double) (s1->read_busy_us - s0->read_busy_us);
+          fprintf (stderr, "  reads: %.2f GB/s while in flight (%.3f s), queue depth %.1f\n",
+                   (double) (s1->bytes_read - s0->bytes_read) / busy / 1e3, busy / 1e6,
+                   (double) (s1->read_depth_us - s0->read_depth_us) / busy);
+        }
       fprintf (stderr, "  prefetch: %" G_GUINT64_FORMAT " issued, %" G_GUINT64_FORMAT
                " used, %" G_GUINT64_FORMAT " wasted, %" G_GUINT64_FORMAT " withdrawn\n", issued,
                s1->prefetch_hits - s0->prefetch_hits, s1->prefetch_wasted - s0->prefetch_wasted,
