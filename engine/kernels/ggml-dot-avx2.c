@@ -189,11 +189,18 @@ dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
 }
 
-/* Codes u times activations xq, pair sums times a scale per 16 elements. */
+/* Scale m of each half of sc16 in all of that half's 16-bit lanes. */
 static inline __m256i
-sub_dot (__m256i u, const int8_t *xq, int lo, int hi)
+scales_at (__m256i sc16, int m)
 {
-  return scaled (_mm256_maddubs_epi16 (u, loadu (xq)), lo, hi);
+  return _mm256_shuffle_epi8 (sc16, _mm256_set1_epi16 ((short) (0x0100 + 0x0202 * m)));
+}
+
+/* Codes u times activations xq, pair sums times the scales of scales_at. */
+static inline __m256i
+sub_dot (__m256i u, const int8_t *xq, __m256i scales)
+{
+  return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, loadu (xq)), scales);
 }
 
 /* Q8_0, Q4_K, Q5_K and Q6_K */
