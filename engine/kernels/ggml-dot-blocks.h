@@ -55,6 +55,15 @@ hsum2_i32 (__m256i a, __m256i b, int32_t *sa, int32_t *sb)
   *sb = _mm_extract_epi32 (s, 1);
 }
 
+/* Bit `bit` (a constant) of each byte of v moved to bit 4 (16), the others 0: one shift
+ * and one mask (16-bit shifts by at most 4 keep bit 4 within its byte). */
+static inline __m256i
+bit_to_16 (__m256i v, int bit)
+{
+  const __m256i at = bit <= 4 ? _mm256_slli_epi16 (v, 4 - bit) : _mm256_srli_epi16 (v, bit - 4);
+  return _mm256_and_si256 (at, _mm256_set1_epi8 (16));
+}
+
 /* Q4_K and Q5_K: 32-element sub-blocks of nibbles (Q5_K: plus a fifth bit), 6-bit scales
  * and mins; the mins meet the activation sums per 16 (bsums) in one vpmaddwd. */
 static inline float
@@ -80,8 +89,8 @@ dot_q45_k (const uint8_t *row, const void *act, int64_t nb, float acc, gboolean 
           __m256i lo = _mm256_and_si256 (raw, m4), hi = _mm256_and_si256 (_mm256_srli_epi16 (raw, 4), m4);
           if (five)
             {
-              lo = _mm256_or_si256 (lo, bit_to (qh, 2 * j, 16));
-              hi = _mm256_or_si256 (hi, bit_to (qh, 2 * j + 1, 16));
+              lo = _mm256_or_si256 (lo, bit_to_16 (qh, 2 * j));
+              hi = _mm256_or_si256 (hi, bit_to_16 (qh, 2 * j + 1));
             }
           v = _mm256_add_epi32 (v, sub_dot (lo, x[i].q + 64 * j, scales_at (sc, 2 * j)));
           v = _mm256_add_epi32 (v, sub_dot (hi, x[i].q + 64 * j + 32, scales_at (sc, 2 * j + 1)));
