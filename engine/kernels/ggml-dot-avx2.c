@@ -11,9 +11,11 @@
 static inline __m256i
 nibbles32 (const uint8_t *p)
 {
-  const __m128i b = _mm_loadu_si128 ((const __m128i *) p);
-  const __m128i m = _mm_set1_epi8 (0xF);
-  return _mm256_set_m128i (_mm_and_si128 (_mm_srli_epi16 (b, 4), m), _mm_and_si128 (b, m));
+  /* a broadcast load and a per-lane shift, no lane insert (which shares the shuffle port
+   * with the table lookups and lane sums) */
+  const __m256i b = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) p));
+  const __m256i shift = _mm256_set_epi64x (4, 4, 0, 0);
+  return _mm256_and_si256 (_mm256_srlv_epi64 (b, shift), _mm256_set1_epi8 (0xF));
 }
 
 /* Pair sums (16 x i16) of signed weights w and activations x: |w| times x with w's sign. */
