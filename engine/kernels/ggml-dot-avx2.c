@@ -11,9 +11,11 @@
 static inline __m256i
 nibbles32 (const uint8_t *p)
 {
-  const __m128i b = _mm_loadu_si128 ((const __m128i *) p);
-  const __m128i m = _mm_set1_epi8 (0xF);
-  return _mm256_set_m128i (_mm_and_si128 (_mm_srli_epi16 (b, 4), m), _mm_and_si128 (b, m));
+  /* a broadcast load and a per-lane shift, no lane insert (which shares the shuffle port
+   * with the table lookups and lane sums) */
+  const __m256i b = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) p));
+  const __m256i shift = _mm256_set_epi64x (4, 4, 0, 0);
+  return _mm256_and_si256 (_mm256_srlv_epi64 (b, shift), _mm256_set1_epi8 (0xF));
 }
 
 /* Pair sums (16 x i16) of signed weights w and activations x: |w| times x with w's sign. */
@@ -189,11 +191,18 @@ dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
 }
 
-/* Codes u times activations xq, pair sums times a scale per 16 elements. */
+/* Scale m of each half of sc16 in all of that half's 16-bit lanes. */
 static inline __m256i
-sub_dot (__m256i u, const int8_t *xq, int lo, int hi)
+scales_at (__m256i sc16, int m)
 {
-  return scaled (_mm256_maddubs_epi16 (u, loadu (xq)), lo, hi);
+  return _mm256_shuffle_epi8 (sc16, _mm256_set1_epi16 ((short) (0x0100 + 0x0202 * m)));
+}
+
+/* Codes u times activations xq, pair sums times the scales of scales_at. */
+static inline __m256i
+sub_dot (__m256i u, const int8_t *xq, __m256i scales)
+{
+  return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, loadu (xq)), scales);
 }
 
 /* Q8_0, Q4_K, Q5_K and Q6_K */

@@ -13,13 +13,6 @@ quads (__m256i u, __m256i x)
   return _mm256_dpbusd_epi32 (_mm256_setzero_si256 (), u, x);
 }
 
-/* Lane sums times a scale per 16 elements (lanes 0..3: lo, 4..7: hi). */
-static inline __m256i
-scaled (__m256i q, int lo, int hi)
-{
-  return _mm256_mullo_epi32 (q, _mm256_set_m128i (_mm_set1_epi32 (hi), _mm_set1_epi32 (lo)));
-}
-
 static inline __m256i
 q8_0_lanes (const uint8_t *b, const int8_t *xq)
 {
@@ -27,11 +20,19 @@ q8_0_lanes (const uint8_t *b, const int8_t *xq)
   return quads (_mm256_abs_epi8 (w), _mm256_sign_epi8 (loadu (xq), w));
 }
 
-/* Codes u times activations xq, lane sums times a scale per 16 elements. */
+/* Scale m of each half of sc16 in all of that half's 32-bit lanes: picked into the top of
+ * each lane, then sign-extended. */
 static inline __m256i
-sub_dot (__m256i u, const int8_t *xq, int lo, int hi)
+scales_at (__m256i sc16, int m)
 {
-  return scaled (quads (u, loadu (xq)), lo, hi);
+  return _mm256_srai_epi32 (_mm256_shuffle_epi8 (sc16, _mm256_set1_epi32 ((0x0100 + 0x0202 * m) << 16 | 0x8080)), 16);
+}
+
+/* Codes u times activations xq, lane sums times the scales of scales_at. */
+static inline __m256i
+sub_dot (__m256i u, const int8_t *xq, __m256i scales)
+{
+  return _mm256_mullo_epi32 (quads (u, loadu (xq)), scales);
 }
 
 #include "kernels/ggml-dot-blocks.h"

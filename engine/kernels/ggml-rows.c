@@ -112,6 +112,10 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 #define PASS_BYTES (32 * 1024)
 #define ACT_BYTES (128 * 1024)
 #define MAX_BATCH 32
+/* How far ahead of the row in hand its pass of the weights is prefetched (into L2, so the
+ * pass's activations keep L1): with the hardware prefetcher alone the products waited on
+ * memory for most of their time. */
+#define PREFETCH_BYTES 12288
 
 typedef struct {
   const BwMatrix *w;
@@ -138,9 +142,14 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
       for (int t = 0; t < nt; t++)
         bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
                                                   nbp * blk, act + t * pass_bytes);
+      const int64_t seg = nbp * g->ti->info->block_bytes;
+      const int64_t ahead = MAX (1, (PREFETCH_BYTES + seg - 1) / seg);
       for (int64_t r = r0; r < r1; r++)
         {
           const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->info->block_bytes;
+          if (r + ahead < r1)
+            for (int64_t c = 0; c < seg; c += 64)
+              __builtin_prefetch (row + ahead * g->row_bytes + c, 0, 2);
           for (int t = 0; t < nt; t++)
             if (!bad[t])
               {
