@@ -10,6 +10,7 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "app-finalize.h"
+#include "app-window.h"
 #include "iterate.h"
 #include "user-dirs.h"
 #include "widget-find.h"
@@ -39,20 +40,10 @@ static const Expected EXPECTED[] = {
 static BurrowApplication *app;
 static const Expected *expected;
 
-static GObject *
-child (BurrowWindow *window,
-       const char   *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
 static const char *
 visible_page (BurrowWindow *window)
 {
-  return gtk_stack_get_visible_child_name (GTK_STACK (child (window, "stack")));
+  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
 }
 
 static void
@@ -68,14 +59,14 @@ test_window (void)
 
   /* Built from the .ui template: GtkBuilder translated it. */
   g_assert_cmpstr (visible_page (window), ==, "empty");
-  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child (window, "empty_page"))),
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "empty_page"))),
                    ==, expected->no_model);
 
   /* Filled in from C by the app's core: _() translated it. */
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (g_strcmp0 (visible_page (window), "loading") != 0);
   g_assert_cmpstr (visible_page (window), ==, "model");
-  row = test_find_row (GTK_WIDGET (child (window, "model_view")), expected->experts_per_layer,
+  row = test_find_row (GTK_WIDGET (app_test_child (window, "model_view")), expected->experts_per_layer,
                        FALSE);
   g_assert_nonnull (row);
   g_assert_true (gtk_widget_is_visible (row));
