@@ -1,6 +1,7 @@
 /* The app tests' window: see app-window.h. */
 #include "app-window.h"
 
+#include "app-finalize.h"
 #include "iterate.h"
 #include "widget-find.h"
 
@@ -43,6 +44,17 @@ app_test_window_new (BurrowApplication *app,
   gtk_window_present (GTK_WINDOW (window));
   ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
   return window;
+}
+
+int
+app_test_run_in_window (BurrowApplication **app,
+                        BurrowWindow       *window)
+{
+  int ret = g_test_run ();
+
+  app_test_close_last_window (GTK_APPLICATION (*app), GTK_WINDOW (window));
+  app_test_finalize (app);
+  return ret;
 }
 
 GObject *

@@ -1,5 +1,5 @@
 /* The app tests' window: the test program set up on a display, the application with its
- * window started, what the window's template holds, and letting changes be drawn. */
+ * window started and ended, what the window's template holds, and letting changes be drawn. */
 #pragma once
 
 #include "burrow-chat-view.h"
@@ -13,6 +13,10 @@ BurrowApplication *app_test_application_new (void);
 
 /* A window of @app at width x height, presented; returns once it is mapped. */
 BurrowWindow *app_test_window_new (BurrowApplication *app, int width, int height);
+
+/* g_test_run, then @window (the application's last) closed and the application finalized
+ * as app_test_finalize checks; returns what g_test_run did. */
+int app_test_run_in_window (BurrowApplication **app, BurrowWindow *window);
 
 /* The template child @name of @window, asserting it exists. */
 GObject *app_test_child (BurrowWindow *window, const char *name);

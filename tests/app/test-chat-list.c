@@ -17,7 +17,6 @@
 #include "burrow-demo.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "screenshot.h"
 #include "user-dirs.h"
 #include "app-window.h"
@@ -316,9 +315,7 @@ main (int   argc,
   g_test_add_func ("/chat-list/figures-follow-chat", test_figures_follow_chat);
   g_test_add_func ("/chat-list/model-menu", test_model_menu);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -18,7 +18,6 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "user-dirs.h"
 #include "app-window.h"
 #include "iterate.h"
@@ -962,9 +961,7 @@ main (int   argc,
   g_test_add_func ("/chat-window/long-reply-stalls", test_long_reply_stalls);
   g_test_add_func ("/chat-window/switch-and-delete", test_switch_and_delete);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -15,7 +15,6 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "app-window.h"
 #include "iterate.h"
 #include "widget-find.h"
@@ -549,9 +548,7 @@ main (int   argc,
   g_test_add_func ("/history-window/browse-alternatives", test_browse_alternatives);
   g_test_add_func ("/history-window/export-import", test_export_import);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   g_free (demo);
   bw_test_remove_tree (user_dirs);
   return ret;

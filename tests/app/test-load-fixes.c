@@ -15,7 +15,6 @@
 #include "burrow-demo.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "screenshot.h"
 #include "user-dirs.h"
 #include "app-window.h"
@@ -193,9 +192,7 @@ main (int   argc,
   g_test_add_func ("/load-fixes/checked-when-chosen", test_checked_when_chosen);
   g_test_add_func ("/load-fixes/folder-gone", test_folder_gone);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   g_free (scratch);
   bw_test_remove_tree (user_dirs);
   return ret;

@@ -15,7 +15,6 @@
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "user-dirs.h"
 #include "x-input.h"
 
@@ -440,9 +439,7 @@ main (int   argc,
   g_test_add_func ("/window-details/memory-in-gib", test_memory_in_gib);
   g_test_add_func ("/window-details/chat-settings-sampling", test_chat_settings_sampling);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

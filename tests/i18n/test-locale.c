@@ -95,7 +95,6 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = NULL;
   int ret;
 
@@ -108,17 +107,10 @@ main (int   argc,
   g_assert_cmpstr (g_getenv ("LANGUAGE"), ==, expected->lang);
 
   user_dirs = app_test_isolate_user_dirs ("burrow-locale-test");
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
+  if (!app_test_init (&argc, &argv))
+    return 0;
   burrow_application_bind_translations (BURROW_TEST_LOCALEDIR);
-
-  g_test_init (&argc, &argv, NULL);
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
 
   g_test_add_func ("/locale/window", test_window);
   g_test_add_func ("/locale/plurals", test_plurals);
