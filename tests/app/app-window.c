@@ -73,6 +73,18 @@ app_test_chat_view (BurrowWindow *window)
   return BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
 }
 
+const char *
+app_test_visible_page (BurrowWindow *window)
+{
+  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
+}
+
+gboolean
+app_test_model_ready (BurrowWindow *window)
+{
+  return burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN;
+}
+
 gboolean
 app_test_toast_shows (BurrowWindow *window,
                       const char   *text)

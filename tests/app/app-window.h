@@ -24,6 +24,12 @@ GObject *app_test_child (BurrowWindow *window, const char *name);
 /* The chat view of @window. */
 BurrowChatView *app_test_chat_view (BurrowWindow *window);
 
+/* The name of the page @window shows (its stack's visible child). */
+const char *app_test_visible_page (BurrowWindow *window);
+
+/* Whether @window's chat has its model loaded: the chat view's model bar is hidden. */
+gboolean app_test_model_ready (BurrowWindow *window);
+
 /* Whether a toast of @window shows @text: a label inside its toast overlay, as drawn. */
 gboolean app_test_toast_shows (BurrowWindow *window, const char *text);
 

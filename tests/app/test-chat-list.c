@@ -92,12 +92,6 @@ type (const char *text)
     x_input_press (GTK_WIDGET (window), (guint) *c, FALSE);
 }
 
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN;
-}
-
 static void
 assert_draft (const char *expected)
 {
@@ -116,12 +110,12 @@ test_drafts (void)
   /* A draft typed in one chat, then that chat deleted: the chat that opens instead has an
    * empty composer, and Enter there sends nothing. */
   click_chat (a);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   type ("hi");
   assert_draft ("hi");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-current", NULL));
   ITERATE_UNTIL (window->chat == b);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   assert_draft ("");
   x_input_press (GTK_WIDGET (window), XK_Return, FALSE);
   app_test_settle (GTK_WIDGET (window));
@@ -227,7 +221,7 @@ test_figures_follow_chat (void)
   /* The demo loads again with the small budget: banner and figures. */
   click_chat (here);
   burrow_session_load_model (burrow_application_get_session (app), demo);
-  ITERATE_UNTIL (model_ready () && gtk_revealer_get_reveal_child (banner));
+  ITERATE_UNTIL (app_test_model_ready (window) && gtk_revealer_get_reveal_child (banner));
   ITERATE_UNTIL (g_strcmp0 (burrow_dashboard_get_value (panel, "bytes-read"), "—") != 0);
 
   /* Another model's chat, opened as deleting one opens the next (no load). */
@@ -255,7 +249,7 @@ test_figures_follow_chat (void)
                             G_CALLBACK (count_state), &n_states);
   x_input_click (GTK_WIDGET (button));
   /* Loading, then loaded: with the automatic budget, no banner. */
-  ITERATE_UNTIL (n_states >= 2 && model_ready ());
+  ITERATE_UNTIL (n_states >= 2 && app_test_model_ready (window));
   g_signal_handlers_disconnect_by_data (burrow_application_get_session (app), &n_states);
   app_test_settle (GTK_WIDGET (window));
   g_assert_false (gtk_revealer_get_reveal_child (banner));

@@ -64,18 +64,6 @@ chat_at (guint i)
   return chat;
 }
 
-static const char *
-visible_page (void)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
-}
-
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN;
-}
-
 static gboolean
 activate (const char *action,
           const char *format,
@@ -160,10 +148,10 @@ test_first_chat (void)
 
   /* "Try the Demo Model": a chat opens and the model loads with the bar showing. */
   g_assert_true (activate ("win.open-demo", NULL));
-  g_assert_cmpstr (visible_page (), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   g_assert_cmpint (burrow_chat_view_get_model_bar (app_test_chat_view (window)), ==, BURROW_MODEL_BAR_LOADING);
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "decode"), ==, "—");
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   chat = chat_at (0);
   g_assert_cmpstr (burrow_chat_get_model_dir (chat), ==, demo);
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "");
@@ -429,7 +417,7 @@ test_chat_template_setting (void)
   g_assert_cmpstr (adw_action_row_get_subtitle (row), ==, shown);
   g_assert_true (gtk_widget_get_visible (reset));
   close_dialog (dialog);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   chosen = regenerate_prompt_tokens ();
   g_test_message ("prompt tokens with the model's own template %d, with the chosen one %d", own, chosen);
   g_assert_cmpint (chosen, >, own + 5);
@@ -442,7 +430,7 @@ test_chat_template_setting (void)
                                    "The model's own: "));
   g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "reset_template_button")));
   close_dialog (dialog);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   g_assert_cmpint (regenerate_prompt_tokens (), ==, own);
   g_remove (path);
   g_rmdir (tmp);
@@ -563,7 +551,7 @@ test_switch_and_delete (void)
   second = chat_at (0);
   second_id = burrow_chat_get_id (second);
   g_assert_cmpint (second_id, !=, first_id);
-  g_assert_true (model_ready ());
+  g_assert_true (app_test_model_ready (window));
   send ("Hello there.");
   ITERATE_UNTIL (!burrow_window_get_generating (window));
 
@@ -582,7 +570,7 @@ test_switch_and_delete (void)
   g_assert_true (activate ("win.delete-chat", "x", second_id));
   g_assert_true (activate ("win.delete-chat", "x", first_id));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 0);
-  g_assert_cmpstr (visible_page (), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
 
   /* Deleting the first made the second's deletion final: its Undo does nothing now. The
    * first is still undoable, and a store opened now sees neither. */
@@ -594,7 +582,7 @@ test_switch_and_delete (void)
   g_assert_true (activate ("win.undo-delete", "x", first_id));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 1);
   g_assert_cmpint (burrow_chat_get_id (chat_at (0)), ==, first_id);
-  g_assert_cmpstr (visible_page (), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
 }
 
 /* ---- main-loop stalls while replies stream in ---- */

@@ -40,18 +40,6 @@ n_chats (void)
   return g_list_model_get_n_items (G_LIST_MODEL (store ()));
 }
 
-static const char *
-visible_page (void)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
-}
-
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN;
-}
-
 static void
 settle (GtkWidget *widget)
 {
@@ -63,7 +51,7 @@ static BurrowChat *
 demo_chat (void)
 {
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-demo", NULL));
-  ITERATE_UNTIL (model_ready () && g_strcmp0 (visible_page (), "chat") == 0);
+  ITERATE_UNTIL (app_test_model_ready (window) && g_strcmp0 (app_test_visible_page (window), "chat") == 0);
   x_input_take_focus (GTK_WINDOW (window));
   burrow_chat_view_focus_composer (app_test_chat_view (window));
   settle (GTK_WIDGET (window));
@@ -216,14 +204,14 @@ test_sidebar_follows_page (void)
   g_assert_true (highlighted () == chat);
   /* A model folder's page: no chat is shown, none highlighted. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", demo));
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "model") == 0);
   g_assert_null (highlighted ());
   /* Its row clicked: the chat again, highlighted. */
   for (GtkWidget *row = gtk_widget_get_first_child (window_widget ("chat_list")); row != NULL;
        row = gtk_widget_get_next_sibling (row))
     if (g_object_get_data (G_OBJECT (row), "chat") == chat)
       x_input_click (row);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "chat") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "chat") == 0);
   g_assert_true (window->chat == chat);
   g_assert_true (highlighted () == chat);
 }
@@ -260,12 +248,12 @@ test_failed_load_leaves_no_chat (void)
   guint before = n_chats ();
 
   burrow_window_open_model (window, folder);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "model") == 0);
   /* Gone between looking at the folder and starting the chat. */
   g_assert_cmpint (g_unlink (shard), ==, 0);
   x_input_click (test_find_button (GTK_WIDGET (window), "win.start-chat"));
   ITERATE_UNTIL (burrow_session_get_model_state (window->session) == BURROW_MODEL_FAILED);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "error") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "error") == 0);
   g_assert_cmpuint (n_chats (), ==, before);
   g_assert_null (window->chat);
   g_assert_null (highlighted ());

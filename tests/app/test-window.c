@@ -26,17 +26,11 @@
 
 static BurrowApplication *app;
 
-static const char *
-visible_page (BurrowWindow *window)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
-}
-
 static gboolean
 page_is (BurrowWindow *window,
          const char   *name)
 {
-  return g_strcmp0 (visible_page (window), name) == 0;
+  return g_strcmp0 (app_test_visible_page (window), name) == 0;
 }
 
 static void
@@ -166,7 +160,7 @@ test_empty (void)
   window = show_window ();
 
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Burrow");
-  g_assert_cmpstr (visible_page (window), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
   g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "empty_page"))),
                    ==, "No Model Open");
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "recent_group"))));
@@ -204,9 +198,9 @@ test_open_oracle (void)
 
   burrow_window_open_model (window, folder);
   /* The inspection runs on the worker: the call returns at once with a spinner up. */
-  g_assert_cmpstr (visible_page (window), ==, "loading");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "loading");
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   assert_kimi_linear_shown (window, dir);
 
   /* The recent list on the start page now offers it. */
@@ -240,7 +234,7 @@ open_expecting_error (BurrowWindow *window,
 
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "error");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "error");
 
   /* In words first; the engine's own message, naming the file, under Details. */
   description = adw_status_page_get_description (ADW_STATUS_PAGE (app_test_child (window, "error_page")));
@@ -331,7 +325,7 @@ test_open_twice (void)
   burrow_window_open_model (window, bad);
   burrow_window_open_model (window, good);
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   assert_kimi_linear_shown (window, dir);
 
   close_window (window);
@@ -402,7 +396,7 @@ test_file_chooser (void)
   /* Cancel leaves the window as it was. */
   gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
   ITERATE_UNTIL (find_file_chooser_dialog () == NULL);
-  g_assert_cmpstr (visible_page (window), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-model", NULL));
   ITERATE_UNTIL ((dialog = find_file_chooser_dialog ()) != NULL);
@@ -612,7 +606,7 @@ test_start_chat_without_tokenizer (void)
   ITERATE_UNTIL (page_is (window, "model"));
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "tokenizer_box"))));
   gtk_widget_activate_action (GTK_WIDGET (window), "win.start-chat", NULL);
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_chats);
 
   /* The offer opens a file chooser; the file picked there (set directly: the chooser
@@ -628,7 +622,7 @@ test_start_chat_without_tokenizer (void)
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "tokenizer_box"))));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.start-chat", NULL));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_chats + 1);
   view = BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) != BURROW_MODEL_BAR_LOADING);
@@ -656,7 +650,7 @@ test_first_run_opens_demo (void)
   g_application_activate (G_APPLICATION (app));
   window = gtk_application_get_active_window (GTK_APPLICATION (app));
   g_assert_true (BURROW_IS_WINDOW (window));
-  g_assert_cmpstr (visible_page (BURROW_WINDOW (window)), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (BURROW_WINDOW (window)), ==, "chat");
   chat = g_list_model_get_item (G_LIST_MODEL (store), 0);
   g_assert_nonnull (chat);
   g_assert_cmpstr (burrow_chat_get_model_dir (chat), ==, demo);
@@ -682,13 +676,13 @@ test_restart_reopens_last_chat (void)
   g_assert_nonnull (last);
   window = show_window ();
   view = BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   selected = gtk_list_box_get_selected_row (GTK_LIST_BOX (app_test_child (window, "chat_list")));
   g_assert_nonnull (selected);
   g_assert_true (g_object_get_data (G_OBJECT (selected), "chat") == last);
   g_assert_cmpint (burrow_chat_view_get_model_bar (view), !=, BURROW_MODEL_BAR_UNLOADED);
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   close_window (window);
 }
 
@@ -776,7 +770,7 @@ test_memory_banner (void)
   g_assert_cmpint (burrow_chat_view_get_model_bar (view), ==, BURROW_MODEL_BAR_LOADING);
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
   ITERATE_UNTIL (gtk_revealer_get_child_revealed (banner));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   text = gtk_label_get_text (GTK_LABEL (app_test_child (window, "memory_banner_label")));
   g_test_message ("banner: %s", text);
   g_assert_nonnull (strstr (text, "memory for experts set in Preferences"));

@@ -40,12 +40,6 @@ static const Expected EXPECTED[] = {
 static BurrowApplication *app;
 static const Expected *expected;
 
-static const char *
-visible_page (BurrowWindow *window)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (app_test_child (window, "stack")));
-}
-
 static void
 test_window (void)
 {
@@ -58,14 +52,14 @@ test_window (void)
   ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
 
   /* Built from the .ui template: GtkBuilder translated it. */
-  g_assert_cmpstr (visible_page (window), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
   g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "empty_page"))),
                    ==, expected->no_model);
 
   /* Filled in from C by the app's core: _() translated it. */
   burrow_window_open_model (window, folder);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (window), "loading") != 0);
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "loading") != 0);
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   row = test_find_row (GTK_WIDGET (app_test_child (window, "model_view")), expected->experts_per_layer,
                        FALSE);
   g_assert_nonnull (row);
