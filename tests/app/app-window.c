@@ -1,22 +1,41 @@
 /* The app tests' window: see app-window.h. */
 #include "app-window.h"
 
+#include <adwaita.h>
+
 #include "app-finalize.h"
 #include "iterate.h"
 #include "widget-find.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
+static gboolean
+have_display (void)
+{
+  if (gtk_init_check ())
+    return TRUE;
+  g_print ("1..0 # SKIP no display\n");
+  return FALSE;
+}
+
 gboolean
 app_test_init (int    *argc,
                char ***argv)
 {
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return FALSE;
-    }
+  if (!have_display ())
+    return FALSE;
   g_test_init (argc, argv, NULL);
+  return TRUE;
+}
+
+gboolean
+app_test_init_isolated (int    *argc,
+                        char ***argv)
+{
+  if (!have_display ())
+    return FALSE;
+  g_test_init (argc, argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  adw_init ();
   return TRUE;
 }
 

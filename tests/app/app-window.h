@@ -8,6 +8,10 @@
 /* gtk_init_check, then g_test_init; FALSE (after printing a TAP skip) without a display. */
 gboolean app_test_init (int *argc, char ***argv);
 
+/* The same for tests of parts of the window without the application: each test with its own
+ * empty user folders (G_TEST_OPTION_ISOLATE_DIRS), and libadwaita initialised. */
+gboolean app_test_init_isolated (int *argc, char ***argv);
+
 /* A non-unique application, registered, not run. */
 BurrowApplication *app_test_application_new (void);
 

@@ -463,13 +463,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
-  adw_init ();
+  if (!app_test_init_isolated (&argc, &argv))
+    return 0;
 
   g_test_add ("/expert-map/empty", Fixture, NULL, fixture_set_up, test_empty, fixture_tear_down);
   g_test_add ("/expert-map/shapes", Fixture, NULL, fixture_set_up, test_shapes,
