@@ -862,6 +862,22 @@ burrow_chat_store_load_messages (BurrowChatStore  *self,
   return g_steal_pointer (&messages);
 }
 
+/* Binds a reply's content, reasoning and the four stats columns from parameter @first on. */
+static void
+bind_reply (sqlite3_stmt           *stmt,
+            int                     first,
+            const char             *content,
+            const char             *reasoning,
+            const BurrowReplyStats *stats)
+{
+  sqlite3_bind_text (stmt, first, content, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (stmt, first + 1, reasoning, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int (stmt, first + 2, stats->n_tokens);
+  sqlite3_bind_double (stmt, first + 3, stats->tokens_per_second);
+  sqlite3_bind_double (stmt, first + 4, stats->ttft_seconds);
+  sqlite3_bind_int (stmt, first + 5, (int) stats->finish);
+}
+
 static void
 bind_message (sqlite3_stmt      *stmt,
               int                first,
@@ -870,13 +886,32 @@ bind_message (sqlite3_stmt      *stmt,
   BurrowReplyStats stats;
 
   burrow_chat_message_get_stats (message, &stats);
-  sqlite3_bind_text (stmt, first, burrow_chat_message_get_content (message), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (stmt, first + 1, burrow_chat_message_get_reasoning (message), -1,
-                     SQLITE_TRANSIENT);
-  sqlite3_bind_int (stmt, first + 2, stats.n_tokens);
-  sqlite3_bind_double (stmt, first + 3, stats.tokens_per_second);
-  sqlite3_bind_double (stmt, first + 4, stats.ttft_seconds);
-  sqlite3_bind_int (stmt, first + 5, (int) stats.finish);
+  bind_reply (stmt, first, burrow_chat_message_get_content (message),
+              burrow_chat_message_get_reasoning (message), &stats);
+}
+
+/* The turn's row @id shows @alternative, whose reply is content, reasoning and stats; it
+ * keeps its id. */
+static gboolean
+show_in_turn (BurrowChatStore         *self,
+              gint64                   id,
+              guint                    alternative,
+              const char              *content,
+              const char              *reasoning,
+              const BurrowReplyStats  *stats,
+              GError                 **error)
+{
+  sqlite3_stmt *stmt = prepare (self,
+                                "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
+                                " tokens_per_second = ?, ttft = ?, finish = ?, alternative = ?"
+                                " WHERE id = ?", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  bind_reply (stmt, 1, content, reasoning, stats);
+  sqlite3_bind_int (stmt, 7, (int) alternative);
+  sqlite3_bind_int64 (stmt, 8, id);
+  return run (self, stmt, error);
 }
 
 static gboolean
@@ -1018,6 +1053,23 @@ turn_of (BurrowChatStore  *self,
   return fail (self, "reading a message", error);
 }
 
+/* A write transaction begun and the turn of the saved message @id read (turn_of); rolled
+ * back when that fails. */
+static gboolean
+begin_turn (BurrowChatStore  *self,
+            gint64            id,
+            gint64           *position,
+            guint            *n_alternatives,
+            GError          **error)
+{
+  if (!exec (self, "BEGIN IMMEDIATE", error))
+    return FALSE;
+  if (turn_of (self, id, position, n_alternatives, error))
+    return TRUE;
+  exec (self, "ROLLBACK", NULL);
+  return FALSE;
+}
+
 gboolean
 burrow_chat_store_add_alternative (BurrowChatStore    *self,
                                    BurrowChat         *chat,
@@ -1026,6 +1078,7 @@ burrow_chat_store_add_alternative (BurrowChatStore    *self,
                                    GError            **error)
 {
   gint64 id = burrow_chat_message_get_id (shown);
+  BurrowReplyStats stats;
   gint64 position = 0;
   guint n = 0;
   sqlite3_stmt *stmt;
@@ -1035,10 +1088,8 @@ burrow_chat_store_add_alternative (BurrowChatStore    *self,
   g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (shown), FALSE);
   g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (reply), FALSE);
 
-  if (!exec (self, "BEGIN IMMEDIATE", error))
+  if (!begin_turn (self, id, &position, &n, error))
     return FALSE;
-  if (!turn_of (self, id, &position, &n, error))
-    goto rollback;
 
   /* A turn's first regeneration: the reply shown so far becomes its first alternative. */
   if (n == 0)
@@ -1069,17 +1120,11 @@ burrow_chat_store_add_alternative (BurrowChatStore    *self,
   if (!run (self, stmt, error))
     goto rollback;
 
-  /* The turn's row now shows the new reply; it keeps its id. */
-  stmt = prepare (self,
-                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
-                  " tokens_per_second = ?, ttft = ?, finish = ?, alternative = ? WHERE id = ?",
-                  error);
-  if (stmt == NULL)
-    goto rollback;
-  bind_message (stmt, 1, reply);
-  sqlite3_bind_int (stmt, 7, (int) n);
-  sqlite3_bind_int64 (stmt, 8, id);
-  if (!run (self, stmt, error) || !touch_chat (self, chat, error) || !exec (self, "COMMIT", error))
+  /* The turn's row now shows the new reply. */
+  burrow_chat_message_get_stats (reply, &stats);
+  if (!show_in_turn (self, id, n, burrow_chat_message_get_content (reply),
+                     burrow_chat_message_get_reasoning (reply), &stats, error) ||
+      !touch_chat (self, chat, error) || !exec (self, "COMMIT", error))
     goto rollback;
 
   _burrow_chat_message_set_id (reply, id);
@@ -1109,10 +1154,8 @@ burrow_chat_store_show_alternative (BurrowChatStore    *self,
   g_return_val_if_fail (BURROW_IS_CHAT_STORE (self), FALSE);
   g_return_val_if_fail (BURROW_IS_CHAT_MESSAGE (message), FALSE);
 
-  if (!exec (self, "BEGIN IMMEDIATE", error))
+  if (!begin_turn (self, id, &position, &n, error))
     return FALSE;
-  if (!turn_of (self, id, &position, &n, error))
-    goto rollback;
   if (alternative >= n)
     {
       g_set_error (error, BURROW_CHAT_STORE_ERROR, BURROW_CHAT_STORE_ERROR_FAILED,
@@ -1146,21 +1189,8 @@ burrow_chat_store_show_alternative (BurrowChatStore    *self,
       goto rollback;
     }
 
-  stmt = prepare (self,
-                  "UPDATE messages SET content = ?, reasoning = ?, n_tokens = ?,"
-                  " tokens_per_second = ?, ttft = ?, finish = ?, alternative = ? WHERE id = ?",
-                  error);
-  if (stmt == NULL)
-    goto rollback;
-  sqlite3_bind_text (stmt, 1, content, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (stmt, 2, reasoning, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int (stmt, 3, stats.n_tokens);
-  sqlite3_bind_double (stmt, 4, stats.tokens_per_second);
-  sqlite3_bind_double (stmt, 5, stats.ttft_seconds);
-  sqlite3_bind_int (stmt, 6, (int) stats.finish);
-  sqlite3_bind_int (stmt, 7, (int) alternative);
-  sqlite3_bind_int64 (stmt, 8, id);
-  if (!run (self, stmt, error) || !exec (self, "COMMIT", error))
+  if (!show_in_turn (self, id, alternative, content, reasoning, &stats, error) ||
+      !exec (self, "COMMIT", error))
     goto rollback;
 
   burrow_chat_message_set_content (message, content);

@@ -1,5 +1,5 @@
-/* The app tests' screenshots: with BURROW_SCREENSHOT_DIR set, a widget as drawn, saved
- * there as a PNG for a person to look at; without it, nothing. */
+/* The app tests' screenshots: with BURROW_SCREENSHOT_DIR set, a widget (a window or a part
+ * of one) as drawn, saved there as a PNG for a person to look at; without it, nothing. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -27,9 +27,12 @@ app_test_save_screenshot (GtkWidget  *widget,
   gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
   node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
   if (node == NULL)
-    return;
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
+    {
+      g_test_message ("%s: nothing drawn yet, no screenshot", name);
+      return;
+    }
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
+                                         node, &GRAPHENE_RECT_INIT (0, 0, w, h));
   path = g_build_filename (dir, name, NULL);
   g_assert_true (gdk_texture_save_to_png (texture, path));
   g_print ("# saved %s\n", path);

@@ -17,31 +17,17 @@
 #include "burrow-demo.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "screenshot.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "widget-find.h"
 #include "x-input.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
 static BurrowApplication *app;
 static BurrowWindow *window;
-
-static GObject *
-child (const char *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static BurrowChatView *
-chat_view (void)
-{
-  return BURROW_CHAT_VIEW (child ("chat_view"));
-}
 
 static BurrowChatStore *
 store (void)
@@ -52,24 +38,13 @@ store (void)
 static guint
 n_messages (void)
 {
-  return g_list_model_get_n_items (burrow_chat_view_get_messages (chat_view ()));
-}
-
-static void
-settle (GtkWidget *widget)
-{
-  gint64 end = g_get_monotonic_time () + 200 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
+  return g_list_model_get_n_items (burrow_chat_view_get_messages (app_test_chat_view (window)));
 }
 
 static char *
 draft (void)
 {
-  return burrow_chat_view_dup_draft (chat_view ());
+  return burrow_chat_view_dup_draft (app_test_chat_view (window));
 }
 
 static BurrowChat *
@@ -91,28 +66,12 @@ new_chat (const char *model_dir,
 static GtkWidget *
 chat_row (BurrowChat *chat)
 {
-  GtkWidget *list = GTK_WIDGET (child ("chat_list"));
+  GtkWidget *list = GTK_WIDGET (app_test_child (window, "chat_list"));
 
   for (GtkWidget *c = gtk_widget_get_first_child (list); c != NULL; c = gtk_widget_get_next_sibling (c))
     if (g_object_get_data (G_OBJECT (c), "chat") == chat)
       return c;
   g_assert_not_reached ();
-}
-
-static GtkWidget *
-find_named (GtkWidget  *root,
-            const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (root), name) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_named (c, name);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 /* A click on @chat's row in the sidebar; returns once it is the open chat. */
@@ -127,16 +86,10 @@ static void
 type (const char *text)
 {
   x_input_take_focus (GTK_WINDOW (window));
-  burrow_chat_view_focus_composer (chat_view ());
-  settle (GTK_WIDGET (window));
+  burrow_chat_view_focus_composer (app_test_chat_view (window));
+  app_test_settle (GTK_WIDGET (window));
   for (const char *c = text; *c != '\0'; c++)
     x_input_press (GTK_WIDGET (window), (guint) *c, FALSE);
-}
-
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN;
 }
 
 static void
@@ -157,15 +110,15 @@ test_drafts (void)
   /* A draft typed in one chat, then that chat deleted: the chat that opens instead has an
    * empty composer, and Enter there sends nothing. */
   click_chat (a);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   type ("hi");
   assert_draft ("hi");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-current", NULL));
   ITERATE_UNTIL (window->chat == b);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   assert_draft ("");
   x_input_press (GTK_WIDGET (window), XK_Return, FALSE);
-  settle (GTK_WIDGET (window));
+  app_test_settle (GTK_WIDGET (window));
   g_assert_false (burrow_window_get_generating (window));
   g_assert_cmpuint (n_messages (), ==, 0);
 
@@ -184,18 +137,6 @@ test_drafts (void)
   assert_draft ("yo");
 }
 
-/* The toast's words as drawn: the labels inside the toast overlay. */
-static gboolean
-toast_shows (GtkWidget  *root,
-             const char *text)
-{
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    if ((GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0) ||
-        toast_shows (c, text))
-      return TRUE;
-  return FALSE;
-}
-
 static void
 test_toast_names (void)
 {
@@ -205,15 +146,15 @@ test_toast_names (void)
   click_chat (chat);
   /* A Gtk-WARNING about markup fails the test (warnings are fatal here). */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.delete-current", NULL));
-  settle (GTK_WIDGET (window));
-  g_assert_true (toast_shows (GTK_WIDGET (child ("toast_overlay")), "“Q&A <b>about</b>” deleted"));
+  app_test_settle (GTK_WIDGET (window));
+  g_assert_true (app_test_toast_shows (window, "“Q&A <b>about</b>” deleted"));
   app_test_save_screenshot (GTK_WIDGET (window), "chat-deleted-toast.png");
 }
 
 static const char *
 greeting (void)
 {
-  GtkWidget *page = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+  GtkWidget *page = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (app_test_chat_view (window)),
                                                                BURROW_TYPE_CHAT_VIEW, "empty_status"));
 
   return adw_status_page_get_description (ADW_STATUS_PAGE (page));
@@ -227,9 +168,9 @@ test_remote_marked (void)
   BurrowChat *remote = new_chat ("http://192.0.2.9:8000/v1#big-model", "There");
   GtkWidget *mark;
 
-  settle (GTK_WIDGET (window));
-  g_assert_null (find_named (chat_row (local), "remote-mark"));
-  mark = find_named (chat_row (remote), "remote-mark");
+  app_test_settle (GTK_WIDGET (window));
+  g_assert_null (test_find_named (chat_row (local), "remote-mark"));
+  mark = test_find_named (chat_row (remote), "remote-mark");
   g_assert_nonnull (mark);
   g_assert_true (gtk_widget_get_mapped (mark));
   g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (mark), "192.0.2.9"));
@@ -262,9 +203,9 @@ test_figures_follow_chat (void)
   g_autofree char *demo = burrow_demo_model_dir ();
   g_autofree char *other_dir = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
   BurrowSettings *settings = burrow_application_get_settings (app);
-  BurrowDashboard *panel = BURROW_DASHBOARD (child ("panel"));
-  GtkRevealer *banner = GTK_REVEALER (child ("memory_banner"));
-  GtkButton *button = GTK_BUTTON (child ("memory_banner_button"));
+  BurrowDashboard *panel = BURROW_DASHBOARD (app_test_child (window, "panel"));
+  GtkRevealer *banner = GTK_REVEALER (app_test_child (window, "memory_banner"));
+  GtkButton *button = GTK_BUTTON (app_test_child (window, "memory_banner_button"));
   BurrowModelInfo info;
   g_autoptr(GError) error = NULL;
   BurrowChat *here, *other;
@@ -280,12 +221,12 @@ test_figures_follow_chat (void)
   /* The demo loads again with the small budget: banner and figures. */
   click_chat (here);
   burrow_session_load_model (burrow_application_get_session (app), demo);
-  ITERATE_UNTIL (model_ready () && gtk_revealer_get_reveal_child (banner));
+  ITERATE_UNTIL (app_test_model_ready (window) && gtk_revealer_get_reveal_child (banner));
   ITERATE_UNTIL (g_strcmp0 (burrow_dashboard_get_value (panel, "bytes-read"), "—") != 0);
 
   /* Another model's chat, opened as deleting one opens the next (no load). */
   _burrow_window_select_chat (window, other);
-  g_assert_cmpint (burrow_chat_view_get_model_bar (chat_view ()), ==, BURROW_MODEL_BAR_UNLOADED);
+  g_assert_cmpint (burrow_chat_view_get_model_bar (app_test_chat_view (window)), ==, BURROW_MODEL_BAR_UNLOADED);
   g_assert_false (gtk_revealer_get_reveal_child (banner));
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "bytes-read"), ==, "—");
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "hit-rate"), ==, "—");
@@ -298,9 +239,9 @@ test_figures_follow_chat (void)
 
   /* The setting back to automatic: the banner says it waits for a load, and loads. */
   g_object_set (settings, "ram-budget", (guint64) 0, NULL);
-  settle (GTK_WIDGET (window));
+  app_test_settle (GTK_WIDGET (window));
   g_assert_true (gtk_revealer_get_reveal_child (banner));
-  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child ("memory_banner_label"))),
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (app_test_child (window, "memory_banner_label"))),
                             "takes effect when the model loads again"));
   g_assert_cmpstr (gtk_button_get_label (button), ==, "Load Again");
   app_test_save_screenshot (GTK_WIDGET (window), "memory-banner-changed.png");
@@ -308,27 +249,10 @@ test_figures_follow_chat (void)
                             G_CALLBACK (count_state), &n_states);
   x_input_click (GTK_WIDGET (button));
   /* Loading, then loaded: with the automatic budget, no banner. */
-  ITERATE_UNTIL (n_states >= 2 && model_ready ());
+  ITERATE_UNTIL (n_states >= 2 && app_test_model_ready (window));
   g_signal_handlers_disconnect_by_data (burrow_application_get_session (app), &n_states);
-  settle (GTK_WIDGET (window));
+  app_test_settle (GTK_WIDGET (window));
   g_assert_false (gtk_revealer_get_reveal_child (banner));
-}
-
-static GtkWidget *
-find_label (GtkWidget  *root,
-            const char *text)
-{
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found;
-
-      if (GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0 &&
-          gtk_widget_get_mapped (c))
-        return c;
-      if ((found = find_label (c, text)) != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 /* The menu beside New Chat lists the models a chat can start with; a click on one starts
@@ -338,7 +262,7 @@ test_model_menu (void)
 {
   g_autofree char *demo = burrow_demo_model_dir ();
   g_autofree char *other_dir = g_build_filename (BURROW_ORACLES, "kimi_linear", NULL);
-  AdwSplitButton *split = ADW_SPLIT_BUTTON (child ("new_chat_button"));
+  AdwSplitButton *split = ADW_SPLIT_BUTTON (app_test_child (window, "new_chat_button"));
   guint n_chats = g_list_model_get_n_items (G_LIST_MODEL (store ()));
   GtkWidget *popover, *item = NULL;
   BurrowChat *other = new_chat (other_dir, "Elsewhere");
@@ -348,9 +272,9 @@ test_model_menu (void)
   popover = GTK_WIDGET (adw_split_button_get_popover (split));
   g_assert_nonnull (popover);
   ITERATE_UNTIL (gtk_widget_get_mapped (popover) &&
-                 (item = find_label (popover, "demo-model")) != NULL);
-  g_assert_nonnull (find_label (popover, "On This Computer"));
-  settle (popover);
+                 (item = test_find_label (popover, "demo-model", TRUE)) != NULL);
+  g_assert_nonnull (test_find_label (popover, "On This Computer", TRUE));
+  app_test_settle (popover);
   if (g_getenv ("BURROW_SCREENSHOT_DIR") != NULL)
     {
       g_autofree char *path = g_build_filename (g_getenv ("BURROW_SCREENSHOT_DIR"),
@@ -369,26 +293,15 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-chat-list");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
-  x_input_init (settle);
+  if (!app_test_init (&argc, &argv))
+    return 0;
+  x_input_init (app_test_settle);
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  app = app_test_application_new ();
+  window = app_test_window_new (app, 1200, 760);
 
   g_test_add_func ("/chat-list/drafts", test_drafts);
   g_test_add_func ("/chat-list/toast-names", test_toast_names);
@@ -396,9 +309,7 @@ main (int   argc,
   g_test_add_func ("/chat-list/figures-follow-chat", test_figures_follow_chat);
   g_test_add_func ("/chat-list/model-menu", test_model_menu);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -11,7 +11,9 @@
 #include "burrow-chat-view.h"
 #include "burrow-markdown-view.h"
 #include "burrow-message-row.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "screenshot.h"
 #include "x-input.h"
 
 #define WAIT_USEC (20 * G_USEC_PER_SEC)
@@ -346,31 +348,6 @@ test_click_regenerate (void)
   g_list_store_remove_all (messages);
 }
 
-/* Saves the window as a PNG into $BURROW_TEST_SCREENSHOTS, when it is set, for a person
- * to look at. */
-static void
-screenshot (const char *name)
-{
-  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (window), h = gtk_widget_get_height (window);
-
-  if (dir == NULL)
-    return;
-  paintable = gtk_widget_paintable_new (window);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-}
-
 /* A reply's tool call shows folded under its text, titled with the function's name; a
  * real click unfolds it to the arguments, one member a line. The raw call syntax never
  * shows, and a call streaming in later gets its own fold while the open one stays open. */
@@ -401,7 +378,7 @@ test_tool_call_expands (void)
   g_assert_false (gtk_expander_get_expanded (GTK_EXPANDER (expander)));
   args = gtk_expander_get_child (GTK_EXPANDER (expander));
   g_assert_false (gtk_widget_get_mapped (args));
-  screenshot ("tool-call-folded.png");
+  app_test_save_screenshot (window, "tool-call-folded.png");
 
   x_input_click (expander);
   settle ();
@@ -409,7 +386,7 @@ test_tool_call_expands (void)
   g_assert_true (gtk_widget_get_mapped (args));
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (args)), ==,
                    "{\n  \"city\" : \"Lyon\",\n  \"days\" : [\n    1,\n    2\n  ]\n}");
-  screenshot ("tool-call-open.png");
+  app_test_save_screenshot (window, "tool-call-open.png");
 
   burrow_chat_message_append (reply, "\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>",
                               "");
@@ -521,12 +498,8 @@ main (int   argc,
   g_autoptr(GSimpleAction) send = g_simple_action_new ("send", NULL);
   g_autoptr(GSimpleAction) regenerate = g_simple_action_new ("regenerate", NULL);
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   adw_init ();
 
   /* Real key events and clicks: X11 and its XTest extension (Xvfb has it). */

@@ -18,9 +18,10 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "widget-find.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
@@ -34,25 +35,10 @@
 static BurrowApplication *app;
 static BurrowWindow *window;
 
-static GObject *
-child (const char *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static BurrowChatView *
-chat_view (void)
-{
-  return BURROW_CHAT_VIEW (child ("chat_view"));
-}
-
 static GListModel *
 messages (void)
 {
-  return burrow_chat_view_get_messages (chat_view ());
+  return burrow_chat_view_get_messages (app_test_chat_view (window));
 }
 
 static BurrowChatMessage *
@@ -78,18 +64,6 @@ chat_at (guint i)
   return chat;
 }
 
-static const char *
-visible_page (void)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (child ("stack")));
-}
-
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN;
-}
-
 static gboolean
 activate (const char *action,
           const char *format,
@@ -113,7 +87,7 @@ send (const char *text)
 {
   guint before = g_list_model_get_n_items (messages ());
 
-  burrow_chat_view_set_draft (chat_view (), text);
+  burrow_chat_view_set_draft (app_test_chat_view (window), text);
   g_assert_true (activate ("win.send", NULL));
   g_assert_true (burrow_window_get_generating (window));
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, before + 2);
@@ -133,11 +107,11 @@ sample_widths (GtkWidget     *widget,
                gpointer       user_data)
 {
   Streaming *s = user_data;
-  GtkWidget *panel = GTK_WIDGET (child ("panel"));
+  GtkWidget *panel = GTK_WIDGET (app_test_child (window, "panel"));
 
   if (gtk_widget_get_mapped (panel) && gtk_widget_get_width (panel) > 0)
     {
-      int w = gtk_widget_get_width (GTK_WIDGET (chat_view ()));
+      int w = gtk_widget_get_width (GTK_WIDGET (app_test_chat_view (window)));
 
       s->min_width = s->min_width == 0 ? w : MIN (s->min_width, w);
       s->max_width = MAX (s->max_width, w);
@@ -159,7 +133,7 @@ on_reply_notify (BurrowChatMessage *reply,
 static void
 test_first_chat (void)
 {
-  BurrowDashboard *panel = BURROW_DASHBOARD (child ("panel"));
+  BurrowDashboard *panel = BURROW_DASHBOARD (app_test_child (window, "panel"));
   g_autofree char *demo = burrow_demo_model_dir ();
   g_autoptr(GPtrArray) saved = NULL;
   g_autoptr(GError) error = NULL;
@@ -174,10 +148,10 @@ test_first_chat (void)
 
   /* "Try the Demo Model": a chat opens and the model loads with the bar showing. */
   g_assert_true (activate ("win.open-demo", NULL));
-  g_assert_cmpstr (visible_page (), ==, "chat");
-  g_assert_cmpint (burrow_chat_view_get_model_bar (chat_view ()), ==, BURROW_MODEL_BAR_LOADING);
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
+  g_assert_cmpint (burrow_chat_view_get_model_bar (app_test_chat_view (window)), ==, BURROW_MODEL_BAR_LOADING);
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "decode"), ==, "—");
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   chat = chat_at (0);
   g_assert_cmpstr (burrow_chat_get_model_dir (chat), ==, demo);
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "");
@@ -217,7 +191,7 @@ test_first_chat (void)
   ITERATE_UNTIL (g_strcmp0 (burrow_dashboard_get_value (panel, "decode"), "—") != 0);
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "ttft"), !=, "—");
   g_assert_cmpstr (burrow_dashboard_get_value (panel, "hit-rate"), !=, "—");
-  g_assert_cmpstr (burrow_dashboard_get_value (BURROW_DASHBOARD (child ("performance")), "bytes-read"),
+  g_assert_cmpstr (burrow_dashboard_get_value (BURROW_DASHBOARD (app_test_child (window, "performance")), "bytes-read"),
                    !=, "0 bytes");
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (panel)));
 }
@@ -226,16 +200,7 @@ test_first_chat (void)
 static BurrowChatSettingsWindow *
 settings_dialog (void)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (BURROW_IS_CHAT_SETTINGS_WINDOW (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return BURROW_CHAT_SETTINGS_WINDOW (w);
-    }
-  return NULL;
+  return BURROW_CHAT_SETTINGS_WINDOW (test_find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW));
 }
 
 static gpointer
@@ -388,16 +353,7 @@ test_chat_settings (void)
 static GtkWindow *
 file_chooser (void)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (GTK_IS_FILE_CHOOSER (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return GTK_WINDOW (w);
-    }
-  return NULL;
+  return test_find_toplevel (GTK_TYPE_FILE_CHOOSER);
 }
 
 /* Regenerates the last reply and returns the prompt's token count. */
@@ -461,7 +417,7 @@ test_chat_template_setting (void)
   g_assert_cmpstr (adw_action_row_get_subtitle (row), ==, shown);
   g_assert_true (gtk_widget_get_visible (reset));
   close_dialog (dialog);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   chosen = regenerate_prompt_tokens ();
   g_test_message ("prompt tokens with the model's own template %d, with the chosen one %d", own, chosen);
   g_assert_cmpint (chosen, >, own + 5);
@@ -474,7 +430,7 @@ test_chat_template_setting (void)
                                    "The model's own: "));
   g_assert_false (gtk_widget_get_visible (dialog_child (dialog, "reset_template_button")));
   close_dialog (dialog);
-  ITERATE_UNTIL (model_ready ());
+  ITERATE_UNTIL (app_test_model_ready (window));
   g_assert_cmpint (regenerate_prompt_tokens (), ==, own);
   g_remove (path);
   g_rmdir (tmp);
@@ -537,11 +493,11 @@ test_edit_and_resend (void)
 
   /* Editing the second question puts its text in the composer and deletes nothing yet. */
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
-  burrow_chat_view_set_draft (chat_view (), "half a thought");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "half a thought");
   g_assert_true (activate ("win.edit-message", "u", 2));
-  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, 2);
+  g_assert_cmpint (burrow_chat_view_get_editing (app_test_chat_view (window)), ==, 2);
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
-  draft = burrow_chat_view_dup_draft (chat_view ());
+  draft = burrow_chat_view_dup_draft (app_test_chat_view (window));
   g_assert_cmpstr (draft, ==, "Tell me more about the fox and the forest.");
   saved = burrow_chat_store_load_messages (store (), chat_at (0), NULL);
   g_assert_cmpuint (saved->len, ==, 4);
@@ -549,18 +505,18 @@ test_edit_and_resend (void)
 
   /* Cancel: everything as it was, the composer's own text back. */
   g_assert_true (activate ("win.cancel-edit", NULL));
-  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_assert_cmpint (burrow_chat_view_get_editing (app_test_chat_view (window)), ==, -1);
   g_clear_pointer (&draft, g_free);
-  draft = burrow_chat_view_dup_draft (chat_view ());
+  draft = burrow_chat_view_dup_draft (app_test_chat_view (window));
   g_assert_cmpstr (draft, ==, "half a thought");
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
   g_assert_cmpstr (burrow_chat_message_get_content (message (3)), ==, reply);
 
   /* Edit again and send: now the question and its reply are replaced. */
   g_assert_true (activate ("win.edit-message", "u", 2));
-  burrow_chat_view_set_draft (chat_view (), "Tell me more about the forest.");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "Tell me more about the forest.");
   g_assert_true (activate ("win.send", NULL));
-  g_assert_cmpint (burrow_chat_view_get_editing (chat_view ()), ==, -1);
+  g_assert_cmpint (burrow_chat_view_get_editing (app_test_chat_view (window)), ==, -1);
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 4);
   g_assert_cmpstr (burrow_chat_message_get_content (message (2)), ==, "Tell me more about the forest.");
   ITERATE_UNTIL (!burrow_window_get_generating (window));
@@ -579,23 +535,23 @@ test_switch_and_delete (void)
   g_autoptr(GError) error = NULL;
 
   /* Ctrl+L on the Performance page goes back to the chat, to its composer. */
-  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (app_test_child (window, "view_stack")), "performance");
   g_assert_true (activate ("win.focus-composer", NULL));
-  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (app_test_child (window, "view_stack"))),
                    ==, "chat");
 
   /* A second chat with the same model, from the Performance page (Ctrl+N): the chat page
    * shows it; the first is still listed. */
-  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (child ("view_stack")), "performance");
+  adw_view_stack_set_visible_child_name (ADW_VIEW_STACK (app_test_child (window, "view_stack")), "performance");
   g_assert_true (activate ("win.new-chat", NULL));
-  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (child ("view_stack"))),
+  g_assert_cmpstr (adw_view_stack_get_visible_child_name (ADW_VIEW_STACK (app_test_child (window, "view_stack"))),
                    ==, "chat");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 2);
   g_assert_cmpuint (g_list_model_get_n_items (messages ()), ==, 0);
   second = chat_at (0);
   second_id = burrow_chat_get_id (second);
   g_assert_cmpint (second_id, !=, first_id);
-  g_assert_true (model_ready ());
+  g_assert_true (app_test_model_ready (window));
   send ("Hello there.");
   ITERATE_UNTIL (!burrow_window_get_generating (window));
 
@@ -614,7 +570,7 @@ test_switch_and_delete (void)
   g_assert_true (activate ("win.delete-chat", "x", second_id));
   g_assert_true (activate ("win.delete-chat", "x", first_id));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 0);
-  g_assert_cmpstr (visible_page (), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
 
   /* Deleting the first made the second's deletion final: its Undo does nothing now. The
    * first is still undoable, and a store opened now sees neither. */
@@ -626,7 +582,7 @@ test_switch_and_delete (void)
   g_assert_true (activate ("win.undo-delete", "x", first_id));
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store ())), ==, 1);
   g_assert_cmpint (burrow_chat_get_id (chat_at (0)), ==, first_id);
-  g_assert_cmpstr (visible_page (), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
 }
 
 /* ---- main-loop stalls while replies stream in ---- */
@@ -920,7 +876,7 @@ test_long_reply_stalls (void)
   gint64 worst_cpu[G_N_ELEMENTS (names)];
 
   /* The window's chat view shows a conversation of the test's own. */
-  burrow_chat_view_set_messages (chat_view (), G_LIST_MODEL (store));
+  burrow_chat_view_set_messages (app_test_chat_view (window), G_LIST_MODEL (store));
   for (Shape shape = 0; shape < G_N_ELEMENTS (names); shape++)
     {
       g_autoptr(BurrowChatMessage) question =
@@ -938,7 +894,7 @@ test_long_reply_stalls (void)
         {
           /* The reader opened the thoughts to watch them grow. */
           GtkWidget *row = gtk_widget_get_last_child (
-            GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()), BURROW_TYPE_CHAT_VIEW,
+            GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (app_test_chat_view (window)), BURROW_TYPE_CHAT_VIEW,
                                                        "message_box")));
 
           gtk_expander_set_expanded (GTK_EXPANDER (gtk_widget_get_template_child (
@@ -960,7 +916,7 @@ test_long_reply_stalls (void)
                        strlen (burrow_chat_message_get_reasoning (reply)), >, 2 * LONG_REPLY_TOKENS);
     }
   g_list_store_remove_all (store);
-  burrow_chat_view_set_messages (chat_view (), window->messages);
+  burrow_chat_view_set_messages (app_test_chat_view (window), window->messages);
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -973,27 +929,15 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-chat-window");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
+  if (!app_test_init (&argc, &argv))
+    return 0;
 
-  g_test_init (&argc, &argv, NULL);
-
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
   /* The default width: there the panel's content once widened it as a reply came in. */
-  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  window = app_test_window_new (app, 1200, 760);
 
   /* The tests run in order, each starting where the last one left the window. */
   g_test_add_func ("/chat-window/first-chat", test_first_chat);
@@ -1005,9 +949,7 @@ main (int   argc,
   g_test_add_func ("/chat-window/long-reply-stalls", test_long_reply_stalls);
   g_test_add_func ("/chat-window/switch-and-delete", test_switch_and_delete);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

@@ -15,6 +15,7 @@
 #include "burrow-window.h"
 #include "burrow-window-private.h"
 #include "app-finalize.h"
+#include "app-window.h"
 #include "iterate.h"
 #include "widget-find.h"
 #include "user-dirs.h"
@@ -26,17 +27,10 @@ static BurrowApplication *app;
 static char *models_dir;   /* holds the demo model's copy and what is made of it */
 static char *demo_copy;
 
-/* Lets what changed be laid out and drawn: the main loop runs for a moment. (A frame
- * clock may not tick for a window another one covers, so this does not count frames.) */
 static void
 settle (GtkWidget *widget)
 {
-  gint64 end = g_get_monotonic_time () + 300 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
+  app_test_settle_for (widget, 300);
 }
 
 /* Escape (or another key) to @window, which takes the keyboard first. */
@@ -68,24 +62,6 @@ dialog_child (BurrowCompactDialog *dialog,
   return object;
 }
 
-/* The button on the window that triggers @action (not every button is a template child). */
-static GtkWidget *
-find_button (GtkWidget  *root,
-             const char *action)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (GTK_IS_BUTTON (w) && gtk_widget_get_mapped (w) &&
-          g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), action) == 0)
-        return w;
-      if ((found = find_button (w, action)) != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* Waits until the button is on screen (a page may still be on its way in). */
 static GtkWidget *
 window_button (BurrowWindow *window,
@@ -93,7 +69,7 @@ window_button (BurrowWindow *window,
 {
   GtkWidget *button = NULL;
 
-  ITERATE_UNTIL ((button = find_button (GTK_WIDGET (window), action)) != NULL);
+  ITERATE_UNTIL ((button = test_find_button (GTK_WIDGET (window), action)) != NULL);
   return button;
 }
 
@@ -115,22 +91,6 @@ assert_row_value (GtkWidget  *root,
   label = test_find_value_label (row);
   g_assert_nonnull (label);
   g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (label)), ==, value);
-}
-
-static GtkWidget *
-find_named (GtkWidget  *root,
-            const char *name)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
-        return w;
-      if ((found = find_named (w, name)) != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 /* The quality report as shown (rows under @root) against quality.json as written,
@@ -288,7 +248,7 @@ test_convert (void)
                  g_strcmp0 (stack_page (window_child (window, "stack")), "model") == 0 &&
                  !gtk_stack_get_transition_running (window_child (window, "stack")));
   settle (GTK_WIDGET (window));
-  group = find_named (window_child (window, "model_view"), "quality_group");
+  group = test_find_named (window_child (window, "model_view"), "quality_group");
   g_assert_nonnull (group);
   assert_quality_shown (group, out);
 
@@ -404,16 +364,11 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-compact-test");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
 
   /* Real clicks: X11 and its XTest extension (Xvfb has it). */
   x_input_init (settle);
@@ -421,9 +376,7 @@ main (int   argc,
   models_dir = g_build_filename (user_dirs, "models", NULL);
   copy_demo ();
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
 
   g_test_add_func ("/compact-copy/convert", test_convert);
   g_test_add_func ("/compact-copy/cancel", test_cancel);

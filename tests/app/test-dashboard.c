@@ -16,6 +16,7 @@
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
+#include "app-window.h"
 #include "iterate.h"
 
 typedef struct {
@@ -264,13 +265,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
-  adw_init ();
+  if (!app_test_init_isolated (&argc, &argv))
+    return 0;
 
   g_test_add_func ("/dashboard/after-reply", test_after_reply);
 

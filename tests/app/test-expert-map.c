@@ -5,7 +5,7 @@
  * uses; the first and last layers are labelled; the zoom buttons, Ctrl+wheel and
  * Shift+wheel (real clicks and wheel turns through XTest) zoom and scroll it, the labels
  * and tooltips following; before a model, and for a dense one, it says what will show.
- * With BURROW_TEST_SCREENSHOTS set to a folder, it saves the dashboard at each step. */
+ * With BURROW_SCREENSHOT_DIR set to a folder, it saves the dashboard at each step. */
 #include "burrow-config.h"
 
 #include <adwaita.h>
@@ -19,7 +19,9 @@
 
 #define WAIT_USEC (30 * G_USEC_PER_SEC)
 
+#include "app-window.h"
 #include "iterate.h"
+#include "screenshot.h"
 
 typedef struct {
   int layers, experts, dense;
@@ -59,17 +61,6 @@ synthetic (const Shape *shape)
   return s;
 }
 
-static void
-settle (GtkWidget *widget)
-{
-  gint64 end = g_get_monotonic_time () + 200 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
-
 typedef struct {
   GtkWindow *window;
   BurrowDashboard *dashboard;
@@ -98,7 +89,7 @@ fixture_set_up (Fixture       *f,
   gtk_window_set_default_size (f->window, 1200, 800);
   gtk_window_present (f->window);
   ITERATE_UNTIL (gtk_widget_get_width (GTK_WIDGET (f->map)) > 0);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
 }
 
 static void
@@ -122,7 +113,7 @@ scroll_to_map (Fixture *f)
   g_assert_true (gtk_widget_compute_point (card, GTK_WIDGET (scrolled), &GRAPHENE_POINT_INIT (0, 0),
                                            &p));
   gtk_adjustment_set_value (adj, gtk_adjustment_get_value (adj) + p.y);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   g_assert_true (gtk_widget_compute_point (card, GTK_WIDGET (scrolled), &GRAPHENE_POINT_INIT (0, 0),
                                            &p));
   g_assert_cmpfloat (p.y, >=, 0);
@@ -137,33 +128,7 @@ show (Fixture     *f,
   burrow_perf_monitor_reset (f->monitor, 1 << 20);
   burrow_perf_monitor_add_snapshot (f->monitor, synthetic (shape));
   burrow_perf_monitor_flush (f->monitor);
-  settle (GTK_WIDGET (f->window));
-}
-
-static void
-screenshot (Fixture    *f,
-            const char *name)
-{
-  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
-  GtkWidget *widget = GTK_WIDGET (f->window);
-  GtkWidget *card = gtk_widget_get_parent (GTK_WIDGET (f->map));
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (card), h = gtk_widget_get_height (card);
-
-  if (dir == NULL)
-    return;
-  paintable = gtk_widget_paintable_new (card);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
+  app_test_settle (GTK_WIDGET (f->window));
 }
 
 /* The map drawn as the next frame will be, into an image of its size. */
@@ -323,7 +288,7 @@ check_shape (Fixture     *f,
   assert_cell (f, 0, 5, 0, 0);
   assert_cell (f, rows - 1, 1, 0, 0);
   assert_cell (f, rows / 2, MIN (shape->experts, view_w / want_cell) - 1, 0, 0);
-  screenshot (f, png);
+  app_test_save_screenshot (gtk_widget_get_parent (GTK_WIDGET (f->map)), png);
 
   size.cell = want_cell;
   size.width = gtk_widget_get_width (map);
@@ -348,7 +313,7 @@ test_shapes (Fixture       *f,
   /* The narrow panel beside a chat: the same cells, scrolled sideways. */
   burrow_dashboard_set_compact (f->dashboard, TRUE);
   gtk_window_set_default_size (f->window, 380, 800);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   check_shape (f, &deepseek, 3, "map-61x256-narrow.png");
   g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (f->map)), <, 256 * 3);
 }
@@ -374,7 +339,7 @@ test_zoom_and_scroll (Fixture       *f,
   double h, v;
   int height, top;
 
-  x_input_init (settle);
+  x_input_init (app_test_settle);
   show (f, &deepseek);
   scroll_to_map (f);
   height = gtk_widget_get_height (map);
@@ -388,7 +353,7 @@ test_zoom_and_scroll (Fixture       *f,
   x_input_wheel (map, BURROW_CHART_LEFT + 10, 10, TRUE, GDK_CONTROL_MASK);
   x_input_wheel (map, BURROW_CHART_LEFT + 10, 10, TRUE, GDK_CONTROL_MASK);
   g_assert_cmpint (burrow_expert_map_get_cell_size (f->map), ==, 8);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   g_assert_cmpint (gtk_widget_get_height (map), ==,
                    BURROW_EXPERT_MAP_TOP + BURROW_EXPERT_MAP_MAX_VIEW + BURROW_CHART_BOTTOM +
                    gtk_widget_get_height (gtk_widget_get_first_child (map)));
@@ -409,12 +374,13 @@ test_zoom_and_scroll (Fixture       *f,
   top = ((int) ceil (v / 8) + 1) / 2 * 2;
   label = g_strdup_printf ("layer %d", deepseek.dense + top);
   g_assert_true (has_label (f, label));
-  screenshot (f, "map-61x256-zoomed.png");
+  app_test_save_screenshot (gtk_widget_get_parent (GTK_WIDGET (f->map)),
+                            "map-61x256-zoomed.png");
 
   /* Back to the shape's own size. */
   x_input_click (dashboard_child (f, "map_zoom_reset"));
   g_assert_cmpint (burrow_expert_map_get_cell_size (f->map), ==, 3);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   g_assert_cmpint (gtk_widget_get_height (map), ==, height);
 
   /* The smallest cells: the zoom-out button goes insensitive there. */
@@ -434,16 +400,16 @@ test_keyboard (Fixture       *f,
   GtkAdjustment *hadj = find_adjustment (map, GTK_ORIENTATION_HORIZONTAL);
   int layer = -1, expert = -1;
 
-  x_input_init (settle);
+  x_input_init (app_test_settle);
   show (f, &deepseek);
   scroll_to_map (f);
   /* Narrow, so that the grid is wider than the view. */
   burrow_expert_map_zoom (f->map, 2);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   g_assert_false (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
   x_input_take_focus (f->window);
   gtk_widget_grab_focus (map);
-  settle (GTK_WIDGET (f->window));
+  app_test_settle (GTK_WIDGET (f->window));
   g_assert_true (burrow_expert_map_get_focus_cell (f->map, &layer, &expert));
   g_assert_cmpint (layer, ==, deepseek.dense);
   g_assert_cmpint (expert, ==, 0);
@@ -463,7 +429,8 @@ test_keyboard (Fixture       *f,
   g_assert_cmpfloat (gtk_adjustment_get_value (hadj) + gtk_adjustment_get_page_size (hadj), ==,
                      gtk_adjustment_get_upper (hadj));
   g_assert_cmpfloat (gtk_adjustment_get_value (hadj), >, 0);
-  screenshot (f, "map-61x256-keyboard.png");
+  app_test_save_screenshot (gtk_widget_get_parent (GTK_WIDGET (f->map)),
+                            "map-61x256-keyboard.png");
 }
 
 static void
@@ -475,7 +442,8 @@ test_empty (Fixture       *f,
   g_assert_true (has_label (f, "Every expert of the model will show here"));
   g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (f->map)), >=, 40);
   g_assert_false (gtk_widget_is_sensitive (dashboard_child (f, "map_zoom_in")));
-  screenshot (f, "map-empty.png");
+  app_test_save_screenshot (gtk_widget_get_parent (GTK_WIDGET (f->map)),
+                            "map-empty.png");
   show (f, &dense);
   g_assert_true (has_label (f, "No routed experts to show"));
   /* A model without a grid at all (0 x 0), as the engine reports a dense one. */
@@ -486,7 +454,7 @@ test_empty (Fixture       *f,
     burrow_perf_monitor_reset (f->monitor, 0);
     burrow_perf_monitor_add_snapshot (f->monitor, none);
     burrow_perf_monitor_flush (f->monitor);
-    settle (GTK_WIDGET (f->window));
+    app_test_settle (GTK_WIDGET (f->window));
     g_assert_true (has_label (f, "No routed experts to show"));
   }
 }
@@ -495,13 +463,8 @@ int
 main (int   argc,
       char *argv[])
 {
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
-  adw_init ();
+  if (!app_test_init_isolated (&argc, &argv))
+    return 0;
 
   g_test_add ("/expert-map/empty", Fixture, NULL, fixture_set_up, test_empty, fixture_tear_down);
   g_test_add ("/expert-map/shapes", Fixture, NULL, fixture_set_up, test_shapes,

@@ -15,8 +15,9 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "widget-find.h"
 #include "user-dirs.h"
 #include "x-input.h"
 
@@ -27,16 +28,10 @@ static BurrowWindow *window;
 static char *demo;
 static gint64 sourdough_id, rust_id;
 
-/* Lets what changed be laid out and drawn: the main loop runs for a moment. */
 static void
 settle (GtkWidget *widget)
 {
-  gint64 end = g_get_monotonic_time () + 300 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
+  app_test_settle_for (widget, 300);
 }
 
 static gpointer
@@ -344,16 +339,7 @@ find_menu_item (GtkWidget  *root,
 static GtkWidget *
 file_chooser (void)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (GTK_IS_FILE_CHOOSER_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return GTK_WIDGET (w);
-    }
-  return NULL;
+  return GTK_WIDGET (test_find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
 }
 
 /* Opens @menu_button's menu with a click and clicks its item @label. */
@@ -543,30 +529,18 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-history-window");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   x_input_init (settle);
   demo = burrow_demo_model_dir ();
   g_assert_nonnull (demo);
   fill_store ();
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  app = app_test_application_new ();
+  window = app_test_window_new (app, 1200, 760);
   settle (GTK_WIDGET (window));
 
   /* In order: the second starts where the first left the window. */
@@ -574,9 +548,7 @@ main (int   argc,
   g_test_add_func ("/history-window/browse-alternatives", test_browse_alternatives);
   g_test_add_func ("/history-window/export-import", test_export_import);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   g_free (demo);
   bw_test_remove_tree (user_dirs);
   return ret;

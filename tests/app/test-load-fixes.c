@@ -15,10 +15,11 @@
 #include "burrow-demo.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "screenshot.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "widget-find.h"
 #include "x-input.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
@@ -27,43 +28,17 @@ static BurrowApplication *app;
 static BurrowWindow *window;
 static char *scratch;
 
-static GObject *
-child (const char *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static BurrowChatView *
-chat_view (void)
-{
-  return BURROW_CHAT_VIEW (child ("chat_view"));
-}
-
 static GtkButton *
 bar_button (void)
 {
-  return GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()), BURROW_TYPE_CHAT_VIEW,
+  return GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (app_test_chat_view (window)), BURROW_TYPE_CHAT_VIEW,
                                                     "model_bar_button"));
-}
-
-static void
-settle (GtkWidget *widget)
-{
-  gint64 end = g_get_monotonic_time () + 200 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
 }
 
 static BurrowModelBarState
 bar (void)
 {
-  return burrow_chat_view_get_model_bar (chat_view ());
+  return burrow_chat_view_get_model_bar (app_test_chat_view (window));
 }
 
 /* A chat with @model_dir, opened as a click on it in the list would. */
@@ -94,16 +69,7 @@ write_scratch (const char *name,
 static GtkWidget *
 find_file_chooser_dialog (void)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (GTK_IS_FILE_CHOOSER_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return GTK_WIDGET (w);
-    }
-  return NULL;
+  return GTK_WIDGET (test_find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
 }
 
 static void
@@ -117,7 +83,7 @@ test_broken_template (void)
   burrow_settings_set_model_template (settings, demo, broken);
   open_chat (demo);
   ITERATE_UNTIL (bar () == BURROW_MODEL_BAR_FAILED);
-  settle (GTK_WIDGET (window));
+  app_test_settle (GTK_WIDGET (window));
   app_test_save_screenshot (GTK_WIDGET (window), "load-failed-template.png");
   g_assert_cmpstr (gtk_button_get_label (bar_button ()), ==, "_Use the Model’s Template");
   g_assert_cmpstr (burrow_session_get_load_error (burrow_application_get_session (app)), ==,
@@ -145,7 +111,7 @@ test_wrong_tokenizer (void)
   g_assert_true (_burrow_window_set_model_tokenizer (window, demo, other));
   burrow_session_load_model (burrow_application_get_session (app), demo);
   ITERATE_UNTIL (bar () == BURROW_MODEL_BAR_FAILED);
-  settle (GTK_WIDGET (window));
+  app_test_settle (GTK_WIDGET (window));
   g_assert_cmpstr (gtk_button_get_label (bar_button ()), ==, "Choose Another _Tokenizer…");
   g_assert_cmpstr (burrow_session_get_load_error (burrow_application_get_session (app)), ==,
                    "The tokenizer chosen for this model does not fit it.");
@@ -209,37 +175,24 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-load-fixes");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
-  x_input_init (settle);
+  if (!app_test_init (&argc, &argv))
+    return 0;
+  x_input_init (app_test_settle);
   scratch = g_build_filename (user_dirs, "files", NULL);
   g_assert_cmpint (g_mkdir (scratch, 0700), ==, 0);
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  app = app_test_application_new ();
+  window = app_test_window_new (app, 1200, 760);
 
   g_test_add_func ("/load-fixes/broken-template", test_broken_template);
   g_test_add_func ("/load-fixes/wrong-tokenizer", test_wrong_tokenizer);
   g_test_add_func ("/load-fixes/checked-when-chosen", test_checked_when_chosen);
   g_test_add_func ("/load-fixes/folder-gone", test_folder_gone);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   g_free (scratch);
   bw_test_remove_tree (user_dirs);
   return ret;

@@ -13,6 +13,7 @@
 #include "burrow-window-private.h"
 #include "app-finalize.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
 #include "widget-find.h"
 #include "x-input.h"
@@ -59,12 +60,7 @@ size_of (const char *path)
 static void
 settle (GtkWidget *widget)
 {
-  gint64 end = g_get_monotonic_time () + 300 * 1000;
-
-  gtk_widget_queue_draw (widget);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
+  app_test_settle_for (widget, 300);
 }
 
 static const char *
@@ -142,7 +138,6 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = NULL;
   int ret;
 
@@ -154,17 +149,11 @@ main (int   argc,
   g_unsetenv ("HF_HUB_CACHE");
   user_dirs = app_test_isolate_user_dirs ("burrow-local-models");
   g_unsetenv ("XDG_CACHE_HOME");   /* the Hugging Face cache is under HOME's .cache */
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   x_input_init (settle);
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
 
   g_test_add_func ("/local-models/list-and-open", test_list_and_open);
   ret = g_test_run ();

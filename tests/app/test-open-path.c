@@ -12,6 +12,7 @@
 #include "burrow-window-private.h"
 #include "gguf-tokens.h"
 #include "user-dirs.h"
+#include "app-window.h"
 
 #define SPLIT_NAME "deepseek2-Q4_K_M"
 #define WAIT_USEC (90 * G_USEC_PER_SEC)
@@ -140,12 +141,8 @@ main (int   argc,
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-open-path");
   g_autofree char *models = NULL;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   models = g_build_filename (user_dirs, "models", NULL);
   g_assert_cmpint (g_mkdir_with_parents (models, 0755), ==, 0);
   model_path = chat_split (models);

@@ -25,7 +25,9 @@
 #include "remote-server.h"
 #include "screenshot.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "widget-find.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
@@ -36,25 +38,10 @@ static char *key_file;
 static const char right_key[] = "burrow-right-key-4711";
 static const char wrong_key[] = "burrow-wrong-key-0815";
 
-static GObject *
-child (const char *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static BurrowChatView *
-chat_view (void)
-{
-  return BURROW_CHAT_VIEW (child ("chat_view"));
-}
-
 static BurrowChatMessage *
 message (guint i)
 {
-  g_autoptr(BurrowChatMessage) m = g_list_model_get_item (burrow_chat_view_get_messages (chat_view ()), i);
+  g_autoptr(BurrowChatMessage) m = g_list_model_get_item (burrow_chat_view_get_messages (app_test_chat_view (window)), i);
 
   g_assert_nonnull (m);
   return m;
@@ -63,7 +50,7 @@ message (guint i)
 static guint
 n_messages (void)
 {
-  return g_list_model_get_n_items (burrow_chat_view_get_messages (chat_view ()));
+  return g_list_model_get_n_items (burrow_chat_view_get_messages (app_test_chat_view (window)));
 }
 
 static void
@@ -80,7 +67,7 @@ iterate_for (double seconds)
 static GtkWidget *
 add_button (void)
 {
-  GtkWidget *button = adw_preferences_group_get_header_suffix (ADW_PREFERENCES_GROUP (child ("servers_group")));
+  GtkWidget *button = adw_preferences_group_get_header_suffix (ADW_PREFERENCES_GROUP (app_test_child (window, "servers_group")));
 
   g_assert_true (GTK_IS_BUTTON (button));
   /* The start page shows a moment after the window maps. */
@@ -93,32 +80,7 @@ add_button (void)
 static AdwMessageDialog *
 top_dialog (void)
 {
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (ADW_IS_MESSAGE_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return ADW_MESSAGE_DIALOG (w);
-    }
-  return NULL;
-}
-
-static GtkWidget *
-find_named (GtkWidget  *root,
-            const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (root), name) == 0)
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_named (c, name);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+  return ADW_MESSAGE_DIALOG (test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG));
 }
 
 /* Answers @dialog as its button would, then makes sure it is gone. */
@@ -139,7 +101,7 @@ respond (AdwMessageDialog *dialog,
 static AdwActionRow *
 server_list_row (const char *title)
 {
-  GtkWidget *list = GTK_WIDGET (child ("servers_list"));
+  GtkWidget *list = GTK_WIDGET (app_test_child (window, "servers_list"));
 
   for (GtkWidget *c = gtk_widget_get_first_child (list); c != NULL; c = gtk_widget_get_next_sibling (c))
     if (ADW_IS_ACTION_ROW (c) &&
@@ -174,9 +136,9 @@ add_server (const char *url,
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.add-server", NULL));
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url")), url);
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-key")), key);
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-name")), name);
+  gtk_editable_set_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-url")), url);
+  gtk_editable_set_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-key")), key);
+  gtk_editable_set_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-name")), name);
   g_assert_true (adw_message_dialog_get_response_enabled (dialog, "add"));
   respond (dialog, "add");
   ITERATE_UNTIL (top_dialog () == NULL);
@@ -228,18 +190,6 @@ assert_key_nowhere (const char *key)
   g_clear_pointer (&dir, g_dir_close);
 }
 
-/* The toast's words as drawn: a label inside the toast overlay. */
-static gboolean
-toast_shows (GtkWidget  *root,
-             const char *text)
-{
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    if ((GTK_IS_LABEL (c) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (c)), text) == 0) ||
-        toast_shows (c, text))
-      return TRUE;
-  return FALSE;
-}
-
 /* A key the server refuses is found out when adding: nothing is added, the key is not
  * kept, and the toast says so, the server's name (markup characters and all) as typed. */
 static void
@@ -252,8 +202,8 @@ test_wrong_key (void)
   g_autoptr(GVariant) after = NULL;
 
   add_server (server->url, wrong_key, "<b>Test</b> & co");
-  ITERATE_UNTIL (toast_shows (GTK_WIDGET (child ("toast_overlay")),
-                              "<b>Test</b> & co refused the API key, so the server was not added"));
+  ITERATE_UNTIL (app_test_toast_shows (window,
+                                       "<b>Test</b> & co refused the API key, so the server was not added"));
   app_test_save_screenshot (GTK_WIDGET (window), "server-key-refused.png");
   after = g_settings_get_value (settings, "remote-servers");
   g_assert_true (g_variant_equal (before, after));
@@ -270,7 +220,7 @@ model_menu_has (const char *section,
                 const char *label,
                 const char *id)
 {
-  GMenuModel *menu = adw_split_button_get_menu_model (ADW_SPLIT_BUTTON (child ("new_chat_button")));
+  GMenuModel *menu = adw_split_button_get_menu_model (ADW_SPLIT_BUTTON (app_test_child (window, "new_chat_button")));
 
   for (int s = 0; s < g_menu_model_get_n_items (menu); s++)
     {
@@ -337,7 +287,7 @@ test_edit_key (void)
 {
   g_autofree char *url = g_strndup (server->url, strlen (server->url) - 1);
   g_autofree char *id = burrow_remote_model_id (url, "demo-model");
-  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (app_test_chat_view (window)),
                                                                  BURROW_TYPE_CHAT_VIEW,
                                                                  "model_bar_button"));
   AdwMessageDialog *dialog;
@@ -350,7 +300,7 @@ test_edit_key (void)
   burrow_remote_backend_forget (burrow_application_get_remote (app), url);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_FAILED);
   g_assert_nonnull (strstr (burrow_session_get_load_error (burrow_application_get_session (app)),
                             "401"));
   g_assert_cmpstr (gtk_button_get_label (button), ==, "_Edit Server…");
@@ -360,17 +310,17 @@ test_edit_key (void)
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
   g_assert_cmpstr (adw_message_dialog_get_heading (dialog), ==, "Edit Server");
-  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url"))),
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-url"))),
                    ==, url);
-  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-name"))),
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-name"))),
                    ==, "Test server");
-  key = GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-key"));
+  key = GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-key"));
   ITERATE_UNTIL (g_strcmp0 (gtk_editable_get_text (key), wrong_key) == 0);
   app_test_save_screenshot (GTK_WIDGET (dialog), "edit-server.png");
   gtk_editable_set_text (key, right_key);
   respond (dialog, "add");
   ITERATE_UNTIL (top_dialog () == NULL);
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN);
   kept = keyring_key (url);
   g_assert_cmpstr (kept, ==, right_key);
 
@@ -405,10 +355,10 @@ test_chat_and_stop (void)
   g_assert_true (gtk_widget_activate (GTK_WIDGET (server_list_row ("demo-model"))));
   id = burrow_remote_model_id (url, "demo-model");
   ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN);
   g_assert_cmpstr (burrow_session_get_model_dir (session), ==, id);
 
-  burrow_chat_view_set_draft (chat_view (), "Hello");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "Hello");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   g_assert_true (burrow_window_get_generating (window));
   ITERATE_UNTIL (reply_has_text (1));
@@ -473,7 +423,7 @@ test_server_killed (void)
   BurrowReplyStats stats;
   g_autofree char *partial = NULL;
 
-  burrow_chat_view_set_draft (chat_view (), "Tell me more.");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "Tell me more.");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   ITERATE_UNTIL (reply_has_text (3));
   remote_server_signal (server, SIGKILL);
@@ -503,9 +453,9 @@ test_plain_http_asks (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.add-server", NULL));
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-url")),
+  gtk_editable_set_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-url")),
                          "http://192.0.2.7:8000/v1");
-  gtk_editable_set_text (GTK_EDITABLE (find_named (GTK_WIDGET (dialog), "server-key")), "k");
+  gtk_editable_set_text (GTK_EDITABLE (test_find_named (GTK_WIDGET (dialog), "server-key")), "k");
   respond (dialog, "add");
   ITERATE_UNTIL (top_dialog () != NULL);
   dialog = top_dialog ();
@@ -526,16 +476,16 @@ test_other_server (void)
   RemoteServer *other = remote_server_start (BURROW_CLI_TESTING, NULL, env);
   g_autofree char *url = g_strndup (other->url, strlen (other->url) - 1);
   g_autofree char *id = burrow_remote_model_id (url, "demo-model");
-  BurrowDashboard *panel = BURROW_DASHBOARD (child ("panel"));
+  BurrowDashboard *panel = BURROW_DASHBOARD (app_test_child (window, "panel"));
   guint n;
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", id));
   ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN);
   g_assert_nonnull (strstr (burrow_dashboard_get_value (panel, "source-note"), "not available"));
 
   n = n_messages ();
-  burrow_chat_view_set_draft (chat_view (), "Hello");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "Hello");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   g_assert_true (reply_has_text (n + 1));
@@ -557,7 +507,7 @@ test_server_figures (void)
   RemoteServer *fast = remote_server_start (BURROW_CLI_TESTING, NULL, NULL);
   g_autofree char *url = g_strndup (fast->url, strlen (fast->url) - 1);
   g_autofree char *id = burrow_remote_model_id (url, "demo-model");
-  BurrowDashboard *page = BURROW_DASHBOARD (child ("performance"));
+  BurrowDashboard *page = BURROW_DASHBOARD (app_test_child (window, "performance"));
   BurrowReplyStats stats;
   g_autofree char *decode = NULL;
   g_autofree char *ttft = NULL;
@@ -570,10 +520,10 @@ test_server_figures (void)
   ITERATE_UNTIL (model_menu_has ("Fast server", "demo-model", id));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
   ITERATE_UNTIL (window->chat != NULL && g_strcmp0 (burrow_chat_get_model_dir (window->chat), id) == 0);
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_HIDDEN);
 
   n = n_messages ();
-  burrow_chat_view_set_draft (chat_view (), "Once upon a time");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "Once upon a time");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   ITERATE_UNTIL (!burrow_window_get_generating (window));
   g_assert_true (reply_has_text (n + 1));
@@ -615,7 +565,7 @@ test_locked_keyring (void)
   RemoteServer *keyed = remote_server_start (BURROW_CLI_TESTING, args, NULL);
   g_autofree char *url = g_strndup (keyed->url, strlen (keyed->url) - 1);
   g_autofree char *id = burrow_remote_model_id (url, "demo-model");
-  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (chat_view ()),
+  GtkButton *button = GTK_BUTTON (gtk_widget_get_template_child (GTK_WIDGET (app_test_chat_view (window)),
                                                                  BURROW_TYPE_CHAT_VIEW,
                                                                  "model_bar_button"));
   g_autoptr(GError) error = NULL;
@@ -640,7 +590,7 @@ test_locked_keyring (void)
   burrow_remote_backend_forget (burrow_application_get_remote (app), url);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat-with", "s", id));
-  ITERATE_UNTIL (burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_FAILED);
+  ITERATE_UNTIL (burrow_chat_view_get_model_bar (app_test_chat_view (window)) == BURROW_MODEL_BAR_FAILED);
   said = burrow_session_get_load_error (burrow_application_get_session (app));
   g_assert_nonnull (strstr (said, "keyring"));
   g_assert_nonnull (strstr (said, "locked"));
@@ -659,12 +609,8 @@ main (int   argc,
   const char *const env[] = { "BURROW_TEST_TOKEN_DELAY_MS=60", "BURROW_TEST_IGNORE_EOS=1", NULL };
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   if (g_getenv ("BURROW_KEYRING_BUS") == NULL)
     g_error ("run this test through tests/with-keyring.sh");
 
@@ -676,14 +622,8 @@ main (int   argc,
     server = remote_server_start (BURROW_CLI_TESTING, args, env);
   }
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1200, "window-height", 760,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  app = app_test_application_new ();
+  window = app_test_window_new (app, 1200, 760);
 
   /* In order, each starting where the last one left the window. */
   g_test_add_func ("/remote-window/wrong-key", test_wrong_key);

@@ -15,31 +15,18 @@
 #include "burrow-preferences-window.h"
 #include "burrow-window.h"
 #include "burrow-window-private.h"
-#include "app-finalize.h"
 #include "user-dirs.h"
 #include "x-input.h"
 
 #define WAIT_USEC (60 * G_USEC_PER_SEC)
 
+#include "app-window.h"
 #include "iterate.h"
+#include "screenshot.h"
+#include "widget-find.h"
 
 static BurrowApplication *app;
 static BurrowWindow *window;
-
-static GObject *
-child (const char *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static BurrowChatView *
-chat_view (void)
-{
-  return BURROW_CHAT_VIEW (child ("chat_view"));
-}
 
 static BurrowChatStore *
 store (void)
@@ -53,68 +40,10 @@ n_chats (void)
   return g_list_model_get_n_items (G_LIST_MODEL (store ()));
 }
 
-static const char *
-visible_page (void)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (child ("stack")));
-}
-
-static gboolean
-model_ready (void)
-{
-  return burrow_chat_view_get_model_bar (chat_view ()) == BURROW_MODEL_BAR_HIDDEN;
-}
-
 static void
-settle (GtkWidget *native)
+settle (GtkWidget *widget)
 {
-  gint64 end = g_get_monotonic_time () + 150 * 1000;
-
-  gtk_widget_queue_draw (native);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
-
-/* The toplevel of @type that is showing, or NULL. */
-static GtkWindow *
-find_toplevel (GType type)
-{
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
-
-      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return w;
-    }
-  return NULL;
-}
-
-/* With BURROW_TEST_SCREENSHOTS set to a folder, @widget as drawn now, as @name there. */
-static void
-screenshot (GtkWidget  *widget,
-            const char *name)
-{
-  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-
-  if (dir == NULL)
-    return;
-  paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (gtk_widget_get_native (widget)),
-                                         node, &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
+  app_test_settle_for (widget, 150);
 }
 
 /* A new chat with the demo model, loaded, the composer focused. */
@@ -122,12 +51,12 @@ static BurrowChat *
 demo_chat (void)
 {
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-demo", NULL));
-  ITERATE_UNTIL (model_ready () && g_strcmp0 (visible_page (), "chat") == 0);
+  ITERATE_UNTIL (app_test_model_ready (window) && g_strcmp0 (app_test_visible_page (window), "chat") == 0);
   x_input_take_focus (GTK_WINDOW (window));
-  burrow_chat_view_focus_composer (chat_view ());
+  burrow_chat_view_focus_composer (app_test_chat_view (window));
   settle (GTK_WIDGET (window));
   g_assert_true (gtk_widget_has_focus (GTK_WIDGET (gtk_widget_get_template_child (
-    GTK_WIDGET (chat_view ()), BURROW_TYPE_CHAT_VIEW, "composer"))));
+    GTK_WIDGET (app_test_chat_view (window)), BURROW_TYPE_CHAT_VIEW, "composer"))));
   return window->chat;
 }
 
@@ -162,7 +91,7 @@ test_ctrl_delete_in_composer (void)
   for (int i = 0; i < 5; i++)
     x_input_press (GTK_WIDGET (window), XK_Left, FALSE);
   x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
-  draft = burrow_chat_view_dup_draft (chat_view ());
+  draft = burrow_chat_view_dup_draft (app_test_chat_view (window));
   g_assert_cmpstr (draft, ==, "hello ");
   g_assert_cmpuint (n_chats (), ==, before);
 
@@ -175,7 +104,7 @@ test_ctrl_delete_in_composer (void)
   /* An empty composer: the chat goes, with Undo offered. */
   retype (GTK_WIDGET (window), "");
   g_clear_pointer (&draft, g_free);
-  draft = burrow_chat_view_dup_draft (chat_view ());
+  draft = burrow_chat_view_dup_draft (app_test_chat_view (window));
   g_assert_cmpstr (draft, ==, "");
   x_input_press_with (GTK_WIDGET (window), XK_Delete, GDK_CONTROL_MASK);
   g_assert_cmpuint (n_chats (), ==, before - 1);
@@ -183,13 +112,13 @@ test_ctrl_delete_in_composer (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo-delete", "x",
                                              burrow_chat_get_id (chat)));
   g_assert_cmpuint (n_chats (), ==, before);
-  burrow_chat_view_set_draft (chat_view (), "");
+  burrow_chat_view_set_draft (app_test_chat_view (window), "");
 }
 
 static GtkWidget *
 window_widget (const char *name)
 {
-  return GTK_WIDGET (child (name));
+  return GTK_WIDGET (app_test_child (window, name));
 }
 
 static void
@@ -200,7 +129,7 @@ test_rename_to_nothing (void)
 
   burrow_chat_set_title (chat, "Kept");
   x_input_press (GTK_WIDGET (window), XK_F2, FALSE);
-  ITERATE_UNTIL ((dialog = find_toplevel (ADW_TYPE_MESSAGE_DIALOG)) != NULL);
+  ITERATE_UNTIL ((dialog = test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG)) != NULL);
   x_input_take_focus (dialog);
   settle (GTK_WIDGET (dialog));
 
@@ -208,14 +137,14 @@ test_rename_to_nothing (void)
   retype (GTK_WIDGET (dialog), "   ");
   g_assert_false (adw_message_dialog_get_response_enabled (ADW_MESSAGE_DIALOG (dialog), "rename"));
   x_input_press (GTK_WIDGET (dialog), XK_Return, FALSE);
-  g_assert_true (find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == dialog);
+  g_assert_true (test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == dialog);
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Kept");
 
   /* A name: Enter renames, without the spaces around it. */
   retype (GTK_WIDGET (dialog), " Plans ");
   g_assert_true (adw_message_dialog_get_response_enabled (ADW_MESSAGE_DIALOG (dialog), "rename"));
   x_input_press (GTK_WIDGET (dialog), XK_Return, FALSE);
-  ITERATE_UNTIL (find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == NULL);
+  ITERATE_UNTIL (test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG) == NULL);
   g_assert_cmpstr (burrow_chat_get_title (chat), ==, "Plans");
   x_input_take_focus (GTK_WINDOW (window));
 }
@@ -224,10 +153,10 @@ test_rename_to_nothing (void)
 static void
 send_typed (const char *text)
 {
-  GListModel *messages = burrow_chat_view_get_messages (chat_view ());
+  GListModel *messages = burrow_chat_view_get_messages (app_test_chat_view (window));
   g_autoptr(BurrowChatMessage) reply = NULL;
 
-  burrow_chat_view_focus_composer (chat_view ());
+  burrow_chat_view_focus_composer (app_test_chat_view (window));
   retype (GTK_WIDGET (window), text);
   x_input_press (GTK_WIDGET (window), XK_Return, FALSE);
   ITERATE_UNTIL (g_list_model_get_n_items (messages) >= 2 && !burrow_window_get_generating (window));
@@ -261,7 +190,7 @@ test_edit_first_message_title (void)
 static BurrowChat *
 highlighted (void)
 {
-  GtkListBoxRow *row = gtk_list_box_get_selected_row (GTK_LIST_BOX (child ("chat_list")));
+  GtkListBoxRow *row = gtk_list_box_get_selected_row (GTK_LIST_BOX (app_test_child (window, "chat_list")));
 
   return row != NULL ? g_object_get_data (G_OBJECT (row), "chat") : NULL;
 }
@@ -275,34 +204,16 @@ test_sidebar_follows_page (void)
   g_assert_true (highlighted () == chat);
   /* A model folder's page: no chat is shown, none highlighted. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", demo));
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "model") == 0);
   g_assert_null (highlighted ());
   /* Its row clicked: the chat again, highlighted. */
   for (GtkWidget *row = gtk_widget_get_first_child (window_widget ("chat_list")); row != NULL;
        row = gtk_widget_get_next_sibling (row))
     if (g_object_get_data (G_OBJECT (row), "chat") == chat)
       x_input_click (row);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "chat") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "chat") == 0);
   g_assert_true (window->chat == chat);
   g_assert_true (highlighted () == chat);
-}
-
-/* The mapped button under @root that activates @action. */
-static GtkWidget *
-find_button (GtkWidget  *root,
-             const char *action)
-{
-  for (GtkWidget *w = gtk_widget_get_first_child (root); w; w = gtk_widget_get_next_sibling (w))
-    {
-      GtkWidget *found;
-
-      if (GTK_IS_BUTTON (w) && gtk_widget_get_mapped (w) &&
-          g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (w)), action) == 0)
-        return w;
-      if ((found = find_button (w, action)) != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 /* Copies every file of @from into a new folder. */
@@ -337,20 +248,20 @@ test_failed_load_leaves_no_chat (void)
   guint before = n_chats ();
 
   burrow_window_open_model (window, folder);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "model") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "model") == 0);
   /* Gone between looking at the folder and starting the chat. */
   g_assert_cmpint (g_unlink (shard), ==, 0);
-  x_input_click (find_button (GTK_WIDGET (window), "win.start-chat"));
+  x_input_click (test_find_button (GTK_WIDGET (window), "win.start-chat"));
   ITERATE_UNTIL (burrow_session_get_model_state (window->session) == BURROW_MODEL_FAILED);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (), "error") == 0);
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "error") == 0);
   g_assert_cmpuint (n_chats (), ==, before);
   g_assert_null (window->chat);
   g_assert_null (highlighted ());
   /* The page says why: the missing shard. */
-  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child ("error_page"))), ==,
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "error_page"))), ==,
                    "Could Not Load the Model");
-  g_assert_cmpstr (adw_status_page_get_description (ADW_STATUS_PAGE (child ("error_page"))), !=, "");
-  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (child ("error_details"))),
+  g_assert_cmpstr (adw_status_page_get_description (ADW_STATUS_PAGE (app_test_child (window, "error_page"))), !=, "");
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (app_test_child (window, "error_details"))),
                             "model-00002-of-00002.safetensors"));
 }
 
@@ -364,7 +275,7 @@ test_memory_in_gib (void)
 
   g_object_set (settings, "ram-budget", (guint64) 0, NULL);
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
-  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
+  ITERATE_UNTIL ((prefs = test_find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
   spin = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (prefs), BURROW_TYPE_PREFERENCES_WINDOW,
                                                     "ram_budget_spin"));
   settle (GTK_WIDGET (prefs));
@@ -413,7 +324,7 @@ type_into (GtkWindow     *dialog,
 static BurrowChatMessage *
 last_reply (void)
 {
-  GListModel *messages = burrow_chat_view_get_messages (chat_view ());
+  GListModel *messages = burrow_chat_view_get_messages (app_test_chat_view (window));
   g_autoptr(BurrowChatMessage) reply = g_list_model_get_item (messages, g_list_model_get_n_items (messages) - 1);
 
   g_assert_cmpint (burrow_chat_message_get_role (reply), ==, BURROW_ROLE_ASSISTANT);
@@ -435,7 +346,7 @@ test_chat_settings_sampling (void)
   GtkWindow *dialog;
 
   x_input_press_with (GTK_WIDGET (window), XK_i, GDK_CONTROL_MASK);
-  ITERATE_UNTIL ((dialog = find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW)) != NULL);
+  ITERATE_UNTIL ((dialog = test_find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW)) != NULL);
   x_input_take_focus (dialog);
   settle (GTK_WIDGET (dialog));
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (settings_spin (dialog, "max_tokens_spin"))), ==,
@@ -448,10 +359,11 @@ test_chat_settings_sampling (void)
   type_into (dialog, settings_spin (dialog, "min_p_spin"), "0.05");
   type_into (dialog, settings_spin (dialog, "repetition_penalty_spin"), "1.1");
   type_into (dialog, settings_spin (dialog, "temperature_spin"), "1");
-  screenshot (gtk_widget_get_ancestor (GTK_WIDGET (settings_spin (dialog, "seed_spin")),
-                                      ADW_TYPE_PREFERENCES_GROUP), "chat-settings-sampling.png");
+  app_test_save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (settings_spin (dialog, "seed_spin")),
+                                                     ADW_TYPE_PREFERENCES_GROUP),
+                            "chat-settings-sampling.png");
   x_input_press (GTK_WIDGET (dialog), XK_Escape, FALSE);
-  ITERATE_UNTIL (find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW) == NULL);
+  ITERATE_UNTIL (test_find_toplevel (BURROW_TYPE_CHAT_SETTINGS_WINDOW) == NULL);
   x_input_take_focus (GTK_WINDOW (window));
 
   /* Kept: the chat has them, and so has the database (read by a second store). */
@@ -497,26 +409,15 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-window-details");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
-  g_test_init (&argc, &argv, NULL);
+  if (!app_test_init (&argc, &argv))
+    return 0;
   x_input_init (settle);
 
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
-  g_object_set (burrow_application_get_settings (app), "window-width", 1000, "window-height", 700,
-                NULL);
-  window = burrow_window_new (app);
-  gtk_window_present (GTK_WINDOW (window));
-  ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  app = app_test_application_new ();
+  window = app_test_window_new (app, 1000, 700);
 
   g_test_add_func ("/window-details/ctrl-delete-in-composer", test_ctrl_delete_in_composer);
   g_test_add_func ("/window-details/edit-first-message-title", test_edit_first_message_title);
@@ -526,9 +427,7 @@ main (int   argc,
   g_test_add_func ("/window-details/memory-in-gib", test_memory_in_gib);
   g_test_add_func ("/window-details/chat-settings-sampling", test_chat_settings_sampling);
 
-  ret = g_test_run ();
-  app_test_close_last_window (GTK_APPLICATION (app), GTK_WINDOW (window));
-  app_test_finalize (&app);
+  ret = app_test_run_in_window (&app, window);
   bw_test_remove_tree (user_dirs);
   return ret;
 }

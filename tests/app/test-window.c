@@ -14,7 +14,9 @@
 #include "burrow-window-private.h"
 #include "app-finalize.h"
 #include "user-dirs.h"
+#include "app-window.h"
 #include "iterate.h"
+#include "screenshot.h"
 #include "widget-find.h"
 
 /* g_format_size puts a no-break space between number and unit. */
@@ -24,27 +26,11 @@
 
 static BurrowApplication *app;
 
-static GObject *
-child (BurrowWindow *window,
-       const char   *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static const char *
-visible_page (BurrowWindow *window)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (child (window, "stack")));
-}
-
 static gboolean
 page_is (BurrowWindow *window,
          const char   *name)
 {
-  return g_strcmp0 (visible_page (window), name) == 0;
+  return g_strcmp0 (app_test_visible_page (window), name) == 0;
 }
 
 static void
@@ -97,7 +83,7 @@ assert_shown (BurrowWindow *window,
               const char   *title,
               const char   *value)
 {
-  GtkWidget *row = test_find_row (GTK_WIDGET (child (window, "model_view")), title, FALSE);
+  GtkWidget *row = test_find_row (GTK_WIDGET (app_test_child (window, "model_view")), title, FALSE);
   GtkWidget *label;
 
   g_assert_nonnull (row);
@@ -113,7 +99,7 @@ assert_kimi_linear_shown (BurrowWindow *window,
 {
   g_auto(GStrv) recent = burrow_settings_dup_recent_models (burrow_application_get_settings (app));
 
-  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (child (window, "switcher_title"))),
+  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (app_test_child (window, "switcher_title"))),
                    ==, "kimi_linear");
   assert_shown (window, "Family", "Kimi Linear");
   assert_shown (window, "Layers", "3");
@@ -174,10 +160,10 @@ test_empty (void)
   window = show_window ();
 
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, "Burrow");
-  g_assert_cmpstr (visible_page (window), ==, "empty");
-  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child (window, "empty_page"))),
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "empty_page"))),
                    ==, "No Model Open");
-  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "recent_group"))));
 
   open_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "win.open-model");
   quit_accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), "app.quit");
@@ -212,14 +198,14 @@ test_open_oracle (void)
 
   burrow_window_open_model (window, folder);
   /* The inspection runs on the worker: the call returns at once with a spinner up. */
-  g_assert_cmpstr (visible_page (window), ==, "loading");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "loading");
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   assert_kimi_linear_shown (window, dir);
 
   /* The recent list on the start page now offers it. */
-  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
-  g_assert_nonnull (test_find_row (GTK_WIDGET (child (window, "recent_list")), "kimi_linear", FALSE));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "recent_group"))));
+  g_assert_nonnull (test_find_row (GTK_WIDGET (app_test_child (window, "recent_list")), "kimi_linear", FALSE));
 
   close_window (window);
 }
@@ -248,18 +234,18 @@ open_expecting_error (BurrowWindow *window,
 
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "error");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "error");
 
   /* In words first; the engine's own message, naming the file, under Details. */
-  description = adw_status_page_get_description (ADW_STATUS_PAGE (child (window, "error_page")));
-  details = gtk_label_get_label (GTK_LABEL (child (window, "error_details")));
+  description = adw_status_page_get_description (ADW_STATUS_PAGE (app_test_child (window, "error_page")));
+  details = gtk_label_get_label (GTK_LABEL (app_test_child (window, "error_details")));
   g_test_message ("error shown: %s (details: %s)", description, details);
   g_assert_nonnull (strstr (description, summary_says));
   g_assert_null (strchr (description, '/'));
-  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "error_details_expander"))));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "error_details_expander"))));
   g_assert_nonnull (strstr (details, named_file));
   g_assert_nonnull (strstr (details, dir));
-  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (child (window, "switcher_title"))),
+  g_assert_cmpstr (adw_view_switcher_title_get_subtitle (ADW_VIEW_SWITCHER_TITLE (app_test_child (window, "switcher_title"))),
                    ==, "");
 }
 
@@ -339,7 +325,7 @@ test_open_twice (void)
   burrow_window_open_model (window, bad);
   burrow_window_open_model (window, good);
   ITERATE_UNTIL (!page_is (window, "loading"));
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   assert_kimi_linear_shown (window, dir);
 
   close_window (window);
@@ -358,7 +344,7 @@ test_recent_actions (void)
   burrow_settings_add_recent_model (settings, "/nowhere/else");
   burrow_settings_add_recent_model (settings, dir);
   window = show_window ();
-  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "recent_group"))));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "recent_group"))));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-recent", "s", dir));
   ITERATE_UNTIL (page_is (window, "model"));
@@ -368,17 +354,15 @@ test_recent_actions (void)
                                              "/nowhere/else"));
   recent = burrow_settings_dup_recent_models (settings);
   g_assert_cmpuint (g_strv_length (recent), ==, 1);
-  g_assert_null (test_find_row (GTK_WIDGET (child (window, "recent_list")), "else", FALSE));
+  g_assert_null (test_find_row (GTK_WIDGET (app_test_child (window, "recent_list")), "else", FALSE));
 
   close_window (window);
 }
 
-static GtkWindow *find_toplevel (GType type);
-
 static GtkWidget *
 find_file_chooser_dialog (void)
 {
-  return GTK_WIDGET (find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  return GTK_WIDGET (test_find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
 }
 
 static gboolean
@@ -412,7 +396,7 @@ test_file_chooser (void)
   /* Cancel leaves the window as it was. */
   gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
   ITERATE_UNTIL (find_file_chooser_dialog () == NULL);
-  g_assert_cmpstr (visible_page (window), ==, "empty");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-model", NULL));
   ITERATE_UNTIL ((dialog = find_file_chooser_dialog ()) != NULL);
@@ -427,21 +411,6 @@ test_file_chooser (void)
   close_window (window);
 }
 
-static GtkWindow *
-find_toplevel (GType type)
-{
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GObject) w = g_list_model_get_item (toplevels, i);
-
-      if (G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)))
-        return GTK_WINDOW (w);
-    }
-  return NULL;
-}
-
 /* The menu's About and Keyboard Shortcuts items open their windows. */
 static void
 test_about_and_shortcuts (void)
@@ -453,7 +422,7 @@ test_about_and_shortcuts (void)
   window = show_window ();
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
-  ITERATE_UNTIL ((about = find_toplevel (ADW_TYPE_ABOUT_WINDOW)) != NULL);
+  ITERATE_UNTIL ((about = test_find_toplevel (ADW_TYPE_ABOUT_WINDOW)) != NULL);
   g_assert_cmpstr (adw_about_window_get_application_name (ADW_ABOUT_WINDOW (about)), ==, "Burrow");
   g_assert_cmpstr (adw_about_window_get_version (ADW_ABOUT_WINDOW (about)), ==, BURROW_VERSION);
   g_assert_cmpstr (adw_about_window_get_application_icon (ADW_ABOUT_WINDOW (about)), ==,
@@ -462,9 +431,9 @@ test_about_and_shortcuts (void)
   gtk_window_destroy (about);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
-  ITERATE_UNTIL ((shortcuts = find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW)) != NULL);
+  ITERATE_UNTIL ((shortcuts = test_find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW)) != NULL);
   gtk_window_close (shortcuts);
-  ITERATE_UNTIL (find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW) == NULL);
+  ITERATE_UNTIL (test_find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW) == NULL);
 
   close_window (window);
 }
@@ -548,7 +517,7 @@ test_preferences (void)
   window = show_window ();
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
-  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
+  ITERATE_UNTIL ((prefs = test_find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL);
   g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
 
   /* The memory row means what the setting means, which is what the engine does with it:
@@ -635,9 +604,9 @@ test_start_chat_without_tokenizer (void)
   window = show_window ();
   burrow_window_open_model (window, folder);
   ITERATE_UNTIL (page_is (window, "model"));
-  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "tokenizer_box"))));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "tokenizer_box"))));
   gtk_widget_activate_action (GTK_WIDGET (window), "win.start-chat", NULL);
-  g_assert_cmpstr (visible_page (window), ==, "model");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_chats);
 
   /* The offer opens a file chooser; the file picked there (set directly: the chooser
@@ -648,14 +617,14 @@ test_start_chat_without_tokenizer (void)
                    GTK_FILE_CHOOSER_ACTION_OPEN);
   gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
   ITERATE_UNTIL (find_file_chooser_dialog () == NULL);
-  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (child (window, "tokenizer_box"))));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "tokenizer_box"))));
   _burrow_window_set_tokenizer (window, tokenizer);
-  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (child (window, "tokenizer_box"))));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (app_test_child (window, "tokenizer_box"))));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.start-chat", NULL));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (store)), ==, n_chats + 1);
-  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
+  view = BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) != BURROW_MODEL_BAR_LOADING);
   g_assert_cmpint (burrow_chat_view_get_model_bar (view), ==, BURROW_MODEL_BAR_HIDDEN);
 
@@ -681,7 +650,7 @@ test_first_run_opens_demo (void)
   g_application_activate (G_APPLICATION (app));
   window = gtk_application_get_active_window (GTK_APPLICATION (app));
   g_assert_true (BURROW_IS_WINDOW (window));
-  g_assert_cmpstr (visible_page (BURROW_WINDOW (window)), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (BURROW_WINDOW (window)), ==, "chat");
   chat = g_list_model_get_item (G_LIST_MODEL (store), 0);
   g_assert_nonnull (chat);
   g_assert_cmpstr (burrow_chat_get_model_dir (chat), ==, demo);
@@ -706,14 +675,14 @@ test_restart_reopens_last_chat (void)
 
   g_assert_nonnull (last);
   window = show_window ();
-  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
-  selected = gtk_list_box_get_selected_row (GTK_LIST_BOX (child (window, "chat_list")));
+  view = BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
+  selected = gtk_list_box_get_selected_row (GTK_LIST_BOX (app_test_child (window, "chat_list")));
   g_assert_nonnull (selected);
   g_assert_true (g_object_get_data (G_OBJECT (selected), "chat") == last);
   g_assert_cmpint (burrow_chat_view_get_model_bar (view), !=, BURROW_MODEL_BAR_UNLOADED);
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
-  g_assert_cmpstr (visible_page (window), ==, "chat");
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
   close_window (window);
 }
 
@@ -733,10 +702,10 @@ test_two_windows_one_model (void)
 
   g_assert_nonnull (last);
   a = show_window ();
-  view_a = BURROW_CHAT_VIEW (child (a, "chat_view"));
+  view_a = BURROW_CHAT_VIEW (app_test_child (a, "chat_view"));
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view_a) == BURROW_MODEL_BAR_HIDDEN);
   b = show_window ();
-  view_b = BURROW_CHAT_VIEW (child (b, "chat_view"));
+  view_b = BURROW_CHAT_VIEW (app_test_child (b, "chat_view"));
   g_assert_cmpint (burrow_chat_view_get_model_bar (view_b), ==, BURROW_MODEL_BAR_HIDDEN);
 
   /* A chat whose model folder is gone, opened in the first window. */
@@ -767,40 +736,6 @@ test_two_windows_one_model (void)
   close_window (a);
 }
 
-/* With BURROW_TEST_SCREENSHOTS set to a folder, @widget as it looks now, as NAME there. */
-static void
-maybe_screenshot (GtkWidget  *widget,
-                  const char *name)
-{
-  const char *dir = g_getenv ("BURROW_TEST_SCREENSHOTS");
-  g_autoptr(GdkPaintable) paintable = NULL;
-  g_autoptr(GtkSnapshot) snapshot = NULL;
-  g_autoptr(GskRenderNode) node = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-  int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
-
-  if (dir == NULL)
-    return;
-  /* a few frames, so that what was just shown is drawn */
-  for (gint64 end = g_get_monotonic_time () + G_USEC_PER_SEC / 2; g_get_monotonic_time () < end;)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-  paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), w, h);
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  if (node == NULL)
-    {
-      g_test_message ("%s: nothing drawn yet, no screenshot", name);
-      return;
-    }
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node,
-                                         &GRAPHENE_RECT_INIT (0, 0, w, h));
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-}
-
 /* The demo model loaded with the memory for experts set to one token's experts: a banner
  * above the chat says so in words, and its button opens Preferences at that setting. At
  * the default the demo's cache is small on purpose, and the banner goes. */
@@ -827,16 +762,16 @@ test_memory_banner (void)
   g_object_set (settings, "ram-budget", info.read_per_token, NULL);
 
   window = show_window ();
-  view = BURROW_CHAT_VIEW (child (window, "chat_view"));
-  banner = GTK_REVEALER (child (window, "memory_banner"));
-  button = GTK_WIDGET (child (window, "memory_banner_button"));
+  view = BURROW_CHAT_VIEW (app_test_child (window, "chat_view"));
+  banner = GTK_REVEALER (app_test_child (window, "memory_banner"));
+  button = GTK_WIDGET (app_test_child (window, "memory_banner_button"));
   /* the model loads again with the new budget */
   burrow_session_load_model (session, demo);
   g_assert_cmpint (burrow_chat_view_get_model_bar (view), ==, BURROW_MODEL_BAR_LOADING);
   ITERATE_UNTIL (burrow_chat_view_get_model_bar (view) == BURROW_MODEL_BAR_HIDDEN);
   ITERATE_UNTIL (gtk_revealer_get_child_revealed (banner));
-  g_assert_cmpstr (visible_page (window), ==, "chat");
-  text = gtk_label_get_text (GTK_LABEL (child (window, "memory_banner_label")));
+  g_assert_cmpstr (app_test_visible_page (window), ==, "chat");
+  text = gtk_label_get_text (GTK_LABEL (app_test_child (window, "memory_banner_label")));
   g_test_message ("banner: %s", text);
   g_assert_nonnull (strstr (text, "memory for experts set in Preferences"));
   g_assert_nonnull (strstr (text, "less than two tokens"));
@@ -847,11 +782,11 @@ test_memory_banner (void)
   g_assert_cmpstr (gtk_button_get_label (GTK_BUTTON (button)), ==, "Memory Settings");
   target = gtk_actionable_get_action_target_value (GTK_ACTIONABLE (button));
   g_assert_cmpstr (g_variant_get_string (target, NULL), ==, "ram-budget");
-  maybe_screenshot (GTK_WIDGET (window), "memory-banner.png");
+  app_test_save_screenshot (GTK_WIDGET (window), "memory-banner.png");
 
   /* Clicked: Preferences, over this window, on the page of the memory row, focused there. */
   g_assert_true (gtk_widget_activate (button));
-  ITERATE_UNTIL ((prefs = find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL
+  ITERATE_UNTIL ((prefs = test_find_toplevel (BURROW_TYPE_PREFERENCES_WINDOW)) != NULL
                  && gtk_widget_get_mapped (GTK_WIDGET (prefs)));
   g_assert_true (gtk_window_get_transient_for (prefs) == GTK_WINDOW (window));
   spin = GTK_WIDGET (pref (prefs, "ram_budget_spin"));
@@ -859,7 +794,7 @@ test_memory_banner (void)
                  == GTK_WIDGET (adw_preferences_window_get_visible_page (ADW_PREFERENCES_WINDOW (prefs))));
   ITERATE_UNTIL ((focus = gtk_window_get_focus (prefs)) != NULL
                  && (focus == spin || gtk_widget_is_ancestor (focus, spin)));
-  maybe_screenshot (GTK_WIDGET (prefs), "memory-banner-preferences.png");
+  app_test_save_screenshot (GTK_WIDGET (prefs), "memory-banner-preferences.png");
 
   /* Back to the automatic budget: the demo's cache is capped on purpose, no banner. */
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
@@ -876,22 +811,14 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   /* The app opens its conversation store at startup, before any test runs. */
   g_autofree char *user_dirs = app_test_isolate_user_dirs ("burrow-window-test");
   int ret;
 
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
+  if (!app_test_init (&argc, &argv))
+    return 0;
 
-  g_test_init (&argc, &argv, NULL);
-
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
 
   g_test_add_func ("/window/empty", test_empty);
   g_test_add_func ("/window/open-oracle", test_open_oracle);

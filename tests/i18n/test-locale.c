@@ -10,6 +10,7 @@
 #include "burrow-message-row.h"
 #include "burrow-window.h"
 #include "app-finalize.h"
+#include "app-window.h"
 #include "iterate.h"
 #include "user-dirs.h"
 #include "widget-find.h"
@@ -39,22 +40,6 @@ static const Expected EXPECTED[] = {
 static BurrowApplication *app;
 static const Expected *expected;
 
-static GObject *
-child (BurrowWindow *window,
-       const char   *name)
-{
-  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window), BURROW_TYPE_WINDOW, name);
-
-  g_assert_nonnull (object);
-  return object;
-}
-
-static const char *
-visible_page (BurrowWindow *window)
-{
-  return gtk_stack_get_visible_child_name (GTK_STACK (child (window, "stack")));
-}
-
 static void
 test_window (void)
 {
@@ -67,15 +52,15 @@ test_window (void)
   ITERATE_UNTIL (gtk_widget_get_mapped (GTK_WIDGET (window)));
 
   /* Built from the .ui template: GtkBuilder translated it. */
-  g_assert_cmpstr (visible_page (window), ==, "empty");
-  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (child (window, "empty_page"))),
+  g_assert_cmpstr (app_test_visible_page (window), ==, "empty");
+  g_assert_cmpstr (adw_status_page_get_title (ADW_STATUS_PAGE (app_test_child (window, "empty_page"))),
                    ==, expected->no_model);
 
   /* Filled in from C by the app's core: _() translated it. */
   burrow_window_open_model (window, folder);
-  ITERATE_UNTIL (g_strcmp0 (visible_page (window), "loading") != 0);
-  g_assert_cmpstr (visible_page (window), ==, "model");
-  row = test_find_row (GTK_WIDGET (child (window, "model_view")), expected->experts_per_layer,
+  ITERATE_UNTIL (g_strcmp0 (app_test_visible_page (window), "loading") != 0);
+  g_assert_cmpstr (app_test_visible_page (window), ==, "model");
+  row = test_find_row (GTK_WIDGET (app_test_child (window, "model_view")), expected->experts_per_layer,
                        FALSE);
   g_assert_nonnull (row);
   g_assert_true (gtk_widget_is_visible (row));
@@ -104,7 +89,6 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(GError) error = NULL;
   g_autofree char *user_dirs = NULL;
   int ret;
 
@@ -117,17 +101,10 @@ main (int   argc,
   g_assert_cmpstr (g_getenv ("LANGUAGE"), ==, expected->lang);
 
   user_dirs = app_test_isolate_user_dirs ("burrow-locale-test");
-  if (!gtk_init_check ())
-    {
-      g_print ("1..0 # SKIP no display\n");
-      return 0;
-    }
+  if (!app_test_init (&argc, &argv))
+    return 0;
   burrow_application_bind_translations (BURROW_TEST_LOCALEDIR);
-
-  g_test_init (&argc, &argv, NULL);
-  app = burrow_application_new (G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (app), NULL, &error);
-  g_assert_no_error (error);
+  app = app_test_application_new ();
 
   g_test_add_func ("/locale/window", test_window);
   g_test_add_func ("/locale/plurals", test_plurals);
