@@ -53,6 +53,14 @@ lanes_sum (__m256 acc)
   return _mm_cvtss_f32 (_mm_add_ss (q, _mm_movehdup_ps (q)));
 }
 
+/* acc plus eight columns from c of a CT row times their activations xv, as the one-row
+ * path forms them. */
+static inline __m256
+ct_step (__m256 acc, int bits, const uint8_t *row, int64_t c, __m256 scale, __m256 xv)
+{
+  return _mm256_add_ps (acc, _mm256_mul_ps (_mm256_mul_ps (ct_codes8 (bits, row, c), scale), xv));
+}
+
 /* Rows r .. r + nr - 1 (nr <= 4) of a CT INT4/INT8 matrix whose leftover columns are whole
  * steps of 8: four rows at once, so that their sums' chains of dependent adds overlap (a
  * narrow matrix's rows are each only a few steps long). Each row's arithmetic is the
@@ -80,15 +88,17 @@ ct_rows4 (const BwMatrix *w, int bits, const float *x, float *y, int64_t r, int 
       __m256 scale[4];
       for (int k = 0; k < 4; k++)
         scale[k] = _mm256_set1_ps (bw_ct_int_scale (sc[k], w->group > 0 ? g : 0));
+      /* the four sums spelled out, so that they stay in registers */
+      __m256 a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
       for (; i < gend; i += 8)
         {
           const __m256 xv = _mm256_loadu_ps (x + c0 + i);
-          for (int k = 0; k < 4; k++)
-            {
-              const __m256 wv = _mm256_mul_ps (ct_codes8 (bits, row[k], c0 + i), scale[k]);
-              acc[k] = _mm256_add_ps (acc[k], _mm256_mul_ps (wv, xv));
-            }
+          a0 = ct_step (a0, bits, row[0], c0 + i, scale[0], xv);
+          a1 = ct_step (a1, bits, row[1], c0 + i, scale[1], xv);
+          a2 = ct_step (a2, bits, row[2], c0 + i, scale[2], xv);
+          a3 = ct_step (a3, bits, row[3], c0 + i, scale[3], xv);
         }
+      acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
     }
   for (int k = 0; k < nr; k++)
     {
