@@ -38,6 +38,7 @@ struct _BurrowExpertMap {
 
   int zoom;                    /* index into zoom_steps */
   gboolean zoomed;             /* by the user, for this shape */
+  guint shape_notify;          /* idle source telling of a new shape's cell size */
   double pinch_cell;           /* the cell width a pinch started from */
   double pointer_x, pointer_y; /* where the pointer is, for zooming about it */
   double zoom_scroll;          /* Ctrl+scroll not yet turned into a zoom step */
@@ -90,6 +91,15 @@ default_zoom (int n_experts)
   return zoom;
 }
 
+static void
+notify_shape (gpointer data)
+{
+  BurrowExpertMap *self = data;
+
+  self->shape_notify = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CELL_SIZE]);
+}
+
 /* Follows the snapshot's shape: a new shape (another model) gets its own rows and its
  * default zoom, whatever was shown before. Returns TRUE when the shape changed. */
 static gboolean
@@ -115,7 +125,10 @@ update_shape (BurrowExpertMap *self)
   self->zoom = default_zoom (n_experts);
   self->focus_row = self->focus_expert = -1;
   cairo_surface_destroy (g_steal_pointer (&self->raster));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CELL_SIZE]);
+  /* a shape is found while measuring or drawing, where a listener must not change widgets
+   * (GTK warns of buttons drawn before they are allocated): told from the main loop */
+  if (self->shape_notify == 0)
+    self->shape_notify = g_idle_add_once (notify_shape, self);
   return TRUE;
 }
 
@@ -829,6 +842,7 @@ burrow_expert_map_dispose (GObject *object)
 {
   BurrowExpertMap *self = BURROW_EXPERT_MAP (object);
 
+  g_clear_handle_id (&self->shape_notify, g_source_remove);
   cairo_surface_destroy (g_steal_pointer (&self->raster));
   g_clear_pointer (&self->rows, g_free);
   g_clear_pointer (&self->hbar, gtk_widget_unparent);

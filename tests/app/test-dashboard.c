@@ -233,6 +233,8 @@ test_after_reply (void)
 
   /* Drawn, with axes: units along y, token numbers or layers along x. */
   ITERATE_UNTIL (gtk_widget_get_width (GTK_WIDGET (chart (dashboard, "expert_map"))) > 0);
+  /* allocated is not yet drawn: a loaded machine draws a frame later */
+  ITERATE_UNTIL (has_label (chart (dashboard, "expert_map"), "layer 1"));
   g_assert_cmpuint (burrow_perf_monitor_get_n_tokens (monitor), >=, 10);
   g_assert_true (has_label_ending (chart (dashboard, "token_chart"), " ms"));
   g_assert_true (has_label (chart (dashboard, "token_chart"), "0"));

@@ -118,6 +118,10 @@ test_wrong_tokenizer (void)
 
   x_input_click (GTK_WIDGET (bar_button ()));
   ITERATE_UNTIL ((dialog = find_file_chooser_dialog ()) != NULL);
+  /* shown and laid out before it is answered: GTK warns when a dialog's buttons are drawn
+   * before they are allocated, as a loaded machine can make happen */
+  ITERATE_UNTIL (gtk_widget_get_mapped (dialog));
+  app_test_settle (dialog);
   folder = gtk_file_chooser_get_current_folder (GTK_FILE_CHOOSER (dialog));
   g_assert_true (g_file_equal (folder, expected));
   gtk_dialog_response (GTK_DIALOG (dialog), GTK_RESPONSE_CANCEL);
