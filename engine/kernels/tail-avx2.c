@@ -53,27 +53,43 @@ lanes_sum (__m256 acc)
   return _mm_cvtss_f32 (_mm_add_ss (q, _mm_movehdup_ps (q)));
 }
 
-/* acc plus eight columns from c of a CT row times their activations xv, as the one-row
- * path forms them. */
+/* acc plus eight columns from c of a CT row times their activations xv: each weight
+ * code times its scale, then times its activation, as the reference forms them. */
 static inline __m256
 ct_step (__m256 acc, int bits, const uint8_t *row, int64_t c, __m256 scale, __m256 xv)
 {
   return _mm256_add_ps (acc, _mm256_mul_ps (_mm256_mul_ps (ct_codes8 (bits, row, c), scale), xv));
 }
 
-/* Rows r .. r + nr - 1 (nr <= 4) of a CT INT4/INT8 matrix whose leftover columns are whole
- * steps of 8: four rows at once, so that their sums' chains of dependent adds overlap (a
- * narrow matrix's rows are each only a few steps long). Each row's arithmetic is the
- * one-row path's; a short group repeats its last row and drops the copies. */
+/* acc with the columns [i, n) that do not fill a step of 8 added to lanes i % 8, as the
+ * reference adds them (seg: the decoded weights, x: the activations, both from column 0). */
+static inline __m256
+with_remainder (__m256 acc, const float *seg, const float *x, int64_t i, int64_t n)
+{
+  float lanes[8];
+
+  if (i >= n)
+    return acc;
+  _mm256_storeu_ps (lanes, acc);
+  for (; i < n; i++)
+    lanes[i & 7] += seg[i] * x[i];
+  return _mm256_loadu_ps (lanes);
+}
+
+/* Rows r .. r + nr - 1 (nr <= 4) of a CT INT4/INT8 matrix: four rows at once, so that their
+ * sums' chains of dependent adds overlap (a narrow matrix's rows are each only a few steps
+ * long). Each row's arithmetic is the reference's; a short group repeats its last row and
+ * drops the copies. */
 static void
 ct_rows4 (const BwMatrix *w, int bits, const float *x, float *y, int64_t r, int nr, int64_t c0,
           gboolean add)
 {
-  const int64_t n = w->cols - c0, gsz = w->group > 0 ? w->group : w->cols;
+  const int64_t n = w->cols - c0, n8 = n & ~(int64_t) 7, gsz = w->group > 0 ? w->group : w->cols;
   const int64_t row_bytes = bw_ct_int_row_bytes (bits, w->cols);
   const int64_t scale_bytes = bw_ct_int_row_scales (w->cols, w->group) * 2;
   const uint8_t *row[4], *sc[4];
   __m256 acc[4];
+  float seg[128];
 
   for (int k = 0; k < 4; k++)
     {
@@ -82,9 +98,9 @@ ct_rows4 (const BwMatrix *w, int bits, const float *x, float *y, int64_t r, int 
       sc[k] = (const uint8_t *) w->scales + rk * scale_bytes;
       acc[k] = _mm256_setzero_ps ();
     }
-  for (int64_t i = 0; i < n;)
+  for (int64_t i = 0; i < n8;)
     {
-      const int64_t g = (c0 + i) / gsz, gend = MIN (n, (g + 1) * gsz - c0);
+      const int64_t g = (c0 + i) / gsz, gend = MIN (n8, (g + 1) * gsz - c0);
       __m256 scale[4];
       for (int k = 0; k < 4; k++)
         scale[k] = _mm256_set1_ps (bw_ct_int_scale (sc[k], w->group > 0 ? g : 0));
@@ -102,7 +118,9 @@ ct_rows4 (const BwMatrix *w, int bits, const float *x, float *y, int64_t r, int 
     }
   for (int k = 0; k < nr; k++)
     {
-      const float s = lanes_sum (acc[k]);
+      if (n8 < n)
+        bw_decode_segment (w, r + k, c0 + n8, n - n8, seg + n8);
+      const float s = lanes_sum (with_remainder (acc[k], seg, x + c0, n8, n));
       y[r + k] = add ? y[r + k] + s : s;
     }
 }
@@ -112,55 +130,24 @@ bw_rows_tail_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0, int6
                    int64_t c0, gboolean add)
 {
   const int64_t n = w->cols - c0;
-  const gboolean ct = ct_simd (w, c0);
-  const int bits = w->fmt == BW_FMT_CT_INT4 ? 4 : 8;
   float seg[128];
 
   g_return_if_fail (n <= 128);
-  if (ct && n % 8 == 0)
+  if (ct_simd (w, c0))
     {
       for (int64_t r = r0; r < r1; r += 4)
-        ct_rows4 (w, bits, x, y, r, (int) MIN (4, r1 - r), c0, add);
+        ct_rows4 (w, w->fmt == BW_FMT_CT_INT4 ? 4 : 8, x, y, r, (int) MIN (4, r1 - r), c0, add);
       return;
     }
   for (int64_t r = r0; r < r1; r++)
     {
       __m256 acc = _mm256_setzero_ps ();
-      float lanes[8], s;
       int64_t i = 0;
 
-      if (ct)
-        {
-          const uint8_t *row = (const uint8_t *) w->data + r * bw_ct_int_row_bytes (bits, w->cols);
-          const uint8_t *sc = (const uint8_t *) w->scales + r * bw_ct_int_row_scales (w->cols, w->group) * 2;
-          const int64_t gsz = w->group > 0 ? w->group : n + c0;
-          while (i + 8 <= n)
-            {
-              const int64_t g = (c0 + i) / gsz, gend = MIN (n & ~(int64_t) 7, (g + 1) * gsz - c0);
-              const __m256 scale = _mm256_set1_ps (bw_ct_int_scale (sc, w->group > 0 ? g : 0));
-              for (; i < gend; i += 8)
-                {
-                  const __m256 wv = _mm256_mul_ps (ct_codes8 (bits, row, c0 + i), scale);
-                  acc = _mm256_add_ps (acc, _mm256_mul_ps (wv, _mm256_loadu_ps (x + c0 + i)));
-                }
-            }
-          if (i < n)
-            bw_decode_segment (w, r, c0 + i, n - i, seg + i);
-        }
-      else
-        {
-          bw_decode_segment (w, r, c0, n, seg);
-          for (; i + 8 <= n; i += 8)
-            acc = _mm256_add_ps (acc, _mm256_mul_ps (_mm256_loadu_ps (seg + i), _mm256_loadu_ps (x + c0 + i)));
-        }
-      if (i < n)
-        {
-          _mm256_storeu_ps (lanes, acc);
-          for (; i < n; i++)
-            lanes[i & 7] += seg[i] * x[c0 + i];
-          acc = _mm256_loadu_ps (lanes);
-        }
-      s = lanes_sum (acc);
+      bw_decode_segment (w, r, c0, n, seg);
+      for (; i + 8 <= n; i += 8)
+        acc = _mm256_add_ps (acc, _mm256_mul_ps (_mm256_loadu_ps (seg + i), _mm256_loadu_ps (x + c0 + i)));
+      const float s = lanes_sum (with_remainder (acc, seg, x + c0, i, n));
       y[r] = add ? y[r] + s : s;
     }
 }
