@@ -1,17 +1,21 @@
-/* burrow-cli synth: write a synthetic checkpoint in a family's real format.
+/* burrow-cli synth: write a synthetic checkpoint in a family's real format, or as the GGUF
+ * file llama.cpp's tools would make of it.
  *
- *   synth --family NAME --out DIR [--layers L] [--experts E] [--vocab V]
+ *   synth --family NAME --out DIR|FILE.gguf [--format safetensors|gguf] [--quant MIX]
+ *         [--layers L] [--experts E] [--vocab V]
  *         [--size-gb N] [--skew S] [--seed N] [--hidden D] [--latent W] [--moe-inter I]
  *         [--dense-inter I] [--dense-layers N] [--heads H] [--head-dim d] [--index-freq F]
  *         [--experts-per-token K] [--shard-gb G] */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "families/family.h"
 #include "synth/synth-checkpoint.h"
+#include "synth/synth-gguf.h"
 
 typedef struct {
   gint64 start_us, last_us;
@@ -34,10 +38,40 @@ on_progress (guint64 done, guint64 total, gpointer data)
   fflush (stderr);
 }
 
+/* --format and --quant into o; FALSE (with the message printed) on a value neither names. */
+static gboolean
+parse_format (const char *format, const char *quant, gboolean *gguf, BwSynthOptions *o)
+{
+  *gguf = format != NULL && strcmp (format, "gguf") == 0;
+  if (format != NULL && !*gguf && strcmp (format, "safetensors") != 0)
+    {
+      fprintf (stderr, "burrow-cli synth: --format must be safetensors or gguf, not '%s'\n",
+               format);
+      return FALSE;
+    }
+  if (quant == NULL || g_ascii_strcasecmp (quant, "UD-Q2_K_XL") == 0)
+    o->gguf_mix = BW_SYNTH_MIX_UD_Q2_K_XL;
+  else if (g_ascii_strcasecmp (quant, "UD-IQ2_XXS") == 0)
+    o->gguf_mix = BW_SYNTH_MIX_UD_IQ2_XXS;
+  else
+    {
+      fprintf (stderr, "burrow-cli synth: --quant must be UD-Q2_K_XL or UD-IQ2_XXS, not '%s'\n",
+               quant);
+      return FALSE;
+    }
+  if (quant != NULL && !*gguf)
+    {
+      fprintf (stderr, "burrow-cli synth: --quant is for --format gguf\n");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int
 bw_cli_synth_main (int argc, char **argv)
 {
-  g_autofree char *family = NULL, *out = NULL;
+  g_autofree char *family = NULL, *out = NULL, *format = NULL, *quant = NULL;
+  gboolean gguf = FALSE;
   BwSynthOptions o = { 0 };
   gint64 seed = 1;
   int dense_layers = -1;   /* unset: the family's */
@@ -49,7 +83,13 @@ bw_cli_synth_main (int argc, char **argv)
   g_autofree char *family_help = g_strdup_printf ("Model family: %s", names);
   GOptionEntry entries[] = {
     { "family", 0, 0, G_OPTION_ARG_STRING, &family, family_help, "NAME" },
-    { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write", "DIR" },
+    { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write (GGUF: the file)", "DIR" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+      "safetensors (the release's format; default) or gguf (llama.cpp's; deepseek_v3)",
+      "FORMAT" },
+    { "quant", 0, 0, G_OPTION_ARG_STRING, &quant,
+      "GGUF type mix: UD-Q2_K_XL (routed experts Q2_K, down Q3_K; default) or UD-IQ2_XXS",
+      "MIX" },
     { "layers", 0, 0, G_OPTION_ARG_INT, &o.layers, "Decoder layers (4; GLM 6)", "L" },
     { "dense-layers", 0, 0, G_OPTION_ARG_INT, &dense_layers,
       "Leading dense-MLP layers (Kimi 1, GLM 3)", "N" },
@@ -58,7 +98,8 @@ bw_cli_synth_main (int argc, char **argv)
     { "experts-per-token", 0, 0, G_OPTION_ARG_INT, &o.experts_per_token,
       "Top-k (K3 16, others 8)", "K" },
     { "vocab", 0, 0, G_OPTION_ARG_INT, &o.vocab, "Vocabulary size (the family's)", "V" },
-    { "size-gb", 0, 0, G_OPTION_ARG_DOUBLE, &o.size_gb, "Pick the expert count for this size", "N" },
+    { "size-gb", 0, 0, G_OPTION_ARG_DOUBLE, &o.size_gb,
+      "Pick the expert count for this size (GGUF: the layer count)", "N" },
     { "skew", 0, 0, G_OPTION_ARG_DOUBLE, &o.skew, "Uneven expert popularity (0 = uniform)", "S" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (1)", "N" },
     { "hidden", 0, 0, G_OPTION_ARG_INT, &o.hidden,
@@ -88,10 +129,18 @@ bw_cli_synth_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli synth: --family and --out are required\n");
       return 2;
     }
+  if (!parse_format (format, quant, &gguf, &o))
+    return 2;
   o.family = bw_family_by_name (family);
   if (o.family == NULL || o.family->synth == NULL)
     {
       fprintf (stderr, "burrow-cli synth: unsupported family '%s' (%s are)\n", family, names);
+      return 2;
+    }
+  if (gguf && o.family->synth_gguf == NULL)
+    {
+      fprintf (stderr, "burrow-cli synth: family '%s' has no GGUF layout (deepseek_v3 has)\n",
+               family);
       return 2;
     }
   if (o.layers < 0 || o.experts < 0 || o.vocab < 0 || o.hidden < 0 || o.size_gb < 0
@@ -106,7 +155,8 @@ bw_cli_synth_main (int argc, char **argv)
   o.seed = (guint64) seed;
   progress.start_us = progress.last_us = g_get_monotonic_time ();
   progress.tty = isatty (2);
-  if (!bw_synth_checkpoint (&o, on_progress, &progress, &bytes, &error))
+  if (gguf ? !bw_synth_gguf (&o, out, on_progress, &progress, &bytes, &error)
+           : !bw_synth_checkpoint (&o, on_progress, &progress, &bytes, &error))
     {
       g_strdelimit (error->message, "\r\n", ' ');
       fprintf (stderr, "burrow-cli synth: %s\n", error->message);
@@ -114,7 +164,7 @@ bw_cli_synth_main (int argc, char **argv)
     }
   /* the size picks the expert count, within [top-k, the most a layer may have]: say so
    * when the rest of the shape puts the result far from what was asked */
-  if (o.size_gb > 0 && o.experts <= 0 && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
+  if (!gguf && o.size_gb > 0 && o.experts <= 0 && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
     {
       g_autofree char *got = g_format_size (bytes);
       g_autofree char *asked = g_format_size ((guint64) (o.size_gb * 1e9));

@@ -16,6 +16,7 @@ typedef struct BwFamilyOps BwFamilyOps;
 typedef struct BwChatFormat BwChatFormat;
 typedef struct BwSynthOptions BwSynthOptions;
 typedef struct BwSynthPlan BwSynthPlan;
+typedef struct BwSynthGguf BwSynthGguf;
 typedef struct BwCheckpoint BwCheckpoint;
 
 /* Another config.json spelling read as this family (a fine-tune's own model_type). */
@@ -64,6 +65,9 @@ struct BwFamily {
   const BwChatFormat *chat;      /* prompts, stops, reasoning (text/chat-template.h) */
   /* A synthetic checkpoint at the release's real widths (synth/synth-checkpoint.h). */
   gboolean (*synth) (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+  /* The same model as the GGUF file llama.cpp's converter and quantizer make
+   * (synth/synth-gguf.h); NULL: none. */
+  gboolean (*synth_gguf) (const BwSynthOptions *opts, BwSynthGguf *gguf, GError **error);
 };
 
 static inline const char *

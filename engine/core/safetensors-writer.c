@@ -1,22 +1,15 @@
 /* safetensors writer: JSON header padded to 8 bytes, data streamed with large writes. */
 #include "core/safetensors-writer.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <glib/gstdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/file-io.h"
+#include "core/atomic-file.h"
 
 struct BwSafetensorsWriter {
   GString *header;          /* JSON object body, without the closing brace */
   guint64 data_bytes;
   guint64 written;
-  char *path, *tmp_path;
-  int fd;
-  gboolean finished;
-  GChecksum *sum;           /* borrowed, or NULL */
+  BwAtomicFile file;
 };
 
 BwSafetensorsWriter *
@@ -24,7 +17,7 @@ bw_safetensors_writer_new (void)
 {
   BwSafetensorsWriter *w = g_new0 (BwSafetensorsWriter, 1);
   w->header = g_string_new ("{\"__metadata__\":{\"format\":\"pt\"}");
-  w->fd = -1;
+  w->file.fd = -1;
   return w;
 }
 
@@ -33,13 +26,8 @@ bw_safetensors_writer_free (BwSafetensorsWriter *w)
 {
   if (w == NULL)
     return;
-  if (w->fd >= 0)
-    close (w->fd);
-  if (w->tmp_path != NULL && !w->finished)
-    g_unlink (w->tmp_path);
+  bw_atomic_file_clear (&w->file);
   g_string_free (w->header, TRUE);
-  g_free (w->path);
-  g_free (w->tmp_path);
   g_free (w);
 }
 
@@ -99,32 +87,7 @@ bw_safetensors_writer_file_bytes (const BwSafetensorsWriter *w)
 void
 bw_safetensors_writer_set_checksum (BwSafetensorsWriter *w, GChecksum *sum)
 {
-  w->sum = sum;
-}
-
-static gboolean
-write_all (BwSafetensorsWriter *w, const void *data, gsize len, GError **error)
-{
-  const guint8 *p = data;
-  if (w->sum != NULL)
-    g_checksum_update (w->sum, data, len);
-  while (len > 0)
-    {
-      int fault = bw_fault_take (BW_FAULT_WRITE, NULL);
-      ssize_t n = fault > 0 ? (errno = fault, -1) : write (w->fd, p, MIN (len, (gsize) 1 << 30));
-      if (n < 0)
-        {
-          int saved = errno;
-          if (saved == EINTR)
-            continue;
-          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
-                       w->tmp_path, g_strerror (saved));
-          return FALSE;
-        }
-      p += n;
-      len -= (gsize) n;
-    }
-  return TRUE;
+  w->file.sum = sum;
 }
 
 gboolean
@@ -134,21 +97,13 @@ bw_safetensors_writer_begin (BwSafetensorsWriter *w, const char *path, GError **
   g_autofree char *hdr = g_malloc (8 + hlen);
   guint64 le = GUINT64_TO_LE ((guint64) hlen);
 
-  w->path = g_strdup (path);
-  w->tmp_path = g_strdup_printf ("%s.tmp-%d", path, (int) getpid ());
-  w->fd = open (w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
-                   w->tmp_path, g_strerror (saved));
-      return FALSE;
-    }
+  if (!bw_atomic_file_open (&w->file, path, error))
+    return FALSE;
   memcpy (hdr, &le, 8);
   memcpy (hdr + 8, w->header->str, w->header->len);
   hdr[8 + w->header->len] = '}';
   memset (hdr + 8 + w->header->len + 1, ' ', hlen - w->header->len - 1);
-  return write_all (w, hdr, 8 + hlen, error);
+  return bw_atomic_file_write (&w->file, hdr, 8 + hlen, error);
 }
 
 gboolean
@@ -158,10 +113,10 @@ bw_safetensors_writer_write (BwSafetensorsWriter *w, const void *data, gsize len
   if (w->written + len > w->data_bytes)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-                   "%s: more data than the declared tensors hold", w->path);
+                   "%s: more data than the declared tensors hold", w->file.path);
       return FALSE;
     }
-  if (!write_all (w, data, len, error))
+  if (!bw_atomic_file_write (&w->file, data, len, error))
     return FALSE;
   w->written += len;
   return TRUE;
@@ -174,27 +129,10 @@ bw_safetensors_writer_finish (BwSafetensorsWriter *w, GError **error)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
                    "%s: %" G_GUINT64_FORMAT " data bytes written, %" G_GUINT64_FORMAT
-                   " declared", w->path, w->written, w->data_bytes);
+                   " declared", w->file.path, w->written, w->data_bytes);
       return FALSE;
     }
-  if (fdatasync (w->fd) != 0 || close (w->fd) != 0)
-    {
-      int saved = errno;
-      w->fd = -1;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s",
-                   w->tmp_path, g_strerror (saved));
-      return FALSE;
-    }
-  w->fd = -1;
-  if (g_rename (w->tmp_path, w->path) != 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "%s: %s", w->path,
-                   g_strerror (saved));
-      return FALSE;
-    }
-  w->finished = TRUE;
-  return TRUE;
+  return bw_atomic_file_commit (&w->file, error);
 }
 
 gboolean

@@ -185,4 +185,5 @@ const BwFamily bw_deepseek_v3_family = {
   .ops = &ds_ops,
   .chat = &bw_deepseek_v3_chat,
   .synth = bw_deepseek_v3_synth,
+  .synth_gguf = bw_deepseek_v3_synth_gguf,
 };

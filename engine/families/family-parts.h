@@ -20,6 +20,8 @@ void bw_kimi_k3_open_tag (GString *out, const char *name, const char *const *att
 
 /* Synthetic checkpoints at the releases' widths (synth/synth-checkpoint.h). */
 gboolean bw_deepseek_v3_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+gboolean bw_deepseek_v3_synth_gguf (const BwSynthOptions *opts, BwSynthGguf *gguf,
+                                    GError **error);
 gboolean bw_glm4_moe_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
 gboolean bw_glm52_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
 gboolean bw_gpt_oss_synth (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);

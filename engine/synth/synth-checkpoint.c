@@ -7,53 +7,9 @@
 #include <string.h>
 
 #include "core/safetensors-writer.h"
+#include "synth/synth-rng.h"
 
 #define CHUNK_BYTES ((gsize) 16 << 20)
-
-/* xoshiro256** : fast and good enough for filler weights. */
-typedef struct {
-  guint64 s[4];
-} Rng;
-
-static guint64
-rotl (guint64 x, int k)
-{
-  return (x << k) | (x >> (64 - k));
-}
-
-static guint64
-rng_next (Rng *r)
-{
-  guint64 *s = r->s;
-  guint64 result = rotl (s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl (s[3], 45);
-  return result;
-}
-
-static void
-rng_seed (Rng *r, guint64 seed)
-{
-  for (int i = 0; i < 4; i++)
-    {
-      /* splitmix64 */
-      guint64 z = (seed += 0x9e3779b97f4a7c15ull);
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      r->s[i] = z ^ (z >> 31);
-    }
-}
-
-/* Uniform in [-1, 1). */
-static float
-rng_unit (Rng *r)
-{
-  return (float) ((double) (rng_next (r) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
-}
 
 void
 bw_synth_plan_init (BwSynthPlan *plan)
@@ -167,29 +123,21 @@ store_float (BwDType dtype, guint8 *dst, gsize i, float v)
     }
 }
 
-/* Fills bytes [0, len) of the tensor's data starting at byte offset `at` (a multiple of
- * the element size). */
-static void
-fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
+void
+bw_synth_fill (const BwSynthTensor *t, BwSynthRng *rng, guint8 *dst, gsize len)
 {
   gsize esize = bw_dtype_size (t->dtype), n = len / esize;
 
   switch (t->init)
     {
     case BW_SYNTH_BYTES:
-      for (gsize i = 0; i + 8 <= len; i += 8)
-        {
-          guint64 x = rng_next (rng);
-          memcpy (dst + i, &x, 8);
-        }
-      for (gsize i = len / 8 * 8; i < len; i++)
-        dst[i] = (guint8) rng_next (rng);
+      bw_synth_rng_bytes (rng, dst, len);
       break;
     case BW_SYNTH_E8M0:
       {
         guint32 span = (guint32) (t->b - t->a) + 1;
         for (gsize i = 0; i < len; i++)
-          dst[i] = (guint8) ((guint32) t->a + (guint32) (rng_next (rng) >> 33) % span);
+          dst[i] = (guint8) ((guint32) t->a + (guint32) (bw_synth_rng_next (rng) >> 33) % span);
       }
       break;
     case BW_SYNTH_CONST:
@@ -198,13 +146,14 @@ fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
       break;
     case BW_SYNTH_UNIFORM:
       for (gsize i = 0; i < n; i++)
-        store_float (t->dtype, dst, i, t->a + (t->b - t->a) * 0.5f * (rng_unit (rng) + 1.0f));
+        store_float (t->dtype, dst, i,
+                     t->a + (t->b - t->a) * 0.5f * (bw_synth_rng_unit (rng) + 1.0f));
       break;
     case BW_SYNTH_NORMAL:
       {
         float half_width = t->a * 1.7320508f;   /* uniform with this std */
         for (gsize i = 0; i < n; i++)
-          store_float (t->dtype, dst, i, half_width * rng_unit (rng));
+          store_float (t->dtype, dst, i, half_width * bw_synth_rng_unit (rng));
       }
       break;
     case BW_SYNTH_E4M3:
@@ -213,7 +162,7 @@ fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
         e4m3_table (t->a, table);
         for (gsize i = 0; i < len; i += 8)
           {
-            guint64 x = rng_next (rng);
+            guint64 x = bw_synth_rng_next (rng);
             for (gsize j = i; j < MIN (i + 8, len); j++, x >>= 8)
               dst[j] = table[x & 0xff];
           }
@@ -227,7 +176,7 @@ fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
           rank[i] = (int) i;
         for (gsize i = n; i > 1; i--)
           {
-            gsize j = rng_next (rng) % i;
+            gsize j = bw_synth_rng_next (rng) % i;
             int tmp = rank[i - 1];
             rank[i - 1] = rank[j];
             rank[j] = tmp;
@@ -240,7 +189,7 @@ fill_chunk (const BwSynthTensor *t, Rng *rng, guint8 *dst, gsize len)
 }
 
 static gboolean
-write_tensor (BwSafetensorsWriter *w, const BwSynthTensor *t, Rng *rng, guint8 *chunk,
+write_tensor (BwSafetensorsWriter *w, const BwSynthTensor *t, BwSynthRng *rng, guint8 *chunk,
               GError **error)
 {
   guint64 total = bw_synth_tensor_bytes (t), done = 0;
@@ -250,13 +199,13 @@ write_tensor (BwSafetensorsWriter *w, const BwSynthTensor *t, Rng *rng, guint8 *
     {
       /* Small and needs the whole tensor at once. */
       g_autofree guint8 *all = g_malloc (MAX (total, 1));
-      fill_chunk (t, rng, all, (gsize) total);
+      bw_synth_fill (t, rng, all, (gsize) total);
       return bw_safetensors_writer_write (w, all, (gsize) total, error);
     }
   while (done < total)
     {
       gsize len = (gsize) MIN (total - done, (guint64) CHUNK_BYTES / esize * esize);
-      fill_chunk (t, rng, chunk, len);
+      bw_synth_fill (t, rng, chunk, len);
       if (!bw_safetensors_writer_write (w, chunk, len, error))
         return FALSE;
       done += len;
@@ -309,9 +258,9 @@ write_index (const BwSynthPlan *plan, const GArray *starts, char **shard_names, 
 }
 
 static gboolean
-write_shard (const BwSynthPlan *plan, guint first, guint end, const char *path, Rng *rng,
-             guint8 *chunk, BwSynthProgress progress, gpointer progress_data, guint64 *done,
-             guint64 total, GError **error)
+write_shard (const BwSynthPlan *plan, guint first, guint end, const char *path,
+             BwSynthRng *rng, guint8 *chunk, BwSynthProgress progress,
+             gpointer progress_data, guint64 *done, guint64 total, GError **error)
 {
   g_autoptr (BwSafetensorsWriter) w = bw_safetensors_writer_new ();
 
@@ -345,7 +294,7 @@ bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
   char **names = NULL;
   guint64 total = 0, done = 0;
   gboolean ok = FALSE;
-  Rng rng;
+  BwSynthRng rng;
 
   bw_synth_plan_init (&plan);
   if (!bw_synth_plan (opts, &plan, error))
@@ -365,7 +314,7 @@ bw_synth_checkpoint (const BwSynthOptions *opts, BwSynthProgress progress,
   starts = plan_shards (&plan, (guint64) ((opts->shard_gb > 0 ? opts->shard_gb : 4.0) * 1e9));
   names = g_new0 (char *, starts->len + 1);
   chunk = g_malloc (CHUNK_BYTES);
-  rng_seed (&rng, opts->seed);
+  bw_synth_rng_seed (&rng, opts->seed);
   for (guint s = 0; s < starts->len; s++)
     {
       guint first = g_array_index (starts, guint, s);

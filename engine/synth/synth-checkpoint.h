@@ -8,6 +8,13 @@
 #include <stdint.h>
 
 #include "core/checkpoint.h"
+#include "synth/synth-rng.h"
+
+/* The GGML type mixes of `synth --format gguf`. */
+typedef enum {
+  BW_SYNTH_MIX_UD_Q2_K_XL,  /* routed experts Q2_K, their down projection Q3_K */
+  BW_SYNTH_MIX_UD_IQ2_XXS,  /* IQ2_XXS, down IQ3_XXS */
+} BwSynthGgufMix;
 
 struct BwSynthOptions {
   const BwFamily *family;
@@ -29,6 +36,7 @@ struct BwSynthOptions {
   double skew;            /* 0 = uniform expert popularity; larger = more uneven */
   guint64 seed;
   double shard_gb;        /* target shard size; 0 = 4 GB */
+  BwSynthGgufMix gguf_mix;
 };
 
 typedef enum {
@@ -68,6 +76,10 @@ guint64 bw_synth_plan_bytes (const BwSynthPlan *plan);
 /* Fills plan from the options (defaults resolved) through the family's synth hook; a
  * family without one is a BW_CHECKPOINT_ERROR_UNSUPPORTED. */
 gboolean bw_synth_plan (const BwSynthOptions *opts, BwSynthPlan *plan, GError **error);
+
+/* The next len bytes of t's data (len a multiple of its element size; a ROUTER_BIAS tensor
+ * whole), drawn from rng. */
+void bw_synth_fill (const BwSynthTensor *t, BwSynthRng *rng, guint8 *dst, gsize len);
 
 typedef void (*BwSynthProgress) (guint64 done, guint64 total, gpointer user_data);
 

@@ -86,6 +86,12 @@ alphabet (void)
   return &a;
 }
 
+gunichar
+bw_byte_bpe_char (guint8 byte)
+{
+  return alphabet ()->byte_to_char[byte];
+}
+
 /* The byte a character of the alphabet stands for, or -1. */
 static int
 char_to_byte (gunichar c)

@@ -18,6 +18,8 @@ typedef struct _BwByteBpe BwByteBpe;
 
 /* A model without tokens, merges or pre-tokenizer splits, owned by tok from now on. */
 BwByteBpe *bw_byte_bpe_attach (BwTokenizer *tok, gsize n_vocab);
+/* The character of GPT-2's byte-to-unicode alphabet that stands for this byte. */
+gunichar bw_byte_bpe_char (guint8 byte);
 /* Sets token id from its text in GPT-2's byte-to-unicode alphabet; text outside the
  * alphabet is taken as its own UTF-8 and is never produced by merging. scratch is any
  * byte array, reused between calls. */
