@@ -38,6 +38,19 @@ on_progress (guint64 done, guint64 total, gpointer data)
   fflush (stderr);
 }
 
+/* The families with a GGUF layout, "a, b". */
+static char *
+gguf_families (void)
+{
+  gsize n = 0;
+  const BwFamily *const *list = bw_family_list (&n);
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < n; i++)
+    if (list[i]->synth_gguf != NULL)
+      g_string_append_printf (s, "%s%s", s->len ? ", " : "", list[i]->name);
+  return g_string_free (s, FALSE);
+}
+
 /* --format and --quant into o; FALSE (with the message printed) on a value neither names. */
 static gboolean
 parse_format (const char *format, const char *quant, gboolean *gguf, BwSynthOptions *o)
@@ -85,7 +98,8 @@ bw_cli_synth_main (int argc, char **argv)
     { "family", 0, 0, G_OPTION_ARG_STRING, &family, family_help, "NAME" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Folder to write (GGUF: the file)", "DIR" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
-      "safetensors (the release's format; default) or gguf (llama.cpp's; deepseek_v3)",
+      "safetensors (the release's format; default) or gguf (llama.cpp's, where the family "
+      "has a GGUF layout)",
       "FORMAT" },
     { "quant", 0, 0, G_OPTION_ARG_STRING, &quant,
       "GGUF type mix: UD-Q2_K_XL (routed experts Q2_K, down Q3_K; default) or UD-IQ2_XXS",
@@ -139,8 +153,9 @@ bw_cli_synth_main (int argc, char **argv)
     }
   if (gguf && o.family->synth_gguf == NULL)
     {
-      fprintf (stderr, "burrow-cli synth: family '%s' has no GGUF layout (deepseek_v3 has)\n",
-               family);
+      g_autofree char *with = gguf_families ();
+      fprintf (stderr, "burrow-cli synth: family '%s' has no GGUF layout (%s have)\n", family,
+               with);
       return 2;
     }
   if (o.layers < 0 || o.experts < 0 || o.vocab < 0 || o.hidden < 0 || o.size_gb < 0

@@ -73,13 +73,15 @@ bw_gguf_synth_vocab (BwSynthGguf *g, int n, const char *const *specials, int n_s
       append_byte (s, b);
       g_ptr_array_add (tokens, g_string_free (s, FALSE));
     }
-  /* Merge k < 65536 joins bytes k / 256 and k % 256; later ones join pair (k - 65536) / 256
-   * with byte k % 256: the token a merge makes always exists before it is used. */
+  /* Merge k < 65536 joins bytes k / 256 and k % 256, then merges join pair (k - 65536) / 256
+   * with byte k % 256, so a merge's parts exist before it. Bytes count from the space (32):
+   * the first merges are GPT-2's word starts, " a", " b"... */
   for (int k = 0; k < n_merges; k++)
     {
-      int left = k < 65536 ? n_specials + k / 256 : first_merged + (k - 65536) / 256;
+      int left = k < 65536 ? n_specials + (k / 256 + 32) % 256
+                           : first_merged + (k - 65536) / 256;
       const char *l = g_ptr_array_index (tokens, left);
-      const char *r = g_ptr_array_index (tokens, n_specials + k % 256);
+      const char *r = g_ptr_array_index (tokens, n_specials + (k % 256 + 32) % 256);
       g_ptr_array_add (merges, g_strconcat (l, " ", r, NULL));
       g_ptr_array_add (tokens, g_strconcat (l, r, NULL));
     }

@@ -22,9 +22,10 @@ void bw_gguf_synth_ones (BwSynthGguf *g, int64_t n, float v, const char *fmt, ..
 
 /* tokenizer.ggml.* for a vocabulary of n tokens in GPT-2's byte alphabet: the special
  * tokens (control; bos specials[0] = id 0, eos specials[1], padding specials[2]), the 256
- * bytes, then tokens made by merges (every pair of bytes, then a pair and a third byte),
- * the merges in rank order; pre names the pre-tokenizer, template the chat template.
- * FALSE when n cannot hold the specials and the bytes, or more than pairs and triples give. */
+ * bytes, then tokens made by merges (every pair of bytes, those starting with a space
+ * first, then a pair and a third byte), the merges in rank order; pre names the
+ * pre-tokenizer. FALSE when n cannot hold the specials and the bytes, or needs more tokens
+ * than pairs and triples give. */
 gboolean bw_gguf_synth_vocab (BwSynthGguf *g, int n, const char *const *specials,
                               int n_specials, const char *pre, const char *chat_template,
                               GError **error);
