@@ -179,7 +179,8 @@ bw_cli_synth_main (int argc, char **argv)
     }
   /* the size picks the expert count, within [top-k, the most a layer may have]: say so
    * when the rest of the shape puts the result far from what was asked */
-  if (!gguf && o.size_gb > 0 && o.experts <= 0 && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
+  if (!gguf && o.size_gb > 0 && o.experts <= 0
+      && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
     {
       g_autofree char *got = g_format_size (bytes);
       g_autofree char *asked = g_format_size ((guint64) (o.size_gb * 1e9));
