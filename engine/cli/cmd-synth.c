@@ -38,6 +38,32 @@ on_progress (guint64 done, guint64 total, gpointer data)
   fflush (stderr);
 }
 
+/* --size-gb picks the expert count (GGUF: the MoE layer count) within what the rest of the
+ * shape allows: says so when that puts the result far from what was asked. */
+static void
+size_note (const BwSynthOptions *o, gboolean gguf, guint64 bytes)
+{
+  g_autofree char *got = g_format_size (bytes);
+  g_autofree char *asked = g_format_size ((guint64) (o->size_gb * 1e9));
+  const char *why;
+
+  if (o->size_gb <= 0 || fabs ((double) bytes / 1e9 - o->size_gb) <= 0.1 * o->size_gb
+      || (!gguf && o->experts > 0))
+    return;
+  if (gguf)
+    why = o->layers > 0 ? "--layers sets the layer count"
+                        : "the file grows by whole MoE layers, one at least; use a smaller "
+                          "--hidden, --experts or --vocab for a finer step";
+  else if ((double) bytes / 1e9 > o->size_gb)
+    why = "the layers, the vocabulary and the fewest experts a layer can have (its top-k) "
+          "already take that much; use fewer --layers or a smaller --hidden or --vocab";
+  else
+    why = "every layer has as many experts as it may; use more --layers or a larger "
+          "--moe-inter";
+  fprintf (stderr, "burrow-cli synth: note: wrote %s where --size-gb asked for %s: %s\n", got,
+           asked, why);
+}
+
 /* The families with a GGUF layout, "a, b". */
 static char *
 gguf_families (void)
@@ -177,21 +203,7 @@ bw_cli_synth_main (int argc, char **argv)
       fprintf (stderr, "burrow-cli synth: %s\n", error->message);
       return 1;
     }
-  /* the size picks the expert count, within [top-k, the most a layer may have]: say so
-   * when the rest of the shape puts the result far from what was asked */
-  if (!gguf && o.size_gb > 0 && o.experts <= 0
-      && fabs ((double) bytes / 1e9 - o.size_gb) > 0.1 * o.size_gb)
-    {
-      g_autofree char *got = g_format_size (bytes);
-      g_autofree char *asked = g_format_size ((guint64) (o.size_gb * 1e9));
-      fprintf (stderr, "burrow-cli synth: note: wrote %s where --size-gb asked for %s: %s\n", got,
-               asked, (double) bytes / 1e9 > o.size_gb
-                        ? "the layers, the vocabulary and the fewest experts a layer can have "
-                          "(its top-k) already take that much; use fewer --layers or a smaller "
-                          "--hidden or --vocab"
-                        : "every layer has as many experts as it may; use more --layers or a "
-                          "larger --moe-inter");
-    }
+  size_note (&o, gguf, bytes);
   printf ("%s: %" G_GUINT64_FORMAT " bytes of tensors in %.1f s\n", out, bytes,
           (double) (g_get_monotonic_time () - progress.start_us) / 1e6);
   return 0;
