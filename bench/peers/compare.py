@@ -153,6 +153,8 @@ def parse(text, wall):
         r["decode_forwards"] = num(r"(?<!prompt )eval time =\s+[\d.]+ ms /\s+(\d+) runs", text, conv=int)
         r["decode_s"] = (num(r"(?<!prompt )eval time =\s+([\d.]+) ms", text) or 0) / 1e3
         r["generated"] = (r["decode_forwards"] or 0) + 1
+        # the CPU backend ggml loaded (llama-isa.sh may hold it to AVX2)
+        r["isa"] = "avx512" if "AVX512 = 1" in text else "avx2" if "AVX2 = 1" in text else None
     if r.get("prefill_s") and r.get("prompt_tokens"):
         r["prefill_tok_s"] = round(r["prompt_tokens"] / r["prefill_s"], 3)
     if r.get("decode_s") is not None and r.get("decode_forwards"):

@@ -14,8 +14,9 @@
 # --isa, llama.cpp's haswell CPU backend; see llama-isa.sh). APPEND=1 adds the rounds to
 # OUT.json (one round per quiet command). PROBE_BS: fio's read size (one expert's bytes;
 # "expert": a GGUF's own, from gguf-expert-bytes.py).
-# Both engines at their defaults, 2 threads, greedy, the same 8 prompt ids, 16 tokens: IDS for
-# Burrow, TEXT for the peers (byte-level vocabularies: "abcdefgh" is ids 97-104).
+# Both engines at their defaults, 2 threads, greedy, the same prompt, 16 tokens: TEXT for the
+# peers, IDS for Burrow (byte-level vocabularies: "abcdefgh" is ids 97-104; a GGUF's own
+# tokenizer makes them of TEXT).
 set -eu
 MODEL=$(realpath "$1")
 OUT=$2
@@ -24,8 +25,10 @@ PEERS=${PEERS:-/work/peers}
 C=$PEERS/chroot
 HERE=$(cd "$(dirname "$0")" && pwd)
 CLI=${BURROW_CLI:-build/engine/cli/burrow-cli}
-IDS=${IDS:-97,98,99,100,101,102,103,104}
 TEXT=${TEXT:-abcdefgh}
+IDS=${IDS:-97,98,99,100,101,102,103,104}
+# A GGUF has its own vocabulary: Burrow gets the ids its tokenizer makes of TEXT.
+case $MODEL in *.gguf) IDS=$("$CLI" tokenize --model "$MODEL" "$TEXT") ;; esac
 LIMIT=${LIMIT-}
 
 see_in_chroot() {   # the folder holding $1 at the same path inside the chroot
@@ -38,17 +41,17 @@ see_in_chroot() {   # the folder holding $1 at the same path inside the chroot
   fi
 }
 
-BURROW_ISA= PEER_ENV=
+BURROW_ISA= PEER_PREFIX=
 if [ "${ISA:-}" = avx2 ]; then
   BURROW_ISA="--isa avx2"
-  PEER_ENV=$(sh "$HERE/llama-isa.sh" "$PEERS" haswell)
+  PEER_PREFIX="sh $HERE/llama-isa.sh $C haswell"
 fi
 case ${PEER:-llama} in
   llama)
     GGUF=$MODEL
     [ -d "$MODEL" ] && GGUF=$MODEL.gguf
     see_in_chroot "$GGUF"
-    PEER_CMD="llama.cpp::$PEER_ENV chroot $C llama-completion -m $GGUF -p $TEXT -n 16 --temp 0 -t 2 -no-cnv" ;;
+    PEER_CMD="llama.cpp::$PEER_PREFIX chroot $C llama-completion -m $GGUF -p $TEXT -n 16 --temp 0 -t 2 -no-cnv" ;;
   rabbit)
     VIEW=/views/$(basename "$MODEL")
     sh "$HERE/view.sh" "$MODEL" "$C$VIEW"
