@@ -62,7 +62,7 @@ esac
 
 case $LIMIT in
   */*) LIMIT=$(du -sb --apparent-size "$MODEL" | awk -v f="$LIMIT" \
-         '{ split(f, q, "/"); printf "%d", $1 * q[1] / q[2] }') ;;
+         '{ split(f, q, "/"); printf "%.0f", $1 * q[1] / q[2] }') ;;
 esac
 PROBE_FILE=$MODEL
 [ -d "$MODEL" ] && PROBE_FILE=$(ls -S "$MODEL"/*.safetensors | head -1)
