@@ -18,6 +18,7 @@
 # peers, IDS for Burrow (byte-level vocabularies: "abcdefgh" is ids 97-104; a GGUF's own
 # tokenizer makes them of TEXT).
 set -eu
+[ -e "$1" ] || { echo "run-pair.sh: $1: no such checkpoint" >&2; exit 2; }
 MODEL=$(realpath "$1")
 OUT=$2
 ROUNDS=${3:-3}
