@@ -35,7 +35,8 @@ CGROUP = "/sys/fs/cgroup/memory/bench-peers"
 
 
 def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True, **kw)
+    # errors="replace": a synthetic vocabulary may print bytes that are not UTF-8
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True, errors="replace", **kw)
 
 
 def drop_caches():
