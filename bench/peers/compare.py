@@ -18,8 +18,8 @@ keeps flipping), so that a long set can run one round per quiet command.
 Per run: wall seconds, peak RSS (/usr/bin/time -v), prompt and generated token counts, prefill
 seconds and tok/s, decode seconds per token (the forwards after the first token), time to first
 token (wall - decode time: process start to the first token known), exit status, and the load
-average; for Burrow also its --stats per phase (prefill, decode): expert hit rate, MB read per
-token, the read rate while reads were in flight, that time, the queue depth held, and the
+average; for Burrow also its --stats per phase (load, prefill, decode): expert hit rate, MB read
+per token, the read rate while reads were in flight, that time, the queue depth held, and the
 seconds per token in each model phase. Needs root (drop_caches, cgroups). Engine output is kept in FILE.logs/.
 """
 import argparse
@@ -134,6 +134,12 @@ def parse(text, wall):
         r["expert_wait_per_token"] = num(r"^decode:.*\n(?:  (?!per token).*\n)*  per token: .*expert wait ([\d.]+) s", text)
         r["decode_hit_rate"] = num(r"^decode:.*\n  experts: hit rate ([\d.]+)%", text)
         r["stats"] = {w: burrow_phase(text, w) for w in ("prefill", "decode")}
+        m = re.search(r"^load: experts ([\d.]+) MB read, ([\d.]+) GB/s while in flight "
+                      r"\(([\d.]+) s\), queue depth ([\d.]+)", text, re.M)
+        if m:  # the warm start's reads while loading
+            r["stats"]["load"] = {"mb_read": float(m.group(1)), "read_gb_s": float(m.group(2)),
+                                  "read_in_flight_s": float(m.group(3)),
+                                  "read_queue_depth": float(m.group(4))}
     elif "prefill done in" in text:  # rabbit --prompt
         r["engine_kind"] = "rabbit"
         r["prompt_tokens"] = num(r"^prompt: (\d+) tokens", text, conv=int)
