@@ -1,22 +1,26 @@
 #!/usr/bin/python3
 """Run Burrow and a peer engine side by side, alternating, and write every run as JSON.
 
-    compare.py --out FILE.json --rounds N [--warm] [--cgroup-limit BYTES]
-               [--probe-file F --probe-bs 16M] [--burrow-cli PATH]
-               --engine NAME::COMMAND --engine NAME::COMMAND
+    compare.py --out FILE.json --rounds N [--append] [--warm] [--cgroup-limit BYTES]
+               [--probe-file F --probe-bs 16M --probe-depths 4 --probe-seconds 8]
+               [--burrow-cli PATH] --engine NAME::COMMAND --engine NAME::COMMAND
 
 Each COMMAND is a shell command line for one complete run (load, prompt, 16 tokens, exit).
 Per round the engines run in turn (the order flips every round): each one cold (sync, page
 cache dropped) and, with --warm, once more straight after with the page cache kept. Before
-every round the disk (fio, O_DIRECT random reads of --probe-bs from --probe-file, 8 s) and the
-memory (`burrow-cli bench kernels`, BF16 matvec, its mem_gbps) are measured, so the rates
-belong to the same minutes as the runs. With --cgroup-limit every engine run goes into a
-cgroup v1 memory group with that limit (the group's peak usage and OOM kills are recorded).
+every round the disk (fio, O_DIRECT random reads of --probe-bs from --probe-file at each of
+--probe-depths, and again after the round) and the memory (`burrow-cli bench kernels`, BF16
+matvec, its mem_gbps) are measured, so the rates belong to the same minutes as the runs. With
+--cgroup-limit every engine run goes into a cgroup v1 memory group with that limit (the group's
+peak usage and OOM kills are recorded). --append adds the rounds to FILE.json's (the order
+keeps flipping), so that a long set can run one round per quiet command.
 
 Per run: wall seconds, peak RSS (/usr/bin/time -v), prompt and generated token counts, prefill
 seconds and tok/s, decode seconds per token (the forwards after the first token), time to first
 token (wall - decode time: process start to the first token known), exit status, and the load
-average. Needs root (drop_caches, cgroups). Engine output is kept in FILE.logs/.
+average; for Burrow also its --stats per phase (load, prefill, decode): expert hit rate, MB read
+per token, the read rate while reads were in flight, that time, the queue depth held, and the
+seconds per token in each model phase. Needs root (drop_caches, cgroups). Engine output is kept in FILE.logs/.
 """
 import argparse
 import json
@@ -31,7 +35,8 @@ CGROUP = "/sys/fs/cgroup/memory/bench-peers"
 
 
 def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True, **kw)
+    # errors="replace": a synthetic vocabulary may print bytes that are not UTF-8
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True, errors="replace", **kw)
 
 
 def drop_caches():
@@ -45,17 +50,23 @@ def loadavg():
         return [float(x) for x in f.read().split()[:3]]
 
 
-def probe_disk(path, bs):
+def probe_disk(path, bs, depth, seconds):
+    """MB/s of O_DIRECT random reads of BS bytes from PATH, DEPTH reads in flight."""
     if not path:
         return None
     r = sh(f"fio --name=probe --filename={shlex.quote(path)} --readonly --direct=1 "
-           f"--rw=randread --bs={bs} --iodepth=4 --ioengine=libaio --runtime=8 --time_based "
-           f"--output-format=json")
+           f"--rw=randread --bs={bs} --iodepth={depth} --ioengine=libaio --runtime={seconds} "
+           f"--time_based --output-format=json")
     try:
         job = json.loads(r.stdout)["jobs"][0]["read"]
         return round(job["bw_bytes"] / 1e6, 1)
     except (ValueError, KeyError, IndexError):
         return None
+
+
+def probe_disk_depths(a):
+    return {str(d): probe_disk(a.probe_file, a.probe_bs, d, a.probe_seconds)
+            for d in a.probe_depths}
 
 
 def probe_memory(cli):
@@ -90,6 +101,24 @@ def num(pattern, text, group=1, conv=float):
     return conv(m.group(group)) if m else None
 
 
+def burrow_phase(text, what):
+    """One phase's --stats block of burrow-cli run (the header line and its indented lines)."""
+    m = re.search(rf"^{what}: .*\n((?:  .*\n)*)", text, re.M)
+    if not m:
+        return None
+    block = m.group(1)
+    r = {"hit_rate": num(r"experts: hit rate ([\d.]+)%", block),
+         "mb_read_per_token": num(r"([\d.]+) MB read per token", block),
+         "read_gb_s": num(r"reads: ([\d.]+) GB/s while in flight", block),
+         "read_in_flight_s": num(r"while in flight \(([\d.]+) s\)", block),
+         "read_queue_depth": num(r"queue depth ([\d.]+)", block)}
+    per = re.search(r"per token: (.*)", block)
+    if per:
+        r["per_token_s"] = {k: float(v) for k, v in re.findall(r"([a-z ]+?) ([\d.]+) s", per.group(1))}
+        r["per_token_s"] = {k.strip(): v for k, v in r["per_token_s"].items()}
+    return r
+
+
 def parse(text, wall):
     """Pull the numbers out of whichever engine wrote TEXT (Burrow, rabbit or llama.cpp)."""
     r = {}
@@ -104,6 +133,13 @@ def parse(text, wall):
         r["decode_forwards"] = n
         r["expert_wait_per_token"] = num(r"^decode:.*\n(?:  (?!per token).*\n)*  per token: .*expert wait ([\d.]+) s", text)
         r["decode_hit_rate"] = num(r"^decode:.*\n  experts: hit rate ([\d.]+)%", text)
+        r["stats"] = {w: burrow_phase(text, w) for w in ("prefill", "decode")}
+        m = re.search(r"^load: experts ([\d.]+) MB read, ([\d.]+) GB/s while in flight "
+                      r"\(([\d.]+) s\), queue depth ([\d.]+)", text, re.M)
+        if m:  # the warm start's reads while loading
+            r["stats"]["load"] = {"mb_read": float(m.group(1)), "read_gb_s": float(m.group(2)),
+                                  "read_in_flight_s": float(m.group(3)),
+                                  "read_queue_depth": float(m.group(4))}
     elif "prefill done in" in text:  # rabbit --prompt
         r["engine_kind"] = "rabbit"
         r["prompt_tokens"] = num(r"^prompt: (\d+) tokens", text, conv=int)
@@ -124,6 +160,8 @@ def parse(text, wall):
         r["decode_forwards"] = num(r"(?<!prompt )eval time =\s+[\d.]+ ms /\s+(\d+) runs", text, conv=int)
         r["decode_s"] = (num(r"(?<!prompt )eval time =\s+([\d.]+) ms", text) or 0) / 1e3
         r["generated"] = (r["decode_forwards"] or 0) + 1
+        # the CPU backend ggml loaded (llama-isa.sh may hold it to AVX2)
+        r["isa"] = "avx512" if "AVX512 = 1" in text else "avx2" if "AVX2 = 1" in text else None
     if r.get("prefill_s") and r.get("prompt_tokens"):
         r["prefill_tok_s"] = round(r["prompt_tokens"] / r["prefill_s"], 3)
     if r.get("decode_s") is not None and r.get("decode_forwards"):
@@ -164,10 +202,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--append", action="store_true")
     ap.add_argument("--warm", action="store_true")
     ap.add_argument("--cgroup-limit", type=int, default=0)
     ap.add_argument("--probe-file")
     ap.add_argument("--probe-bs", default="16M")
+    ap.add_argument("--probe-depths", default="4",
+                    type=lambda v: [int(x) for x in v.split(",")])
+    ap.add_argument("--probe-seconds", type=int, default=8)
     ap.add_argument("--burrow-cli")
     ap.add_argument("--engine", action="append", required=True, help="NAME::COMMAND")
     a = ap.parse_args()
@@ -179,10 +221,18 @@ def main():
     result = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
               "host": os.uname().nodename, "nproc": os.cpu_count(),
               "engines": {n: c for n, c in engines}, "rounds": []}
-    for i in range(a.rounds):
+    if a.append and os.path.exists(a.out):
+        with open(a.out) as f:
+            result = json.load(f)
+        if result["engines"] != {n: c for n, c in engines}:
+            sys.exit(f"compare.py: {a.out} was run with other engine commands")
+        result.pop("finished", None)
+    first = len(result["rounds"])
+    for i in range(first, first + a.rounds):
         order = engines if i % 2 == 0 else engines[::-1]
-        rnd = {"round": i + 1, "loadavg": loadavg(),
-               "disk_mb_s": probe_disk(a.probe_file, a.probe_bs),
+        disk = probe_disk_depths(a)
+        rnd = {"round": i + 1, "loadavg": loadavg(), "probe_bs": a.probe_bs,
+               "disk_mb_s": disk.get("4", next(iter(disk.values()))), "disk_mb_s_by_depth": disk,
                "mem_gb_s": probe_memory(a.burrow_cli), "runs": []}
         for name, cmd in order:
             for cold in ([True, False] if a.warm else [True]):
@@ -190,6 +240,7 @@ def main():
                 r = run_one(name, cmd, cold, a.cgroup_limit, logdir, tag)
                 rnd["runs"].append(r)
                 print(json.dumps(r), flush=True)
+        rnd["disk_mb_s_by_depth_after"] = probe_disk_depths(a)
         result["rounds"].append(rnd)
         tmp = a.out + ".tmp"
         with open(tmp, "w") as f:

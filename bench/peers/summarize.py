@@ -6,6 +6,8 @@
 Speedup = peer / Burrow for times (decode s/token, time to first token) and Burrow / peer for
 rates (prefill tok/s), taken between the two engines' runs of the same kind (cold or warm) in
 the same round, so that both saw the same minutes of machine load; >1 means Burrow is faster.
+Burrow's expert reads (its --stats, load, prefill and decode together) are set against fio's rate at
+queue depth 16 for the same read size, probed before and after the same round.
 """
 import argparse
 import json
@@ -20,6 +22,65 @@ def rng(values, fmt="{:.3g}"):
     if len(v) == 1:
         return fmt.format(v[0])
     return f"{fmt.format(min(v))}-{fmt.format(max(v))} (median {fmt.format(med)}, n={len(v)})"
+
+
+def burrow_reads(run):
+    """Burrow's expert reads over the whole run (the load's warm start, prefill and decode):
+    GB/s while in flight, seconds in flight, queue depth held (time-weighted), the load's
+    own rate, and MB read per decode token."""
+    st = run.get("stats") or {}
+    tokens = {"prefill": run.get("prompt_tokens"), "decode": run.get("decode_forwards")}
+    mb = secs = depth_s = 0.0
+    for phase, s in st.items():
+        if not s or not s.get("read_in_flight_s"):
+            continue
+        if phase == "load":
+            mb += s["mb_read"]
+        elif s.get("mb_read_per_token") is not None:
+            mb += s["mb_read_per_token"] * (tokens[phase] or 0)
+        else:
+            continue
+        secs += s["read_in_flight_s"]
+        depth_s += (s.get("read_queue_depth") or 0) * s["read_in_flight_s"]
+    dec = st.get("decode") or {}
+    if not secs:
+        return None
+    return {"gb_s": mb / 1e3 / secs, "in_flight_s": secs, "depth": depth_s / secs,
+            "load_gb_s": (st.get("load") or {}).get("read_gb_s"),
+            "load_mb": (st.get("load") or {}).get("mb_read"),
+            "decode_mb_per_token": dec.get("mb_read_per_token"), "decode_hit": dec.get("hit_rate")}
+
+
+def fio_depth(rnd, depth):
+    v = [d.get(depth) for d in (rnd.get("disk_mb_s_by_depth"), rnd.get("disk_mb_s_by_depth_after")) if d]
+    v = [x for x in v if x]
+    return sum(v) / len(v) if v else None
+
+
+def print_reads(rounds, name):
+    depths = sorted({int(k) for rnd in rounds for k in (rnd.get("disk_mb_s_by_depth") or {})})
+    if depths:
+        print("# fio by queue depth, before and after each round (MB/s, " +
+              f"{rounds[0].get('probe_bs')} reads): " +
+              ", ".join(f"QD{d} " + rng([fio_depth(rnd, str(d)) for rnd in rounds]) for d in depths))
+    for cold in (True, False):
+        rows = []
+        for rnd in rounds:
+            for r in rnd["runs"]:
+                if r["engine"] == name and r["cold"] == cold and r["rc"] == 0:
+                    b = burrow_reads(r)
+                    if b:
+                        b["of_qd16"] = (b["gb_s"] * 1e3 / fio_depth(rnd, "16")) if fio_depth(rnd, "16") else None
+                        rows.append(b)
+        if not rows:
+            continue
+        print(f"{name} expert reads, {'cold' if cold else 'warm'} (load, prefill and decode):")
+        for key, label in (("gb_s", "GB/s while in flight"), ("of_qd16", "of fio QD16, same round"),
+                           ("in_flight_s", "seconds in flight"), ("depth", "queue depth held"),
+                           ("load_mb", "MB read while loading"), ("load_gb_s", "GB/s while loading"),
+                           ("decode_mb_per_token", "decode MB read per token"),
+                           ("decode_hit", "decode hit rate %")):
+            print(f"\t{label}\t{rng([r[key] for r in rows])}")
 
 
 def main():
@@ -54,6 +115,7 @@ def main():
                     print(f"\t{label}\t{rng(vals)}")
             toks = sorted({(r.get("prompt_tokens"), r.get("generated")) for r in sel})
             print(f"\t(prompt tokens, generated)\t{toks}")
+    print_reads(rounds, a.burrow)
     peers = [n for n in names if n != a.burrow]
     for peer in peers:
         for cold in (True, False):

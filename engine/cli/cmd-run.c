@@ -104,6 +104,12 @@ print_setup (BwModel *model, const RunArgs *a)
              (double) bw_expert_store_budget (store) / (1 << 20), st.backend,
              (double) bw_model_resident_bytes (model) / (1 << 20),
              bw_cli_dense_name (bits, why));
+  /* The warm start's reads while loading: on a cold start most of the run's expert bytes */
+  if (a->stats && st.read_busy_us > 0)
+    fprintf (stderr, "load: experts %.1f MB read, %.2f GB/s while in flight (%.3f s), "
+             "queue depth %.1f\n", (double) st.bytes_read / 1e6,
+             (double) st.bytes_read / (double) st.read_busy_us / 1e3,
+             (double) st.read_busy_us / 1e6, (double) st.read_depth_us / (double) st.read_busy_us);
   BwCliMemory m = { bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
                     bw_model_resident_bytes (model), a->model.ram_budget != NULL, bits,
                     why, bw_engine_budget_too_small (model) };
