@@ -1,8 +1,8 @@
 /* AVX2 products of GGML rows with f32 activations (kernels/ggml-f32act.h). Q4_0, Q4_1,
- * Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q4_K, Q5_K and Q6_K blocks are decoded in registers:
- * codes widened to f32 and scaled by the reference decoder's operations in its order (a
- * multiply, then the minimum's add or subtract; never fused). The other types go through
- * the reference decoder into one block on the stack. Either way 32 columns are one step of
+ * Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, Q2_K, Q4_K, Q5_K, Q6_K and IQ4_XS blocks are decoded in
+ * registers: codes widened to f32 and scaled by the reference decoder's operations in its
+ * order (a multiply, then the minimum's add or subtract; never fused). The other types
+ * (Q3_K, the IQ1-IQ3 grids, TQ) go through the reference decoder one block at a time. Either way 32 columns are one step of
  * four 8-lane FMAs, and the sums reduce in bw_ggml_f32_lanes_sum's order: the scalar
  * level's bits exactly. */
 #include <immintrin.h>
@@ -48,14 +48,17 @@ scale_codes (__m256i q, float d_lo, float d_hi, __m256 w[4])
 }
 
 /* w = d * q, then + m (Q4_1, Q5_1: m the block's minimum) or - m (K types: dmin times the
- * sub-block's minimum field), as two roundings. */
+ * sub-block's minimum field), as two roundings; per 16 elements as scale_codes. */
 static inline void
-scale_codes_min (__m256i q, float d, float m, gboolean subtract, __m256 w[4])
+scale_codes_min (__m256i q, float d_lo, float d_hi, float m_lo, float m_hi, gboolean subtract,
+                 __m256 w[4])
 {
-  const __m256 mv = _mm256_set1_ps (m);
-  scale_codes (q, d, d, w);
+  scale_codes (q, d_lo, d_hi, w);
   for (int k = 0; k < 4; k++)
-    w[k] = subtract ? _mm256_sub_ps (w[k], mv) : _mm256_add_ps (w[k], mv);
+    {
+      const __m256 mv = _mm256_set1_ps (k < 2 ? m_lo : m_hi);
+      w[k] = subtract ? _mm256_sub_ps (w[k], mv) : _mm256_add_ps (w[k], mv);
+    }
 }
 
 /* The 32 nibbles of 16 bytes in element order: the low ones, then the high ones. */
@@ -96,7 +99,8 @@ decode_q4_0 (const uint8_t *b, __m256 w[4])
 static inline void
 decode_q4_1 (const uint8_t *b, __m256 w[4])
 {
-  scale_codes_min (nibbles (b + 4), bw_ggml_f16 (b), bw_ggml_f16 (b + 2), FALSE, w);
+  const float d = bw_ggml_f16 (b), m = bw_ggml_f16 (b + 2);
+  scale_codes_min (nibbles (b + 4), d, d, m, m, FALSE, w);
 }
 
 static inline void
@@ -110,8 +114,9 @@ decode_q5_0 (const uint8_t *b, __m256 w[4])
 static inline void
 decode_q5_1 (const uint8_t *b, __m256 w[4])
 {
+  const float d = bw_ggml_f16 (b), m = bw_ggml_f16 (b + 2);
   const __m256i q = _mm256_or_si256 (nibbles (b + 8), fifth_bits (b + 4));
-  scale_codes_min (q, bw_ggml_f16 (b), bw_ggml_f16 (b + 2), FALSE, w);
+  scale_codes_min (q, d, d, m, m, FALSE, w);
 }
 
 static inline void
@@ -160,7 +165,7 @@ DOT32 (mxfp4, BW_GGML_MXFP4)
 
 /* Q4_K / Q5_K: sub-block s (32 elements) is the low (s even) or high nibbles of bytes
  * 32 (s / 2) .., Q5_K's fifth bit bit s of qh[l]; w = d sc_s q - dmin m_s. */
-static inline float
+static inline __attribute__((always_inline)) float
 dot_k45 (const uint8_t *row, const float *x, int64_t nb, gboolean five)
 {
   const int64_t bytes = five ? 176 : 144;
@@ -184,11 +189,14 @@ dot_k45 (const uint8_t *row, const float *x, int64_t nb, gboolean five)
               const float dl = d * (float) sc;
               const float ml = dmin * (float) m;
               __m256i c = _mm256_and_si256 (h ? _mm256_srli_epi16 (q, 4) : q, m4);
-              /* bit s of each qh byte, moved to bit 4 */
-              const __m256i hb = s < 4 ? _mm256_slli_epi16 (qh, 4 - s) : _mm256_srli_epi16 (qh, s - 4);
-              c = _mm256_or_si256 (c, _mm256_and_si256 (hb, b5));
+              if (five)
+                {
+                  /* bit s of each qh byte, moved to bit 4 */
+                  const __m256i hb = s < 4 ? _mm256_slli_epi16 (qh, 4 - s) : _mm256_srli_epi16 (qh, s - 4);
+                  c = _mm256_or_si256 (c, _mm256_and_si256 (hb, b5));
+                }
               __m256 w[4];
-              scale_codes_min (c, dl, ml, TRUE, w);
+              scale_codes_min (c, dl, dl, ml, ml, TRUE, w);
               fma_step (acc, w, x + 32 * s);
             }
         }
@@ -244,6 +252,59 @@ dot_q6_k (const uint8_t *row, const float *x, int64_t nb)
   return lanes_sum (acc);
 }
 
+/* Q2_K: element h 128 + s 32 + l is bits 2 s of qs[h 32 + l]; w = d sc_j q - dmin m_j per
+ * 16 elements j (the scale byte's low and high nibbles). */
+static float
+dot_q2_k (const uint8_t *row, const float *x, int64_t nb)
+{
+  const __m256i m2 = _mm256_set1_epi8 (3);
+  __m256 acc[4] = { _mm256_setzero_ps (), _mm256_setzero_ps (), _mm256_setzero_ps (),
+                    _mm256_setzero_ps () };
+
+  for (int64_t i = 0; i < nb; i++, row += 84, x += BW_GGML_QK_K)
+    {
+      const float d = bw_ggml_f16 (row + 80), dmin = bw_ggml_f16 (row + 82);
+      for (int h = 0; h < 2; h++)
+        {
+          const __m256i qs = _mm256_loadu_si256 ((const __m256i *) (row + 16 + 32 * h));
+          for (int s = 0; s < 4; s++)
+            {
+              const int j = 8 * h + 2 * s;
+              const float d_lo = d * (float) (row[j] & 0xF);
+              const float d_hi = d * (float) (row[j + 1] & 0xF);
+              const float m_lo = dmin * (float) (row[j] >> 4);
+              const float m_hi = dmin * (float) (row[j + 1] >> 4);
+              __m256 w[4];
+              scale_codes_min (_mm256_and_si256 (_mm256_srli_epi16 (qs, 2 * s), m2), d_lo, d_hi,
+                               m_lo, m_hi, TRUE, w);
+              fma_step (acc, w, x + 128 * h + 32 * s);
+            }
+        }
+    }
+  return lanes_sum (acc);
+}
+
+/* IQ4_XS: sub-block j (32 elements) is IQ4_NL's nibbles of qs[16 j ..] times d (ls_j - 32). */
+static float
+dot_iq4_xs (const uint8_t *row, const float *x, int64_t nb)
+{
+  __m256 acc[4] = { _mm256_setzero_ps (), _mm256_setzero_ps (), _mm256_setzero_ps (),
+                    _mm256_setzero_ps () };
+
+  for (int64_t i = 0; i < nb; i++, row += 136, x += BW_GGML_QK_K)
+    {
+      const float d = bw_ggml_f16 (row);
+      for (int j = 0; j < 8; j++)
+        {
+          const float dl = d * (float) bw_ggml_iq4_xs_scale (row, j);
+          __m256 w[4];
+          scale_codes (lookup (nibbles (row + 8 + 16 * j), bw_iq4nl_values), dl, dl, w);
+          fma_step (acc, w, x + 32 * j);
+        }
+    }
+  return lanes_sum (acc);
+}
+
 /* The other types: each block through the reference decoder. */
 static float
 dot_decoded (int type, const uint8_t *row, const float *x, int64_t nb)
@@ -273,7 +334,6 @@ dot_decoded (int type, const uint8_t *row, const float *x, int64_t nb)
     return dot_decoded (type, row, x, nb);                                        \
   }
 
-DECODED (q2_k, BW_GGML_Q2_K)
 DECODED (q3_k, BW_GGML_Q3_K)
 DECODED (iq2_xxs, BW_GGML_IQ2_XXS)
 DECODED (iq2_xs, BW_GGML_IQ2_XS)
@@ -282,7 +342,6 @@ DECODED (iq3_xxs, BW_GGML_IQ3_XXS)
 DECODED (iq3_s, BW_GGML_IQ3_S)
 DECODED (iq1_s, BW_GGML_IQ1_S)
 DECODED (iq1_m, BW_GGML_IQ1_M)
-DECODED (iq4_xs, BW_GGML_IQ4_XS)
 DECODED (tq1_0, BW_GGML_TQ1_0)
 DECODED (tq2_0, BW_GGML_TQ2_0)
 
