@@ -128,12 +128,11 @@ carve_out (const BwMla *m, int n, BwScratch *cur, float **o, float **g)
   *g = bw_scratch_take (cur, hv);
 }
 
-/* Each thread's rows in the absorbed path: a weight row or the merged state, and with
- * v_b apart a decoded v_b row beside it. */
+/* Each thread's row in the absorbed path: a decoded kv_b row or the merged state. */
 static gsize
 row_floats (const BwMla *m)
 {
-  return (gsize) MAX (m->kv_rank, m->nope) * (m->v_b.data != NULL ? 2 : 1);
+  return (gsize) m->kv_rank;
 }
 
 /* The absorbed path: the absorbed queries, each (row, key range) job's running states,
@@ -196,13 +195,14 @@ absorb_queries (const AttnCtx *c, int h, float *row)
       for (int j = 0; j < dr; j++)
         qt[R + j] = q[dn + j] * m->scale;
     }
-  for (int r = 0; r < R && m->k_b.data != NULL; r++)
+  for (int i = 0; i < c->n && m->k_b.data != NULL; i++)
     {
-      /* k_b's row h R + r is W_UK,h's column r */
-      bw_matrix_dequant_row (&m->k_b, (int64_t) h * R + r, row);
-      for (int i = 0; i < c->n; i++)
-        c->qt[((gsize) i * H + h) * w + r]
-          = bw_vec_dot (row, c->w->q + ((gsize) i * H + h) * dq, dn) * m->scale;
+      /* k_b's row h R + r is W_UK,h's column r, and lands at qt[r] */
+      float *qt = c->qt + ((gsize) i * H + h) * w;
+      bw_matvec_rows (&m->k_b, c->w->q + ((gsize) i * H + h) * dq, qt - (gsize) h * R,
+                      (int64_t) h * R, (int64_t) (h + 1) * R);
+      for (int r = 0; r < R; r++)
+        qt[r] *= m->scale;
     }
   for (int j = 0; j < dn && m->k_b.data == NULL; j++)
     {
@@ -316,12 +316,8 @@ absorbed_merge (void *ctx, int job, int tid)
   float *o = c->o + ((gsize) i * H + h) * dv;
   if (m->v_b.data != NULL)
     {
-      float *row = acc + MAX (R, dn);
-      for (int v = 0; v < dv; v++)
-        {
-          bw_matrix_dequant_row (&m->v_b, (int64_t) h * dv + v, row);
-          o[v] = bw_vec_dot (row, acc, R);
-        }
+      /* v_b's row h dv + v lands at o[v] */
+      bw_matvec_rows (&m->v_b, acc, o - (gsize) h * dv, (int64_t) h * dv, (int64_t) (h + 1) * dv);
       return;
     }
   float *y = c->ybuf + (gsize) i * hw;

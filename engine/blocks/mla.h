@@ -40,7 +40,8 @@ typedef struct {
   BwMatrix kv_b;           /* [H (nope+v), kv_rank] */
   /* Or W_UK and W_UV apart, as GGUF stores them (data set): k_b [H kv_rank, nope], each
    * head's keys transposed, and v_b [H v, kv_rank]. Every call then takes the absorbed
-   * path, which multiplies by their rows decoded to f32, as by kv_b's. */
+   * path, with one-token products of their rows (act_bits 32 keeps GGML blocks' products
+   * in f32, kernels/ggml-f32act.h). */
   BwMatrix k_b, v_b;
   BwMatrix o_proj;         /* [D, H v] */
   gboolean has_gate;       /* K3: o *= sigmoid(g_proj x) */

@@ -250,18 +250,16 @@ fused_act (const BwMoe *moe, int e, float *gu, float *h)
   bw_gated_act (&moe->act, h, gu, NULL, (int) inter);
 }
 
-/* m rows of expert e's separate gate and up products plus its interleaved gate_up bias. */
+/* m rows of expert e's separate gate and up products plus its gate and up biases. */
 static void
 split_bias (const BwMoe *moe, int e, float *gt, float *up, int m)
 {
   int64_t inter = moe->expert_inter;
-  const float *b = moe->gate_up_bias + (gsize) e * 2 * inter;
   for (int i = 0; i < m; i++)
-    for (int64_t c = 0; c < inter; c++)
-      {
-        gt[i * inter + c] += b[2 * c];
-        up[i * inter + c] += b[2 * c + 1];
-      }
+    {
+      add_bias (gt + i * inter, moe->gate_bias + (gsize) e * inter, inter);
+      add_bias (up + i * inter, moe->up_bias + (gsize) e * inter, inter);
+    }
 }
 
 /* Expert e's output for the tokens that chose it, into out ([count][width]). */
@@ -285,7 +283,7 @@ run_expert (const BwMoe *moe, BwExpertStore *store, const BwExpertWeights *ew,
     {
       bw_matmul (&ew->up, xg, m, up, pool);
       bw_expert_store_poll (store);
-      if (moe->gate_up_bias)
+      if (moe->gate_bias)
         split_bias (moe, e, gt, up, m);
       bw_gated_act (&moe->act, gt, gt, up, (int) (m * inter));
     }
@@ -370,7 +368,7 @@ one_token_job (void *ctx, int index, int thread_id)
     {
       bw_matvec (&ew->up, m->x, up, NULL);
       one_token_poll (m);
-      if (moe->gate_up_bias)
+      if (moe->gate_bias)
         split_bias (moe, e, gt, up, 1);
       bw_gated_act (&moe->act, gt, gt, up, (int) inter);
     }

@@ -19,7 +19,9 @@ typedef struct BwMoe {
   /* gpt-oss: each expert's gate matrix is the fused gate_up [2 inter, width] with
    * interleaved rows (act gets u NULL); optional per-expert biases. */
   gboolean fused_gate_up;
-  const float *gate_up_bias;  /* [n_experts][2 inter], gate and up interleaved, or NULL */
+  const float *gate_up_bias;  /* fused: [n_experts][2 inter], gate and up interleaved */
+  const float *gate_bias;     /* gate and up apart (GGUF): [n_experts][inter] each */
+  const float *up_bias;
   const float *down_bias;     /* [n_experts][width] or NULL */
   gboolean has_shared;
   BwMlp shared;           /* shared experts at full width, unweighted */

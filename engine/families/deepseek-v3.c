@@ -52,7 +52,10 @@ typedef struct {
 
 /* kv_b_proj, or its two halves as a GGUF file stores them (families/gguf-checkpoint.c):
  * k_b_proj [H kv_rank, nope] (each head's keys transposed) and v_b_proj [H v, kv_rank],
- * held as stored (the MLA block decodes their rows; requantising would only lose). */
+ * held as stored (requantising would only lose), their products with f32 activations
+ * (act_bits 32): llama.cpp rounds the query and the merged state to its int8 blocks
+ * here, but the rest of its attention also rounds (an f16 cache), and the int8 blocks
+ * alone moved the fixtures' logprobs further from its own than f32 does. */
 static gboolean
 bind_kv_b (BwModel *model, BwMla *m, int l, GError **error)
 {
@@ -60,10 +63,14 @@ bind_kv_b (BwModel *model, BwMla *m, int l, GError **error)
   if (bw_checkpoint_findf (bw_model_checkpoint (model), ATT "k_b_proj.weight", l) == NULL)
     return bw_model_bind_matrix (model, &m->kv_b, H * (m->nope + m->v_dim), R, error,
                                  ATT "kv_b_proj.weight", l);
-  return bw_model_bind_matrix_exact (model, &m->k_b, H * R, m->nope, error,
-                                     ATT "k_b_proj.weight", l)
-         && bw_model_bind_matrix_exact (model, &m->v_b, H * m->v_dim, R, error,
-                                        ATT "v_b_proj.weight", l);
+  if (!bw_model_bind_matrix_exact (model, &m->k_b, H * R, m->nope, error,
+                                   ATT "k_b_proj.weight", l)
+      || !bw_model_bind_matrix_exact (model, &m->v_b, H * m->v_dim, R, error,
+                                      ATT "v_b_proj.weight", l))
+    return FALSE;
+  m->k_b.act_bits = 32;
+  m->v_b.act_bits = 32;
+  return TRUE;
 }
 
 static gboolean

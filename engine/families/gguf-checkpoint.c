@@ -61,11 +61,14 @@ static const char *const top_names[][2] = {
   { "output.weight", "lm_head.weight" },
 };
 
-/* gpt-oss's names for what other families call the router and its sinks. */
+/* gpt-oss's names for what other families call the router and its sinks, and its experts'
+ * biases (gate and up apart, as stored; the decoder binds them so). */
 static const char *const fused_names[][2] = {
   { "ffn_gate_inp.weight", "mlp.router.weight" },
   { "ffn_gate_inp.bias", "mlp.router.bias" },
   { "attn_sinks.weight", "self_attn.sinks" },
+  { "ffn_gate_exps.bias", "mlp.experts.gate_proj_bias" },
+  { "ffn_up_exps.bias", "mlp.experts.up_proj_bias" },
   { "ffn_down_exps.bias", "mlp.experts.down_proj_bias" },
 };
 
@@ -121,37 +124,6 @@ add_whole (Plan *p, char *name, const BwGgufTensor *t)
   add_stored (p, name, t, 0, t->nbytes, t->n_dims == 2 ? t->ne[1] : 0, t->ne[0]);
 }
 
-/* F32 made here (data taken). */
-static void
-add_made (Plan *p, char *name, float *data, int64_t rows, int64_t cols)
-{
-  BwTensorInfo ti = { 0 };
-  g_ptr_array_add (p->owned, data);
-  ti.dtype = BW_DTYPE_F32;
-  ti.shard = -1;
-  ti.mem = data;
-  ti.nbytes = sizeof (float) * (guint64) (rows > 0 ? rows : 1) * (guint64) cols;
-  add_tensor (p, name, &ti, rows, cols);
-}
-
-/* t decoded whole into a new buffer of t->n_elements floats; NULL with an error. */
-static float *
-dequant_whole (const BwGguf *g, const BwGgufTensor *t, GError **error)
-{
-  g_autofree guint8 *raw = g_malloc (t->nbytes);
-  g_autofree float *out = g_new (float, t->n_elements);
-  if (!bw_gguf_read_range (g, t, 0, t->nbytes, raw, error))
-    return NULL;
-  if (!bw_ggml_dequant (t->type, raw, (int64_t) t->n_elements, out))
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: tensor %s: type %s cannot be decoded", g->path, t->name,
-                   bw_ggml_type_name (t->type) ? bw_ggml_type_name (t->type) : "unknown");
-      return NULL;
-    }
-  return g_steal_pointer (&out);
-}
-
 /* MLA's W_UK and W_UV as stored: attn_k_b ([heads][rank][nope] in ggml's reversed order,
  * each head's keys transposed) as k_b_proj [heads rank, nope], attn_v_b ([heads][v][rank])
  * as v_b_proj [heads v, rank]; the family multiplies by them in the absorbed form. */
@@ -175,54 +147,17 @@ plan_kv_b (Plan *p, int layer, const BwGgufTensor *kb, GError **error)
   return TRUE;
 }
 
-/* gpt-oss's gate and up expert biases ([experts][width] each) as the one [experts][2 width]
- * gate_up_proj_bias the family binds, interleaved. */
+/* gpt-oss's own names: whether rest was one of them (then t is planned). */
 static gboolean
-plan_gate_up_bias (Plan *p, int layer, const BwGgufTensor *t, GError **error)
+plan_fused (Plan *p, const BwGgufTensor *t, int layer, const char *rest)
 {
-  const BwGguf *g = p->g;
-  const BwGgufTensor *up = bw_gguf_findf (g, "blk.%d.ffn_up_exps.bias", layer);
-  if (t->n_dims != 2 || up == NULL || up->n_dims != 2 || up->ne[0] != t->ne[0]
-      || up->ne[1] != t->ne[1])
-    {
-      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
-                   "%s: %s has no matching ffn_up_exps.bias or is not 2-D", g->path,
-                   t->name);
-      return FALSE;
-    }
-  g_autofree float *a = dequant_whole (g, t, error);
-  g_autofree float *b = a != NULL ? dequant_whole (g, up, error) : NULL;
-  if (b == NULL)
-    return FALSE;
-  float *out = g_new (float, 2 * t->n_elements);
-  for (guint64 i = 0; i < t->n_elements; i++)
-    {
-      out[2 * i] = a[i];
-      out[2 * i + 1] = b[i];
-    }
-  add_made (p, g_strdup_printf ("model.layers.%d.mlp.experts.gate_up_proj_bias", layer), out,
-            t->ne[1], 2 * t->ne[0]);
-  return TRUE;
-}
-
-/* gpt-oss's own names; TRUE with *done when rest was one of them. */
-static gboolean
-plan_fused (Plan *p, const BwGgufTensor *t, int layer, const char *rest, gboolean *done,
-            GError **error)
-{
-  *done = TRUE;
   for (gsize i = 0; i < G_N_ELEMENTS (fused_names); i++)
     if (strcmp (rest, fused_names[i][0]) == 0 && t->n_dims <= 2)
       {
         add_whole (p, g_strdup_printf ("model.layers.%d.%s", layer, fused_names[i][1]), t);
         return TRUE;
       }
-  if (strcmp (rest, "ffn_up_exps.bias") == 0)
-    return TRUE;   /* joined with the gate's */
-  if (strcmp (rest, "ffn_gate_exps.bias") == 0)
-    return plan_gate_up_bias (p, layer, t, error);
-  *done = FALSE;
-  return TRUE;
+  return FALSE;
 }
 
 /* A 3-D *_exps tensor, expert index slowest: one slice per expert, each a contiguous
@@ -241,9 +176,8 @@ plan_layer_tensor (Plan *p, const BwGgufTensor *t, int layer, const char *rest,
                    GError **error)
 {
   const BwGgufArch *arch = p->arch;
-  gboolean done = FALSE;
-  if (arch->fused_experts && (!plan_fused (p, t, layer, rest, &done, error) || done))
-    return done;
+  if (arch->fused_experts && plan_fused (p, t, layer, rest))
+    return TRUE;
   for (gsize i = 0; i < G_N_ELEMENTS (layer_names); i++)
     if (strcmp (rest, layer_names[i][0]) == 0 && t->n_dims <= 2)
       {

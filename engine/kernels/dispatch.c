@@ -2,6 +2,8 @@
  * library is compiled with. */
 #include "kernels/dispatch.h"
 
+#include "kernels/ggml-dot.h"
+#include "kernels/ggml-f32act.h"
 #include "kernels/kernel-features.h"
 
 #if BW_KERNELS_X86
@@ -169,6 +171,14 @@ bw_kernels_rows (const BwKernelTable *table, BwFormat fmt)
   return bw_kernels_scalar.rows[fmt];
 }
 
+BwRowsKernel
+bw_kernels_matrix_rows (const BwKernelTable *table, const BwMatrix *w)
+{
+  if (w->act_bits == 32 && bw_ggml_format (w->fmt))
+    return bw_ggml_f32act_rows;
+  return bw_kernels_rows (table, w->fmt);
+}
+
 gboolean
 bw_kernels_int_sums (BwIsa isa, BwFormat fmt, int group)
 {
@@ -202,4 +212,13 @@ bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt)
     if (t->ggml_dot && t->ggml_dot[fmt])
       return t->ggml_dot[fmt];
   return bw_kernels_scalar.ggml_dot[fmt];
+}
+
+BwGgmlF32Dot
+bw_kernels_ggml_f32_dot (const BwKernelTable *table, BwFormat fmt)
+{
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->ggml_f32_dot && t->ggml_f32_dot[fmt])
+      return t->ggml_f32_dot[fmt];
+  return bw_kernels_scalar.ggml_f32_dot[fmt];
 }

@@ -35,6 +35,10 @@ const BwKernelTable *bw_kernels_table (BwIsa isa);
 /* A table's kernel for a format, filled from its base levels and the scalar kernels. */
 BwRowsKernel bw_kernels_rows (const BwKernelTable *table, BwFormat fmt);
 
+/* The rows kernel of products with w: the f32-activation one for a GGML matrix with
+ * act_bits 32 (kernels/ggml-f32act.h), else bw_kernels_rows (table, w->fmt). */
+BwRowsKernel bw_kernels_matrix_rows (const BwKernelTable *table, const BwMatrix *w);
+
 /* Whether one-token products of matrices of this format and grouping run in integers at
  * the level `isa` resolves to (kernels/gemv-int.h), which makes their arithmetic cheaper
  * than their bytes. */
@@ -50,3 +54,7 @@ BwPeakLoop bw_kernels_peak (const BwKernelTable *table, gboolean integer);
 /* A table's integer product for a GGML format, filled the same way (never NULL for a
  * BW_FMT_GGML_* format). */
 BwGgmlDot bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt);
+
+/* A table's f32-activation product for a GGML format, filled the same way (never NULL for
+ * a BW_FMT_GGML_* format). */
+BwGgmlF32Dot bw_kernels_ggml_f32_dot (const BwKernelTable *table, BwFormat fmt);

@@ -45,6 +45,10 @@ typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const voi
  * quantized activations (kernels/ggml-dot.h). */
 typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
 
+/* The product of `nblocks` GGML weight blocks at `row` with f32 activations x
+ * (kernels/ggml-f32act.h). */
+typedef float (*BwGgmlF32Dot) (const uint8_t *row, const float *x, int64_t nblocks);
+
 /* `reps` rounds of a level's machine-peak loop (bench kernels): independent f32 FMAs, or
  * 8-bit integer dot products as the level's integer kernels issue them, with no memory
  * traffic. Returns the operations done (2 per multiply-add); leaves a value in *sink so
@@ -62,6 +66,9 @@ struct BwKernelTable {
   /* Integer products of GGML block rows, per format (kernels/ggml-dot.h); NULL, or a NULL
    * entry: the base level's, then the scalar one. */
   const BwGgmlDot *ggml_dot;
+  /* Products of GGML block rows with f32 activations, per format (act_bits 32,
+   * kernels/ggml-f32act.h); filled the same way. */
+  const BwGgmlF32Dot *ggml_f32_dot;
   /* Products with exact integer sums (kernels/gemv-int.h); one-token activations are
    * prepared once per thread and product (BW_GEMV_INT_PREPARED_BYTES); NULL: none. */
   const BwGemvInt *gemv_int;

@@ -70,7 +70,7 @@ void
 bw_matvec_rows (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
 {
   if (r1 > r0)
-    bw_kernels_rows (bw_kernels_table (w->isa), w->fmt) (w, x, 1, y, w->rows, r0, r1);
+    bw_kernels_matrix_rows (bw_kernels_table (w->isa), w) (w, x, 1, y, w->rows, r0, r1);
 }
 
 typedef struct {
@@ -150,7 +150,7 @@ void
 bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
 {
   const BwKernelTable *table = bw_kernels_table (w->isa);
-  BwRowsKernel kernel = bw_kernels_rows (table, w->fmt);
+  BwRowsKernel kernel = bw_kernels_matrix_rows (table, w);
   int threads = bw_pool_size (pool);
   gsize bytes = bw_matrix_bytes (w);
 

@@ -31,7 +31,9 @@ typedef struct {
   const void *scales;   /* format-specific; NULL for F32/BF16/F16 */
   int group;            /* Q8/Q4/Q2/CT_INT*: columns per scale; 0 = one scale per row */
   int act_bits;         /* 8: one-token products round activations to int8 where a kernel
-                         * exists (opt-in, approximate; kernels/act-q8.h); 0: f32 */
+                         * exists (opt-in, approximate; kernels/act-q8.h); 0: f32 (GGML
+                         * formats: int8 blocks, as llama.cpp; kernels/ggml-dot.h); 32:
+                         * f32 for GGML formats too (kernels/ggml-f32act.h) */
   BwIsa isa;            /* the kernel level of every product with this matrix; a level the
                          * CPU lacks runs as the best one it has */
 } BwMatrix;

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "kernels/ggml-dot.h"
+#include "kernels/ggml-f32act.h"
 #include "kernels/kernel-table.h"
 
 #define SEG 256
@@ -99,6 +100,7 @@ const BwKernelTable bw_kernels_scalar = {
   },
   .stream_sum = stream_sum_scalar,
   .ggml_dot = bw_ggml_dots_scalar,
+  .ggml_f32_dot = bw_ggml_f32_dots_scalar,
   .peak_fma = peak_fma_scalar,
   .peak_int = peak_int_scalar,
 };

@@ -22,6 +22,8 @@
 
 #include <string.h>
 
+#include "kernels/ggml-f32act.h"
+
 #define AI static inline __attribute__((always_inline))
 
 /* Columns per scale group: every group but the last is a whole number of steps. */
@@ -420,6 +422,7 @@ stream_sum (const void *p, size_t bytes)
     .stream_sum = stream_sum,                                                            \
     .gemv_int = int_kernel,                                                              \
     .ggml_dot = dots,                                                                    \
+    .ggml_f32_dot = bw_ggml_f32_dots_avx2,                                               \
     .peak_fma = fma_peak,                                                                \
     .peak_int = int_peak,                                                                \
   }

@@ -301,7 +301,7 @@ fused_tensor (BwModel *model, const BwDecoder *dec, int l, int e, int which,
 static const char *const split_names[3] = { "gate_proj", "up_proj", "down_proj" };
 
 /* Whether a fused family's experts are stored that way: then gate and up are separate
- * products, and the gate_up bias still holds them interleaved. */
+ * products, with biases of their own. */
 static void
 find_split_experts (BwModel *model, BwDecoder *dec)
 {
@@ -395,22 +395,35 @@ bind_latent (BwModel *model, const BwDecoder *dec, int l, BwLatentMoe *lm, GErro
   return TRUE;
 }
 
-/* "<experts_prefix><gate name>_bias" [E][2 moe_inter] (gate and up interleaved) and
- * "<down name>_bias" [E][hidden]. */
+/* "<experts_prefix><gate name>_bias" [E][2 moe_inter] (gate and up interleaved, as the
+ * fused rows are), or with the experts stored apart (GGUF) "gate_proj_bias" and
+ * "up_proj_bias" [E][moe_inter] each; and "<down name>_bias" [E][hidden]. */
 static gboolean
 bind_expert_biases (BwModel *model, const BwDecoder *dec, int l, BwMoe *m, GError **error)
 {
   const BwFamily *family = model->ckpt->family;
   const BwDecoderFfn *f = &dec->ffn;
-  int64_t E = f->n_experts, gate_rows = (int64_t) f->moe_inter * 2;
-  float *gb, *db;
+  const char *prefix = family->experts_prefix;
+  int64_t E = f->n_experts, inter = f->moe_inter;
+  float *gb, *ub = NULL, *db;
 
-  if (!bw_model_bind_vector (model, &gb, E * gate_rows, FALSE, error, L "%s%s_bias", l,
-                             family->experts_prefix, family->expert_names[0])
-      || !bw_model_bind_vector (model, &db, E * dec->hidden, FALSE, error, L "%s%s_bias", l,
-                                family->experts_prefix, family->expert_names[2]))
+  gboolean ok = f->split_experts
+    ? bw_model_bind_vector (model, &gb, E * inter, FALSE, error, L "%s%s_bias", l, prefix,
+                            split_names[0])
+      && bw_model_bind_vector (model, &ub, E * inter, FALSE, error, L "%s%s_bias", l, prefix,
+                               split_names[1])
+    : bw_model_bind_vector (model, &gb, E * 2 * inter, FALSE, error, L "%s%s_bias", l, prefix,
+                            family->expert_names[0]);
+  if (!ok || !bw_model_bind_vector (model, &db, E * dec->hidden, FALSE, error, L "%s%s_bias",
+                                    l, prefix, family->expert_names[2]))
     return FALSE;
-  m->gate_up_bias = gb;
+  if (f->split_experts)
+    {
+      m->gate_bias = gb;
+      m->up_bias = ub;
+    }
+  else
+    m->gate_up_bias = gb;
   m->down_bias = db;
   return TRUE;
 }

@@ -4,6 +4,8 @@
 
 #include "random-matrix.h"
 
+#include "kernels/ggml-dot.h"
+
 static float
 scale_at (const BwMatrix *m, int64_t i)
 {
@@ -223,4 +225,35 @@ test_fill_random (float *x, int64_t n, GRand *rand)
 {
   for (int64_t i = 0; i < n; i++)
     x[i] = (float) g_rand_double_range (rand, -1, 1);
+}
+
+void
+test_ggml_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, int misalign,
+                       GRand *rand)
+{
+  const BwGgmlCodec *c = bw_ggml_codec (bw_ggml_format_type (fmt));
+  const gsize row_bytes = bw_matrix_row_bytes (fmt, cols);
+  float vals[256];
+
+  g_assert_nonnull (c);
+  g_assert_cmpint (cols % c->info->block_elements, ==, 0);
+  memset (t, 0, sizeof *t);
+  t->data_block = g_malloc (rows * row_bytes + 64 + misalign);
+  guint8 *data = (guint8 *) (((guintptr) t->data_block + 63) & ~(guintptr) 63) + misalign;
+  for (int64_t b = 0; b < rows * (cols / c->info->block_elements); b++)
+    {
+      guint8 *blk = data + b * c->info->block_bytes;
+      gboolean ok;
+      do
+        {
+          for (guint32 i = 0; i < c->info->block_bytes; i++)
+            blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
+          c->dequant (blk, vals);
+          ok = TRUE;
+          for (guint32 i = 0; i < c->info->block_elements; i++)
+            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 1e6f;
+        }
+      while (!ok);
+    }
+  t->m = (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .data = data };
 }

@@ -18,6 +18,12 @@ void test_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols, 
                        int misalign, GRand *rand);
 void test_matrix_clear (TestMatrix *t);
 
+/* A random matrix of a GGML block format (BW_FMT_GGML_*) whose blocks decode to finite
+ * values of at most 1e6 in magnitude (a block is drawn again until it does); data starts
+ * `misalign` bytes past a 64-byte boundary; cleared with test_matrix_clear. */
+void test_ggml_matrix_init (TestMatrix *t, BwFormat fmt, int64_t rows, int64_t cols,
+                            int misalign, GRand *rand);
+
 /* W[r][c] as the reference defines it (code value times scale, rounded to f32). */
 float test_matrix_weight (const BwMatrix *m, int64_t r, int64_t c);
 
