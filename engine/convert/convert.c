@@ -425,7 +425,7 @@ finish_folder (Run *run, BwConvertFinish finish, GError **error)
   g_autofree char *manifest = g_build_filename (run->partial, MANIFEST, NULL);
 
   if (!bw_convert_write_index (&run->plan, run->partial, error)
-      || !bw_convert_copy_side_files (run->ck->dir, run->partial, error)
+      || !bw_convert_write_side_files (run->ck->dir, run->partial, error)
       || !bw_convert_write_readme (run->ck->dir, &run->plan, bw_checkpoint_tensor_bytes (run->ck),
                                    run->partial, error)
       || !bw_convert_write_config (run->ck, &run->plan, run->partial, error))
