@@ -233,9 +233,10 @@ test_library (void)
   ref_clear (&ref);
 }
 
-/* The GGUF tensor that routed expert tensor t (model.layers.L.mlp.experts.E.NAME) slices. */
+/* The GGUF tensor that routed expert tensor t (model.layers.L.mlp.experts.E.NAME) slices:
+ * its own, or the fused ffn_gate_up_exps (*half: 0 the gate, 1 the up; -1 unfused). */
 static const BwGgufTensor *
-expert_source (const BwGguf *g, const BwTensorInfo *t)
+expert_source (const BwGguf *g, const BwTensorInfo *t, int *half)
 {
   static const char *const names[][2] = {
     { "gate_proj", "gate" }, { "up_proj", "up" }, { "down_proj", "down" },
@@ -243,14 +244,24 @@ expert_source (const BwGguf *g, const BwTensorInfo *t)
   int layer = -1, expert = -1, used = 0;
   g_assert_cmpint (sscanf (t->name, "model.layers.%d.mlp.experts.%d.%n", &layer, &expert,
                            &used), ==, 2);
+  *half = -1;
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
     if (g_str_has_prefix (t->name + used, names[i][0]))
-      return bw_gguf_findf (g, "blk.%d.ffn_%s_exps.weight", layer, names[i][1]);
+      {
+        const BwGgufTensor *own = bw_gguf_findf (g, "blk.%d.ffn_%s_exps.weight", layer,
+                                                 names[i][1]);
+        if (own != NULL || i == 2)
+          return own;
+        *half = (int) i;
+        return bw_gguf_findf (g, "blk.%d.ffn_gate_up_exps.weight", layer);
+      }
   g_error ("%s is no routed expert matrix", t->name);
 }
 
-/* Every routed expert matrix is its slice of the 3-D tensor (expert index slowest), and
- * one expert's three slices plan into aligned reads that hold each at its place. Returns
+/* Every routed expert matrix is its slice of the 3-D tensor (expert index slowest; a fused
+ * gate_up tensor's expert its gate rows, then its up rows), and one expert's three slices
+ * plan into aligned reads that hold each at its place (a fused expert's gate and up in one
+ * read, beside its down). Returns
  * the largest expert's bytes as stored and puts the smallest's in *smallest;
  * *unaligned counts slices off a 4096 boundary. */
 static guint64
@@ -264,12 +275,15 @@ check_slices (const BwCheckpoint *ck, const BwGguf *g, guint64 *smallest, int *u
       const BwTensorInfo *t = &ck->tensors[i];
       if (t->role != BW_ROLE_EXPERT || t->expert < 0)
         continue;
-      const BwGgufTensor *src = expert_source (g, t);
+      int half;
+      const BwGgufTensor *src = expert_source (g, t, &half);
+      guint64 parts = half >= 0 ? 2 : 1;
       g_assert_nonnull (src);
       g_assert_null (t->mem);
       g_assert_cmpint (t->shard, ==, src->part);
-      g_assert_cmpuint (t->nbytes * (guint64) src->ne[2], ==, src->nbytes);
-      g_assert_cmpuint (t->offset, ==, src->offset + (guint64) t->expert * t->nbytes);
+      g_assert_cmpuint (t->nbytes * parts * (guint64) src->ne[2], ==, src->nbytes);
+      g_assert_cmpuint (t->offset, ==, src->offset + ((guint64) t->expert * parts
+                                                      + (guint64) MAX (half, 0)) * t->nbytes);
       *unaligned += t->offset % 4096 != 0;
       BwExpertLayout l = { 0 };
       const char *rest = strrchr (t->name, '.') - strlen ("gate_proj");
@@ -298,6 +312,12 @@ check_slices (const BwCheckpoint *ck, const BwGguf *g, guint64 *smallest, int *u
             }
           g_assert_true (held);
         }
+      if (half >= 0)
+        for (int r = 0; r < plan.n_runs; r++)
+          if (plan.runs[r].file_off <= l.gate.data->offset
+              && l.gate.data->offset < plan.runs[r].file_off + plan.runs[r].len)
+            g_assert_cmpuint (l.up.data->offset + l.up.data->nbytes, <=,
+                              plan.runs[r].file_off + plan.runs[r].len);
       largest = MAX (largest, bw_expert_layout_bytes (&l));
       *smallest = MIN (*smallest, bw_expert_layout_bytes (&l));
     }
