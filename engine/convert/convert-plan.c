@@ -552,13 +552,14 @@ bw_convert_plan_build (const BwCheckpoint *ck, const BwConvertOptions *opts,
   int n = 0;
 
   memset (plan, 0, sizeof *plan);
-  /* gpt-oss's safetensors layout fuses every expert of a layer into one interleaved
-   * tensor, which a GGUF's per-expert slices are not written back into yet */
-  if (bw_gguf_is_gguf_path (ck->dir) && ck->family->fused_experts)
+  /* gpt-oss reads MXFP4 experts only fused per layer, which a GGUF's per-expert slices
+   * are not written back into */
+  if (bw_gguf_is_gguf_path (ck->dir) && ck->family->fused_experts
+      && opts->experts == BW_CONVERT_MXFP4)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                   "%s: a GGUF %s model cannot be converted yet (its experts would need "
-                   "the fused safetensors layout); it runs as it is", ck->dir,
+                   "%s: the experts of a GGUF %s model are written one tensor per expert, "
+                   "which can be kept or written as INT4 or INT8, not as MXFP4", ck->dir,
                    ck->family->name);
       return FALSE;
     }

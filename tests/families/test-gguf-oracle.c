@@ -11,8 +11,8 @@
  *     reading one expert's three slices
  *   - the model with its expert count changed in the metadata (its expert tensors then hold
  *     more or fewer experts) fails to load with an error naming the file, no crash
- *   - gpt-oss: burrow-cli convert refuses the model in words, writing nothing (the other
- *     architectures convert: tests/convert/test-convert-gguf.c)
+ *   - gpt-oss: burrow-cli convert --experts mxfp4 refuses the model in words, writing
+ *     nothing (the conversions that work: tests/convert/test-convert-gguf.c)
  * A missing fixture fails. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -446,7 +446,7 @@ test_convert_refused (void)
   g_autofree char *dir = bw_test_tmp_dir ("gguf-convert-XXXXXX");
   g_autofree char *out_dir = g_build_filename (dir, "out", NULL);
   const char *argv[] = { BURROW_CLI, "convert", "--model", ref.file, "--out", out_dir,
-                         "--no-text", NULL };
+                         "--experts", "mxfp4", "--no-text", NULL };
   g_autofree char *out = NULL, *err = NULL;
   g_autoptr (GError) error = NULL;
   int status = 0;
@@ -454,7 +454,9 @@ test_convert_refused (void)
                 &error);
   g_assert_no_error (error);
   g_assert_false (g_spawn_check_wait_status (status, NULL));
-  g_assert_nonnull (strstr (err, ".gguf: a GGUF gpt_oss model cannot be converted yet"));
+  g_assert_nonnull (strstr (err, ".gguf: the experts of a GGUF gpt_oss model are written one "
+                              "tensor per expert, which can be kept or written as INT4 or "
+                              "INT8, not as MXFP4"));
   g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
   g_assert_null (g_dir_read_name (d));
   ref_clear (&ref);
