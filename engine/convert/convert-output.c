@@ -13,6 +13,7 @@
 #include "core/safetensors-writer.h"
 #include "quant/ct-int.h"
 #include "text/tokenizer-gguf-export.h"
+#include "text/tokenizer-gguf.h"
 
 typedef enum { SCHEME_NONE, SCHEME_INT, SCHEME_MXFP4 } Scheme;
 
@@ -342,6 +343,19 @@ bw_convert_write_side_files (const char *src, const char *dir, GError **error)
     return bw_convert_copy_side_files (src, dir, error);
   g_autoptr (BwGguf) g = bw_gguf_open (src, error);
   return g != NULL && bw_tokenizer_gguf_export (g, dir, error);
+}
+
+gboolean
+bw_convert_check_side_files (const char *src, GError **error)
+{
+  if (!bw_gguf_is_gguf_path (src))
+    return TRUE;
+  g_autoptr (BwGguf) g = bw_gguf_open (src, error);
+  BwGgufVocab v;
+  if (g == NULL || !bw_gguf_vocab_describe (g, &v, error))
+    return FALSE;
+  bw_gguf_vocab_clear (&v);
+  return TRUE;
 }
 
 static const char *

@@ -138,13 +138,14 @@ needs_decoding (const BwJob *job)
   return job->src[0]->dtype == BW_DTYPE_GGML || job->mla_heads > 0;
 }
 
-/* The F32 copy of a matrix that cannot be copied: its exact values. */
+/* The F32 copy of a matrix that cannot be copied: its exact values, under the source's
+ * name and shape (MLA's two tensors: kv_b_proj's). */
 static void
 add_f32_out (BwJob *job)
 {
   const BwTensorInfo *t = job->src[0];
   job->kind = BW_JOB_F32;
-  if (job->mla_heads > 0 || t->n_dims == 2)
+  if (job->mla_heads > 0)
     add_out (job, g_strconcat (job->module, ".weight", NULL), BW_DTYPE_F32, 2,
              (int64_t[]) { job->rows, job->cols });
   else
@@ -327,7 +328,8 @@ describe_mla (const BwCheckpoint *ck, const BwTensorInfo *kb, BwJob *job)
   job->module = g_strconcat (base, ".kv_b_proj", NULL);
 }
 
-/* A tensor in a GGUF block type: a matrix (a vector as one row) of that format. */
+/* A tensor in a GGUF block type: a matrix (a vector as one row) of that format; only a
+ * Linear's weight (with a module name) may be re-encoded, anything else is kept (F32). */
 static void
 describe_ggml (const BwTensorInfo *t, BwJob *job)
 {
@@ -336,10 +338,8 @@ describe_ggml (const BwTensorInfo *t, BwJob *job)
   job->rows = t->n_dims == 2 ? t->shape[0] : 1;
   job->cols = t->shape[t->n_dims - 1];
   job->src_fmt = bw_ggml_type_format (t->ggml_type);
-  if (job->src_fmt != BW_FMT_COUNT)
-    job->module = ends_with (t->name, ".weight")
-                    ? g_strndup (t->name, strlen (t->name) - strlen (".weight"))
-                    : g_strdup (t->name);
+  if (job->src_fmt != BW_FMT_COUNT && t->n_dims == 2 && ends_with (t->name, ".weight"))
+    job->module = g_strndup (t->name, strlen (t->name) - strlen (".weight"));
 }
 
 /* Recognises t as a matrix (filling the job's source); otherwise the job stays a plain
@@ -461,6 +461,8 @@ decide_job (const BwCheckpoint *ck, const BwConvertOptions *opts, int expert_gro
       add_copy_outs (job);
       return TRUE;
     }
+  if (job->module == NULL)
+    return decide (job, BW_CONVERT_KEEP, opts->group, error);
   if (job->routed)
     return decide (job, opts->experts, expert_group, error);
   if (dense_quantisable (cfg, job->src[0], job->rows))

@@ -460,7 +460,8 @@ bw_convert (const BwConvertOptions *opts, BwConvertProgress progress, BwConvertF
   run.ck = bw_checkpoint_open (opts->model_dir, bw_families (), error);
   if (run.ck == NULL)
     return FALSE;
-  if (!bw_convert_plan_build (run.ck, opts, &run.plan, error))
+  if (!bw_convert_plan_build (run.ck, opts, &run.plan, error)
+      || !bw_convert_check_side_files (run.ck->dir, error))
     goto out;
   run.partial = bw_convert_partial_dir (opts->out_dir);
   run.fingerprint = fingerprint (run.ck, opts, &run.plan);

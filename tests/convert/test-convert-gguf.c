@@ -234,6 +234,39 @@ test_convert_gguf (void)
   check_outputs (gguf, copy, ref);
 }
 
+/* A tokenizer that cannot be written out ("tokenizer.ggml.model" made "bert") fails the
+ * conversion before anything is written, naming the file and the key. */
+static void
+test_bad_tokenizer (void)
+{
+  g_autofree char *dir = g_build_filename (BURROW_FIXTURES, "gguf", fixture, NULL);
+  g_autofree char *src = first_gguf (dir);
+  g_autofree char *tmp = bw_test_tmp_dir ("burrow-convert-gguf-XXXXXX");
+  g_autofree char *gguf = g_build_filename (tmp, "bad.gguf", NULL);
+  g_autofree char *copy = g_build_filename (tmp, "copy", NULL);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  static const char key[] = "tokenizer.ggml.model";
+  g_assert_nonnull (src);
+  g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+  /* the key, its value type (u32 8) and length (u64 4), then "gpt2" */
+  char *at = memmem (data, len, key, strlen (key));
+  g_assert_nonnull (at);
+  g_assert_cmpmem (at + strlen (key) + 12, 4, "gpt2", 4);
+  memcpy (at + strlen (key) + 12, "bert", 4);
+  g_assert_true (g_file_set_contents (gguf, data, (gssize) len, NULL));
+  const char *conv[] = { BURROW_CLI, "convert", "--model", gguf, "--out", copy, "--no-text",
+                         NULL };
+  g_autoptr (GSubprocess) p = g_subprocess_newv (conv, G_SUBPROCESS_FLAGS_STDERR_PIPE, NULL);
+  g_autofree char *err = NULL;
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, NULL, &err, NULL));
+  g_assert_false (g_subprocess_get_successful (p));
+  g_assert_nonnull (strstr (err, "bad.gguf: tokenizer.ggml.model \"bert\" is not supported"));
+  g_assert_false (g_file_test (copy, G_FILE_TEST_EXISTS));
+  g_autofree char *partial = g_strconcat (copy, ".partial", NULL);
+  g_assert_false (g_file_test (partial, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -248,5 +281,7 @@ main (int argc, char **argv)
   dense = argv[3];
   min_top1 = atof (argv[4]);
   g_test_add_func ("/convert/gguf", test_convert_gguf);
+  if (strcmp (fixture, "deepseek2-Q8_0") == 0)
+    g_test_add_func ("/convert/gguf/bad-tokenizer", test_bad_tokenizer);
   return g_test_run ();
 }
