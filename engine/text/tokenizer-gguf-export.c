@@ -63,9 +63,11 @@ normal_id (const Export *ex, const char *text, gsize len)
   return GPOINTER_TO_INT (g_hash_table_lookup (ex->normal, key)) - 1;
 }
 
-/* The merges in file order, as [left, right] pairs (a token may hold a space). A merge the
- * GGUF tokenizer cannot use (a half or the result not a plain token) is left out, and a
- * pair listed twice keeps its first place, as there. */
+/* The merges in file order, as [left, right] pairs (a token may hold a space). A merge
+ * whose halves or result are not all plain BPE tokens is left out: tokenizer.json names
+ * merges by vocab entries, and the GGUF tokenizer never uses one with a half missing (one
+ * that makes an added or special token, which no released vocabulary has, is lost). A pair
+ * listed twice keeps its first place, as there. */
 static gboolean
 add_merges (Export *ex, JsonBuilder *b, GError **error)
 {
