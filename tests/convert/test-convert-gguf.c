@@ -7,7 +7,10 @@
  *   - burrow-cli template renders the same text from both, and tokenizer_config.json holds
  *     the template and the special tokens' texts;
  *   - the tensors carry the family's safetensors names (MLA's kv_b_proj, one tensor per
- *     expert), none left in a GGUF layout;
+ *     expert), none left in a GGUF layout; kept, a matrix is bit for bit its GGML blocks
+ *     decoded (bw_ggml_dequant): the embeddings, an expert's gate, up and down (a fused
+ *     tensor's halves), and MLA's kv_b_proj laid out as transformers reads it, from
+ *     attn_k_b (each head's keys transposed) and attn_v_b;
  *   - with EXPERTS and DENSE both keep (GGML types written as F32, exact), the greedy ids on
  *     the fixture's prompt equal the file's and llama.cpp's (ref.json); otherwise
  *     burrow-cli compare reports a top-1 agreement of at least MIN_TOP1 percent.
@@ -19,7 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checkpoint.h"
+#include "core/gguf.h"
+#include "families/family.h"
 #include "gguf-tokens.h"
+#include "quant/ggml-quants.h"
 #include "tmp-dir.h"
 
 #define TEMPLATE                                                                           \
@@ -164,6 +171,103 @@ check_names (const char *copy)
   g_assert_cmpint (experts_0, >, 0);
 }
 
+/* GGUF tensor `name` decoded whole (n floats). */
+static float *
+gguf_floats (const BwGguf *g, const char *name, gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  const BwGgufTensor *t = bw_gguf_findf (g, "%s", name);
+  g_assert_nonnull (t);
+  g_assert_cmpuint (t->n_elements, ==, n);
+  g_autofree guint8 *raw = g_malloc (t->nbytes);
+  float *out = g_new (float, n);
+  g_assert_true (bw_gguf_read_range (g, t, 0, t->nbytes, raw, &error));
+  g_assert_no_error (error);
+  g_assert_true (bw_ggml_dequant (t->type, raw, (int64_t) n, out));
+  return out;
+}
+
+/* The copy's F32 tensor `name` equals want[n] bit for bit. */
+static void
+assert_f32 (const BwCheckpoint *ck, const char *name, const float *want, gsize n)
+{
+  g_autoptr (GError) error = NULL;
+  const BwTensorInfo *t = bw_checkpoint_find (ck, name);
+  g_assert_nonnull (t);
+  g_assert_cmpint (t->dtype, ==, BW_DTYPE_F32);
+  g_assert_cmpuint (t->n_elements, ==, n);
+  g_autofree float *got = g_new (float, n);
+  g_assert_true (bw_checkpoint_read (ck, t, got, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (got, n * sizeof (float), want, n * sizeof (float));
+}
+
+/* Layer l's kv_b_proj: head h's rows are its nope key rows (W_UK, attn_k_b's [rank, nope]
+ * transposed), then its v value rows (attn_v_b's [v, rank]). */
+static void
+check_kv_b (const BwGguf *g, const BwCheckpoint *ck, int l)
+{
+  g_autofree char *kname = g_strdup_printf ("blk.%d.attn_k_b.weight", l);
+  g_autofree char *vname = g_strdup_printf ("blk.%d.attn_v_b.weight", l);
+  const BwGgufTensor *kt = bw_gguf_findf (g, "%s", kname);
+  const BwGgufTensor *vt = bw_gguf_findf (g, "%s", vname);
+  g_assert_nonnull (kt);
+  g_assert_nonnull (vt);
+  int64_t nope = kt->ne[0], R = kt->ne[1], H = kt->ne[2], v = vt->ne[1];
+  g_assert_cmpint (vt->ne[0], ==, R);
+  g_autofree float *kb = gguf_floats (g, kname, (gsize) (H * R * nope));
+  g_autofree float *vb = gguf_floats (g, vname, (gsize) (H * v * R));
+  g_autofree float *want = g_new (float, (gsize) (H * (nope + v) * R));
+  for (int64_t h = 0; h < H; h++)
+    for (int64_t i = 0; i < nope + v; i++)
+      for (int64_t r = 0; r < R; r++)
+        want[(h * (nope + v) + i) * R + r] = i < nope ? kb[(h * R + r) * nope + i]
+                                                      : vb[(h * v + i - nope) * R + r];
+  g_autofree char *name = g_strdup_printf ("model.layers.%d.self_attn.kv_b_proj.weight", l);
+  assert_f32 (ck, name, want, (gsize) (H * (nope + v) * R));
+}
+
+/* Expert e of layer l: gate, up and down as the GGUF stores them, each decoded. */
+static void
+check_expert (const BwGguf *g, const BwCheckpoint *ck, int l, int e)
+{
+  static const char *const hf[] = { "gate_proj", "up_proj", "down_proj" };
+  static const char *const gg[] = { "gate", "up", "down" };
+  g_autofree char *fused = g_strdup_printf ("blk.%d.ffn_gate_up_exps.weight", l);
+  const BwGgufTensor *f = bw_gguf_findf (g, "%s", fused);
+  for (int m = 0; m < 3; m++)
+    {
+      g_autofree char *src = g_strdup_printf ("blk.%d.ffn_%s_exps.weight", l, gg[m]);
+      gboolean half = f != NULL && m < 2;
+      const BwGgufTensor *t = half ? f : bw_gguf_findf (g, "%s", src);
+      g_assert_nonnull (t);
+      gsize per = (gsize) (t->ne[0] * t->ne[1]);
+      g_autofree float *all = gguf_floats (g, half ? fused : src, per * (gsize) t->ne[2]);
+      g_autofree char *name = g_strdup_printf ("model.layers.%d.mlp.experts.%d.%s.weight", l,
+                                               e, hf[m]);
+      gsize n = half ? per / 2 : per;
+      assert_f32 (ck, name, all + (gsize) e * per + (half && m == 1 ? n : 0), n);
+    }
+}
+
+static void
+check_exact (const char *gguf, const char *copy)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (BwGguf) g = bw_gguf_open (gguf, &error);
+  g_assert_no_error (error);
+  g_autoptr (BwCheckpoint) ck = bw_checkpoint_open (copy, bw_families (), &error);
+  g_assert_no_error (error);
+  const BwGgufTensor *embd = bw_gguf_findf (g, "token_embd.weight");
+  g_assert_nonnull (embd);
+  g_autofree float *e = gguf_floats (g, "token_embd.weight", embd->n_elements);
+  assert_f32 (ck, "model.embed_tokens.weight", e, embd->n_elements);
+  check_expert (g, ck, 1, 3);
+  if (g_str_has_prefix (fixture, "deepseek2"))
+    for (int l = 0; l < 2; l++)
+      check_kv_b (g, ck, l);
+}
+
 static char *
 greedy (const char *model, const char *prompt)
 {
@@ -191,6 +295,7 @@ check_outputs (const char *gguf, const char *copy, const char *ref_path)
   if (strcmp (experts, "keep") == 0 && strcmp (dense, "keep") == 0)
     {
       g_assert_cmpstr (from_copy, ==, want);
+      check_exact (gguf, copy);
       return;
     }
   const char *argv[] = { BURROW_CLI, "compare", "--model", gguf, "--model", copy,
