@@ -247,15 +247,14 @@ decode_tensor_rows (BwEncoder *enc, const BwTensorInfo *t, int64_t r0, int64_t n
 {
   BwFormat fmt = t->dtype == BW_DTYPE_GGML ? bw_ggml_type_format (t->ggml_type)
                                            : bw_format_of_dtype (t->dtype);
-  gsize rb = bw_matrix_row_bytes (fmt, cols);
-  guint8 *buf = grow (&enc->src, (gsize) n * rb);
-
   if (fmt == BW_FMT_COUNT)
     {
       g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
                    "%s: tensor %s: its type cannot be decoded", enc->ck->dir, t->name);
       return FALSE;
     }
+  gsize rb = bw_matrix_row_bytes (fmt, cols);
+  guint8 *buf = grow (&enc->src, (gsize) n * rb);
   if (!bw_checkpoint_read_range (enc->ck, t, (guint64) r0 * rb, (gsize) n * rb, buf, error))
     return FALSE;
   BwMatrix m = { .fmt = fmt, .rows = n, .cols = cols, .data = buf };

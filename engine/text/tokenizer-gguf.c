@@ -436,6 +436,28 @@ check_kind (Loader *ld, GError **error)
   return pre;
 }
 
+/* The tokenizer's kind and its token list, checked; NULL with an error. */
+static const PreTokenizer *
+begin_loading (Loader *ld, GError **error)
+{
+  const PreTokenizer *pre = check_kind (ld, error);
+
+  if (pre == NULL)
+    return NULL;
+  ld->tokens = bw_gguf_get_array (ld->g, "tokenizer.ggml.tokens", BW_GGUF_STRING, error);
+  if (ld->tokens == NULL)
+    return NULL;
+  if (ld->tokens->count == 0 || ld->tokens->count > BW_TOKENIZER_MAX_ID)
+    {
+      fail (ld, BW_TEXT_ERROR_FORMAT, error,
+            "tokenizer.ggml.tokens has %" G_GUINT64_FORMAT " tokens (1 to 2^21 expected)",
+            ld->tokens->count);
+      return NULL;
+    }
+  ld->n = (gint32) ld->tokens->count;
+  return pre;
+}
+
 BwTokenizer *
 bw_tokenizer_open_gguf (const BwGguf *g, GError **error)
 {
@@ -445,19 +467,8 @@ bw_tokenizer_open_gguf (const BwGguf *g, GError **error)
   const PreTokenizer *pre;
   Loader ld = { .g = g, .file = g->path };
 
-  if ((pre = check_kind (&ld, error)) == NULL)
+  if ((pre = begin_loading (&ld, error)) == NULL)
     return NULL;
-  ld.tokens = bw_gguf_get_array (g, "tokenizer.ggml.tokens", BW_GGUF_STRING, error);
-  if (ld.tokens == NULL)
-    return NULL;
-  if (ld.tokens->count == 0 || ld.tokens->count > BW_TOKENIZER_MAX_ID)
-    {
-      fail (&ld, BW_TEXT_ERROR_FORMAT, error,
-            "tokenizer.ggml.tokens has %" G_GUINT64_FORMAT " tokens (1 to 2^21 expected)",
-            ld.tokens->count);
-      return NULL;
-    }
-  ld.n = (gint32) ld.tokens->count;
   ld.by_text = by_text = bw_byte_map_new ((gsize) ld.n);
   ld.attrs = attrs = g_new0 (guint8, (gsize) ld.n);
   ld.tok = tok = bw_tokenizer_new (BW_TOKENIZER_GGUF, g->path);
@@ -490,16 +501,8 @@ bw_gguf_vocab_describe (const BwGguf *g, BwGgufVocab *v, GError **error)
   Loader ld = { .g = g, .file = g->path };
 
   memset (v, 0, sizeof *v);
-  if ((pre = check_kind (&ld, error)) == NULL)
+  if ((pre = begin_loading (&ld, error)) == NULL)
     return FALSE;
-  ld.tokens = bw_gguf_get_array (g, "tokenizer.ggml.tokens", BW_GGUF_STRING, error);
-  if (ld.tokens == NULL)
-    return FALSE;
-  if (ld.tokens->count == 0 || ld.tokens->count > BW_TOKENIZER_MAX_ID)
-    return fail (&ld, BW_TEXT_ERROR_FORMAT, error,
-                 "tokenizer.ggml.tokens has %" G_GUINT64_FORMAT " tokens (1 to 2^21 expected)",
-                 ld.tokens->count);
-  ld.n = (gint32) ld.tokens->count;
   ld.by_text = by_text = bw_byte_map_new ((gsize) ld.n);
   ld.attrs = g_new0 (guint8, (gsize) ld.n);
   v->kinds = ld.attrs;
