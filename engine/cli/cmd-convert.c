@@ -112,7 +112,7 @@ bw_cli_convert_main (int argc, char **argv)
   Ui ui = { .cancel = cancel, .max_tokens = 256 };
   int group = 32, threads = 0;
   GOptionEntry entries[] = {
-    { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "Checkpoint folder to convert", "IN" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &model, "Checkpoint folder or GGUF file to convert", "IN" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out, "New folder to write", "OUT" },
     { "experts", 0, 0, G_OPTION_ARG_STRING, &experts,
       "Routed experts: int4 (default), int8, mxfp4 or keep", "FORMAT" },

@@ -1,5 +1,6 @@
 /* burrow-cli template: renders a chat template, either a reference case (--case) or a
- * checkpoint's own template over messages from a file (--model), for debugging prompts. */
+ * checkpoint's (or GGUF file's) own template over messages from a file (--model), for
+ * debugging prompts. */
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,6 +118,14 @@ render_model (const char *model, const char *template_file, const char *messages
     }
   if (template_file != NULL)
     mt = bw_model_template_load_file (template_file, model, error);
+  else if (bw_gguf_is_gguf_path (model))
+    {
+      g_autoptr (BwGguf) g = bw_gguf_open (model, error);
+      mt = g != NULL ? bw_model_template_from_gguf (g, tools != NULL, error) : NULL;
+      if (g != NULL && mt == NULL && *error == NULL)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                     "%s: no chat template (tokenizer.chat_template)", model);
+    }
   else
     {
       mt = bw_model_template_load (model, tools != NULL, error);
@@ -141,7 +150,7 @@ bw_cli_template_main (int argc, char **argv)
   gboolean no_gen = FALSE;
   GOptionEntry entries[] = {
     { "case", 0, 0, G_OPTION_ARG_FILENAME, &case_path, "Render a reference case (JSON)", "CASE.json" },
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "Checkpoint folder whose template to render", "DIR" },
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "Checkpoint folder or GGUF file whose template to render", "DIR|FILE.gguf" },
     { "template", 0, 0, G_OPTION_ARG_FILENAME, &template_file, "Use this template file instead", "FILE" },
     { "messages", 0, 0, G_OPTION_ARG_FILENAME, &messages, "JSON array of messages", "FILE.json" },
     { "tools", 0, 0, G_OPTION_ARG_FILENAME, &tools, "JSON array of tools", "FILE.json" },

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/ggml-dot.h"
 #include "quant/bf16.h"
 #include "quant/ct-int.h"
 #include "quant/f16.h"
@@ -31,7 +32,7 @@ struct BwEncoder {
   BwEncoderTick tick;
   gpointer tick_data;
   guint64 done;
-  Buf src, src_scales, out, scales, tmp;
+  Buf src, src_scales, out, scales, tmp, mla;
   double *acc;              /* [threads][2]: squared error, squared original */
 };
 
@@ -41,6 +42,8 @@ typedef struct {
   const BwJob *job;
   BwMatrix m;               /* the chunk's rows as stored (not for transposed sources) */
   const guint8 *tsrc;       /* transposed source: the whole expert, [cols][rows] */
+  const float *mla;         /* MLA: the chunk's heads' keys [heads][rank][nope], then
+                             * their values [heads][v][rank], decoded */
   int64_t r0, n_rows;
   guint8 *out;              /* output rows of the chunk */
   gsize out_row;
@@ -85,6 +88,7 @@ bw_encoder_free (BwEncoder *enc)
   g_free (enc->out.p);
   g_free (enc->scales.p);
   g_free (enc->tmp.p);
+  g_free (enc->mla.p);
   g_free (enc->acc);
   g_free (enc);
 }
@@ -128,6 +132,19 @@ decode_row (const Chunk *c, int64_t r, float *w)
   const BwJob *job = c->job;
   int64_t rows = job->rows, cols = job->cols, row = c->r0 + r;
 
+  if (c->mla != NULL)
+    {
+      int64_t per = job->mla_nope + job->mla_v, h = r / per, i = r % per;
+      int64_t heads = c->n_rows / per;
+      if (i < job->mla_nope)
+        for (int64_t k = 0; k < cols; k++)
+          w[k] = c->mla[(h * cols + k) * job->mla_nope + i];
+      else
+        memcpy (w, c->mla + heads * cols * job->mla_nope
+                       + (h * job->mla_v + i - job->mla_nope) * cols,
+                (gsize) cols * sizeof (float));
+      return;
+    }
   if (c->tsrc == NULL)
     {
       bw_matrix_dequant_row (&c->m, r, w);
@@ -168,6 +185,16 @@ encode_row (const Chunk *c, int64_t r, const float *w, float *back)
 
   switch (job->kind)
     {
+    case BW_JOB_F32:
+      for (int64_t k = 0; k < cols; k++)
+        {
+          guint32 u;
+          memcpy (&u, &w[k], 4);
+          u = GUINT32_TO_LE (u);
+          memcpy (out + 4 * k, &u, 4);
+        }
+      memcpy (back, w, (gsize) cols * sizeof (float));
+      break;
     case BW_JOB_INT:
       bw_ct_int_quantize_row (job->bits, w, cols, job->group, out,
                               (uint16_t *) (void *) sc);
@@ -212,6 +239,46 @@ chunk_block (void *ctx, int block, int tid)
   enc->acc[2 * tid + 1] += ref;
 }
 
+/* Rows [r0, r0 + n) of t, a matrix of cols columns stored as plain floats or a GGUF block
+ * type, decoded into out. */
+static gboolean
+decode_tensor_rows (BwEncoder *enc, const BwTensorInfo *t, int64_t r0, int64_t n,
+                    int64_t cols, float *out, GError **error)
+{
+  BwFormat fmt = t->dtype == BW_DTYPE_GGML ? bw_ggml_type_format (t->ggml_type)
+                                           : bw_format_of_dtype (t->dtype);
+  if (fmt == BW_FMT_COUNT)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: tensor %s: its type cannot be decoded", enc->ck->dir, t->name);
+      return FALSE;
+    }
+  gsize rb = bw_matrix_row_bytes (fmt, cols);
+  guint8 *buf = grow (&enc->src, (gsize) n * rb);
+  if (!bw_checkpoint_read_range (enc->ck, t, (guint64) r0 * rb, (gsize) n * rb, buf, error))
+    return FALSE;
+  BwMatrix m = { .fmt = fmt, .rows = n, .cols = cols, .data = buf };
+  for (int64_t r = 0; r < n; r++)
+    bw_matrix_dequant_row (&m, r, out + r * cols);
+  return TRUE;
+}
+
+/* The heads of rows [r0, r0 + n) of kv_b_proj: their keys and values decoded. */
+static gboolean
+read_mla (BwEncoder *enc, const BwJob *job, int64_t r0, int64_t n, Chunk *c, GError **error)
+{
+  int64_t per = job->mla_nope + job->mla_v, h0 = r0 / per, heads = n / per;
+  int64_t R = job->cols;
+  float *f = grow (&enc->mla, (gsize) (heads * per * R) * sizeof (float));
+
+  if (!decode_tensor_rows (enc, job->src[0], h0 * R, heads * R, job->mla_nope, f, error)
+      || !decode_tensor_rows (enc, job->src[1], h0 * job->mla_v, heads * job->mla_v, R,
+                              f + heads * R * job->mla_nope, error))
+    return FALSE;
+  c->mla = f;
+  return TRUE;
+}
+
 /* Reads rows [r0, r0 + n) of expert e's matrix (all of it when transposed) into c. */
 static gboolean
 read_chunk (BwEncoder *enc, const BwJob *job, int e, int64_t r0, int64_t n,
@@ -222,6 +289,8 @@ read_chunk (BwEncoder *enc, const BwJob *job, int e, int64_t r0, int64_t n,
 
   c->r0 = r0;
   c->n_rows = n;
+  if (job->mla_heads > 0)
+    return read_mla (enc, job, r0, n, c, error);
   if (job->transposed)
     {
       gsize len = (gsize) (data->nbytes / (guint64) job->n_experts);
@@ -266,6 +335,11 @@ chunk_rows (const BwJob *job)
 {
   if (job->transposed)
     return job->rows;
+  if (job->mla_heads > 0)
+    {
+      int64_t per = job->mla_nope + job->mla_v;
+      return MIN (MAX (1, CHUNK_ELEMS / MAX (per * job->cols, 1)), job->mla_heads) * per;
+    }
   int64_t n = MAX ((int64_t) BLOCK_ROWS, CHUNK_ELEMS / MAX (job->cols, 1));
   if (job->src_fmt == BW_FMT_FP8_E4M3_B128)
     n = (n + BW_FP8_BLOCK - 1) / BW_FP8_BLOCK * BW_FP8_BLOCK;
@@ -278,6 +352,10 @@ row_sizes (const BwEncoder *enc, const BwJob *job, gsize *out_row, gsize *scale_
   int64_t cols = job->cols;
   switch (job->kind)
     {
+    case BW_JOB_F32:
+      *out_row = (gsize) cols * sizeof (float);
+      *scale_row = 0;
+      break;
     case BW_JOB_INT:
       *out_row = (gsize) bw_ct_int_row_bytes (job->bits, cols);
       *scale_row = (gsize) bw_ct_int_row_scales (cols, job->group) * 2;

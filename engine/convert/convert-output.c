@@ -9,8 +9,11 @@
 #include <gio/gio.h>
 #include <string.h>
 
+#include "core/gguf.h"
 #include "core/safetensors-writer.h"
 #include "quant/ct-int.h"
+#include "text/tokenizer-gguf-export.h"
+#include "text/tokenizer-gguf.h"
 
 typedef enum { SCHEME_NONE, SCHEME_INT, SCHEME_MXFP4 } Scheme;
 
@@ -333,6 +336,28 @@ bw_convert_copy_side_files (const char *src_dir, const char *dir, GError **error
   return TRUE;
 }
 
+gboolean
+bw_convert_write_side_files (const char *src, const char *dir, GError **error)
+{
+  if (!bw_gguf_is_gguf_path (src))
+    return bw_convert_copy_side_files (src, dir, error);
+  g_autoptr (BwGguf) g = bw_gguf_open (src, error);
+  return g != NULL && bw_tokenizer_gguf_export (g, dir, error);
+}
+
+gboolean
+bw_convert_check_side_files (const char *src, GError **error)
+{
+  if (!bw_gguf_is_gguf_path (src))
+    return TRUE;
+  g_autoptr (BwGguf) g = bw_gguf_open (src, error);
+  BwGgufVocab v;
+  if (g == NULL || !bw_gguf_vocab_describe (g, &v, error))
+    return FALSE;
+  bw_gguf_vocab_clear (&v);
+  return TRUE;
+}
+
 static const char *
 format_words (BwConvertFormat f)
 {
@@ -372,6 +397,11 @@ bw_convert_write_readme (const char *src_dir, const BwConvertPlan *plan, guint64
   g_string_append_printf (s, "| size | %s (the original: %s) |\n", out, in);
   g_string_append_printf (s, "| files | %d shard%s |\n\n", plan->n_shards,
                           plan->n_shards == 1 ? "" : "s");
+  if (bw_gguf_is_gguf_path (src_dir))
+    g_string_append (s, "The original is a GGUF file: what it stores in GGML block types and "
+                     "this copy does not re-encode is written as F32, the values the blocks "
+                     "decode to; the tokenizer, chat template and configuration come from "
+                     "its metadata.\n\n");
   g_string_append (s, "`quality.json` says how far the copy's weights (and, where measured, "
                    "its next-token predictions over a sample text) are from the original's.\n");
   if (g_file_test (original, G_FILE_TEST_EXISTS))

@@ -25,6 +25,13 @@ gboolean bw_convert_write_index (const BwConvertPlan *plan, const char *dir, GEr
 /* Copies the original's other files (its README.md as ORIGINAL-README.md). */
 gboolean bw_convert_copy_side_files (const char *src_dir, const char *dir, GError **error);
 
+/* The side files for a source folder (copied), or for a GGUF file (the tokenizer, its
+ * configuration and the generation config, written from the file's metadata). */
+gboolean bw_convert_write_side_files (const char *src, const char *dir, GError **error);
+/* Fails, naming the file and key, when the side files cannot be written (a GGUF file's
+ * tokenizer this engine cannot write out): checked before any shard is. */
+gboolean bw_convert_check_side_files (const char *src, GError **error);
+
 /* Writes the copy's README.md: where it came from, its formats and size (after the side
  * files, so that it can point at the original's card). */
 gboolean bw_convert_write_readme (const char *src_dir, const BwConvertPlan *plan,

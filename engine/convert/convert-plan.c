@@ -5,8 +5,10 @@
 
 #include <string.h>
 
+#include "core/gguf.h"
 #include "core/model-config.h"
 #include "core/safetensors-writer.h"
+#include "kernels/ggml-dot.h"
 #include "quant/ct-int.h"
 #include "quant/format.h"
 
@@ -62,6 +64,11 @@ find_companions (const BwCheckpoint *ck)
         {
           base = strip (t->name, "_scales");
           main = find_sibling (ck, base, "_blocks");
+        }
+      else if (ends_with (t->name, ".v_b_proj.weight"))
+        {
+          base = strip (t->name, ".v_b_proj.weight");
+          main = find_sibling (ck, base, ".k_b_proj.weight");
         }
       if (main != NULL)
         g_hash_table_add (set, t->name);
@@ -123,6 +130,28 @@ add_copy_outs (BwJob *job)
     }
 }
 
+/* Whether the source's bytes cannot be copied as they are: a GGUF block type (no
+ * safetensors dtype holds it) or MLA's two tensors that make kv_b_proj. */
+static gboolean
+needs_decoding (const BwJob *job)
+{
+  return job->src[0]->dtype == BW_DTYPE_GGML || job->mla_heads > 0;
+}
+
+/* The F32 copy of a matrix that cannot be copied: its exact values, under the source's
+ * name and shape (MLA's two tensors: kv_b_proj's). */
+static void
+add_f32_out (BwJob *job)
+{
+  const BwTensorInfo *t = job->src[0];
+  job->kind = BW_JOB_F32;
+  if (job->mla_heads > 0)
+    add_out (job, g_strconcat (job->module, ".weight", NULL), BW_DTYPE_F32, 2,
+             (int64_t[]) { job->rows, job->cols });
+  else
+    add_out (job, g_strdup (t->name), BW_DTYPE_F32, t->n_dims, t->shape);
+}
+
 static gboolean
 unfit (const BwJob *job, GError **error, const char *why)
 {
@@ -168,6 +197,11 @@ decide (BwJob *job, BwConvertFormat want, int group, GError **error)
   if (fused && (want == BW_CONVERT_INT4 || want == BW_CONVERT_INT8))
     return unfit (job, error, "experts fused into one tensor per layer can be kept or "
                   "written as MXFP4 (--experts keep|mxfp4), not as INT4/INT8");
+  if (want == BW_CONVERT_KEEP && needs_decoding (job))
+    {
+      add_f32_out (job);
+      return TRUE;
+    }
   if (want == BW_CONVERT_KEEP)
     {
       job->kind = BW_JOB_COPY;
@@ -264,6 +298,50 @@ describe_ct_int (const BwCheckpoint *ck, const BwTensorInfo *t, BwJob *job)
       }
 }
 
+static BwFormat
+tensor_format (const BwTensorInfo *t)
+{
+  return t->dtype == BW_DTYPE_GGML ? bw_ggml_type_format (t->ggml_type)
+                                   : bw_format_of_dtype (t->dtype);
+}
+
+/* MLA's k_b_proj and v_b_proj as a GGUF stores them (families/gguf-checkpoint.c): the
+ * job writes the kv_b_proj they were split from. Unrecognised shapes stay as they are. */
+static void
+describe_mla (const BwCheckpoint *ck, const BwTensorInfo *kb, BwJob *job)
+{
+  const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
+  g_autofree char *base = strip (kb->name, ".k_b_proj.weight");
+  const BwTensorInfo *vb = find_sibling (ck, base, ".v_b_proj.weight");
+  int64_t H = cfg->n_heads;
+
+  if (vb == NULL || kb->n_dims != 2 || vb->n_dims != 2 || H <= 0 || vb->shape[1] <= 0
+      || kb->shape[0] != H * vb->shape[1] || vb->shape[0] % H != 0)
+    return;
+  job->mla_heads = (int) H;
+  job->mla_nope = (int) kb->shape[1];
+  job->mla_v = (int) (vb->shape[0] / H);
+  job->rows = H * (job->mla_nope + job->mla_v);
+  job->cols = vb->shape[1];
+  job->src_fmt = tensor_format (kb);
+  job->src[job->n_src++] = vb;
+  job->module = g_strconcat (base, ".kv_b_proj", NULL);
+}
+
+/* A tensor in a GGUF block type: a matrix (a vector as one row) of that format; only a
+ * Linear's weight (with a module name) may be re-encoded, anything else is kept (F32). */
+static void
+describe_ggml (const BwTensorInfo *t, BwJob *job)
+{
+  if (t->n_dims < 1 || t->n_dims > 2)
+    return;
+  job->rows = t->n_dims == 2 ? t->shape[0] : 1;
+  job->cols = t->shape[t->n_dims - 1];
+  job->src_fmt = bw_ggml_type_format (t->ggml_type);
+  if (job->src_fmt != BW_FMT_COUNT && t->n_dims == 2 && ends_with (t->name, ".weight"))
+    job->module = g_strndup (t->name, strlen (t->name) - strlen (".weight"));
+}
+
 /* Recognises t as a matrix (filling the job's source); otherwise the job stays a plain
  * copy of t. */
 static void
@@ -276,6 +354,16 @@ describe_source (const BwCheckpoint *ck, const BwTensorInfo *t, gboolean fused_f
   job->n_src = 1;
   job->n_experts = 1;
   job->src_fmt = BW_FMT_COUNT;
+  if (ends_with (t->name, ".k_b_proj.weight"))
+    {
+      describe_mla (ck, t, job);
+      return;
+    }
+  if (t->dtype == BW_DTYPE_GGML)
+    {
+      describe_ggml (t, job);
+      return;
+    }
   if (ends_with (t->name, ".weight") && t->n_dims == 2)
     {
       job->rows = t->shape[0];
@@ -359,12 +447,22 @@ decide_job (const BwCheckpoint *ck, const BwConvertOptions *opts, int expert_gro
 {
   const BwModelConfig *cfg = bw_checkpoint_get_config (ck);
 
+  if (job->src_fmt == BW_FMT_COUNT && job->src[0]->dtype == BW_DTYPE_GGML)
+    {
+      const char *type = bw_ggml_type_name ((guint32) job->src[0]->ggml_type);
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "tensor %s: its GGML type %s cannot be decoded", job->src[0]->name,
+                   type != NULL ? type : "(unknown)");
+      return FALSE;
+    }
   if (job->src_fmt == BW_FMT_COUNT)
     {
       job->kind = BW_JOB_COPY;
       add_copy_outs (job);
       return TRUE;
     }
+  if (job->module == NULL)
+    return decide (job, BW_CONVERT_KEEP, opts->group, error);
   if (job->routed)
     return decide (job, opts->experts, expert_group, error);
   if (dense_quantisable (cfg, job->src[0], job->rows))
@@ -456,13 +554,17 @@ bw_convert_plan_build (const BwCheckpoint *ck, const BwConvertOptions *opts,
   int n = 0;
 
   memset (plan, 0, sizeof *plan);
-  for (int i = 0; i < ck->n_tensors; i++)
-    if (ck->tensors[i].dtype == BW_DTYPE_GGML || ck->tensors[i].mem != NULL)
-      {
-        g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
-                     "%s: a GGUF model cannot be converted yet; it runs as it is", ck->dir);
-        return FALSE;
-      }
+  /* gpt-oss reads MXFP4 experts only fused per layer, which a GGUF's per-expert slices
+   * are not written back into */
+  if (bw_gguf_is_gguf_path (ck->dir) && ck->family->fused_experts
+      && opts->experts == BW_CONVERT_MXFP4)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_UNSUPPORTED,
+                   "%s: the experts of a GGUF %s model are written one tensor per expert, "
+                   "which can be kept or written as INT4 or INT8, not as MXFP4", ck->dir,
+                   ck->family->name);
+      return FALSE;
+    }
   companions = find_companions (ck);
   plan->group = opts->group;
   plan->experts = opts->experts;

@@ -16,6 +16,7 @@ typedef enum {
   BW_JOB_INT,         /* <base>.weight_packed (I32), weight_scale (BF16), weight_shape */
   BW_JOB_MXFP4,       /* <base>.weight_packed (U8), weight_scale (U8 E8M0) */
   BW_JOB_MXFP4_FUSED, /* <name>_blocks [E, rows, cols/32, 16], <name>_scales [E, rows, cols/32] */
+  BW_JOB_F32,         /* <base>.weight as F32: a GGUF block type (or MLA's kv_b_proj) kept */
 } BwJobKind;
 
 #define BW_JOB_MAX_OUT 3
@@ -42,6 +43,9 @@ typedef struct {
   int bits;               /* BW_JOB_INT, or a compressed-tensors INT source: 4 or 8 */
   int group;              /* the same: columns per scale, 0 = one per row */
   int src_group;          /* a compressed-tensors INT source's */
+  /* MLA's kv_b_proj [heads (nope + v), rank] made from a GGUF's k_b_proj (src[0], each
+   * head's [rank, nope] keys) and v_b_proj (src[1], [heads v, rank]); 0 heads otherwise */
+  int mla_heads, mla_nope, mla_v;
   BwTensorClass cls;
   gboolean routed;
   char *module;           /* the Linear module's name (no ".weight"), or NULL */

@@ -425,7 +425,7 @@ finish_folder (Run *run, BwConvertFinish finish, GError **error)
   g_autofree char *manifest = g_build_filename (run->partial, MANIFEST, NULL);
 
   if (!bw_convert_write_index (&run->plan, run->partial, error)
-      || !bw_convert_copy_side_files (run->ck->dir, run->partial, error)
+      || !bw_convert_write_side_files (run->ck->dir, run->partial, error)
       || !bw_convert_write_readme (run->ck->dir, &run->plan, bw_checkpoint_tensor_bytes (run->ck),
                                    run->partial, error)
       || !bw_convert_write_config (run->ck, &run->plan, run->partial, error))
@@ -460,7 +460,8 @@ bw_convert (const BwConvertOptions *opts, BwConvertProgress progress, BwConvertF
   run.ck = bw_checkpoint_open (opts->model_dir, bw_families (), error);
   if (run.ck == NULL)
     return FALSE;
-  if (!bw_convert_plan_build (run.ck, opts, &run.plan, error))
+  if (!bw_convert_plan_build (run.ck, opts, &run.plan, error)
+      || !bw_convert_check_side_files (run.ck->dir, error))
     goto out;
   run.partial = bw_convert_partial_dir (opts->out_dir);
   run.fingerprint = fingerprint (run.ck, opts, &run.plan);

@@ -171,6 +171,32 @@ plan_experts (Plan *p, const BwGgufTensor *t, int layer, const char *name)
                 t, per * (guint64) x, per, t->ne[1], t->ne[0]);
 }
 
+/* ffn_gate_up_exps ([experts][2 ffn][hidden]): each expert's first ffn rows are its gate,
+ * the next ffn its up (llama.cpp's build_moe_ffn views the product so), two byte ranges
+ * that meet, which the expert store reads as one. */
+static gboolean
+plan_gate_up_experts (Plan *p, const BwGgufTensor *t, int layer, GError **error)
+{
+  if (t->n_dims != 3 || t->ne[2] <= 0 || t->ne[1] <= 0 || t->ne[1] % 2 != 0)
+    {
+      g_set_error (error, BW_CHECKPOINT_ERROR, BW_CHECKPOINT_ERROR_FORMAT,
+                   "%s: %s is not [experts, 2 x width, hidden]", p->g->path, t->name);
+      return FALSE;
+    }
+  guint64 per = t->nbytes / (guint64) t->ne[2];
+  guint64 half = per / (guint64) t->ne[1] * (guint64) (t->ne[1] / 2);
+  for (int64_t x = 0; x < t->ne[2]; x++)
+    {
+      add_stored (p, g_strdup_printf ("model.layers.%d.mlp.experts.%d.gate_proj.weight", layer,
+                                      (int) x),
+                  t, per * (guint64) x, half, t->ne[1] / 2, t->ne[0]);
+      add_stored (p, g_strdup_printf ("model.layers.%d.mlp.experts.%d.up_proj.weight", layer,
+                                      (int) x),
+                  t, per * (guint64) x + half, half, t->ne[1] / 2, t->ne[0]);
+    }
+  return TRUE;
+}
+
 static gboolean
 plan_layer_tensor (Plan *p, const BwGgufTensor *t, int layer, const char *rest,
                    GError **error)
@@ -197,6 +223,8 @@ plan_layer_tensor (Plan *p, const BwGgufTensor *t, int layer, const char *rest,
         plan_experts (p, t, layer, expert_names[i][1]);
         return TRUE;
       }
+  if (strcmp (rest, "ffn_gate_up_exps.weight") == 0)
+    return plan_gate_up_experts (p, t, layer, error);
   if (strcmp (rest, "attn_k_b.weight") == 0)
     return plan_kv_b (p, layer, t, error);
   if (strcmp (rest, "attn_v_b.weight") == 0)

@@ -311,7 +311,10 @@ find_split_experts (BwModel *model, BwDecoder *dec)
       {
         dec->ffn.split_experts = bw_checkpoint_findf (model->ckpt, L "%s0.%s.weight", l,
                                                       family->experts_prefix,
-                                                      split_names[0]) != NULL;
+                                                      split_names[0]) != NULL
+                                 || bw_checkpoint_findf (model->ckpt, L "%s0.%s.weight_packed",
+                                                         l, family->experts_prefix,
+                                                         split_names[0]) != NULL;
         dec->ffn.fused_gate_up &= !dec->ffn.split_experts;
         return;
       }

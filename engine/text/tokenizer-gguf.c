@@ -357,7 +357,8 @@ first_present (const Loader *ld, const char *const *texts)
 }
 
 static gboolean
-read_specials (Loader *ld, const PreTokenizer *pre, GError **error)
+compute_specials (Loader *ld, const PreTokenizer *pre, BwTokenizerSpecials *out,
+                  GError **error)
 {
   BwTokenizerSpecials sp;
 
@@ -380,6 +381,17 @@ read_specials (Loader *ld, const PreTokenizer *pre, GError **error)
   if (sp.add_eos && sp.eos < 0)
     return fail (ld, BW_TEXT_ERROR_FORMAT, error,
                  "tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set");
+  *out = sp;
+  return TRUE;
+}
+
+static gboolean
+read_specials (Loader *ld, const PreTokenizer *pre, GError **error)
+{
+  BwTokenizerSpecials sp;
+
+  if (!compute_specials (ld, pre, &sp, error))
+    return FALSE;
   bw_tokenizer_set_specials (ld->tok, &sp);
   return TRUE;
 }
@@ -424,6 +436,28 @@ check_kind (Loader *ld, GError **error)
   return pre;
 }
 
+/* The tokenizer's kind and its token list, checked; NULL with an error. */
+static const PreTokenizer *
+begin_loading (Loader *ld, GError **error)
+{
+  const PreTokenizer *pre = check_kind (ld, error);
+
+  if (pre == NULL)
+    return NULL;
+  ld->tokens = bw_gguf_get_array (ld->g, "tokenizer.ggml.tokens", BW_GGUF_STRING, error);
+  if (ld->tokens == NULL)
+    return NULL;
+  if (ld->tokens->count == 0 || ld->tokens->count > BW_TOKENIZER_MAX_ID)
+    {
+      fail (ld, BW_TEXT_ERROR_FORMAT, error,
+            "tokenizer.ggml.tokens has %" G_GUINT64_FORMAT " tokens (1 to 2^21 expected)",
+            ld->tokens->count);
+      return NULL;
+    }
+  ld->n = (gint32) ld->tokens->count;
+  return pre;
+}
+
 BwTokenizer *
 bw_tokenizer_open_gguf (const BwGguf *g, GError **error)
 {
@@ -433,19 +467,8 @@ bw_tokenizer_open_gguf (const BwGguf *g, GError **error)
   const PreTokenizer *pre;
   Loader ld = { .g = g, .file = g->path };
 
-  if ((pre = check_kind (&ld, error)) == NULL)
+  if ((pre = begin_loading (&ld, error)) == NULL)
     return NULL;
-  ld.tokens = bw_gguf_get_array (g, "tokenizer.ggml.tokens", BW_GGUF_STRING, error);
-  if (ld.tokens == NULL)
-    return NULL;
-  if (ld.tokens->count == 0 || ld.tokens->count > BW_TOKENIZER_MAX_ID)
-    {
-      fail (&ld, BW_TEXT_ERROR_FORMAT, error,
-            "tokenizer.ggml.tokens has %" G_GUINT64_FORMAT " tokens (1 to 2^21 expected)",
-            ld.tokens->count);
-      return NULL;
-    }
-  ld.n = (gint32) ld.tokens->count;
   ld.by_text = by_text = bw_byte_map_new ((gsize) ld.n);
   ld.attrs = attrs = g_new0 (guint8, (gsize) ld.n);
   ld.tok = tok = bw_tokenizer_new (BW_TOKENIZER_GGUF, g->path);
@@ -462,4 +485,53 @@ bw_tokenizer_open_gguf_path (const char *path, GError **error)
   g_autoptr (BwGguf) g = bw_gguf_open (path, error);
 
   return g != NULL ? bw_tokenizer_open_gguf (g, error) : NULL;
+}
+
+void
+bw_gguf_vocab_clear (BwGgufVocab *v)
+{
+  g_clear_pointer (&v->kinds, g_free);
+}
+
+gboolean
+bw_gguf_vocab_describe (const BwGguf *g, BwGgufVocab *v, GError **error)
+{
+  g_autoptr (BwByteMap) by_text = NULL;
+  const PreTokenizer *pre;
+  Loader ld = { .g = g, .file = g->path };
+
+  memset (v, 0, sizeof *v);
+  if ((pre = begin_loading (&ld, error)) == NULL)
+    return FALSE;
+  ld.by_text = by_text = bw_byte_map_new ((gsize) ld.n);
+  ld.attrs = g_new0 (guint8, (gsize) ld.n);
+  v->kinds = ld.attrs;
+  v->n = ld.n;
+  if (!read_tokens (&ld, error) || !compute_specials (&ld, pre, &v->specials, error))
+    {
+      bw_gguf_vocab_clear (v);
+      return FALSE;
+    }
+  for (gint32 i = 0; i < ld.n; i++)
+    v->kinds[i] = ld.attrs[i] == 0 ? BW_GGUF_TOKEN_NORMAL
+                  : (ld.attrs[i] & (ATTR_CONTROL | ATTR_UNKNOWN)) != 0 ? BW_GGUF_TOKEN_SPECIAL
+                  : BW_GGUF_TOKEN_ADDED;
+  for (int i = 0; i < MAX_SPLITS && pre->splits[i] != NULL; i++)
+    v->splits[i] = bw_split_regex_named (pre->splits[i]);
+  v->ignore_merges = pre->ignore_merges;
+  return TRUE;
+}
+
+const char *
+bw_gguf_vocab_token (const BwGguf *g, gint32 id, GString *scratch)
+{
+  Loader ld = { .g = g, .tokens = bw_gguf_lookup (g, "tokenizer.ggml.tokens") };
+  gsize len;
+  const char *text = token_at (&ld, id, scratch, &len);
+  if (text != scratch->str)
+    {
+      g_string_truncate (scratch, 0);
+      g_string_append_len (scratch, text, (gssize) len);
+    }
+  return scratch->str;
 }

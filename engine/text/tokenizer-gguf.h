@@ -20,4 +20,28 @@ BwTokenizer *bw_tokenizer_open_gguf (const BwGguf *g, GError **error);
 /* bw_gguf_open (a .gguf file, any part of a split set, or its folder), then the above. */
 BwTokenizer *bw_tokenizer_open_gguf_path (const char *path, GError **error);
 
+/* What bw_tokenizer_open_gguf builds, described for writing it out as tokenizer.json:
+ * which ids are plain BPE tokens and which are added tokens (matched before BPE, special
+ * ones only where encoding allows specials), after llama.cpp's text-based corrections of
+ * token_type; the pre-tokenizer's patterns in order; the specials. */
+typedef enum {
+  BW_GGUF_TOKEN_NORMAL,
+  BW_GGUF_TOKEN_ADDED,      /* user-defined: always matched */
+  BW_GGUF_TOKEN_SPECIAL,    /* control or unknown */
+} BwGgufTokenKind;
+
+typedef struct {
+  gint32 n;
+  guint8 *kinds;                 /* BwGgufTokenKind per id */
+  const char *splits[8];         /* split-regex.c patterns, NULL-terminated */
+  gboolean ignore_merges;
+  BwTokenizerSpecials specials;
+} BwGgufVocab;
+
+gboolean bw_gguf_vocab_describe (const BwGguf *g, BwGgufVocab *v, GError **error);
+void bw_gguf_vocab_clear (BwGgufVocab *v);
+/* Token id's text as the tokenizer names it (an empty one "[EMPTY_id]"), in scratch; id
+ * must be below the count bw_gguf_vocab_describe accepted. */
+const char *bw_gguf_vocab_token (const BwGguf *g, gint32 id, GString *scratch);
+
 G_END_DECLS

@@ -5,7 +5,9 @@
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "burrow-convert-job.h"
@@ -30,6 +32,25 @@ format_suffix (BurrowConvertFormat f)
     }
 }
 
+/* The model's name: a folder's, or a GGUF file's without ".gguf" and a split set's
+ * "-00001-of-00003". */
+static char *
+model_name (const char *canon)
+{
+  g_autofree char *name = g_path_get_basename (canon);
+  gsize len = strlen (name);
+  guint part, parts;
+  char tail[2];
+
+  if (len <= 5 || g_ascii_strcasecmp (name + len - 5, ".gguf") != 0)
+    return g_steal_pointer (&name);
+  len -= 5;
+  name[len] = '\0';
+  if (len > 15 && sscanf (name + len - 15, "-%5u-of-%5u%1s", &part, &parts, tail) == 2)
+    name[len - 15] = '\0';
+  return g_steal_pointer (&name);
+}
+
 char *
 burrow_convert_default_out_dir (const char                 *dir,
                                 const BurrowConvertOptions *options,
@@ -37,7 +58,7 @@ burrow_convert_default_out_dir (const char                 *dir,
                                 const char                 *fallback_parent)
 {
   g_autofree char *canon = g_canonicalize_filename (dir, NULL);
-  g_autofree char *name = g_path_get_basename (canon);
+  g_autofree char *name = model_name (canon);
   g_autofree char *parent = in_parent != NULL ? g_strdup (in_parent) : g_path_get_dirname (canon);
   g_autoptr(GString) base = g_string_new (name);
   const char *experts = format_suffix (options->experts);

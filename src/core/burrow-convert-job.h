@@ -14,7 +14,8 @@ G_BEGIN_DECLS
 
 /* The folder to suggest for the copy: in @parent (NULL: beside the original, or under
  * @fallback_parent where that cannot be written, as for the installed demo model), named
- * after the original and the formats ("<name>-int4", "<name>-int8-dense-int8", ...), with
+ * after the original (a GGUF file without ".gguf" and its split part) and the formats
+ * ("<name>-int4", "<name>-int8-dense-int8", ...), with
  * "-2", "-3"... when taken. Free with g_free. */
 char *burrow_convert_default_out_dir (const char                 *dir,
                                       const BurrowConvertOptions *options,

@@ -90,6 +90,13 @@ rewrite_array (Reader *r, GByteArray *out, gboolean is_tokens, const char *const
 char *
 bw_test_gguf_with_tokens (const char *src, const char *dir, const char *const *tokens)
 {
+  return bw_test_gguf_with_chat (src, dir, tokens, NULL);
+}
+
+char *
+bw_test_gguf_with_chat (const char *src, const char *dir, const char *const *tokens,
+                        const char *chat_template)
+{
   g_autofree guint8 *data = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GByteArray) out = g_byte_array_new ();
@@ -107,7 +114,8 @@ bw_test_gguf_with_tokens (const char *src, const char *dir, const char *const *t
   r.at = 8;
   n_tensors = take (&r, 8);
   n_kv = take (&r, 8);
-  g_byte_array_append (out, data, 24);
+  g_byte_array_append (out, data, 16);
+  put (out, n_kv + (chat_template != NULL), 8);
   for (guint64 k = 0; k < n_kv; k++)
     {
       gsize key_at = r.at;
@@ -131,6 +139,13 @@ bw_test_gguf_with_tokens (const char *src, const char *dir, const char *const *t
           alignment = a;
         }
       g_byte_array_append (out, data + value_at, (guint) (r.at - value_at));
+    }
+  if (chat_template != NULL)
+    {
+      static const char key[] = "tokenizer.chat_template";
+      put_string (out, key, strlen (key));
+      put (out, TYPE_STRING, 4);
+      put_string (out, chat_template, strlen (chat_template));
     }
   gsize infos_at = r.at;
   for (guint64 t = 0; t < n_tensors; t++)

@@ -9,3 +9,7 @@
  * the last entries of the vocabulary replaced by tokens (control tokens); a part without a
  * vocabulary is copied unchanged. Returns the new file's path; aborts the test on error. */
 char *bw_test_gguf_with_tokens (const char *src, const char *dir, const char *const *tokens);
+
+/* The same, with tokenizer.chat_template set to chat_template (the fixtures have none). */
+char *bw_test_gguf_with_chat (const char *src, const char *dir, const char *const *tokens,
+                              const char *chat_template);

@@ -255,6 +255,19 @@ test_default_out_dir (void)
   options.dense = BURROW_CONVERT_KEEP;
   path = burrow_convert_default_out_dir (nowhere, &options, NULL, tmp_root);
   g_assert_cmpstr (path, ==, fallback);
+  g_clear_pointer (&path, g_free);
+
+  /* A GGUF file, or part of a split set, names the copy without its extension and part. */
+  static const char *const ggufs[] = { "Model-7B-Q4_K_M.gguf", "Model-7B-00001-of-00003.GGUF" };
+  static const char *const names[] = { "Model-7B-Q4_K_M-mxfp4", "Model-7B-mxfp4" };
+  for (gsize i = 0; i < G_N_ELEMENTS (ggufs); i++)
+    {
+      g_autofree char *file = g_build_filename (tmp_root, ggufs[i], NULL);
+      g_autofree char *want = g_build_filename (tmp_root, names[i], NULL);
+      path = burrow_convert_default_out_dir (file, &options, NULL, NULL);
+      g_assert_cmpstr (path, ==, want);
+      g_clear_pointer (&path, g_free);
+    }
 }
 
 static void
