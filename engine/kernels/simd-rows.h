@@ -190,6 +190,14 @@ chunk_cols (BwFormat fmt, const BwMatrix *w)
   return gsz >= w->cols ? 512 : gsz * MAX (1, 512 / gsz);
 }
 
+/* A file may define DECODE_RUN (fmt, row, c, end, state, out) -> int64_t: decodes the whole
+ * runs of its own width from column c (a multiple of the step) of a row up to end, in
+ * column order from out, with the group's state; returns the column where it stopped (c
+ * for a format it has no such decode for). */
+#ifndef DECODE_RUN
+#define DECODE_RUN(fmt, row, c, end, st, out) (c)
+#endif
+
 /* Decodes columns [c0, c0 + k) of rows r .. r+RB-1 into out, rows ldo floats apart (ldo a
  * whole number of vectors at least k), in column order, zeros from column w->cols on up to
  * the vector where that row ends. */
@@ -215,6 +223,7 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
           if (gc != c0 && (g & (VL - 1)) == 0)
             scale_block (fmt, w, r + i, g, sb);
           VEC st = group_state (fmt, w, r + i, g, sb);
+          gc = DECODE_RUN (fmt, row, gc, MIN (g1, cols), st, o + (gc - c0));
           /* whole steps, unmasked */
           for (; gc + STEP <= MIN (g1, cols); gc += STEP)
             {
