@@ -24,8 +24,10 @@
  * sends them to the reference) does those matrices.
  *
  * Rows go RB at a time with NT tokens (RB * NT <= 4 lane sums per block, plus their
- * totals, stay in registers), so one load of a row's weights serves every token of the
- * group; tokens go in tiles whose activations stay in L2 while every row passes. */
+ * totals, stay in registers; 4 tokens go 2 rows at a time, their totals on the stack, one
+ * access per block: each decode then serves 8 products), so one load of a row's weights
+ * serves every token of the group; tokens go in tiles whose activations stay in L2 while
+ * every row passes. */
 #include <immintrin.h>
 #include <math.h>
 
@@ -166,6 +168,8 @@ fp8_rows_block (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
             fp8_tile (w, xt, cols, yt, ldy, i, 1, 3);
           break;
         default:
+          for (; i + 2 <= r1; i += 2)
+            fp8_tile (w, xt, cols, yt, ldy, i, 2, 4);
           for (; i < r1; i++)
             fp8_tile (w, xt, cols, yt, ldy, i, 1, 4);
           break;

@@ -220,6 +220,36 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+/* Prefill's decode of 4-bit rows (simd-rows.h's DECODE_RUN): 32 columns from 16 bytes,
+ * each nibble looked up as a small integer (the code minus 8, or twice the E2M1 value with
+ * its sign) and scaled, the same f32 values as decode1's (MXFP4: st's lane 1 is half the
+ * block scale, a power of two) for about half the instructions. */
+static inline __attribute__((always_inline)) int64_t
+decode_run (BwFormat fmt, const uint8_t *row, int64_t c, int64_t end, __m256 st, float *out)
+{
+  if (fmt != BW_FMT_MXFP4 && fmt != BW_FMT_Q4 && fmt != BW_FMT_CT_INT4)
+    return c;
+  const __m128i lut = fmt == BW_FMT_MXFP4
+                        ? _mm_setr_epi8 (0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12)
+                        : _mm_setr_epi8 (-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 s = fmt == BW_FMT_MXFP4 ? _mm256_permutevar8x32_ps (st, _mm256_set1_epi32 (1)) : st;
+  const __m128i low = _mm_set1_epi8 (15);
+
+  for (; c + 32 <= end; c += 32, out += 32)
+    {
+      const __m128i v = _mm_loadu_si128 ((const __m128i *) (row + c / 2));
+      const __m128i lo = _mm_shuffle_epi8 (lut, _mm_and_si128 (v, low));
+      const __m128i hi = _mm_shuffle_epi8 (lut, _mm_and_si128 (_mm_srli_epi16 (v, 4), low));
+      const __m128i q[4] = { _mm_unpacklo_epi8 (lo, hi), _mm_srli_si128 (_mm_unpacklo_epi8 (lo, hi), 8),
+                             _mm_unpackhi_epi8 (lo, hi), _mm_srli_si128 (_mm_unpackhi_epi8 (lo, hi), 8) };
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; k++)
+        _mm256_storeu_ps (out + 8 * k, _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_cvtepi8_epi32 (q[k])), s));
+    }
+  return c;
+}
+#define DECODE_RUN(fmt, row, c, end, st, out) decode_run (fmt, row, c, end, st, out)
+
 /* FP8 products go to fp8-avx2.c, and those of the formats the integer kernel sums
  * (gemv-int-avx2.c), of as many tokens as it takes, to it; FALSE where they decline, and
  * the f32 kernel does the product. */

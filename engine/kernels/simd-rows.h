@@ -192,12 +192,20 @@ chunk_cols (BwFormat fmt, const BwMatrix *w)
   return gsz >= w->cols ? 512 : gsz * MAX (1, 512 / gsz);
 }
 
-/* Decodes columns [c0, c0 + k) of rows r .. r+RB-1 into out, rows k floats apart, in
- * column order. The last step of a row may run up to a step past c0 + k (only at the end
- * of the matrix row, as zeros): out needs that much room after the last row. */
+/* A file may define DECODE_RUN (fmt, row, c, end, state, out) -> int64_t: decodes the whole
+ * runs of its own width from column c (a multiple of the step) of a row up to end, in
+ * column order from out, with the group's state; returns the column where it stopped (c
+ * for a format it has no such decode for). */
+#ifndef DECODE_RUN
+#define DECODE_RUN(fmt, row, c, end, st, out) (c)
+#endif
+
+/* Decodes columns [c0, c0 + k) of rows r .. r+RB-1 into out, rows ldo floats apart (ldo a
+ * whole number of vectors at least k), in column order, zeros from column w->cols on up to
+ * the vector where that row ends. */
 AI void
 decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t c0, int64_t k,
-              float *out)
+              int64_t ldo, float *out)
 {
   const int P = pairs (fmt), STEP = VL * P;
   const int64_t cols = w->cols, gsz = group_cols (fmt, w), c1 = c0 + k;
@@ -207,7 +215,7 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
   for (int i = 0; i < RB; i++)
     {
       const uint8_t *row = (const uint8_t *) w->data + (r + i) * row_bytes;
-      float *o = out + i * k;
+      float *o = out + i * ldo;
       int64_t g = gsz >= cols ? 0 : c0 / gsz;
 
       scale_block (fmt, w, r + i, g & ~(int64_t) (VL - 1), sb);
@@ -217,6 +225,7 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
           if (gc != c0 && (g & (VL - 1)) == 0)
             scale_block (fmt, w, r + i, g, sb);
           VEC st = group_state (fmt, w, r + i, g, sb);
+          gc = DECODE_RUN (fmt, row, gc, MIN (g1, cols), st, o + (gc - c0));
           /* whole steps, unmasked */
           for (; gc + STEP <= MIN (g1, cols); gc += STEP)
             {
@@ -241,55 +250,172 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
               to_columns (fmt, wv);
 #pragma GCC unroll 2
               for (int q = 0; q < P; q++)
-                vec_storeu (o + (gc - c0) + q * VL,
-                            vec_first (wv[q], (int) CLAMP (cols - gc - q * VL, 0, VL)));
+                if (gc - c0 + q * VL < ldo)
+                  vec_storeu (o + (gc - c0) + q * VL,
+                              vec_first (wv[q], (int) CLAMP (cols - gc - q * VL, 0, VL)));
             }
         }
     }
 }
 
-/* Rows decoded together for many tokens: with a 512-column chunk, 8 rows of f32 (16 KiB)
- * and 4 tokens' activations (8 KiB) stay in L1 while every 2-row, 4-token register tile
- * of the group passes over them; a tile per row pair reread the activations from L2. */
-#define GEMM_ROWS 8
+/* The prefill tiles: GEMM_TILE_ROWS decoded rows by GEMM_TILE_TOKENS tokens, 12 lane sums in
+ * registers beside the tokens' activations and one row's weights (16 vector registers at
+ * AVX2): 7 loads per 12 FMAs. With the 2-row, 4-token tile before (8 sums, 6 loads per 8
+ * FMAs) the FMAs' 4-cycle latency left two units no slack. */
+#define GEMM_TILE_ROWS 4
+#define GEMM_TILE_TOKENS 3
+/* Rows decoded together: with a chunk of about 512 columns their f32 copy (24 KiB) and one
+ * token tile's activations (6 KiB) stay in L1 while every tile of the chunk passes. */
+#define GEMM_ROWS 12
+/* Tokens whose lane sums carry from chunk to chunk (part, in L1) in one pass over the rows. */
+#define GEMM_TOKENS 24
 
-/* One register tile of the f32 rows in f (rows i, i + 1 < rb) with nt <= 4 tokens. */
+/* One tile: rows wb (ldw floats apart, zeros past k) times NT tokens' activations x (ldx
+ * apart), columns [0, k). The lane sums continue from part[i * GEMM_TOKENS + t] (VL floats
+ * each) unless `first`; when `last` each total goes to y[t * ldy + i], else back to part. */
 AI void
-gemm_tile (const BwMatrix *f, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t i,
-           int rb, int nt, gboolean add)
+gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k, float *part,
+           float *y, int64_t ldy, const int RB, const int NT, gboolean first, gboolean last)
+{
+  VEC acc[GEMM_TILE_ROWS][GEMM_TILE_TOKENS];
+  int64_t c = 0;
+
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; t++)
+      {
+        VEC p[2] = { vec_zero () };
+        if (!first)
+          load_x (BW_FMT_F32, part + (i * GEMM_TOKENS + t) * VL, p);
+        acc[i][t] = p[0];
+      }
+  for (; c + VL <= k; c += VL)
+    {
+      VEC xv[GEMM_TILE_TOKENS][2];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        {
+          load_x (BW_FMT_F32, x + t * ldx + c, xv[t]);
+          KEEP_IN_REGISTER (xv[t][0]);
+        }
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+        {
+          VEC wv[2];
+          load_x (BW_FMT_F32, wb + i * ldw + c, wv);
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; t++)
+            acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
+        }
+    }
+  if (c < k)
+    {
+      /* the matrix row's last vector: activations masked (the next token's, or none,
+       * follow), the weights' zeros past k */
+      VEC xv[GEMM_TILE_TOKENS][2];
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        load_x_tail (BW_FMT_F32, x + t * ldx + c, (int) (k - c), xv[t]);
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+        {
+          VEC wv[2];
+          load_x (BW_FMT_F32, wb + i * ldw + c, wv);
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; t++)
+            acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
+        }
+    }
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; t++)
+      if (last)
+        y[t * ldy + i] = vec_reduce (acc[i][t]);
+      else
+        vec_storeu (part + (i * GEMM_TOKENS + t) * VL, acc[i][t]);
+}
+
+#define GEMM_TILE_CASE(RB, NT)                                                           \
+  case RB * 4 + NT: gemm_tile (wb, ldw, x, ldx, k, part, y, ldy, RB, NT, first, last); break;
+
+/* gemm_tile for rb <= GEMM_TILE_ROWS rows and nt <= GEMM_TILE_TOKENS tokens; one copy per
+ * level, whatever the weights' format. */
+static void __attribute__((noinline, unused))
+gemm_tile_any (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k,
+               float *part, float *y, int64_t ldy, int rb, int nt, gboolean first,
+               gboolean last)
 {
   switch (rb * 4 + nt)
     {
-    case 5: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 1, add, TRUE); break;
-    case 6: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 2, add, TRUE); break;
-    case 7: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 3, add, TRUE); break;
-    case 8: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 1, 4, add, TRUE); break;
-    case 9: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 1, add, TRUE); break;
-    case 10: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 2, add, TRUE); break;
-    case 11: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 3, add, TRUE); break;
-    default: block (BW_FMT_F32, f, x, ldx, y, ldy, i, 2, 4, add, TRUE); break;
+      GEMM_TILE_CASE (1, 1) GEMM_TILE_CASE (1, 2) GEMM_TILE_CASE (1, 3)
+      GEMM_TILE_CASE (2, 1) GEMM_TILE_CASE (2, 2) GEMM_TILE_CASE (2, 3)
+      GEMM_TILE_CASE (3, 1) GEMM_TILE_CASE (3, 2) GEMM_TILE_CASE (3, 3)
+      GEMM_TILE_CASE (4, 1) GEMM_TILE_CASE (4, 2) GEMM_TILE_CASE (4, 3)
+    default: break;
+    }
+}
+
+/* Prefetches into L2 share `part` of `parts` of the lines that columns [c0, c0 + k) of rows
+ * r .. r + g - 1 take: the next chunk, a share before each tile of this one. The rows are
+ * short runs of many streams, which the hardware prefetcher picked up too late; all of a
+ * chunk's lines at once filled the line-fill buffers, and the prefetches stalled. */
+AI void
+gemm_prefetch (BwFormat fmt, const BwMatrix *w, int64_t r, int g, int64_t c0, int64_t k,
+               int part, int parts)
+{
+  const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
+  const int64_t b0 = col_byte (fmt, c0), b1 = MIN (row_bytes, col_byte (fmt, c0 + k));
+  const int64_t per_row = (b1 - b0 + 63) / 64, lines = per_row * MIN (g, w->rows - r);
+
+  const int64_t l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
+  const uint8_t *row = (const uint8_t *) w->data + (r + l0 / per_row) * row_bytes;
+  int64_t b = b0 + l0 % per_row * 64;
+
+  for (int64_t l = l0; l < l1; l++, b += 64)
+    {
+      if (b >= b0 + per_row * 64)
+        {
+          row += row_bytes;
+          b = b0;
+        }
+      __builtin_prefetch (row + b, 0, 2);
     }
 }
 
 /* Rows r .. r + g - 1 (g <= GEMM_ROWS) for nt tokens: each chunk of columns decoded once
- * to f32, then every token tile over every row pair of it. */
+ * to f32, then every tile of it; lane sums carry across chunks in part. */
 AI void
 gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, int64_t ldy,
            int64_t r, int g)
 {
-  const int64_t kc = chunk_cols (fmt, w);
-  float buf[GEMM_ROWS * 2048 + 2 * VL] __attribute__((aligned (64)));
+  const int64_t kc = chunk_cols (fmt, w), cols = w->cols;
+  float buf[GEMM_ROWS * 2048] __attribute__((aligned (64)));
+  float part[GEMM_ROWS * GEMM_TOKENS * VL] __attribute__((aligned (64)));
 
-  for (int64_t c0 = 0; c0 < w->cols; c0 += kc)
+  for (int t0 = 0; t0 < nt; t0 += GEMM_TOKENS)
     {
-      const int64_t k = MIN (kc, w->cols - c0);
-      BwMatrix f = { .fmt = BW_FMT_F32, .rows = g, .cols = k, .data = buf };
-
-      decode_chunk (fmt, w, r, g, c0, k, buf);
-      for (int t0 = 0; t0 < nt; t0 += 4)
-        for (int i = 0; i < g; i += 2)
-          gemm_tile (&f, x + (int64_t) t0 * w->cols + c0, w->cols, y + (int64_t) t0 * ldy + r,
-                     ldy, i, MIN (2, g - i), MIN (4, nt - t0), c0 > 0);
+      const int tn = MIN (GEMM_TOKENS, nt - t0);
+      for (int64_t c0 = 0; c0 < cols; c0 += kc)
+        {
+          const int64_t k = MIN (kc, cols - c0), ldw = (k + VL - 1) / VL * VL;
+          const int64_t pr = c0 + kc < cols ? r : r + g, pc = c0 + kc < cols ? c0 + kc : 0;
+          const int tiles_i = (g + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS;
+          const int tiles = tiles_i * ((tn + GEMM_TILE_TOKENS - 1) / GEMM_TILE_TOKENS);
+          decode_chunk (fmt, w, r, g, c0, k, ldw, buf);
+          for (int t = 0, tile = 0; t < tn; t += GEMM_TILE_TOKENS)
+            for (int i = 0; i < g; i += GEMM_TILE_ROWS, tile++)
+              {
+                if (pr < w->rows)
+                  gemm_prefetch (fmt, w, pr, g, pc, kc, tile, tiles);
+                gemm_tile_any (buf + i * ldw, ldw, x + (int64_t) (t0 + t) * cols + c0, cols, k,
+                               part + (i * GEMM_TOKENS + t) * VL,
+                               y + (int64_t) (t0 + t) * ldy + r + i, ldy,
+                               MIN (GEMM_TILE_ROWS, g - i), MIN (GEMM_TILE_TOKENS, tn - t),
+                               c0 == 0, c0 + k >= cols);
+              }
+        }
     }
 }
 
@@ -304,7 +430,7 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
              int64_t r0, int64_t r1)
 {
   const int64_t tile = MAX (4, X_TILE_BYTES / (4 * MAX (w->cols, 1)) / 4 * 4);
-  const gboolean gemm = n >= GEMM_MIN_TOKENS && fmt != BW_FMT_F32 && chunk_cols (fmt, w) <= 2048;
+  const gboolean gemm = n >= GEMM_MIN_TOKENS && chunk_cols (fmt, w) <= 2048;
 
   for (int64_t t0 = 0; t0 < n; t0 += tile)
     {
