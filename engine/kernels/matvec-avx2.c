@@ -220,13 +220,15 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
-/* FP8 products go to fp8-avx2.c, and those of the formats the integer kernel sums
- * (gemv-int-avx2.c), of as many tokens as it takes, to it; FALSE where they decline, and
- * the f32 kernel does the product. */
+/* One-token F32, BF16 and F16 products go to float-avx2.c, FP8 products to fp8-avx2.c,
+ * and those of the formats the integer kernel sums (gemv-int-avx2.c), of as many tokens as
+ * it takes, to it; FALSE where they decline, and the f32 kernel does the product. */
 static inline __attribute__((always_inline)) gboolean
 int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
             int64_t r0, int64_t r1)
 {
+  if (n == 1 && (fmt == BW_FMT_F32 || fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
+    return bw_float_matvec_avx2 (w, x, y, r0, r1);
   if (fmt == BW_FMT_FP8_E4M3_B128)
     return bw_fp8_rows_avx2 (w, x, n, y, ldy, r0, r1);
   if (n > bw_gemv_int_avx2.max_tokens
