@@ -9,10 +9,11 @@
  *
  * Each row's arithmetic is the f32 kernel's for one token (simd-rows.h): one accumulator
  * of 8 lanes, lane j summing columns j, j + 8, ... in column order, the last partial step
- * masked, the lanes added as vec_reduce adds them; so the results are its bits. */
+ * masked, the lanes added by bw_avx2_reduce8; so the results are its bits. */
 #include <immintrin.h>
 #include <string.h>
 
+#include "kernels/avx2-lanes.h"
 #include "kernels/kernel-table.h"
 
 #define AI static inline __attribute__((always_inline))
@@ -41,15 +42,6 @@ load8 (BwFormat fmt, const uint8_t *p)
     default:
       return _mm256_loadu_ps ((const float *) p);
     }
-}
-
-AI float
-reduce8 (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
 }
 
 /* y[r + i * rs] for i < R: the whole product of each of R rows. */
@@ -110,7 +102,7 @@ float_rows (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t r
     }
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    y[r + i * rs] = 0.0f + reduce8 (acc[i]);
+    y[r + i * rs] = 0.0f + bw_avx2_reduce8 (acc[i]);
 }
 
 AI void

@@ -31,6 +31,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/avx2-lanes.h"
 #include "kernels/kernel-table.h"
 #include "quant/fp8.h"
 
@@ -53,15 +54,6 @@ decode16 (const uint8_t *p, __m256 *lo, __m256 *hi, __m128i *nan)
                                       _mm256_set1_epi16 ((short) 0xBF80));
   *lo = _mm256_cvtph_ps (_mm256_castsi256_si128 (h));
   *hi = _mm256_cvtph_ps (_mm256_extracti128_si256 (h, 1));
-}
-
-AI float
-reduce8 (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
 }
 
 static gboolean
@@ -133,7 +125,7 @@ fp8_tile (const BwMatrix *w, const float *x, int64_t ldx, float *y, int64_t ldy,
       const gboolean bad = any_nan && has_nan (rows[i], c16);
 #pragma GCC unroll 4
       for (int t = 0; t < NT; t++)
-        y[t * ldy + r + i] = bad ? NAN : reduce8 (tot[i][t]);
+        y[t * ldy + r + i] = bad ? NAN : bw_avx2_reduce8 (tot[i][t]);
     }
 }
 
@@ -225,7 +217,7 @@ fp8_one (const BwMatrix *w, const float *x, float *y, int64_t r, int64_t rs, con
   const gboolean any_nan = _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (nan, _mm256_set1_epi8 ((char) 0xFF))) != 0;
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    y[r + i * rs] = any_nan && has_nan (rows[i], c16) ? NAN : reduce8 (tot[i]);
+    y[r + i * rs] = any_nan && has_nan (rows[i], c16) ? NAN : bw_avx2_reduce8 (tot[i]);
 }
 
 /* Rows [r0, r1) for one token, 4 at a time a quarter of the range apart: each row one long

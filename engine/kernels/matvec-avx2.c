@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/avx2-lanes.h"
 #include "kernels/gemv-int.h"
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
@@ -14,6 +15,7 @@
 #include "quant/mxfp4.h"
 
 #define VEC __m256
+#define vec_reduce bw_avx2_reduce8
 #define VL 8
 #define RB_MAX 2
 
@@ -76,15 +78,6 @@ load_x_tail (BwFormat fmt, const float *p, int rem, __m256 out[2])
   out[0] = _mm256_maskload_ps (p, first_lanes (rem));
   if (pairs (fmt) == 2)
     out[1] = _mm256_maskload_ps (p + VL, first_lanes (rem - VL));
-}
-
-static inline float
-vec_reduce (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
 }
 
 static const float lut_e2m1_mag[8] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6 };
