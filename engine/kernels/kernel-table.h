@@ -91,6 +91,10 @@ extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
  * FALSE where the matrix's scales rule it out (nothing written). */
 gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
                            int64_t r0, int64_t r1);
+/* The AVX2 level's one-token F32, BF16 and F16 products (float-avx2.c): y[r] for r in
+ * [r0, r1), the f32 kernel's bits; FALSE (nothing written) for any other format. */
+gboolean bw_float_matvec_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0,
+                               int64_t r1);
 
 double bw_peak_fma_avx2 (int64_t reps, float *sink);
 double bw_peak_int_avx2 (int64_t reps, float *sink);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/avx2-lanes.h"
 #include "kernels/gemv-int.h"
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-table.h"
@@ -14,6 +15,7 @@
 #include "quant/mxfp4.h"
 
 #define VEC __m256
+#define vec_reduce bw_avx2_reduce8
 #define VL 8
 #define RB_MAX 2
 
@@ -76,15 +78,6 @@ load_x_tail (BwFormat fmt, const float *p, int rem, __m256 out[2])
   out[0] = _mm256_maskload_ps (p, first_lanes (rem));
   if (pairs (fmt) == 2)
     out[1] = _mm256_maskload_ps (p + VL, first_lanes (rem - VL));
-}
-
-static inline float
-vec_reduce (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
 }
 
 static const float lut_e2m1_mag[8] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6 };
@@ -250,13 +243,15 @@ decode_run (BwFormat fmt, const uint8_t *row, int64_t c, int64_t end, __m256 st,
 }
 #define DECODE_RUN(fmt, row, c, end, st, out) decode_run (fmt, row, c, end, st, out)
 
-/* FP8 products go to fp8-avx2.c, and those of the formats the integer kernel sums
- * (gemv-int-avx2.c), of as many tokens as it takes, to it; FALSE where they decline, and
- * the f32 kernel does the product. */
+/* One-token F32, BF16 and F16 products go to float-avx2.c, FP8 products to fp8-avx2.c,
+ * and those of the formats the integer kernel sums (gemv-int-avx2.c), of as many tokens as
+ * it takes, to it; FALSE where they decline, and the f32 kernel does the product. */
 static inline __attribute__((always_inline)) gboolean
 int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
             int64_t r0, int64_t r1)
 {
+  if (n == 1 && (fmt == BW_FMT_F32 || fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
+    return bw_float_matvec_avx2 (w, x, y, r0, r1);
   if (fmt == BW_FMT_FP8_E4M3_B128)
     return bw_fp8_rows_avx2 (w, x, n, y, ldy, r0, r1);
   if (n > bw_gemv_int_avx2.max_tokens

@@ -60,8 +60,10 @@ col_byte (BwFormat fmt, int64_t c)
     }
 }
 
-/* How far ahead in each weight row to prefetch: with several rows streamed at once the
- * hardware prefetcher alone left the slower decoders short of bandwidth. */
+/* How far ahead in each weight row to prefetch, into L1 (T0): with several rows streamed
+ * at once the hardware prefetcher alone left the slower decoders short of bandwidth, and
+ * on an Intel core the non-temporal hint held the f32 kernel to a third of the memory's
+ * rate. */
 #define PREFETCH_BYTES 2048
 
 /* Keeps v in a register: the compiler would otherwise fold each token's activation load
@@ -119,7 +121,7 @@ block (BwFormat fmt, const BwMatrix *w, const float *x, int64_t ldx, float *y, i
             {
               VEC wv[2];
               if (!cached)
-                __builtin_prefetch (rows[i] + col_byte (fmt, c) + PREFETCH_BYTES, 0, 0);
+                __builtin_prefetch (rows[i] + col_byte (fmt, c) + PREFETCH_BYTES, 0, 3);
               decode (fmt, rows[i] + col_byte (fmt, c), st[i], wv);
 #pragma GCC unroll 4
               for (int t = 0; t < NT; t++)
