@@ -446,6 +446,5 @@ const BwGemvInt bw_gemv_int_avx2 = {
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = blocks,
-  .tail = bw_rows_tail_avx2,
   .fallback = bw_kernels_avx2_f32_rows,
 };

@@ -573,6 +573,5 @@ const BwGemvInt bw_gemv_int_avx512vnni = {
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = rows_range,
-  .tail = bw_rows_tail_avx2,
   .fallback = bw_kernels_avx512.rows,
 };

@@ -23,7 +23,11 @@
  *
  * Each level supplies how it lays out one prepared block of activations and how it sums
  * rows against such blocks (BwGemvInt); the passes over wide rows, the several-token
- * batches and the leftover columns are this file's, the same for every level. */
+ * batches and the leftover columns are this file's, the same for every level. The
+ * leftover columns of a row (all of a matrix narrower than a block) are one more block:
+ * its activations padded with zeros, its codes and scales copied into a block padded with
+ * zero bytes, so a narrow matrix is summed as a wide one is, and its products come out
+ * as those of the same matrix widened with zero weights. */
 #pragma once
 
 #include <glib.h>
@@ -80,9 +84,6 @@ typedef struct {
    * rule the kernel out (an MXFP4 scale of 253 or more): rows may have been written. */
   gboolean (*blocks) (const BwMatrix *w, const void *blk, int64_t b0, int64_t nb, float *y,
                       int64_t r0, int64_t r1, gboolean add);
-  /* The columns after the last whole block: bw_rows_tail or its equal at this level. */
-  void (*tail) (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
-                int64_t c0, gboolean add);
   /* The level's f32 kernels, for products the integer kernel leaves (indexed by format). */
   const BwGemvIntFallback *fallback;
 } BwGemvInt;
@@ -90,9 +91,11 @@ typedef struct {
 /* Whether k sums w's products in integers (its format and grouping; any width). */
 gboolean bw_gemv_int_applies (const BwGemvInt *k, const BwMatrix *w);
 
-/* Prepares the whole blocks of x[0, min (cols, BW_GEMV_INT_MAX_COLS)) for a matrix of
- * format fmt into `prepared` (64-byte aligned, BW_GEMV_INT_PREPARED_BYTES); FALSE where the
- * activations rule the kernel out. */
+/* Prepares x[0, cols) for a matrix of format fmt into `prepared` (64-byte aligned,
+ * BW_GEMV_INT_PREPARED_BYTES), block by block, the last one padded with zeros where cols
+ * is no multiple of BW_GEMV_INT_BLOCK; beyond BW_GEMV_INT_MAX_COLS, only the whole blocks
+ * of its first BW_GEMV_INT_MAX_COLS columns. FALSE where the activations rule the kernel
+ * out. */
 gboolean bw_gemv_int_prepare (const BwGemvInt *k, BwFormat fmt, const float *x, int64_t cols,
                               void *prepared);
 
