@@ -14,27 +14,19 @@ bw_gemv_int_applies (const BwGemvInt *k, const BwMatrix *w)
   return k->applies (w);
 }
 
-/* Prepares the n < BLOCK activations x[0, n) as one block, zero beyond n. */
-static gboolean
-prepare_partial (const BwGemvInt *k, BwFormat fmt, const float *x, int64_t n, void *block)
-{
-  float padded[BLOCK] = { 0 };
-
-  memcpy (padded, x, (size_t) n * sizeof *x);
-  return k->prepare_block (fmt, padded, block);
-}
-
 gboolean
 bw_gemv_int_prepare (const BwGemvInt *k, BwFormat fmt, const float *x, int64_t cols, void *prepared)
 {
   const int64_t nb = MIN (cols, BW_GEMV_INT_MAX_COLS) / BLOCK;
+  float padded[BLOCK] = { 0 };
 
   for (int64_t b = 0; b < nb; b++)
     if (!k->prepare_block (fmt, x + BLOCK * b, (uint8_t *) prepared + b * k->block_bytes))
       return FALSE;
-  if (cols < BW_GEMV_INT_MAX_COLS && nb * BLOCK < cols)
-    return prepare_partial (k, fmt, x + nb * BLOCK, cols - nb * BLOCK, (uint8_t *) prepared + nb * k->block_bytes);
-  return TRUE;
+  if (cols >= BW_GEMV_INT_MAX_COLS || nb * BLOCK == cols)
+    return TRUE;
+  memcpy (padded, x + nb * BLOCK, (size_t) (cols - nb * BLOCK) * sizeof *x);
+  return k->prepare_block (fmt, padded, (uint8_t *) prepared + nb * k->block_bytes);
 }
 
 /* Scale bytes of w's format, and where a row's scale of column c is (its scales per row
@@ -58,11 +50,10 @@ scale_index (const BwMatrix *w, int64_t c, int64_t *ns)
 #define PARTIAL_ROWS 32
 
 /* The columns after the last whole block, [c0, cols) with c0 = BLOCK * (cols / BLOCK), of
- * rows [r0, r1) against their prepared block (activations zero beyond cols): each row's
- * codes and scales of those columns are copied into a whole block padded with zero bytes
- * (codes whose products with the zero activations are 0, and scales of 0, so nothing
- * past the row is read and an unread scale cannot make 0 times Inf), and the level sums it
- * as any block. y is set, or added to when `add`. FALSE as k->blocks. */
+ * rows [r0, r1) against their prepared block (activations zero beyond cols), for the rows
+ * whose block would end past the matrix: each row's codes and scales of those columns are
+ * copied into a whole block padded with zero bytes, and the level sums it as any block.
+ * y is set, or added to when `add`. FALSE as k->blocks. */
 static gboolean
 partial_block (const BwGemvInt *k, const BwMatrix *w, const void *blk, float *y, int64_t r0,
                int64_t r1, gboolean add)
@@ -102,17 +93,42 @@ partial_block (const BwGemvInt *k, const BwMatrix *w, const void *blk, float *y,
   return ok;
 }
 
+/* The end of the rows, from the first, that can read nb blocks in place: a partial last
+ * block's columns beyond the row are read from the bytes after it (codes that meet zero
+ * activations; the level gives the groups the row lacks a scale of 0). */
+static int64_t
+in_place_end (const BwMatrix *w, int64_t nb)
+{
+  const int64_t rb = (int64_t) bw_matrix_row_bytes (w->fmt, w->cols);
+  const int64_t need = (int64_t) bw_matrix_row_bytes (w->fmt, nb * BLOCK);
+
+  return MAX (0, w->rows + 1 - (need + rb - 1) / rb);
+}
+
+/* Rows [r0, r1) over blocks [b0, b0 + nb) prepared in blk, the last of them the row's partial
+ * block where it passes the whole ones: in place, and for the matrix's last rows, whose
+ * partial block would be read past its end, the whole blocks in place and the partial one
+ * from a padded copy. y is set, or added to when `add`; FALSE as k->blocks. */
+static gboolean
+rows_blocks (const BwGemvInt *k, const BwMatrix *w, const uint8_t *blk, int64_t b0, int64_t nb,
+             float *y, int64_t r0, int64_t r1, gboolean add)
+{
+  const int64_t mid = b0 + nb <= w->cols / BLOCK ? r1 : CLAMP (in_place_end (w, b0 + nb), r0, r1);
+
+  if (mid > r0 && !k->blocks (w, blk, b0, nb, y, r0, mid, add))
+    return FALSE;
+  if (mid == r1)
+    return TRUE;
+  return (nb == 1 || k->blocks (w, blk, b0, nb - 1, y, mid, r1, add))
+         && partial_block (k, w, blk + (nb - 1) * k->block_bytes, y, mid, r1, add || nb > 1);
+}
+
 gboolean
 bw_gemv_int_rows (const BwGemvInt *k, const BwMatrix *w, const float *x, const void *prepared,
                   float *y, int64_t r0, int64_t r1)
 {
-  const int64_t nfull = w->cols / BLOCK;
-
   g_return_val_if_fail (w->cols <= BW_GEMV_INT_MAX_COLS, FALSE);
-  if (!k->applies (w) || !k->blocks (w, prepared, 0, nfull, y, r0, r1, FALSE))
-    return FALSE;
-  return nfull * BLOCK == w->cols
-         || partial_block (k, w, (const uint8_t *) prepared + nfull * k->block_bytes, y, r0, r1, nfull > 0);
+  return k->applies (w) && rows_blocks (k, w, prepared, 0, (w->cols + BLOCK - 1) / BLOCK, y, r0, r1, FALSE);
 }
 
 gboolean
@@ -120,22 +136,21 @@ bw_gemv_int_matvec (const BwGemvInt *k, const BwMatrix *w, const float *x, float
                     int64_t r0, int64_t r1)
 {
   const int64_t per_pass = BW_GEMV_INT_MAX_COLS / BLOCK;
-  const int64_t nfull = w->cols / BLOCK;
+  const int64_t nblocks = (w->cols + BLOCK - 1) / BLOCK;
   uint8_t blk[BW_GEMV_INT_PREPARED_BYTES] __attribute__((aligned (64)));
 
   if (!k->applies (w))
     return FALSE;
-  for (int64_t b0 = 0; b0 < nfull; b0 += per_pass)
+  /* a pass with the partial block has fewer than BW_GEMV_INT_MAX_COLS columns: it is
+   * prepared padded */
+  for (int64_t b0 = 0; b0 < nblocks; b0 += per_pass)
     {
-      const int64_t nb = MIN (per_pass, nfull - b0);
-      if (!bw_gemv_int_prepare (k, w->fmt, x + b0 * BLOCK, nb * BLOCK, blk)
-          || !k->blocks (w, blk, b0, nb, y, r0, r1, b0 > 0))
+      const int64_t nb = MIN (per_pass, nblocks - b0);
+      if (!bw_gemv_int_prepare (k, w->fmt, x + b0 * BLOCK, MIN (nb * BLOCK, w->cols - b0 * BLOCK), blk)
+          || !rows_blocks (k, w, blk, b0, nb, y, r0, r1, b0 > 0))
         return FALSE;
     }
-  if (nfull * BLOCK == w->cols)
-    return TRUE;
-  return prepare_partial (k, w->fmt, x + nfull * BLOCK, w->cols - nfull * BLOCK, blk)
-         && partial_block (k, w, blk, y, r0, r1, nfull > 0);
+  return TRUE;
 }
 
 /* Prepared tokens per batch of a several-token product (on the stack), and the weight
@@ -148,8 +163,8 @@ gboolean
 bw_gemv_int_matmul (const BwGemvInt *k, const BwMatrix *w, const float *x, int n, float *y,
                     int64_t ldy, int64_t r0, int64_t r1)
 {
-  const int64_t nfull = w->cols / BLOCK;
-  const int64_t tok_bytes = (w->cols + BLOCK - 1) / BLOCK * k->block_bytes;
+  const int64_t nblocks = (w->cols + BLOCK - 1) / BLOCK;
+  const int64_t tok_bytes = nblocks * k->block_bytes;
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (w->fmt, w->cols);
   const int64_t sub = MAX (16, TOKEN_ROWS_BYTES / MAX (1, row_bytes));
   const int per_batch = (int) MIN (n, BATCH_BYTES / tok_bytes);
@@ -175,9 +190,7 @@ bw_gemv_int_matmul (const BwGemvInt *k, const BwMatrix *w, const float *x, int n
           {
             float *yt = y + (int64_t) (t0 + t) * ldy;
             const int64_t re = MIN (r1, r + sub);
-            if (!k->blocks (w, blk + t * tok_bytes, 0, nfull, yt, r, re, FALSE)
-                || (nfull * BLOCK < w->cols
-                    && !partial_block (k, w, blk + t * tok_bytes + nfull * k->block_bytes, yt, r, re, nfull > 0)))
+            if (!rows_blocks (k, w, blk + t * tok_bytes, 0, nblocks, yt, r, re, FALSE))
               return FALSE;
           }
     }

@@ -24,10 +24,10 @@
  * Each level supplies how it lays out one prepared block of activations and how it sums
  * rows against such blocks (BwGemvInt); the passes over wide rows, the several-token
  * batches and the leftover columns are this file's, the same for every level. The
- * leftover columns of a row (all of a matrix narrower than a block) are one more block:
- * its activations padded with zeros, its codes and scales copied into a block padded with
- * zero bytes, so a narrow matrix is summed as a wide one is, and its products come out
- * as those of the same matrix widened with zero weights. */
+ * leftover columns of a row (all of a matrix narrower than a block) are one more block,
+ * its activations padded with zeros, read in place (from a padded copy for the last rows,
+ * whose block would end past the matrix): a narrow matrix is summed as a wide one is, and
+ * its products come out as those of the same matrix widened with zero activations. */
 #pragma once
 
 #include <glib.h>
@@ -80,8 +80,11 @@ typedef struct {
    * aligned); FALSE where they rule the kernel out. */
   gboolean (*prepare_block) (BwFormat fmt, const float *x, void *block);
   /* y[r] = (or, when `add`, +=) columns [128 b0, 128 (b0 + nb)) of row r times the
-   * activations prepared in blk[0, nb), for r in [r0, r1). FALSE where the matrix's scales
-   * rule the kernel out (an MXFP4 scale of 253 or more): rows may have been written. */
+   * activations prepared in blk[0, nb), for r in [r0, r1). The last block may pass the
+   * row's end: its codes there are read from the bytes after the row (the caller makes
+   * sure they are readable; the activations there are 0) and the groups the row lacks
+   * count with a scale of 0. FALSE where the matrix's scales rule the kernel out (an
+   * MXFP4 scale of 253 or more): rows may have been written. */
   gboolean (*blocks) (const BwMatrix *w, const void *blk, int64_t b0, int64_t nb, float *y,
                       int64_t r0, int64_t r1, gboolean add);
   /* The level's f32 kernels, for products the integer kernel leaves (indexed by format). */
