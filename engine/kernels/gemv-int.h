@@ -15,10 +15,11 @@
  *
  * The fixed point rounds each activation by at most 2^-24 of its group's power-of-two
  * bound, i.e. one f32 ulp of the group's largest element (elements in its octave lose
- * their last bit, smaller ones keep 23 bits below the bound). That is below the rounding
- * of the f32 sums it replaces: the products come out closer to the exact value than the
- * scalar f32 kernel's (PERFORMANCE.md; asserted by tests/kernels/test-gemv-int.c for every
- * level the CPU runs). Activations with NaN or Inf, or a group whose largest magnitude lies
+ * their last bit, smaller ones keep 23 bits below the bound). Over a row of many groups
+ * that is below the rounding of the f32 sums it replaces: the products come out closer to
+ * the exact value than the scalar f32 kernel's (PERFORMANCE.md; asserted by
+ * tests/kernels/test-gemv-int.c for every level the CPU runs; in a row of a few groups
+ * with an outlier, the others' rounding to its octave can weigh more). Activations with NaN or Inf, or a group whose largest magnitude lies
  * outside [2^-60, 2^60), go to the level's f32 kernel instead.
  *
  * Each level supplies how it lays out one prepared block of activations and how it sums
