@@ -45,8 +45,9 @@
 #define FIX 23
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
-/* How far ahead in each row to prefetch: 8-bit rows go through their bytes twice as fast. */
-#define PREFETCH_NIB 4096
+/* How far ahead in each row to prefetch. 4-bit rows, 2 threads, quiet (PERFORMANCE.md):
+ * 8 KiB 0.54-0.61 of the memory probe, 4 KiB 0.48-0.59, 2 KiB 0.33-0.51. */
+#define PREFETCH_NIB 8192
 #define PREFETCH_BYTE 8192
 
 /* One prepared 128-column block for 4-bit rows. Half h holds columns 64h .. 64h+63 (one
@@ -185,6 +186,18 @@ scale1 (BwFormat fmt, const uint8_t *s, int64_t i)
   return bw_load_f32 (s + 4 * i);
 }
 
+/* Four E8M0 scale bytes (little-endian in `four`) as f32, their largest kept in *emax. */
+AI __m128
+e8m0_scales (uint32_t four, __m128i *emax)
+{
+  const __m128i e = _mm_cvtepu8_epi32 (_mm_cvtsi32_si128 ((int) four));
+  *emax = _mm_max_epu32 (*emax, e);
+  /* 2^(e - 127) from the exponent bits; E8M0 0 is 2^-127, a subnormal */
+  const __m128i f = _mm_slli_epi32 (e, 23);
+  const __m128i zero = _mm_cmpeq_epi32 (e, _mm_setzero_si128 ());
+  return _mm_castsi128_ps (_mm_blendv_epi8 (f, _mm_set1_epi32 (1 << 22), zero));
+}
+
 /* The weight scales of the 4 groups of block gb of a row (scales s; for WIDE, scale si),
  * as f32; MXFP4 scale bytes are kept in *emax. */
 AI __m128
@@ -194,12 +207,7 @@ block_scales (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_t si,
     {
       uint32_t four;
       memcpy (&four, s + 4 * gb, sizeof four);
-      const __m128i e = _mm_cvtepu8_epi32 (_mm_cvtsi32_si128 ((int) four));
-      *emax = _mm_max_epu32 (*emax, e);
-      /* 2^(e - 127) from the exponent bits; E8M0 0 is 2^-127, a subnormal */
-      const __m128i f = _mm_slli_epi32 (e, 23);
-      const __m128i zero = _mm_cmpeq_epi32 (e, _mm_setzero_si128 ());
-      return _mm_castsi128_ps (_mm_blendv_epi8 (f, _mm_set1_epi32 (1 << 22), zero));
+      return e8m0_scales (four, emax);
     }
   if (gk == G32)
     {
@@ -213,6 +221,32 @@ block_scales (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_t si,
       return _mm_setr_ps (s0, s0, s1, s1);
     }
   return _mm_set1_ps (scale1 (fmt, s, si));
+}
+
+/* block_scales, where block gb may be a row's partial last block (scales for ns groups of
+ * gk's size): the groups it lacks get 0 (built in registers: a copy's narrow stores would
+ * stall the wider load). */
+AI __m128
+block_scales_at (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_t si, int64_t ns,
+                 __m128i *emax)
+{
+  const int64_t per = gk == G64 ? 2 : 4, have = ns - per * gb;
+  float f[3] = { 0 };
+
+  if (gk == WIDE || have >= per)
+    return block_scales (fmt, gk, s, gb, si, emax);
+  if (fmt == BW_FMT_MXFP4)
+    {
+      uint32_t four = 0;
+      for (int i = 0; i < have; i++)
+        four |= (uint32_t) s[4 * gb + i] << (8 * i);
+      return e8m0_scales (four, emax);
+    }
+  if (gk == G64)
+    return _mm_setr_ps (scale1 (fmt, s, 2 * gb), scale1 (fmt, s, 2 * gb), 0.0f, 0.0f);
+  for (int i = 0; i < have; i++)
+    f[i] = scale1 (fmt, s, 4 * gb + i);
+  return _mm_setr_ps (f[0], f[1], f[2], 0.0f);
 }
 
 /* Lane k of out[i]: row i's exact sum over columns 8k .. 8k+7 of the 64 columns at byte
@@ -332,7 +366,7 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
 #pragma GCC unroll 4
           for (int i = 0; i < R; i++)
             {
-              fs[i] = _mm_mul_ps (block_scales (fmt, gk, srow[i], gb, si, &emax), xg);
+              fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
               if (gk != WIDE)
@@ -356,7 +390,7 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          fs[i] = _mm_mul_ps (block_scales (fmt, gk, srow[i], gb, si, &emax), xg);
+          fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
           _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
         }
 #pragma GCC unroll 2
@@ -446,6 +480,5 @@ const BwGemvInt bw_gemv_int_avx2 = {
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = blocks,
-  .tail = bw_rows_tail_avx2,
   .fallback = bw_kernels_avx2_f32_rows,
 };

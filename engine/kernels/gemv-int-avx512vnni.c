@@ -410,6 +410,24 @@ byte_block_scales (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_
   return _mm_set1_ps (byte_scale1 (fmt, s, si));
 }
 
+/* byte_block_scales, where block gb may be a row's partial last block (ns scales of gk's
+ * groups): the groups it lacks get 0 (masked loads: a copy's narrow stores would stall the
+ * wider load). */
+AI __m128
+byte_block_scales_at (BwFormat fmt, Groups gk, const uint8_t *s, int64_t gb, int64_t si, int64_t ns)
+{
+  const int64_t per = gk == G64 ? 2 : 4;
+
+  if (gk == WIDE || per * (gb + 1) <= ns)
+    return byte_block_scales (fmt, gk, s, gb, si);
+  if (gk == G64)
+    return _mm_setr_ps (byte_scale1 (fmt, s, 2 * gb), byte_scale1 (fmt, s, 2 * gb), 0.0f, 0.0f);
+  const __mmask8 have = (__mmask8) ((1u << (ns - 4 * gb)) - 1);
+  if (fmt == BW_FMT_CT_INT8)
+    return _mm_castsi128_ps (_mm_slli_epi32 (_mm_cvtepu16_epi32 (_mm_maskz_loadu_epi16 (have, s + 8 * gb)), 16));
+  return _mm_maskz_loadu_ps (have, s + 16 * gb);
+}
+
 /* Lane k of out[i]: row i's sum over columns 4k .. 4k+3 of the 64 at byte off of its row
  * (f32, rounded once), for R rows side by side; d2, d1, d0 are those columns' digits. */
 AI void
@@ -488,7 +506,7 @@ rows_bytes (BwFormat fmt, Groups gk, const BwMatrix *w, const ByteBlock *blk, in
 #pragma GCC unroll 4
       for (int i = 0; i < R; i++)
         {
-          fs[i] = _mm512_castps128_ps512 (_mm_mul_ps (byte_block_scales (fmt, gk, srow[i], gb, si), xg));
+          fs[i] = _mm512_castps128_ps512 (_mm_mul_ps (byte_block_scales_at (fmt, gk, srow[i], gb, si, ns), xg));
           /* the scales only: the hardware streams the codes faster on its own (PERFORMANCE.md) */
           if (gk != WIDE)
             _mm_prefetch ((const char *) srow[i] + (gk == G32 ? 4 : 2) * sb * (gb + 16), _MM_HINT_T0);
@@ -573,6 +591,5 @@ const BwGemvInt bw_gemv_int_avx512vnni = {
   .applies = applies,
   .prepare_block = prepare_block,
   .blocks = rows_range,
-  .tail = bw_rows_tail_avx2,
   .fallback = bw_kernels_avx512.rows,
 };

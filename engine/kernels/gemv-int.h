@@ -15,15 +15,20 @@
  *
  * The fixed point rounds each activation by at most 2^-24 of its group's power-of-two
  * bound, i.e. one f32 ulp of the group's largest element (elements in its octave lose
- * their last bit, smaller ones keep 23 bits below the bound). That is below the rounding
- * of the f32 sums it replaces: the products come out closer to the exact value than the
- * scalar f32 kernel's (PERFORMANCE.md; asserted by tests/kernels/test-gemv-int.c for every
- * level the CPU runs). Activations with NaN or Inf, or a group whose largest magnitude lies
+ * their last bit, smaller ones keep 23 bits below the bound). Over a row of many groups
+ * that is below the rounding of the f32 sums it replaces: the products come out closer to
+ * the exact value than the scalar f32 kernel's (PERFORMANCE.md; asserted by
+ * tests/kernels/test-gemv-int.c for every level the CPU runs; in a row of a few groups
+ * with an outlier, the others' rounding to its octave can weigh more). Activations with NaN or Inf, or a group whose largest magnitude lies
  * outside [2^-60, 2^60), go to the level's f32 kernel instead.
  *
  * Each level supplies how it lays out one prepared block of activations and how it sums
  * rows against such blocks (BwGemvInt); the passes over wide rows, the several-token
- * batches and the leftover columns are this file's, the same for every level. */
+ * batches and the leftover columns are this file's, the same for every level. The
+ * leftover columns of a row (all of a matrix narrower than a block) are one more block,
+ * its activations padded with zeros, read in place (from a padded copy for the last rows,
+ * whose block would end past the matrix): a narrow matrix is summed as a wide one is, and
+ * its products come out as those of the same matrix widened with zero activations. */
 #pragma once
 
 #include <glib.h>
@@ -76,13 +81,13 @@ typedef struct {
    * aligned); FALSE where they rule the kernel out. */
   gboolean (*prepare_block) (BwFormat fmt, const float *x, void *block);
   /* y[r] = (or, when `add`, +=) columns [128 b0, 128 (b0 + nb)) of row r times the
-   * activations prepared in blk[0, nb), for r in [r0, r1). FALSE where the matrix's scales
-   * rule the kernel out (an MXFP4 scale of 253 or more): rows may have been written. */
+   * activations prepared in blk[0, nb), for r in [r0, r1). The last block may pass the
+   * row's end: its codes there are read from the bytes after the row (the caller makes
+   * sure they are readable; the activations there are 0) and the groups the row lacks
+   * count with a scale of 0. FALSE where the matrix's scales rule the kernel out (an
+   * MXFP4 scale of 253 or more): rows may have been written. */
   gboolean (*blocks) (const BwMatrix *w, const void *blk, int64_t b0, int64_t nb, float *y,
                       int64_t r0, int64_t r1, gboolean add);
-  /* The columns after the last whole block: bw_rows_tail or its equal at this level. */
-  void (*tail) (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1,
-                int64_t c0, gboolean add);
   /* The level's f32 kernels, for products the integer kernel leaves (indexed by format). */
   const BwGemvIntFallback *fallback;
 } BwGemvInt;
@@ -90,9 +95,11 @@ typedef struct {
 /* Whether k sums w's products in integers (its format and grouping; any width). */
 gboolean bw_gemv_int_applies (const BwGemvInt *k, const BwMatrix *w);
 
-/* Prepares the whole blocks of x[0, min (cols, BW_GEMV_INT_MAX_COLS)) for a matrix of
- * format fmt into `prepared` (64-byte aligned, BW_GEMV_INT_PREPARED_BYTES); FALSE where the
- * activations rule the kernel out. */
+/* Prepares x[0, cols) for a matrix of format fmt into `prepared` (64-byte aligned,
+ * BW_GEMV_INT_PREPARED_BYTES), block by block, the last one padded with zeros where cols
+ * is no multiple of BW_GEMV_INT_BLOCK; beyond BW_GEMV_INT_MAX_COLS, only the whole blocks
+ * of its first BW_GEMV_INT_MAX_COLS columns. FALSE where the activations rule the kernel
+ * out. */
 gboolean bw_gemv_int_prepare (const BwGemvInt *k, BwFormat fmt, const float *x, int64_t cols,
                               void *prepared);
 
