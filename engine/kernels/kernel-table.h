@@ -45,6 +45,18 @@ typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const voi
  * quantized activations (kernels/ggml-dot.h). */
 typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
 
+/* The same for rows `row` and `row + stride` at once (acc[0], acc[1]: their sums in and
+ * out), each row's bits exactly as BwGgmlDot gives them: the rows share the activations'
+ * loads, and their per-block float steps, each a serial chain in block order, overlap. */
+typedef void (*BwGgmlDot2) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
+                            float acc[2]);
+
+/* A level's products for one GGML format; `two` may be NULL. */
+typedef struct {
+  BwGgmlDot one;
+  BwGgmlDot2 two;
+} BwGgmlDots;
+
 /* `reps` rounds of a level's machine-peak loop (bench kernels): independent f32 FMAs, or
  * 8-bit integer dot products as the level's integer kernels issue them, with no memory
  * traffic. Returns the operations done (2 per multiply-add); leaves a value in *sink so
@@ -61,7 +73,7 @@ struct BwKernelTable {
   BwStreamSum stream_sum;
   /* Integer products of GGML block rows, per format (kernels/ggml-dot.h); NULL, or a NULL
    * entry: the base level's, then the scalar one. */
-  const BwGgmlDot *ggml_dot;
+  const BwGgmlDots *ggml_dot;
   /* Products with exact integer sums (kernels/gemv-int.h); one-token activations are
    * prepared once per thread and product (BW_GEMV_INT_PREPARED_BYTES); NULL: none. */
   const BwGemvInt *gemv_int;

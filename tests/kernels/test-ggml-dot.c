@@ -168,10 +168,10 @@ static const BwFormat vnni_formats[] = {
 
 /* A level's kernels for the formats it promises are its own (not a lower level's). */
 static void
-check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDot *below)
+check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDots *below)
 {
   for (gsize i = 0; i < n; i++)
-    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]])
+    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]].one)
       g_error ("%s has no kernel of its own for %s", bw_isa_name (isa), test_name (fmts[i]));
 }
 
@@ -193,7 +193,7 @@ test_level_kernels (void)
         }
       for (gsize i = 0; i < G_N_ELEMENTS (avx2_formats); i++)
         if (bw_kernels_ggml_dot (bw_kernels_table ((BwIsa) isa), avx2_formats[i])
-            == bw_ggml_dots_scalar[avx2_formats[i]])
+            == bw_ggml_dots_scalar[avx2_formats[i]].one)
           g_error ("%s has no kernel of its own for %s", bw_isa_name ((BwIsa) isa),
                    bw_ggml_codec (bw_ggml_format_type (avx2_formats[i]))->info->name);
       ran++;
@@ -264,7 +264,7 @@ test_formats_map (void)
       const int type = bw_ggml_format_type ((BwFormat) f);
       g_assert_nonnull (bw_ggml_codec (type));
       g_assert_cmpint (bw_ggml_type_format (type), ==, f);
-      g_assert_nonnull (bw_ggml_dots_scalar[f]);
+      g_assert_nonnull (bw_ggml_dots_scalar[f].one);
     }
   g_assert_cmpint (bw_ggml_format_type (BW_FMT_Q4), ==, -1);
   g_assert_cmpint (bw_ggml_type_format (BW_GGML_F16), ==, BW_FMT_COUNT);
