@@ -139,7 +139,9 @@ dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
  * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0.
  * MXFP4's values plus 12 are unsigned (0..24), so they meet the activations in vpmaddubsw
  * directly, and 12 times the activations' sum comes off: the same integer sum, with two
- * sign instructions fewer per block (IQ4_NL's values plus 128 would saturate it). */
+ * sign instructions fewer per block (IQ4_NL's values plus 128 would saturate it). One row
+ * at a time: bound by arithmetic, they lost a third of their rate from memory two rows at
+ * a time without the rows driver's software prefetch. */
 typedef struct {
   int bytes, qs, offset;
   const int8_t *values;
@@ -219,29 +221,11 @@ dot_iq4_nl (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
-static void
-dot2_iq4_nl (const uint8_t *row, size_t stride, const void *act, int64_t nb, float acc[2])
-{
-  float a[2] = { acc[0], acc[1] };
-  table_rows (row, stride, act, nb, a, 2, &iq4_nl);
-  acc[0] = a[0];
-  acc[1] = a[1];
-}
-
 static float
 dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
   table_rows (row, 0, act, nb, &acc, 1, &mxfp4);
   return acc;
-}
-
-static void
-dot2_mxfp4 (const uint8_t *row, size_t stride, const void *act, int64_t nb, float acc[2])
-{
-  float a[2] = { acc[0], acc[1] };
-  table_rows (row, stride, act, nb, a, 2, &mxfp4);
-  acc[0] = a[0];
-  acc[1] = a[1];
 }
 
 /* Scale m of each half of sc16 in all of that half's 16-bit lanes. */
@@ -630,8 +614,8 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
 const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot2_q8_0 },
   [BW_FMT_GGML_Q4_0] = { dot_q4_0 },
-  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl, dot2_iq4_nl },
-  [BW_FMT_GGML_MXFP4] = { dot_mxfp4, dot2_mxfp4 },
+  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl },
+  [BW_FMT_GGML_MXFP4] = { dot_mxfp4 },
   [BW_FMT_GGML_Q2_K] = { dot_q2_k },
   [BW_FMT_GGML_Q3_K] = { dot_q3_k },
   [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },

@@ -169,8 +169,7 @@ static const BwFormat vnni_formats[] = {
 /* The formats whose AVX2 and AVX-512 VNNI kernels also take two rows at once (the levels
  * test above compares their products, rows paired, with the scalar level's). */
 static const BwFormat avx2_two_rows[] = {
-  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K, BW_FMT_GGML_MXFP4,
-  BW_FMT_GGML_IQ4_NL,
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
 };
 
 static void
