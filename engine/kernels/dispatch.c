@@ -205,13 +205,19 @@ bw_kernels_peak (const BwKernelTable *table, gboolean integer)
   return integer ? bw_kernels_scalar.peak_int : bw_kernels_scalar.peak_fma;
 }
 
+const BwGgmlDots *
+bw_kernels_ggml_dots (const BwKernelTable *table, BwFormat fmt)
+{
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->ggml_dot && t->ggml_dot[fmt].one)
+      return &t->ggml_dot[fmt];
+  return &bw_kernels_scalar.ggml_dot[fmt];
+}
+
 BwGgmlDot
 bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt)
 {
-  for (const BwKernelTable *t = table; t; t = t->base)
-    if (t->ggml_dot && t->ggml_dot[fmt])
-      return t->ggml_dot[fmt];
-  return bw_kernels_scalar.ggml_dot[fmt];
+  return bw_kernels_ggml_dots (table, fmt)->one;
 }
 
 BwGgmlF32Dot

@@ -136,59 +136,96 @@ dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
 }
 
 /* IQ4_NL and MXFP4: nibbles index a table of 16 signed values; `bytes` per block, the
- * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0. */
+ * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0.
+ * MXFP4's values plus 12 are unsigned (0..24), so they meet the activations in vpmaddubsw
+ * directly, and 12 times the activations' sum comes off: the same integer sum, with two
+ * sign instructions fewer per block (IQ4_NL's values plus 128 would saturate it). One row
+ * at a time: bound by arithmetic, they lost a third of their rate from memory two rows at
+ * a time without the rows driver's software prefetch. */
+typedef struct {
+  int bytes, qs, offset;
+  const int8_t *values;
+  gboolean e8m0;        /* the scale: an E8M0 byte (halved, as bw_ggml_e8m0_half), else f16 */
+} TableFormat;
+
 static inline __m256i
-table_lanes (const uint8_t *qs, __m256i table, const int8_t *xq)
+table_lanes (const uint8_t *qs, __m256i table, const int8_t *xq, int offset)
 {
   const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (qs));
-  return widen (pairs_signed (w, loadu (xq)));
+  return widen (offset ? _mm256_maddubs_epi16 (w, loadu (xq)) : pairs_signed (w, loadu (xq)));
 }
 
 static inline float
-dot_table (const uint8_t *row, const BwGgmlAct32 *x, int64_t nb, float acc, int bytes, int qs,
-           const int8_t values[16], float (*scale) (const uint8_t *))
+table_scale (const uint8_t *b, const TableFormat *f)
 {
-  const __m256i table = table16 (values);
+  return f->e8m0 ? bw_ggml_e8m0_half (b[0]) : bw_ggml_f16 (b);
+}
+
+/* The scales of blocks b, b + bytes, .. (lanes 0..3) and c, c + bytes, .. (4..7), as
+ * table_scale gives them. */
+GGML_ROWS __m256
+table_scales (const uint8_t *b, const uint8_t *c, const TableFormat *f)
+{
+  const int n = f->bytes;
+  if (!f->e8m0)
+    return f16x8 (bw_ggml_u16 (b), bw_ggml_u16 (b + n), bw_ggml_u16 (b + 2 * n), bw_ggml_u16 (b + 3 * n),
+                  bw_ggml_u16 (c), bw_ggml_u16 (c + n), bw_ggml_u16 (c + 2 * n), bw_ggml_u16 (c + 3 * n));
+  const __m256i e = _mm256_set_epi32 (c[3 * n], c[2 * n], c[n], c[0], b[3 * n], b[2 * n], b[n], b[0]);
+  const __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
+  const __m256i normal = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32 (1)), 23);
+  const __m256i is_small = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (2), e);
+  return _mm256_castsi256_ps (_mm256_blendv_epi8 (normal, small, is_small));
+}
+
+GGML_ROWS void
+table_rows (const uint8_t *row, size_t stride, const BwGgmlAct32 *x, int64_t nb, float *acc,
+            int rows, const TableFormat *f)
+{
+  const uint8_t *row1 = row + (rows > 1 ? stride : 0);
+  const __m256i table = _mm256_add_epi8 (table16 (f->values), _mm256_set1_epi8 ((char) f->offset));
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4)
     {
-      const uint8_t *b = row + bytes * i;
-      __m256i v[4];
+      const uint8_t *b = row + f->bytes * i, *c = row1 + f->bytes * i;
+      __m256i v[8];
+#pragma GCC unroll 4
       for (int k = 0; k < 4; k++)
-        v[k] = table_lanes (b + bytes * k + qs, table, x[i + k].q);
-      const __m128 d = _mm_set_ps (scale (b + 3 * bytes), scale (b + 2 * bytes), scale (b + bytes), scale (b));
-      acc = acc32_4 (acc, x + i, d, hsum4_i32 (v));
+#pragma GCC unroll 2
+        for (int r = 0; r < rows; r++)
+          v[4 * r + k] = table_lanes ((r ? c : b) + f->bytes * k + f->qs, table, x[i + k].q, f->offset);
+      __m256i s = hsum_rows_i32 (v, rows);
+      if (f->offset)
+        {
+          const __m128i xs = _mm_set_epi32 (x[i + 3].sum, x[i + 2].sum, x[i + 1].sum, x[i].sum);
+          const __m128i off = _mm_mullo_epi32 (xs, _mm_set1_epi32 (f->offset));
+          s = _mm256_sub_epi32 (s, _mm256_set_m128i (off, off));
+        }
+      acc32_rows (acc, rows, x + i, table_scales (b, c, f), s);
     }
   for (; i < nb; i++)
-    {
-      const uint8_t *b = row + bytes * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, scale (b), hsum_i32 (table_lanes (b + qs, table, x[i].q)), 0.0f, 0);
-    }
-  return acc;
+    for (int r = 0; r < rows; r++)
+      {
+        const uint8_t *blk = (r ? row1 : row) + f->bytes * i;
+        const int32_t s = hsum_i32 (table_lanes (blk + f->qs, table, x[i].q, f->offset)) - f->offset * x[i].sum;
+        acc[r] = bw_ggml_acc32 (acc[r], x[i].d, table_scale (blk, f), s, 0.0f, 0);
+      }
 }
 
-static float
-f16_scale (const uint8_t *b)
-{
-  return bw_ggml_f16 (b);
-}
-
-static float
-e8m0_scale (const uint8_t *b)
-{
-  return bw_ggml_e8m0_half (b[0]);
-}
+static const TableFormat iq4_nl = { 18, 2, 0, bw_iq4nl_values, FALSE };
+static const TableFormat mxfp4 = { 17, 1, 12, bw_mxfp4_values, TRUE };
 
 static float
 dot_iq4_nl (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
-  return dot_table (row, act, nb, acc, 18, 2, bw_iq4nl_values, f16_scale);
+  table_rows (row, 0, act, nb, &acc, 1, &iq4_nl);
+  return acc;
 }
 
 static float
 dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
-  return dot_table (row, act, nb, acc, 17, 1, bw_mxfp4_values, e8m0_scale);
+  table_rows (row, 0, act, nb, &acc, 1, &mxfp4);
+  return acc;
 }
 
 /* Scale m of each half of sc16 in all of that half's 16-bit lanes. */
@@ -574,16 +611,27 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
-const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT] = {
-  [BW_FMT_GGML_Q8_0] = dot_q8_0,     [BW_FMT_GGML_Q4_0] = dot_q4_0,
-  [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl, [BW_FMT_GGML_MXFP4] = dot_mxfp4,
-  [BW_FMT_GGML_Q2_K] = dot_q2_k,     [BW_FMT_GGML_Q3_K] = dot_q3_k,
-  [BW_FMT_GGML_Q4_K] = dot_q4_k,     [BW_FMT_GGML_Q5_K] = dot_q5_k,
-  [BW_FMT_GGML_Q6_K] = dot_q6_k,     [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,
-  [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs,
-  [BW_FMT_GGML_Q4_1] = dot_q4_1,     [BW_FMT_GGML_Q5_0] = dot_q5_0,
-  [BW_FMT_GGML_Q5_1] = dot_q5_1,     [BW_FMT_GGML_TQ2_0] = dot_tq2_0,
-  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,   [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
-  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,   [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
-  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0,
+const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
+  [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot2_q8_0 },
+  [BW_FMT_GGML_Q4_0] = { dot_q4_0 },
+  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl },
+  [BW_FMT_GGML_MXFP4] = { dot_mxfp4 },
+  [BW_FMT_GGML_Q2_K] = { dot_q2_k },
+  [BW_FMT_GGML_Q3_K] = { dot_q3_k },
+  [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },
+  [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot2_q5_k },
+  [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot2_q6_k },
+  [BW_FMT_GGML_IQ4_XS] = { dot_iq4_xs },
+  [BW_FMT_GGML_IQ2_XXS] = { dot_iq2_xxs },
+  [BW_FMT_GGML_IQ2_XS] = { dot_iq2_xs },
+  [BW_FMT_GGML_Q4_1] = { dot_q4_1 },
+  [BW_FMT_GGML_Q5_0] = { dot_q5_0 },
+  [BW_FMT_GGML_Q5_1] = { dot_q5_1 },
+  [BW_FMT_GGML_TQ2_0] = { dot_tq2_0 },
+  [BW_FMT_GGML_IQ2_S] = { dot_iq2_s },
+  [BW_FMT_GGML_IQ3_XXS] = { dot_iq3_xxs },
+  [BW_FMT_GGML_IQ3_S] = { dot_iq3_s },
+  [BW_FMT_GGML_IQ1_S] = { dot_iq1_s },
+  [BW_FMT_GGML_IQ1_M] = { dot_iq1_m },
+  [BW_FMT_GGML_TQ1_0] = { dot_tq1_0 },
 };

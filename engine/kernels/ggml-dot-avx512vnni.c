@@ -37,7 +37,9 @@ sub_dot (__m256i u, const int8_t *xq, __m256i scales)
 
 #include "kernels/ggml-dot-blocks.h"
 
-const BwGgmlDot bw_ggml_dots_avx512vnni[BW_FMT_COUNT] = {
-  [BW_FMT_GGML_Q8_0] = dot_q8_0, [BW_FMT_GGML_Q4_K] = dot_q4_k,
-  [BW_FMT_GGML_Q5_K] = dot_q5_k, [BW_FMT_GGML_Q6_K] = dot_q6_k,
+const BwGgmlDots bw_ggml_dots_avx512vnni[BW_FMT_COUNT] = {
+  [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot2_q8_0 },
+  [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },
+  [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot2_q5_k },
+  [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot2_q6_k },
 };

@@ -52,9 +52,9 @@ gboolean bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 
 /* The levels' products per format (NULL: the level has none; bw_kernels_ggml_dot fills
  * the gaps from the level's base, then the scalar level). */
-extern const BwGgmlDot bw_ggml_dots_scalar[BW_FMT_COUNT];
-extern const BwGgmlDot bw_ggml_dots_avx2[BW_FMT_COUNT];
-extern const BwGgmlDot bw_ggml_dots_avx512vnni[BW_FMT_COUNT];
+extern const BwGgmlDots bw_ggml_dots_scalar[BW_FMT_COUNT];
+extern const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT];
+extern const BwGgmlDots bw_ggml_dots_avx512vnni[BW_FMT_COUNT];
 
 /* The rows kernel of every GGML format at every level (kernel-table.h's BwRowsKernel): it
  * quantizes each token's activations and takes the products from the table of w->isa. */

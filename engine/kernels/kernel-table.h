@@ -45,6 +45,18 @@ typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const voi
  * quantized activations (kernels/ggml-dot.h). */
 typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
 
+/* The same for rows `row` and `row + stride` at once (acc[0], acc[1]: their sums in and
+ * out), each row's bits exactly as BwGgmlDot gives them: the rows share the activations'
+ * loads, and their per-block float steps, each a serial chain in block order, overlap. */
+typedef void (*BwGgmlDot2) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
+                            float acc[2]);
+
+/* A level's products for one GGML format; `two` may be NULL. */
+typedef struct {
+  BwGgmlDot one;
+  BwGgmlDot2 two;
+} BwGgmlDots;
+
 /* The product of `nblocks` GGML weight blocks at `row` with f32 activations x
  * (kernels/ggml-f32act.h). */
 typedef float (*BwGgmlF32Dot) (const uint8_t *row, const float *x, int64_t nblocks);
@@ -65,7 +77,7 @@ struct BwKernelTable {
   BwStreamSum stream_sum;
   /* Integer products of GGML block rows, per format (kernels/ggml-dot.h); NULL, or a NULL
    * entry: the base level's, then the scalar one. */
-  const BwGgmlDot *ggml_dot;
+  const BwGgmlDots *ggml_dot;
   /* Products of GGML block rows with f32 activations, per format (act_bits 32,
    * kernels/ggml-f32act.h); filled the same way. */
   const BwGgmlF32Dot *ggml_f32_dot;

@@ -1,8 +1,8 @@
 /* Integer products of GGML rows (kernels/ggml-dot.h): every level the CPU runs gives the
  * scalar level's bits; the scalar level is within the activations' int8 rounding of the
  * f32 product of the dequantized rows; the levels promise kernels of their own for the
- * formats listed here (a level the CPU runs without them fails); activations with NaN take
- * the reference product. */
+ * formats listed here, and two-row ones for the most used (a level the CPU runs without
+ * them fails); activations with NaN take the reference product. */
 #include <math.h>
 #include <string.h>
 
@@ -166,12 +166,26 @@ static const BwFormat vnni_formats[] = {
   BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
 };
 
+/* The formats whose AVX2 and AVX-512 VNNI kernels also take two rows at once (the levels
+ * test above compares their products, rows paired, with the scalar level's). */
+static const BwFormat avx2_two_rows[] = {
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+};
+
+static void
+check_two_rows (BwIsa isa)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (avx2_two_rows); i++)
+    if (bw_kernels_ggml_dots (bw_kernels_table (isa), avx2_two_rows[i])->two == NULL)
+      g_error ("%s has no two-row kernel for %s", bw_isa_name (isa), test_name (avx2_two_rows[i]));
+}
+
 /* A level's kernels for the formats it promises are its own (not a lower level's). */
 static void
-check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDot *below)
+check_own (BwIsa isa, const BwFormat *fmts, gsize n, const BwGgmlDots *below)
 {
   for (gsize i = 0; i < n; i++)
-    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]])
+    if (bw_kernels_ggml_dot (bw_kernels_table (isa), fmts[i]) == below[fmts[i]].one)
       g_error ("%s has no kernel of its own for %s", bw_isa_name (isa), test_name (fmts[i]));
 }
 
@@ -191,9 +205,10 @@ test_level_kernels (void)
           g_test_message ("%s: not on this CPU", bw_isa_name ((BwIsa) isa));
           continue;
         }
+      check_two_rows ((BwIsa) isa);
       for (gsize i = 0; i < G_N_ELEMENTS (avx2_formats); i++)
         if (bw_kernels_ggml_dot (bw_kernels_table ((BwIsa) isa), avx2_formats[i])
-            == bw_ggml_dots_scalar[avx2_formats[i]])
+            == bw_ggml_dots_scalar[avx2_formats[i]].one)
           g_error ("%s has no kernel of its own for %s", bw_isa_name ((BwIsa) isa),
                    bw_ggml_codec (bw_ggml_format_type (avx2_formats[i]))->info->name);
       ran++;
@@ -264,7 +279,7 @@ test_formats_map (void)
       const int type = bw_ggml_format_type ((BwFormat) f);
       g_assert_nonnull (bw_ggml_codec (type));
       g_assert_cmpint (bw_ggml_type_format (type), ==, f);
-      g_assert_nonnull (bw_ggml_dots_scalar[f]);
+      g_assert_nonnull (bw_ggml_dots_scalar[f].one);
     }
   g_assert_cmpint (bw_ggml_format_type (BW_FMT_Q4), ==, -1);
   g_assert_cmpint (bw_ggml_type_format (BW_GGML_F16), ==, BW_FMT_COUNT);
