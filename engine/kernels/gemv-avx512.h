@@ -1,5 +1,5 @@
-/* One-token products (decode) for AVX-512, included by matvec-avx512.c: BF16, FP8, MXFP4,
- * Q4 and compressed-tensors INT4 (Q4's nibbles, BF16 scales) decoded from 64-byte loads of weights straight into registers. A decode step is
+/* One-token products (decode) for AVX-512, included by matvec-avx512.c: BF16, MXFP4, Q4
+ * and compressed-tensors INT4 (Q4's nibbles, BF16 scales) decoded from 64-byte loads of weights straight into registers. A decode step is
  * bound by memory, so the access pattern matters as much as the arithmetic:
  *  - four rows at once share every activation load, but they are a quarter of the row
  *    range apart, so each is one long sequential stream (four adjacent rows read side by
@@ -7,7 +7,7 @@
  *  - each 64-byte load is decoded in the lane order its bit layout gives for free (the
  *    16-bit halves, bytes or nibbles of each dword) and the activations are permuted once
  *    per call into that order, instead of shuffling every row's weights into column order.
- * Results match the reference within reassociation: BF16, FP8, Q4 and INT4 weights are the
+ * Results match the reference within reassociation: BF16, Q4 and INT4 weights are the
  * reference's values exactly; MXFP4 applies its power-of-two scale once per 32-column
  * group to the group's sum, which is the same value as scaling each weight. */
 
@@ -33,7 +33,7 @@ gv_load (const uint8_t *p)
 GV_AI int64_t
 gv_block_cols (BwFormat fmt)
 {
-  return fmt == BW_FMT_BF16 ? 32 : fmt == BW_FMT_FP8_E4M3_B128 ? 64 : 128;
+  return fmt == BW_FMT_BF16 ? 32 : 128;
 }
 
 /* ---- Activations in the decoded lane order ---- */
@@ -48,32 +48,6 @@ gv_permute_bf16 (const float *x, int64_t nb, float *xp)
       deinterleave (_mm512_loadu_ps (x + 32 * b), _mm512_loadu_ps (x + 32 * b + 16), v);
       _mm512_store_ps (xp + 32 * b, v[0]);
       _mm512_store_ps (xp + 32 * b + 16, v[1]);
-    }
-}
-
-/* Vector j of block b, lane k = column 64b + 4k + j (byte j of dword k). */
-GV_AI void
-gv_permute_fp8 (const float *x, int64_t nb, float *xp)
-{
-  const __m512i iu = _mm512_setr_epi32 (0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
-  const __m512i iv = _mm512_add_epi32 (iu, _mm512_set1_epi32 (2));
-
-  for (int64_t b = 0; b < nb; b++)
-    {
-      const float *p = x + 64 * b;
-      __m512 in[4], u[2], v[2];
-      for (int m = 0; m < 4; m++)
-        in[m] = _mm512_loadu_ps (p + 16 * m);
-      for (int q = 0; q < 2; q++)
-        {
-          u[q] = _mm512_permutex2var_ps (in[2 * q], iu, in[2 * q + 1]);
-          v[q] = _mm512_permutex2var_ps (in[2 * q], iv, in[2 * q + 1]);
-        }
-      float *o = xp + 64 * b;
-      _mm512_store_ps (o, _mm512_shuffle_f32x4 (u[0], u[1], _MM_SHUFFLE (1, 0, 1, 0)));
-      _mm512_store_ps (o + 16, _mm512_shuffle_f32x4 (u[0], u[1], _MM_SHUFFLE (3, 2, 3, 2)));
-      _mm512_store_ps (o + 32, _mm512_shuffle_f32x4 (v[0], v[1], _MM_SHUFFLE (1, 0, 1, 0)));
-      _mm512_store_ps (o + 48, _mm512_shuffle_f32x4 (v[0], v[1], _MM_SHUFFLE (3, 2, 3, 2)));
     }
 }
 
@@ -116,8 +90,6 @@ gv_permute (BwFormat fmt, const float *x, int64_t nb, float *xp)
 {
   if (fmt == BW_FMT_BF16)
     gv_permute_bf16 (x, nb, xp);
-  else if (fmt == BW_FMT_FP8_E4M3_B128)
-    gv_permute_fp8 (x, nb, xp);
   else
     gv_permute_nibbles (x, nb, xp);
 }
@@ -152,61 +124,6 @@ gv_bf16 (const uint8_t *const rows[], const float *xp, int64_t nb, __m512 acc[][
           acc[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_slli_epi32 (v, 16)), xe, acc[i][0]);
           acc[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (v, hi)), xo, acc[i][1]);
         }
-    }
-}
-
-/* Byte j of each dword as an f32 equal to the e4m3 value times 2^-120: sign to bit 31,
- * the 7 magnitude bits to bits 26..20 (exact for normals and subnormals). The products of
- * one 128-column scale block are summed first and the sum multiplied once by the block
- * scale times 2^120 (the reference's rounded weights, reassociated). NaN codes (magnitude
- * 0x7F) are caught by the byte maximum in nan[i]. */
-GV_AI void
-gv_fp8 (const uint8_t *const rows[], const float *xp, int64_t b0, int64_t nb, const BwMatrix *w,
-        int64_t r, int64_t rs, __m512 acc[][2], __m512i nan[], const int R)
-{
-  const __m512i keep = _mm512_set1_epi32 ((int) 0x87F00000u), mag = _mm512_set1_epi8 (0x7F);
-  const int64_t cb = bw_fp8_blocks (w->cols);
-  const uint8_t *srow[GV_ROWS];
-
-#pragma GCC unroll 4
-  for (int i = 0; i < R; i++)
-    srow[i] = (const uint8_t *) w->scales + ((r + i * rs) / BW_FP8_BLOCK) * cb * 4;
-  for (int64_t b = 0; b < nb;)
-    {
-      /* the loads of this scale block: two, or one at either end of the range */
-      const int64_t sb = (b0 + b) / 2, n = MIN (nb - b, 2 - (b0 + b) % 2);
-      __m512 s[GV_ROWS][2];
-#pragma GCC unroll 4
-      for (int i = 0; i < R; i++)
-        s[i][0] = s[i][1] = _mm512_setzero_ps ();
-      for (int64_t k = 0; k < n; k++)
-        {
-          /* the activations of this load, shared by the R rows */
-          const float *xb = xp + 64 * (b + k);
-          const __m512 x0 = _mm512_load_ps (xb), x1 = _mm512_load_ps (xb + 16);
-          const __m512 x2 = _mm512_load_ps (xb + 32), x3 = _mm512_load_ps (xb + 48);
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            {
-              _mm_prefetch ((const char *) rows[i] + 64 * (b + k) + GV_PREFETCH_BYTES, _MM_HINT_T0);
-              const __m512i v = gv_load (rows[i] + 64 * (b + k));
-              nan[i] = _mm512_max_epu8 (nan[i], _mm512_and_si512 (v, mag));
-              /* per 16-bit word, an arithmetic shift by 4 puts the high byte's sign and
-               * magnitude where the f32 bits of the high half of a dword need them */
-              const __m512i t1 = _mm512_srai_epi16 (v, 4), t0 = _mm512_srai_epi16 (_mm512_slli_epi16 (v, 8), 4);
-              s[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (_mm512_slli_epi32 (t0, 16), keep)), x0, s[i][0]);
-              s[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (_mm512_slli_epi32 (t1, 16), keep)), x1, s[i][1]);
-              s[i][0] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (t0, keep)), x2, s[i][0]);
-              s[i][1] = _mm512_fmadd_ps (_mm512_castsi512_ps (_mm512_and_si512 (t1, keep)), x3, s[i][1]);
-            }
-        }
-#pragma GCC unroll 4
-      for (int i = 0; i < R; i++)
-        {
-          const __m512 st = _mm512_set1_ps (bw_load_f32 (srow[i] + 4 * sb) * 0x1p120f);
-          acc[i][0] = _mm512_fmadd_ps (_mm512_add_ps (s[i][0], s[i][1]), st, acc[i][0]);
-        }
-      b += n;
     }
 }
 
@@ -273,34 +190,23 @@ gv_rows (BwFormat fmt, const BwMatrix *w, const float *xp, int64_t b0, int64_t n
 {
   const uint8_t *rows[GV_ROWS];
   __m512 acc[GV_ROWS][2];
-  __m512i nan[GV_ROWS];
 
   gv_row_starts (w, fmt, r, rs, b0, rows, R);
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
-    {
-      acc[i][0] = acc[i][1] = _mm512_setzero_ps ();
-      nan[i] = _mm512_setzero_si512 ();
-    }
+    acc[i][0] = acc[i][1] = _mm512_setzero_ps ();
   switch (fmt)
     {
     case BW_FMT_BF16: gv_bf16 (rows, xp, nb, acc, R); break;
-    case BW_FMT_FP8_E4M3_B128: gv_fp8 (rows, xp, b0, nb, w, r, rs, acc, nan, R); break;
     case BW_FMT_MXFP4:
     case BW_FMT_Q4:
     case BW_FMT_CT_INT4: gv_nibbles (fmt, rows, xp, b0, nb, w, r, rs, acc, R); break;
     default: break;
     }
   gv_finish (y, r, rs, R, acc, add);
-  if (fmt == BW_FMT_FP8_E4M3_B128)
-#pragma GCC unroll 4
-    for (int i = 0; i < R; i++)
-      if (_mm512_cmpeq_epi8_mask (nan[i], _mm512_set1_epi8 (0x7F)))
-        y[r + i * rs] = NAN; /* a NaN weight makes the reference's sum NaN */
 }
 
-/* Whether the one-token kernel applies: FP8 block scales small enough to fold 2^120 into
- * (NaN is fine), MXFP4 scales below 253 (from there a weight can overflow to Inf, or is
+/* Whether the one-token kernel applies: MXFP4 scales below 253 (from there a weight can overflow to Inf, or is
  * NaN, which a per-group sum would not reproduce), Q4 groups it can index. */
 GV_AI gboolean
 gv_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
@@ -309,17 +215,6 @@ gv_ok (BwFormat fmt, const BwMatrix *w, int64_t r0, int64_t r1)
     {
     case BW_FMT_BF16:
       return TRUE;
-    case BW_FMT_FP8_E4M3_B128:
-      {
-        int64_t cb = bw_fp8_blocks (w->cols);
-        for (int64_t i = (r0 / BW_FP8_BLOCK) * cb; i < bw_fp8_blocks (r1) * cb; i++)
-          {
-            float s = bw_load_scale (w, i);
-            if (!(fabsf (s) < 0x1p8f) && !isnan (s))
-              return FALSE;
-          }
-        return TRUE;
-      }
     case BW_FMT_MXFP4:
       return gv_mxfp4_scales_ok (w, r0, r1);
     case BW_FMT_Q4:
@@ -360,7 +255,6 @@ gv_matvec_fmt (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_
   }
 
 GV_DEFINE (gv_matvec_bf16, BW_FMT_BF16)
-GV_DEFINE (gv_matvec_fp8, BW_FMT_FP8_E4M3_B128)
 GV_DEFINE (gv_matvec_mxfp4, BW_FMT_MXFP4)
 GV_DEFINE (gv_matvec_q4, BW_FMT_Q4)
 GV_DEFINE (gv_matvec_ct_int4, BW_FMT_CT_INT4)
@@ -377,7 +271,6 @@ gv_matvec (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int
   switch (fmt)
     {
     case BW_FMT_BF16: one = gv_matvec_bf16; break;
-    case BW_FMT_FP8_E4M3_B128: one = gv_matvec_fp8; break;
     case BW_FMT_MXFP4: one = gv_matvec_mxfp4; break;
     case BW_FMT_Q4: one = gv_matvec_q4; break;
     case BW_FMT_CT_INT4: one = gv_matvec_ct_int4; break;
