@@ -81,3 +81,12 @@ bit_to (__m256i v, int bit, int value)
   const __m256i m = _mm256_set1_epi8 ((char) (1 << bit));
   return _mm256_and_si256 (_mm256_cmpeq_epi8 (_mm256_and_si256 (v, m), m), _mm256_set1_epi8 ((char) value));
 }
+
+/* 16 signed byte scales, one per 16 elements, as 16-bit lanes: the even ones (elements
+ * 0..15 of each 32) in the low half, the odd ones in the high half. */
+static inline __m256i
+evens_odds16 (__m128i sc8)
+{
+  const __m128i order = _mm_set_epi8 (15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
+  return _mm256_cvtepi8_epi16 (_mm_shuffle_epi8 (sc8, order));
+}
