@@ -2,7 +2,7 @@
  * decoded to f32 (in registers where a level has the type's decoder, else through the
  * reference decoder into one block on the stack) and multiplied by the activations as they
  * are, with fused multiply-adds. For matrices whose products must not round their inputs
- * to int8 (BwMatrix.act_bits 32: MLA's k_b / v_b of a GGUF deepseek2 model).
+ * to int8 (BwMatrix.act_bits 32: the k_b / v_b halves of MLA in a GGUF model).
  *
  * Exactness contract: every weight is the reference decoder's value (quant/ggml-quants.h)
  * bit for bit; column c's product is fused into lane c mod 32 of 32 running sums, in
