@@ -9,6 +9,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-features.h"
+#include "random-matrix.h"
 
 /* The formats with an AVX2 kernel of their own: all of them. */
 static const BwFormat avx2_formats[] = {
@@ -19,43 +20,6 @@ static const BwFormat avx2_formats[] = {
   BW_FMT_GGML_IQ3_XXS, BW_FMT_GGML_IQ3_S, BW_FMT_GGML_IQ1_S, BW_FMT_GGML_IQ1_M,
   BW_FMT_GGML_TQ1_0,
 };
-
-typedef struct {
-  BwMatrix m;
-  guint8 *alloc;
-} GgmlMatrix;
-
-/* Random blocks whose values are finite and at most 1e6 in magnitude (blocks drawn again
- * until they are), data starting `misalign` bytes past a 64-byte boundary. */
-static void
-ggml_matrix_init (GgmlMatrix *g, BwFormat fmt, int64_t rows, int64_t cols, int misalign,
-                  GRand *rand)
-{
-  const BwGgmlCodec *t = bw_ggml_codec (bw_ggml_format_type (fmt));
-  const gsize row_bytes = bw_matrix_row_bytes (fmt, cols);
-  float vals[256];
-
-  g_assert_nonnull (t);
-  g_assert_cmpint (cols % t->info->block_elements, ==, 0);
-  g->alloc = g_malloc (rows * row_bytes + 64 + misalign);
-  guint8 *data = (guint8 *) (((guintptr) g->alloc + 63) & ~(guintptr) 63) + misalign;
-  for (int64_t b = 0; b < rows * (cols / t->info->block_elements); b++)
-    {
-      guint8 *blk = data + b * t->info->block_bytes;
-      gboolean ok;
-      do
-        {
-          for (guint32 i = 0; i < t->info->block_bytes; i++)
-            blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
-          t->dequant (blk, vals);
-          ok = TRUE;
-          for (guint32 i = 0; i < t->info->block_elements; i++)
-            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 1e6f;
-        }
-      while (!ok);
-    }
-  g->m = (BwMatrix) { .fmt = fmt, .rows = rows, .cols = cols, .data = data };
-}
 
 static const char *
 test_name (BwFormat fmt)
@@ -81,7 +45,7 @@ product (const BwMatrix *m, BwIsa isa, const float *x, int n, float *y)
 /* |y - W x| within what rounding each activation to its block's int8 step costs (half a
  * step, amax / 254, per element), plus f32 rounding of the sums. */
 static void
-check_accuracy (const GgmlMatrix *g, const float *x, const float *y, const char *what)
+check_accuracy (const TestMatrix *g, const float *x, const float *y, const char *what)
 {
   const int64_t cols = g->m.cols;
   const gboolean k = bw_ggml_act_k (g->m.fmt);
@@ -136,14 +100,14 @@ test_levels (void)
           const int64_t rows = wide ? 2 : shapes[s].rows;
           const int64_t cols = (wide ? (t->info->block_elements == 256 ? 130 : 900) : shapes[s].blocks) * t->info->block_elements;
           const int n = wide ? 1 : shapes[s].n;
-          GgmlMatrix g;
+          TestMatrix g;
           g_autofree float *x = g_new (float, n * cols);
           g_autofree float *want = g_new (float, n * rows);
           g_autofree float *got = g_new (float, n * rows);
           g_autofree char *what = g_strdup_printf ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " n%d",
                                                    t->info->name, rows, cols, n);
 
-          ggml_matrix_init (&g, (BwFormat) f, rows, cols, (int) s % 5, rand);
+          test_ggml_matrix_init (&g, (BwFormat) f, rows, cols, (int) s % 5, rand);
           fill_x (x, n * cols, rand);
           product (&g.m, BW_ISA_SCALAR, x, n, want);
           for (int k = 0; k < n; k++)
@@ -155,7 +119,7 @@ test_levels (void)
                 if (memcmp (got, want, n * rows * sizeof (float)) != 0)
                   g_error ("%s at %s differs from the scalar level", what, bw_isa_name ((BwIsa) isa));
               }
-          g_free (g.alloc);
+          test_matrix_clear (&g);
         }
     }
   g_rand_free (rand);
@@ -223,10 +187,10 @@ static void
 test_nan_activations (void)
 {
   GRand *rand = g_rand_new_with_seed (7);
-  GgmlMatrix g;
+  TestMatrix g;
   float x[2 * 512], y[2 * 4], one[4], ref[4];
 
-  ggml_matrix_init (&g, BW_FMT_GGML_Q4_K, 4, 512, 0, rand);
+  test_ggml_matrix_init (&g, BW_FMT_GGML_Q4_K, 4, 512, 0, rand);
   fill_x (x, 1024, rand);
   x[512 + 300] = NAN;
   product (&g.m, BW_ISA_AUTO, x, 2, y);
@@ -235,7 +199,7 @@ test_nan_activations (void)
   g_assert_cmpmem (y, sizeof one, one, sizeof one);
   for (int r = 0; r < 4; r++)
     g_assert_true (isnan (y[4 + r]) && isnan (ref[r]));
-  g_free (g.alloc);
+  test_matrix_clear (&g);
   g_rand_free (rand);
 }
 
@@ -251,11 +215,11 @@ test_prefill_equals_decode (void)
     {
       const int64_t rows = 19, cols = 1024;
       const int n = 37;
-      GgmlMatrix g;
+      TestMatrix g;
       g_autofree float *x = g_new (float, n * cols);
       g_autofree float *all = g_new (float, n * rows);
       float one[19];
-      ggml_matrix_init (&g, fmts[f], rows, cols, 1, rand);
+      test_ggml_matrix_init (&g, fmts[f], rows, cols, 1, rand);
       fill_x (x, n * cols, rand);
       x[20 * cols + 7] = INFINITY;
       bw_matmul (&g.m, x, n, all, NULL);
@@ -266,7 +230,7 @@ test_prefill_equals_decode (void)
             g_error ("%s token %d of %d differs from its one-token product",
                      test_name (fmts[f]), t, n);
         }
-      g_free (g.alloc);
+      test_matrix_clear (&g);
     }
   g_rand_free (rand);
 }
@@ -288,13 +252,13 @@ test_formats_map (void)
 
   /* a segment that starts and ends inside blocks decodes as the whole row does */
   GRand *rand = g_rand_new_with_seed (3);
-  GgmlMatrix g;
+  TestMatrix g;
   float row[768], seg[300];
-  ggml_matrix_init (&g, BW_FMT_GGML_IQ3_S, 2, 768, 0, rand);
+  test_ggml_matrix_init (&g, BW_FMT_GGML_IQ3_S, 2, 768, 0, rand);
   bw_matrix_dequant_row (&g.m, 1, row);
   bw_decode_segment (&g.m, 1, 37, 300, seg);
   g_assert_cmpmem (seg, sizeof seg, row + 37, sizeof seg);
-  g_free (g.alloc);
+  test_matrix_clear (&g);
   g_rand_free (rand);
 }
 
