@@ -17,6 +17,23 @@ typedef struct {
   GString *scratch;
 } Export;
 
+/* The ByteLevel step, as the pre-tokenizer's last and as the decoder: bytes to and from
+ * GPT-2's printable characters, the split left to the steps before it. */
+static void
+add_byte_level (JsonBuilder *b)
+{
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "type");
+  json_builder_add_string_value (b, "ByteLevel");
+  json_builder_set_member_name (b, "add_prefix_space");
+  json_builder_add_boolean_value (b, FALSE);
+  json_builder_set_member_name (b, "trim_offsets");
+  json_builder_add_boolean_value (b, FALSE);
+  json_builder_set_member_name (b, "use_regex");
+  json_builder_add_boolean_value (b, FALSE);
+  json_builder_end_object (b);
+}
+
 static void
 add_pre_tokenizer (JsonBuilder *b, const BwGgufVocab *v)
 {
@@ -42,16 +59,7 @@ add_pre_tokenizer (JsonBuilder *b, const BwGgufVocab *v)
       json_builder_add_boolean_value (b, FALSE);
       json_builder_end_object (b);
     }
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "type");
-  json_builder_add_string_value (b, "ByteLevel");
-  json_builder_set_member_name (b, "add_prefix_space");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "trim_offsets");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "use_regex");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_end_object (b);
+  add_byte_level (b);
   json_builder_end_array (b);
   json_builder_end_object (b);
 }
@@ -195,16 +203,7 @@ write_tokenizer_json (Export *ex, const char *dir, GError **error)
   json_builder_set_member_name (b, "post_processor");
   json_builder_add_null_value (b);
   json_builder_set_member_name (b, "decoder");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "type");
-  json_builder_add_string_value (b, "ByteLevel");
-  json_builder_set_member_name (b, "add_prefix_space");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "trim_offsets");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "use_regex");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_end_object (b);
+  add_byte_level (b);
   if (!add_model (ex, b, error))
     return FALSE;
   json_builder_end_object (b);

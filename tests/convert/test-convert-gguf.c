@@ -28,6 +28,7 @@
 #include "gguf-tokens.h"
 #include "quant/ggml-quants.h"
 #include "tmp-dir.h"
+#include "json-ids.h"
 
 #define TEMPLATE                                                                           \
   "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"       \
@@ -72,16 +73,6 @@ load_object (JsonParser *p, const char *path)
   g_assert_true (json_parser_load_from_file (p, path, &error));
   g_assert_no_error (error);
   return json_node_get_object (json_parser_get_root (p));
-}
-
-static char *
-join (JsonArray *a)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < json_array_get_length (a); i++)
-    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "",
-                            json_array_get_int_element (a, i));
-  return g_string_free (s, FALSE);
 }
 
 static char *
@@ -284,8 +275,8 @@ check_outputs (const char *gguf, const char *copy, const char *ref_path)
 {
   g_autoptr (JsonParser) p = json_parser_new ();
   JsonObject *ref = load_object (p, ref_path);
-  g_autofree char *prompt = join (json_object_get_array_member (ref, "prompt_ids"));
-  g_autofree char *want = join (json_object_get_array_member (ref, "greedy_ids"));
+  g_autofree char *prompt = bw_test_json_ids (json_object_get_array_member (ref, "prompt_ids"));
+  g_autofree char *want = bw_test_json_ids (json_object_get_array_member (ref, "greedy_ids"));
   g_autofree char *from_gguf = greedy (gguf, prompt);
   g_autofree char *from_copy = greedy (copy, prompt);
 

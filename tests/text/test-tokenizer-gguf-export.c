@@ -10,6 +10,7 @@
 #include "tmp-dir.h"
 #include "text/tokenizer-gguf-export.h"
 #include "text/tokenizer-gguf.h"
+#include "json-ids.h"
 
 static char *
 encode (const BwTokenizer *tok, const char *text, gboolean allow_special)
@@ -22,16 +23,6 @@ encode (const BwTokenizer *tok, const char *text, gboolean allow_special)
   g_assert_no_error (error);
   for (guint i = 0; i < ids->len; i++)
     g_string_append_printf (s, "%s%d", i ? "," : "", g_array_index (ids, gint32, i));
-  return g_string_free (s, FALSE);
-}
-
-static char *
-json_ids (JsonArray *a)
-{
-  GString *s = g_string_new (NULL);
-  for (guint i = 0; i < json_array_get_length (a); i++)
-    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "",
-                            json_array_get_int_element (a, i));
   return g_string_free (s, FALSE);
 }
 
@@ -88,8 +79,8 @@ check_vocabulary (gconstpointer data)
   for (guint i = 0; i < json_array_get_length (cases); i++)
     {
       JsonObject *c = json_array_get_object_element (cases, i);
-      g_autofree char *want = json_ids (json_object_get_array_member (c, "ids"));
-      g_autofree char *plain = json_ids (json_object_get_array_member (c,
+      g_autofree char *want = bw_test_json_ids (json_object_get_array_member (c, "ids"));
+      g_autofree char *plain = bw_test_json_ids (json_object_get_array_member (c,
                                                                         "ids_no_parse_special"));
       check_same (gguf, copy, json_object_get_string_member (c, "text"), want, plain,
                   &failures);

@@ -9,6 +9,7 @@
 #include "core/checkpoint.h"
 #include "text/model-template.h"
 #include "text/tokenizer-gguf.h"
+#include "json-ids.h"
 
 static char *
 fixture (const char *dir, const char *name)
@@ -23,17 +24,6 @@ ids_text (const gint32 *ids, gsize n)
 
   for (gsize i = 0; i < n; i++)
     g_string_append_printf (s, "%s%d", i ? "," : "", ids[i]);
-  return g_string_free (s, FALSE);
-}
-
-static char *
-json_ids_text (JsonArray *a)
-{
-  GString *s = g_string_new (NULL);
-
-  for (guint i = 0; i < json_array_get_length (a); i++)
-    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "",
-                            json_array_get_int_element (a, i));
   return g_string_free (s, FALSE);
 }
 
@@ -81,9 +71,9 @@ check_reference (gconstpointer data)
     {
       JsonObject *c = json_array_get_object_element (cases, i);
       const char *text = json_object_get_string_member (c, "text");
-      g_autofree char *want = json_ids_text (json_object_get_array_member (c, "ids"));
+      g_autofree char *want = bw_test_json_ids (json_object_get_array_member (c, "ids"));
       g_autofree char *want_plain =
-        json_ids_text (json_object_get_array_member (c, "ids_no_parse_special"));
+        bw_test_json_ids (json_object_get_array_member (c, "ids_no_parse_special"));
       g_autofree char *got = encode (tok, text, TRUE);
       g_autofree char *got_plain = encode (tok, text, FALSE);
 
