@@ -148,9 +148,14 @@ ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
           for (guint32 i = 0; i < t->info->block_bytes; i++)
             blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
           t->dequant (blk, vals);
+          float amax = 0.0f;
           ok = TRUE;
           for (guint32 i = 0; i < t->info->block_elements; i++)
-            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
+            {
+              ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
+              amax = MAX (amax, fabsf (vals[i]));
+            }
+          ok &= amax >= 0x1p-14f;
         }
       if (!ok)
         memset (blk, 0, (gsize) t->info->block_bytes);
