@@ -20,7 +20,7 @@ typedef struct {
   int bytes;             /* of a block */
   int qs;                /* where its codes start */
   int qh;                /* where Q5's fifth bits are, or 0 */
-  int m;                 /* where the f16 minimum is (Q4_1, Q5_1), or 0 */
+  gboolean m;            /* an f16 minimum after the f16 scale (Q4_1, Q5_1) */
   int offset;            /* how far the unsigned codes stand above the codes */
   const int8_t *values;  /* the codes the nibbles index (IQ4_NL, MXFP4), or NULL */
   gboolean q8;           /* signed bytes (Q8_0) */
@@ -83,10 +83,16 @@ lanes32_block (const uint8_t *row, size_t stride, const BwGgmlAct32 *x, int64_t 
   for (int r = 0; r < R; r++)
     {
       const uint8_t *b = row + r * stride + (size_t) (f->bytes * i);
-      const __m256 dd = _mm256_mul_ps (dx, lanes32_scale (b, f->e8m0));
-      lane[r] = _mm256_fmadd_ps (dd, _mm256_cvtepi32_ps (lanes32_sums (b, f, xq, table, from)), lane[r]);
+      const __m256 s = _mm256_cvtepi32_ps (lanes32_sums (b, f, xq, table, from));
       if (f->m)
-        lane[r] = _mm256_fmadd_ps (_mm256_mul_ps (dx, lanes32_scale (b + f->m, FALSE)), xs, lane[r]);
+        {
+          /* d and m side by side: both converted and multiplied at once */
+          const __m128 dm = _mm_mul_ps (_mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *) b)), _mm256_castps256_ps128 (dx));
+          lane[r] = _mm256_fmadd_ps (_mm256_broadcastss_ps (dm), s, lane[r]);
+          lane[r] = _mm256_fmadd_ps (_mm256_permutevar8x32_ps (_mm256_castps128_ps256 (dm), _mm256_set1_epi32 (1)), xs, lane[r]);
+        }
+      else
+        lane[r] = _mm256_fmadd_ps (_mm256_mul_ps (dx, lanes32_scale (b, f->e8m0)), s, lane[r]);
     }
 }
 
@@ -140,13 +146,13 @@ lanes32_rows (const uint8_t *row, size_t stride, const BwGgmlAct32 *x, int64_t n
   }
 
 /* bytes, qs, qh, m, offset, values, q8, e8m0 */
-LANES32 (q4_0, 18, 2, 0, 0, 8, NULL, FALSE, FALSE)
-LANES32 (q4_1, 20, 4, 0, 2, 0, NULL, FALSE, FALSE)
-LANES32 (q5_0, 22, 6, 2, 0, 16, NULL, FALSE, FALSE)
-LANES32 (q5_1, 24, 8, 4, 2, 0, NULL, FALSE, FALSE)
-LANES32 (q8_0, 34, 2, 0, 0, 0, NULL, TRUE, FALSE)
-LANES32 (iq4_nl, 18, 2, 0, 0, 0, bw_iq4nl_values, FALSE, FALSE)
-LANES32 (mxfp4, 17, 1, 0, 0, 12, bw_mxfp4_values, FALSE, TRUE)
+LANES32 (q4_0, 18, 2, 0, FALSE, 8, NULL, FALSE, FALSE)
+LANES32 (q4_1, 20, 4, 0, TRUE, 0, NULL, FALSE, FALSE)
+LANES32 (q5_0, 22, 6, 2, FALSE, 16, NULL, FALSE, FALSE)
+LANES32 (q5_1, 24, 8, 4, TRUE, 0, NULL, FALSE, FALSE)
+LANES32 (q8_0, 34, 2, 0, FALSE, 0, NULL, TRUE, FALSE)
+LANES32 (iq4_nl, 18, 2, 0, FALSE, 0, bw_iq4nl_values, FALSE, FALSE)
+LANES32 (mxfp4, 17, 1, 0, FALSE, 12, bw_mxfp4_values, FALSE, TRUE)
 
 /* The table entries of the 32-element types. */
 #define LANES32_ENTRIES \
