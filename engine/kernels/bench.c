@@ -130,8 +130,10 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
 }
 
 /* GGML formats: whole blocks of random codes, drawn again until their values are finite
- * and modest (random f16 scales can be huge), into pattern; returns the bytes used (a
- * whole number of blocks, so that repeating the pattern keeps every block whole). */
+ * and modest (random f16 scales can be huge) and not vanishing (random E8M0 scales go down
+ * to 2^-127, whose products are f32 subnormals, an assist each on Intel cores, which no
+ * model holds), into pattern; returns the bytes used (a whole number of blocks, so that
+ * repeating the pattern keeps every block whole). */
 static gsize
 ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
 {
