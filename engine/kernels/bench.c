@@ -130,8 +130,10 @@ fill_scales (BwMatrix *m, guint8 *scales, gsize n_bytes)
 }
 
 /* GGML formats: whole blocks of random codes, drawn again until their values are finite
- * and modest (random f16 scales can be huge), into pattern; returns the bytes used (a
- * whole number of blocks, so that repeating the pattern keeps every block whole). */
+ * and modest (random f16 scales can be huge) and not vanishing (random E8M0 scales go down
+ * to 2^-127, whose products are f32 subnormals, an assist each on Intel cores, which no
+ * model holds), into pattern; returns the bytes used (a whole number of blocks, so that
+ * repeating the pattern keeps every block whole). */
 static gsize
 ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
 {
@@ -148,9 +150,14 @@ ggml_pattern (BwFormat fmt, GRand *rand, guint8 *pattern, gsize size)
           for (guint32 i = 0; i < t->info->block_bytes; i++)
             blk[i] = (guint8) g_rand_int_range (rand, 0, 256);
           t->dequant (blk, vals);
+          float amax = 0.0f;
           ok = TRUE;
           for (guint32 i = 0; i < t->info->block_elements; i++)
-            ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
+            {
+              ok &= isfinite (vals[i]) && fabsf (vals[i]) <= 8.0f;
+              amax = MAX (amax, fabsf (vals[i]));
+            }
+          ok &= amax >= 0x1p-14f;
         }
       if (!ok)
         memset (blk, 0, (gsize) t->info->block_bytes);

@@ -1,22 +1,12 @@
-/* AVX2 integer products of GGML rows (kernels/ggml-dot.h). Each block's integer sums are
- * formed with vpmaddubsw (unsigned weight codes, or |w| against x with w's sign) and
- * vpmaddwd (pairs, or pairs times a sub-block scale), summed across lanes per block, and
- * handed to the shared bw_ggml_acc32 / bw_ggml_acc_k: the scalar level's bits exactly.
+/* AVX2 integer products of GGML rows (kernels/ggml-dot.h). Integer sums are formed with
+ * vpmaddubsw (unsigned weight codes, or |w| against x with w's sign) and vpmaddwd (pairs,
+ * or pairs times a sub-block scale); the 32-element types keep them in lanes
+ * (kernels/ggml-dot-lanes32.h), the super-blocks sum them across lanes per block for the
+ * shared bw_ggml_acc_k: the scalar level's bits exactly.
  * vpmaddubsw cannot saturate here: activation codes are at most 127 in magnitude and
  * weight codes at most 128, so a pair is at most 2 * 128 * 127 < 2^15. */
 #include "kernels/ggml-dot-simd.h"
 #include "quant/ggml-blocks.h"
-
-/* 32 nibbles of 16 bytes: the low ones (elements 0..15), then the high ones (16..31). */
-static inline __m256i
-nibbles32 (const uint8_t *p)
-{
-  /* a broadcast load and a per-lane shift, no lane insert (which shares the shuffle port
-   * with the table lookups and lane sums) */
-  const __m256i b = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) p));
-  const __m256i shift = _mm256_set_epi64x (4, 4, 0, 0);
-  return _mm256_and_si256 (_mm256_srlv_epi64 (b, shift), _mm256_set1_epi8 (0xF));
-}
 
 /* Pair sums (16 x i16) of signed weights w and activations x: |w| times x with w's sign. */
 static inline __m256i
@@ -39,193 +29,11 @@ scaled (__m256i pairs16, int lo, int hi)
                                                        _mm_set1_epi16 ((short) lo)));
 }
 
-static inline __m256i
-table16 (const int8_t values[16])
-{
-  return _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) values));
-}
-
-/* 32 bytes: 0xFF where bit i (byte i / 8, bit i % 8) of `bits` is set, else 0. */
-static inline __m256i
-bit_mask32 (uint32_t bits)
-{
-  const __m256i spread = _mm256_shuffle_epi8 (_mm256_set1_epi32 ((int) bits),
-                                              _mm256_set_epi64x (0x0303030303030303LL, 0x0202020202020202LL,
-                                                                 0x0101010101010101LL, 0));
-  const __m256i m = _mm256_set1_epi64x ((long long) 0x8040201008040201ULL);
-  return _mm256_cmpeq_epi8 (_mm256_and_si256 (spread, m), m);
-}
-
 /* The same as -1 (set) or +1 (clear), for vpsignb. */
 static inline __m256i
 signs32 (uint32_t bits)
 {
   return _mm256_or_si256 (bit_mask32 (bits), _mm256_set1_epi8 (1));
-}
-
-/* --- 32-element blocks ---------------------------------------------------------------- */
-
-static inline __m256i
-q8_0_lanes (const uint8_t *b, const int8_t *xq)
-{
-  return widen (pairs_signed (loadu (b + 2), loadu (xq)));
-}
-
-static float
-dot_q4_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 18 * i;
-      /* (nibble - 8) * x = nibble * x - 8 x */
-      const int32_t s = hsum_i32 (widen (_mm256_maddubs_epi16 (nibbles32 (b + 2), loadu (x[i].q))))
-                        - 8 * x[i].sum;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
-    }
-  return acc;
-}
-
-/* Q4_1, Q5_0, Q5_1: unsigned codes (nibble, plus Q5's fifth bit); Q5_0 subtracts 16. */
-static inline int32_t
-unsigned_sum (const uint8_t *qs, const uint8_t *qh, const int8_t *xq)
-{
-  __m256i q = nibbles32 (qs);
-  if (qh)
-    q = _mm256_or_si256 (q, _mm256_and_si256 (bit_mask32 (bw_ggml_u32 (qh)), _mm256_set1_epi8 (16)));
-  return hsum_i32 (widen (_mm256_maddubs_epi16 (q, loadu (xq))));
-}
-
-static float
-dot_q4_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 20 * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 4, NULL, x[i].q),
-                           bw_ggml_f16 (b + 2), x[i].sum);
-    }
-  return acc;
-}
-
-static float
-dot_q5_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 22 * i;
-      const int32_t s = unsigned_sum (b + 6, b + 2, x[i].q) - 16 * x[i].sum;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), s, 0.0f, 0);
-    }
-  return acc;
-}
-
-static float
-dot_q5_1 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlAct32 *x = act;
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 24 * i;
-      acc = bw_ggml_acc32 (acc, x[i].d, bw_ggml_f16 (b), unsigned_sum (b + 8, b + 4, x[i].q),
-                           bw_ggml_f16 (b + 2), x[i].sum);
-    }
-  return acc;
-}
-
-/* IQ4_NL and MXFP4: nibbles index a table of 16 signed values; `bytes` per block, the
- * nibbles at `qs` into it, the scale read by `scale`. Four blocks at a time as Q8_0.
- * MXFP4's values plus 12 are unsigned (0..24), so they meet the activations in vpmaddubsw
- * directly, and 12 times the activations' sum comes off: the same integer sum, with two
- * sign instructions fewer per block (IQ4_NL's values plus 128 would saturate it). One row
- * at a time: bound by arithmetic, they lost a third of their rate from memory two rows at
- * a time without the rows driver's software prefetch. */
-typedef struct {
-  int bytes, qs, offset;
-  const int8_t *values;
-  gboolean e8m0;        /* the scale: an E8M0 byte (halved, as bw_ggml_e8m0_half), else f16 */
-} TableFormat;
-
-static inline __m256i
-table_lanes (const uint8_t *qs, __m256i table, const int8_t *xq, int offset)
-{
-  const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (qs));
-  return widen (offset ? _mm256_maddubs_epi16 (w, loadu (xq)) : pairs_signed (w, loadu (xq)));
-}
-
-static inline float
-table_scale (const uint8_t *b, const TableFormat *f)
-{
-  return f->e8m0 ? bw_ggml_e8m0_half (b[0]) : bw_ggml_f16 (b);
-}
-
-/* The scales of blocks b, b + bytes, .. (lanes 0..3) and c, c + bytes, .. (4..7), as
- * table_scale gives them. */
-GGML_ROWS __m256
-table_scales (const uint8_t *b, const uint8_t *c, const TableFormat *f)
-{
-  const int n = f->bytes;
-  if (!f->e8m0)
-    return f16x8 (bw_ggml_u16 (b), bw_ggml_u16 (b + n), bw_ggml_u16 (b + 2 * n), bw_ggml_u16 (b + 3 * n),
-                  bw_ggml_u16 (c), bw_ggml_u16 (c + n), bw_ggml_u16 (c + 2 * n), bw_ggml_u16 (c + 3 * n));
-  const __m256i e = _mm256_set_epi32 (c[3 * n], c[2 * n], c[n], c[0], b[3 * n], b[2 * n], b[n], b[0]);
-  const __m256i small = _mm256_sllv_epi32 (_mm256_set1_epi32 (0x00200000), e);
-  const __m256i normal = _mm256_slli_epi32 (_mm256_sub_epi32 (e, _mm256_set1_epi32 (1)), 23);
-  const __m256i is_small = _mm256_cmpgt_epi32 (_mm256_set1_epi32 (2), e);
-  return _mm256_castsi256_ps (_mm256_blendv_epi8 (normal, small, is_small));
-}
-
-GGML_ROWS void
-table_rows (const uint8_t *row, size_t stride, const BwGgmlAct32 *x, int64_t nb, float *acc,
-            int rows, const TableFormat *f)
-{
-  const uint8_t *row1 = row + (rows > 1 ? stride : 0);
-  const __m256i table = _mm256_add_epi8 (table16 (f->values), _mm256_set1_epi8 ((char) f->offset));
-  int64_t i = 0;
-  for (; i + 4 <= nb; i += 4)
-    {
-      const uint8_t *b = row + f->bytes * i, *c = row1 + f->bytes * i;
-      __m256i v[8];
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; k++)
-#pragma GCC unroll 2
-        for (int r = 0; r < rows; r++)
-          v[4 * r + k] = table_lanes ((r ? c : b) + f->bytes * k + f->qs, table, x[i + k].q, f->offset);
-      __m256i s = hsum_rows_i32 (v, rows);
-      if (f->offset)
-        {
-          const __m128i xs = _mm_set_epi32 (x[i + 3].sum, x[i + 2].sum, x[i + 1].sum, x[i].sum);
-          const __m128i off = _mm_mullo_epi32 (xs, _mm_set1_epi32 (f->offset));
-          s = _mm256_sub_epi32 (s, _mm256_set_m128i (off, off));
-        }
-      acc32_rows (acc, rows, x + i, table_scales (b, c, f), s);
-    }
-  for (; i < nb; i++)
-    for (int r = 0; r < rows; r++)
-      {
-        const uint8_t *blk = (r ? row1 : row) + f->bytes * i;
-        const int32_t s = hsum_i32 (table_lanes (blk + f->qs, table, x[i].q, f->offset)) - f->offset * x[i].sum;
-        acc[r] = bw_ggml_acc32 (acc[r], x[i].d, table_scale (blk, f), s, 0.0f, 0);
-      }
-}
-
-static const TableFormat iq4_nl = { 18, 2, 0, bw_iq4nl_values, FALSE };
-static const TableFormat mxfp4 = { 17, 1, 12, bw_mxfp4_values, TRUE };
-
-static float
-dot_iq4_nl (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  table_rows (row, 0, act, nb, &acc, 1, &iq4_nl);
-  return acc;
-}
-
-static float
-dot_mxfp4 (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  table_rows (row, 0, act, nb, &acc, 1, &mxfp4);
-  return acc;
 }
 
 /* Scale m of each half of sc16 in all of that half's 16-bit lanes. */
@@ -242,8 +50,18 @@ sub_dot (__m256i u, const int8_t *xq, __m256i scales)
   return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, loadu (xq)), scales);
 }
 
-/* Q8_0, Q4_K, Q5_K and Q6_K */
+/* Q4_K, Q5_K and Q6_K */
 #include "kernels/ggml-dot-blocks.h"
+
+/* Four code products per 32-bit lane: pair sums (at most 2 * 128 * 127 < 2^15, no
+ * saturation), then pairs of pairs. */
+static inline __m256i
+quads_from (__m256i from, __m256i u, __m256i x)
+{
+  return _mm256_add_epi32 (from, widen (_mm256_maddubs_epi16 (u, x)));
+}
+
+#include "kernels/ggml-dot-lanes32.h"
 
 /* --- K super-blocks ------------------------------------------------------------------- */
 
@@ -638,10 +456,7 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
 }
 
 const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
-  [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot2_q8_0 },
-  [BW_FMT_GGML_Q4_0] = { dot_q4_0 },
-  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl },
-  [BW_FMT_GGML_MXFP4] = { dot_mxfp4 },
+  LANES32_ENTRIES
   [BW_FMT_GGML_Q2_K] = { dot_q2_k },
   [BW_FMT_GGML_Q3_K] = { dot_q3_k },
   [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },
@@ -650,9 +465,6 @@ const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_IQ4_XS] = { dot_iq4_xs },
   [BW_FMT_GGML_IQ2_XXS] = { dot_iq2_xxs },
   [BW_FMT_GGML_IQ2_XS] = { dot_iq2_xs },
-  [BW_FMT_GGML_Q4_1] = { dot_q4_1 },
-  [BW_FMT_GGML_Q5_0] = { dot_q5_0 },
-  [BW_FMT_GGML_Q5_1] = { dot_q5_1 },
   [BW_FMT_GGML_TQ2_0] = { dot_tq2_0 },
   [BW_FMT_GGML_IQ2_S] = { dot_iq2_s },
   [BW_FMT_GGML_IQ3_XXS] = { dot_iq3_xxs },

@@ -1,7 +1,7 @@
 /* The reference integer products of GGML rows (kernels/ggml-dot.h): each weight block
  * unpacked to its codes (quant/ggml-blocks.h, the unpacking the dequantization is tested
  * with), its integer sums formed from the codes, and the block's scales applied by the
- * shared bw_ggml_acc32 / bw_ggml_acc_k. */
+ * shared bw_ggml_lane32 (in 8 lanes) / bw_ggml_acc_k. */
 #include "kernels/ggml-dot.h"
 #include "quant/ggml-blocks.h"
 
@@ -29,15 +29,22 @@ dot32 (int type, gboolean with_min, const uint8_t *row, const void *act, int64_t
   const BwGgmlUnpack unpack = bw_ggml_unpacker (type);
   const int bytes = bw_ggml_codec (type)->info->block_bytes;
   const BwGgmlAct32 *x = act;
+  float lane[8] = { 0 };
 
   for (int64_t i = 0; i < nb; i++)
     {
       BwGgmlCodes c;
       unpack (row + i * bytes, &c);
-      const int32_t s = dot_codes (c.q, x[i].q, 32);
-      acc = bw_ggml_acc32 (acc, x[i].d, c.d, s, with_min ? c.dmin : 0.0f, with_min ? x[i].sum : 0);
+      const float dd = x[i].d * c.d;
+      const float dm = with_min ? x[i].d * c.dmin : 0.0f;
+      for (int l = 0; l < 8; l++)
+        {
+          lane[l] = bw_ggml_lane32 (lane[l], dd, dot_codes (c.q + 4 * l, x[i].q + 4 * l, 4));
+          if (with_min)
+            lane[l] = bw_ggml_lane32 (lane[l], dm, sum_codes (x[i].q + 4 * l, 4));
+        }
     }
-  return acc;
+  return bw_ggml_lanes_end (acc, lane);
 }
 
 /* How a super-block type's integer sums are formed: the sub-block size, how a stored scale

@@ -7,14 +7,25 @@
  * all-zero block has d = 0). NaN or Inf in a token's activations sends that token to the
  * reference f32 product (bw_decode_segment) instead.
  *
- * Exactness contract: each block's integer sums are exact at every level, and the block's
- * scales are applied to them by the shared functions below, in one order, one rounding per
- * operation; so every level's product is bit for bit the scalar level's
- * (tests/kernels/test-ggml-dot.c). The products differ from the f32 reference product only
- * by the activations' rounding to int8. */
+ * Exactness contract: every level's product is bit for bit the scalar level's
+ * (tests/kernels/test-ggml-dot.c): integer sums are exact at every level, and the float
+ * steps are the shared functions below, in one order, one rounding per operation.
+ *
+ * 32-element blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) sum in 8 f32 lanes per row,
+ * as an AVX2 register of vpmaddubsw + vpmaddwd (or vpdpbusd) results holds them: lane l
+ * takes, of every block in order, the exact integer sum of codes times activation codes
+ * over the block's elements 4 l .. 4 l + 3 (code offsets, like Q4_0's -8, are inside it),
+ * through bw_ggml_lane32; at the end the lanes are added by bw_ggml_lanes_end. So
+ * the SIMD levels need no per-block horizontal sums nor serial per-block float chains.
+ * Super-blocks (the other types) reduce each block to its integer sums and apply its scales
+ * with bw_ggml_acc_k, one f32 chain in block order.
+ *
+ * The products differ from the f32 reference product only by the activations' rounding to
+ * int8. */
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "kernels/kernel-table.h"
@@ -90,16 +101,25 @@ void bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t l
  * statement: C11 compilers do not contract across statements (GCC in ISO mode contracts
  * nothing), so a level built with FMA rounds exactly as the scalar one. */
 
-/* 32-element blocks: acc + dx * (d * s + m * xsum), s the sum of weight codes times
- * activation codes (m: Q4_1/Q5_1's minimum, else 0). */
+/* 32-element blocks, one block's step of a lane: lane + dd * s in one rounding (a fused
+ * multiply-add: the SIMD levels use FMA instructions), s the lane's integer sum, dd = dx * d
+ * (rounded once) the block's scale times the activations'. Q4_1 and Q5_1 then add their
+ * minimum's part the same way: dd = dx * m, s the lane's sum of activation codes. */
 static inline float
-bw_ggml_acc32 (float acc, float dx, float d, int32_t s, float m, int32_t xsum)
+bw_ggml_lane32 (float lane, float dd, int32_t s)
 {
-  const float p = d * (float) s;
-  const float pm = m * (float) xsum;
-  const float t = p + pm;
-  const float u = dx * t;
-  return acc + u;
+  return fmaf (dd, (float) s, lane);
+}
+
+/* acc plus a row's 8 lanes, added ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) (the
+ * order of bw_avx2_reduce8, kernels/avx2-lanes.h, which the SIMD levels use); a NaN comes
+ * out as NAN, since which of two NaNs an operation passes on depends on its operands'
+ * order in the instruction. */
+static inline float
+bw_ggml_lanes_end (float acc, const float l[8])
+{
+  const float s = acc + (((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+  return isnan (s) ? NAN : s;
 }
 
 /* Super-blocks: acc + dx * (a * s1 - b * s2). */

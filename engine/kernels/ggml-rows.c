@@ -113,11 +113,11 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 #define ACT_BYTES (128 * 1024)
 #define MAX_BATCH 32
 /* How far ahead of the row in hand its pass of the weights is prefetched (into L2, so the
- * pass's activations keep L1), one row at a time: with the hardware prefetcher alone the
- * products waited on memory for most of their time. Two-row products read two streams
- * half a range apart instead, which the hardware prefetcher follows at a higher rate than
- * one (Q8_0 0.60 of the probe against 0.48); software prefetches there only got in its
- * way (each holds a fill buffer while it waits on memory, in bursts). */
+ * pass's activations keep L1), for one-row products: with the hardware prefetcher alone
+ * they waited on memory for most of their time. Two-row products read two streams half a
+ * range apart instead, which the hardware prefetcher follows at a higher rate than one;
+ * software prefetches there only got in its way. Four-row products prefetch within their
+ * four streams themselves. */
 #define PREFETCH_BYTES 12288
 
 typedef struct {
@@ -126,9 +126,30 @@ typedef struct {
   gboolean k;
   int64_t act_size;    /* bytes of one activation block */
   gsize row_bytes;
-  BwGgmlDot dot;
-  BwGgmlDot2 dot2;     /* two rows at once, or NULL */
+  const BwGgmlDots *dots;
+  int group;           /* rows per call: 4 with dots->four, 2 with dots->two, else 1 */
 } Rows;
+
+/* For token t's activations `act` (nbp blocks from block b0), rows r + k * span, k < group
+ * (or row r alone where group is 1). */
+static void
+rows_group (const Rows *g, int group, const uint8_t *row, int64_t r, int64_t span, const void *act,
+            int64_t nbp, int64_t b0, float *yt)
+{
+  float acc[4];
+  const size_t stride = (size_t) span * g->row_bytes;
+
+  for (int k = 0; k < group; k++)
+    acc[k] = b0 > 0 ? yt[r + k * span] : 0.0f;
+  if (group == 4)
+    g->dots->four (row, stride, act, nbp, acc);
+  else if (group == 2)
+    g->dots->two (row, stride, act, nbp, acc);
+  else
+    acc[0] = g->dots->one (row, act, nbp, acc[0]);
+  for (int k = 0; k < group; k++)
+    yt[r + k * span] = acc[k];
+}
 
 /* Tokens [t0, t0 + nt) of rows [r0, r1); a token whose activations hold NaN or Inf gets
  * the reference product instead. */
@@ -139,6 +160,8 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
   const int64_t blk = g->ti->info->block_elements, nb = g->w->cols / blk;
   const int64_t per_pass = PASS_BYTES / g->act_size;
   gboolean bad[MAX_BATCH] = { FALSE };
+  /* row r0 + p goes with r0 + p + span, r0 + p + 2 span, .. (the rows left over go alone) */
+  const int64_t span = (r1 - r0) / g->group;
 
   for (int64_t b0 = 0; b0 < nb; b0 += per_pass)
     {
@@ -148,30 +171,17 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
                                                   nbp * blk, act + t * pass_bytes);
       const int64_t seg = nbp * g->ti->info->block_bytes;
       const int64_t ahead = MAX (1, (PREFETCH_BYTES + seg - 1) / seg);
-      /* with a two-row product, row r0 + p pairs with r0 + pairs + p (an odd last row
-       * goes alone) */
-      const int64_t pairs = g->dot2 ? (r1 - r0) / 2 : 0;
-      for (int64_t p = 0; p < r1 - r0 - pairs; p++)
+      for (int64_t p = 0; p < r1 - r0 - (g->group - 1) * span; p++)
         {
-          const int64_t r = p < pairs ? r0 + p : r0 + 2 * pairs + (p - pairs);
+          const int group = p < span ? g->group : 1;
+          const int64_t r = p < span ? r0 + p : r0 + g->group * span + (p - span);
           const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->info->block_bytes;
-          if (pairs == 0 && r + ahead < r1)
+          if (g->group == 1 && r + ahead < r1)
             for (int64_t c = 0; c < seg; c += 64)
               __builtin_prefetch (row + ahead * g->row_bytes + c, 0, 2);
           for (int t = 0; t < nt; t++)
             if (!bad[t])
-              {
-                float *yt = y + (int64_t) (t0 + t) * ldy;
-                if (p < pairs)
-                  {
-                    float acc[2] = { b0 > 0 ? yt[r] : 0.0f, b0 > 0 ? yt[r + pairs] : 0.0f };
-                    g->dot2 (row, (size_t) pairs * g->row_bytes, act + t * pass_bytes, nbp, acc);
-                    yt[r] = acc[0];
-                    yt[r + pairs] = acc[1];
-                  }
-                else
-                  yt[r] = g->dot (row, act + t * pass_bytes, nbp, b0 > 0 ? yt[r] : 0.0f);
-              }
+              rows_group (g, group, row, r, span, act + t * pass_bytes, nbp, b0, y + (int64_t) (t0 + t) * ldy);
         }
     }
   for (int t = 0; t < nt; t++)
@@ -197,7 +207,7 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
     .w = w, .ti = ti, .k = k,
     .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
     .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
-    .dot = dots->one, .dot2 = dots->two,
+    .dots = dots, .group = dots->four ? 4 : dots->two ? 2 : 1,
   };
   const int64_t nb = w->cols / ti->info->block_elements;
   const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;

@@ -51,10 +51,15 @@ typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks
 typedef void (*BwGgmlDot2) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
                             float acc[2]);
 
-/* A level's products for one GGML format; `two` may be NULL. */
+/* The same for the four rows row + k * stride (k < 4) at once. */
+typedef void (*BwGgmlDot4) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
+                            float acc[4]);
+
+/* A level's products for one GGML format; `two` and `four` may be NULL. */
 typedef struct {
   BwGgmlDot one;
   BwGgmlDot2 two;
+  BwGgmlDot4 four;
 } BwGgmlDots;
 
 /* The product of `nblocks` GGML weight blocks at `row` with f32 activations x

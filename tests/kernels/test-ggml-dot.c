@@ -128,12 +128,20 @@ test_levels (void)
 /* The formats with an AVX-512 VNNI kernel of their own. */
 static const BwFormat vnni_formats[] = {
   BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_1, BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1,
+  BW_FMT_GGML_IQ4_NL, BW_FMT_GGML_MXFP4,
 };
 
-/* The formats whose AVX2 and AVX-512 VNNI kernels also take two rows at once (the levels
- * test above compares their products, rows paired, with the scalar level's). */
+/* The formats whose AVX2 and AVX-512 VNNI kernels also take two rows at once, and those
+ * (the 32-element types) that take four (the levels test above compares their products,
+ * rows grouped, with the scalar level's). */
 static const BwFormat avx2_two_rows[] = {
-  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+};
+
+static const BwFormat avx2_four_rows[] = {
+  BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_1, BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1,
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_IQ4_NL, BW_FMT_GGML_MXFP4,
 };
 
 static void
@@ -142,6 +150,9 @@ check_two_rows (BwIsa isa)
   for (gsize i = 0; i < G_N_ELEMENTS (avx2_two_rows); i++)
     if (bw_kernels_ggml_dots (bw_kernels_table (isa), avx2_two_rows[i])->two == NULL)
       g_error ("%s has no two-row kernel for %s", bw_isa_name (isa), test_name (avx2_two_rows[i]));
+  for (gsize i = 0; i < G_N_ELEMENTS (avx2_four_rows); i++)
+    if (bw_kernels_ggml_dots (bw_kernels_table (isa), avx2_four_rows[i])->four == NULL)
+      g_error ("%s has no four-row kernel for %s", bw_isa_name (isa), test_name (avx2_four_rows[i]));
 }
 
 /* A level's kernels for the formats it promises are its own (not a lower level's). */
