@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 
+/* With learned pins, the up-front buffers beyond theirs: this share of the budget's. */
+#define PREFAULT_SPARE_SHARE 10
+
 int
 bw_policy_victim_layer (const BwLayerCacheState *layers, int n_layers, int current)
 {
@@ -77,10 +80,14 @@ bw_policy_choose_pins (const guint32 *counts, const guint64 *bytes, int n, guint
 }
 
 guint64
-bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts)
+bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts,
+                          guint64 n_pins)
 {
   guint64 bytes = room > 0 ? MIN (budget, room) : budget;
-  return size > 0 ? MIN (bytes / size, n_experts) : 0;
+  guint64 count = size > 0 ? MIN (bytes / size, n_experts) : 0;
+  if (n_pins == 0)
+    return count;
+  return MIN (count, n_pins + count / PREFAULT_SPARE_SHARE);
 }
 
 guint64

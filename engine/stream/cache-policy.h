@@ -43,5 +43,10 @@ gboolean bw_policy_prefer_direct (guint64 room, guint64 all_experts);
 
 /* How many buffers of `size` bytes to fill up front: as many as the budget holds, no more
  * than there are experts, and no more than `room` bytes (what the machine can spare; 0 =
- * unknown, no limit). */
-guint64 bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts);
+ * unknown, no limit). With n_pins learned pins to read, only theirs and a tenth of the
+ * budget's for the reply's other experts: every buffer touched is paid for before the
+ * first token (1.5-3 s a GB on a VM whose host has taken the free memory back), and the
+ * pins and that tenth held all of a reply's experts in the runs measured; the rest of the
+ * budget is mapped by the reads that first fill it. */
+guint64 bw_policy_prefault_count (guint64 budget, guint64 room, guint64 size, guint64 n_experts,
+                                  guint64 n_pins);

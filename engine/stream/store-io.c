@@ -17,9 +17,9 @@
  * reads than this: a request arriving meanwhile waits behind at most this many pieces, and
  * none once they land. Few during a turn: this disk's throughput grows with the bytes in
  * flight, so reads that share it with idle ones take longer, not only start later. More
- * while the caller is quiet (between turns), where nothing waits behind them. */
+ * while the caller is quiet (between turns, or loading: bw_io_set_quiet_depth), where nothing
+ * waits behind them. */
 #define IDLE_DEPTH BW_IO_IDLE_DEPTH
-#define QUIET_DEPTH BW_IO_QUIET_DEPTH
 #define DEFAULT_THREADS 8
 #define MAX_CHUNK ((guint64) 1 << 30)
 #define DIRECT_ALIGN 4096
@@ -47,6 +47,7 @@ struct BwIo {
   _Atomic gint64 busy_us, depth_us;
   int busy_in_kernel;                /* those of them that are not idle reads */
   gboolean quiet;                    /* in bw_io_reap_within since the last read not idle */
+  int quiet_depth;                   /* idle reads in the ring at once while quiet */
   BwIoOp *ready_head, *ready_tail;   /* finished, not yet reaped */
   GThread **threads;
   int n_threads;
@@ -243,7 +244,7 @@ uring_fill (BwIo *io)
   depth_tick (io);
   for (;;)
     {
-      gboolean idle_room = io->in_kernel < (io->quiet ? QUIET_DEPTH : IDLE_DEPTH)
+      gboolean idle_room = io->in_kernel < (io->quiet ? io->quiet_depth : IDLE_DEPTH)
                            && io->busy_in_kernel == 0;
       if (io->in_kernel >= URING_DEPTH || !any_waiting (io, idle_room))
         break;
@@ -317,6 +318,7 @@ BwIo *
 bw_io_new (BwIoBackend want, int threads, GError **error)
 {
   BwIo *io = g_new0 (BwIo, 1);
+  io->quiet_depth = BW_IO_QUIET_DEPTH;
 
   g_mutex_init (&io->lock);
   g_cond_init (&io->work_cond);
@@ -494,6 +496,14 @@ bw_io_reap (BwIo *io, gboolean block)
   if (op != NULL)
     io->in_flight--;
   return op;
+}
+
+void
+bw_io_set_quiet_depth (BwIo *io, int depth)
+{
+  g_mutex_lock (&io->lock);
+  io->quiet_depth = CLAMP (depth, 1, URING_DEPTH);
+  g_mutex_unlock (&io->lock);
 }
 
 BwIoOp *

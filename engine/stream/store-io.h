@@ -68,6 +68,9 @@ BwIoOp *bw_io_reap (BwIo *io, gboolean block);
 /* Like bw_io_reap, waiting at most timeout_ms for one; the caller has nothing else to do,
  * so idle reads may go out BW_IO_QUIET_DEPTH at a time until a read of another class. */
 BwIoOp *bw_io_reap_within (BwIo *io, int timeout_ms);
+/* How many idle reads bw_io_reap_within lets into the ring at once (BW_IO_QUIET_DEPTH until
+ * set; at most BW_IO_URING_DEPTH): deeper while nothing can arrive behind them. */
+void bw_io_set_quiet_depth (BwIo *io, int depth);
 int bw_io_in_flight (const BwIo *io);
 /* io_uring: microseconds with reads in the kernel, and their integral of the reads there
  * (their ratio: the queue depth held); 0 for the other backends. Any thread. */

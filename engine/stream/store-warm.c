@@ -94,11 +94,12 @@ warm_start_more (BwExpertStore *s, WarmStart *w, gboolean ready_only)
   bw_store_start_reads (s, fresh, n_fresh, BW_IO_IDLE);
 }
 
-/* Buffers for as many experts as the budget holds (all of them if they fit), of the largest
- * size any layer needs, allocated and touched while the store is created; re-encoded
- * experts get buffers of their own size instead. Touching the memory is the CPU's work and
- * the warm start's reads are the disk's, so the pins are read into the buffers as they
- * come: the disk is not left idle while the memory is prepared. */
+/* Buffers of the largest size any layer needs, allocated and touched while the store is
+ * created: for as many experts as the budget holds, or with learned pins for theirs and a
+ * tenth of the budget's (bw_policy_prefault_count); re-encoded experts get buffers of their
+ * own size instead. Touching the memory is the CPU's work and the warm start's reads are
+ * the disk's, so the pins are read into the buffers as they come: the disk is not left
+ * idle while the memory is prepared. */
 static void
 prefault (BwExpertStore *s, WarmStart *warm)
 {
@@ -108,7 +109,8 @@ prefault (BwExpertStore *s, WarmStart *warm)
   if (s->opts.no_prefault || s->requant != NULL || size == 0)
     return;
   const guint64 room = (guint64) ((double) s->room * PREFAULT_FRACTION);
-  const guint64 count = bw_policy_prefault_count (s->budget, room, size, s->n_total_experts);
+  const guint64 count = bw_policy_prefault_count (s->budget, room, size, s->n_total_experts,
+                                                  warm->n);
   /* One buffer per thread a step, a few milliseconds: the reads in flight outlast it. */
   const int step = s->opts.pool != NULL ? MAX (1, bw_pool_size (s->opts.pool)) : 1;
   guint64 reported = 0;
@@ -162,8 +164,13 @@ bw_store_warm_start (BwExpertStore *s)
 {
   WarmStart warm;
   warm_start_plan (s, &warm);
+  /* Nothing else reads while the store is created, and this disk's throughput grows with
+   * the bytes in flight: the pins' reads fill the ring, where between turns a few go at
+   * once for the next request's sake. */
+  bw_io_set_quiet_depth (s->io, BW_IO_URING_DEPTH);
   prefault (s, &warm);
   warm_start_more (s, &warm, FALSE);
   warm_start_finish (s, &warm);
+  bw_io_set_quiet_depth (s->io, BW_IO_QUIET_DEPTH);
   g_free (warm.order);
 }

@@ -66,17 +66,24 @@ test_warm_order (void)
 }
 
 /* The up-front fill: bounded by the budget, the experts there are, and what the machine can
- * spare (a budget set past it fills the rest on demand rather than at load). */
+ * spare (a budget set past it fills the rest on demand rather than at load); with learned
+ * pins, their buffers and a tenth of the budget's, never more than without them. */
 static void
 test_prefault_count (void)
 {
   const guint64 mb = 1 << 20;
-  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 1000), ==, 10);
-  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 4), ==, 4);
-  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 35 * mb, 10 * mb, 1000), ==, 3);
-  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 500 * mb, 10 * mb, 1000), ==, 10);
-  g_assert_cmpuint (bw_policy_prefault_count (1ull << 50, 8ull << 30, 17 * mb, 1u << 20), ==, (8ull << 30) / (17 * mb));
-  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 0, 1000), ==, 0);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 1000, 0), ==, 10);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 10 * mb, 4, 0), ==, 4);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 35 * mb, 10 * mb, 1000, 0), ==, 3);
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 500 * mb, 10 * mb, 1000, 0), ==, 10);
+  g_assert_cmpuint (bw_policy_prefault_count (1ull << 50, 8ull << 30, 17 * mb, 1u << 20, 0), ==, (8ull << 30) / (17 * mb));
+  g_assert_cmpuint (bw_policy_prefault_count (100 * mb, 0, 0, 1000, 0), ==, 0);
+  /* 1000 buffers' budget, 600 pins: 700 */
+  g_assert_cmpuint (bw_policy_prefault_count (1000 * mb, 0, mb, 5000, 600), ==, 700);
+  g_assert_cmpuint (bw_policy_prefault_count (1000 * mb, 0, mb, 5000, 950), ==, 1000);
+  g_assert_cmpuint (bw_policy_prefault_count (1000 * mb, 300 * mb, mb, 5000, 600), ==, 300);
+  g_assert_cmpuint (bw_policy_prefault_count (1000 * mb, 0, mb, 650, 600), ==, 650);
+  g_assert_cmpuint (bw_policy_prefault_count (1000 * mb, 0, 0, 5000, 600), ==, 0);
 }
 
 static void

@@ -238,11 +238,44 @@ test_quiet_depth (Fixture *fx, gconstpointer unused)
   bw_io_free (io);
 }
 
+/* While loading (bw_io_set_quiet_depth) the quiet ring takes as many idle reads as it holds:
+ * all of them go in at once, where BW_IO_QUIET_DEPTH would leave some waiting. */
+static void
+test_load_depth (Fixture *fx, gconstpointer unused)
+{
+  enum { N_IDLE = BW_IO_QUIET_DEPTH + 12 };
+  BwIo *io = uring_new ();
+  BwIoOp *idle[N_IDLE];
+  gboolean landed[N_IDLE] = { FALSE };
+
+  G_STATIC_ASSERT (N_IDLE <= N_AHEAD && N_IDLE <= BW_IO_URING_DEPTH);
+  for (int i = 0; i < N_IDLE; i++)
+    idle[i] = &fx->ops[i];
+  bw_io_set_quiet_depth (io, BW_IO_URING_DEPTH);
+  bw_io_submit (io, idle, N_IDLE, BW_IO_IDLE);
+  BwIoOp *op = bw_io_reap_within (io, 5000);
+  g_assert_nonnull (op);
+  landed[op->tag] = TRUE;
+  for (int i = 0; i < N_IDLE; i++)
+    g_assert_false (idle[i]->queued);
+  while ((op = bw_io_reap (io, TRUE)) != NULL)
+    {
+      g_assert_cmpint (op->err, ==, 0);
+      g_assert_cmpmem (op->dst, PIECE, fx->data + op->off, PIECE);
+      landed[op->tag] = TRUE;
+    }
+  for (int i = 0; i < N_IDLE; i++)
+    g_assert_true (landed[i]);
+  bw_io_free (io);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/stream/io/order", Fixture, NULL, fixture_setup, test_order, fixture_teardown);
+  g_test_add ("/stream/io/load-depth", Fixture, NULL, fixture_setup, test_load_depth,
+              fixture_teardown);
   g_test_add ("/stream/io/quiet-depth", Fixture, NULL, fixture_setup, test_quiet_depth,
               fixture_teardown);
   g_test_add ("/stream/io/idle-yields", Fixture, NULL, fixture_setup, test_idle_yields,
