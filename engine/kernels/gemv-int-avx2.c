@@ -25,7 +25,11 @@
  *
  * Each lane's sum, converted to f32, is multiplied by its group's weight scale times the
  * fixed-point scale of its activations and accumulated in f32, as the f32 kernel
- * accumulates its per-lane sums.
+ * accumulates its per-lane sums. Where one weight scale spans the block (per row, or
+ * groups of a multiple of 128 columns), the lane sums are multiplied by their activation
+ * scales (powers of two: exact) and added, and the block's sum times the weight scale
+ * joins the accumulator: per row a block costs one FMA for the scales instead of a permute
+ * and an FMA per step.
  *
  * A product streams its weights from memory once: each thread keeps ROWS rows going at
  * once, a quarter of its row range apart, each one long sequential stream prefetched ahead
@@ -347,7 +351,7 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
   const __m256i idx0 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
   const __m256i idx1 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
   const uint8_t *rows[ROWS], *srow[ROWS];
-  __m256 acc[ROWS];
+  __m256 acc[ROWS], ws[ROWS];
   __m128i emax = _mm_setzero_si128 ();
 
 #pragma GCC unroll 4
@@ -356,15 +360,22 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
       rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes;
       srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * scale_bytes (fmt);
       acc[i] = _mm256_setzero_ps ();
+      ws[i] = gk == WIDE ? _mm256_set1_ps (scale1 (fmt, srow[i], si)) : acc[i];
     }
   for (int64_t b = 0; b < nb; b++)
     {
       const int64_t gb = b0 + b;
+      /* G32, G64: each row's 4 group scales times the activations'; WIDE: each row's one
+       * weight scale, applied to the block's sum once the activations' are */
       __m128 fs[ROWS];
+      __m256 t[ROWS];
       if (gk == WIDE && BLOCK * gb >= next)
         {
           si = BLOCK * gb / gsz;
           next = (si + 1) * gsz;
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            ws[i] = _mm256_set1_ps (scale1 (fmt, srow[i], si));
         }
       if (byte_codes (fmt))
         {
@@ -373,7 +384,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
 #pragma GCC unroll 4
           for (int i = 0; i < R; i++)
             {
-              fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
+              if (gk != WIDE)
+                fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
               if (gk != WIDE)
@@ -385,38 +397,56 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
             {
               __m256 s[ROWS];
               const __m256i pick = _mm256_set1_epi32 (j);
+              const __m256 xj = _mm256_broadcast_ss (xb->xg + j);
               byte_sums (fmt, rows, BLOCK * gb + 32 * j, xb->lo + 32 * j, xb->hi + 32 * j, R, s);
 #pragma GCC unroll 4
               for (int i = 0; i < R; i++)
-                acc[i] = _mm256_fmadd_ps (s[i], _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), pick), acc[i]);
+                if (gk != WIDE)
+                  acc[i] = _mm256_fmadd_ps (s[i], _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), pick), acc[i]);
+                else
+                  t[i] = j ? _mm256_fmadd_ps (s[i], xj, t[i]) : _mm256_mul_ps (s[i], xj);
             }
-          continue;
         }
-      const NibBlock *xb = (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES);
-      const __m128 xg = _mm_load_ps (xb->xg);
+      else
+        {
+          const NibBlock *xb = (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES);
+          const __m128 xg = _mm_load_ps (xb->xg);
+          const __m256 xh[2] = { _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx0),
+                                 _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx1) };
 #pragma GCC unroll 4
-      for (int i = 0; i < R; i++)
-        {
-          fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
-          _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
-        }
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; h++)
-        {
-          const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
-#pragma GCC unroll 2
-          for (int p = 0; p < R; p += 2)
+          for (int i = 0; i < R; i++)
             {
-              __m256i s[ROWS];
-              const int n = R - p < 2 ? R - p : 2;
-              nib_sums (fmt, rows + p, 64 * gb + 32 * h, xb->dig[h], ncorr, n, s);
+              if (gk != WIDE)
+                fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
+              _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
+            }
 #pragma GCC unroll 2
-              for (int i = 0; i < n; i++)
-                acc[p + i] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (s[i]),
-                                              _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[p + i]), h ? idx1 : idx0),
-                                              acc[p + i]);
+          for (int h = 0; h < 2; h++)
+            {
+              const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
+#pragma GCC unroll 2
+              for (int p = 0; p < R; p += 2)
+                {
+                  __m256i s[ROWS];
+                  const int n = R - p < 2 ? R - p : 2;
+                  nib_sums (fmt, rows + p, 64 * gb + 32 * h, xb->dig[h], ncorr, n, s);
+#pragma GCC unroll 2
+                  for (int i = p; i < p + n; i++)
+                    {
+                      const __m256 si32 = _mm256_cvtepi32_ps (s[i - p]);
+                      if (gk != WIDE)
+                        acc[i] = _mm256_fmadd_ps (si32, _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), h ? idx1 : idx0),
+                                                  acc[i]);
+                      else
+                        t[i] = h ? _mm256_fmadd_ps (si32, xh[1], t[i]) : _mm256_mul_ps (si32, xh[0]);
+                    }
+                }
             }
         }
+      if (gk == WIDE)
+#pragma GCC unroll 4
+        for (int i = 0; i < R; i++)
+          acc[i] = _mm256_fmadd_ps (t[i], ws[i], acc[i]);
     }
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
