@@ -29,14 +29,14 @@
  * groups of a multiple of 128 columns), the lane sums are multiplied by their activation
  * scales (powers of two: exact) and added, and the block's sum times the weight scale
  * joins the accumulator: per row a block costs one FMA for the scales instead of a permute
- * and an FMA per step.
+ * and an FMA per step. The largest MXFP4 scale read is kept, to hand rows with a scale of
+ * 253 or more (a weight that may overflow, or NaN) back to the f32 kernel.
  *
  * A product streams its weights from memory once: each thread keeps ROWS rows going at
  * once, a quarter of its row range apart, each one long sequential stream prefetched ahead
  * into L1 (adjacent rows side by side were short streams that the hardware prefetcher kept
  * restarting), the activations of a step loaded once for them all; 4-bit rows are summed
- * two at a time, so that their planes and digits stay in registers. The largest MXFP4 scale read is kept, to hand rows with a
- * scale of 253 or more (a weight that may overflow, or NaN) back to the f32 kernel. */
+ * two at a time, so that their planes and digits stay in registers. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -332,6 +332,52 @@ byte_sums (BwFormat fmt, const uint8_t *const *rows, int64_t off, const int16_t 
     }
 }
 
+/* Block gb of R rows (their codes rows[i], their scales srow[i]; WIDE: scale si) against
+ * its prepared activations xb: for G32 and G64 added to acc[i] with the rows' group
+ * scales, for WIDE into t[i] with the activations' scales alone. */
+AI void
+nib_block (BwFormat fmt, Groups gk, const uint8_t *const *rows, const uint8_t *const *srow,
+           const NibBlock *xb, int64_t gb, int64_t si, int64_t ns, const int R, __m256 *acc,
+           __m256 *t, __m128i *emax)
+{
+  const __m256i idx[2] = { _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1),
+                           _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3) };
+  const __m128 xg = _mm_load_ps (xb->xg);
+  const __m256 xh[2] = { _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx[0]),
+                         _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx[1]) };
+  __m128 fs[ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      if (gk != WIDE)
+        fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, emax), xg);
+      _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
+    }
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
+    {
+      const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
+#pragma GCC unroll 2
+      for (int p = 0; p < R; p += 2)
+        {
+          __m256i s[ROWS];
+          const int n = R - p < 2 ? R - p : 2;
+          nib_sums (fmt, rows + p, 64 * gb + 32 * h, xb->dig[h], ncorr, n, s);
+#pragma GCC unroll 2
+          for (int i = p; i < p + n; i++)
+            {
+              const __m256 sf = _mm256_cvtepi32_ps (s[i - p]);
+              if (gk != WIDE)
+                acc[i] = _mm256_fmadd_ps (sf, _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), idx[h]),
+                                          acc[i]);
+              else
+                t[i] = h ? _mm256_fmadd_ps (sf, xh[1], t[i]) : _mm256_mul_ps (sf, xh[0]);
+            }
+        }
+    }
+}
+
 /* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
  * y is set, or added to when `add`. FALSE where an MXFP4 scale of these rows is 253 or more. */
 AI gboolean
@@ -348,8 +394,6 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
    * row's codes, an eighth of their bytes for Q8, which the hardware alone fetched late */
   const int64_t sblock = (gk == G32 ? 4 : 2) * scale_bytes (fmt);
   int64_t si = BLOCK * b0 / gsz, next = (si + 1) * gsz;
-  const __m256i idx0 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
-  const __m256i idx1 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
   const uint8_t *rows[ROWS], *srow[ROWS];
   __m256 acc[ROWS], ws[ROWS];
   __m128i emax = _mm_setzero_si128 ();
@@ -408,41 +452,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
             }
         }
       else
-        {
-          const NibBlock *xb = (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES);
-          const __m128 xg = _mm_load_ps (xb->xg);
-          const __m256 xh[2] = { _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx0),
-                                 _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx1) };
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            {
-              if (gk != WIDE)
-                fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
-              _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
-            }
-#pragma GCC unroll 2
-          for (int h = 0; h < 2; h++)
-            {
-              const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
-#pragma GCC unroll 2
-              for (int p = 0; p < R; p += 2)
-                {
-                  __m256i s[ROWS];
-                  const int n = R - p < 2 ? R - p : 2;
-                  nib_sums (fmt, rows + p, 64 * gb + 32 * h, xb->dig[h], ncorr, n, s);
-#pragma GCC unroll 2
-                  for (int i = p; i < p + n; i++)
-                    {
-                      const __m256 si32 = _mm256_cvtepi32_ps (s[i - p]);
-                      if (gk != WIDE)
-                        acc[i] = _mm256_fmadd_ps (si32, _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), h ? idx1 : idx0),
-                                                  acc[i]);
-                      else
-                        t[i] = h ? _mm256_fmadd_ps (si32, xh[1], t[i]) : _mm256_mul_ps (si32, xh[0]);
-                    }
-                }
-            }
-        }
+        nib_block (fmt, gk, rows, srow, (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES),
+                   gb, si, ns, R, acc, t, &emax);
       if (gk == WIDE)
 #pragma GCC unroll 4
         for (int i = 0; i < R; i++)
