@@ -25,8 +25,18 @@
  *
  * Each lane's sum, converted to f32, is multiplied by its group's weight scale times the
  * fixed-point scale of its activations and accumulated in f32, as the f32 kernel
- * accumulates its per-lane sums. The largest MXFP4 scale read is kept, to hand rows with a
- * scale of 253 or more (a weight that may overflow, or NaN) back to the f32 kernel. */
+ * accumulates its per-lane sums. Where one weight scale spans the block (per row, or
+ * groups of a multiple of 128 columns), the lane sums are multiplied by their activation
+ * scales (powers of two: exact) and added, and the block's sum times the weight scale
+ * joins the accumulator: per row a block costs one FMA for the scales instead of a permute
+ * and an FMA per step. The largest MXFP4 scale read is kept, to hand rows with a scale of
+ * 253 or more (a weight that may overflow, or NaN) back to the f32 kernel.
+ *
+ * A product streams its weights from memory once: each thread keeps ROWS rows going at
+ * once, a quarter of its row range apart, each one long sequential stream prefetched ahead
+ * into L1 (adjacent rows side by side were short streams that the hardware prefetcher kept
+ * restarting), the activations of a step loaded once for them all; 4-bit rows are summed
+ * two at a time, so that their planes and digits stay in registers. */
 #include <immintrin.h>
 #include <string.h>
 
@@ -37,7 +47,7 @@
 #include "quant/mxfp4.h"
 
 #define AI static inline __attribute__((always_inline))
-#define ROWS 2
+#define ROWS 4
 #define GROUP 32
 #define BLOCK BW_GEMV_INT_BLOCK
 /* Bits of the fixed-point activations: value x * 2^(FIX - e) for a group whose largest
@@ -45,10 +55,11 @@
 #define FIX 23
 #define OFFSET_MXFP4 12
 #define OFFSET_Q4 8
-/* How far ahead in each row to prefetch. 4-bit rows, 2 threads, quiet (PERFORMANCE.md):
- * 8 KiB 0.54-0.61 of the memory probe, 4 KiB 0.48-0.59, 2 KiB 0.33-0.51. */
-#define PREFETCH_NIB 8192
-#define PREFETCH_BYTE 8192
+/* How far ahead in each of the ROWS streams to prefetch, into L1. 2 threads, quiet, 4-bit
+ * rows: 2 KiB 0.63 of the memory probe, 4 KiB 0.61, 8 KiB 0.57; 8-bit rows 0.84, 0.83,
+ * 0.79 (2026-12-07). */
+#define PREFETCH_NIB 2048
+#define PREFETCH_BYTE 2048
 
 /* One prepared 128-column block for 4-bit rows. Half h holds columns 64h .. 64h+63 (one
  * 32-byte load of a row): dig[h][k][p][j] is digit 2 - k (the top first) of column
@@ -321,11 +332,57 @@ byte_sums (BwFormat fmt, const uint8_t *const *rows, int64_t off, const int16_t 
     }
 }
 
-/* Rows [r, r + R) over blocks [b0, b0 + nb) whose activations are blk[0, nb); y is set,
- * or added to when `add`. FALSE where an MXFP4 scale of these rows is 253 or more. */
+/* Block gb of R rows (their codes rows[i], their scales srow[i]; WIDE: scale si) against
+ * its prepared activations xb: for G32 and G64 added to acc[i] with the rows' group
+ * scales, for WIDE into t[i] with the activations' scales alone. */
+AI void
+nib_block (BwFormat fmt, Groups gk, const uint8_t *const *rows, const uint8_t *const *srow,
+           const NibBlock *xb, int64_t gb, int64_t si, int64_t ns, const int R, __m256 *acc,
+           __m256 *t, __m128i *emax)
+{
+  const __m256i idx[2] = { _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1),
+                           _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3) };
+  const __m128 xg = _mm_load_ps (xb->xg);
+  const __m256 xh[2] = { _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx[0]),
+                         _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (xg), idx[1]) };
+  __m128 fs[ROWS];
+
+#pragma GCC unroll 4
+  for (int i = 0; i < R; i++)
+    {
+      if (gk != WIDE)
+        fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, emax), xg);
+      _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
+    }
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
+    {
+      const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
+#pragma GCC unroll 2
+      for (int p = 0; p < R; p += 2)
+        {
+          __m256i s[ROWS];
+          const int n = R - p < 2 ? R - p : 2;
+          nib_sums (fmt, rows + p, 64 * gb + 32 * h, xb->dig[h], ncorr, n, s);
+#pragma GCC unroll 2
+          for (int i = p; i < p + n; i++)
+            {
+              const __m256 sf = _mm256_cvtepi32_ps (s[i - p]);
+              if (gk != WIDE)
+                acc[i] = _mm256_fmadd_ps (sf, _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), idx[h]),
+                                          acc[i]);
+              else
+                t[i] = h ? _mm256_fmadd_ps (sf, xh[1], t[i]) : _mm256_mul_ps (sf, xh[0]);
+            }
+        }
+    }
+}
+
+/* R rows from r, rs apart, over blocks [b0, b0 + nb) whose activations are blk[0, nb);
+ * y is set, or added to when `add`. FALSE where an MXFP4 scale of these rows is 253 or more. */
 AI gboolean
 rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b0, int64_t nb,
-          float *y, int64_t r, const int R, gboolean add)
+          float *y, int64_t r, int64_t rs, const int R, gboolean add)
 {
   const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, w->cols);
   const int64_t ns = fmt == BW_FMT_MXFP4 ? bw_mxfp4_row_scales (w->cols)
@@ -337,27 +394,32 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
    * row's codes, an eighth of their bytes for Q8, which the hardware alone fetched late */
   const int64_t sblock = (gk == G32 ? 4 : 2) * scale_bytes (fmt);
   int64_t si = BLOCK * b0 / gsz, next = (si + 1) * gsz;
-  const __m256i idx0 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
-  const __m256i idx1 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
   const uint8_t *rows[ROWS], *srow[ROWS];
-  __m256 acc[ROWS];
+  __m256 acc[ROWS], ws[ROWS];
   __m128i emax = _mm_setzero_si128 ();
 
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
     {
-      rows[i] = (const uint8_t *) w->data + (r + i) * row_bytes;
-      srow[i] = (const uint8_t *) w->scales + (r + i) * ns * scale_bytes (fmt);
+      rows[i] = (const uint8_t *) w->data + (r + i * rs) * row_bytes;
+      srow[i] = (const uint8_t *) w->scales + (r + i * rs) * ns * scale_bytes (fmt);
       acc[i] = _mm256_setzero_ps ();
+      ws[i] = gk == WIDE ? _mm256_set1_ps (scale1 (fmt, srow[i], si)) : acc[i];
     }
   for (int64_t b = 0; b < nb; b++)
     {
       const int64_t gb = b0 + b;
+      /* G32, G64: each row's 4 group scales times the activations'; WIDE: each row's one
+       * weight scale, applied to the block's sum once the activations' are */
       __m128 fs[ROWS];
+      __m256 t[ROWS];
       if (gk == WIDE && BLOCK * gb >= next)
         {
           si = BLOCK * gb / gsz;
           next = (si + 1) * gsz;
+#pragma GCC unroll 4
+          for (int i = 0; i < R; i++)
+            ws[i] = _mm256_set1_ps (scale1 (fmt, srow[i], si));
         }
       if (byte_codes (fmt))
         {
@@ -366,7 +428,8 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
 #pragma GCC unroll 4
           for (int i = 0; i < R; i++)
             {
-              fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
+              if (gk != WIDE)
+                fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + PREFETCH_BYTE, _MM_HINT_T0);
               _mm_prefetch ((const char *) rows[i] + BLOCK * gb + 64 + PREFETCH_BYTE, _MM_HINT_T0);
               if (gk != WIDE)
@@ -378,33 +441,23 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
             {
               __m256 s[ROWS];
               const __m256i pick = _mm256_set1_epi32 (j);
+              const __m256 xj = _mm256_broadcast_ss (xb->xg + j);
               byte_sums (fmt, rows, BLOCK * gb + 32 * j, xb->lo + 32 * j, xb->hi + 32 * j, R, s);
 #pragma GCC unroll 4
               for (int i = 0; i < R; i++)
-                acc[i] = _mm256_fmadd_ps (s[i], _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), pick), acc[i]);
+                if (gk != WIDE)
+                  acc[i] = _mm256_fmadd_ps (s[i], _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), pick), acc[i]);
+                else
+                  t[i] = j ? _mm256_fmadd_ps (s[i], xj, t[i]) : _mm256_mul_ps (s[i], xj);
             }
-          continue;
         }
-      const NibBlock *xb = (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES);
-      const __m128 xg = _mm_load_ps (xb->xg);
+      else
+        nib_block (fmt, gk, rows, srow, (const NibBlock *) ((const uint8_t *) blk + b * BLOCK_BYTES),
+                   gb, si, ns, R, acc, t, &emax);
+      if (gk == WIDE)
 #pragma GCC unroll 4
-      for (int i = 0; i < R; i++)
-        {
-          fs[i] = _mm_mul_ps (block_scales_at (fmt, gk, srow[i], gb, si, ns, &emax), xg);
-          _mm_prefetch ((const char *) rows[i] + 64 * gb + PREFETCH_NIB, _MM_HINT_T0);
-        }
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; h++)
-        {
-          __m256i s[ROWS];
-          const __m256i ncorr = _mm256_load_si256 ((const __m256i *) xb->ncorr[h]);
-          nib_sums (fmt, rows, 64 * gb + 32 * h, xb->dig[h], ncorr, R, s);
-#pragma GCC unroll 4
-          for (int i = 0; i < R; i++)
-            acc[i] = _mm256_fmadd_ps (_mm256_cvtepi32_ps (s[i]),
-                                      _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (fs[i]), h ? idx1 : idx0),
-                                      acc[i]);
-        }
+        for (int i = 0; i < R; i++)
+          acc[i] = _mm256_fmadd_ps (t[i], ws[i], acc[i]);
     }
 #pragma GCC unroll 4
   for (int i = 0; i < R; i++)
@@ -413,7 +466,7 @@ rows_int (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b
       v = _mm_add_ps (v, _mm_movehl_ps (v, v));
       v = _mm_add_ss (v, _mm_movehdup_ps (v));
       const float sum = _mm_cvtss_f32 (v);
-      y[r + i] = add ? y[r + i] + sum : sum;
+      y[r + i * rs] = add ? y[r + i * rs] + sum : sum;
     }
   return !_mm_movemask_epi8 (_mm_cmpgt_epi32 (emax, _mm_set1_epi32 (252)));
 }
@@ -422,13 +475,13 @@ AI gboolean
 rows_fmt (BwFormat fmt, Groups gk, const BwMatrix *w, const void *blk, int64_t b0, int64_t nb,
           float *y, int64_t r0, int64_t r1, gboolean add)
 {
+  const int64_t s = (r1 - r0) / ROWS;
   gboolean ok = TRUE;
-  int64_t r = r0;
 
-  for (; r + ROWS <= r1; r += ROWS)
-    ok &= rows_int (fmt, gk, w, blk, b0, nb, y, r, ROWS, add);
-  for (; r < r1; r++)
-    ok &= rows_int (fmt, gk, w, blk, b0, nb, y, r, 1, add);
+  for (int64_t k = 0; k < s; k++)
+    ok &= rows_int (fmt, gk, w, blk, b0, nb, y, r0 + k, s, ROWS, add);
+  for (int64_t r = r0 + ROWS * s; r < r1; r++)
+    ok &= rows_int (fmt, gk, w, blk, b0, nb, y, r, 1, 1, add);
   return ok;
 }
 
