@@ -20,6 +20,7 @@
 #define RB_MAX 2
 
 static inline __m256 vec_zero (void) { return _mm256_setzero_ps (); }
+static inline __m256 vec_set1 (float f) { return _mm256_set1_ps (f); }
 
 static inline __m256i
 first_lanes (int n)
@@ -263,7 +264,20 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 }
 #define TOKEN_KERNEL(fmt, w, x, n, y, ldy, r0, r1) int_tokens (fmt, w, x, n, y, ldy, r0, r1)
 
+/* decode1's FP8 values with this state are the codes' values times 2^-8, exactly */
+#define GEMM_FP8_UNIT_STATE _mm256_set1_ps (1.0f)
+
 #include "kernels/simd-rows.h"
+
+void
+bw_fp8_gemm_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+                  int64_t r1)
+{
+  for (int t0 = 0; t0 < n; t0 += GEMM_TOKENS)
+    for (int64_t r = r0; r < r1; r += GEMM_ROWS)
+      gemm_rows (BW_FMT_FP8_E4M3_B128, w, x + (int64_t) t0 * w->cols, MIN (GEMM_TOKENS, n - t0),
+                 y + (int64_t) t0 * ldy, ldy, r, (int) MIN (GEMM_ROWS, r1 - r), TRUE);
+}
 
 const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2, bw_ggml_dots_avx2,
                                                      bw_peak_fma_avx2, bw_peak_int_avx2);
