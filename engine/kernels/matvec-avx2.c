@@ -139,8 +139,13 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
       return _mm256_loadu_ps ((const float *) p);
     case BW_FMT_BF16:
       {
-        __m256i h = _mm256_cvtepu16_epi32 (_mm_loadu_si128 ((const __m128i *) p));
-        return _mm256_castsi256_ps (_mm256_slli_epi32 (h, 16));
+        /* each value's 16 bits into the top of its dword, zeros below: one in-lane byte
+         * shuffle of the 16 bytes loaded into both lanes (a widening and a shift took a
+         * shuffle and an FMA-port uop) */
+        const __m256i hi16 = _mm256_setr_epi8 (-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,
+                                               -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+        const __m256i b = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) p));
+        return _mm256_castsi256_ps (_mm256_shuffle_epi8 (b, hi16));
       }
     case BW_FMT_F16:
       return _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p));

@@ -480,11 +480,16 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
       const int tn = MIN (GEMM_TOKENS, nt - t0);
       for (int64_t c0 = 0; c0 < end; c0 += kc)
         {
-          const int64_t k = MIN (kc, end - c0), ldw = (k + VL - 1) / VL * VL;
+          const int64_t k = MIN (kc, end - c0);
+          /* F32 rows of whole vectors are their own decoded copy */
+          const gboolean direct = fmt == BW_FMT_F32 && cols % VL == 0;
+          const int64_t ldw = direct ? cols : (k + VL - 1) / VL * VL;
+          const float *wb = direct ? (const float *) w->data + r * cols + c0 : buf;
           const int64_t pr = c0 + kc < end ? r : r + g, pc = c0 + kc < end ? c0 + kc : 0;
           const int tiles_i = (g + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS;
           const int tiles = tiles_i * ((tn + GEMM_TILE_TOKENS - 1) / GEMM_TILE_TOKENS);
-          decode_chunk (fmt, w, r, g, c0, k, ldw, buf, exact);
+          if (!direct)
+            decode_chunk (fmt, w, r, g, c0, k, ldw, buf, exact);
           for (int i = 0; exact && i < g; i++)
             for (int64_t j = 0; j * GEMM_SCALE_BLOCK < k; j++)
               bs[i * lbs + j] = bw_load_scale (w, (r + i) / BW_FP8_BLOCK * cb + c0 / BW_FP8_BLOCK + j) * 0x1p8f;
@@ -493,7 +498,7 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
               {
                 if (pr < w->rows)
                   gemm_prefetch (fmt, w, pr, g, pc, kc, tile, tiles);
-                gemm_tile_any (buf + i * ldw, ldw, x + (int64_t) (t0 + t) * cols + c0, cols, k,
+                gemm_tile_any (wb + i * ldw, ldw, x + (int64_t) (t0 + t) * cols + c0, cols, k,
                                part + (i * GEMM_TOKENS + t) * VL,
                                y + (int64_t) (t0 + t) * ldy + r + i, ldy,
                                MIN (GEMM_TILE_ROWS, g - i), nt3, c0 == 0, c0 + k >= end,
