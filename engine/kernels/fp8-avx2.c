@@ -30,8 +30,9 @@
  * while every row passes. From BW_GEMM_MIN_TOKENS tokens the values times 2^-8 are decoded
  * once per chunk of 12 rows into f32 and multiplied by the prefill's 4-row by 3-token
  * register tiles (simd-rows.h's gemm_rows, bw_fp8_gemm_avx2), with the same sums in the
- * same order: 1.3 times the rate of the 2-row by 4-token tiles for 8 tokens (their 16
- * sums and totals left no register for the weights). One token takes its own path with the same sums, bound by memory: four
+ * same order: 1.5 times the rate of the 2-row by 4-token tiles for 64 tokens, 1.04-1.25
+ * for 8 (their 16 sums and totals left no register for the weights; PERFORMANCE.md). One
+ * token takes its own path with the same sums, bound by memory: four
  * rows a quarter of the range apart, each one long sequential stream, and 32 columns
  * decoded per step. */
 #include <immintrin.h>
