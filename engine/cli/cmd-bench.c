@@ -81,7 +81,7 @@ bench_kernels_main (int argc, char **argv)
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels, "Comma list of matvec,matmul,matvec-int8 (opt-in int8 activations),matvec-fma (the level below, whose 4-bit kernels sum in f32, where matvec sums in integers),matvec-whole (each thread whole products, as decode runs routed experts)", "LIST" },
     { "seconds", 's', 0, G_OPTION_ARG_DOUBLE, &seconds, "Length of one timed run (0.4)", "S" },
     { "repeats", 'r', 0, G_OPTION_ARG_INT, &repeats, "Best of this many runs (3)", "N" },
-    { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (8)", "N" },
+    { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Tokens per matmul (64: a prefill chunk at the default --max-batch; routed experts see fewer)", "N" },
     { "working-set", 'w', 0, G_OPTION_ARG_DOUBLE, &ws_mib,
       "Weight MiB cycled through (default: 2x the last-level cache up to 1 GiB, >= 16 matrices)", "MIB" },
     { "rows", 0, 0, G_OPTION_ARG_INT64, &rows, "Matrix rows (3072)", "R" },

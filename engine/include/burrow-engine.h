@@ -216,7 +216,7 @@ typedef struct {
   const char *formats;    /* comma list of f32,bf16,f16,fp8,mxfp4,q8,q4,q2,ct-int4,ct-int8; NULL: all */
   const char *kernels;    /* comma list of matvec,matmul,matvec-int8,matvec-fma,
                            * matvec-whole; NULL: all */
-  int matmul_tokens;      /* tokens per matmul call; <= 0: 8 */
+  int matmul_tokens;      /* tokens per matmul call; <= 0: 64, prefill's default batch */
   gint64 rows, cols;      /* matrix shape; <= 0: 3072 x 3584 (a Kimi K3 expert projection) */
   gboolean no_ceiling;    /* skip the in-cache runs and the peak loops (ceiling_gbps and
                            * peak_gops are then 0) */

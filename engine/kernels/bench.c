@@ -387,8 +387,10 @@ options_defaults (BurrowKernelBenchOptions *o)
     o->seconds = 0.4;
   if (o->repeats <= 0)
     o->repeats = 3;
+  /* prefill's default batch (BwModelOptions.max_batch): the products of its attention,
+   * dense and shared-expert matrices take this many tokens at once */
   if (o->matmul_tokens <= 0)
-    o->matmul_tokens = 8;
+    o->matmul_tokens = 64;
   if (o->rows <= 0)
     o->rows = 3072;
   if (o->cols <= 0)

@@ -23,11 +23,16 @@
  * overflow (|s| >= 2^119), or that are not finite, are declined: the f32 kernel (which
  * sends them to the reference) does those matrices.
  *
- * Rows go RB at a time with NT tokens (RB * NT <= 4 lane sums per block, plus their
- * totals, stay in registers; 4 tokens go 2 rows at a time, their totals on the stack, one
- * access per block: each decode then serves 8 products), so one load of a row's weights
- * serves every token of the group; tokens go in tiles whose activations stay in L2 while
- * every row passes. One token takes its own path with the same sums, bound by memory: four
+ * Up to 7 tokens, rows go RB at a time with NT tokens (RB * NT <= 4 lane sums per block,
+ * plus their totals, stay in registers; 4 tokens go 2 rows at a time, their totals on the
+ * stack, one access per block: each decode then serves 8 products), so one load of a row's
+ * weights serves every token of the group; tokens go in tiles whose activations stay in L2
+ * while every row passes. From BW_GEMM_MIN_TOKENS tokens the values times 2^-8 are decoded
+ * once per chunk of 12 rows into f32 and multiplied by the prefill's 4-row by 3-token
+ * register tiles (simd-rows.h's gemm_rows, bw_fp8_gemm_avx2), with the same sums in the
+ * same order: 1.5 times the rate of the 2-row by 4-token tiles for 64 tokens, 1.04-1.25
+ * for 8 (their 16 sums and totals left no register for the weights; PERFORMANCE.md). One
+ * token takes its own path with the same sums, bound by memory: four
  * rows a quarter of the range apart, each one long sequential stream, and 32 columns
  * decoded per step. */
 #include <immintrin.h>
@@ -299,7 +304,9 @@ bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ld
     return FALSE;
   if (n == 1)
     fp8_matvec (w, x, y, r0, r1);
-  for (int t0 = 0; n > 1 && t0 < n; t0 += tile)
+  else if (n >= BW_GEMM_MIN_TOKENS && c16 > 0)
+    bw_fp8_gemm_avx2 (w, x, n, y, ldy, r0, r1);
+  for (int t0 = 0; n > 1 && n < BW_GEMM_MIN_TOKENS && t0 < n; t0 += tile)
     {
       const int nt = MIN (tile, n - t0);
       const float *xt = x + (int64_t) t0 * cols;

@@ -108,6 +108,14 @@ extern const BwRowsKernel bw_kernels_avx2_f32_rows[BW_FMT_COUNT];
  * FALSE where the matrix's scales rule it out (nothing written). */
 gboolean bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
                            int64_t r0, int64_t r1);
+/* Products of this many tokens or more decode a chunk of rows to f32 once and multiply it
+ * with register tiles of tokens (simd-rows.h's gemm_rows). */
+#define BW_GEMM_MIN_TOKENS 8
+/* The AVX2 level's FP8 product of n >= BW_GEMM_MIN_TOKENS tokens over the whole 16-column
+ * steps of rows [r0, r1) (matvec-avx2.c): fp8-avx2.c's sums, bit for bit, from its scales
+ * (checked by the caller). */
+void bw_fp8_gemm_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+                       int64_t r0, int64_t r1);
 /* The AVX2 level's one-token F32, BF16 and F16 products (float-avx2.c): y[r] for r in
  * [r0, r1), the f32 kernel's bits; FALSE (nothing written) for any other format. */
 gboolean bw_float_matvec_avx2 (const BwMatrix *w, const float *x, float *y, int64_t r0,

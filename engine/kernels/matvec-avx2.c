@@ -20,6 +20,7 @@
 #define RB_MAX 2
 
 static inline __m256 vec_zero (void) { return _mm256_setzero_ps (); }
+static inline __m256 vec_set1 (float f) { return _mm256_set1_ps (f); }
 
 static inline __m256i
 first_lanes (int n)
@@ -138,8 +139,13 @@ decode1 (BwFormat fmt, const uint8_t *p, __m256 st)
       return _mm256_loadu_ps ((const float *) p);
     case BW_FMT_BF16:
       {
-        __m256i h = _mm256_cvtepu16_epi32 (_mm_loadu_si128 ((const __m128i *) p));
-        return _mm256_castsi256_ps (_mm256_slli_epi32 (h, 16));
+        /* each value's 16 bits into the top of its dword, zeros below: one in-lane byte
+         * shuffle of the 16 bytes loaded into both lanes (a widening and a shift took a
+         * shuffle and an FMA-port uop) */
+        const __m256i hi16 = _mm256_setr_epi8 (-1, -1, 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7,
+                                               -1, -1, 8, 9, -1, -1, 10, 11, -1, -1, 12, 13, -1, -1, 14, 15);
+        const __m256i b = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) p));
+        return _mm256_castsi256_ps (_mm256_shuffle_epi8 (b, hi16));
       }
     case BW_FMT_F16:
       return _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p));
@@ -263,7 +269,20 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 }
 #define TOKEN_KERNEL(fmt, w, x, n, y, ldy, r0, r1) int_tokens (fmt, w, x, n, y, ldy, r0, r1)
 
+/* decode1's FP8 values with this state are the codes' values times 2^-8, exactly */
+#define GEMM_FP8_UNIT_STATE _mm256_set1_ps (1.0f)
+
 #include "kernels/simd-rows.h"
+
+void
+bw_fp8_gemm_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+                  int64_t r1)
+{
+  for (int t0 = 0; t0 < n; t0 += GEMM_TOKENS)
+    for (int64_t r = r0; r < r1; r += GEMM_ROWS)
+      gemm_rows (BW_FMT_FP8_E4M3_B128, w, x + (int64_t) t0 * w->cols, MIN (GEMM_TOKENS, n - t0),
+                 y + (int64_t) t0 * ldy, ldy, r, (int) MIN (GEMM_ROWS, r1 - r), TRUE);
+}
 
 const BwKernelTable bw_kernels_avx2 = SIMD_KERNEL_TABLE ("avx2", &bw_gemv_int_avx2, bw_ggml_dots_avx2,
                                                      bw_peak_fma_avx2, bw_peak_int_avx2);

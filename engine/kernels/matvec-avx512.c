@@ -18,6 +18,7 @@
 #define RB_MAX 4
 
 static inline __m512 vec_zero (void) { return _mm512_setzero_ps (); }
+static inline __m512 vec_set1 (float f) { return _mm512_set1_ps (f); }
 static inline __mmask16 first_lanes (int n) { return (__mmask16) ((1u << n) - 1); }
 static inline __m512 vec_fma (__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps (a, b, c); }
 

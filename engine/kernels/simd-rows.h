@@ -1,6 +1,6 @@
 /* The SIMD row-block driver shared by the per-ISA kernel files. It is a template: the
  * including file includes quant/fp8.h, intq.h, mxfp4.h and ct-int.h, defines for its vector type
- *   VEC, VL (lanes), RB_MAX (rows per block), vec_zero(), vec_fma(a, b, acc),
+ *   VEC, VL (lanes), RB_MAX (rows per block), vec_zero(), vec_set1(f), vec_fma(a, b, acc),
  *   vec_fma_tail(w, x, acc, n) (only the first n lanes updated), vec_reduce(v) -> float,
  *   pairs(fmt): vectors per step, 1 or 2 (2*VL columns decoded from one load, either as
  *       even and odd columns or as two halves),
@@ -202,12 +202,26 @@ chunk_cols (BwFormat fmt, const BwMatrix *w)
 #define DECODE_RUN(fmt, row, c, end, st, out) (c)
 #endif
 
+/* A file may define GEMM_FP8_UNIT_STATE: the state with which decode gives each FP8 code's
+ * value times 2^-8, exactly, for gemm_rows' exact FP8 products (block scales applied to
+ * the sums). */
+AI VEC
+chunk_state (BwFormat fmt, const BwMatrix *w, int64_t r, int64_t g, const float *sb,
+             const gboolean exact)
+{
+#ifdef GEMM_FP8_UNIT_STATE
+  if (exact)
+    return GEMM_FP8_UNIT_STATE;
+#endif
+  return group_state (fmt, w, r, g, sb);
+}
+
 /* Decodes columns [c0, c0 + k) of rows r .. r+RB-1 into out, rows ldo floats apart (ldo a
  * whole number of vectors at least k), in column order, zeros from column w->cols on up to
  * the vector where that row ends. */
 AI void
 decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t c0, int64_t k,
-              int64_t ldo, float *out)
+              int64_t ldo, float *out, const gboolean exact)
 {
   const int P = pairs (fmt), STEP = VL * P;
   const int64_t cols = w->cols, gsz = group_cols (fmt, w), c1 = c0 + k;
@@ -226,7 +240,7 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
           const int64_t g1 = gsz >= cols ? c1 : MIN (c1, (g + 1) * gsz);
           if (gc != c0 && (g & (VL - 1)) == 0)
             scale_block (fmt, w, r + i, g, sb);
-          VEC st = group_state (fmt, w, r + i, g, sb);
+          VEC st = chunk_state (fmt, w, r + i, g, sb, exact);
           gc = DECODE_RUN (fmt, row, gc, MIN (g1, cols), st, o + (gc - c0));
           /* whole steps, unmasked */
           for (; gc + STEP <= MIN (g1, cols); gc += STEP)
@@ -269,30 +283,19 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
 /* Rows decoded together: with a chunk of about 512 columns their f32 copy (24 KiB) and one
  * token tile's activations (6 KiB) stay in L1 while every tile of the chunk passes. */
 #define GEMM_ROWS 12
-/* Tokens whose lane sums carry from chunk to chunk (part, in L1) in one pass over the rows. */
-#define GEMM_TOKENS 24
+/* Columns per block scale in gemm_tile's scaled mode (FP8's 128 x 128 blocks). */
+#define GEMM_SCALE_BLOCK 128
+/* Tokens whose lane sums carry from chunk to chunk (part, 24 KiB) in one pass over the
+ * rows: prefill's whole default batch (max_batch 64), so each chunk is decoded once per
+ * product. */
+#define GEMM_TOKENS 64
 
-/* One tile: rows wb (ldw floats apart, zeros past k) times NT tokens' activations x (ldx
- * apart), columns [0, k). The lane sums continue from part[i * GEMM_TOKENS + t] (VL floats
- * each) unless `first`; when `last` each total goes to y[t * ldy + i], else back to part. */
+/* acc[i][t] += wb[i] . x[t] over columns [c, c1) (c1 - c a multiple of VL) of one tile. */
 AI void
-gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k, float *part,
-           float *y, int64_t ldy, const int RB, const int NT, gboolean first, gboolean last)
+gemm_steps (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t c, int64_t c1,
+            VEC acc[GEMM_TILE_ROWS][GEMM_TILE_TOKENS], const int RB, const int NT)
 {
-  VEC acc[GEMM_TILE_ROWS][GEMM_TILE_TOKENS];
-  int64_t c = 0;
-
-#pragma GCC unroll 4
-  for (int i = 0; i < RB; i++)
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; t++)
-      {
-        VEC p[2] = { vec_zero () };
-        if (!first)
-          load_x (BW_FMT_F32, part + (i * GEMM_TOKENS + t) * VL, p);
-        acc[i][t] = p[0];
-      }
-  for (; c + VL <= k; c += VL)
+  for (; c < c1; c += VL)
     {
       VEC xv[GEMM_TILE_TOKENS][2];
 #pragma GCC unroll 4
@@ -311,22 +314,82 @@ gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k,
             acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
         }
     }
-  if (c < k)
-    {
-      /* the matrix row's last vector: activations masked (the next token's, or none,
-       * follow), the weights' zeros past k */
-      VEC xv[GEMM_TILE_TOKENS][2];
+}
+
+/* One tile: rows wb (ldw floats apart, zeros past k) times NT tokens' activations x (ldx
+ * apart), columns [0, k). The lane sums continue from part[i * GEMM_TOKENS + t] (VL floats
+ * each) unless `first`; when `last` each total goes to y[t * ldy + i], else back to part.
+ * SCALED, with block scales bs (row i's for columns [j * GEMM_SCALE_BLOCK, ...) at bs[i * lbs + j];
+ * k a multiple of VL), each block's lane sums start from zero and go into part times the
+ * block's scale, one FMA per lane (FP8's sums, fp8-avx2.c). */
+AI void
+gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k, float *part,
+           float *y, int64_t ldy, const int RB, const int NT, gboolean first, gboolean last,
+           const float *bs, int64_t lbs, const gboolean scaled)
+{
+  VEC acc[GEMM_TILE_ROWS][GEMM_TILE_TOKENS];
+
 #pragma GCC unroll 4
-      for (int t = 0; t < NT; t++)
-        load_x_tail (BW_FMT_F32, x + t * ldx + c, (int) (k - c), xv[t]);
+  for (int i = 0; i < RB; i++)
 #pragma GCC unroll 4
-      for (int i = 0; i < RB; i++)
-        {
-          VEC wv[2];
-          load_x (BW_FMT_F32, wb + i * ldw + c, wv);
+    for (int t = 0; t < NT; t++)
+      acc[i][t] = vec_zero ();
+  if (scaled)
+    for (int64_t c = 0; c < k; c += GEMM_SCALE_BLOCK)
+      {
+#pragma GCC unroll 4
+        for (int i = 0; i < RB && c > 0; i++)
 #pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
-            acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
+            acc[i][t] = vec_zero ();
+        gemm_steps (wb, ldw, x, ldx, c, MIN (k, c + GEMM_SCALE_BLOCK), acc, RB, NT);
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++)
+          {
+            const VEC s = vec_set1 (bs[i * lbs + c / GEMM_SCALE_BLOCK]);
+#pragma GCC unroll 4
+            for (int t = 0; t < NT; t++)
+              {
+                VEC p[2] = { vec_zero () };
+                if (!first || c > 0)
+                  load_x (BW_FMT_F32, part + (i * GEMM_TOKENS + t) * VL, p);
+                acc[i][t] = vec_fma (acc[i][t], s, p[0]);
+                if (c + GEMM_SCALE_BLOCK < k)
+                  vec_storeu (part + (i * GEMM_TOKENS + t) * VL, acc[i][t]);
+              }
+          }
+      }
+  else
+    {
+      const int64_t kv = k / VL * VL;
+#pragma GCC unroll 4
+      for (int i = 0; i < RB; i++)
+#pragma GCC unroll 4
+        for (int t = 0; t < NT; t++)
+          {
+            VEC p[2] = { acc[i][t] };
+            if (!first)
+              load_x (BW_FMT_F32, part + (i * GEMM_TOKENS + t) * VL, p);
+            acc[i][t] = p[0];
+          }
+      gemm_steps (wb, ldw, x, ldx, 0, kv, acc, RB, NT);
+      if (kv < k)
+        {
+          /* the matrix row's last vector: activations masked (the next token's, or none,
+           * follow), the weights' zeros past k */
+          VEC xv[GEMM_TILE_TOKENS][2];
+#pragma GCC unroll 4
+          for (int t = 0; t < NT; t++)
+            load_x_tail (BW_FMT_F32, x + t * ldx + kv, (int) (k - kv), xv[t]);
+#pragma GCC unroll 4
+          for (int i = 0; i < RB; i++)
+            {
+              VEC wv[2];
+              load_x (BW_FMT_F32, wb + i * ldw + kv, wv);
+#pragma GCC unroll 4
+              for (int t = 0; t < NT; t++)
+                acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
+            }
         }
     }
 #pragma GCC unroll 4
@@ -339,25 +402,34 @@ gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k,
         vec_storeu (part + (i * GEMM_TOKENS + t) * VL, acc[i][t]);
 }
 
-#define GEMM_TILE_CASE(RB, NT)                                                           \
-  case RB * 4 + NT: gemm_tile (wb, ldw, x, ldx, k, part, y, ldy, RB, NT, first, last); break;
+#define GEMM_TILE_CASE(RB, NT, SCALED)                                                   \
+  case RB * 4 + NT:                                                                      \
+    gemm_tile (wb, ldw, x, ldx, k, part, y, ldy, RB, NT, first, last, bs, lbs, SCALED);  \
+    break;
 
 /* gemm_tile for rb <= GEMM_TILE_ROWS rows and nt <= GEMM_TILE_TOKENS tokens; one copy per
- * level, whatever the weights' format. */
-static void __attribute__((noinline, unused))
-gemm_tile_any (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k,
-               float *part, float *y, int64_t ldy, int rb, int nt, gboolean first,
-               gboolean last)
-{
-  switch (rb * 4 + nt)
-    {
-      GEMM_TILE_CASE (1, 1) GEMM_TILE_CASE (1, 2) GEMM_TILE_CASE (1, 3)
-      GEMM_TILE_CASE (2, 1) GEMM_TILE_CASE (2, 2) GEMM_TILE_CASE (2, 3)
-      GEMM_TILE_CASE (3, 1) GEMM_TILE_CASE (3, 2) GEMM_TILE_CASE (3, 3)
-      GEMM_TILE_CASE (4, 1) GEMM_TILE_CASE (4, 2) GEMM_TILE_CASE (4, 3)
-    default: break;
-    }
-}
+ * level, whatever the weights' format, and one in the scaled mode (a copy of its own: in
+ * one function with the plain tiles it cost Q8's 8-token products 4 %). */
+#define GEMM_TILE_ANY(name, SCALED)                                                      \
+  static void __attribute__((noinline, unused))                                          \
+  name (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k, float *part, \
+        float *y, int64_t ldy, int rb, int nt, gboolean first, gboolean last,             \
+        const float *bs, int64_t lbs)                                                    \
+  {                                                                                      \
+    switch (rb * 4 + nt)                                                                 \
+      {                                                                                  \
+        GEMM_TILE_CASE (1, 1, SCALED) GEMM_TILE_CASE (1, 2, SCALED)                      \
+        GEMM_TILE_CASE (1, 3, SCALED) GEMM_TILE_CASE (2, 1, SCALED)                      \
+        GEMM_TILE_CASE (2, 2, SCALED) GEMM_TILE_CASE (2, 3, SCALED)                      \
+        GEMM_TILE_CASE (3, 1, SCALED) GEMM_TILE_CASE (3, 2, SCALED)                      \
+        GEMM_TILE_CASE (3, 3, SCALED) GEMM_TILE_CASE (4, 1, SCALED)                      \
+        GEMM_TILE_CASE (4, 2, SCALED) GEMM_TILE_CASE (4, 3, SCALED)                      \
+      default: break;                                                                    \
+      }                                                                                  \
+  }
+
+GEMM_TILE_ANY (gemm_tile_any, FALSE)
+GEMM_TILE_ANY (gemm_tile_scaled_any, TRUE)
 
 /* Prefetches into L2 share `part` of `parts` of the lines that columns [c0, c0 + k) of rows
  * r .. r + g - 1 take: the next chunk, a share before each tile of this one. The rows are
@@ -386,36 +458,58 @@ gemm_prefetch (BwFormat fmt, const BwMatrix *w, int64_t r, int g, int64_t c0, in
     }
 }
 
+/* Tokens of the next tile when `left` remain: GEMM_TILE_TOKENS, but two tiles of 2 where
+ * 4 remain, since a 1-token tile (4 sums, one load per FMA) runs at half the rate. */
+AI int
+tile_tokens (int left)
+{
+  return left == 4 ? 2 : MIN (GEMM_TILE_TOKENS, left);
+}
+
 /* Rows r .. r + g - 1 (g <= GEMM_ROWS) for nt tokens: each chunk of columns decoded once
- * to f32, then every tile of it; lane sums carry across chunks in part. */
+ * to f32, then every tile of it; lane sums carry across chunks in part. `exact` (FP8 where
+ * the file defines GEMM_FP8_UNIT_STATE): the codes' values times 2^-8 are decoded, each
+ * 128-column block's sums scaled by the block's scale times 2^8, as fp8-avx2.c sums; only
+ * the whole 16-column steps, whose columns the caller's tail completes. */
 AI void
 gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, int64_t ldy,
-           int64_t r, int g)
+           int64_t r, int g, const gboolean exact)
 {
   const int64_t kc = chunk_cols (fmt, w), cols = w->cols;
+  const int64_t end = exact ? cols & ~(int64_t) 15 : cols, cb = bw_fp8_blocks (cols);
+  const int64_t lbs = 2048 / GEMM_SCALE_BLOCK;
   float buf[GEMM_ROWS * 2048] __attribute__((aligned (64)));
   float part[GEMM_ROWS * GEMM_TOKENS * VL] __attribute__((aligned (64)));
+  float bs[GEMM_ROWS * (2048 / GEMM_SCALE_BLOCK)];
 
   for (int t0 = 0; t0 < nt; t0 += GEMM_TOKENS)
     {
       const int tn = MIN (GEMM_TOKENS, nt - t0);
-      for (int64_t c0 = 0; c0 < cols; c0 += kc)
+      for (int64_t c0 = 0; c0 < end; c0 += kc)
         {
-          const int64_t k = MIN (kc, cols - c0), ldw = (k + VL - 1) / VL * VL;
-          const int64_t pr = c0 + kc < cols ? r : r + g, pc = c0 + kc < cols ? c0 + kc : 0;
+          const int64_t k = MIN (kc, end - c0);
+          /* F32 rows of whole vectors are their own decoded copy */
+          const gboolean direct = fmt == BW_FMT_F32 && cols % VL == 0;
+          const int64_t ldw = direct ? cols : (k + VL - 1) / VL * VL;
+          const float *wb = direct ? (const float *) w->data + r * cols + c0 : buf;
+          const int64_t pr = c0 + kc < end ? r : r + g, pc = c0 + kc < end ? c0 + kc : 0;
           const int tiles_i = (g + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS;
           const int tiles = tiles_i * ((tn + GEMM_TILE_TOKENS - 1) / GEMM_TILE_TOKENS);
-          decode_chunk (fmt, w, r, g, c0, k, ldw, buf);
-          for (int t = 0, tile = 0; t < tn; t += GEMM_TILE_TOKENS)
-            for (int i = 0; i < g; i += GEMM_TILE_ROWS, tile++)
+          if (!direct)
+            decode_chunk (fmt, w, r, g, c0, k, ldw, buf, exact);
+          for (int i = 0; exact && i < g; i++)
+            for (int64_t j = 0; j * GEMM_SCALE_BLOCK < k; j++)
+              bs[i * lbs + j] = bw_load_scale (w, (r + i) / BW_FP8_BLOCK * cb + c0 / BW_FP8_BLOCK + j) * 0x1p8f;
+          for (int t = 0, tile = 0, nt3; t < tn; t += nt3)
+            for (int i = (nt3 = tile_tokens (tn - t), 0); i < g; i += GEMM_TILE_ROWS, tile++)
               {
                 if (pr < w->rows)
                   gemm_prefetch (fmt, w, pr, g, pc, kc, tile, tiles);
-                gemm_tile_any (buf + i * ldw, ldw, x + (int64_t) (t0 + t) * cols + c0, cols, k,
+                (exact ? gemm_tile_scaled_any : gemm_tile_any) (wb + i * ldw, ldw, x + (int64_t) (t0 + t) * cols + c0, cols, k,
                                part + (i * GEMM_TOKENS + t) * VL,
                                y + (int64_t) (t0 + t) * ldy + r + i, ldy,
-                               MIN (GEMM_TILE_ROWS, g - i), MIN (GEMM_TILE_TOKENS, tn - t),
-                               c0 == 0, c0 + k >= cols);
+                               MIN (GEMM_TILE_ROWS, g - i), nt3, c0 == 0, c0 + k >= end,
+                               exact ? bs + i * lbs : NULL, lbs);
               }
         }
     }
@@ -425,14 +519,16 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
  * the range passes over it. */
 #define X_TILE_BYTES (256 * 1024)
 /* From this many tokens, rows are decoded once per tile into f32 (gemm_rows). */
-#define GEMM_MIN_TOKENS 8
+#define GEMM_MIN_TOKENS BW_GEMM_MIN_TOKENS
 
 AI void
 rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
              int64_t r0, int64_t r1)
 {
-  const int64_t tile = MAX (4, X_TILE_BYTES / (4 * MAX (w->cols, 1)) / 4 * 4);
   const gboolean gemm = n >= GEMM_MIN_TOKENS && chunk_cols (fmt, w) <= 2048;
+  /* gemm_rows reads a chunk's columns of the tile's activations at a time: its tile is
+   * GEMM_TOKENS tokens, whatever their width */
+  const int64_t tile = gemm ? GEMM_TOKENS : MAX (4, X_TILE_BYTES / (4 * MAX (w->cols, 1)) / 4 * 4);
 
   for (int64_t t0 = 0; t0 < n; t0 += tile)
     {
@@ -441,9 +537,9 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
       float *yt = y + t0 * ldy;
       int64_t r = r0;
 
-      if (gemm)
+      if (gemm && nt >= GEMM_MIN_TOKENS)
         for (; r < r1; r += GEMM_ROWS)
-          gemm_rows (fmt, w, xt, nt, yt, ldy, r, (int) MIN (GEMM_ROWS, r1 - r));
+          gemm_rows (fmt, w, xt, nt, yt, ldy, r, (int) MIN (GEMM_ROWS, r1 - r), FALSE);
       for (; r + RB_MAX <= r1; r += RB_MAX)
         rows_tokens (fmt, w, xt, w->cols, nt, yt, ldy, r, RB_MAX, FALSE);
       for (; r < r1; r++)

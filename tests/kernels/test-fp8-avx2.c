@@ -169,7 +169,10 @@ test_batch_equals_single (void)
         g_autofree float *one = g_new (float, rows);
         test_matrix_init (&t, BW_FMT_FP8_E4M3_B128, rows, cols, 0, (int) k % 3, rand);
         test_fill_random (x, n * cols, rand);
+        /* a NaN code (S.1111.111) makes its row NaN, the same NaN batched or not */
+        ((guint8 *) t.m.data)[(rows - 1) * cols + (int64_t) k * 37 % cols] = k & 1 ? 0xFF : 0x7F;
         matmul_at (BW_ISA_AVX2, &t.m, x, n, all);
+        g_assert_true (isnan (all[rows - 1]) && !isnan (all[0]));
         for (int i = 0; i < n; i++)
           {
             matmul_at (BW_ISA_AVX2, &t.m, x + i * cols, 1, one);
