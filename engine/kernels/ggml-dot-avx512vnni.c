@@ -1,7 +1,7 @@
 /* AVX-512 VNNI integer products of GGML rows (kernels/ggml-dot.h) for the most used types:
  * vpdpbusd forms four code products per 32-bit lane with no intermediate 16-bit sums, so
  * no saturation bound and one instruction fewer per vector than AVX2's pair sums. The
- * per-block sums go through the shared bw_ggml_acc32 / bw_ggml_acc_k like every level's,
+ * sums go through the shared bw_ggml_acc32 or the K types' lanes like every level's,
  * giving the scalar level's bits; the other types take the AVX2 kernels (the level's base). */
 #include "kernels/ggml-dot-simd.h"
 #include "quant/ggml-blocks.h"
@@ -36,9 +36,13 @@ sub_dot (__m256i u, const int8_t *xq, __m256i scales)
 }
 
 #include "kernels/ggml-dot-blocks.h"
+#define K_SCALE_TWICE 0
+#include "kernels/ggml-dot-k-blocks.h"
 
 const BwGgmlDots bw_ggml_dots_avx512vnni[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot2_q8_0 },
+  [BW_FMT_GGML_Q2_K] = { dot_q2_k, dot2_q2_k },
+  [BW_FMT_GGML_Q3_K] = { dot_q3_k, dot2_q3_k },
   [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },
   [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot2_q5_k },
   [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot2_q6_k },

@@ -11,10 +11,21 @@
  * scales are applied to them by the shared functions below, in one order, one rounding per
  * operation; so every level's product is bit for bit the scalar level's
  * (tests/kernels/test-ggml-dot.c). The products differ from the f32 reference product only
- * by the activations' rounding to int8. */
+ * by the activations' rounding to int8.
+ *
+ * Q2_K .. Q6_K keep eight f32 lanes per row (those of a vector of 32-bit sums as vpmaddwd
+ * leaves them), so that no level sums across a vector per super-block: lane l takes the
+ * elements e with e % 32 / 4 == l. Per super-block, lane l's integer sums are
+ *   s1 = sum of scale * (code + off) * xq over its elements
+ *        - off * (scale * bsum of activation sums 2 l and 2 l + 1),
+ *   s2 = sum of min * bsum over activation sums 2 l and 2 l + 1,
+ * off making the codes unsigned (Q3_K 4, Q6_K 32, else 0), scale and min those of the
+ * element's (or the 16 activations') sub-block; bw_ggml_lane_k adds them to the lanes, and
+ * bw_ggml_lanes_k sums the lanes once per product. */
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "kernels/kernel-table.h"
@@ -102,7 +113,7 @@ bw_ggml_acc32 (float acc, float dx, float d, int32_t s, float m, int32_t xsum)
   return acc + u;
 }
 
-/* Super-blocks: acc + dx * (a * s1 - b * s2). */
+/* Super-blocks other than Q2_K .. Q6_K: acc + dx * (a * s1 - b * s2). */
 static inline float
 bw_ggml_acc_k (float acc, float dx, float a, int32_t s1, float b, int32_t s2)
 {
@@ -111,4 +122,27 @@ bw_ggml_acc_k (float acc, float dx, float a, int32_t s1, float b, int32_t s2)
   const float t = p - pm;
   const float u = dx * t;
   return acc + u;
+}
+
+/* Q2_K .. Q6_K: one lane's step, lane + (dx * d) * s with one rounding (fused, so the SIMD
+ * levels take it in one FMA): s1 with d the block's d, s2 into the lanes of the mins with
+ * d its dmin. */
+static inline float
+bw_ggml_lane_k (float lane, float dxd, int32_t s)
+{
+  return fmaf (dxd, (float) s, lane);
+}
+
+/* acc plus the lanes less the mins' lanes (NULL: none), summed in bw_avx2_reduce8's order
+ * (kernels/avx2-lanes.h): ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). */
+static inline float
+bw_ggml_lanes_k (float acc, const float lane[8], const float mins[8])
+{
+  float v[8];
+  for (int l = 0; l < 8; l++)
+    v[l] = mins ? lane[l] - mins[l] : lane[l];
+  const float h0 = v[0] + v[4], h1 = v[1] + v[5], h2 = v[2] + v[6], h3 = v[3] + v[7];
+  const float g0 = h0 + h2, g1 = h1 + h3;
+  const float t = g0 + g1;
+  return acc + t;
 }

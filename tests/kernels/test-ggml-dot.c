@@ -127,13 +127,15 @@ test_levels (void)
 
 /* The formats with an AVX-512 VNNI kernel of their own. */
 static const BwFormat vnni_formats[] = {
-  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K,
+  BW_FMT_GGML_Q6_K,
 };
 
 /* The formats whose AVX2 and AVX-512 VNNI kernels also take two rows at once (the levels
  * test above compares their products, rows paired, with the scalar level's). */
 static const BwFormat avx2_two_rows[] = {
   BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K,
 };
 
 static void
