@@ -1,8 +1,9 @@
 /* AVX2 integer products of GGML rows (kernels/ggml-dot.h). Integer sums are formed with
  * vpmaddubsw (unsigned weight codes, or |w| against x with w's sign) and vpmaddwd (pairs,
- * or pairs times a sub-block scale); the 32-element types keep them in lanes
- * (kernels/ggml-dot-lanes32.h), the super-blocks sum them across lanes per block for the
- * shared bw_ggml_acc_k: the scalar level's bits exactly.
+ * or pairs times a sub-block scale); the 32-element types and Q2_K .. Q6_K keep them in
+ * the contract's lanes (kernels/ggml-dot-lanes32.h, ggml-dot-k-blocks.h), the other
+ * super-blocks sum them across lanes per block for the shared bw_ggml_acc_k: the scalar
+ * level's bits exactly.
  * vpmaddubsw cannot saturate here: activation codes are at most 127 in magnitude and
  * weight codes at most 128, so a pair is at most 2 * 128 * 127 < 2^15. */
 #include "kernels/ggml-dot-simd.h"
@@ -50,8 +51,9 @@ sub_dot (__m256i u, const int8_t *xq, __m256i scales)
   return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, loadu (xq)), scales);
 }
 
-/* Q4_K, Q5_K and Q6_K */
-#include "kernels/ggml-dot-blocks.h"
+/* Q2_K .. Q6_K */
+#define K_SCALE_TWICE 1
+#include "kernels/ggml-dot-k-blocks.h"
 
 /* Four code products per 32-bit lane: pair sums (at most 2 * 128 * 127 < 2^15, no
  * saturation), then pairs of pairs. */
@@ -64,90 +66,6 @@ quads_from (__m256i from, __m256i u, __m256i x)
 #include "kernels/ggml-dot-lanes32.h"
 
 /* --- K super-blocks ------------------------------------------------------------------- */
-
-/* Elements 32 s .. 32 s + 31 of 2-bit fields: byte h * 32 + l >> 2 (s % 4) for s = 4 h + ..
- * (16-bit shifts by at most 6 keep the two bits within their byte) */
-static inline __m256i
-crumbs32 (const uint8_t *qs, int s)
-{
-  const __m256i v = loadu (qs + 32 * (s / 4));
-  return _mm256_and_si256 (_mm256_srli_epi16 (v, 2 * (s % 4)), _mm256_set1_epi8 (3));
-}
-
-/* Q2_K and Q3_K's 16-element sub-blocks: the 2-bit codes (Q3_K: plus 4 where the hmask
- * bit is set) of the 32 elements 32 s .. 32 s + 31 times their scales, s a constant. */
-static inline __m256i
-k_crumb_dot (const uint8_t *qs, const __m256i *hm, const int8_t *xq, __m256i sc, int s)
-{
-  __m256i q = crumbs32 (qs, s);
-  if (hm)
-    {
-      /* bit s of each byte to bit 2: one 16-bit shift by at most 5 keeps it in its byte */
-      const __m256i at = s <= 2 ? _mm256_slli_epi16 (*hm, 2 - s) : _mm256_srli_epi16 (*hm, s - 2);
-      q = _mm256_or_si256 (q, _mm256_and_si256 (at, _mm256_set1_epi8 (4)));
-    }
-  return sub_dot (q, xq + 32 * s, scales_at (sc, s));
-}
-
-static float
-dot_q2_k (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlActK *x = act;
-  const __m128i m4 = _mm_set1_epi8 (0xF);
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 84 * i;
-      /* a scale per 16 elements in the low nibbles, a min in the high ones */
-      const __m128i sm = _mm_loadu_si128 ((const __m128i *) b);
-      const __m256i sc = evens_odds16 (_mm_and_si128 (sm, m4));
-      const __m256i mins = _mm256_cvtepi8_epi16 (_mm_and_si128 (_mm_srli_epi16 (sm, 4), m4));
-      const __m256i w = _mm256_madd_epi16 (loadu (x[i].bsums), mins);
-      __m256i v = _mm256_setzero_si256 ();
-#pragma GCC unroll 8
-      for (int s = 0; s < 8; s++)
-        v = _mm256_add_epi32 (v, k_crumb_dot (b + 16, NULL, x[i].q, sc, s));
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 80), hsum_i32 (v), bw_ggml_f16 (b + 82), hsum_i32 (w));
-    }
-  return acc;
-}
-
-/* Q3_K's 16 scales (6 bits less 32) as bytes, from the 12 bytes at b + 96: the low four
- * bits of scale j in byte j % 8 (j < 8 low nibble, else high), the top two in byte
- * 8 + j % 4 at bit 2 (j / 4). */
-static inline __m128i
-q3_k_scales (const uint8_t *b)
-{
-  /* 16 bytes from b + 94 stay inside the 110-byte block; scale byte k is byte k + 2 */
-  const __m128i v = _mm_loadu_si128 ((const __m128i *) (b + 94));
-  const __m128i m4 = _mm_set1_epi8 (0xF);
-  const __m128i low8 = _mm_srli_si128 (v, 2);
-  const __m128i lo = _mm_and_si128 (_mm_unpacklo_epi64 (low8, _mm_srli_epi16 (low8, 4)), m4);
-  const __m128i top4 = _mm_shuffle_epi8 (v, _mm_set_epi8 (13, 12, 11, 10, 13, 12, 11, 10, 13, 12, 11, 10, 13, 12, 11, 10));
-  const __m128i hi = _mm_and_si128 (_mm_srlv_epi32 (top4, _mm_set_epi32 (6, 4, 2, 0)), _mm_set1_epi8 (3));
-  return _mm_sub_epi8 (_mm_or_si128 (lo, _mm_slli_epi16 (hi, 4)), _mm_set1_epi8 (32));
-}
-
-static float
-dot_q3_k (const uint8_t *row, const void *act, int64_t nb, float acc)
-{
-  const BwGgmlActK *x = act;
-  for (int64_t i = 0; i < nb; i++)
-    {
-      const uint8_t *b = row + 110 * i;
-      const __m128i sc8 = q3_k_scales (b);
-      const __m256i sc = evens_odds16 (sc8);
-      /* code + 4 = crumb | hmask bit << 2, in 0..7; the 4s come off as 4 scale bsum */
-      const __m256i w = _mm256_madd_epi16 (loadu (x[i].bsums), _mm256_cvtepi8_epi16 (sc8));
-      const __m256i hm = loadu (b);
-      __m256i v = _mm256_setzero_si256 ();
-#pragma GCC unroll 8
-      for (int s = 0; s < 8; s++)
-        v = _mm256_add_epi32 (v, k_crumb_dot (b + 32, &hm, x[i].q, sc, s));
-      v = _mm256_sub_epi32 (v, _mm256_slli_epi32 (w, 2));
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 108), hsum_i32 (v), 0.0f, 0);
-    }
-  return acc;
-}
 
 /* TQ2_0: 2-bit codes, value code - 1. */
 static float
@@ -457,8 +375,8 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
 
 const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   LANES32_ENTRIES
-  [BW_FMT_GGML_Q2_K] = { dot_q2_k },
-  [BW_FMT_GGML_Q3_K] = { dot_q3_k },
+  [BW_FMT_GGML_Q2_K] = { dot_q2_k, dot2_q2_k },
+  [BW_FMT_GGML_Q3_K] = { dot_q3_k, dot2_q3_k },
   [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot2_q4_k },
   [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot2_q5_k },
   [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot2_q6_k },

@@ -70,7 +70,7 @@ lanes32_scale (const uint8_t *p, gboolean e8m0)
   return _mm256_broadcastss_ps (_mm_cvtph_ps (_mm_loadl_epi64 ((const __m128i *) p)));
 }
 
-/* Block i of R rows at row + r * stride: bw_ggml_lane32's steps in every lane. */
+/* Block i of R rows at row + r * stride: bw_ggml_lane's steps in every lane. */
 GGML_ROWS void
 lanes32_block (const uint8_t *row, size_t stride, const BwGgmlAct32 *x, int64_t i, __m256 *lane,
                const int R, const Lanes32 *f, __m256i table)

@@ -1,7 +1,7 @@
 /* The reference integer products of GGML rows (kernels/ggml-dot.h): each weight block
  * unpacked to its codes (quant/ggml-blocks.h, the unpacking the dequantization is tested
  * with), its integer sums formed from the codes, and the block's scales applied by the
- * shared bw_ggml_lane32 (in 8 lanes) / bw_ggml_acc_k. */
+ * shared bw_ggml_lane (in 8 lanes; the 32-element types and Q2_K .. Q6_K) or bw_ggml_acc_k. */
 #include "kernels/ggml-dot.h"
 #include "quant/ggml-blocks.h"
 
@@ -39,17 +39,17 @@ dot32 (int type, gboolean with_min, const uint8_t *row, const void *act, int64_t
       const float dm = with_min ? x[i].d * c.dmin : 0.0f;
       for (int l = 0; l < 8; l++)
         {
-          lane[l] = bw_ggml_lane32 (lane[l], dd, dot_codes (c.q + 4 * l, x[i].q + 4 * l, 4));
+          lane[l] = bw_ggml_lane (lane[l], dd, dot_codes (c.q + 4 * l, x[i].q + 4 * l, 4));
           if (with_min)
-            lane[l] = bw_ggml_lane32 (lane[l], dm, sum_codes (x[i].q + 4 * l, 4));
+            lane[l] = bw_ggml_lane (lane[l], dm, sum_codes (x[i].q + 4 * l, 4));
         }
     }
   return bw_ggml_lanes_end (acc, lane);
 }
 
 /* How a super-block type's integer sums are formed: the sub-block size, how a stored scale
- * field s multiplies its sub-block (s, 2 s + 1, or 1), the factor on d, whether there are
- * mins, and (IQ1) the group size of the delta signs, whose groups count 8 * dot + sign *
+ * field s multiplies its sub-block (s, 2 s + 1, or 1), the factor on d, and (IQ1) the
+ * group size of the delta signs, whose groups count 8 * dot + sign *
  * (sum of the activation codes). */
 typedef enum { SCALE_AS_IS, SCALE_ODD, SCALE_ONE } ScaleKind;
 
@@ -58,7 +58,6 @@ typedef struct {
   int sub;
   ScaleKind scale;
   float a_mul;
-  gboolean mins;
   int delta_sub;
 } KShape;
 
@@ -72,7 +71,7 @@ dot_k (const KShape *k, const uint8_t *row, const void *act, int64_t nb, float a
   for (int64_t i = 0; i < nb; i++)
     {
       BwGgmlCodes c;
-      int32_t s1 = 0, s2 = 0;
+      int32_t s1 = 0;
       unpack (row + i * bytes, &c);
       for (int j = 0; j < 256 / k->sub; j++)
         {
@@ -89,13 +88,53 @@ dot_k (const KShape *k, const uint8_t *row, const void *act, int64_t nb, float a
             inner = dot_codes (wq, xq, k->sub);
           const int32_t scale = k->scale == SCALE_ONE ? 1 : k->scale == SCALE_ODD ? 2 * c.sc[j] + 1 : c.sc[j];
           s1 += scale * inner;
-          if (k->mins)
-            s2 += c.m[j] * sum_codes (xq, k->sub);
         }
       const float a = c.d * k->a_mul;
-      acc = bw_ggml_acc_k (acc, x[i].d, a, s1, k->mins ? c.dmin : 0.0f, s2);
+      acc = bw_ggml_acc_k (acc, x[i].d, a, s1, 0.0f, 0);
     }
   return acc;
+}
+
+/* Q2_K .. Q6_K in lanes (kernels/ggml-dot.h): codes offset by `off` to unsigned, the
+ * offset's products taken from the activation sums per 16. */
+typedef struct {
+  int type;
+  int sub;
+  gboolean mins;
+  int off;
+} LaneShape;
+
+static float
+dot_k_lanes (const LaneShape *k, const uint8_t *row, const void *act, int64_t nb, float acc)
+{
+  const BwGgmlUnpack unpack = bw_ggml_unpacker (k->type);
+  const int bytes = bw_ggml_codec (k->type)->info->block_bytes;
+  const BwGgmlActK *x = act;
+  float lane[8] = { 0 }, mins[8] = { 0 };
+
+  for (int64_t i = 0; i < nb; i++)
+    {
+      BwGgmlCodes c;
+      int32_t s1[8] = { 0 }, s2[8] = { 0 };
+      unpack (row + i * bytes, &c);
+      for (int e = 0; e < 256; e++)
+        s1[e % 32 / 4] += c.sc[e / k->sub] * (c.q[e] + k->off) * x[i].q[e];
+      for (int j = 0; j < 16; j++)
+        {
+          const int sub = 16 * j / k->sub;
+          s1[j / 2] -= k->off * c.sc[sub] * x[i].bsums[j];
+          if (k->mins)
+            s2[j / 2] += c.m[sub] * x[i].bsums[j];
+        }
+      const float dxd = x[i].d * c.d, dxm = k->mins ? x[i].d * c.dmin : 0.0f;
+      for (int l = 0; l < 8; l++)
+        {
+          lane[l] = bw_ggml_lane (lane[l], dxd, s1[l]);
+          if (k->mins)
+            mins[l] = bw_ggml_lane (mins[l], dxm, s2[l]);
+        }
+    }
+  return bw_ggml_lanes_k (acc, lane, k->mins ? mins : NULL);
 }
 
 #define DOT32(name, type, with_min)                                                  \
@@ -119,21 +158,28 @@ DOT32 (dot_mxfp4, BW_GGML_MXFP4, FALSE)
     return dot_k (&shape, row, act, nb, acc);                                        \
   }
 
-DOTK (dot_q2_k, BW_GGML_Q2_K, 16, SCALE_AS_IS, 1.0f, TRUE, 0)
-DOTK (dot_q3_k, BW_GGML_Q3_K, 16, SCALE_AS_IS, 1.0f, FALSE, 0)
-DOTK (dot_q4_k, BW_GGML_Q4_K, 32, SCALE_AS_IS, 1.0f, TRUE, 0)
-DOTK (dot_q5_k, BW_GGML_Q5_K, 32, SCALE_AS_IS, 1.0f, TRUE, 0)
-DOTK (dot_q6_k, BW_GGML_Q6_K, 16, SCALE_AS_IS, 1.0f, FALSE, 0)
-DOTK (dot_iq4_xs, BW_GGML_IQ4_XS, 32, SCALE_AS_IS, 1.0f, FALSE, 0)
-DOTK (dot_tq1_0, BW_GGML_TQ1_0, 256, SCALE_ONE, 1.0f, FALSE, 0)
-DOTK (dot_tq2_0, BW_GGML_TQ2_0, 256, SCALE_ONE, 1.0f, FALSE, 0)
-DOTK (dot_iq2_xxs, BW_GGML_IQ2_XXS, 32, SCALE_ODD, 0.125f, FALSE, 0)
-DOTK (dot_iq2_xs, BW_GGML_IQ2_XS, 16, SCALE_ODD, 0.125f, FALSE, 0)
-DOTK (dot_iq2_s, BW_GGML_IQ2_S, 16, SCALE_ODD, 0.125f, FALSE, 0)
-DOTK (dot_iq3_xxs, BW_GGML_IQ3_XXS, 32, SCALE_ODD, 0.25f, FALSE, 0)
-DOTK (dot_iq3_s, BW_GGML_IQ3_S, 32, SCALE_ODD, 1.0f, FALSE, 0)
-DOTK (dot_iq1_s, BW_GGML_IQ1_S, 32, SCALE_ODD, 0.125f, FALSE, 32)
-DOTK (dot_iq1_m, BW_GGML_IQ1_M, 16, SCALE_ODD, 0.125f, FALSE, 8)
+#define DOTK_LANES(name, ...)                                                        \
+  static float name (const uint8_t *row, const void *act, int64_t nb, float acc)     \
+  {                                                                                  \
+    static const LaneShape shape = { __VA_ARGS__ };                                  \
+    return dot_k_lanes (&shape, row, act, nb, acc);                                  \
+  }
+
+DOTK_LANES (dot_q2_k, BW_GGML_Q2_K, 16, TRUE, 0)
+DOTK_LANES (dot_q3_k, BW_GGML_Q3_K, 16, FALSE, 4)
+DOTK_LANES (dot_q4_k, BW_GGML_Q4_K, 32, TRUE, 0)
+DOTK_LANES (dot_q5_k, BW_GGML_Q5_K, 32, TRUE, 0)
+DOTK_LANES (dot_q6_k, BW_GGML_Q6_K, 16, FALSE, 32)
+DOTK (dot_iq4_xs, BW_GGML_IQ4_XS, 32, SCALE_AS_IS, 1.0f, 0)
+DOTK (dot_tq1_0, BW_GGML_TQ1_0, 256, SCALE_ONE, 1.0f, 0)
+DOTK (dot_tq2_0, BW_GGML_TQ2_0, 256, SCALE_ONE, 1.0f, 0)
+DOTK (dot_iq2_xxs, BW_GGML_IQ2_XXS, 32, SCALE_ODD, 0.125f, 0)
+DOTK (dot_iq2_xs, BW_GGML_IQ2_XS, 16, SCALE_ODD, 0.125f, 0)
+DOTK (dot_iq2_s, BW_GGML_IQ2_S, 16, SCALE_ODD, 0.125f, 0)
+DOTK (dot_iq3_xxs, BW_GGML_IQ3_XXS, 32, SCALE_ODD, 0.25f, 0)
+DOTK (dot_iq3_s, BW_GGML_IQ3_S, 32, SCALE_ODD, 1.0f, 0)
+DOTK (dot_iq1_s, BW_GGML_IQ1_S, 32, SCALE_ODD, 0.125f, 32)
+DOTK (dot_iq1_m, BW_GGML_IQ1_M, 16, SCALE_ODD, 0.125f, 8)
 
 const BwGgmlDots bw_ggml_dots_scalar[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q4_0] = { dot_q4_0 },       [BW_FMT_GGML_Q4_1] = { dot_q4_1 },

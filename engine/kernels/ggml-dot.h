@@ -11,14 +11,24 @@
  * (tests/kernels/test-ggml-dot.c): integer sums are exact at every level, and the float
  * steps are the shared functions below, in one order, one rounding per operation.
  *
- * 32-element blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) sum in 8 f32 lanes per row,
- * as an AVX2 register of vpmaddubsw + vpmaddwd (or vpdpbusd) results holds them: lane l
- * takes, of every block in order, the exact integer sum of codes times activation codes
- * over the block's elements 4 l .. 4 l + 3 (code offsets, like Q4_0's -8, are inside it),
- * through bw_ggml_lane32; at the end the lanes are added by bw_ggml_lanes_end. So
- * the SIMD levels need no per-block horizontal sums nor serial per-block float chains.
- * Super-blocks (the other types) reduce each block to its integer sums and apply its scales
- * with bw_ggml_acc_k, one f32 chain in block order.
+ * The 32-element types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) and Q2_K .. Q6_K sum
+ * in 8 f32 lanes per row, as an AVX2 register of vpmaddubsw + vpmaddwd (or vpdpbusd)
+ * results holds them, so no level sums across a vector per block nor runs a serial
+ * per-block float chain: lane l takes the elements e with e % 32 / 4 == l.
+ *  - 32-element blocks: of every block in order, the exact integer sum of codes times
+ *    activation codes over its elements 4 l .. 4 l + 3 (code offsets, like Q4_0's -8,
+ *    inside it), through bw_ggml_lane with dd = dx * d; Q4_1 and Q5_1 then add their
+ *    minimum's part the same way (dd = dx * m, s the lane's sum of activation codes).
+ *  - Q2_K .. Q6_K: per super-block, lane l's integer sums are
+ *      s1 = sum of scale * (code + off) * xq over its elements
+ *           - off * (scale * bsum of activation sums 2 l and 2 l + 1),
+ *      s2 = sum of min * bsum over activation sums 2 l and 2 l + 1,
+ *    off making the codes unsigned (Q3_K 4, Q6_K 32, else 0), scale and min those of the
+ *    element's (or the 16 activations') sub-block; s1 goes into the lanes with dx * d, s2
+ *    into the mins' lanes with dx * dmin, each through bw_ggml_lane.
+ * At the row's end the lanes are added by bw_ggml_lanes_end (bw_ggml_lanes_k). The other
+ * super-blocks reduce each block to its integer sums and apply its scales with
+ * bw_ggml_acc_k, one f32 chain in block order.
  *
  * The products differ from the f32 reference product only by the activations' rounding to
  * int8. */
@@ -101,28 +111,33 @@ void bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t l
  * statement: C11 compilers do not contract across statements (GCC in ISO mode contracts
  * nothing), so a level built with FMA rounds exactly as the scalar one. */
 
-/* 32-element blocks, one block's step of a lane: lane + dd * s in one rounding (a fused
- * multiply-add: the SIMD levels use FMA instructions), s the lane's integer sum, dd = dx * d
- * (rounded once) the block's scale times the activations'. Q4_1 and Q5_1 then add their
- * minimum's part the same way: dd = dx * m, s the lane's sum of activation codes. */
+/* One block's step of a lane: lane + dd * s in one rounding (a fused multiply-add: the
+ * SIMD levels use FMA instructions), s the lane's integer sum, dd (rounded once) the
+ * block's scale times the activations'. */
 static inline float
-bw_ggml_lane32 (float lane, float dd, int32_t s)
+bw_ggml_lane (float lane, float dd, int32_t s)
 {
   return fmaf (dd, (float) s, lane);
 }
 
-/* acc plus a row's 8 lanes, added ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) (the
- * order of bw_avx2_reduce8, kernels/avx2-lanes.h, which the SIMD levels use); a NaN comes
- * out as NAN, since which of two NaNs an operation passes on depends on its operands'
- * order in the instruction. */
+/* A row's 8 lanes added ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)): the order of
+ * bw_avx2_reduce8 (kernels/avx2-lanes.h), which the SIMD levels use. */
+static inline float
+bw_ggml_sum8 (const float l[8])
+{
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+/* 32-element types: acc plus the lanes; a NaN comes out as NAN, since which of two NaNs an
+ * operation passes on depends on its operands' order in the instruction. */
 static inline float
 bw_ggml_lanes_end (float acc, const float l[8])
 {
-  const float s = acc + (((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+  const float s = acc + bw_ggml_sum8 (l);
   return isnan (s) ? NAN : s;
 }
 
-/* Super-blocks: acc + dx * (a * s1 - b * s2). */
+/* Super-blocks other than Q2_K .. Q6_K: acc + dx * (a * s1 - b * s2). */
 static inline float
 bw_ggml_acc_k (float acc, float dx, float a, int32_t s1, float b, int32_t s2)
 {
@@ -131,4 +146,15 @@ bw_ggml_acc_k (float acc, float dx, float a, int32_t s1, float b, int32_t s2)
   const float t = p - pm;
   const float u = dx * t;
   return acc + u;
+}
+
+/* Q2_K .. Q6_K: acc plus the lanes less the mins' lanes (NULL: none). */
+static inline float
+bw_ggml_lanes_k (float acc, const float lane[8], const float mins[8])
+{
+  float v[8];
+  for (int l = 0; l < 8; l++)
+    v[l] = mins ? lane[l] - mins[l] : lane[l];
+  const float t = bw_ggml_sum8 (v);
+  return acc + t;
 }

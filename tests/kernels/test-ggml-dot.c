@@ -127,8 +127,8 @@ test_levels (void)
 
 /* The formats with an AVX-512 VNNI kernel of their own. */
 static const BwFormat vnni_formats[] = {
-  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
-  BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_1, BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1,
+  BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K,
+  BW_FMT_GGML_Q6_K, BW_FMT_GGML_Q4_0, BW_FMT_GGML_Q4_1, BW_FMT_GGML_Q5_0, BW_FMT_GGML_Q5_1,
   BW_FMT_GGML_IQ4_NL, BW_FMT_GGML_MXFP4,
 };
 
@@ -136,7 +136,7 @@ static const BwFormat vnni_formats[] = {
  * (the 32-element types) that take four (the levels test above compares their products,
  * rows grouped, with the scalar level's). */
 static const BwFormat avx2_two_rows[] = {
-  BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K,
+  BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K, BW_FMT_GGML_Q6_K, BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K,
 };
 
 static const BwFormat avx2_four_rows[] = {
