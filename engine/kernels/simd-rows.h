@@ -290,6 +290,22 @@ decode_chunk (BwFormat fmt, const BwMatrix *w, int64_t r, const int RB, int64_t 
  * product. */
 #define GEMM_TOKENS 64
 
+/* acc[i][t] += the vector of row i at wb + i * ldw + c times xv[t], for one tile. */
+AI void
+gemm_fma (const float *wb, int64_t ldw, int64_t c, VEC xv[GEMM_TILE_TOKENS][2],
+          VEC acc[GEMM_TILE_ROWS][GEMM_TILE_TOKENS], const int RB, const int NT)
+{
+#pragma GCC unroll 4
+  for (int i = 0; i < RB; i++)
+    {
+      VEC wv[2];
+      load_x (BW_FMT_F32, wb + i * ldw + c, wv);
+#pragma GCC unroll 4
+      for (int t = 0; t < NT; t++)
+        acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
+    }
+}
+
 /* acc[i][t] += wb[i] . x[t] over columns [c, c1) (c1 - c a multiple of VL) of one tile. */
 AI void
 gemm_steps (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t c, int64_t c1,
@@ -304,15 +320,7 @@ gemm_steps (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t c
           load_x (BW_FMT_F32, x + t * ldx + c, xv[t]);
           KEEP_IN_REGISTER (xv[t][0]);
         }
-#pragma GCC unroll 4
-      for (int i = 0; i < RB; i++)
-        {
-          VEC wv[2];
-          load_x (BW_FMT_F32, wb + i * ldw + c, wv);
-#pragma GCC unroll 4
-          for (int t = 0; t < NT; t++)
-            acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
-        }
+      gemm_fma (wb, ldw, c, xv, acc, RB, NT);
     }
 }
 
@@ -381,15 +389,7 @@ gemm_tile (const float *wb, int64_t ldw, const float *x, int64_t ldx, int64_t k,
 #pragma GCC unroll 4
           for (int t = 0; t < NT; t++)
             load_x_tail (BW_FMT_F32, x + t * ldx + kv, (int) (k - kv), xv[t]);
-#pragma GCC unroll 4
-          for (int i = 0; i < RB; i++)
-            {
-              VEC wv[2];
-              load_x (BW_FMT_F32, wb + i * ldw + kv, wv);
-#pragma GCC unroll 4
-              for (int t = 0; t < NT; t++)
-                acc[i][t] = vec_fma (wv[0], xv[t][0], acc[i][t]);
-            }
+          gemm_fma (wb, ldw, kv, xv, acc, RB, NT);
         }
     }
 #pragma GCC unroll 4
