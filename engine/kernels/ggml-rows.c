@@ -114,10 +114,8 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 #define MAX_BATCH 32
 /* How far ahead of the row in hand its pass of the weights is prefetched (into L2, so the
  * pass's activations keep L1), for one-row products: with the hardware prefetcher alone
- * they waited on memory for most of their time. Two-row products read two streams half a
- * range apart instead, which the hardware prefetcher follows at a higher rate than one;
- * software prefetches there only got in its way. Four-row products prefetch within their
- * four streams themselves. */
+ * they waited on memory for most of their time. Four-row products read four streams a
+ * quarter of the range apart instead and prefetch within them themselves. */
 #define PREFETCH_BYTES 12288
 
 typedef struct {
@@ -127,7 +125,7 @@ typedef struct {
   int64_t act_size;    /* bytes of one activation block */
   gsize row_bytes;
   const BwGgmlDots *dots;
-  int group;           /* rows per call: 4 with dots->four, 2 with dots->two, else 1 */
+  int group;           /* rows per call: 4 with dots->four, else 1 */
 } Rows;
 
 /* For token t's activations `act` (nbp blocks from block b0), rows r + k * span, k < group
@@ -143,8 +141,6 @@ rows_group (const Rows *g, int group, const uint8_t *row, int64_t r, int64_t spa
     acc[k] = b0 > 0 ? yt[r + k * span] : 0.0f;
   if (group == 4)
     g->dots->four (row, stride, act, nbp, acc);
-  else if (group == 2)
-    g->dots->two (row, stride, act, nbp, acc);
   else
     acc[0] = g->dots->one (row, act, nbp, acc[0]);
   for (int k = 0; k < group; k++)
@@ -207,7 +203,7 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
     .w = w, .ti = ti, .k = k,
     .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
     .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
-    .dots = dots, .group = dots->four ? 4 : dots->two ? 2 : 1,
+    .dots = dots, .group = dots->four ? 4 : 1,
   };
   const int64_t nb = w->cols / ti->info->block_elements;
   const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;
