@@ -1,5 +1,6 @@
 /* GGML formats in the kernel table: which ggml type each BW_FMT_GGML_* is, the activations'
  * quantization, and the rows kernel every level shares (kernels/ggml-dot.h). */
+#include <float.h>
 #include <math.h>
 
 #include "kernels/dispatch.h"
@@ -47,19 +48,33 @@ bw_ggml_act_k (BwFormat fmt)
   return t != NULL && t->info->block_elements == 256;
 }
 
+/* v rounded to an integer, ties to even, as lrint in the default rounding mode, for
+ * |v| < 2^51: adding and taking off 1.5 * 2^52 leaves no fraction bits. Inline arithmetic
+ * instead of a library call per element, which the compiler can also vectorize. */
+static inline int
+round_even (double v)
+{
+  const double big = 0x1.8p52;
+  return (int) ((v + big) - big);
+}
+
 /* One block: d = amax / 127, q = round (x * 127 / amax) (the factor in double, so that no
  * finite amax overflows it). */
 static gboolean
 quantize_block (const float *x, int len, float *d, int8_t *q)
 {
   float amax = 0;
+  gboolean finite = TRUE;
 
+  /* no early exit, so that the loop vectorizes: NaN fails the comparison too */
   for (int i = 0; i < len; i++)
     {
-      if (!isfinite (x[i]))
-        return FALSE;
-      amax = MAX (amax, fabsf (x[i]));
+      const float a = fabsf (x[i]);
+      finite &= a <= FLT_MAX;
+      amax = a > amax ? a : amax;
     }
+  if (!finite)
+    return FALSE;
   if (amax == 0)
     {
       *d = 0;
@@ -68,7 +83,7 @@ quantize_block (const float *x, int len, float *d, int8_t *q)
     }
   const double id = 127.0 / amax;
   for (int i = 0; i < len; i++)
-    q[i] = (int8_t) CLAMP (lrint (x[i] * id), -127, 127);
+    q[i] = (int8_t) CLAMP (round_even (x[i] * id), -127, 127);
   *d = amax / 127.0f;
   return TRUE;
 }
