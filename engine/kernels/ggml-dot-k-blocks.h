@@ -210,66 +210,70 @@ k_mins (int bytes)
   return bytes == 84 || bytes == 144 || bytes == 176;
 }
 
-/* Lane k (0..3) of v in all eight lanes. */
+/* Lane k of v in all eight lanes. */
 static inline __m256
-lane_all (__m128 v, int k)
+lane_all (__m256 v, int k)
 {
-  return _mm256_permutevar8x32_ps (_mm256_castps128_ps256 (v), _mm256_set1_epi32 (k));
+  return _mm256_permutevar8x32_ps (v, _mm256_set1_epi32 (k));
 }
 
-/* `rows` rows (1 or 2, a constant) of Q2_K, Q3_K, Q4_K, Q5_K or Q6_K (block bytes 84, 110,
- * 144, 176, 210) at `row` and `row + stride`: each block's lanes of both rows, their d
- * (and dmin) converted together (F16C: the bits of bw_ggml_f16) and times the activations'
- * d, then bw_ggml_lane's FMAs; bw_ggml_lanes_k's sum at the end (its order is
+/* Rows per call of the four-row products: a quarter of the thread's range apart (the rows
+ * driver picks them), four sequential streams, which the memory serves at a higher rate
+ * than one or two. */
+#define K_ROWS 4
+
+/* R rows (1 or K_ROWS, a constant) of Q2_K, Q3_K, Q4_K, Q5_K or Q6_K (block bytes 84, 110,
+ * 144, 176, 210) at row + r * stride: each block's lanes of each row, the rows' d (and
+ * dmin) converted together (F16C: the bits of bw_ggml_f16) and times the activations' d,
+ * then bw_ggml_lane's FMAs; bw_ggml_lanes_k's sum at the end (its order is
  * bw_avx2_reduce8's). */
 GGML_ROWS void
-k_rows (const uint8_t *row, size_t stride, const BwGgmlActK *x, int64_t nb, float *acc, int rows,
+k_rows (const uint8_t *row, size_t stride, const BwGgmlActK *x, int64_t nb, float *acc, const int R,
         int bytes)
 {
-  const uint8_t *row1 = row + (rows > 1 ? stride : 0);
   const int d_at = k_d_at (bytes);
   const gboolean mins = k_mins (bytes);
-  __m256 lane[2] = { _mm256_setzero_ps (), _mm256_setzero_ps () };
-  __m256 min_lane[2] = { _mm256_setzero_ps (), _mm256_setzero_ps () };
+  __m256 lane[K_ROWS], min_lane[K_ROWS];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++)
+    lane[r] = min_lane[r] = _mm256_setzero_ps ();
   for (int64_t i = 0; i < nb; i++)
     {
-      const uint8_t *b = row + bytes * i, *c = row1 + bytes * i;
-      __m256i v[2], w[2] = { _mm256_setzero_si256 (), _mm256_setzero_si256 () };
-#pragma GCC unroll 2
-      for (int r = 0; r < rows; r++)
+      const uint8_t *b = row + bytes * i;
+      /* the f16 pairs (d, dmin; without mins: d, 0) of rows 0 .. R - 1 */
+      uint32_t h[K_ROWS] = { 0 };
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++)
         {
-          const char *ahead = (const char *) (r ? c : b) + K_PREFETCH_BYTES;
+          const uint8_t *blk = b + r * stride;
+          const char *ahead = (const char *) blk + K_PREFETCH_BYTES;
           for (int o = 0; o < bytes; o += 64)
             _mm_prefetch (ahead + o, _MM_HINT_T0);
           _mm_prefetch (ahead + bytes - 1, _MM_HINT_T0);
+          h[r] = mins ? bw_ggml_u32 (blk + d_at) : bw_ggml_u16 (blk + d_at);
         }
-#pragma GCC unroll 2
-      for (int r = 0; r < rows; r++)
+      const __m256 dd = _mm256_mul_ps (_mm256_cvtph_ps (_mm_setr_epi32 ((int) h[0], (int) h[1], (int) h[2], (int) h[3])),
+                                       _mm256_set1_ps (x[i].d));
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++)
         {
-          const uint8_t *blk = r ? c : b;
+          const uint8_t *blk = b + r * stride;
+          __m256i v, w = _mm256_setzero_si256 ();
           if (bytes == 84)
-            q2_k_block (blk, &x[i], &v[r], &w[r]);
+            q2_k_block (blk, &x[i], &v, &w);
           else if (bytes == 110)
-            q3_k_block (blk, &x[i], &v[r]);
+            q3_k_block (blk, &x[i], &v);
           else if (bytes == 210)
-            q6_k_block (blk, &x[i], &v[r]);
+            q6_k_block (blk, &x[i], &v);
           else
-            q45_k_block (blk, &x[i], bytes == 176, &v[r], &w[r]);
-        }
-      /* the f16 pairs (d, dmin; without mins: d, 0) of row 0, then row 1 */
-      const __m128i h = mins ? _mm_set_epi32 (0, 0, (int) bw_ggml_u32 (c + d_at), (int) bw_ggml_u32 (b + d_at))
-                             : _mm_set_epi32 (0, 0, bw_ggml_u16 (c + d_at), bw_ggml_u16 (b + d_at));
-      const __m128 dd = _mm_mul_ps (_mm_cvtph_ps (h), _mm_set1_ps (x[i].d));
-#pragma GCC unroll 2
-      for (int r = 0; r < rows; r++)
-        {
-          lane[r] = _mm256_fmadd_ps (lane_all (dd, 2 * r), _mm256_cvtepi32_ps (v[r]), lane[r]);
+            q45_k_block (blk, &x[i], bytes == 176, &v, &w);
+          lane[r] = _mm256_fmadd_ps (lane_all (dd, 2 * r), _mm256_cvtepi32_ps (v), lane[r]);
           if (mins)
-            min_lane[r] = _mm256_fmadd_ps (lane_all (dd, 2 * r + 1), _mm256_cvtepi32_ps (w[r]), min_lane[r]);
+            min_lane[r] = _mm256_fmadd_ps (lane_all (dd, 2 * r + 1), _mm256_cvtepi32_ps (w), min_lane[r]);
         }
     }
-#pragma GCC unroll 2
-  for (int r = 0; r < rows; r++)
+#pragma GCC unroll 4
+  for (int r = 0; r < R; r++)
     acc[r] = acc[r] + bw_avx2_reduce8 (mins ? _mm256_sub_ps (lane[r], min_lane[r]) : lane[r]);
 }
 
@@ -279,10 +283,10 @@ k_rows (const uint8_t *row, size_t stride, const BwGgmlActK *x, int64_t nb, floa
     k_rows (row, 0, act, nb, &acc, 1, bytes);                                                 \
     return acc;                                                                               \
   }                                                                                           \
-  static void dot2_##type (const uint8_t *row, size_t stride, const void *act, int64_t nb,   \
-                           float acc[2])                                                      \
+  static void dot4_##type (const uint8_t *row, size_t stride, const void *act, int64_t nb,   \
+                           float acc[4])                                                      \
   {                                                                                           \
-    k_rows (row, stride, act, nb, acc, 2, bytes);                                             \
+    k_rows (row, stride, act, nb, acc, K_ROWS, bytes);                                        \
   }
 
 K_DOTS (q2_k, 84)

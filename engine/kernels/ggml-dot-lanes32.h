@@ -157,10 +157,10 @@ LANES32 (mxfp4, 17, 1, 0, FALSE, 12, bw_mxfp4_values, FALSE, TRUE)
 
 /* The table entries of the 32-element types. */
 #define LANES32_ENTRIES \
-  [BW_FMT_GGML_Q4_0] = { dot_q4_0, NULL, dot4_q4_0 }, \
-  [BW_FMT_GGML_Q4_1] = { dot_q4_1, NULL, dot4_q4_1 }, \
-  [BW_FMT_GGML_Q5_0] = { dot_q5_0, NULL, dot4_q5_0 }, \
-  [BW_FMT_GGML_Q5_1] = { dot_q5_1, NULL, dot4_q5_1 }, \
-  [BW_FMT_GGML_Q8_0] = { dot_q8_0, NULL, dot4_q8_0 }, \
-  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl, NULL, dot4_iq4_nl }, \
-  [BW_FMT_GGML_MXFP4] = { dot_mxfp4, NULL, dot4_mxfp4 },
+  [BW_FMT_GGML_Q4_0] = { dot_q4_0, dot4_q4_0 }, \
+  [BW_FMT_GGML_Q4_1] = { dot_q4_1, dot4_q4_1 }, \
+  [BW_FMT_GGML_Q5_0] = { dot_q5_0, dot4_q5_0 }, \
+  [BW_FMT_GGML_Q5_1] = { dot_q5_1, dot4_q5_1 }, \
+  [BW_FMT_GGML_Q8_0] = { dot_q8_0, dot4_q8_0 }, \
+  [BW_FMT_GGML_IQ4_NL] = { dot_iq4_nl, dot4_iq4_nl }, \
+  [BW_FMT_GGML_MXFP4] = { dot_mxfp4, dot4_mxfp4 },

@@ -1,5 +1,6 @@
 /* GGML formats in the kernel table: which ggml type each BW_FMT_GGML_* is, the activations'
  * quantization, and the rows kernel every level shares (kernels/ggml-dot.h). */
+#include <float.h>
 #include <math.h>
 
 #include "kernels/dispatch.h"
@@ -47,19 +48,33 @@ bw_ggml_act_k (BwFormat fmt)
   return t != NULL && t->info->block_elements == 256;
 }
 
+/* v rounded to an integer, ties to even, as lrint in the default rounding mode, for
+ * |v| < 2^51: adding and taking off 1.5 * 2^52 leaves no fraction bits. Inline arithmetic
+ * instead of a library call per element, which the compiler can also vectorize. */
+static inline int
+round_even (double v)
+{
+  const double big = 0x1.8p52;
+  return (int) ((v + big) - big);
+}
+
 /* One block: d = amax / 127, q = round (x * 127 / amax) (the factor in double, so that no
  * finite amax overflows it). */
 static gboolean
 quantize_block (const float *x, int len, float *d, int8_t *q)
 {
   float amax = 0;
+  gboolean finite = TRUE;
 
+  /* no early exit, so that the loop vectorizes: NaN fails the comparison too */
   for (int i = 0; i < len; i++)
     {
-      if (!isfinite (x[i]))
-        return FALSE;
-      amax = MAX (amax, fabsf (x[i]));
+      const float a = fabsf (x[i]);
+      finite &= a <= FLT_MAX;
+      amax = a > amax ? a : amax;
     }
+  if (!finite)
+    return FALSE;
   if (amax == 0)
     {
       *d = 0;
@@ -68,7 +83,7 @@ quantize_block (const float *x, int len, float *d, int8_t *q)
     }
   const double id = 127.0 / amax;
   for (int i = 0; i < len; i++)
-    q[i] = (int8_t) CLAMP (lrint (x[i] * id), -127, 127);
+    q[i] = (int8_t) CLAMP (round_even (x[i] * id), -127, 127);
   *d = amax / 127.0f;
   return TRUE;
 }
@@ -114,10 +129,8 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 #define MAX_BATCH 32
 /* How far ahead of the row in hand its pass of the weights is prefetched (into L2, so the
  * pass's activations keep L1), for one-row products: with the hardware prefetcher alone
- * they waited on memory for most of their time. Two-row products read two streams half a
- * range apart instead, which the hardware prefetcher follows at a higher rate than one;
- * software prefetches there only got in its way. Four-row products prefetch within their
- * four streams themselves. */
+ * they waited on memory for most of their time. Four-row products read four streams a
+ * quarter of the range apart instead and prefetch within them themselves. */
 #define PREFETCH_BYTES 12288
 
 typedef struct {
@@ -127,7 +140,7 @@ typedef struct {
   int64_t act_size;    /* bytes of one activation block */
   gsize row_bytes;
   const BwGgmlDots *dots;
-  int group;           /* rows per call: 4 with dots->four, 2 with dots->two, else 1 */
+  int group;           /* rows per call: 4 with dots->four, else 1 */
 } Rows;
 
 /* For token t's activations `act` (nbp blocks from block b0), rows r + k * span, k < group
@@ -143,8 +156,6 @@ rows_group (const Rows *g, int group, const uint8_t *row, int64_t r, int64_t spa
     acc[k] = b0 > 0 ? yt[r + k * span] : 0.0f;
   if (group == 4)
     g->dots->four (row, stride, act, nbp, acc);
-  else if (group == 2)
-    g->dots->two (row, stride, act, nbp, acc);
   else
     acc[0] = g->dots->one (row, act, nbp, acc[0]);
   for (int k = 0; k < group; k++)
@@ -207,7 +218,7 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
     .w = w, .ti = ti, .k = k,
     .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
     .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
-    .dots = dots, .group = dots->four ? 4 : dots->two ? 2 : 1,
+    .dots = dots, .group = dots->four ? 4 : 1,
   };
   const int64_t nb = w->cols / ti->info->block_elements;
   const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;

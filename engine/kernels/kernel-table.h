@@ -45,20 +45,15 @@ typedef gboolean (*BwPreparedRows) (const BwMatrix *w, const float *x, const voi
  * quantized activations (kernels/ggml-dot.h). */
 typedef float (*BwGgmlDot) (const uint8_t *row, const void *act, int64_t nblocks, float acc);
 
-/* The same for rows `row` and `row + stride` at once (acc[0], acc[1]: their sums in and
+/* The same for the four rows row + k * stride (k < 4) at once (acc[k]: their sums in and
  * out), each row's bits exactly as BwGgmlDot gives them: the rows share the activations'
  * loads, and their per-block float steps, each a serial chain in block order, overlap. */
-typedef void (*BwGgmlDot2) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
-                            float acc[2]);
-
-/* The same for the four rows row + k * stride (k < 4) at once. */
 typedef void (*BwGgmlDot4) (const uint8_t *row, size_t stride, const void *act, int64_t nblocks,
                             float acc[4]);
 
-/* A level's products for one GGML format; `two` and `four` may be NULL. */
+/* A level's products for one GGML format; `four` may be NULL. */
 typedef struct {
   BwGgmlDot one;
-  BwGgmlDot2 two;
   BwGgmlDot4 four;
 } BwGgmlDots;
 
