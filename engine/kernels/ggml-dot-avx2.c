@@ -375,11 +375,7 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
 
 const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   LANES32_ENTRIES
-  [BW_FMT_GGML_Q2_K] = { dot_q2_k, dot4_q2_k },
-  [BW_FMT_GGML_Q3_K] = { dot_q3_k, dot4_q3_k },
-  [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot4_q4_k },
-  [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot4_q5_k },
-  [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot4_q6_k },
+  K_LANES_ENTRIES
   [BW_FMT_GGML_IQ4_XS] = { dot_iq4_xs },
   [BW_FMT_GGML_IQ2_XXS] = { dot_iq2_xxs },
   [BW_FMT_GGML_IQ2_XS] = { dot_iq2_xs },

@@ -46,9 +46,5 @@ quads_from (__m256i from, __m256i u, __m256i x)
 
 const BwGgmlDots bw_ggml_dots_avx512vnni[BW_FMT_COUNT] = {
   LANES32_ENTRIES
-  [BW_FMT_GGML_Q2_K] = { dot_q2_k, dot4_q2_k },
-  [BW_FMT_GGML_Q3_K] = { dot_q3_k, dot4_q3_k },
-  [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot4_q4_k },
-  [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot4_q5_k },
-  [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot4_q6_k },
+  K_LANES_ENTRIES
 };

@@ -294,3 +294,11 @@ K_DOTS (q3_k, 110)
 K_DOTS (q4_k, 144)
 K_DOTS (q5_k, 176)
 K_DOTS (q6_k, 210)
+
+/* The level's table entries for these types. */
+#define K_LANES_ENTRIES \
+  [BW_FMT_GGML_Q2_K] = { dot_q2_k, dot4_q2_k }, \
+  [BW_FMT_GGML_Q3_K] = { dot_q3_k, dot4_q3_k }, \
+  [BW_FMT_GGML_Q4_K] = { dot_q4_k, dot4_q4_k }, \
+  [BW_FMT_GGML_Q5_K] = { dot_q5_k, dot4_q5_k }, \
+  [BW_FMT_GGML_Q6_K] = { dot_q6_k, dot4_q6_k },
