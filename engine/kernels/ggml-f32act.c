@@ -55,19 +55,7 @@ DECODED (tq1_0, BW_GGML_TQ1_0)
 DECODED (tq2_0, BW_GGML_TQ2_0)
 DECODED (mxfp4, BW_GGML_MXFP4)
 
-const BwGgmlF32Dot bw_ggml_f32_dots_scalar[BW_FMT_COUNT] = {
-  [BW_FMT_GGML_Q4_0] = dot_q4_0,       [BW_FMT_GGML_Q4_1] = dot_q4_1,
-  [BW_FMT_GGML_Q5_0] = dot_q5_0,       [BW_FMT_GGML_Q5_1] = dot_q5_1,
-  [BW_FMT_GGML_Q8_0] = dot_q8_0,       [BW_FMT_GGML_Q2_K] = dot_q2_k,
-  [BW_FMT_GGML_Q3_K] = dot_q3_k,       [BW_FMT_GGML_Q4_K] = dot_q4_k,
-  [BW_FMT_GGML_Q5_K] = dot_q5_k,       [BW_FMT_GGML_Q6_K] = dot_q6_k,
-  [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs,
-  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,     [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs,
-  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,     [BW_FMT_GGML_IQ1_S] = dot_iq1_s,
-  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,     [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl,
-  [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0,
-  [BW_FMT_GGML_TQ2_0] = dot_tq2_0,     [BW_FMT_GGML_MXFP4] = dot_mxfp4,
-};
+const BwGgmlF32Dot bw_ggml_f32_dots_scalar[BW_FMT_COUNT] = { BW_GGML_F32ACT_ENTRIES };
 
 void
 bw_ggml_f32act_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,

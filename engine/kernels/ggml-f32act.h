@@ -21,6 +21,20 @@
 /* The f32 activation kernels, per format (NULL: bw_kernels_ggml_f32_dot fills the gap
  * from the level's base, then the scalar level). The AVX-512 levels take AVX2's: wider
  * registers would change the lanes. */
+/* Each level's table: every GGML format's dot_<type>, which the level defines. */
+#define BW_GGML_F32ACT_ENTRIES \
+  [BW_FMT_GGML_Q4_0] = dot_q4_0,       [BW_FMT_GGML_Q4_1] = dot_q4_1, \
+  [BW_FMT_GGML_Q5_0] = dot_q5_0,       [BW_FMT_GGML_Q5_1] = dot_q5_1, \
+  [BW_FMT_GGML_Q8_0] = dot_q8_0,       [BW_FMT_GGML_Q2_K] = dot_q2_k, \
+  [BW_FMT_GGML_Q3_K] = dot_q3_k,       [BW_FMT_GGML_Q4_K] = dot_q4_k, \
+  [BW_FMT_GGML_Q5_K] = dot_q5_k,       [BW_FMT_GGML_Q6_K] = dot_q6_k, \
+  [BW_FMT_GGML_IQ2_XXS] = dot_iq2_xxs, [BW_FMT_GGML_IQ2_XS] = dot_iq2_xs, \
+  [BW_FMT_GGML_IQ2_S] = dot_iq2_s,     [BW_FMT_GGML_IQ3_XXS] = dot_iq3_xxs, \
+  [BW_FMT_GGML_IQ3_S] = dot_iq3_s,     [BW_FMT_GGML_IQ1_S] = dot_iq1_s, \
+  [BW_FMT_GGML_IQ1_M] = dot_iq1_m,     [BW_FMT_GGML_IQ4_NL] = dot_iq4_nl, \
+  [BW_FMT_GGML_IQ4_XS] = dot_iq4_xs,   [BW_FMT_GGML_TQ1_0] = dot_tq1_0, \
+  [BW_FMT_GGML_TQ2_0] = dot_tq2_0,     [BW_FMT_GGML_MXFP4] = dot_mxfp4,
+
 extern const BwGgmlF32Dot bw_ggml_f32_dots_scalar[BW_FMT_COUNT];
 extern const BwGgmlF32Dot bw_ggml_f32_dots_avx2[BW_FMT_COUNT];
 

@@ -28,6 +28,7 @@
 #include "gguf-tokens.h"
 #include "quant/ggml-quants.h"
 #include "tmp-dir.h"
+#include "json-file.h"
 #include "json-ids.h"
 
 #define TEMPLATE                                                                           \
@@ -64,15 +65,6 @@ run_ok (const char *const *argv, const char *input)
   char *out = spawn (argv, input, &ok);
   g_assert_true (ok);
   return out;
-}
-
-static JsonObject *
-load_object (JsonParser *p, const char *path)
-{
-  g_autoptr (GError) error = NULL;
-  g_assert_true (json_parser_load_from_file (p, path, &error));
-  g_assert_no_error (error);
-  return json_node_get_object (json_parser_get_root (p));
 }
 
 static char *
@@ -127,7 +119,7 @@ check_template (const char *gguf, const char *copy, const char *tmp)
 
   g_autofree char *cfg_path = g_build_filename (copy, "tokenizer_config.json", NULL);
   g_autoptr (JsonParser) p = json_parser_new ();
-  JsonObject *cfg = load_object (p, cfg_path);
+  JsonObject *cfg = bw_test_load_object (p, cfg_path);
   g_assert_cmpstr (json_object_get_string_member (cfg, "chat_template"), ==, TEMPLATE);
   g_assert_cmpstr (json_object_get_string_member (cfg, "eos_token"), ==, "ā");
   JsonObject *added = json_object_get_object_member (cfg, "added_tokens_decoder");
@@ -141,7 +133,7 @@ check_names (const char *copy)
 {
   g_autofree char *path = g_build_filename (copy, "model.safetensors.index.json", NULL);
   g_autoptr (JsonParser) p = json_parser_new ();
-  JsonObject *map = json_object_get_object_member (load_object (p, path), "weight_map");
+  JsonObject *map = json_object_get_object_member (bw_test_load_object (p, path), "weight_map");
   g_autoptr (GList) names = json_object_get_members (map);
   gboolean mla = g_str_has_prefix (fixture, "deepseek2");
   int kv_b = 0, experts_0 = 0;
@@ -274,7 +266,7 @@ static void
 check_outputs (const char *gguf, const char *copy, const char *ref_path)
 {
   g_autoptr (JsonParser) p = json_parser_new ();
-  JsonObject *ref = load_object (p, ref_path);
+  JsonObject *ref = bw_test_load_object (p, ref_path);
   g_autofree char *prompt = bw_test_json_ids (json_object_get_array_member (ref, "prompt_ids"));
   g_autofree char *want = bw_test_json_ids (json_object_get_array_member (ref, "greedy_ids"));
   g_autofree char *from_gguf = greedy (gguf, prompt);

@@ -10,6 +10,7 @@
 #include "tmp-dir.h"
 #include "text/tokenizer-gguf-export.h"
 #include "text/tokenizer-gguf.h"
+#include "json-file.h"
 #include "json-ids.h"
 
 static char *
@@ -24,15 +25,6 @@ encode (const BwTokenizer *tok, const char *text, gboolean allow_special)
   for (guint i = 0; i < ids->len; i++)
     g_string_append_printf (s, "%s%d", i ? "," : "", g_array_index (ids, gint32, i));
   return g_string_free (s, FALSE);
-}
-
-static JsonObject *
-load_object (JsonParser *p, const char *path)
-{
-  g_autoptr (GError) error = NULL;
-  g_assert_true (json_parser_load_from_file (p, path, &error));
-  g_assert_no_error (error);
-  return json_node_get_object (json_parser_get_root (p));
 }
 
 static void
@@ -73,7 +65,7 @@ check_vocabulary (gconstpointer data)
     g_assert_cmpint (bw_tokenizer_is_special (copy, id), ==, bw_tokenizer_is_special (gguf, id));
 
   g_autoptr (JsonParser) p = json_parser_new ();
-  JsonArray *cases = json_object_get_array_member (load_object (p, ref_path), "cases");
+  JsonArray *cases = json_object_get_array_member (bw_test_load_object (p, ref_path), "cases");
   guint failures = 0;
   g_assert_cmpuint (json_array_get_length (cases), >, 40);
   for (guint i = 0; i < json_array_get_length (cases); i++)
@@ -98,8 +90,8 @@ check_vocabulary (gconstpointer data)
   g_autofree char *gen_path = g_build_filename (dir, "generation_config.json", NULL);
   g_autoptr (JsonParser) q = json_parser_new ();
   g_autoptr (JsonParser) r = json_parser_new ();
-  JsonObject *cfg = load_object (q, cfg_path);
-  JsonObject *gen = load_object (r, gen_path);
+  JsonObject *cfg = bw_test_load_object (q, cfg_path);
+  JsonObject *gen = bw_test_load_object (r, gen_path);
   gint32 eos = bw_tokenizer_specials (gguf)->eos;
   gsize len;
   const guint8 *eos_text = bw_tokenizer_token_bytes (gguf, eos, &len);
