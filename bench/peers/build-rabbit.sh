@@ -5,7 +5,8 @@
 #
 # SRC: an unpacked rabbit tree (e.g. `git archive 5cd932a | tar -x`); PEERS: /work/peers.
 # Result: PEERS/chroot/usr/local/bin/rabbit (release, default features, rabbit's own
-# target-cpu=native); it links sid's glibc, so run it through `chroot PEERS/chroot`.
+# target-cpu=native, or RABBIT_CPU: x86-64-v3 holds it to AVX2 on a host that has AVX-512);
+# it links sid's glibc, so run it through `chroot PEERS/chroot`.
 # No network for cargo: crates come from /usr/share/cargo/registry (the librust-*-dev
 # packages), so the patch below only relaxes version requirements to what sid ships and drops
 # the bench-only dev-dependency (criterion) that cargo would otherwise need to resolve.
@@ -30,9 +31,9 @@ sed -i -e 's/^fancy-regex = "0.13"/fancy-regex = "0.11"/' \
        -e '/^\[dev-dependencies\]/,$d' Cargo.toml
 rm -f Cargo.lock
 mkdir -p .cargo
-cat > .cargo/config.toml <<'CFG'
+cat > .cargo/config.toml <<CFG
 [build]
-rustflags = ["-C", "target-cpu=native"]
+rustflags = ["-C", "target-cpu=${RABBIT_CPU:-native}"]
 
 [source.crates-io]
 replace-with = "debian"
