@@ -110,6 +110,12 @@ print_setup (BwModel *model, const RunArgs *a)
              "queue depth %.1f\n", (double) st.bytes_read / 1e6,
              (double) st.bytes_read / (double) st.read_busy_us / 1e3,
              (double) st.read_busy_us / 1e6, (double) st.read_depth_us / (double) st.read_busy_us);
+  /* What mapping the cache's memory cost: where the host takes free memory back, the
+   * reads above share the machine with it */
+  if (a->stats && st.touched_bytes > 0)
+    fprintf (stderr, "load: expert buffers %.3f GB touched in %.3f s (%.2f GB/s)\n",
+             (double) st.touched_bytes / 1e9, (double) st.touch_us / 1e6,
+             st.touch_us > 0 ? (double) st.touched_bytes / (double) st.touch_us / 1e3 : 0.0);
   BwCliMemory m = { bw_expert_store_budget (store), bw_engine_token_expert_bytes (model),
                     bw_model_resident_bytes (model), a->model.ram_budget != NULL, bits,
                     why, bw_engine_budget_too_small (model) };

@@ -96,6 +96,8 @@ struct BwExpertStore {
   BwExpertRequant *requant; /* --expert-bits, or NULL */
   guint8 *transpose_buf;    /* room for the largest transposed matrix, or NULL */
   BwBufferPool *spares;     /* prefaulted buffers, counted against the budget, or NULL */
+  guint64 touched_bytes;    /* of them, mapped while the store was created */
+  gint64 touch_us;          /* and the time that took */
 };
 
 static inline guint64

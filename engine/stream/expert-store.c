@@ -1129,6 +1129,8 @@ bw_expert_store_stats (BwExpertStore *s, BwStoreStats *out)
   out->io_wait_ns = atomic_load (&s->io_wait_ns);
   if (s->io != NULL)
     bw_io_depth (s->io, &out->read_busy_us, &out->read_depth_us);
+  out->touched_bytes = s->touched_bytes;
+  out->touch_us = s->touch_us;
   out->n_pinned = atomic_load (&s->n_pinned);
   out->n_cached = atomic_load (&s->n_cached);
   out->bytes_pinned = atomic_load (&s->bytes_pinned);

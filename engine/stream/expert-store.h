@@ -73,6 +73,10 @@ typedef struct {
   guint64 io_wait_ns;     /* time the decode thread spent blocked in bw_expert_batch_wait */
   gint64 read_busy_us;    /* time with reads in flight (io_uring) */
   gint64 read_depth_us;   /* its integral of the reads in flight: / read_busy_us = depth */
+  /* Expert buffers mapped while the store was created, and the time it took: on a VM whose
+   * host has taken the free memory back, most of a cold load's time. */
+  guint64 touched_bytes;
+  gint64 touch_us;
   guint64 n_pinned, n_cached, n_on_disk;
   guint64 bytes_pinned, bytes_cached, bytes_on_disk;
   const char *backend;    /* "io_uring", "pread", "pread+O_DIRECT", ... (static string) */

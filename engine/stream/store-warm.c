@@ -123,7 +123,10 @@ prefault (BwExpertStore *s, WarmStart *warm)
       /* pins of a layer with smaller experts took buffers of their own */
       if (s->bytes_used + bw_buffer_pool_reserved (s->spares) + (guint64) n * size > s->budget)
         break;
+      const gint64 t0 = g_get_monotonic_time ();
       const int got = bw_buffer_pool_fill (s->spares, n, s->opts.pool);
+      s->touch_us += g_get_monotonic_time () - t0;
+      s->touched_bytes += (guint64) got * size;
       at += (guint64) n;
       warm_start_more (s, warm, TRUE);
       bw_expert_store_idle (s, 0);

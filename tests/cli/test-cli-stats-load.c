@@ -1,7 +1,9 @@
 /* run --stats reports the warm start's expert reads while loading: none on a first run (no
  * usage history yet), and on the next run the learned pins it read ahead, in whole experts,
  * with the time they were in flight and the queue depth held. The peer benchmarks set this
- * rate against fio's (bench/peers/). */
+ * rate against fio's (bench/peers/). Both runs give the expert buffers mapped while loading
+ * and the time it took: the whole budget's without pins, only the pins' and a tenth's with
+ * them. */
 #include <gio/gio.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +38,21 @@ run_cli (const char *cache, const char *const *args)
   return err;
 }
 
+/* The GB of expert buffers the load line says were touched, checking its time and rate. */
+static double
+touched (const char *err)
+{
+  const char *line = strstr (err, "\nload: expert buffers ");
+  double gb = 0, secs = -1, gbs = -1;
+  g_assert_nonnull (line);
+  g_assert_cmpint (sscanf (line, "\nload: expert buffers %lf GB touched in %lf s (%lf GB/s)",
+                           &gb, &secs, &gbs), ==, 3);
+  g_assert_cmpfloat (gb, >, 0.0);
+  g_assert_cmpfloat (secs, >=, 0.0);
+  g_assert_cmpfloat (gbs, >=, 0.0);
+  return gb;
+}
+
 static void
 test_load_reads (void)
 {
@@ -53,7 +70,13 @@ test_load_reads (void)
 
   g_autofree char *first = run_cli (cache, run);
   g_assert_nonnull (strstr (first, "expert store: ram budget"));
-  g_assert_null (strstr (first, "\nload: "));
+  g_assert_null (strstr (first, "\nload: experts"));
+  double all_gb = touched (first), budget_mib = 0;
+  g_assert_cmpint (sscanf (strstr (first, "expert store: ram budget"),
+                           "expert store: ram budget %lf MiB", &budget_mib), ==, 1);
+  /* no pins yet: the whole budget, to within a buffer (and the line's rounding) */
+  g_assert_cmpfloat (all_gb * 1e9, >=, budget_mib * 1048576.0 - EXPERT_BYTES - 1e6);
+  g_assert_cmpfloat (all_gb * 1e9, <=, budget_mib * 1048576.0 + 1e6);
 
   g_autofree char *second = run_cli (cache, run);
   const char *line = strstr (second, "\nload: ");
@@ -73,6 +96,10 @@ test_load_reads (void)
   g_assert_cmpfloat (secs, >, 0.0);
   g_assert_cmpfloat (gbs, >, 0.0);
   g_assert_cmpfloat (depth, >=, 1.0);
+  /* with pins, theirs and a tenth of the budget's: fewer than all */
+  double pinned_gb = touched (second);
+  g_assert_cmpfloat (pinned_gb, >=, pins * EXPERT_BYTES / 1e9 - 1e-6);
+  g_assert_cmpfloat (pinned_gb, <, all_gb);
 }
 
 int
