@@ -44,11 +44,11 @@ scales_at (__m256i sc16, int m)
   return _mm256_shuffle_epi8 (sc16, _mm256_set1_epi16 ((short) (0x0100 + 0x0202 * m)));
 }
 
-/* Codes u times activations xq, pair sums times the scales of scales_at. */
+/* Codes u times activations x, pair sums times the scales of scales_at. */
 static inline __m256i
-sub_dot (__m256i u, const int8_t *xq, __m256i scales)
+sub_dot (__m256i u, __m256i x, __m256i scales)
 {
-  return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, loadu (xq)), scales);
+  return _mm256_madd_epi16 (_mm256_maddubs_epi16 (u, x), scales);
 }
 
 /* Q2_K .. Q6_K */

@@ -22,14 +22,14 @@ scales_at (__m256i sc16, int m)
   return _mm256_shuffle_epi8 (sc16, _mm256_set1_epi32 ((int) (0x80800000u | (0x0100u + 0x0202u * (unsigned) m))));
 }
 
-/* Codes u times activations xq, lane sums times the scales of scales_at: the lane sums
+/* Codes u times activations x, lane sums times the scales of scales_at: the lane sums
  * (at most 4 * 63 * 127 < 2^15 in magnitude, the K types' codes being at most 63) fit the
  * low 16 bits, so one vpmaddwd against (scale, 0) multiplies them, where vpmulld takes two
  * micro-ops and ten cycles. */
 static inline __m256i
-sub_dot (__m256i u, const int8_t *xq, __m256i scales)
+sub_dot (__m256i u, __m256i x, __m256i scales)
 {
-  return _mm256_madd_epi16 (quads (u, loadu (xq)), scales);
+  return _mm256_madd_epi16 (quads (u, x), scales);
 }
 
 #define K_SCALE_TWICE 0
