@@ -205,8 +205,13 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
     {
       const int64_t nbp = MIN (per_pass, nb - b0), pass_bytes = nbp * g->act_size;
       for (int t = 0; t < nt; t++)
-        bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
-                                                  nbp * blk, act + t * pass_bytes);
+        {
+          bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
+                                                    nbp * blk, act + t * pass_bytes);
+          /* the batched products work on such a token too (and drop its sums) */
+          if (bad[t])
+            memset (act + t * pass_bytes, 0, (size_t) pass_bytes);
+        }
       if (g->batch && nt > 1)
         {
           rows_batched (g, act, pass_bytes, nt, bad, nbp, b0, y + (int64_t) t0 * ldy, ldy, r0, r1);
