@@ -70,18 +70,17 @@ typedef struct {
   float pad[6];
 } ALIGNED KBlock;
 
-/* The scale vectors from the 16 scales per 16 elements (and the mins, or NULL). */
+/* The scale vectors from the 16 scales per 16 elements sc8 (and their mins m8, or NULL),
+ * the offset 1 << off_shift (or 0 for off_shift < 0). */
 static inline void
-k_scales (KBlock *u, const int sc[16], const int *m, int off)
+k_scales (KBlock *u, __m128i sc8, const __m128i *m8, int off_shift)
 {
+  const __m256i eo = evens_odds16 (sc8);
   for (int c = 0; c < 8; c++)
-    _mm256_store_si256 ((__m256i *) u->sc[c], _mm256_set_m128i (_mm_set1_epi16 ((short) sc[2 * c + 1]),
-                                                                 _mm_set1_epi16 ((short) sc[2 * c])));
-  for (int j = 0; j < 16; j++)
-    {
-      u->corr[j] = (int16_t) (off * sc[j]);
-      u->mins[j] = (int16_t) (m ? m[j] : 0);
-    }
+    _mm256_store_si256 ((__m256i *) u->sc[c], _mm256_shuffle_epi8 (eo, _mm256_set1_epi16 ((short) (0x0100 + 0x0202 * c))));
+  const __m256i sc16 = _mm256_cvtepi8_epi16 (sc8);
+  _mm256_store_si256 ((__m256i *) u->corr, off_shift < 0 ? _mm256_setzero_si256 () : _mm256_slli_epi16 (sc16, off_shift));
+  _mm256_store_si256 ((__m256i *) u->mins, m8 ? _mm256_cvtepi8_epi16 (*m8) : _mm256_setzero_si256 ());
 }
 
 /* Q4_K and Q5_K's codes: 4 x 64 elements, nibbles of 32 bytes each (Q5_K: bit 2 j, 2 j + 1
@@ -108,14 +107,16 @@ k_nibbles (const uint8_t *qs, const uint8_t *qh, uint8_t *u)
 static inline void
 q45_k_scales (const uint8_t *b, KBlock *u)
 {
-  int sc[16], m[16];
+  int8_t sc[16], m[16];
   for (int j = 0; j < 8; j++)
     {
-      bw_ggml_k_scale_min (b + 4, j, &sc[2 * j], &m[2 * j]);
-      sc[2 * j + 1] = sc[2 * j];
-      m[2 * j + 1] = m[2 * j];
+      int scj, mj;
+      bw_ggml_k_scale_min (b + 4, j, &scj, &mj);
+      sc[2 * j] = sc[2 * j + 1] = (int8_t) scj;
+      m[2 * j] = m[2 * j + 1] = (int8_t) mj;
     }
-  k_scales (u, sc, m, 0);
+  const __m128i m8 = _mm_loadu_si128 ((const __m128i *) m);
+  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), &m8, -1);
   u->d = f16 (b);
   u->dmin = f16 (b + 2);
 }
@@ -138,7 +139,6 @@ static void
 unpack_q6_k (const uint8_t *b, KBlock *u)
 {
   const __m256i m4 = _mm256_set1_epi8 (0xF), m30 = _mm256_set1_epi8 (0x30);
-  int sc[16];
   for (int h = 0; h < 2; h++)
     {
       const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
@@ -153,9 +153,7 @@ unpack_q6_k (const uint8_t *b, KBlock *u)
           _mm256_store_si256 ((__m256i *) (u->u + 128 * h + 32 * k), _mm256_or_si256 (low[k], _mm256_and_si256 (at, m30)));
         }
     }
-  for (int j = 0; j < 16; j++)
-    sc[j] = (int8_t) b[192 + j];
-  k_scales (u, sc, NULL, 32);
+  k_scales (u, _mm_loadu_si128 ((const __m128i *) (b + 192)), NULL, 5);
   u->d = f16 (b + 208);
   u->dmin = 0.0f;
 }
@@ -179,14 +177,10 @@ k_crumbs (const uint8_t *qs, const uint8_t *hmask, uint8_t *u)
 static void
 unpack_q2_k (const uint8_t *b, KBlock *u)
 {
-  int sc[16], m[16];
+  const __m128i sm = _mm_loadu_si128 ((const __m128i *) b), m4 = _mm_set1_epi8 (0xF);
+  const __m128i m8 = _mm_and_si128 (_mm_srli_epi16 (sm, 4), m4);
   k_crumbs (b + 16, NULL, u->u);
-  for (int j = 0; j < 16; j++)
-    {
-      sc[j] = b[j] & 0xF;
-      m[j] = b[j] >> 4;
-    }
-  k_scales (u, sc, m, 0);
+  k_scales (u, _mm_and_si128 (sm, m4), &m8, -1);
   u->d = f16 (b + 80);
   u->dmin = f16 (b + 82);
 }
@@ -194,11 +188,11 @@ unpack_q2_k (const uint8_t *b, KBlock *u)
 static void
 unpack_q3_k (const uint8_t *b, KBlock *u)
 {
-  int sc[16];
+  int8_t sc[16];
   k_crumbs (b + 32, b, u->u);
   for (int j = 0; j < 16; j++)
-    sc[j] = bw_ggml_q3_k_scale (b + 96, j);
-  k_scales (u, sc, NULL, 4);
+    sc[j] = (int8_t) bw_ggml_q3_k_scale (b + 96, j);
+  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), NULL, 2);
   u->d = f16 (b + 108);
   u->dmin = 0.0f;
 }
