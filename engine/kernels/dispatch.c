@@ -214,6 +214,15 @@ bw_kernels_ggml_dots (const BwKernelTable *table, BwFormat fmt)
   return &bw_kernels_scalar.ggml_dot[fmt];
 }
 
+BwGgmlBatch
+bw_kernels_ggml_batch (const BwKernelTable *table, BwFormat fmt)
+{
+  for (const BwKernelTable *t = table; t; t = t->base)
+    if (t->ggml_batch && t->ggml_batch[fmt])
+      return t->ggml_batch[fmt];
+  return NULL;
+}
+
 BwGgmlDot
 bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt)
 {

@@ -56,6 +56,8 @@ BwPeakLoop bw_kernels_peak (const BwKernelTable *table, gboolean integer);
 BwGgmlDot bw_kernels_ggml_dot (const BwKernelTable *table, BwFormat fmt);
 /* Its entry: that product and the same level's four-row one (which may be NULL). */
 const BwGgmlDots *bw_kernels_ggml_dots (const BwKernelTable *table, BwFormat fmt);
+/* The batched GGML product of `table` (or its bases) for fmt; NULL: none. */
+BwGgmlBatch bw_kernels_ggml_batch (const BwKernelTable *table, BwFormat fmt);
 
 /* A table's f32-activation product for a GGML format, filled the same way (never NULL for
  * a BW_FMT_GGML_* format). */

@@ -76,6 +76,8 @@ gboolean bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
 extern const BwGgmlDots bw_ggml_dots_scalar[BW_FMT_COUNT];
 extern const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT];
 extern const BwGgmlDots bw_ggml_dots_avx512vnni[BW_FMT_COUNT];
+/* The AVX2 level's batched products (kernels/ggml-unpack-avx2.c; NULL: none for the format). */
+extern const BwGgmlBatch bw_ggml_batch_avx2[BW_FMT_COUNT];
 
 /* The rows kernel of every GGML format at every level (kernel-table.h's BwRowsKernel): it
  * quantizes each token's activations and takes the products from the table of w->isa. */

@@ -126,7 +126,7 @@ bw_ggml_quantize_act (gboolean k, const float *x, int64_t n, void *act)
  * memory once per batch and from L1 for the batch's other tokens. */
 #define PASS_BYTES (32 * 1024)
 #define ACT_BYTES (128 * 1024)
-#define MAX_BATCH 32
+#define MAX_BATCH BW_GGML_BATCH_MAX
 /* How far ahead of the row in hand its pass of the weights is prefetched (into L2, so the
  * pass's activations keep L1), for one-row products: with the hardware prefetcher alone
  * they waited on memory for most of their time. Four-row products read four streams a
@@ -141,6 +141,7 @@ typedef struct {
   gsize row_bytes;
   const BwGgmlDots *dots;
   int group;           /* rows per call: 4 with dots->four, else 1 */
+  BwGgmlBatch batch;   /* the level's batched product, or NULL */
 } Rows;
 
 /* For token t's activations `act` (nbp blocks from block b0), rows r + k * span, k < group
@@ -162,6 +163,32 @@ rows_group (const Rows *g, int group, const uint8_t *row, int64_t r, int64_t spa
     yt[r + k * span] = acc[k];
 }
 
+/* For the nt tokens' activations `act` (nbp blocks from block b0, token t's at
+ * act + t * pass_bytes), rows [r0, r1) through the level's batched product: each row's
+ * blocks are decoded once for all the tokens. */
+static void
+rows_batched (const Rows *g, const uint8_t *act, int64_t pass_bytes, int nt, const gboolean *bad,
+              int64_t nbp, int64_t b0, float *y, int64_t ldy, int64_t r0, int64_t r1)
+{
+  const int64_t seg = nbp * g->ti->info->block_bytes;
+  float acc[MAX_BATCH];
+
+  for (int64_t r = r0; r < r1; r++)
+    {
+      const uint8_t *row = (const uint8_t *) g->w->data + r * g->row_bytes + b0 * g->ti->info->block_bytes;
+      /* the next row into L2 while this one is worked on */
+      if (r + 1 < r1)
+        for (int64_t c = 0; c < seg; c += 64)
+          __builtin_prefetch (row + g->row_bytes + c, 0, 2);
+      for (int t = 0; t < nt; t++)
+        acc[t] = b0 > 0 ? y[t * ldy + r] : 0.0f;
+      g->batch (row, nbp, act, (size_t) pass_bytes, nt, bad, acc);
+      for (int t = 0; t < nt; t++)
+        if (!bad[t])
+          y[t * ldy + r] = acc[t];
+    }
+}
+
 /* Tokens [t0, t0 + nt) of rows [r0, r1); a token whose activations hold NaN or Inf gets
  * the reference product instead. */
 static void
@@ -178,8 +205,18 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
     {
       const int64_t nbp = MIN (per_pass, nb - b0), pass_bytes = nbp * g->act_size;
       for (int t = 0; t < nt; t++)
-        bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
-                                                  nbp * blk, act + t * pass_bytes);
+        {
+          bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
+                                                    nbp * blk, act + t * pass_bytes);
+          /* the batched products work on such a token too (and drop its sums) */
+          if (bad[t])
+            memset (act + t * pass_bytes, 0, (size_t) pass_bytes);
+        }
+      if (g->batch && nt > 1)
+        {
+          rows_batched (g, act, pass_bytes, nt, bad, nbp, b0, y + (int64_t) t0 * ldy, ldy, r0, r1);
+          continue;
+        }
       const int64_t seg = nbp * g->ti->info->block_bytes;
       const int64_t ahead = MAX (1, (PREFETCH_BYTES + seg - 1) / seg);
       for (int64_t p = 0; p < r1 - r0 - (g->group - 1) * span; p++)
@@ -219,6 +256,7 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
     .act_size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32),
     .row_bytes = bw_matrix_row_bytes (w->fmt, w->cols),
     .dots = dots, .group = dots->four ? 4 : 1,
+    .batch = bw_kernels_ggml_batch (bw_kernels_table (w->isa), w->fmt),
   };
   const int64_t nb = w->cols / ti->info->block_elements;
   const int64_t pass_bytes = MAX (1, MIN (nb, PASS_BYTES / g.act_size)) * g.act_size;

@@ -57,6 +57,16 @@ typedef struct {
   BwGgmlDot4 four;
 } BwGgmlDots;
 
+/* Most tokens a BwGgmlBatch takes at once. */
+#define BW_GGML_BATCH_MAX 32
+
+/* The products of one GGML row's `nblocks` blocks at `row` with nt <= BW_GGML_BATCH_MAX
+ * tokens' quantized activations (token t's at act + t * act_stride), added to acc[t] for
+ * every token whose skip[t] is FALSE: each acc[t] gets the bits BwGgmlDot gives for that
+ * token, but the row's blocks are decoded once for all of them. */
+typedef void (*BwGgmlBatch) (const uint8_t *row, int64_t nblocks, const uint8_t *act,
+                             size_t act_stride, int nt, const gboolean *skip, float *acc);
+
 /* The product of `nblocks` GGML weight blocks at `row` with f32 activations x
  * (kernels/ggml-f32act.h). */
 typedef float (*BwGgmlF32Dot) (const uint8_t *row, const float *x, int64_t nblocks);
@@ -81,6 +91,9 @@ struct BwKernelTable {
   /* Products of GGML block rows with f32 activations, per format (act_bits 32,
    * kernels/ggml-f32act.h); filled the same way. */
   const BwGgmlF32Dot *ggml_f32_dot;
+  /* Batched products of GGML block rows, per format (kernels/ggml-unpack.h); NULL, or a
+   * NULL entry: the base level's, else the tokens take ggml_dot one by one. */
+  const BwGgmlBatch *ggml_batch;
   /* Products with exact integer sums (kernels/gemv-int.h); one-token activations are
    * prepared once per thread and product (BW_GEMV_INT_PREPARED_BYTES); NULL: none. */
   const BwGemvInt *gemv_int;

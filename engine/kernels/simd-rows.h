@@ -646,6 +646,7 @@ stream_sum (const void *p, size_t bytes)
     .stream_sum = stream_sum,                                                            \
     .gemv_int = int_kernel,                                                              \
     .ggml_dot = dots,                                                                    \
+    .ggml_batch = bw_ggml_batch_avx2,                                                    \
     .ggml_f32_dot = bw_ggml_f32_dots_avx2,                                               \
     .peak_fma = fma_peak,                                                                \
     .peak_int = int_peak,                                                                \

@@ -207,35 +207,54 @@ test_nan_activations (void)
   g_rand_free (rand);
 }
 
-/* n tokens at once give each token's one-token bits (batches of tokens share the weight
- * reads, not the arithmetic), across batches and with a NaN token among them. */
+/* The one-token products of tokens [0, n) of x at level isa, token t's at want + t * rows. */
+static void
+one_token_products (const TestMatrix *g, BwIsa isa, const float *x, int n, float *want)
+{
+  for (int t = 0; t < n; t++)
+    product (&g->m, isa, x + t * g->m.cols, 1, want + t * g->m.rows);
+}
+
+/* n tokens at once give each token's one-token bits at every level (batches decode each
+ * row once for their tokens, in the same integer lanes and float steps), for every batch
+ * size up to past two batches, across unpacked segments and passes of the activations,
+ * with a NaN token among them. */
 static void
 test_prefill_equals_decode (void)
 {
   GRand *rand = g_rand_new_with_seed (11);
-  static const BwFormat fmts[] = { BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q8_0, BW_FMT_GGML_IQ2_XXS };
+  enum { MAX_N = 70 };
 
-  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
-    {
-      const int64_t rows = 19, cols = 1024;
-      const int n = 37;
-      TestMatrix g;
-      g_autofree float *x = g_new (float, n * cols);
-      g_autofree float *all = g_new (float, n * rows);
-      float one[19];
-      test_ggml_matrix_init (&g, fmts[f], rows, cols, 1, rand);
-      fill_x (x, n * cols, rand);
-      x[20 * cols + 7] = INFINITY;
-      bw_matmul (&g.m, x, n, all, NULL);
-      for (int t = 0; t < n; t++)
-        {
-          bw_matmul (&g.m, x + t * cols, 1, one, NULL);
-          if (memcmp (one, all + t * rows, sizeof one) != 0)
-            g_error ("%s token %d of %d differs from its one-token product",
-                     test_name (fmts[f]), t, n);
-        }
-      test_matrix_clear (&g);
-    }
+  for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
+    for (int wide = 0; wide < 2; wide++)
+      {
+        const gboolean k = bw_ggml_act_k ((BwFormat) f);
+        /* 10 super-blocks or 70 blocks: more than one unpacked segment; wide: more than a
+         * pass of quantized activations */
+        const int64_t rows = wide ? 3 : 13, cols = wide ? (k ? 115 * 256 : 920 * 32) : (k ? 2560 : 2240);
+        const int max_n = wide ? 9 : MAX_N;
+        TestMatrix g;
+        g_autofree float *x = g_new (float, max_n * cols);
+        g_autofree float *want = g_new (float, max_n * rows);
+        g_autofree float *got = g_new (float, max_n * rows);
+        test_ggml_matrix_init (&g, (BwFormat) f, rows, cols, 1, rand);
+        fill_x (x, max_n * cols, rand);
+        x[(max_n / 2) * cols + 7] = NAN;
+        for (int isa = BW_ISA_SCALAR; isa < BW_ISA_COUNT; isa++)
+          {
+            if (!bw_isa_supported ((BwIsa) isa))
+              continue;
+            one_token_products (&g, (BwIsa) isa, x, max_n, want);
+            for (int n = wide ? max_n : 1; n <= max_n; n++)
+              {
+                product (&g.m, (BwIsa) isa, x, n, got);
+                if (memcmp (got, want, (size_t) (n * rows) * sizeof (float)) != 0)
+                  g_error ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " at %s: %d tokens at once differ from their one-token products",
+                           test_name ((BwFormat) f), rows, cols, bw_isa_name ((BwIsa) isa), n);
+              }
+          }
+        test_matrix_clear (&g);
+      }
   g_rand_free (rand);
 }
 
