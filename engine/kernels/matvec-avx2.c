@@ -219,6 +219,36 @@ vec_i_reduce (__m256i v)
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+/* Prefill's decode of FP8 rows (simd-rows.h's DECODE_RUN): decode1's values, 16 columns
+ * from one load and one NaN test on the bytes; a run with a NaN code stops there, and
+ * decode1 takes the rest. The product by st is left out where st is 1 (the exact
+ * products' state). */
+static inline __attribute__((always_inline)) int64_t
+decode_run_fp8 (const uint8_t *row, int64_t c, int64_t end, __m256 st, float *out)
+{
+  const gboolean unit = _mm256_movemask_ps (_mm256_cmp_ps (st, _mm256_set1_ps (1.0f), _CMP_EQ_OQ)) == 0xFF;
+
+  for (; c + 16 <= end; c += 16, out += 16)
+    {
+      const __m128i v = _mm_loadu_si128 ((const __m128i *) (row + c));
+      if (_mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_or_si128 (v, _mm_set1_epi8 ((char) 0x80)),
+                                             _mm_set1_epi8 ((char) 0xFF))))
+        break;
+      const __m256i h = _mm256_and_si256 (_mm256_slli_epi16 (_mm256_cvtepi8_epi16 (v), 7),
+                                          _mm256_set1_epi16 ((short) 0xBF80));
+      __m256 lo = _mm256_cvtph_ps (_mm256_castsi256_si128 (h));
+      __m256 hi = _mm256_cvtph_ps (_mm256_extracti128_si256 (h, 1));
+      if (!unit)
+        {
+          lo = _mm256_mul_ps (lo, st);
+          hi = _mm256_mul_ps (hi, st);
+        }
+      _mm256_storeu_ps (out, lo);
+      _mm256_storeu_ps (out + 8, hi);
+    }
+  return c;
+}
+
 /* Prefill's decode of 4-bit rows (simd-rows.h's DECODE_RUN): 32 columns from 16 bytes,
  * each nibble looked up as a small integer (the code minus 8, or twice the E2M1 value with
  * its sign) and scaled, the same f32 values as decode1's (MXFP4: st's lane 1 is half the
@@ -226,6 +256,8 @@ vec_i_reduce (__m256i v)
 static inline __attribute__((always_inline)) int64_t
 decode_run (BwFormat fmt, const uint8_t *row, int64_t c, int64_t end, __m256 st, float *out)
 {
+  if (fmt == BW_FMT_FP8_E4M3_B128)
+    return decode_run_fp8 (row, c, end, st, out);
   if (fmt != BW_FMT_MXFP4 && fmt != BW_FMT_Q4 && fmt != BW_FMT_CT_INT4)
     return c;
   const __m128i lut = fmt == BW_FMT_MXFP4
