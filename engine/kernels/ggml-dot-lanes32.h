@@ -17,9 +17,9 @@
 /* 1.5 * 2^23: an integer s, |s| < 2^22, added to its bits gives the f32 LANES32_MAGIC + s
  * exactly, and subtracting LANES32_MAGIC leaves s exactly (a block's lane sums are at most
  * 4 * 255 * 128 in magnitude). MXFP4 (offset codes, an E8M0 scale: a load) takes it into
- * its offset's add, turning vpcvtdq2ps into an f32 subtract that runs on more ports (3-4 %
- * faster on a Sapphire Rapids core); the F16-scaled types' conversions use those ports,
- * and there it was as much slower. */
+ * its offset's add, turning vpcvtdq2ps into an f32 subtract that runs on more ports (1-4 %
+ * faster on a Sapphire Rapids core, near the noise); the F16-scaled offset types measured
+ * slower with it. */
 #define LANES32_MAGIC 12582912.0f
 
 /* How far ahead in each row to prefetch, into L1 (float-avx2.c's distance). */
