@@ -162,26 +162,17 @@ q45_k_rows (const uint8_t *b, size_t stride, const BwGgmlActK *x, gboolean five,
 GGML_ROWS void
 q6_k_block (const uint8_t *b, const BwGgmlActK *x, __m256i *v)
 {
-  const __m256i m4 = _mm256_set1_epi8 (0xF), m30 = _mm256_set1_epi8 (0x30);
   const __m128i sc8 = _mm_loadu_si128 ((const __m128i *) (b + 192));
   const __m256i sc = evens_odds16 (sc8);
   __m256i a = _mm256_setzero_si256 ();
 #pragma GCC unroll 2
   for (int h = 0; h < 2; h++)
     {
-      const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
-      const __m256i qh = loadu (b + 128 + 32 * h);
-      const __m256i low[4] = { _mm256_and_si256 (l0, m4), _mm256_and_si256 (l1, m4),
-                               _mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
-                               _mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4) };
+      __m256i q[4];
+      q6_k_codes (b, h, q);
 #pragma GCC unroll 4
       for (int k = 0; k < 4; k++)
-        {
-          /* bits 2 k, 2 k + 1 to bits 4, 5: 16-bit shifts by at most 4 keep them in their byte */
-          const __m256i at = k < 2 ? _mm256_slli_epi16 (qh, 4 - 2 * k) : k == 2 ? qh : _mm256_srli_epi16 (qh, 2);
-          const __m256i q = _mm256_or_si256 (low[k], _mm256_and_si256 (at, m30));
-          a = _mm256_add_epi32 (a, sub_dot (q, loadu (x->q + 128 * h + 32 * k), scales_at (sc, 4 * h + k)));
-        }
+        a = _mm256_add_epi32 (a, sub_dot (q[k], loadu (x->q + 128 * h + 32 * k), scales_at (sc, 4 * h + k)));
     }
   const __m256i off = _mm256_madd_epi16 (loadu (x->bsums), _mm256_cvtepi8_epi16 (sc8));
   *v = _mm256_sub_epi32 (a, _mm256_slli_epi32 (off, 5));

@@ -33,6 +33,26 @@ hsum4_i32 (const __m256i v[4])
   return _mm_add_epi32 (_mm256_castsi256_si128 (c), _mm256_extracti128_si256 (c, 1));
 }
 
+/* Q6_K block b's 6-bit codes of elements 128 h + 32 k + l (k = 0..3) in q[k]: the low
+ * nibbles, and bits 2 k, 2 k + 1 of the high bytes moved to bits 4, 5 (16-bit shifts by at
+ * most 4 keep them in their byte). */
+static inline __attribute__((always_inline)) void
+q6_k_codes (const uint8_t *b, int h, __m256i q[4])
+{
+  const __m256i m4 = _mm256_set1_epi8 (0xF), m30 = _mm256_set1_epi8 (0x30);
+  const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
+  const __m256i qh = loadu (b + 128 + 32 * h);
+  const __m256i low[4] = { _mm256_and_si256 (l0, m4), _mm256_and_si256 (l1, m4),
+                           _mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
+                           _mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4) };
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; k++)
+    {
+      const __m256i at = k < 2 ? _mm256_slli_epi16 (qh, 4 - 2 * k) : k == 2 ? qh : _mm256_srli_epi16 (qh, 2);
+      q[k] = _mm256_or_si256 (low[k], _mm256_and_si256 (at, m30));
+    }
+}
+
 /* Bytes with bit `bit` set in v become `value`, the others 0. */
 static inline __m256i
 bit_to (__m256i v, int bit, int value)

@@ -138,20 +138,12 @@ unpack_q5_k (const uint8_t *b, KBlock *u)
 static void
 unpack_q6_k (const uint8_t *b, KBlock *u)
 {
-  const __m256i m4 = _mm256_set1_epi8 (0xF), m30 = _mm256_set1_epi8 (0x30);
   for (int h = 0; h < 2; h++)
     {
-      const __m256i l0 = loadu (b + 64 * h), l1 = loadu (b + 64 * h + 32);
-      const __m256i qh = loadu (b + 128 + 32 * h);
-      const __m256i low[4] = { _mm256_and_si256 (l0, m4), _mm256_and_si256 (l1, m4),
-                               _mm256_and_si256 (_mm256_srli_epi16 (l0, 4), m4),
-                               _mm256_and_si256 (_mm256_srli_epi16 (l1, 4), m4) };
+      __m256i q[4];
+      q6_k_codes (b, h, q);
       for (int k = 0; k < 4; k++)
-        {
-          /* bits 2 k, 2 k + 1 to bits 4, 5 (16-bit shifts by at most 4 keep them in their byte) */
-          const __m256i at = k < 2 ? _mm256_slli_epi16 (qh, 4 - 2 * k) : k == 2 ? qh : _mm256_srli_epi16 (qh, 2);
-          _mm256_store_si256 ((__m256i *) (u->u + 128 * h + 32 * k), _mm256_or_si256 (low[k], _mm256_and_si256 (at, m30)));
-        }
+        _mm256_store_si256 ((__m256i *) (u->u + 128 * h + 32 * k), q[k]);
     }
   k_scales (u, _mm_loadu_si128 ((const __m128i *) (b + 192)), NULL, 5);
   u->d = f16 (b + 208);
