@@ -2,7 +2,8 @@
  * scalar level's bits; the scalar level is within the activations' int8 rounding of the
  * f32 product of the dequantized rows; the levels promise kernels of their own for the
  * formats listed here, and four-row ones for the most used (a level the CPU runs without
- * them fails); activations with NaN take the reference product. */
+ * them fails); activations with NaN take the reference product; a product split over
+ * threads gives the unsplit one's bits. */
 #include <math.h>
 #include <string.h>
 
