@@ -84,6 +84,24 @@ extern const BwGgmlBatch bw_ggml_batch_avx2[BW_FMT_COUNT];
 void bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
                    int64_t r0, int64_t r1);
 
+/* One token's activations quantized once for all the work items of a product (read-only
+ * while they run): rows up to BW_GGML_ACT_SHARED_BYTES of them (DeepSeek-V3's widest,
+ * 18432 columns, take 21 KB). */
+#define BW_GGML_ACT_SHARED_BYTES (64 * 1024)
+typedef struct {
+  gboolean ok; /* FALSE: x held NaN or Inf (the products are then the reference ones) */
+  uint8_t bytes[BW_GGML_ACT_SHARED_BYTES] __attribute__((aligned (64)));
+} BwGgmlAct;
+
+/* Quantizes x (w->cols floats) into act for bw_ggml_rows_shared; FALSE (act untouched)
+ * where w is no GGML matrix or its activations do not fit. */
+gboolean bw_ggml_act_prepare (const BwMatrix *w, const float *x, BwGgmlAct *act);
+
+/* bw_ggml_rows of one token (y of w->rows floats) from its activations as
+ * bw_ggml_act_prepare quantized them from x: the same bits. */
+void bw_ggml_rows_shared (const BwMatrix *w, const float *x, const BwGgmlAct *act, float *y,
+                          int64_t r0, int64_t r1);
+
 /* Table entries giving every GGML format the same rows kernel. */
 #define BW_GGML_ROWS_ENTRIES(fn) \
   [BW_FMT_GGML_Q4_0] = fn, \

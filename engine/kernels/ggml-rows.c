@@ -190,21 +190,25 @@ rows_batched (const Rows *g, const uint8_t *act, int64_t pass_bytes, int nt, con
 }
 
 /* Tokens [t0, t0 + nt) of rows [r0, r1); a token whose activations hold NaN or Inf gets
- * the reference product instead. */
+ * the reference product instead. shared: token t0's activations quantized whole by
+ * bw_ggml_act_prepare (one token only), which the passes then read instead of quantizing
+ * into act. */
 static void
 rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy, int64_t r0,
-            int64_t r1, uint8_t *act)
+            int64_t r1, uint8_t *act, const BwGgmlAct *shared)
 {
   const int64_t blk = g->ti->info->block_elements, nb = g->w->cols / blk;
   const int64_t per_pass = PASS_BYTES / g->act_size;
-  gboolean bad[MAX_BATCH] = { FALSE };
+  gboolean bad[MAX_BATCH] = { shared && !shared->ok };
   /* row r0 + p goes with r0 + p + span, r0 + p + 2 span, .. (the rows left over go alone) */
   const int64_t span = (r1 - r0) / g->group;
 
   for (int64_t b0 = 0; b0 < nb; b0 += per_pass)
     {
       const int64_t nbp = MIN (per_pass, nb - b0), pass_bytes = nbp * g->act_size;
-      for (int t = 0; t < nt; t++)
+      if (shared)
+        act = (uint8_t *) shared->bytes + b0 * g->act_size;
+      for (int t = 0; t < nt && !shared; t++)
         {
           bad[t] = bad[t] || !bw_ggml_quantize_act (g->k, x + (int64_t) (t0 + t) * g->w->cols + b0 * blk,
                                                     nbp * blk, act + t * pass_bytes);
@@ -241,9 +245,25 @@ rows_batch (const Rows *g, const float *x, int t0, int nt, float *y, int64_t ldy
                          ldy, r0, r1);
 }
 
-void
-bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
-              int64_t r1)
+gboolean
+bw_ggml_act_prepare (const BwMatrix *w, const float *x, BwGgmlAct *act)
+{
+  const BwGgmlCodec *ti = bw_ggml_codec (bw_ggml_format_type (w->fmt));
+  const gboolean k = bw_ggml_act_k (w->fmt);
+  const int64_t size = k ? (int64_t) sizeof (BwGgmlActK) : (int64_t) sizeof (BwGgmlAct32);
+
+  if (ti == NULL || w->cols % ti->info->block_elements != 0
+      || w->cols / ti->info->block_elements * size > BW_GGML_ACT_SHARED_BYTES)
+    return FALSE;
+  act->ok = bw_ggml_quantize_act (k, x, w->cols, act->bytes);
+  return TRUE;
+}
+
+/* Rows [r0, r1) of n tokens, or of the one token whose activations `shared` holds
+ * (NULL: each pass quantizes its own). */
+static void
+rows_from (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+           int64_t r1, const BwGgmlAct *shared)
 {
   const BwGgmlCodec *ti = bw_ggml_codec (bw_ggml_format_type (w->fmt));
   uint8_t act[ACT_BYTES] __attribute__((aligned (64)));
@@ -263,5 +283,19 @@ bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, i
   const int per_batch = (int) MIN (MAX_BATCH, ACT_BYTES / pass_bytes);
 
   for (int t0 = 0; t0 < n; t0 += per_batch)
-    rows_batch (&g, x, t0, MIN (per_batch, n - t0), y, ldy, r0, r1, act);
+    rows_batch (&g, x, t0, MIN (per_batch, n - t0), y, ldy, r0, r1, act, shared);
+}
+
+void
+bw_ggml_rows (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0,
+              int64_t r1)
+{
+  rows_from (w, x, n, y, ldy, r0, r1, NULL);
+}
+
+void
+bw_ggml_rows_shared (const BwMatrix *w, const float *x, const BwGgmlAct *act, float *y,
+                     int64_t r0, int64_t r1)
+{
+  rows_from (w, x, 1, y, w->rows, r0, r1, act);
 }

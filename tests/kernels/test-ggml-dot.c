@@ -2,10 +2,12 @@
  * scalar level's bits; the scalar level is within the activations' int8 rounding of the
  * f32 product of the dequantized rows; the levels promise kernels of their own for the
  * formats listed here, and four-row ones for the most used (a level the CPU runs without
- * them fails); activations with NaN take the reference product. */
+ * them fails); activations with NaN take the reference product; a product split over
+ * threads gives the unsplit one's bits. */
 #include <math.h>
 #include <string.h>
 
+#include "core/threadpool.h"
 #include "kernels/dispatch.h"
 #include "kernels/ggml-dot.h"
 #include "kernels/kernel-features.h"
@@ -258,6 +260,56 @@ test_prefill_equals_decode (void)
   g_rand_free (rand);
 }
 
+/* A one-token product split into work items over 1, 2 and 3 threads (which share its
+ * activations quantized once) gives the bits of the unsplit product, at every level, for
+ * rows within a pass of the activations and wider, and for activations with NaN. */
+static void
+test_threads_equal (void)
+{
+  GRand *rand = g_rand_new_with_seed (13);
+  BwPool *pools[] = { bw_pool_new (1), bw_pool_new (2), bw_pool_new (3) };
+
+  for (int f = BW_FMT_GGML_FIRST; f < BW_FMT_COUNT; f++)
+    for (int wide = 0; wide < 2; wide++)
+      {
+        const gboolean k = bw_ggml_act_k ((BwFormat) f);
+        const int64_t rows = wide ? 100 : 520, cols = wide ? (k ? 115 * 256 : 920 * 32) : (k ? 2560 : 2240);
+        TestMatrix g;
+        g_autofree float *x = g_new (float, cols);
+        g_autofree float *want = g_new (float, rows);
+        g_autofree float *got = g_new (float, rows);
+        test_ggml_matrix_init (&g, (BwFormat) f, rows, cols, 1, rand);
+        g_assert_cmpuint (bw_matrix_bytes (&g.m), >=, 64 * 1024); /* else it is never split */
+        for (int nan = 0; nan < 2; nan++)
+          {
+            fill_x (x, cols, rand);
+            if (nan)
+              x[cols - 5] = NAN;
+            for (int isa = BW_ISA_SCALAR; isa < BW_ISA_COUNT; isa++)
+              {
+                if (!bw_isa_supported ((BwIsa) isa))
+                  continue;
+                BwMatrix w = g.m;
+                w.isa = (BwIsa) isa;
+                bw_matmul (&w, x, 1, want, NULL);
+                for (gsize p = 0; p < G_N_ELEMENTS (pools); p++)
+                  {
+                    memset (got, 0, (size_t) rows * sizeof (float));
+                    bw_matmul (&w, x, 1, got, pools[p]);
+                    if (memcmp (got, want, (size_t) rows * sizeof (float)) != 0)
+                      g_error ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " at %s%s: %d threads differ from one",
+                               test_name ((BwFormat) f), rows, cols, bw_isa_name ((BwIsa) isa),
+                               nan ? " with NaN" : "", bw_pool_size (pools[p]));
+                  }
+              }
+          }
+        test_matrix_clear (&g);
+      }
+  for (gsize p = 0; p < G_N_ELEMENTS (pools); p++)
+    bw_pool_free (pools[p]);
+  g_rand_free (rand);
+}
+
 static void
 test_formats_map (void)
 {
@@ -294,5 +346,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ggml-dot/level-kernels", test_level_kernels);
   g_test_add_func ("/ggml-dot/nan-activations", test_nan_activations);
   g_test_add_func ("/ggml-dot/prefill-equals-decode", test_prefill_equals_decode);
+  g_test_add_func ("/ggml-dot/threads-equal", test_threads_equal);
   return g_test_run ();
 }
