@@ -127,6 +127,47 @@ test_levels (void)
   g_rand_free (rand);
 }
 
+/* MXFP4 blocks at the E8M0 extremes against activation blocks whose scales are huge, tiny
+ * (subnormal), zero or plain: products that overflow, lose bits to subnormals or vanish
+ * give the scalar level's bits at every level, as the plain ones do. */
+static void
+test_e8m0_extremes (void)
+{
+  static const guint8 exps[] = { 0, 1, 127, 128, 254, 255, 2, 253, 120, 136, 3, 252 };
+  static const float amax[] = { 3e38f, 1e-38f, 0, 1, 1e30f, 1e-30f, 4e-44f, 2e20f };
+  const int64_t rows = 12, blocks = 24, cols = blocks * 32;
+  GRand *rand = g_rand_new_with_seed (4647);
+  TestMatrix g;
+  g_autofree float *x = g_new (float, cols);
+  float want[12], got[12];
+
+  test_ggml_matrix_init (&g, BW_FMT_GGML_MXFP4, rows, cols, 0, rand);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t b = 0; b < blocks; b++)
+      ((guint8 *) g.m.data)[(r * blocks + b) * 17] = exps[(r + b * 5) % G_N_ELEMENTS (exps)];
+  for (int round = 0; round < 8; round++)
+    {
+      for (int64_t b = 0; b < blocks; b++)
+        {
+          const float a = amax[(b + round) % G_N_ELEMENTS (amax)];
+          for (int i = 0; i < 32; i++)
+            x[b * 32 + i] = i == b % 32 ? a : a * (float) g_rand_double_range (rand, -1, 1);
+        }
+      product (&g.m, BW_ISA_SCALAR, x, 1, want);
+      for (int isa = BW_ISA_AVX2; isa < BW_ISA_COUNT; isa++)
+        if (bw_isa_supported ((BwIsa) isa))
+          {
+            product (&g.m, (BwIsa) isa, x, 1, got);
+            for (int64_t r = 0; r < rows; r++)
+              if (memcmp (&got[r], &want[r], sizeof (float)) != 0)
+                g_error ("mxfp4 extremes round %d row %" G_GINT64_FORMAT " at %s: %.9g, scalar %.9g", round, r,
+                         bw_isa_name ((BwIsa) isa), got[r], want[r]);
+          }
+    }
+  test_matrix_clear (&g);
+  g_rand_free (rand);
+}
+
 /* The formats with an AVX-512 VNNI kernel of their own. */
 static const BwFormat vnni_formats[] = {
   BW_FMT_GGML_Q8_0, BW_FMT_GGML_Q2_K, BW_FMT_GGML_Q3_K, BW_FMT_GGML_Q4_K, BW_FMT_GGML_Q5_K,
@@ -345,6 +386,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ggml-dot/levels", test_levels);
   g_test_add_func ("/ggml-dot/level-kernels", test_level_kernels);
   g_test_add_func ("/ggml-dot/nan-activations", test_nan_activations);
+  g_test_add_func ("/ggml-dot/e8m0-extremes", test_e8m0_extremes);
   g_test_add_func ("/ggml-dot/prefill-equals-decode", test_prefill_equals_decode);
   g_test_add_func ("/ggml-dot/threads-equal", test_threads_equal);
   return g_test_run ();
