@@ -67,24 +67,53 @@ quads_from (__m256i from, __m256i u, __m256i x)
 
 /* --- K super-blocks ------------------------------------------------------------------- */
 
+/* The lines 2 KiB past a block of `bytes` at b (one every 64 bytes: with the next block's,
+ * they reach every line), for the super-block types streamed four rows at a time. */
+static inline void
+prefetch_block (const uint8_t *b, int bytes)
+{
+  for (int o = 0; o < bytes; o += 64)
+    _mm_prefetch ((const char *) b + 2048 + o, _MM_HINT_T0);
+}
+
+/* The one-row and four-row products of a super-block type whose R-row loop is NAME_rows
+ * (R a constant): four rows' serial chains overlap, each row's bits those of one row. */
+#define SUPER_DOTS(name)                                                                  \
+  static float                                                                            \
+  dot_##name (const uint8_t *row, const void *act, int64_t nb, float acc)                 \
+  {                                                                                       \
+    name##_rows (row, 0, act, nb, &acc, 1);                                               \
+    return acc;                                                                           \
+  }                                                                                       \
+  static void                                                                             \
+  dot4_##name (const uint8_t *row, size_t stride, const void *act, int64_t nb, float acc[4]) \
+  {                                                                                       \
+    name##_rows (row, stride, act, nb, acc, 4);                                           \
+  }
+
 /* TQ2_0: 2-bit codes, value code - 1. */
-static float
-dot_tq2_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
+GGML_ROWS void
+tq2_0_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, float *acc, const int R)
 {
   const BwGgmlActK *x = act;
   for (int64_t i = 0; i < nb; i++)
     {
-      const uint8_t *b = row + 66 * i;
-      __m256i v = _mm256_setzero_si256 ();
       int32_t xs = 0;
-      for (int s = 0; s < 8; s++)
-        v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (crumbs32 (b, s), loadu (x[i].q + 32 * s))));
       for (int j = 0; j < 16; j++)
         xs += x[i].bsums[j];
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b + 64), hsum_i32 (v) - xs, 0.0f, 0);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++)
+        {
+          const uint8_t *b = row + r * stride + 66 * i;
+          prefetch_block (b, 66);
+          __m256i v = _mm256_setzero_si256 ();
+          for (int s = 0; s < 8; s++)
+            v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (crumbs32 (b, s), loadu (x[i].q + 32 * s))));
+          acc[r] = bw_ggml_acc_k (acc[r], x[i].d, bw_ggml_f16 (b + 64), hsum_i32 (v) - xs, 0.0f, 0);
+        }
     }
-  return acc;
 }
+SUPER_DOTS (tq2_0)
 
 /* TQ1_0: five trits per byte as a fraction of 3^5; byte * 3^n (mod 256) brings trit n to
  * the top and (byte * 3) >> 8 reads it, giving codes 0..2 (value code - 1). pm holds each
@@ -134,25 +163,30 @@ dot_tq1_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
-static float
-dot_iq4_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
+GGML_ROWS void
+iq4_xs_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, float *acc, const int R)
 {
   const BwGgmlActK *x = act;
   const __m256i table = table16 (bw_iq4nl_values);
   for (int64_t i = 0; i < nb; i++)
     {
-      const uint8_t *b = row + 136 * i;
-      __m256i v = _mm256_setzero_si256 ();
-      for (int ib = 0; ib < 8; ib++)
+#pragma GCC unroll 4
+      for (int r = 0; r < R; r++)
         {
-          const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + 8 + 16 * ib));
-          const int ls = bw_ggml_iq4_xs_scale (b, ib);
-          v = _mm256_add_epi32 (v, scaled (pairs_signed (w, loadu (x[i].q + 32 * ib)), ls, ls));
+          const uint8_t *b = row + r * stride + 136 * i;
+          prefetch_block (b, 136);
+          __m256i v = _mm256_setzero_si256 ();
+          for (int ib = 0; ib < 8; ib++)
+            {
+              const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + 8 + 16 * ib));
+              const int ls = bw_ggml_iq4_xs_scale (b, ib);
+              v = _mm256_add_epi32 (v, scaled (pairs_signed (w, loadu (x[i].q + 32 * ib)), ls, ls));
+            }
+          acc[r] = bw_ggml_acc_k (acc[r], x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
         }
-      acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
     }
-  return acc;
 }
+SUPER_DOTS (iq4_xs)
 
 /* --- IQ2 grids ------------------------------------------------------------------------ */
 
@@ -376,10 +410,10 @@ dot_iq1_m (const uint8_t *row, const void *act, int64_t nb, float acc)
 const BwGgmlDots bw_ggml_dots_avx2[BW_FMT_COUNT] = {
   LANES32_ENTRIES
   K_LANES_ENTRIES
-  [BW_FMT_GGML_IQ4_XS] = { dot_iq4_xs },
+  [BW_FMT_GGML_IQ4_XS] = { dot_iq4_xs, dot4_iq4_xs },
   [BW_FMT_GGML_IQ2_XXS] = { dot_iq2_xxs },
   [BW_FMT_GGML_IQ2_XS] = { dot_iq2_xs },
-  [BW_FMT_GGML_TQ2_0] = { dot_tq2_0 },
+  [BW_FMT_GGML_TQ2_0] = { dot_tq2_0, dot4_tq2_0 },
   [BW_FMT_GGML_IQ2_S] = { dot_iq2_s },
   [BW_FMT_GGML_IQ3_XXS] = { dot_iq3_xxs },
   [BW_FMT_GGML_IQ3_S] = { dot_iq3_s },
