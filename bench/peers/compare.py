@@ -2,6 +2,7 @@
 """Run Burrow and a peer engine side by side, alternating, and write every run as JSON.
 
     compare.py --out FILE.json --rounds N [--append] [--warm] [--cgroup-limit BYTES]
+               [--prepare-memory]
                [--probe-file F --probe-bs 16M --probe-depths 4 --probe-seconds 8]
                [--burrow-cli PATH] --engine NAME::COMMAND --engine NAME::COMMAND
 
@@ -13,7 +14,12 @@ every round the disk (fio, O_DIRECT random reads of --probe-bs from --probe-file
 matvec, its mem_gbps) are measured, so the rates belong to the same minutes as the runs. With
 --cgroup-limit every engine run goes into a cgroup v1 memory group with that limit (the group's
 peak usage and OOM kills are recorded). --append adds the rounds to FILE.json's (the order
-keeps flipping), so that a long set can run one round per quiet command.
+keeps flipping), so that a long set can run one round per quiet command. --prepare-memory
+writes once through the free memory after the page cache is dropped, before every cold run: a
+VM whose host takes free memory back (free page reporting) makes the next process that touches
+it pay 1-3 s of CPU a GB, which a desktop does not pay and which falls on the engine that runs
+first; page cache filled from the disk costs the guest nothing. The rate of that pass is kept
+per run (memory_prep_gb_s: slow when the host had taken the memory).
 
 Per run: wall seconds, peak RSS (/usr/bin/time -v), prompt and generated token counts, prefill
 seconds and tok/s, decode seconds per token (the forwards after the first token), time to first
@@ -43,6 +49,29 @@ def drop_caches():
     os.sync()
     with open("/proc/sys/vm/drop_caches", "w") as f:
         f.write("3\n")
+
+
+# Writes through MemAvailable less 1 GiB of anonymous memory, then exits (the memory is freed).
+TOUCH_FREE = """
+import mmap
+n = next(int(l.split()[1]) * 1024 for l in open('/proc/meminfo') if l.startswith('MemAvailable:'))
+n = max(0, n - (1 << 30)) >> 26 << 26
+m = mmap.mmap(-1, max(n, 1 << 26))
+block = b'\\1' * (1 << 26)
+for off in range(0, n, 1 << 26):
+    m[off:off + (1 << 26)] = block
+print(n)
+"""
+
+
+def prepare_memory():
+    """GB/s of one write through the free memory (see --prepare-memory)."""
+    t0 = time.monotonic()
+    r = sh(f"/usr/bin/python3 -c {shlex.quote(TOUCH_FREE)}")
+    try:
+        return round(int(r.stdout.strip()) / 1e9 / (time.monotonic() - t0), 2)
+    except ValueError:
+        return None
 
 
 def loadavg():
@@ -173,9 +202,12 @@ def parse(text, wall):
     return r
 
 
-def run_one(name, cmd, cold, limit, logdir, tag):
+def run_one(name, cmd, cold, limit, logdir, tag, prepare=False):
+    prep = None
     if cold:
         drop_caches()
+        if prepare:
+            prep = prepare_memory()
     pre = "" if not limit else f"echo $$ > {CGROUP}/cgroup.procs && "
     if limit:
         cgroup_setup(limit)
@@ -189,6 +221,8 @@ def run_one(name, cmd, cold, limit, logdir, tag):
         f.write(f"$ {cmd}\n{text}")
     r = {"engine": name, "cold": cold, "rc": p.returncode, "wall_s": round(wall, 2),
          "loadavg": la, "log": f"{tag}.log"}
+    if prep is not None:
+        r["memory_prep_gb_s"] = prep
     r.update(parse(text, wall))
     if limit:
         r["cgroup_limit"] = limit
@@ -204,6 +238,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--append", action="store_true")
     ap.add_argument("--warm", action="store_true")
+    ap.add_argument("--prepare-memory", action="store_true")
     ap.add_argument("--cgroup-limit", type=int, default=0)
     ap.add_argument("--probe-file")
     ap.add_argument("--probe-bs", default="16M")
@@ -237,7 +272,7 @@ def main():
         for name, cmd in order:
             for cold in ([True, False] if a.warm else [True]):
                 tag = f"r{i + 1}-{name}-{'cold' if cold else 'warm'}"
-                r = run_one(name, cmd, cold, a.cgroup_limit, logdir, tag)
+                r = run_one(name, cmd, cold, a.cgroup_limit, logdir, tag, a.prepare_memory)
                 rnd["runs"].append(r)
                 print(json.dumps(r), flush=True)
         rnd["disk_mb_s_by_depth_after"] = probe_disk_depths(a)

@@ -2,7 +2,7 @@
 # DeepSeek-V3-shaped GGUF (a dynamic low-bit mix) larger than RAM: Burrow vs llama.cpp on the
 # same file, in a memory cgroup of 2/3 its size or (LIMIT= ) in none.
 #
-#   [LIMIT=] [ISA=avx2] [APPEND=1] sh bench/peers/run-ds2.sh OUT.json [ROUNDS] [GGUF]
+#   [LIMIT=] [ISA=avx2] [APPEND=1] [PREPARE_MEMORY=1] sh bench/peers/run-ds2.sh OUT.json [ROUNDS] [GGUF]
 #
 # GGUF (default /work/big/ds2-ud.gguf): burrow-cli synth's GGUF output of the deepseek2 family
 # at DeepSeek-V3's widths (--size-gb 28: 1 dense + 6 MoE layers, 27.0 GB). fio reads one

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Burrow beside a peer engine on one checkpoint, alternating, in a memory cgroup or not.
 #
-#   [PEER=llama|rabbit] [LIMIT=BYTES|N/D] [ISA=avx2] [APPEND=1] [PROBE_BS=16M]
+#   [PEER=llama|rabbit] [LIMIT=BYTES|N/D] [ISA=avx2] [APPEND=1] [PROBE_BS=16M] [PREPARE_MEMORY=1]
 #     sh bench/peers/run-pair.sh MODEL OUT.json [ROUNDS]
 #
 # MODEL: what Burrow runs, a checkpoint folder or a .gguf file. llama.cpp (llama-completion,
@@ -13,7 +13,9 @@
 # is 1.5x the limit); empty: no cgroup. ISA=avx2: both engines at the AVX2 level (Burrow's
 # --isa, llama.cpp's haswell CPU backend; see llama-isa.sh). APPEND=1 adds the rounds to
 # OUT.json (one round per quiet command). PROBE_BS: fio's read size (one expert's bytes;
-# "expert": a GGUF's own, from gguf-expert-bytes.py).
+# "expert": a GGUF's own, from gguf-expert-bytes.py). PREPARE_MEMORY=1: compare.py's
+# --prepare-memory (free memory written once before each cold run; for a VM whose host takes
+# free memory back).
 # Both engines at their defaults, 2 threads, greedy, the same prompt, 16 tokens: TEXT for the
 # peers, IDS for Burrow (byte-level vocabularies: "abcdefgh" is ids 97-104; a GGUF's own
 # tokenizer makes them of TEXT).
@@ -74,7 +76,7 @@ if [ "$PROBE_BS" = expert ]; then
 fi
 
 exec /usr/bin/python3 "$HERE/compare.py" --out "$OUT" --rounds "$ROUNDS" --warm \
-  ${APPEND:+--append} --cgroup-limit "${LIMIT:-0}" --probe-file "$PROBE_FILE" \
+  ${APPEND:+--append} ${PREPARE_MEMORY:+--prepare-memory} --cgroup-limit "${LIMIT:-0}" --probe-file "$PROBE_FILE" \
   --probe-bs "$PROBE_BS" --probe-depths "${PROBE_DEPTHS:-1,4,16}" \
   --probe-seconds "${PROBE_SECONDS:-5}" --burrow-cli "$CLI" \
   --engine "burrow::$CLI run --model $MODEL --ids $IDS --max-tokens 16 --threads 2 $BURROW_ISA --stats --print-ids" \

@@ -100,7 +100,8 @@ def main():
           " GB/s; load average (1 min) " + rng([x["loadavg"][0] for x in runs], "{:.1f}"))
     cols = [("decode_s_per_token", "decode s/token"), ("prefill_tok_s", "prefill tok/s"),
             ("ttft_s", "time to first token s"), ("wall_s", "whole run s"),
-            ("peak_rss_gib", "peak RSS GiB"), ("cgroup_peak_gib", "cgroup peak GiB")]
+            ("peak_rss_gib", "peak RSS GiB"), ("cgroup_peak_gib", "cgroup peak GiB"),
+            ("memory_prep_gb_s", "free memory written before, GB/s")]
     for name in names:
         for cold in (True, False):
             sel = [r for r in runs if r["engine"] == name and r["cold"] == cold]
