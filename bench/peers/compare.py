@@ -15,11 +15,12 @@ matvec, its mem_gbps) are measured, so the rates belong to the same minutes as t
 --cgroup-limit every engine run goes into a cgroup v1 memory group with that limit (the group's
 peak usage and OOM kills are recorded). --append adds the rounds to FILE.json's (the order
 keeps flipping), so that a long set can run one round per quiet command. --prepare-memory
-writes once through the free memory after the page cache is dropped, before every cold run: a
-VM whose host takes free memory back (free page reporting) makes the next process that touches
-it pay 1-3 s of CPU a GB, which a desktop does not pay and which falls on the engine that runs
-first; page cache filled from the disk costs the guest nothing. The rate of that pass is kept
-per run (memory_prep_gb_s: slow when the host had taken the memory).
+writes once through the free memory (MemFree: the page cache stays) before every run: a VM
+whose host takes free memory back (free page reporting) makes the next process that touches it
+pay 1-3 s of CPU a GB, which a desktop does not pay and which falls on whatever engine touches
+new memory (the first after the fio probe; a warm run whose cache grows); page cache filled
+from the disk costs the guest nothing. The rate of that pass is kept per run
+(memory_prep_gb_s: slow when the host had taken the memory).
 
 Per run: wall seconds, peak RSS (/usr/bin/time -v), prompt and generated token counts, prefill
 seconds and tok/s, decode seconds per token (the forwards after the first token), time to first
@@ -51,10 +52,10 @@ def drop_caches():
         f.write("3\n")
 
 
-# Writes through MemAvailable less 1 GiB of anonymous memory, then exits (the memory is freed).
+# Writes through MemFree less 1 GiB of anonymous memory, then exits (the memory is freed).
 TOUCH_FREE = """
 import mmap
-n = next(int(l.split()[1]) * 1024 for l in open('/proc/meminfo') if l.startswith('MemAvailable:'))
+n = next(int(l.split()[1]) * 1024 for l in open('/proc/meminfo') if l.startswith('MemFree:'))
 n = max(0, n - (1 << 30)) >> 26 << 26
 m = mmap.mmap(-1, max(n, 1 << 26))
 block = b'\\1' * (1 << 26)
@@ -206,8 +207,8 @@ def run_one(name, cmd, cold, limit, logdir, tag, prepare=False):
     prep = None
     if cold:
         drop_caches()
-        if prepare:
-            prep = prepare_memory()
+    if prepare:
+        prep = prepare_memory()
     pre = "" if not limit else f"echo $$ > {CGROUP}/cgroup.procs && "
     if limit:
         cgroup_setup(limit)

@@ -14,7 +14,7 @@
 # --isa, llama.cpp's haswell CPU backend; see llama-isa.sh). APPEND=1 adds the rounds to
 # OUT.json (one round per quiet command). PROBE_BS: fio's read size (one expert's bytes;
 # "expert": a GGUF's own, from gguf-expert-bytes.py). PREPARE_MEMORY=1: compare.py's
-# --prepare-memory (free memory written once before each cold run; for a VM whose host takes
+# --prepare-memory (free memory written once before each run; for a VM whose host takes
 # free memory back).
 # Both engines at their defaults, 2 threads, greedy, the same prompt, 16 tokens: TEXT for the
 # peers, IDS for Burrow (byte-level vocabularies: "abcdefgh" is ids 97-104; a GGUF's own
