@@ -55,9 +55,41 @@ bw_fault_stall_reads (gboolean on)
   g_mutex_unlock (&fault_lock);
 }
 
+static gint slow_armed;   /* atomic */
+static gint64 slow_us;
+static int slow_done;
+
+void
+bw_fault_slow_reads (gint64 us)
+{
+  g_mutex_lock (&fault_lock);
+  slow_us = us;
+  slow_done = 0;
+  g_atomic_int_set (&slow_armed, us >= 0);
+  g_mutex_unlock (&fault_lock);
+}
+
+int
+bw_fault_slow_reads_done (void)
+{
+  g_mutex_lock (&fault_lock);
+  int n = slow_done;
+  g_mutex_unlock (&fault_lock);
+  return n;
+}
+
 void
 bw_fault_wait_stall (void)
 {
+  if (G_UNLIKELY (g_atomic_int_get (&slow_armed)))
+    {
+      g_mutex_lock (&fault_lock);
+      gint64 us = slow_us;
+      slow_done++;
+      g_mutex_unlock (&fault_lock);
+      if (us > 0)
+        g_usleep ((gulong) us);
+    }
   if (G_LIKELY (!g_atomic_int_get (&stalled)))
     return;
   g_mutex_lock (&fault_lock);

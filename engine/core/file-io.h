@@ -37,7 +37,13 @@ int bw_fault_fired (BwFaultKind kind);
 /* While on, the expert store's pread workers hold each read before it starts, as on a disk
  * that has stopped answering; off lets them go. The io_uring engine does not consult it. */
 void bw_fault_stall_reads (gboolean on);
-/* For the pread workers: returns once no stall is on. One atomic read when none is. */
+/* While armed (us >= 0), the pread workers wait us microseconds before each read, as on a
+ * slow disk, and count the reads; us < 0 disarms. */
+void bw_fault_slow_reads (gint64 us);
+/* The reads the pread workers started since bw_fault_slow_reads armed the count. */
+int bw_fault_slow_reads_done (void);
+/* For the pread workers: returns once no stall is on, after the slow-disk wait when one is
+ * armed. One atomic read when neither is. */
 void bw_fault_wait_stall (void);
 
 /* For the readers and writers: 0 to go ahead (a short fault has halved *len), an errno,

@@ -710,6 +710,42 @@ test_warm_stalled_disk (Fixture *fx, gconstpointer data)
   warm_fixture_clear (&wf);
 }
 
+/* A slow disk that keeps answering: the warm start's reads take about 6.5 s in all, past
+ * WARM_FINISH_US (5 s), and the store waits on for the rest, which would land within 5 s
+ * more at the rate seen, so that a session starts with every pin. One pread worker, so the
+ * reads go one after another: a first store counts them. */
+static void
+test_warm_slow_disk (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  WarmFixture wf;
+  BwStoreStats st;
+
+  warm_fixture_init (&wf, fx, data, 17);
+  FakeCheckpoint *fake = wf.fake;
+  wf.o.io_threads = 1;
+  bw_fault_slow_reads (0);
+  BwExpertStore *s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &wf.o, &error);
+  g_assert_no_error (error);
+  bw_expert_store_free (s);
+  const int reads = bw_fault_slow_reads_done ();
+  g_assert_cmpint (reads, >=, 18);
+
+  bw_fault_slow_reads (6500 * (gint64) 1000 / reads);
+  const gint64 t0 = g_get_monotonic_time ();
+  s = bw_expert_store_new (&fake->ckpt, 5, 8, fake->layouts, &wf.o, &error);
+  const gint64 waited = g_get_monotonic_time () - t0;
+  bw_fault_slow_reads (-1);
+  g_assert_no_error (error);
+  bw_expert_store_stats (s, &st);
+  g_assert_cmpuint (st.warm_issued, ==, 18);
+  g_assert_cmpint (waited, >=, 6 * G_USEC_PER_SEC);
+  g_assert_false (bw_expert_store_idle (s, 0));   /* nothing left in flight */
+  g_assert_cmpuint (st.bytes_read, >=, 18 * expert_bytes ());
+  bw_expert_store_free (s);
+  warm_fixture_clear (&wf);
+}
+
 /* The dashboard's recency: tokens since each expert was last chosen, per layer, whatever
  * the store holds. */
 static void
@@ -967,5 +1003,7 @@ main (int argc, char **argv)
               fixture_setup, test_warm_while_prefault, fixture_teardown);
   g_test_add ("/stream/store/pread/warm-stalled-disk", Fixture, GINT_TO_POINTER (BW_IO_PREAD),
               fixture_setup, test_warm_stalled_disk, fixture_teardown);
+  g_test_add ("/stream/store/pread/warm-slow-disk", Fixture, GINT_TO_POINTER (BW_IO_PREAD),
+              fixture_setup, test_warm_slow_disk, fixture_teardown);
   return g_test_run ();
 }
