@@ -106,16 +106,11 @@ k_nibbles (const uint8_t *qs, const uint8_t *qh, uint8_t *u)
 static inline void
 q45_k_scales (const uint8_t *b, KBlock *u)
 {
-  int8_t sc[16], m[16];
-  for (int j = 0; j < 8; j++)
-    {
-      int scj, mj;
-      bw_ggml_k_scale_min (b + 4, j, &scj, &mj);
-      sc[2 * j] = sc[2 * j + 1] = (int8_t) scj;
-      m[2 * j] = m[2 * j + 1] = (int8_t) mj;
-    }
-  const __m128i m8 = _mm_loadu_si128 ((const __m128i *) m);
-  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), &m8, -1);
+  const __m128i v = _mm_loadu_si128 ((const __m128i *) b);
+  const __m128i sm = _mm256_castsi256_si128 (k_scales_mins (_mm256_set_m128i (v, v)));
+  /* scale and min j (bytes j, 8 + j) for the activation sums 2 j, 2 j + 1 */
+  const __m128i m8 = _mm_shuffle_epi8 (sm, _mm_set_epi8 (15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8));
+  k_scales (u, _mm_shuffle_epi8 (sm, _mm_set_epi8 (7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0)), &m8, -1);
   u->d = f16 (b);
   u->dmin = f16 (b + 2);
 }
@@ -179,11 +174,8 @@ unpack_q2_k (const uint8_t *b, KBlock *u)
 static void
 unpack_q3_k (const uint8_t *b, KBlock *u)
 {
-  int8_t sc[16];
   k_crumbs (b + 32, b, u->u);
-  for (int j = 0; j < 16; j++)
-    sc[j] = (int8_t) bw_ggml_q3_k_scale (b + 96, j);
-  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), NULL, 2);
+  k_scales (u, q3_k_scales (b), NULL, 2);
   u->d = f16 (b + 108);
   u->dmin = 0.0f;
 }
