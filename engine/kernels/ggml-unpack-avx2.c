@@ -426,7 +426,8 @@ tokens32 (const Blocks32 *u, int n, const uint8_t *act, size_t stride, int64_t i
       for (int tb = 0; tb < TB; tb++)
         {
           const __m256i xq = loadu (x[tb][i].q);
-          const __m256i s = lane_sums (a, _mm256_sign_epi8 (xq, sg), ones16);
+          /* Q4_1's and Q5_1's codes are unsigned: no sign to move */
+          const __m256i s = lane_sums (a, m ? xq : _mm256_sign_epi8 (xq, sg), ones16);
           l[tb] = _mm256_fmadd_ps (mul_all (&x[tb][i].d, &u->d[i]), _mm256_cvtepi32_ps (s), l[tb]);
           if (m)
             l[tb] = _mm256_fmadd_ps (mul_all (&x[tb][i].d, &u->m[i]),
