@@ -8,9 +8,10 @@
  * The lanes, their integer sums and the float steps are kernels/ggml-dot.h's contract, so
  * each token's product is its one-token product's bits (tests/kernels/test-ggml-dot.c):
  * integer sums are exact however they are formed, and each block's scale meets them in
- * bw_ggml_lane's one FMA per lane, the lanes added at the end as the levels add them.
- * vpmaddubsw cannot saturate: the unsigned codes are at most 63 here (or |code| at most 128
- * against activations of at most 127 in magnitude, 2 * 128 * 127 < 2^15). */
+ * bw_ggml_lane's one FMA per lane, the lanes added at the end as the levels add them (the
+ * IQ and TQ types' block sums in bw_ggml_acc_k's steps).
+ * vpmaddubsw cannot saturate: the unsigned codes are at most 126 here (or |code| at most
+ * 128) against activations of at most 127 in magnitude, 2 * 128 * 127 < 2^15. */
 #include "kernels/avx2-lanes.h"
 #include "kernels/ggml-iq-chunks.h"
 
