@@ -6,8 +6,7 @@
  * level's bits exactly.
  * vpmaddubsw cannot saturate here: activation codes are at most 127 in magnitude and
  * weight codes at most 128, so a pair is at most 2 * 128 * 127 < 2^15. */
-#include "kernels/ggml-dot-simd.h"
-#include "quant/ggml-blocks.h"
+#include "kernels/ggml-iq-chunks.h"
 
 /* Pair sums (16 x i16) of signed weights w and activations x: |w| times x with w's sign. */
 static inline __m256i
@@ -190,17 +189,6 @@ SUPER_DOTS (iq4_xs)
 
 /* --- IQ2 grids ------------------------------------------------------------------------ */
 
-static inline __m256i
-grid4 (const uint8_t (*grid)[8], unsigned a, unsigned b, unsigned c, unsigned d)
-{
-  uint64_t g[4];
-  memcpy (&g[0], grid[a], 8);
-  memcpy (&g[1], grid[b], 8);
-  memcpy (&g[2], grid[c], 8);
-  memcpy (&g[3], grid[d], 8);
-  return _mm256_set_epi64x ((long long) g[3], (long long) g[2], (long long) g[1], (long long) g[0]);
-}
-
 static float
 dot_iq2_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
@@ -211,15 +199,9 @@ dot_iq2_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
       __m256i v = _mm256_setzero_si256 ();
       for (int ib = 0; ib < 8; ib++)
         {
-          const uint8_t *idx = b + 2 + 8 * ib;
-          const uint32_t aux = bw_ggml_u32 (idx + 4);
-          const uint32_t sg = bw_ggml_ksigns[aux & 127] | (uint32_t) bw_ggml_ksigns[(aux >> 7) & 127] << 8
-                              | (uint32_t) bw_ggml_ksigns[(aux >> 14) & 127] << 16
-                              | (uint32_t) bw_ggml_ksigns[(aux >> 21) & 127] << 24;
-          const __m256i w = grid4 (bw_iq2xxs_grid, idx[0], idx[1], idx[2], idx[3]);
-          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
-          const int ls = 2 * (int) (aux >> 28) + 1;
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), ls, ls));
+          const IqChunk c = iq2_xxs_chunk (b, ib);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (c.signs));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (c.w, xs), c.lo, c.hi));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
     }
@@ -236,17 +218,9 @@ dot_iq2_xs (const uint8_t *row, const void *act, int64_t nb, float acc)
       __m256i v = _mm256_setzero_si256 ();
       for (int ib = 0; ib < 8; ib++)
         {
-          unsigned q[4];
-          uint32_t sg = 0;
-          for (int k = 0; k < 4; k++)
-            {
-              q[k] = bw_ggml_u16 (b + 2 + 8 * ib + 2 * k);
-              sg |= (uint32_t) bw_ggml_ksigns[q[k] >> 9] << (8 * k);
-            }
-          const __m256i w = grid4 (bw_iq2xs_grid, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
-          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
-          const int s = b[66 + ib];
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), 2 * (s & 0xF) + 1, 2 * (s >> 4) + 1));
+          const IqChunk c = iq2_xs_chunk (b, ib);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (c.signs));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (c.w, xs), c.lo, c.hi));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
     }
@@ -259,32 +233,17 @@ dot_iq2_s (const uint8_t *row, const void *act, int64_t nb, float acc)
   const BwGgmlActK *x = act;
   for (int64_t i = 0; i < nb; i++)
     {
-      const uint8_t *b = row + 82 * i, *qs = b + 2, *qh = b + 66;
+      const uint8_t *b = row + 82 * i;
       __m256i v = _mm256_setzero_si256 ();
       for (int ib = 0; ib < 8; ib++)
         {
-          unsigned idx[4];
-          for (int k = 0; k < 4; k++)
-            idx[k] = qs[4 * ib + k] | ((qh[ib] >> (2 * k)) & 3u) << 8;
-          const __m256i w = grid4 (bw_iq2s_grid, idx[0], idx[1], idx[2], idx[3]);
-          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 34 + 4 * ib)));
-          const int s = b[74 + ib];
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (w, xs), 2 * (s & 0xF) + 1, 2 * (s >> 4) + 1));
+          const IqChunk c = iq2_s_chunk (b, ib);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (c.signs));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (c.w, xs), c.lo, c.hi));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v), 0.0f, 0);
     }
   return acc;
-}
-
-/* Eight 4-byte grid entries. */
-static inline __m256i
-grid8x4 (const uint8_t (*grid)[4], const unsigned *idx)
-{
-  uint32_t g[8];
-  for (int k = 0; k < 8; k++)
-    memcpy (&g[k], grid[idx[k]], 4);
-  return _mm256_set_epi32 ((int) g[7], (int) g[6], (int) g[5], (int) g[4], (int) g[3], (int) g[2],
-                           (int) g[1], (int) g[0]);
 }
 
 static float
@@ -297,16 +256,9 @@ dot_iq3_xxs (const uint8_t *row, const void *act, int64_t nb, float acc)
       __m256i v = _mm256_setzero_si256 ();
       for (int ib = 0; ib < 8; ib++)
         {
-          const uint32_t aux = bw_ggml_u32 (b + 66 + 4 * ib);
-          unsigned idx[8];
-          for (int k = 0; k < 8; k++)
-            idx[k] = b[2 + 8 * ib + k];
-          const uint32_t sg = bw_ggml_ksigns[aux & 127] | (uint32_t) bw_ggml_ksigns[(aux >> 7) & 127] << 8
-                              | (uint32_t) bw_ggml_ksigns[(aux >> 14) & 127] << 16
-                              | (uint32_t) bw_ggml_ksigns[(aux >> 21) & 127] << 24;
-          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (sg));
-          const int ls = 2 * (int) (aux >> 28) + 1;
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3xxs_grid, idx), xs), ls, ls));
+          const IqChunk c = iq3_xxs_chunk (b, ib);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (c.signs));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (c.w, xs), c.lo, c.hi));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.25f, hsum_i32 (v), 0.0f, 0);
     }
@@ -319,33 +271,20 @@ dot_iq3_s (const uint8_t *row, const void *act, int64_t nb, float acc)
   const BwGgmlActK *x = act;
   for (int64_t i = 0; i < nb; i++)
     {
-      const uint8_t *b = row + 110 * i, *qs = b + 2, *qh = b + 66;
+      const uint8_t *b = row + 110 * i;
       __m256i v = _mm256_setzero_si256 ();
       for (int ib = 0; ib < 8; ib++)
         {
-          unsigned idx[8];
-          for (int k = 0; k < 8; k++)
-            idx[k] = qs[8 * ib + k] | ((qh[ib] >> k) & 1u) << 8;
-          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (bw_ggml_u32 (b + 74 + 4 * ib)));
-          const int ls = 2 * ((b[106 + ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
-          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (grid8x4 (bw_iq3s_grid, idx), xs), ls, ls));
+          const IqChunk c = iq3_s_chunk (b, ib);
+          const __m256i xs = _mm256_sign_epi8 (loadu (x[i].q + 32 * ib), signs32 (c.signs));
+          v = _mm256_add_epi32 (v, scaled (_mm256_maddubs_epi16 (c.w, xs), c.lo, c.hi));
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
     }
   return acc;
 }
 
-/* IQ1: grid values -1, 0, 1 (four 8-element groups per 32), and per group
- * 8 * dot + delta sign * (sum of the activation codes). */
-static inline __m256i
-iq1_grid (const unsigned *idx)
-{
-  uint64_t g[4];
-  for (int k = 0; k < 4; k++)
-    memcpy (&g[k], bw_iq1s_grid[idx[k]], 8);
-  return _mm256_set_epi64x ((long long) g[3], (long long) g[2], (long long) g[1], (long long) g[0]);
-}
-
+/* IQ1: per group 8 * dot + delta sign * (sum of the activation codes). */
 static float
 dot_iq1_s (const uint8_t *row, const void *act, int64_t nb, float acc)
 {
@@ -357,14 +296,10 @@ dot_iq1_s (const uint8_t *row, const void *act, int64_t nb, float acc)
       int32_t delta = 0;
       for (int ib = 0; ib < 8; ib++)
         {
-          const unsigned qh = bw_ggml_u16 (b + 34 + 2 * ib);
-          unsigned idx[4];
-          for (int k = 0; k < 4; k++)
-            idx[k] = b[2 + 4 * ib + k] | ((qh >> (3 * k)) & 7u) << 8;
-          const int ls = 2 * (int) ((qh >> 12) & 7) + 1;
-          const __m256i p = pairs_signed (iq1_grid (idx), loadu (x[i].q + 32 * ib));
-          v = _mm256_add_epi32 (v, scaled (p, 8 * ls, 8 * ls));
-          delta += ls * ((qh & 0x8000u) ? -1 : 1) * (x[i].bsums[2 * ib] + x[i].bsums[2 * ib + 1]);
+          const IqChunk c = iq1_s_chunk (b, ib);
+          const __m256i p = pairs_signed (c.w, loadu (x[i].q + 32 * ib));
+          v = _mm256_add_epi32 (v, scaled (p, 8 * c.lo, 8 * c.hi));
+          delta += c.lo * (c.signs ? -1 : 1) * (x[i].bsums[2 * ib] + x[i].bsums[2 * ib + 1]);
         }
       acc = bw_ggml_acc_k (acc, x[i].d, bw_ggml_f16 (b) * 0.125f, hsum_i32 (v) + delta, 0.0f, 0);
     }

@@ -97,3 +97,42 @@ bit_mask32 (uint32_t bits)
   const __m256i m = _mm256_set1_epi64x ((long long) 0x8040201008040201ULL);
   return _mm256_cmpeq_epi8 (_mm256_and_si256 (spread, m), m);
 }
+
+/* Q4_K's and Q5_K's 12 packed bytes of 6-bit scales and mins (bytes 4..15 of a block),
+ * as bw_ggml_k_scale_min unpacks them, from v holding a block's first 16 bytes in each
+ * 128-bit half (the same block's, or two rows' blocks): per half, scale j in byte j and
+ * min j in byte 8 + j. */
+GGML_ROWS __m256i
+k_scales_mins (__m256i v)
+{
+  /* the low bits of scales 0..7 and mins 0..7 (mins 4..7: the high nibbles of bytes
+   * 8..11), and the bytes whose top two bits complete scales 4..7 and mins 4..7 */
+  const __m256i lo = _mm256_shuffle_epi8 (v, _mm256_setr_epi8 (4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15,
+                                                               4, 5, 6, 7, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m256i hi = _mm256_shuffle_epi8 (v, _mm256_setr_epi8 (-1, -1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1, 8, 9, 10, 11,
+                                                               -1, -1, -1, -1, 4, 5, 6, 7, -1, -1, -1, -1, 8, 9, 10, 11));
+  const __m256i low = _mm256_and_si256 (lo, _mm256_setr_epi8 (63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0,
+                                                              63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m256i high_nibbles = _mm256_and_si256 (_mm256_srli_epi16 (lo, 4),
+                                                 _mm256_setr_epi8 (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15,
+                                                                   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  /* 16-bit shifts by at most 4 keep each byte's bits within it under the masks */
+  const __m256i top = _mm256_and_si256 (_mm256_srli_epi16 (hi, 2), _mm256_set1_epi8 (0x30));
+  return _mm256_or_si256 (_mm256_or_si256 (low, high_nibbles), top);
+}
+
+/* Q3_K's 16 scales (6 bits less 32) as bytes, from the 12 bytes at b + 96: the low four
+ * bits of scale j in byte j % 8 (j < 8 low nibble, else high), the top two in byte
+ * 8 + j % 4 at bit 2 (j / 4). */
+static inline __m128i
+q3_k_scales (const uint8_t *b)
+{
+  /* 16 bytes from b + 94 stay inside the 110-byte block; scale byte k is byte k + 2 */
+  const __m128i v = _mm_loadu_si128 ((const __m128i *) (b + 94));
+  const __m128i m4 = _mm_set1_epi8 (0xF);
+  const __m128i low8 = _mm_srli_si128 (v, 2);
+  const __m128i lo = _mm_and_si128 (_mm_unpacklo_epi64 (low8, _mm_srli_epi16 (low8, 4)), m4);
+  const __m128i top4 = _mm_shuffle_epi8 (v, _mm_set_epi8 (13, 12, 11, 10, 13, 12, 11, 10, 13, 12, 11, 10, 13, 12, 11, 10));
+  const __m128i hi = _mm_and_si128 (_mm_srlv_epi32 (top4, _mm_set_epi32 (6, 4, 2, 0)), _mm_set1_epi8 (3));
+  return _mm_sub_epi8 (_mm_or_si128 (lo, _mm_slli_epi16 (hi, 4)), _mm_set1_epi8 (32));
+}

@@ -1,6 +1,5 @@
 /* GGML formats in the kernel table: which ggml type each BW_FMT_GGML_* is, the activations'
  * quantization, and the rows kernel every level shares (kernels/ggml-dot.h). */
-#include <float.h>
 #include <math.h>
 
 #include "kernels/dispatch.h"
@@ -48,42 +47,54 @@ bw_ggml_act_k (BwFormat fmt)
   return t != NULL && t->info->block_elements == 256;
 }
 
-/* v rounded to an integer, ties to even, as lrint in the default rounding mode, for
- * |v| < 2^51: adding and taking off 1.5 * 2^52 leaves no fraction bits. Inline arithmetic
- * instead of a library call per element, which the compiler can also vectorize. */
-static inline int
-round_even (double v)
-{
-  const double big = 0x1.8p52;
-  return (int) ((v + big) - big);
-}
+/* Values rounded to integers, ties to even, as lrint in the default rounding mode, for
+ * |v| < 2^51: adding and taking off 1.5 * 2^52 leaves no fraction bits. Four at a time in
+ * vector extensions of GCC and clang (SIMD code for the baseline of any target, where the
+ * scalar loop with its conversions does not vectorize) instead of a library call per
+ * element. */
+typedef float Floats4 __attribute__((vector_size (16)));
+typedef double Doubles4 __attribute__((vector_size (32)));
+typedef int32_t Ints4 __attribute__((vector_size (16)));
+typedef int8_t Bytes4 __attribute__((vector_size (4)));
+#define ROUND_BIG 0x1.8p52
 
-/* One block: d = amax / 127, q = round (x * 127 / amax) (the factor in double, so that no
- * finite amax overflows it). */
-static gboolean
-quantize_block (const float *x, int len, float *d, int8_t *q)
+/* One block of len (a constant: 32 or 256, so both loops vectorize whole): d = amax / 127,
+ * q = round (x * 127 / amax) (the factor in double, so that no finite amax overflows it).
+ * amax is taken on the magnitudes' bits, whose integer order is their float order (NaN and
+ * Inf above every finite one), so its loop is a plain integer maximum. */
+static inline __attribute__((always_inline)) gboolean
+quantize_block (const float *x, const int len, float *d, int8_t *q)
 {
-  float amax = 0;
-  gboolean finite = TRUE;
+  int32_t top = 0;
+  float amax;
 
-  /* no early exit, so that the loop vectorizes: NaN fails the comparison too */
   for (int i = 0; i < len; i++)
     {
-      const float a = fabsf (x[i]);
-      finite &= a <= FLT_MAX;
-      amax = a > amax ? a : amax;
+      int32_t bits;
+      memcpy (&bits, x + i, sizeof bits);
+      bits &= 0x7FFFFFFF;
+      top = bits > top ? bits : top;
     }
-  if (!finite)
+  if (top >= 0x7F800000)
     return FALSE;
-  if (amax == 0)
+  if (top == 0)
     {
       *d = 0;
       memset (q, 0, (size_t) len);
       return TRUE;
     }
+  memcpy (&amax, &top, sizeof amax);
   const double id = 127.0 / amax;
-  for (int i = 0; i < len; i++)
-    q[i] = (int8_t) CLAMP (round_even (x[i] * id), -127, 127);
+  for (int i = 0; i < len; i += 4)
+    {
+      Floats4 xv;
+      memcpy (&xv, x + i, sizeof xv);
+      const Doubles4 v = __builtin_convertvector (xv, Doubles4) * id;
+      /* |x * id| <= amax * id <= 127 (1 + 2^-52)^2 rounds to at most 127: no clamp */
+      const Ints4 r = __builtin_convertvector ((v + ROUND_BIG) - ROUND_BIG, Ints4);
+      const Bytes4 b = __builtin_convertvector (r, Bytes4);
+      memcpy (q + i, &b, sizeof b);
+    }
   *d = amax / 127.0f;
   return TRUE;
 }

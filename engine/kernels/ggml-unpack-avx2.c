@@ -8,12 +8,12 @@
  * The lanes, their integer sums and the float steps are kernels/ggml-dot.h's contract, so
  * each token's product is its one-token product's bits (tests/kernels/test-ggml-dot.c):
  * integer sums are exact however they are formed, and each block's scale meets them in
- * bw_ggml_lane's one FMA per lane, the lanes added at the end as the levels add them.
- * vpmaddubsw cannot saturate: the unsigned codes are at most 63 here (or |code| at most 128
- * against activations of at most 127 in magnitude, 2 * 128 * 127 < 2^15). */
+ * bw_ggml_lane's one FMA per lane, the lanes added at the end as the levels add them (the
+ * IQ and TQ types' block sums in bw_ggml_acc_k's steps).
+ * vpmaddubsw cannot saturate: the unsigned codes are at most 126 here (or |code| at most
+ * 128) against activations of at most 127 in magnitude, 2 * 128 * 127 < 2^15. */
 #include "kernels/avx2-lanes.h"
-#include "kernels/ggml-dot-simd.h"
-#include "quant/ggml-blocks.h"
+#include "kernels/ggml-iq-chunks.h"
 
 /* Blocks per unpacked segment: about 5 KB of unpacked codes, which stay in L1 while every
  * token of the batch passes over them. */
@@ -107,16 +107,11 @@ k_nibbles (const uint8_t *qs, const uint8_t *qh, uint8_t *u)
 static inline void
 q45_k_scales (const uint8_t *b, KBlock *u)
 {
-  int8_t sc[16], m[16];
-  for (int j = 0; j < 8; j++)
-    {
-      int scj, mj;
-      bw_ggml_k_scale_min (b + 4, j, &scj, &mj);
-      sc[2 * j] = sc[2 * j + 1] = (int8_t) scj;
-      m[2 * j] = m[2 * j + 1] = (int8_t) mj;
-    }
-  const __m128i m8 = _mm_loadu_si128 ((const __m128i *) m);
-  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), &m8, -1);
+  const __m128i v = _mm_loadu_si128 ((const __m128i *) b);
+  const __m128i sm = _mm256_castsi256_si128 (k_scales_mins (_mm256_set_m128i (v, v)));
+  /* scale and min j (bytes j, 8 + j) for the activation sums 2 j, 2 j + 1 */
+  const __m128i m8 = _mm_shuffle_epi8 (sm, _mm_set_epi8 (15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8));
+  k_scales (u, _mm_shuffle_epi8 (sm, _mm_set_epi8 (7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0)), &m8, -1);
   u->d = f16 (b);
   u->dmin = f16 (b + 2);
 }
@@ -180,56 +175,71 @@ unpack_q2_k (const uint8_t *b, KBlock *u)
 static void
 unpack_q3_k (const uint8_t *b, KBlock *u)
 {
-  int8_t sc[16];
   k_crumbs (b + 32, b, u->u);
-  for (int j = 0; j < 16; j++)
-    sc[j] = (int8_t) bw_ggml_q3_k_scale (b + 96, j);
-  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), NULL, 2);
+  k_scales (u, q3_k_scales (b), NULL, 2);
   u->d = f16 (b + 108);
   u->dmin = 0.0f;
 }
 
-/* TB tokens (1 or TOKENS, a constant) over n unpacked super-blocks (activation blocks
- * i0 .., token tb's at act + tb * stride): lane[tb] and, with mins, min_lane[tb] go on by
- * bw_ggml_lane's steps. The tokens share each chunk's code and scale loads, and their FMA
- * chains overlap. */
+/* TB tokens' (1 or TOKENS, a constant) lane sums s1 of unpacked super-block i (their
+ * activation blocks x[tb][i]) into v[tb], less the offsets' part with corr. The tokens share
+ * each chunk's code and scale loads. */
+GGML_ROWS void
+k_sums (const KBlock *u, const BwGgmlActK *const *x, int64_t i, __m256i *v, const int TB, gboolean corr)
+{
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; c++)
+    {
+      const __m256i w = load (u[i].u + 32 * c), sc = load (u[i].sc[c]);
+#pragma GCC unroll 4
+      for (int tb = 0; tb < TB; tb++)
+        {
+          const __m256i p = lane_sums (w, loadu (x[tb][i].q + 32 * c), sc);
+          v[tb] = c ? _mm256_add_epi32 (v[tb], p) : p;
+        }
+    }
+  if (corr)
+#pragma GCC unroll 4
+    for (int tb = 0; tb < TB; tb++)
+      v[tb] = _mm256_sub_epi32 (v[tb], _mm256_madd_epi16 (loadu (x[tb][i].bsums), load (u[i].corr)));
+}
+
+/* The activation blocks i0 .. of TB tokens, token tb's at act + tb * stride. */
+GGML_ROWS void
+k_acts (const uint8_t *act, size_t stride, int64_t i0, const BwGgmlActK **x, const int TB)
+{
+#pragma GCC unroll 4
+  for (int tb = 0; tb < TB; tb++)
+    x[tb] = (const BwGgmlActK *) (act + tb * stride) + i0;
+}
+
+/* TB tokens over n unpacked super-blocks: lane[tb] and, with mins, min_lane[tb] go on by
+ * bw_ggml_lane's steps, the tokens' FMA chains overlapping. */
 GGML_ROWS void
 k_tokens (const KBlock *u, int n, const uint8_t *act, size_t stride, int64_t i0, __m256 *lane,
           __m256 *min_lane, const int TB, gboolean corr, gboolean mins)
 {
   const BwGgmlActK *x[TOKENS];
   __m256 l[TOKENS], ml[TOKENS];
+  k_acts (act, stride, i0, x, TB);
 #pragma GCC unroll 4
   for (int tb = 0; tb < TB; tb++)
     {
-      x[tb] = (const BwGgmlActK *) (act + tb * stride) + i0;
       l[tb] = lane[tb];
       ml[tb] = min_lane[tb];
     }
   for (int i = 0; i < n; i++)
     {
       __m256i v[TOKENS];
-#pragma GCC unroll 8
-      for (int c = 0; c < 8; c++)
-        {
-          const __m256i w = load (u[i].u + 32 * c), sc = load (u[i].sc[c]);
-#pragma GCC unroll 4
-          for (int tb = 0; tb < TB; tb++)
-            {
-              const __m256i p = lane_sums (w, loadu (x[tb][i].q + 32 * c), sc);
-              v[tb] = c ? _mm256_add_epi32 (v[tb], p) : p;
-            }
-        }
+      k_sums (u, x, i, v, TB, corr);
 #pragma GCC unroll 4
       for (int tb = 0; tb < TB; tb++)
         {
-          const __m256i bs = loadu (x[tb][i].bsums);
-          if (corr)
-            v[tb] = _mm256_sub_epi32 (v[tb], _mm256_madd_epi16 (bs, load (u[i].corr)));
           l[tb] = _mm256_fmadd_ps (mul_all (&u[i].d, &x[tb][i].d), _mm256_cvtepi32_ps (v[tb]), l[tb]);
           if (mins)
             ml[tb] = _mm256_fmadd_ps (mul_all (&u[i].dmin, &x[tb][i].d),
-                                      _mm256_cvtepi32_ps (_mm256_madd_epi16 (bs, load (u[i].mins))), ml[tb]);
+                                      _mm256_cvtepi32_ps (_mm256_madd_epi16 (loadu (x[tb][i].bsums), load (u[i].mins))),
+                                      ml[tb]);
         }
     }
 #pragma GCC unroll 4
@@ -240,17 +250,55 @@ k_tokens (const KBlock *u, int n, const uint8_t *act, size_t stride, int64_t i0,
     }
 }
 
+/* TB tokens over n unpacked super-blocks of the IQ and TQ types: each block's integer sum
+ * (the lanes added) meets its scale by bw_ggml_acc_k's steps, four tokens' in one vector. */
+GGML_ROWS void
+sum_tokens (const KBlock *u, int n, const uint8_t *act, size_t stride, int64_t i0, float *acc,
+            const int TB)
+{
+  const BwGgmlActK *x[TOKENS];
+  k_acts (act, stride, i0, x, TB);
+  __m128 a4 = TB == TOKENS ? _mm_loadu_ps (acc) : _mm_setzero_ps ();
+  float a1 = acc[0];
+  for (int i = 0; i < n; i++)
+    {
+      __m256i v[TOKENS];
+      k_sums (u, x, i, v, TB, TRUE);
+      if (TB == TOKENS)
+        {
+          /* bw_ggml_acc_k with b = 0, s2 = 0, per lane */
+          const __m128 p = _mm_mul_ps (_mm_set1_ps (u[i].d), _mm_cvtepi32_ps (hsum4_i32 (v)));
+          const __m128 t = _mm_sub_ps (p, _mm_setzero_ps ());
+          const __m128 dx = _mm_set_ps (x[3][i].d, x[2][i].d, x[1][i].d, x[0][i].d);
+          a4 = _mm_add_ps (a4, _mm_mul_ps (dx, t));
+        }
+      else
+        a1 = bw_ggml_acc_k (a1, x[0][i].d, u[i].d, hsum_i32 (v[0]), 0.0f, 0);
+    }
+  if (TB == TOKENS)
+    _mm_storeu_ps (acc, a4);
+  else
+    acc[0] = a1;
+}
+
 typedef void (*KUnpack) (const uint8_t *b, KBlock *u);
 
+/* With sums (the IQ and TQ types), acc goes on block by block; else the lanes of Q2_K ..
+ * Q6_K meet it at the row's end. */
 GGML_ROWS void
 k_batch (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, int nt,
-         const gboolean *skip, float *acc, KUnpack unpack, int bytes, gboolean corr, gboolean mins)
+         const gboolean *skip, float *acc, KUnpack unpack, int bytes, gboolean corr, gboolean mins,
+         gboolean sums)
 {
   KBlock u[SEG_K];
   __m256 lane[BW_GGML_BATCH_MAX], min_lane[BW_GGML_BATCH_MAX];
+  float a[BW_GGML_BATCH_MAX];
 
   for (int t = 0; t < nt; t++)
-    lane[t] = min_lane[t] = _mm256_setzero_ps ();
+    {
+      lane[t] = min_lane[t] = _mm256_setzero_ps ();
+      a[t] = acc[t];
+    }
   for (int64_t i0 = 0; i0 < nb; i0 += SEG_K)
     {
       const int n = (int) MIN (SEG_K, nb - i0);
@@ -258,20 +306,26 @@ k_batch (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, int 
         unpack (row + (i0 + i) * bytes, &u[i]);
       int t = 0;
       for (; t + TOKENS <= nt; t += TOKENS)
-        k_tokens (u, n, act + t * stride, stride, i0, lane + t, min_lane + t, TOKENS, corr, mins);
+        if (sums)
+          sum_tokens (u, n, act + t * stride, stride, i0, a + t, TOKENS);
+        else
+          k_tokens (u, n, act + t * stride, stride, i0, lane + t, min_lane + t, TOKENS, corr, mins);
       for (; t < nt; t++)
-        k_tokens (u, n, act + t * stride, stride, i0, lane + t, min_lane + t, 1, corr, mins);
+        if (sums)
+          sum_tokens (u, n, act + t * stride, stride, i0, a + t, 1);
+        else
+          k_tokens (u, n, act + t * stride, stride, i0, lane + t, min_lane + t, 1, corr, mins);
     }
   for (int t = 0; t < nt; t++)
     if (!skip[t])
-      acc[t] = acc[t] + bw_avx2_reduce8 (mins ? _mm256_sub_ps (lane[t], min_lane[t]) : lane[t]);
+      acc[t] = sums ? a[t] : acc[t] + bw_avx2_reduce8 (mins ? _mm256_sub_ps (lane[t], min_lane[t]) : lane[t]);
 }
 
 #define K_BATCH(name, bytes, corr, mins)                                                      \
   static void batch_##name (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, \
                             int nt, const gboolean *skip, float *acc)                           \
   {                                                                                           \
-    k_batch (row, nb, act, stride, nt, skip, acc, unpack_##name, bytes, corr, mins);          \
+    k_batch (row, nb, act, stride, nt, skip, acc, unpack_##name, bytes, corr, mins, FALSE);   \
   }
 
 K_BATCH (q2_k, 84, FALSE, TRUE)
@@ -373,7 +427,8 @@ tokens32 (const Blocks32 *u, int n, const uint8_t *act, size_t stride, int64_t i
       for (int tb = 0; tb < TB; tb++)
         {
           const __m256i xq = loadu (x[tb][i].q);
-          const __m256i s = lane_sums (a, _mm256_sign_epi8 (xq, sg), ones16);
+          /* Q4_1's and Q5_1's codes are unsigned: no sign to move */
+          const __m256i s = lane_sums (a, m ? xq : _mm256_sign_epi8 (xq, sg), ones16);
           l[tb] = _mm256_fmadd_ps (mul_all (&x[tb][i].d, &u->d[i]), _mm256_cvtepi32_ps (s), l[tb]);
           if (m)
             l[tb] = _mm256_fmadd_ps (mul_all (&x[tb][i].d, &u->m[i]),
@@ -433,118 +488,171 @@ BATCH32 (mxfp4, 17, FALSE)
 
 /* --- the other super-blocks (IQ, TQ) ---------------------------------------------------- */
 
-/* A super-block of signed codes unpacked: its integer sum is that of the 32-element chunks
- * c, (|codes| times activations carrying the codes' signs, pair sums times sc[c]), which
- * meets the block's scale in bw_ggml_acc_k. */
-typedef struct {
-  uint8_t a[256];    /* |code| */
-  int8_t s[256];     /* the code (its sign for vpsignb) */
-  int16_t sc[8][16]; /* per chunk: elements 0..15's scale in the low 8 lanes, 16..31's high */
-  float d;           /* the block's scale, times the type's factor */
-  float pad[7];
-} ALIGNED IqBlock;
+/* Their codes, signed, unpacked as Q3_K's are: code + 2^shift in u (the IQ2 and IQ3 grids'
+ * magnitudes are at most 62, IQ1's 8 * grid + delta at most 9, TQ's at most 1), the scales
+ * per 16 elements as the integer sums take them, and corr taking the offset's part off:
+ * each block's integer sum is then the one-token product's. d: the block's scale times the
+ * type's factor. */
+#define GRID_SHIFT 6
+#define IQ1_SHIFT 4
 
+/* Chunk c of signed codes into u. */
 static inline void
-iq_codes (IqBlock *u, int c, __m256i codes)
+offset_codes (KBlock *u, int c, __m256i codes, int shift)
 {
-  _mm256_store_si256 ((__m256i *) u->s + c, codes);
-  _mm256_store_si256 ((__m256i *) u->a + c, _mm256_abs_epi8 (codes));
+  _mm256_store_si256 ((__m256i *) (u->u + 32 * c), _mm256_add_epi8 (codes, _mm256_set1_epi8 ((char) (1 << shift))));
 }
 
+/* The scales per 16 elements sc and the block's scale d into u. */
 static inline void
-iq_scales (IqBlock *u, int c, int lo, int hi)
+offset_scales (KBlock *u, const int8_t sc[16], int shift, float d)
 {
-  _mm256_store_si256 ((__m256i *) u->sc[c], _mm256_set_m128i (_mm_set1_epi16 ((short) hi), _mm_set1_epi16 ((short) lo)));
+  k_scales (u, _mm_loadu_si128 ((const __m128i *) sc), NULL, shift);
+  u->d = d;
+  u->dmin = 0.0f;
 }
 
+/* An IQ2 or IQ3 grid type's super-block from its chunks (kernels/ggml-iq-chunks.h): the
+ * magnitudes with their signs' bits applied (0 - w where set). */
+#define GRID_UNPACK(name, factor)                                                             \
+  static void unpack_##name (const uint8_t *b, KBlock *u)                                     \
+  {                                                                                           \
+    int8_t sc[16];                                                                            \
+    for (int c = 0; c < 8; c++)                                                               \
+      {                                                                                       \
+        const IqChunk ch = name##_chunk (b, c);                                               \
+        const __m256i neg = bit_mask32 (ch.signs);                                            \
+        offset_codes (u, c, _mm256_sub_epi8 (_mm256_xor_si256 (ch.w, neg), neg), GRID_SHIFT); \
+        sc[2 * c] = (int8_t) ch.lo;                                                           \
+        sc[2 * c + 1] = (int8_t) ch.hi;                                                       \
+      }                                                                                       \
+    offset_scales (u, sc, GRID_SHIFT, bw_ggml_f16 (b) * (factor));                            \
+  }
+
+GRID_UNPACK (iq2_xxs, 0.125f)
+GRID_UNPACK (iq2_xs, 0.125f)
+GRID_UNPACK (iq2_s, 0.125f)
+GRID_UNPACK (iq3_xxs, 0.25f)
+GRID_UNPACK (iq3_s, 1.0f)
+
+/* IQ1_S: 8 * grid + the chunk's delta sign. */
 static void
-unpack_iq2_xxs (const uint8_t *b, IqBlock *u)
+unpack_iq1_s (const uint8_t *b, KBlock *u)
 {
-  for (int ib = 0; ib < 8; ib++)
+  int8_t sc[16];
+  for (int c = 0; c < 8; c++)
     {
-      const uint8_t *idx = b + 2 + 8 * ib;
-      const uint32_t aux = bw_ggml_u32 (idx + 4);
-      uint32_t sg = 0;
-      for (int k = 0; k < 4; k++)
-        {
-          memcpy (u->a + 32 * ib + 8 * k, bw_iq2xxs_grid[idx[k]], 8);
-          sg |= (uint32_t) bw_ggml_ksigns[(aux >> (7 * k)) & 127] << (8 * k);
-        }
-      const __m256i g = load (u->a + 32 * ib);
-      /* the grid's magnitudes with the signs' bits applied: 0 - g where set */
-      const __m256i neg = bit_mask32 (sg);
-      _mm256_store_si256 ((__m256i *) u->s + ib, _mm256_sub_epi8 (_mm256_xor_si256 (g, neg), neg));
-      const int ls = 2 * (int) (aux >> 28) + 1;
-      iq_scales (u, ib, ls, ls);
+      const IqChunk ch = iq1_s_chunk (b, c);
+      const __m256i eight = _mm256_sign_epi8 (_mm256_set1_epi8 (8), ch.w);
+      offset_codes (u, c, _mm256_add_epi8 (eight, _mm256_set1_epi8 (ch.signs ? -1 : 1)), IQ1_SHIFT);
+      sc[2 * c] = sc[2 * c + 1] = (int8_t) ch.lo;
     }
-  u->d = bw_ggml_f16 (b) * 0.125f;
+  offset_scales (u, sc, IQ1_SHIFT, bw_ggml_f16 (b) * 0.125f);
+}
+
+/* TQ2_0: the 2-bit fields are the codes plus 1 already. */
+static void
+unpack_tq2_0 (const uint8_t *b, KBlock *u)
+{
+  static const int8_t ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+  k_crumbs (b, NULL, u->u);
+  offset_scales (u, ones, 0, bw_ggml_f16 (b + 64));
 }
 
 /* The types unpacked through their reference unpacking (quant/ggml-blocks.h), as the
  * scalar level's product forms their sums: sub-blocks of `sub` elements whose scale field
- * s multiplies them as is, as 2 s + 1 or not at all, and (IQ1) groups of `delta` elements
+ * s multiplies them as 2 s + 1 (odd) or not at all, and (IQ1) groups of `delta` elements
  * counting 8 code + delta sign. */
 typedef struct {
   int type;
   int sub;
-  int odd;     /* 1: 2 s + 1; 0: s; -1: 1 */
+  gboolean odd;
   float a_mul;
   int delta;
+  int shift;
 } IqShape;
 
 static inline void
-iq_unpack_codes (const uint8_t *b, IqBlock *u, const IqShape *k)
+ref_unpack (const uint8_t *b, KBlock *u, const IqShape *k)
 {
   BwGgmlCodes c;
+  int8_t sc[16];
   bw_ggml_unpacker (k->type) (b, &c);
   if (k->delta)
     for (int e = 0; e < 256; e++)
       c.q[e] = (int8_t) (8 * c.q[e] + c.m[e / k->delta]);
   for (int ch = 0; ch < 8; ch++)
-    {
-      iq_codes (u, ch, loadu (c.q + 32 * ch));
-      int sc[2];
-      for (int h = 0; h < 2; h++)
-        {
-          const int f = c.sc[(32 * ch + 16 * h) / k->sub];
-          sc[h] = k->odd < 0 ? 1 : k->odd ? 2 * f + 1 : f;
-        }
-      iq_scales (u, ch, sc[0], sc[1]);
-    }
-  u->d = c.d * k->a_mul;
+    offset_codes (u, ch, loadu (c.q + 32 * ch), k->shift);
+  for (int j = 0; j < 16; j++)
+    sc[j] = (int8_t) (k->odd ? 2 * c.sc[16 * j / k->sub] + 1 : 1);
+  offset_scales (u, sc, k->shift, c.d * k->a_mul);
 }
 
-#define IQ_UNPACK(name, ...)                                                                  \
-  static void unpack_##name (const uint8_t *b, IqBlock *u)                                    \
+#define REF_UNPACK(name, ...)                                                                 \
+  static void unpack_##name (const uint8_t *b, KBlock *u)                                     \
   {                                                                                           \
     static const IqShape shape = { __VA_ARGS__ };                                             \
-    iq_unpack_codes (b, u, &shape);                                                           \
+    ref_unpack (b, u, &shape);                                                                \
   }
 
-IQ_UNPACK (iq2_xs, BW_GGML_IQ2_XS, 16, 1, 0.125f, 0)
-IQ_UNPACK (iq2_s, BW_GGML_IQ2_S, 16, 1, 0.125f, 0)
-IQ_UNPACK (iq3_xxs, BW_GGML_IQ3_XXS, 32, 1, 0.25f, 0)
-IQ_UNPACK (iq3_s, BW_GGML_IQ3_S, 32, 1, 1.0f, 0)
-IQ_UNPACK (iq1_s, BW_GGML_IQ1_S, 32, 1, 0.125f, 32)
-IQ_UNPACK (iq1_m, BW_GGML_IQ1_M, 16, 1, 0.125f, 8)
-IQ_UNPACK (iq4_xs, BW_GGML_IQ4_XS, 32, 0, 1.0f, 0)
-IQ_UNPACK (tq1_0, BW_GGML_TQ1_0, 256, -1, 1.0f, 0)
-IQ_UNPACK (tq2_0, BW_GGML_TQ2_0, 256, -1, 1.0f, 0)
+REF_UNPACK (iq1_m, BW_GGML_IQ1_M, 16, TRUE, 0.125f, 8, IQ1_SHIFT)
+REF_UNPACK (tq1_0, BW_GGML_TQ1_0, 256, FALSE, 1.0f, 0, 0)
+
+#define SUM_BATCH(name, bytes)                                                                \
+  static void batch_##name (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, \
+                            int nt, const gboolean *skip, float *acc)                           \
+  {                                                                                           \
+    k_batch (row, nb, act, stride, nt, skip, acc, unpack_##name, bytes, TRUE, FALSE, TRUE);   \
+  }
+
+SUM_BATCH (iq2_xxs, 66)
+SUM_BATCH (iq2_xs, 74)
+SUM_BATCH (iq2_s, 82)
+SUM_BATCH (iq3_xxs, 98)
+SUM_BATCH (iq3_s, 110)
+SUM_BATCH (iq1_s, 50)
+SUM_BATCH (iq1_m, 56)
+SUM_BATCH (tq1_0, 54)
+SUM_BATCH (tq2_0, 66)
+
+/* --- IQ4_XS ----------------------------------------------------------------------------- */
+
+/* Its codes reach -127, too far for an offset: they are unpacked as their magnitudes and
+ * signs, whose sign vpsignb moves onto the activations. */
+typedef struct {
+  uint8_t a[256];    /* |code| */
+  int8_t s[256];     /* the code (its sign for vpsignb) */
+  int16_t sc[8][16]; /* per chunk: the scale in every lane */
+  float d;
+  float pad[7];
+} ALIGNED Iq4Block;
+
+static void
+unpack_iq4_xs (const uint8_t *b, Iq4Block *u)
+{
+  const __m256i table = table16 (bw_iq4nl_values);
+  for (int ib = 0; ib < 8; ib++)
+    {
+      const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + 8 + 16 * ib));
+      _mm256_store_si256 ((__m256i *) u->s + ib, w);
+      _mm256_store_si256 ((__m256i *) u->a + ib, _mm256_abs_epi8 (w));
+      _mm256_store_si256 ((__m256i *) u->sc[ib], _mm256_set1_epi16 ((short) bw_ggml_iq4_xs_scale (b, ib)));
+    }
+  u->d = bw_ggml_f16 (b);
+}
 
 /* TB tokens (1 or TOKENS, a constant) over n unpacked super-blocks: acc[tb] goes on by
  * bw_ggml_acc_k's steps, the tokens' block sums taken across their vectors together. */
 GGML_ROWS void
-iq_tokens (const IqBlock *u, int n, const uint8_t *act, size_t stride, int64_t i0, float *acc,
-           const int TB)
+iq4_tokens (const Iq4Block *u, int n, const uint8_t *act, size_t stride, int64_t i0, float *acc,
+            const int TB)
 {
   const BwGgmlActK *x[TOKENS];
   float a[TOKENS];
+  k_acts (act, stride, i0, x, TB);
 #pragma GCC unroll 4
   for (int tb = 0; tb < TB; tb++)
-    {
-      x[tb] = (const BwGgmlActK *) (act + tb * stride) + i0;
-      a[tb] = acc[tb];
-    }
+    a[tb] = acc[tb];
   for (int i = 0; i < n; i++)
     {
       __m256i v[TOKENS];
@@ -573,13 +681,11 @@ iq_tokens (const IqBlock *u, int n, const uint8_t *act, size_t stride, int64_t i
     acc[tb] = a[tb];
 }
 
-typedef void (*IqUnpack) (const uint8_t *b, IqBlock *u);
-
-GGML_ROWS void
-iq_batch (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, int nt,
-          const gboolean *skip, float *acc, IqUnpack unpack, int bytes)
+static void
+batch_iq4_xs (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, int nt,
+              const gboolean *skip, float *acc)
 {
-  IqBlock u[SEG_K];
+  Iq4Block u[SEG_K];
   float a[BW_GGML_BATCH_MAX];
 
   for (int t = 0; t < nt; t++)
@@ -588,35 +694,17 @@ iq_batch (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, int
     {
       const int n = (int) MIN (SEG_K, nb - i0);
       for (int i = 0; i < n; i++)
-        unpack (row + (i0 + i) * bytes, &u[i]);
+        unpack_iq4_xs (row + (i0 + i) * 136, &u[i]);
       int t = 0;
       for (; t + TOKENS <= nt; t += TOKENS)
-        iq_tokens (u, n, act + t * stride, stride, i0, a + t, TOKENS);
+        iq4_tokens (u, n, act + t * stride, stride, i0, a + t, TOKENS);
       for (; t < nt; t++)
-        iq_tokens (u, n, act + t * stride, stride, i0, a + t, 1);
+        iq4_tokens (u, n, act + t * stride, stride, i0, a + t, 1);
     }
   for (int t = 0; t < nt; t++)
     if (!skip[t])
       acc[t] = a[t];
 }
-
-#define IQ_BATCH(name, bytes)                                                                 \
-  static void batch_##name (const uint8_t *row, int64_t nb, const uint8_t *act, size_t stride, \
-                            int nt, const gboolean *skip, float *acc)                           \
-  {                                                                                           \
-    iq_batch (row, nb, act, stride, nt, skip, acc, unpack_##name, bytes);                     \
-  }
-
-IQ_BATCH (iq2_xxs, 66)
-IQ_BATCH (iq2_xs, 74)
-IQ_BATCH (iq2_s, 82)
-IQ_BATCH (iq3_xxs, 98)
-IQ_BATCH (iq3_s, 110)
-IQ_BATCH (iq1_s, 50)
-IQ_BATCH (iq1_m, 56)
-IQ_BATCH (iq4_xs, 136)
-IQ_BATCH (tq1_0, 54)
-IQ_BATCH (tq2_0, 66)
 
 const BwGgmlBatch bw_ggml_batch_avx2[BW_FMT_COUNT] = {
   [BW_FMT_GGML_Q2_K] = batch_q2_k,

@@ -4,6 +4,7 @@
  * formats listed here, and four-row ones for the most used (a level the CPU runs without
  * them fails); activations with NaN take the reference product; a product split over
  * threads gives the unsplit one's bits. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -250,6 +251,53 @@ test_nan_activations (void)
   g_rand_free (rand);
 }
 
+/* The activations' quantization (ggml-dot.h) against its definition written plainly: amax
+ * of the magnitudes, q = lrint (x * (127.0 / amax)) in double, d = amax / 127; blocks of
+ * random values, ties of the rounding, signed zeros, subnormals, the largest finite floats;
+ * Inf or NaN anywhere fails the block. */
+static void
+test_act_rounding (void)
+{
+  GRand *rand = g_rand_new_with_seed (11);
+  float x[256];
+  BwGgmlActK ak;
+  BwGgmlAct32 a32;
+
+  for (int round = 0; round < 4000; round++)
+    {
+      const gboolean k = round % 2;
+      const int n = k ? 256 : 32;
+      const float scale = round % 7 == 0 ? FLT_MAX : round % 7 == 1 ? 1e-40f : (float) g_rand_double_range (rand, 1e-3, 1e3);
+      for (int i = 0; i < n; i++)
+        x[i] = (float) g_rand_double_range (rand, -1, 1) * scale;
+      if (round % 5 == 2)
+        for (int i = 0; i < n; i++)
+          x[i] = (float) (g_rand_int_range (rand, -254, 255)) * 0.5f; /* ties at amax 127 */
+      if (round % 5 == 2)
+        x[0] = 127.0f;
+      if (round % 11 == 3)
+        for (int i = 0; i < n; i++)
+          x[i] = i % 2 ? -0.0f : 0.0f;
+      const int bad = round % 13 == 4 ? 1 : round % 13 == 5 ? 2 : 0;
+      if (bad)
+        x[g_rand_int_range (rand, 0, n)] = bad == 1 ? -INFINITY : NAN;
+
+      float amax = 0;
+      for (int i = 0; i < n; i++)
+        amax = MAX (amax, fabsf (x[i]));
+      const gboolean ok = bw_ggml_quantize_act (k, x, n, k ? (void *) &ak : (void *) &a32);
+      g_assert_cmpint (ok, ==, !bad);
+      if (bad)
+        continue;
+      const float d = k ? ak.d : a32.d;
+      const int8_t *q = k ? ak.q : a32.q;
+      g_assert_cmpfloat (d, ==, amax / 127.0f);
+      for (int i = 0; i < n; i++)
+        g_assert_cmpint (q[i], ==, amax == 0 ? 0 : (int) lrint (x[i] * (127.0 / amax)));
+    }
+  g_rand_free (rand);
+}
+
 /* The one-token products of tokens [0, n) of x at level isa, token t's at want + t * rows. */
 static void
 one_token_products (const TestMatrix *g, BwIsa isa, const float *x, int n, float *want)
@@ -386,6 +434,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ggml-dot/levels", test_levels);
   g_test_add_func ("/ggml-dot/level-kernels", test_level_kernels);
   g_test_add_func ("/ggml-dot/nan-activations", test_nan_activations);
+  g_test_add_func ("/ggml-dot/act-rounding", test_act_rounding);
   g_test_add_func ("/ggml-dot/e8m0-extremes", test_e8m0_extremes);
   g_test_add_func ("/ggml-dot/prefill-equals-decode", test_prefill_equals_decode);
   g_test_add_func ("/ggml-dot/threads-equal", test_threads_equal);
