@@ -1,5 +1,6 @@
 #include "blocks/moe.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "blocks/scratch.h"
@@ -310,21 +311,122 @@ add_expert (const BwMoe *moe, const ExpertTokens *g, int e, const float *out, fl
 
 /* One token: each thread of the pool takes whole experts, in the order their bytes land
  * (hits first, then each miss as its read completes), and computes all three products of
- * its expert alone, into that expert's own row; the rows are then summed in request order,
- * so the result depends on neither the disk nor the threads. A single-token product is too
- * short to split well across threads: per expert and matrix, splitting cost a dispatch and a
- * barrier, and each thread restarted its streams on a slice of the rows. */
+ * its expert, into that expert's own row; the rows are then summed in request order, so the
+ * result depends on neither the disk nor the threads. A single-token product is too short
+ * to split well across threads: per expert and matrix, splitting cost a dispatch and a
+ * barrier, and each thread restarted its streams on a slice of the rows. Only a thread left
+ * with no expert to take (the layer's last experts, or a miss that landed late) joins the
+ * products still running, taking pieces of their rows: before, it sat idle for about one
+ * expert's time per layer. */
+#define HELP_SLOTS 64
+/* Pieces per product: enough for a helper to take a fair share of the last one. */
+#define PIECES 8
+/* Index part of a claim word while its product is being set up. */
+#define CLOSED 0xFFFFFFFFu
+
+/* The product one thread is running, published for helpers. The fields are set while the
+ * claim word is CLOSED; a helper reads them after the claim word and uses them only once a
+ * CAS on that word proves the generation unchanged. */
+typedef struct {
+  _Atomic guint64 claim;   /* generation << 32 | next piece */
+  _Atomic int done;        /* pieces finished in this generation */
+  _Atomic int n_pieces;
+  _Atomic int64_t piece;   /* rows per piece */
+  const BwMatvecPlan *_Atomic plan;
+} __attribute__((aligned (64))) SharedProduct;
+
 typedef struct {
   const BwMoe *moe;
   BwExpertBatch *batch;
   const float *x;           /* the token's expert input [width] */
   const int *experts;       /* expert id of each batch entry */
   float *gts, *ups, *outs;  /* per expert: [inter], [inter], [width] */
-  GMutex lock;              /* the store and everything below */
+  int count;
+  GMutex lock;              /* the store and the four fields below */
   gboolean taken[BW_MAX_BATCH_EXPERTS];
+  int n_taken;
   GError *error;
   guint64 wait_ns;
+  _Atomic int owners;       /* threads computing an expert */
+  int n_slots;
+  SharedProduct slots[HELP_SLOTS];
 } OneTokenMix;
+
+static inline void
+cpu_relax (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#endif
+}
+
+/* Runs one piece of sp's product if one is left: TRUE when it ran one or lost a race for
+ * one (worth looking again). */
+static gboolean
+take_piece (SharedProduct *sp)
+{
+  guint64 cur = atomic_load (&sp->claim);
+  guint32 idx = (guint32) cur;
+  int n = atomic_load (&sp->n_pieces);
+  int64_t piece = atomic_load (&sp->piece);
+  const BwMatvecPlan *plan = atomic_load (&sp->plan);
+
+  if (idx == CLOSED || idx >= (guint32) n)
+    return FALSE;
+  if (!atomic_compare_exchange_strong (&sp->claim, &cur, cur + 1))
+    return TRUE;
+  bw_matvec_plan_rows (plan, (int64_t) idx * piece, (int64_t) (idx + 1) * piece);
+  atomic_fetch_add (&sp->done, 1);
+  return TRUE;
+}
+
+/* y = w x on this thread, with any helpers taking pieces of it (same_x: bw_matvec_plan). */
+static void
+shared_matvec (OneTokenMix *m, int tid, const BwMatrix *w, const float *x, float *y,
+               gboolean same_x)
+{
+  if (tid >= m->n_slots)
+    {
+      bw_matvec (w, x, y, NULL);
+      return;
+    }
+  SharedProduct *sp = &m->slots[tid];
+  guint64 gen = (atomic_load (&sp->claim) >> 32) + 1;
+  int n = (int) MIN (w->rows, PIECES);
+  atomic_store (&sp->claim, gen << 32 | CLOSED);
+  atomic_store (&sp->plan, bw_matvec_plan (w, x, y, same_x));
+  atomic_store (&sp->piece, (w->rows + n - 1) / n);
+  atomic_store (&sp->n_pieces, n);
+  atomic_store (&sp->done, 0);
+  atomic_store (&sp->claim, gen << 32);
+  while (take_piece (sp))
+    ;
+  while (atomic_load (&sp->done) < n)
+    cpu_relax ();
+}
+
+/* Takes a landed expert (blocking on a miss): its batch index, or -1 when none is left or
+ * the batch failed. */
+static int
+take_expert (OneTokenMix *m, const BwExpertWeights **ew)
+{
+  int i = -1;
+  g_mutex_lock (&m->lock);
+  if (m->error == NULL && m->n_taken < m->count)
+    {
+      guint64 t0 = now_ns ();
+      i = bw_expert_batch_wait_any (m->batch, m->taken, ew, &m->error);
+      m->wait_ns += now_ns () - t0;
+      if (i >= 0)
+        {
+          m->taken[i] = TRUE;
+          m->n_taken++;
+          atomic_fetch_add (&m->owners, 1);
+        }
+    }
+  g_mutex_unlock (&m->lock);
+  return i;
+}
 
 static void
 one_token_poll (OneTokenMix *m)
@@ -338,43 +440,50 @@ one_token_poll (OneTokenMix *m)
 }
 
 static void
-one_token_job (void *ctx, int index, int thread_id)
+one_token_expert (OneTokenMix *m, int i, const BwExpertWeights *ew, int tid)
 {
-  OneTokenMix *m = ctx;
-  const BwExpertWeights *ew = NULL;
-  int i = -1;
-
-  g_mutex_lock (&m->lock);
-  if (m->error == NULL)
-    {
-      guint64 t0 = now_ns ();
-      i = bw_expert_batch_wait_any (m->batch, m->taken, &ew, &m->error);
-      m->wait_ns += now_ns () - t0;
-      if (i >= 0)
-        m->taken[i] = TRUE;
-    }
-  g_mutex_unlock (&m->lock);
-  if (i < 0)
-    return;
   const BwMoe *moe = m->moe;
   int64_t width = moe->expert_width, inter = moe->expert_inter;
   int e = m->experts[i];
   float *gt = m->gts + i * gate_floats (moe), *up = m->ups + i * inter;
-  bw_matvec (&ew->gate, m->x, gt, NULL);
+  shared_matvec (m, tid, &ew->gate, m->x, gt, FALSE);
   one_token_poll (m);
   if (moe->fused_gate_up)
     fused_act (moe, e, gt, gt);
   else
     {
-      bw_matvec (&ew->up, m->x, up, NULL);
+      shared_matvec (m, tid, &ew->up, m->x, up, TRUE);
       one_token_poll (m);
       if (moe->gate_bias)
         split_bias (moe, e, gt, up, 1);
       bw_gated_act (&moe->act, gt, gt, up, (int) inter);
     }
-  bw_matvec (&ew->down, gt, m->outs + i * width, NULL);
+  shared_matvec (m, tid, &ew->down, gt, m->outs + i * width, FALSE);
   if (moe->down_bias)
     add_bias (m->outs + i * width, moe->down_bias + (gsize) e * width, width);
+}
+
+/* One item per thread: experts while any is left, then pieces of the others' products. */
+static void
+one_token_job (void *ctx, int index, int tid)
+{
+  OneTokenMix *m = ctx;
+  const BwExpertWeights *ew = NULL;
+  int i;
+
+  while ((i = take_expert (m, &ew)) >= 0)
+    {
+      one_token_expert (m, i, ew, tid);
+      atomic_fetch_sub (&m->owners, 1);
+    }
+  while (atomic_load (&m->owners) > 0)
+    {
+      gboolean ran = FALSE;
+      for (int t = 0; t < m->n_slots; t++)
+        ran |= take_piece (&m->slots[t]);
+      if (!ran)
+        cpu_relax ();
+    }
 }
 
 static gboolean
@@ -383,17 +492,19 @@ mix_one_token (const BwMoe *moe, BwExpertBatch *batch, const ExpertTokens *g, in
                BwPool *pool, BwMoeTimes *times, GError **error)
 {
   int64_t width = moe->expert_width;
+  int threads = bw_pool_size (pool);
   OneTokenMix m = { .moe = moe, .batch = batch, .x = xe, .experts = g->used + first,
-                    .gts = gts, .ups = ups, .outs = outs };
+                    .gts = gts, .ups = ups, .outs = outs, .count = count,
+                    .n_slots = MIN (threads, HELP_SLOTS) };
   g_mutex_init (&m.lock);
   guint64 t0 = now_ns ();
-  bw_pool_run (pool, one_token_job, &m, count);
+  bw_pool_run (pool, one_token_job, &m, threads);
   guint64 wall = now_ns () - t0;
   g_mutex_clear (&m.lock);
   if (times)
     {
       /* the decode loop's view: the threads' blocked time, shared out among them */
-      guint64 wait = MIN (wall, m.wait_ns / (guint64) MAX (1, MIN (count, bw_pool_size (pool))));
+      guint64 wait = MIN (wall, m.wait_ns / (guint64) MAX (1, MIN (count, threads)));
       times->wait_ns += wait;
       times->matmul_ns += wall - wait;
     }

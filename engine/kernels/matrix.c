@@ -116,12 +116,10 @@ thread_prepared (const RowsJob *job)
   return thread_int_x.ok ? thread_int_x.buf : NULL;
 }
 
+/* Rows [r0, r1) of the job, r1 <= rows. */
 static void
-rows_job_run (void *ctx, int index, int thread_id)
+rows_job_range (const RowsJob *job, int64_t r0, int64_t r1)
 {
-  const RowsJob *job = ctx;
-  int64_t r0 = (int64_t) index * job->chunk;
-  int64_t r1 = MIN (job->w->rows, r0 + job->chunk);
   const void *int_x;
 
   if (r1 <= r0)
@@ -137,6 +135,14 @@ rows_job_run (void *ctx, int index, int thread_id)
       return;
     }
   job->kernel (job->w, job->x, job->n, job->y, job->w->rows, r0, r1);
+}
+
+static void
+rows_job_run (void *ctx, int index, int thread_id)
+{
+  const RowsJob *job = ctx;
+  int64_t r0 = (int64_t) index * job->chunk;
+  rows_job_range (job, r0, MIN (job->w->rows, r0 + job->chunk));
 }
 
 /* Whether a product takes the level's int8-activation kernel: opted in, one token, a
@@ -197,6 +203,51 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
   RowsJob job = { w, x, y, n, chunk, table, kernel, act_q8, int_job, ggml_act };
   bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
+}
+
+struct BwMatvecPlan {
+  RowsJob job;
+  uint8_t act_q8[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
+  BwGgmlAct ggml;
+};
+
+static _Thread_local BwMatvecPlan thread_plan;
+
+/* Whether w's activations are those prepared for prev from the same x. */
+static gboolean
+same_activations (const BwMatrix *prev, const BwMatrix *w)
+{
+  return prev != NULL && prev->fmt == w->fmt && prev->cols == w->cols && prev->isa == w->isa
+         && prev->act_bits == w->act_bits;
+}
+
+const BwMatvecPlan *
+bw_matvec_plan (const BwMatrix *w, const float *x, float *y, gboolean same_x)
+{
+  BwMatvecPlan *p = &thread_plan;
+  RowsJob *job = &p->job;
+  const BwKernelTable *table = bw_kernels_table (w->isa);
+  gboolean keep = same_x && same_activations (job->w, w);
+
+  *job = (RowsJob) { w, x, y, 1, w->rows, table, bw_kernels_matrix_rows (table, w),
+                     keep ? job->act_q8 : NULL, keep ? job->int_job : 0,
+                     keep ? job->ggml_act : NULL };
+  if (keep || w->rows <= 0)
+    return p;
+  /* the choices bw_matmul makes for one token */
+  if (wants_act_q8 (table, w, 1) && table->act_q8_prepare (w->fmt, x, w->cols, p->act_q8))
+    job->act_q8 = p->act_q8;
+  else if (wants_int (table, w, 1))
+    job->int_job = atomic_fetch_add (&int_jobs, 1) + 1;
+  else if (job->kernel == bw_ggml_rows && bw_ggml_act_prepare (w, x, &p->ggml))
+    job->ggml_act = &p->ggml;
+  return p;
+}
+
+void
+bw_matvec_plan_rows (const BwMatvecPlan *plan, int64_t r0, int64_t r1)
+{
+  rows_job_range (&plan->job, r0, MIN (r1, plan->job.w->rows));
 }
 
 void

@@ -52,5 +52,15 @@ void bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool
  * work themselves, e.g. several experts at once). */
 void bw_matvec_rows (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1);
 
+/* A one-token product for threads that split its rows themselves: bw_matvec_plan prepares
+ * the activations once, on the calling thread (in its own storage: one plan per thread,
+ * which the next call replaces once every piece of it is done), and any thread then runs
+ * rows [r0, r1) of it with bw_matvec_plan_rows; the rows equal bw_matvec's bit for bit.
+ * same_x: x holds the values of this thread's previous plan, whose activations a matrix of
+ * the same format, width and kernel level then reuses (an expert's gate and up). */
+typedef struct BwMatvecPlan BwMatvecPlan;
+const BwMatvecPlan *bw_matvec_plan (const BwMatrix *w, const float *x, float *y, gboolean same_x);
+void bw_matvec_plan_rows (const BwMatvecPlan *plan, int64_t r0, int64_t r1);
+
 /* Dequantises row r into out[cols] (reference path, tests, embeddings lookup). */
 void bw_matrix_dequant_row (const BwMatrix *w, int64_t r, float *out);
