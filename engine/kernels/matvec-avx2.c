@@ -304,6 +304,8 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 /* decode1's FP8 values with this state are the codes' values times 2^-8, exactly */
 #define GEMM_FP8_UNIT_STATE _mm256_set1_ps (1.0f)
 
+/* F32, BF16 and F16 products of a few tokens decode each step once into a register */
+#define FEW_TOKENS_MAX 16
 #include "kernels/simd-rows.h"
 
 void
