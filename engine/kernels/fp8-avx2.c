@@ -246,11 +246,12 @@ fp8_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
 /* Up to this many tokens (from BW_GEMM_MIN_TOKENS) rows go one at a time with up to
  * FEW_TOKENS tokens' lane sums in registers, each 16 columns decoded once into registers
  * and multiplied with every token's activations straight from L1: the decoded copy of the
- * prefill tiles, stored and read back, cost more than the FMAs at 8 tokens. */
-#define FEW_TOKENS_MAX 16
+ * prefill tiles, stored and read back, cost more than the FMAs at 8 tokens (at 16, two
+ * passes of 8 decode every step twice and were slower than the tiles). */
+#define FEW_TOKENS_MAX 8
 #define FEW_TOKENS 8
 /* Rows of one pass over the columns, a chunk at a time. */
-#define FEW_ROWS 8
+#define FEW_ROWS 16
 /* Columns per chunk (whole scale blocks): FEW_TOKENS tokens' activations (16 KiB) stay in
  * L1 while every row of the pass goes over them. */
 #define FEW_CHUNK 512

@@ -561,9 +561,7 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
  * back. Each lane sums its columns in column order, the one-token product's sums. */
 #define FEW_TOKENS 8
 /* Rows of one pass over the columns, a chunk at a time. */
-#ifndef FEW_ROWS
-#define FEW_ROWS 8
-#endif
+#define FEW_ROWS 16
 /* Columns per chunk: FEW_TOKENS tokens' activations (16 KiB) stay in L1 while every row of
  * the pass goes over them. */
 #ifndef FEW_CHUNK
