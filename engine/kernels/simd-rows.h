@@ -554,8 +554,8 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
 #ifdef FEW_TOKENS_MAX
 /* ---- A few tokens: each weight vector decoded in a register and used for every token ---- */
 
-/* A file may define FEW_TOKENS_MAX: from GEMM_MIN_TOKENS up to that many tokens, F32, BF16
- * and F16 rows go one at a time with up to FEW_TOKENS tokens' lane sums in registers, each
+/* A file may define FEW_TOKENS_MAX: from GEMM_MIN_TOKENS up to that many tokens, BF16 and
+ * F16 rows go one at a time with up to FEW_TOKENS tokens' lane sums in registers, each
  * step's weights decoded once into a register and multiplied with every token's
  * activations straight from L1 (one load per FMA), so no decoded copy is stored and read
  * back. Each lane sums its columns in column order, the one-token product's sums. */
@@ -667,11 +667,10 @@ few_tile (BwFormat fmt, const uint8_t *row, const uint8_t *ahead, int64_t c0, in
       }                                                                                  \
   }
 
-FEW_TILE_ANY (few_tile_f32, BW_FMT_F32)
 FEW_TILE_ANY (few_tile_bf16, BW_FMT_BF16)
 FEW_TILE_ANY (few_tile_f16, BW_FMT_F16)
 
-/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens (x rows w->cols apart) of F32, BF16 or F16:
+/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens (x rows w->cols apart) of BF16 or F16:
  * FEW_ROWS rows a pass, chunk by chunk, each row's chunk for every token tile while its
  * bytes are in L1; each row prefetches its next chunk (the next pass's row after its
  * last). */
@@ -695,7 +694,7 @@ few_rows (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int6
               const uint8_t *ahead = c1 < cols ? row + col_byte (fmt, c1)
                                      : data + MIN (r + i + FEW_ROWS, r1 - 1) * row_bytes;
               for (int t0 = 0; t0 < n; t0 += FEW_TOKENS)
-                (fmt == BW_FMT_F32 ? few_tile_f32 : fmt == BW_FMT_BF16 ? few_tile_bf16 : few_tile_f16) (
+                (fmt == BW_FMT_BF16 ? few_tile_bf16 : few_tile_f16) (
                   row, ahead, c0, c1, cols, x + (int64_t) t0 * cols, cols,
                   part + (i * FEW_TOKENS_MAX + t0) * VL, y + (int64_t) t0 * ldy + r + i, ldy,
                   MIN (FEW_TOKENS, n - t0), c0 == 0);
@@ -730,7 +729,7 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
 
 #ifdef FEW_TOKENS_MAX
       if (nt >= GEMM_MIN_TOKENS && nt <= FEW_TOKENS_MAX
-          && (fmt == BW_FMT_F32 || fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
+          && (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
         {
           few_rows (fmt, w, xt, nt, yt, ldy, r, r1);
           r = r1;

@@ -111,9 +111,9 @@ test_same_bits (void)
   g_rand_free (rand);
 }
 
-/* Eight tokens at once (the prefill products' register path, simd-rows.h few_rows) give
- * each token's one-token bits, over rows any thread may be handed, chunk boundaries and
- * masked last steps, with NaN, Inf and negative zero products. */
+/* Eight tokens at once (BF16 and F16: the register path, simd-rows.h few_rows; F32: the
+ * prefill tiles) give each token's one-token bits, over rows any thread may be handed,
+ * chunk boundaries and masked last steps, with NaN, Inf and negative zero products. */
 static void
 test_eight_tokens (void)
 {
