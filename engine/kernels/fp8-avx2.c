@@ -27,7 +27,8 @@
  * plus their totals, stay in registers; 4 tokens go 2 rows at a time, their totals on the
  * stack, one access per block: each decode then serves 8 products), so one load of a row's
  * weights serves every token of the group; tokens go in tiles whose activations stay in L2
- * while every row passes. From BW_GEMM_MIN_TOKENS tokens the values times 2^-8 are decoded
+ * while every row passes. BW_GEMM_MIN_TOKENS (8) tokens go a row at a time, each 16 columns
+ * decoded into registers for all 8 (fp8_few). From 9 tokens the values times 2^-8 are decoded
  * once per chunk of 12 rows into f32 and multiplied by the prefill's 4-row by 3-token
  * register tiles (simd-rows.h's gemm_rows, bw_fp8_gemm_avx2), with the same sums in the
  * same order: 1.5 times the rate of the 2-row by 4-token tiles for 64 tokens, 1.04-1.25
