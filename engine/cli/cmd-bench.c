@@ -37,6 +37,21 @@ peak_ratio (const BurrowKernelBenchResult *r)
   return r->peak_gops > 0 ? r->gops / r->peak_gops : 0.0;
 }
 
+/* What the products could reach: the peak, or the memory probe's bytes times the products'
+ * operations per byte where the weights cannot arrive faster (F32 at a few tokens). */
+static double
+roofline_gops (const BurrowKernelBenchResult *r)
+{
+  double mem = r->gbps > 0 ? r->mem_gbps * r->gops / r->gbps : 0.0;
+  return mem > 0 && mem < r->peak_gops ? mem : r->peak_gops;
+}
+
+static double
+roofline_ratio (const BurrowKernelBenchResult *r)
+{
+  return roofline_gops (r) > 0 ? r->gops / roofline_gops (r) : 0.0;
+}
+
 static void
 print_kernel_json (const BurrowKernelBenchResult *r, gpointer user_data)
 {
@@ -45,11 +60,12 @@ print_kernel_json (const BurrowKernelBenchResult *r, gpointer user_data)
           ", \"cols\": %" G_GINT64_FORMAT ", \"threads\": %d, \"gbps\": %.3f, \"mem_gbps\": %.3f, "
           "\"ratio\": %.3f, \"ceiling_gbps\": %.3f, \"ratio_bound\": %.3f, \"tokens\": %d, "
           "\"isa\": \"%s\", \"activations\": \"%s\", \"sums\": \"%s\", \"working_set\": %"
-          G_GUINT64_FORMAT ", \"gops\": %.3f, \"peak_gops\": %.3f, \"peak_ratio\": %.3f}\n",
+          G_GUINT64_FORMAT ", \"gops\": %.3f, \"peak_gops\": %.3f, \"peak_ratio\": %.3f, "
+          "\"roofline_gops\": %.3f, \"roofline_ratio\": %.3f}\n",
           r->kernel, r->format, r->rows, r->cols, r->threads, r->gbps, r->mem_gbps,
           r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->ceiling_gbps, ratio_bound (r),
           r->tokens, r->isa, r->activations, r->sums, r->working_set, r->gops, r->peak_gops,
-          peak_ratio (r));
+          peak_ratio (r), roofline_gops (r), roofline_ratio (r));
   fflush (stdout);
 }
 
@@ -57,11 +73,12 @@ static void
 print_kernel_text (const BurrowKernelBenchResult *r, gpointer user_data)
 {
   printf ("%-11s %-6s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %2d tok %2d thr  %7.2f GB/s  "
-          "mem %7.2f GB/s  ratio %.2f  ceiling %7.2f GB/s  %7.1f of %7.1f Gop/s %s (%.2f)  (%s)\n",
+          "mem %7.2f GB/s  ratio %.2f  ceiling %7.2f GB/s  %7.1f of %7.1f Gop/s %s (%.2f, roofline "
+          "%.2f)  (%s)\n",
           r->kernel, r->format, r->rows, r->cols, r->tokens, r->threads, r->gbps, r->mem_gbps,
           r->mem_gbps > 0 ? r->gbps / r->mem_gbps : 0.0, r->ceiling_gbps, r->gops, r->peak_gops,
           strcmp (r->sums, "int") == 0 || strcmp (r->activations, "int8") == 0 ? "int" : "fma",
-          peak_ratio (r), r->isa);
+          peak_ratio (r), roofline_ratio (r), r->isa);
   fflush (stdout);
 }
 

@@ -27,7 +27,8 @@
  * plus their totals, stay in registers; 4 tokens go 2 rows at a time, their totals on the
  * stack, one access per block: each decode then serves 8 products), so one load of a row's
  * weights serves every token of the group; tokens go in tiles whose activations stay in L2
- * while every row passes. From BW_GEMM_MIN_TOKENS tokens the values times 2^-8 are decoded
+ * while every row passes. BW_GEMM_MIN_TOKENS (8) tokens go a row at a time, each 16 columns
+ * decoded into registers for all 8 (fp8_few). From 9 tokens the values times 2^-8 are decoded
  * once per chunk of 12 rows into f32 and multiplied by the prefill's 4-row by 3-token
  * register tiles (simd-rows.h's gemm_rows, bw_fp8_gemm_avx2), with the same sums in the
  * same order: 1.5 times the rate of the 2-row by 4-token tiles for 64 tokens, 1.04-1.25
@@ -241,6 +242,121 @@ fp8_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
     fp8_one (w, x, y, r, 1, 1);
 }
 
+/* ---- A few tokens ---- */
+
+/* Up to this many tokens (from BW_GEMM_MIN_TOKENS) rows go one at a time with up to
+ * FEW_TOKENS tokens' lane sums in registers, each 16 columns decoded once into registers
+ * and multiplied with every token's activations straight from L1: the decoded copy of the
+ * prefill tiles, stored and read back, cost more than the FMAs at 8 tokens (at 16, two
+ * passes of 8 decode every step twice and were slower than the tiles). */
+#define FEW_TOKENS_MAX 8
+#define FEW_TOKENS 8
+/* Rows of one pass over the columns, a chunk at a time. */
+#define FEW_ROWS 16
+/* Columns per chunk (whole scale blocks): FEW_TOKENS tokens' activations (16 KiB) stay in
+ * L1 while every row of the pass goes over them. */
+#define FEW_CHUNK 512
+
+/* Columns [c0, c1) (whole 16-column steps, c0 at a block's start) of one row for NT tokens
+ * (x at column 0, rows ldx apart): fp8_tile's sums, each block's lane sums times its scale
+ * added to the token's total in part (NT vectors), which starts from zero when `first`;
+ * the next chunk's bytes at `ahead` are prefetched into L2 as these are read. */
+AI void
+fp8_few_tile (const uint8_t *row, const uint8_t *sc, const uint8_t *ahead, int64_t c0,
+              int64_t c1, const float *x, int64_t ldx, float *part, __m128i *nan_io,
+              const int NT, gboolean first)
+{
+  __m128i nan = *nan_io;
+
+  for (int64_t b0 = c0; b0 < c1; b0 += BW_FP8_BLOCK)
+    {
+      const int64_t b1 = MIN (b0 + BW_FP8_BLOCK, c1);
+      __m256 acc[FEW_TOKENS];
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; t++)
+        acc[t] = _mm256_setzero_ps ();
+      for (int64_t c = b0; c < b1; c += STEP)
+        {
+          __m256 lo, hi;
+          if (((c - c0) & 63) == 0)
+            _mm_prefetch ((const char *) ahead + (c - c0), _MM_HINT_T1);
+          decode16 (row + c, &lo, &hi, &nan);
+#pragma GCC unroll 8
+          for (int t = 0; t < NT; t++)
+            {
+              acc[t] = _mm256_fmadd_ps (lo, _mm256_loadu_ps (x + t * ldx + c), acc[t]);
+              acc[t] = _mm256_fmadd_ps (hi, _mm256_loadu_ps (x + t * ldx + c + 8), acc[t]);
+            }
+        }
+      /* |scale| < 2^119 (checked by the caller): times 2^8 is exact */
+      const __m256 s = _mm256_set1_ps (bw_load_f32 (sc + 4 * (b0 / BW_FP8_BLOCK)) * 0x1p8f);
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; t++)
+        {
+          const __m256 tot = first && b0 == c0 ? _mm256_setzero_ps () : _mm256_loadu_ps (part + 8 * t);
+          _mm256_storeu_ps (part + 8 * t, _mm256_fmadd_ps (acc[t], s, tot));
+        }
+    }
+  *nan_io = nan;
+}
+
+#define FP8_FEW_CASE(NT)                                                                 \
+  case NT:                                                                               \
+    fp8_few_tile (row, sc, ahead, c0, c1, x, ldx, part, nan, NT, first);                 \
+    break;
+
+/* fp8_few_tile for nt <= FEW_TOKENS tokens. */
+static void __attribute__((noinline))
+fp8_few_any (const uint8_t *row, const uint8_t *sc, const uint8_t *ahead, int64_t c0, int64_t c1,
+             const float *x, int64_t ldx, float *part, __m128i *nan, int nt, gboolean first)
+{
+  switch (nt)
+    {
+      FP8_FEW_CASE (1) FP8_FEW_CASE (2) FP8_FEW_CASE (3) FP8_FEW_CASE (4)
+      FP8_FEW_CASE (5) FP8_FEW_CASE (6) FP8_FEW_CASE (7) FP8_FEW_CASE (8)
+    default: break;
+    }
+}
+
+/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens over the whole 16-column steps: FEW_ROWS
+ * rows a pass, chunk by chunk, each row's chunk for every token tile while its bytes are
+ * in L1; each row prefetches its next chunk (the next pass's row after its last). */
+static void
+fp8_few (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0, int64_t r1)
+{
+  const int64_t cols = w->cols, c16 = cols & ~(int64_t) (STEP - 1), cb = bw_fp8_blocks (cols);
+  const uint8_t *data = w->data;
+  float part[FEW_ROWS * FEW_TOKENS_MAX * 8] __attribute__((aligned (32)));
+  __m128i nan[FEW_ROWS];
+
+  for (int64_t r = r0; r < r1; r += FEW_ROWS)
+    {
+      const int g = (int) MIN (FEW_ROWS, r1 - r);
+      for (int i = 0; i < g; i++)
+        nan[i] = _mm_setzero_si128 ();
+      for (int64_t c0 = 0; c0 < c16; c0 += FEW_CHUNK)
+        {
+          const int64_t c1 = MIN (c16, c0 + FEW_CHUNK);
+          for (int i = 0; i < g; i++)
+            {
+              const uint8_t *row = data + (r + i) * cols;
+              const uint8_t *sc = (const uint8_t *) w->scales + ((r + i) / BW_FP8_BLOCK) * cb * 4;
+              const uint8_t *ahead = c1 < c16 ? row + c1 : data + MIN (r + i + FEW_ROWS, r1 - 1) * cols;
+              for (int t0 = 0; t0 < n; t0 += FEW_TOKENS)
+                fp8_few_any (row, sc, ahead, c0, c1, x + (int64_t) t0 * cols, cols,
+                             part + (i * FEW_TOKENS_MAX + t0) * 8, &nan[i], MIN (FEW_TOKENS, n - t0),
+                             c0 == 0);
+            }
+        }
+      for (int i = 0; i < g; i++)
+        {
+          const gboolean bad = _mm_movemask_epi8 (nan[i]) != 0 && has_nan (data + (r + i) * cols, c16);
+          for (int t = 0; t < n; t++)
+            y[t * ldy + r + i] = bad ? NAN : bw_avx2_reduce8 (_mm256_load_ps (part + (i * FEW_TOKENS_MAX + t) * 8));
+        }
+    }
+}
+
 /* Rows [r, r1) (inside one scale block) for n tokens, in groups of RB rows by NT tokens. */
 static void
 fp8_rows_block (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r,
@@ -304,6 +420,8 @@ bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ld
     return FALSE;
   if (n == 1)
     fp8_matvec (w, x, y, r0, r1);
+  else if (n >= BW_GEMM_MIN_TOKENS && n <= FEW_TOKENS_MAX && c16 > 0)
+    fp8_few (w, x, n, y, ldy, r0, r1);
   else if (n >= BW_GEMM_MIN_TOKENS && c16 > 0)
     bw_fp8_gemm_avx2 (w, x, n, y, ldy, r0, r1);
   for (int t0 = 0; n > 1 && n < BW_GEMM_MIN_TOKENS && t0 < n; t0 += tile)

@@ -304,6 +304,10 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 /* decode1's FP8 values with this state are the codes' values times 2^-8, exactly */
 #define GEMM_FP8_UNIT_STATE _mm256_set1_ps (1.0f)
 
+/* BF16 and F16 products of 8 tokens decode each step once into a register (16 tokens, two
+ * passes of 8, were 10-30 % slower than the prefill tiles; F32, which needs no decode, 7 %
+ * slower: its tiles read the rows in place) */
+#define FEW_TOKENS_MAX 8
 #include "kernels/simd-rows.h"
 
 void

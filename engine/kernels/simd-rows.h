@@ -551,6 +551,160 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
     }
 }
 
+#ifdef FEW_TOKENS_MAX
+/* ---- A few tokens: each weight vector decoded in a register and used for every token ---- */
+
+/* A file may define FEW_TOKENS_MAX: from GEMM_MIN_TOKENS up to that many tokens, BF16 and
+ * F16 rows go one at a time with up to FEW_TOKENS tokens' lane sums in registers, each
+ * step's weights decoded once into a register and multiplied with every token's
+ * activations straight from L1 (one load per FMA), so no decoded copy is stored and read
+ * back. Each lane sums its columns in column order, the one-token product's sums. */
+#define FEW_TOKENS 8
+/* Rows of one pass over the columns, a chunk at a time. */
+#define FEW_ROWS 16
+/* Columns per chunk: FEW_TOKENS tokens' activations (16 KiB) stay in L1 while every row of
+ * the pass goes over them. */
+#ifndef FEW_CHUNK
+#define FEW_CHUNK 512
+#endif
+#ifndef FEW_PF_HINT
+#define FEW_PF_HINT 2
+#endif
+
+/* Columns [c0, c1) of one row (bytes from `row`) for NT tokens (x at column 0, rows ldx
+ * apart); the lane sums continue from part (NT vectors) unless `first`; at the row's end
+ * each total goes to y[t * ldy], else back to part. `ahead`: the bytes to prefetch as
+ * these are read (the rows' next chunk). */
+AI void
+few_tile (BwFormat fmt, const uint8_t *row, const uint8_t *ahead, int64_t c0, int64_t c1,
+          int64_t cols, const float *x, int64_t ldx, float *part, float *y, int64_t ldy,
+          const int NT, gboolean first)
+{
+  const int64_t line_cols = 64 / col_byte (fmt, 1), cv = c1 == cols ? cols / VL * VL : c1;
+  const VEC st = vec_zero ();
+  VEC acc[FEW_TOKENS];
+  int64_t c = c0;
+
+#pragma GCC unroll 8
+  for (int t = 0; t < NT; t++)
+    {
+      VEC p[2] = { vec_zero () };
+      if (!first)
+        load_x (BW_FMT_F32, part + t * VL, p);
+      acc[t] = p[0];
+    }
+  for (; c + line_cols <= cv; c += line_cols)
+    {
+      __builtin_prefetch (ahead + col_byte (fmt, c - c0), 0, FEW_PF_HINT);
+#pragma GCC unroll 4
+      for (int64_t s = c; s < c + line_cols; s += VL)
+        {
+          VEC wv[2];
+          decode (fmt, row + col_byte (fmt, s), st, wv);
+#pragma GCC unroll 8
+          for (int t = 0; t < NT; t++)
+            {
+              VEC xv[2];
+              load_x (BW_FMT_F32, x + t * ldx + s, xv);
+              acc[t] = vec_fma (wv[0], xv[0], acc[t]);
+            }
+        }
+    }
+  for (; c < cv; c += VL)
+    {
+      VEC wv[2];
+      decode (fmt, row + col_byte (fmt, c), st, wv);
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; t++)
+        {
+          VEC xv[2];
+          load_x (BW_FMT_F32, x + t * ldx + c, xv);
+          acc[t] = vec_fma (wv[0], xv[0], acc[t]);
+        }
+    }
+  if (cv < c1)
+    {
+      /* the row's last partial vector, as block () takes it */
+      const int64_t row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols), off = col_byte (fmt, cv);
+      uint8_t tail[64] __attribute__((aligned (64))) = { 0 };
+      VEC wv[2];
+      memcpy (tail, row + off, (size_t) (row_bytes - off));
+      decode (fmt, tail, st, wv);
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; t++)
+        {
+          VEC xv[2];
+          load_x_tail (BW_FMT_F32, x + t * ldx + cv, (int) (c1 - cv), xv);
+          acc[t] = vec_fma_tail (wv[0], xv[0], acc[t], (int) (c1 - cv));
+        }
+    }
+#pragma GCC unroll 8
+  for (int t = 0; t < NT; t++)
+    if (c1 == cols)
+      y[t * ldy] = 0.0f + vec_reduce (acc[t]);
+    else
+      vec_storeu (part + t * VL, acc[t]);
+}
+
+#define FEW_TILE_CASE(FMT, NT)                                                           \
+  case NT:                                                                               \
+    few_tile (FMT, row, ahead, c0, c1, cols, x, ldx, part, y, ldy, NT, first);           \
+    break;
+
+/* few_tile for nt <= FEW_TOKENS tokens, one copy per format. */
+#define FEW_TILE_ANY(name, FMT)                                                          \
+  static void __attribute__((noinline, unused))                                          \
+  name (const uint8_t *row, const uint8_t *ahead, int64_t c0, int64_t c1, int64_t cols,   \
+        const float *x, int64_t ldx, float *part, float *y, int64_t ldy, int nt,         \
+        gboolean first)                                                                  \
+  {                                                                                      \
+    switch (nt)                                                                          \
+      {                                                                                  \
+        FEW_TILE_CASE (FMT, 1) FEW_TILE_CASE (FMT, 2) FEW_TILE_CASE (FMT, 3)             \
+        FEW_TILE_CASE (FMT, 4) FEW_TILE_CASE (FMT, 5) FEW_TILE_CASE (FMT, 6)             \
+        FEW_TILE_CASE (FMT, 7) FEW_TILE_CASE (FMT, 8)                                    \
+      default: break;                                                                    \
+      }                                                                                  \
+  }
+
+FEW_TILE_ANY (few_tile_bf16, BW_FMT_BF16)
+FEW_TILE_ANY (few_tile_f16, BW_FMT_F16)
+
+/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens (x rows w->cols apart) of BF16 or F16:
+ * FEW_ROWS rows a pass, chunk by chunk, each row's chunk for every token tile while its
+ * bytes are in L1; each row prefetches its next chunk (the next pass's row after its
+ * last). */
+AI void
+few_rows (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
+          int64_t r0, int64_t r1)
+{
+  const int64_t cols = w->cols, row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols);
+  const uint8_t *data = w->data;
+  float part[FEW_ROWS * FEW_TOKENS_MAX * VL] __attribute__((aligned (64)));
+
+  for (int64_t r = r0; r < r1; r += FEW_ROWS)
+    {
+      const int g = (int) MIN (FEW_ROWS, r1 - r);
+      for (int64_t c0 = 0; c0 < cols; c0 += FEW_CHUNK)
+        {
+          const int64_t c1 = MIN (cols, c0 + FEW_CHUNK);
+          for (int i = 0; i < g; i++)
+            {
+              const uint8_t *row = data + (r + i) * row_bytes;
+              const uint8_t *ahead = c1 < cols ? row + col_byte (fmt, c1)
+                                     : data + MIN (r + i + FEW_ROWS, r1 - 1) * row_bytes;
+              for (int t0 = 0; t0 < n; t0 += FEW_TOKENS)
+                (fmt == BW_FMT_BF16 ? few_tile_bf16 : few_tile_f16) (
+                  row, ahead, c0, c1, cols, x + (int64_t) t0 * cols, cols,
+                  part + (i * FEW_TOKENS_MAX + t0) * VL, y + (int64_t) t0 * ldy + r + i, ldy,
+                  MIN (FEW_TOKENS, n - t0), c0 == 0);
+            }
+        }
+    }
+}
+
+#endif
+
 /* Activation bytes of one token block: a tile that stays in L2 while every row block of
  * the range passes over it. */
 #define X_TILE_BYTES (256 * 1024)
@@ -573,6 +727,14 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
       float *yt = y + t0 * ldy;
       int64_t r = r0;
 
+#ifdef FEW_TOKENS_MAX
+      if (nt >= GEMM_MIN_TOKENS && nt <= FEW_TOKENS_MAX
+          && (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
+        {
+          few_rows (fmt, w, xt, nt, yt, ldy, r, r1);
+          r = r1;
+        }
+#endif
       if (gemm && nt >= GEMM_MIN_TOKENS)
         for (; r < r1; r += GEMM_ROWS)
           gemm_rows (fmt, w, xt, nt, yt, ldy, r, (int) MIN (GEMM_ROWS, r1 - r), FALSE);

@@ -1,7 +1,8 @@
 /* `burrow-cli bench kernels --json` prints one object per line per kernel and format with
  * the documented keys, ratio is gbps / mem_gbps, ratio_bound gbps over the lower of
- * mem_gbps and ceiling_gbps, gops the products' operations per second and peak_ratio gops
- * over peak_gops; `bench decode --json` on a small synthetic K3-shaped
+ * mem_gbps and ceiling_gbps, gops the products' operations per second, peak_ratio gops
+ * over peak_gops, roofline_gops the lower of peak_gops and mem_gbps at the products'
+ * operations per byte and roofline_ratio gops over it; `bench decode --json` on a small synthetic K3-shaped
  * checkpoint that must stream prints its documented fields, with the roofline and ratio
  * computed from them as documented. */
 #include <glib.h>
@@ -74,7 +75,8 @@ test_json_lines (void)
   static const char *const keys[] = { "kernel", "format", "rows", "cols", "threads",
                                        "gbps", "mem_gbps", "ratio", "ceiling_gbps",
                                        "ratio_bound", "activations", "sums", "gops",
-                                       "peak_gops", "peak_ratio" };
+                                       "peak_gops", "peak_ratio", "roofline_gops",
+                                       "roofline_ratio" };
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_auto (GStrv) lines = g_strsplit (g_strstrip (out), "\n", -1);
@@ -124,6 +126,13 @@ test_json_lines (void)
       g_assert_cmpfloat (peak, >, 0);
       g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "peak_ratio"), ops / peak,
                                       6e-4 + 6e-4 * (1 / ops + 1 / peak) * ops / peak);
+      /* the roofline: the peak, or the probe's bytes at the products' operations per byte */
+      double roof = json_object_get_double_member (o, "roofline_gops");
+      double mem_ops = m * ops / g;
+      g_assert_cmpfloat_with_epsilon (roof, MIN (peak, mem_ops),
+                                      1e-3 + 2e-3 * (1 / ops + 1 / g + 1 / m) * MIN (peak, mem_ops));
+      g_assert_cmpfloat_with_epsilon (json_object_get_double_member (o, "roofline_ratio"), ops / roof,
+                                      6e-4 + 6e-4 * (1 / ops + 1 / roof) * ops / roof);
       /* one peak per level and kind of sums, measured once */
       char *kind = g_strconcat (isa, "/", json_object_get_string_member (o, "sums"), NULL);
       double *first = g_hash_table_lookup (peaks, kind);

@@ -111,6 +111,59 @@ test_same_bits (void)
   g_rand_free (rand);
 }
 
+/* Eight tokens at once (BF16 and F16: the register path, simd-rows.h few_rows; F32: the
+ * prefill tiles) give each token's one-token bits, over rows any thread may be handed,
+ * chunk boundaries and masked last steps, with NaN, Inf and negative zero products. */
+static void
+test_eight_tokens (void)
+{
+  static const BwFormat fmts[] = { BW_FMT_F32, BW_FMT_BF16, BW_FMT_F16 };
+  static const struct { int64_t rows, cols; } shapes[] = {
+    { 3, 7 }, { 37, 1000 }, { 130, 288 }, { 21, 4099 }, { 5, 16384 + 5 },
+  };
+  const int n = 8;
+  GRand *rand = g_rand_new_with_seed (37);
+
+  if (!have_avx2 ())
+    {
+      g_rand_free (rand);
+      return;
+    }
+  for (gsize f = 0; f < G_N_ELEMENTS (fmts); f++)
+    for (gsize s = 0; s < G_N_ELEMENTS (shapes); s++)
+      {
+        const int64_t rows = shapes[s].rows, cols = shapes[s].cols, r0 = rows / 3;
+        g_autofree float *x = g_new (float, n * cols);
+        g_autofree float *all = g_new (float, n * rows);
+        g_autofree float *one = g_new (float, rows);
+        TestMatrix t;
+
+        test_matrix_init (&t, fmts[f], rows, cols, 0, (int) s % 3, rand);
+        test_fill_random (x, n * cols, rand);
+        if (rows >= 4)
+          {
+            set_weight (&t.m, 1, cols - 1, NAN);
+            set_weight (&t.m, 2, cols / 2, INFINITY);
+            for (int64_t c = 0; c < cols; c++)
+              set_weight (&t.m, 3, c, -0.0f);
+          }
+        for (int64_t r = 0; r < n * rows; r++)
+          all[r] = 12345.0f;
+        bw_kernels_avx2_f32_rows[fmts[f]](&t.m, x, n, all, rows, r0, rows);
+        for (int k = 0; k < n; k++)
+          {
+            for (int64_t r = 0; r < rows; r++)
+              one[r] = 12345.0f;
+            g_assert_true (bw_float_matvec_avx2 (&t.m, x + k * cols, one, r0, rows));
+            if (memcmp (one, all + k * rows, rows * sizeof (float)) != 0)
+              g_error ("%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": token %d of %d differs",
+                       test_format_name (fmts[f]), rows, cols, k, n);
+          }
+        test_matrix_clear (&t);
+      }
+  g_rand_free (rand);
+}
+
 /* Any other format is declined, with nothing written. */
 static void
 test_declines (void)
@@ -138,6 +191,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/kernels/float-avx2/same-bits", test_same_bits);
+  g_test_add_func ("/kernels/float-avx2/eight-tokens", test_eight_tokens);
   g_test_add_func ("/kernels/float-avx2/declines", test_declines);
   return g_test_run ();
 }
