@@ -120,8 +120,9 @@ super_sums (const __m256i *v, const int R)
 }
 
 /* TQ2_0: 2-bit codes, value code - 1: the codes (at most 3) against the activations in
- * 16-bit pair sums, all eight 32-element parts' added before widening (at most
- * 8 * 2 * 3 * 127 < 2^15), less the activations' sum. */
+ * 16-bit pair sums, a row's eight 32-element parts added before widening, less the
+ * activations' sums per 16 (each lane at most 8 * 2 * 3 * 127 + 16 * 127 = 8128 in
+ * magnitude, so four rows' lanes add pairwise twice in 16 bits: at most 32512). */
 GGML_ROWS void
 tq2_0_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, float *acc, const int R)
 {
@@ -131,7 +132,6 @@ tq2_0_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, floa
   for (int64_t i = 0; i < nb; i++)
     {
       const uint8_t *b = row + 66 * i;
-      const __m256i xs = _mm256_madd_epi16 (loadu (x[i].bsums), _mm256_set1_epi16 (1));
       __m256i v[4];
 #pragma GCC unroll 4
       for (int r = 0; r < R; r++)
@@ -143,20 +143,28 @@ tq2_0_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, floa
           for (int r = 0; r < R; r++)
             {
               const __m256i raw = loadu (b + r * stride + 32 * j);
-              __m256i p = j ? v[r] : _mm256_setzero_si256 ();
+              __m256i p = j ? v[r] : _mm256_sub_epi16 (_mm256_setzero_si256 (), loadu (x[i].bsums));
 #pragma GCC unroll 4
               for (int l = 0; l < 4; l++)
                 {
                   const __m256i c = _mm256_and_si256 (l ? _mm256_srli_epi16 (raw, 2 * l) : raw, m3);
                   p = _mm256_add_epi16 (p, _mm256_maddubs_epi16 (c, loadu (x[i].q + 128 * j + 32 * l)));
+                  /* one chain per row: GCC's tree of these sums spilled half of them */
+                  __asm__ ("" : "+x" (p));
                 }
               v[r] = p;
             }
         }
-#pragma GCC unroll 4
-      for (int r = 0; r < R; r++)
-        v[r] = _mm256_sub_epi32 (widen (v[r]), xs);
-      super_acc (acc, &acc4, x[i].d, b + 64, stride, super_sums (v, R), R);
+      __m128i s;
+      if (R == 1)
+        s = _mm_cvtsi32_si128 (hsum_i32 (widen (v[0])));
+      else
+        {
+          /* per half: rows 0..3's lanes summed in fours, then pairs of those */
+          const __m256i w = widen (_mm256_hadd_epi16 (_mm256_hadd_epi16 (v[0], v[1]), _mm256_hadd_epi16 (v[2], v[3])));
+          s = _mm_add_epi32 (_mm256_castsi256_si128 (w), _mm256_extracti128_si256 (w, 1));
+        }
+      super_acc (acc, &acc4, x[i].d, b + 64, stride, s, R);
     }
   if (R == 4)
     _mm_storeu_ps (acc, acc4);
