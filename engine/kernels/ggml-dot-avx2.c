@@ -66,13 +66,15 @@ quads_from (__m256i from, __m256i u, __m256i x)
 
 /* --- K super-blocks ------------------------------------------------------------------- */
 
-/* The lines 2 KiB past a block of `bytes` at b (one every 64 bytes: with the next block's,
- * they reach every line), for the super-block types streamed four rows at a time. */
+/* The lines 2 KiB past a block of `bytes` at b into L1 (one every 64 bytes: with the next
+ * block's, they reach every line), for the super-block types streamed four rows at a time.
+ * __builtin_prefetch, not _mm_prefetch: GCC 12 emitted no instruction for the latter here
+ * (these products then streamed at 0.65-0.7 of their in-cache rate). */
 static inline void
 prefetch_block (const uint8_t *b, int bytes)
 {
   for (int o = 0; o < bytes; o += 64)
-    _mm_prefetch ((const char *) b + 2048 + o, _MM_HINT_T0);
+    __builtin_prefetch (b + 2048 + o, 0, 3);
 }
 
 /* The one-row and four-row products of a super-block type whose R-row loop is NAME_rows
@@ -90,27 +92,81 @@ prefetch_block (const uint8_t *b, int bytes)
     name##_rows (row, stride, act, nb, acc, 4);                                           \
   }
 
-/* TQ2_0: 2-bit codes, value code - 1. */
+/* acc[r] of R rows (1 or 4) after one block: bw_ggml_acc_k (acc, dx, d_r, s_r, 0, 0) with
+ * d_r the f16 at b + r * stride and s_r lane r of s (the four rows side by side in vectors,
+ * each lane the scalar steps' roundings). */
+GGML_ROWS void
+super_acc (float *acc, __m128 *acc4, float dx, const uint8_t *b, size_t stride, __m128i s, const int R)
+{
+  if (R == 1)
+    {
+      acc[0] = bw_ggml_acc_k (acc[0], dx, bw_ggml_f16 (b), _mm_cvtsi128_si32 (s), 0.0f, 0);
+      return;
+    }
+  const __m128 d = _mm_cvtph_ps (_mm_setr_epi16 ((short) bw_ggml_u16 (b), (short) bw_ggml_u16 (b + stride),
+                                                 (short) bw_ggml_u16 (b + 2 * stride),
+                                                 (short) bw_ggml_u16 (b + 3 * stride), 0, 0, 0, 0));
+  const __m128 p = _mm_mul_ps (d, _mm_cvtepi32_ps (s));
+  const __m128 t = _mm_sub_ps (p, _mm_set1_ps (0.0f * 0.0f));
+  *acc4 = _mm_add_ps (*acc4, _mm_mul_ps (_mm_set1_ps (dx), t));
+}
+
+/* The block sums of R rows' lanes v[0 .. R): lane r of the result (R == 1: lane 0). */
+GGML_ROWS __m128i
+super_sums (const __m256i *v, const int R)
+{
+  return R == 1 ? _mm_cvtsi32_si128 (hsum_i32 (v[0])) : hsum4_i32 (v);
+}
+
+/* TQ2_0: 2-bit codes, value code - 1: the codes (at most 3) against the activations in
+ * 16-bit pair sums, a row's eight 32-element parts added before widening, less the
+ * activations' sums per 16 (each lane at most 8 * 2 * 3 * 127 + 16 * 127 = 8128 in
+ * magnitude, so four rows' lanes add pairwise twice in 16 bits: at most 32512). */
 GGML_ROWS void
 tq2_0_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, float *acc, const int R)
 {
   const BwGgmlActK *x = act;
+  const __m256i m3 = _mm256_set1_epi8 (3);
+  __m128 acc4 = R == 4 ? _mm_loadu_ps (acc) : _mm_setzero_ps ();
   for (int64_t i = 0; i < nb; i++)
     {
-      int32_t xs = 0;
-      for (int j = 0; j < 16; j++)
-        xs += x[i].bsums[j];
+      const uint8_t *b = row + 66 * i;
+      __m256i v[4];
 #pragma GCC unroll 4
       for (int r = 0; r < R; r++)
+        prefetch_block (b + r * stride, 66);
+#pragma GCC unroll 2
+      for (int j = 0; j < 2; j++)
         {
-          const uint8_t *b = row + r * stride + 66 * i;
-          prefetch_block (b, 66);
-          __m256i v = _mm256_setzero_si256 ();
-          for (int s = 0; s < 8; s++)
-            v = _mm256_add_epi32 (v, widen (_mm256_maddubs_epi16 (crumbs32 (b, s), loadu (x[i].q + 32 * s))));
-          acc[r] = bw_ggml_acc_k (acc[r], x[i].d, bw_ggml_f16 (b + 64), hsum_i32 (v) - xs, 0.0f, 0);
+#pragma GCC unroll 4
+          for (int r = 0; r < R; r++)
+            {
+              const __m256i raw = loadu (b + r * stride + 32 * j);
+              __m256i p = j ? v[r] : _mm256_sub_epi16 (_mm256_setzero_si256 (), loadu (x[i].bsums));
+#pragma GCC unroll 4
+              for (int l = 0; l < 4; l++)
+                {
+                  const __m256i c = _mm256_and_si256 (l ? _mm256_srli_epi16 (raw, 2 * l) : raw, m3);
+                  p = _mm256_add_epi16 (p, _mm256_maddubs_epi16 (c, loadu (x[i].q + 128 * j + 32 * l)));
+                  /* one chain per row: GCC's tree of these sums spilled half of them */
+                  __asm__ ("" : "+x" (p));
+                }
+              v[r] = p;
+            }
         }
+      __m128i s;
+      if (R == 1)
+        s = _mm_cvtsi32_si128 (hsum_i32 (widen (v[0])));
+      else
+        {
+          /* per half: rows 0..3's lanes summed in fours, then pairs of those */
+          const __m256i w = widen (_mm256_hadd_epi16 (_mm256_hadd_epi16 (v[0], v[1]), _mm256_hadd_epi16 (v[2], v[3])));
+          s = _mm_add_epi32 (_mm256_castsi256_si128 (w), _mm256_extracti128_si256 (w, 1));
+        }
+      super_acc (acc, &acc4, x[i].d, b + 64, stride, s, R);
     }
+  if (R == 4)
+    _mm_storeu_ps (acc, acc4);
 }
 SUPER_DOTS (tq2_0)
 
@@ -162,28 +218,67 @@ dot_tq1_0 (const uint8_t *row, const void *act, int64_t nb, float acc)
   return acc;
 }
 
+/* IQ4_XS's eight 6-bit sub-block scales less 32, each in both 16-bit halves of a 32-bit
+ * word (vpmaddwd's operand), into sc: formed in one vector (16-bit lane 2 k + h: the low
+ * nibble k of bytes 4..7, whose byte a multiply by 16 or 1 and a shift of 4 bring down,
+ * and bits 2 k, 2 k + 1 of the word at 2, which a multiply by 2^(14 - 2 k) and a shift of
+ * 10 take to bits 4, 5), then each sub-block takes its word with a broadcast load. */
+GGML_ROWS void
+iq4_xs_scales (const uint8_t *b, int32_t sc[8])
+{
+#define IQ4_LOW(k) 4 + (k) / 2, -1, 4 + (k) / 2, -1
+  const __m256i v = _mm256_broadcastq_epi64 (_mm_loadl_epi64 ((const __m128i *) b));
+  const __m256i low = _mm256_shuffle_epi8 (v, _mm256_setr_epi8 (IQ4_LOW (0), IQ4_LOW (1), IQ4_LOW (2), IQ4_LOW (3),
+                                                                IQ4_LOW (4), IQ4_LOW (5), IQ4_LOW (6), IQ4_LOW (7)));
+#undef IQ4_LOW
+  const __m256i high = _mm256_shuffle_epi8 (v, _mm256_set1_epi16 (0x0302));
+  const __m256i lo = _mm256_mullo_epi16 (low, _mm256_setr_epi16 (16, 16, 1, 1, 16, 16, 1, 1, 16, 16, 1, 1, 16, 16, 1, 1));
+  const __m256i hi = _mm256_mullo_epi16 (high, _mm256_setr_epi16 (1 << 14, 1 << 14, 1 << 12, 1 << 12, 1 << 10, 1 << 10,
+                                                                   1 << 8, 1 << 8, 1 << 6, 1 << 6, 1 << 4, 1 << 4,
+                                                                   1 << 2, 1 << 2, 1, 1));
+  const __m256i ls = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (lo, 4), _mm256_set1_epi16 (0xF)),
+                                      _mm256_and_si256 (_mm256_srli_epi16 (hi, 10), _mm256_set1_epi16 (0x30)));
+  _mm256_store_si256 ((__m256i *) sc, _mm256_sub_epi16 (ls, _mm256_set1_epi16 (32)));
+  /* the compiler would otherwise take each scale from the register */
+  __asm__ ("" : "+m" (*(int32_t (*)[8]) sc));
+}
+
+/* IQ4_XS: table codes (|code| <= 127) with x's sign against |x| (one vpsignb per row and
+ * 32 elements, |x| shared by the rows), the pair sums times the sub-block's scale. */
 GGML_ROWS void
 iq4_xs_rows (const uint8_t *row, size_t stride, const void *act, int64_t nb, float *acc, const int R)
 {
   const BwGgmlActK *x = act;
   const __m256i table = table16 (bw_iq4nl_values);
+  __m128 acc4 = R == 4 ? _mm_loadu_ps (acc) : _mm_setzero_ps ();
   for (int64_t i = 0; i < nb; i++)
     {
+      const uint8_t *b = row + 136 * i;
+      int32_t sc[4][8] __attribute__((aligned (32)));
+      __m256i v[4];
 #pragma GCC unroll 4
       for (int r = 0; r < R; r++)
         {
-          const uint8_t *b = row + r * stride + 136 * i;
-          prefetch_block (b, 136);
-          __m256i v = _mm256_setzero_si256 ();
-          for (int ib = 0; ib < 8; ib++)
-            {
-              const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + 8 + 16 * ib));
-              const int ls = bw_ggml_iq4_xs_scale (b, ib);
-              v = _mm256_add_epi32 (v, scaled (pairs_signed (w, loadu (x[i].q + 32 * ib)), ls, ls));
-            }
-          acc[r] = bw_ggml_acc_k (acc[r], x[i].d, bw_ggml_f16 (b), hsum_i32 (v), 0.0f, 0);
+          prefetch_block (b + r * stride, 136);
+          iq4_xs_scales (b + r * stride, sc[r]);
         }
+#pragma GCC unroll 8
+      for (int ib = 0; ib < 8; ib++)
+        {
+          const __m256i xq = loadu (x[i].q + 32 * ib), xa = _mm256_abs_epi8 (xq);
+#pragma GCC unroll 4
+          for (int r = 0; r < R; r++)
+            {
+              const __m256i w = _mm256_shuffle_epi8 (table, nibbles32 (b + r * stride + 8 + 16 * ib));
+              const __m256i p = _mm256_madd_epi16 (_mm256_maddubs_epi16 (xa, _mm256_sign_epi8 (w, xq)),
+                                                   _mm256_set1_epi32 (sc[r][ib]));
+              v[r] = ib ? _mm256_add_epi32 (v[r], p) : p;
+            }
+        }
+      super_acc (acc, &acc4, x[i].d, b, stride, super_sums (v, R), R);
     }
+  if (R == 4)
+    _mm_storeu_ps (acc, acc4);
 }
 SUPER_DOTS (iq4_xs)
 
