@@ -571,6 +571,22 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
 #define FEW_PF_HINT 2
 #endif
 
+/* One step of few_tile: the weights at column s decoded once, times every token's. */
+AI void
+few_step (BwFormat fmt, const uint8_t *row, VEC st, const float *x, int64_t ldx, int64_t s,
+          const int NT, VEC *acc)
+{
+  VEC wv[2];
+  decode (fmt, row + col_byte (fmt, s), st, wv);
+#pragma GCC unroll 8
+  for (int t = 0; t < NT; t++)
+    {
+      VEC xv[2];
+      load_x (BW_FMT_F32, x + t * ldx + s, xv);
+      acc[t] = vec_fma (wv[0], xv[0], acc[t]);
+    }
+}
+
 /* Columns [c0, c1) of one row (bytes from `row`) for NT tokens (x at column 0, rows ldx
  * apart); the lane sums continue from part (NT vectors) unless `first`; at the row's end
  * each total goes to y[t * ldy], else back to part. `ahead`: the bytes to prefetch as
@@ -598,30 +614,10 @@ few_tile (BwFormat fmt, const uint8_t *row, const uint8_t *ahead, int64_t c0, in
       __builtin_prefetch (ahead + col_byte (fmt, c - c0), 0, FEW_PF_HINT);
 #pragma GCC unroll 4
       for (int64_t s = c; s < c + line_cols; s += VL)
-        {
-          VEC wv[2];
-          decode (fmt, row + col_byte (fmt, s), st, wv);
-#pragma GCC unroll 8
-          for (int t = 0; t < NT; t++)
-            {
-              VEC xv[2];
-              load_x (BW_FMT_F32, x + t * ldx + s, xv);
-              acc[t] = vec_fma (wv[0], xv[0], acc[t]);
-            }
-        }
+        few_step (fmt, row, st, x, ldx, s, NT, acc);
     }
   for (; c < cv; c += VL)
-    {
-      VEC wv[2];
-      decode (fmt, row + col_byte (fmt, c), st, wv);
-#pragma GCC unroll 8
-      for (int t = 0; t < NT; t++)
-        {
-          VEC xv[2];
-          load_x (BW_FMT_F32, x + t * ldx + c, xv);
-          acc[t] = vec_fma (wv[0], xv[0], acc[t]);
-        }
-    }
+    few_step (fmt, row, st, x, ldx, c, NT, acc);
   if (cv < c1)
     {
       /* the row's last partial vector, as block () takes it */
