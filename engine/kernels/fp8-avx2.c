@@ -244,12 +244,11 @@ fp8_matvec (const BwMatrix *w, const float *x, float *y, int64_t r0, int64_t r1)
 
 /* ---- A few tokens ---- */
 
-/* Up to this many tokens (from BW_GEMM_MIN_TOKENS) rows go one at a time with up to
- * FEW_TOKENS tokens' lane sums in registers, each 16 columns decoded once into registers
- * and multiplied with every token's activations straight from L1: the decoded copy of the
- * prefill tiles, stored and read back, cost more than the FMAs at 8 tokens (at 16, two
- * passes of 8 decode every step twice and were slower than the tiles). */
-#define FEW_TOKENS_MAX 8
+/* Products of this many tokens (BW_GEMM_MIN_TOKENS) go a row at a time with the tokens'
+ * lane sums in registers, each 16 columns decoded once into registers and multiplied with
+ * every token's activations straight from L1: the decoded copy of the prefill tiles, stored
+ * and read back, cost more than the FMAs at 8 tokens (at 16, two passes of 8 decode every
+ * step twice and were slower than the tiles). */
 #define FEW_TOKENS 8
 /* Rows of one pass over the columns, a chunk at a time. */
 #define FEW_ROWS 16
@@ -300,33 +299,23 @@ fp8_few_tile (const uint8_t *row, const uint8_t *sc, const uint8_t *ahead, int64
   *nan_io = nan;
 }
 
-#define FP8_FEW_CASE(NT)                                                                 \
-  case NT:                                                                               \
-    fp8_few_tile (row, sc, ahead, c0, c1, x, ldx, part, nan, NT, first);                 \
-    break;
-
-/* fp8_few_tile for nt <= FEW_TOKENS tokens. */
+/* fp8_few_tile for FEW_TOKENS tokens. */
 static void __attribute__((noinline))
-fp8_few_any (const uint8_t *row, const uint8_t *sc, const uint8_t *ahead, int64_t c0, int64_t c1,
-             const float *x, int64_t ldx, float *part, __m128i *nan, int nt, gboolean first)
+fp8_few_all (const uint8_t *row, const uint8_t *sc, const uint8_t *ahead, int64_t c0, int64_t c1,
+             const float *x, int64_t ldx, float *part, __m128i *nan, gboolean first)
 {
-  switch (nt)
-    {
-      FP8_FEW_CASE (1) FP8_FEW_CASE (2) FP8_FEW_CASE (3) FP8_FEW_CASE (4)
-      FP8_FEW_CASE (5) FP8_FEW_CASE (6) FP8_FEW_CASE (7) FP8_FEW_CASE (8)
-    default: break;
-    }
+  fp8_few_tile (row, sc, ahead, c0, c1, x, ldx, part, nan, FEW_TOKENS, first);
 }
 
-/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens over the whole 16-column steps: FEW_ROWS
- * rows a pass, chunk by chunk, each row's chunk for every token tile while its bytes are
- * in L1; each row prefetches its next chunk (the next pass's row after its last). */
+/* Rows [r0, r1) for FEW_TOKENS tokens over the whole 16-column steps: FEW_ROWS rows a
+ * pass, chunk by chunk, each row's chunk for the tokens while its bytes are in L1; each row
+ * prefetches its next chunk (the next pass's row after its last). */
 static void
-fp8_few (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_t r0, int64_t r1)
+fp8_few (const BwMatrix *w, const float *x, float *y, int64_t ldy, int64_t r0, int64_t r1)
 {
   const int64_t cols = w->cols, c16 = cols & ~(int64_t) (STEP - 1), cb = bw_fp8_blocks (cols);
   const uint8_t *data = w->data;
-  float part[FEW_ROWS * FEW_TOKENS_MAX * 8] __attribute__((aligned (32)));
+  float part[FEW_ROWS * FEW_TOKENS * 8] __attribute__((aligned (32)));
   __m128i nan[FEW_ROWS];
 
   for (int64_t r = r0; r < r1; r += FEW_ROWS)
@@ -342,17 +331,15 @@ fp8_few (const BwMatrix *w, const float *x, int n, float *y, int64_t ldy, int64_
               const uint8_t *row = data + (r + i) * cols;
               const uint8_t *sc = (const uint8_t *) w->scales + ((r + i) / BW_FP8_BLOCK) * cb * 4;
               const uint8_t *ahead = c1 < c16 ? row + c1 : data + MIN (r + i + FEW_ROWS, r1 - 1) * cols;
-              for (int t0 = 0; t0 < n; t0 += FEW_TOKENS)
-                fp8_few_any (row, sc, ahead, c0, c1, x + (int64_t) t0 * cols, cols,
-                             part + (i * FEW_TOKENS_MAX + t0) * 8, &nan[i], MIN (FEW_TOKENS, n - t0),
-                             c0 == 0);
+              fp8_few_all (row, sc, ahead, c0, c1, x, cols, part + i * FEW_TOKENS * 8, &nan[i],
+                           c0 == 0);
             }
         }
       for (int i = 0; i < g; i++)
         {
           const gboolean bad = _mm_movemask_epi8 (nan[i]) != 0 && has_nan (data + (r + i) * cols, c16);
-          for (int t = 0; t < n; t++)
-            y[t * ldy + r + i] = bad ? NAN : bw_avx2_reduce8 (_mm256_load_ps (part + (i * FEW_TOKENS_MAX + t) * 8));
+          for (int t = 0; t < FEW_TOKENS; t++)
+            y[t * ldy + r + i] = bad ? NAN : bw_avx2_reduce8 (_mm256_load_ps (part + (i * FEW_TOKENS + t) * 8));
         }
     }
 }
@@ -420,8 +407,8 @@ bw_fp8_rows_avx2 (const BwMatrix *w, const float *x, int n, float *y, int64_t ld
     return FALSE;
   if (n == 1)
     fp8_matvec (w, x, y, r0, r1);
-  else if (n >= BW_GEMM_MIN_TOKENS && n <= FEW_TOKENS_MAX && c16 > 0)
-    fp8_few (w, x, n, y, ldy, r0, r1);
+  else if (n == FEW_TOKENS && c16 > 0)
+    fp8_few (w, x, y, ldy, r0, r1);
   else if (n >= BW_GEMM_MIN_TOKENS && c16 > 0)
     bw_fp8_gemm_avx2 (w, x, n, y, ldy, r0, r1);
   for (int t0 = 0; n > 1 && n < BW_GEMM_MIN_TOKENS && t0 < n; t0 += tile)

@@ -163,6 +163,25 @@ wants_int (const BwKernelTable *t, const BwMatrix *w, int n)
          && w->cols <= BW_GEMV_INT_MAX_COLS;
 }
 
+/* The activations job's product of n tokens takes: int8 ones prepared into q8 once for all
+ * threads, a ticket for the integer kernel's copies each thread prepares for itself
+ * (thread_prepared), or, for one token and ggml given, a GGML product's activations
+ * quantized once into ggml for all its work items (wider batches quantize a pass per item,
+ * amortized over their tokens). */
+static void
+job_prepare (RowsJob *job, int n, uint8_t *q8, BwGgmlAct *ggml)
+{
+  const BwKernelTable *t = job->table;
+  const BwMatrix *w = job->w;
+  if (wants_act_q8 (t, w, n) && t->act_q8_prepare (w->fmt, job->x, w->cols, q8))
+    job->act_q8 = q8;
+  else if (wants_int (t, w, n))
+    job->int_job = atomic_fetch_add (&int_jobs, 1) + 1;
+  else if (ggml != NULL && n == 1 && job->kernel == bw_ggml_rows
+           && bw_ggml_act_prepare (w, job->x, ggml))
+    job->ggml_act = ggml;
+}
+
 void
 bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
 {
@@ -174,35 +193,20 @@ bw_matmul (const BwMatrix *w, const float *x, int n, float *y, BwPool *pool)
   if (n <= 0 || w->rows <= 0)
     return;
 
-  /* int8 activations are prepared once for all threads; the integer kernel's by each
-   * thread for itself (thread_prepared). */
   uint8_t prepared[BW_ACT_Q8_PREPARED_BYTES] __attribute__((aligned (64)));
-  const void *act_q8 = NULL;
-  guint64 int_job = 0;
-  if (wants_act_q8 (table, w, n) && table->act_q8_prepare (w->fmt, x, w->cols, prepared))
-    act_q8 = prepared;
-  else if (wants_int (table, w, n))
-    int_job = atomic_fetch_add (&int_jobs, 1) + 1;
-
-  if (threads <= 1 || bytes < MIN_PARALLEL_BYTES || w->rows < 2 * ROW_ALIGN)
+  gboolean parallel = threads > 1 && bytes >= MIN_PARALLEL_BYTES && w->rows >= 2 * ROW_ALIGN;
+  RowsJob job = { w, x, y, n, w->rows, table, kernel, NULL, 0, NULL };
+  job_prepare (&job, n, prepared, parallel ? &thread_ggml_act : NULL);
+  if (!parallel)
     {
-      RowsJob job = { w, x, y, n, w->rows, table, kernel, act_q8, int_job, NULL };
       rows_job_run (&job, 0, 0);
       return;
     }
 
-  /* one token's GGML activations once for all the work items (wider batches quantize a
-   * pass per item, amortized over their tokens) */
-  const BwGgmlAct *ggml_act = NULL;
-  if (kernel == bw_ggml_rows && n == 1 && !act_q8 && !int_job
-      && bw_ggml_act_prepare (w, x, &thread_ggml_act))
-    ggml_act = &thread_ggml_act;
-
   int64_t items = (int64_t) threads * ITEMS_PER_THREAD;
   int64_t chunk = (w->rows + items - 1) / items;
-  chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
-  RowsJob job = { w, x, y, n, chunk, table, kernel, act_q8, int_job, ggml_act };
-  bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + chunk - 1) / chunk));
+  job.chunk = MAX (ROW_ALIGN, (chunk + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN);
+  bw_pool_run (pool, rows_job_run, &job, (int) ((w->rows + job.chunk - 1) / job.chunk));
 }
 
 struct BwMatvecPlan {
@@ -232,15 +236,8 @@ bw_matvec_plan (const BwMatrix *w, const float *x, float *y, gboolean same_x)
   *job = (RowsJob) { w, x, y, 1, w->rows, table, bw_kernels_matrix_rows (table, w),
                      keep ? job->act_q8 : NULL, keep ? job->int_job : 0,
                      keep ? job->ggml_act : NULL };
-  if (keep || w->rows <= 0)
-    return p;
-  /* the choices bw_matmul makes for one token */
-  if (wants_act_q8 (table, w, 1) && table->act_q8_prepare (w->fmt, x, w->cols, p->act_q8))
-    job->act_q8 = p->act_q8;
-  else if (wants_int (table, w, 1))
-    job->int_job = atomic_fetch_add (&int_jobs, 1) + 1;
-  else if (job->kernel == bw_ggml_rows && bw_ggml_act_prepare (w, x, &p->ggml))
-    job->ggml_act = &p->ggml;
+  if (!keep && w->rows > 0)
+    job_prepare (job, 1, p->act_q8, &p->ggml);
   return p;
 }
 

@@ -307,7 +307,7 @@ int_tokens (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, in
 /* BF16 and F16 products of 8 tokens decode each step once into a register (16 tokens, two
  * passes of 8, were 10-30 % slower than the prefill tiles; F32, which needs no decode, 7 %
  * slower: its tiles read the rows in place) */
-#define FEW_TOKENS_MAX 8
+#define FEW_TOKENS_PATH
 #include "kernels/simd-rows.h"
 
 void

@@ -551,11 +551,11 @@ gemm_rows (BwFormat fmt, const BwMatrix *w, const float *x, int nt, float *y, in
     }
 }
 
-#ifdef FEW_TOKENS_MAX
+#ifdef FEW_TOKENS_PATH
 /* ---- A few tokens: each weight vector decoded in a register and used for every token ---- */
 
-/* A file may define FEW_TOKENS_MAX: from GEMM_MIN_TOKENS up to that many tokens, BF16 and
- * F16 rows go one at a time with up to FEW_TOKENS tokens' lane sums in registers, each
+/* A file may define FEW_TOKENS_PATH: products of FEW_TOKENS tokens of BF16 and F16 rows
+ * then go a row at a time with the tokens' lane sums in registers, each
  * step's weights decoded once into a register and multiplied with every token's
  * activations straight from L1 (one load per FMA), so no decoded copy is stored and read
  * back. Each lane sums its columns in column order, the one-token product's sums. */
@@ -642,41 +642,28 @@ few_tile (BwFormat fmt, const uint8_t *row, const uint8_t *ahead, int64_t c0, in
       vec_storeu (part + t * VL, acc[t]);
 }
 
-#define FEW_TILE_CASE(FMT, NT)                                                           \
-  case NT:                                                                               \
-    few_tile (FMT, row, ahead, c0, c1, cols, x, ldx, part, y, ldy, NT, first);           \
-    break;
-
-/* few_tile for nt <= FEW_TOKENS tokens, one copy per format. */
-#define FEW_TILE_ANY(name, FMT)                                                          \
+/* few_tile for FEW_TOKENS tokens, one copy per format. */
+#define FEW_TILE_FMT(name, FMT)                                                          \
   static void __attribute__((noinline, unused))                                          \
   name (const uint8_t *row, const uint8_t *ahead, int64_t c0, int64_t c1, int64_t cols,   \
-        const float *x, int64_t ldx, float *part, float *y, int64_t ldy, int nt,         \
-        gboolean first)                                                                  \
+        const float *x, int64_t ldx, float *part, float *y, int64_t ldy, gboolean first) \
   {                                                                                      \
-    switch (nt)                                                                          \
-      {                                                                                  \
-        FEW_TILE_CASE (FMT, 1) FEW_TILE_CASE (FMT, 2) FEW_TILE_CASE (FMT, 3)             \
-        FEW_TILE_CASE (FMT, 4) FEW_TILE_CASE (FMT, 5) FEW_TILE_CASE (FMT, 6)             \
-        FEW_TILE_CASE (FMT, 7) FEW_TILE_CASE (FMT, 8)                                    \
-      default: break;                                                                    \
-      }                                                                                  \
+    few_tile (FMT, row, ahead, c0, c1, cols, x, ldx, part, y, ldy, FEW_TOKENS, first);   \
   }
 
-FEW_TILE_ANY (few_tile_bf16, BW_FMT_BF16)
-FEW_TILE_ANY (few_tile_f16, BW_FMT_F16)
+FEW_TILE_FMT (few_tile_bf16, BW_FMT_BF16)
+FEW_TILE_FMT (few_tile_f16, BW_FMT_F16)
 
-/* Rows [r0, r1) for n <= FEW_TOKENS_MAX tokens (x rows w->cols apart) of BF16 or F16:
- * FEW_ROWS rows a pass, chunk by chunk, each row's chunk for every token tile while its
- * bytes are in L1; each row prefetches its next chunk (the next pass's row after its
- * last). */
+/* Rows [r0, r1) for FEW_TOKENS tokens (x rows w->cols apart) of BF16 or F16: FEW_ROWS rows
+ * a pass, chunk by chunk, each row's chunk for the tokens while its bytes are in L1; each
+ * row prefetches its next chunk (the next pass's row after its last). */
 AI void
-few_rows (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int64_t ldy,
-          int64_t r0, int64_t r1)
+few_rows (BwFormat fmt, const BwMatrix *w, const float *x, float *y, int64_t ldy, int64_t r0,
+          int64_t r1)
 {
   const int64_t cols = w->cols, row_bytes = (int64_t) bw_matrix_row_bytes (fmt, cols);
   const uint8_t *data = w->data;
-  float part[FEW_ROWS * FEW_TOKENS_MAX * VL] __attribute__((aligned (64)));
+  float part[FEW_ROWS * FEW_TOKENS * VL] __attribute__((aligned (64)));
 
   for (int64_t r = r0; r < r1; r += FEW_ROWS)
     {
@@ -689,11 +676,9 @@ few_rows (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, int6
               const uint8_t *row = data + (r + i) * row_bytes;
               const uint8_t *ahead = c1 < cols ? row + col_byte (fmt, c1)
                                      : data + MIN (r + i + FEW_ROWS, r1 - 1) * row_bytes;
-              for (int t0 = 0; t0 < n; t0 += FEW_TOKENS)
-                (fmt == BW_FMT_BF16 ? few_tile_bf16 : few_tile_f16) (
-                  row, ahead, c0, c1, cols, x + (int64_t) t0 * cols, cols,
-                  part + (i * FEW_TOKENS_MAX + t0) * VL, y + (int64_t) t0 * ldy + r + i, ldy,
-                  MIN (FEW_TOKENS, n - t0), c0 == 0);
+              (fmt == BW_FMT_BF16 ? few_tile_bf16 : few_tile_f16) (
+                row, ahead, c0, c1, cols, x, cols, part + i * FEW_TOKENS * VL, y + r + i, ldy,
+                c0 == 0);
             }
         }
     }
@@ -723,11 +708,10 @@ rows_driver (BwFormat fmt, const BwMatrix *w, const float *x, int n, float *y, i
       float *yt = y + t0 * ldy;
       int64_t r = r0;
 
-#ifdef FEW_TOKENS_MAX
-      if (nt >= GEMM_MIN_TOKENS && nt <= FEW_TOKENS_MAX
-          && (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
+#ifdef FEW_TOKENS_PATH
+      if (nt == FEW_TOKENS && (fmt == BW_FMT_BF16 || fmt == BW_FMT_F16))
         {
-          few_rows (fmt, w, xt, nt, yt, ldy, r, r1);
+          few_rows (fmt, w, xt, yt, ldy, r, r1);
           r = r1;
         }
 #endif
